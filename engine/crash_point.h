@@ -1,0 +1,15 @@
+// Crash points for tests (SPEC 8).
+//
+// When SNAPSINK_CRASH_AT names `point`, the N-th call of MaybeCrash(point)
+// in this process (N = SNAPSINK_CRASH_HIT, default 1) ends the process with
+// _exit(99), as abruptly as kill -9: no destructors, no buffered writes.
+// Points in use: ingest.before_commit, ingest.after_commit, seal.mid_data,
+// seal.before_record, publish.after_rename, publish.before_current,
+// publish.after_current.
+#pragma once
+
+namespace snapsink {
+
+void MaybeCrash(const char* point);
+
+}  // namespace snapsink

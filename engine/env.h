@@ -1,0 +1,85 @@
+// Env: the one seam between snapsink and the file system.
+//
+// Every write, fsync, rename, mkdir, remove and lock of snapsink's own files
+// goes through an Env, so a test can wrap it (see tests/fault_env.h, which
+// drops whatever was not synced at a simulated power cut, as LevelDB's
+// fault_injection_test does). LMDB does its own I/O under state/ and is not
+// routed through here; its durability is LMDB's (MDB_NOSYNC is never set).
+//
+// Env::Default() is the POSIX implementation; it is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/status.h"
+
+namespace snapsink {
+
+// A file being written from its start (or appended to). Not thread-safe.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  // Pushes buffered bytes to the operating system (not to the disk).
+  virtual Status Flush() = 0;
+  // Flushes and makes the contents durable (fdatasync).
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+};
+
+// A file read at arbitrary offsets. Thread-safe.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads exactly n bytes at offset into *out, or fails (short file = Corruption).
+  virtual Status Read(uint64_t offset, size_t n, std::string* out) const = 0;
+  virtual uint64_t Size() const = 0;
+};
+
+// A held lock on a file; released by Env::UnlockFile or process exit.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  static Env* Default();
+
+  virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) = 0;
+  virtual Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* out) = 0;
+  virtual Status NewRandomAccessFile(const std::string& path,
+                                     std::unique_ptr<RandomAccessFile>* out) = 0;
+  virtual Status ReadFileToString(const std::string& path, std::string* out) = 0;
+
+  virtual bool FileExists(const std::string& path) = 0;
+  virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
+  // Names (not paths) of the entries of dir, sorted; NotFound if dir is missing.
+  virtual Status GetChildren(const std::string& dir, std::vector<std::string>* names) = 0;
+
+  virtual Status CreateDir(const std::string& path) = 0;      // OK if it exists
+  virtual Status CreateDirs(const std::string& path) = 0;     // mkdir -p
+  virtual Status RemoveFile(const std::string& path) = 0;     // OK if missing
+  virtual Status RemoveTree(const std::string& path) = 0;     // rm -rf; OK if missing
+  virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
+  virtual Status TruncateFile(const std::string& path, uint64_t size) = 0;
+  // fsync of a directory, so that renames and creations inside it are durable.
+  virtual Status SyncDir(const std::string& dir) = 0;
+
+  // Exclusive lock (fcntl F_SETLK, plus an in-process table, since fcntl
+  // locks do not exclude the same process). Busy = Status::Locked.
+  virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
+  // Shared (read) lock; Locked when someone holds it exclusively.
+  virtual Status LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
+};
+
+// Writes data to path atomically and durably: temp file, fsync, rename over
+// path, fsync of the directory. Used for CURRENT and every manifest.
+Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data);
+
+}  // namespace snapsink
