@@ -1,0 +1,25 @@
+// One input event (SPEC 1), as parsed from an NDJSON line.
+//
+// The string fields are views into storage owned by the EventParser that
+// produced the event and stay valid only until that parser's next Parse();
+// copy them to keep them longer.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace snapsink {
+
+struct Event {
+  std::string_view producer;        // 1..128 bytes of UTF-8
+  uint32_t epoch = 0;               // absent: 0
+  uint64_t seq = 0;                 // 0..2^63-1
+  int64_t ts_ms = 0;                // ms since the Unix epoch, UTC; within
+                                    // [kMinTimestampMs, kMaxTimestampMs]
+  std::string_view metric;          // 1..128 bytes
+  std::string_view key;             // 0..256 bytes; absent: ""
+  int64_t value_micros = 1000000;   // value in millionths (engine/decimal.h); absent: 1
+  bool retract = false;             // op "retract" (absent or "add": false)
+};
+
+}  // namespace snapsink

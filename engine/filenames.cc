@@ -1,0 +1,79 @@
+#include "engine/filenames.h"
+
+#include <charconv>
+
+#include "engine/timeutil.h"
+
+namespace snapsink::filenames {
+
+std::string Join(const std::string& dir, std::string_view name) {
+  std::string p = dir;
+  if (!p.empty() && p.back() != '/') p.push_back('/');
+  p.append(name);
+  return p;
+}
+
+std::string LockFile(const std::string& root) { return Join(root, "LOCK"); }
+std::string StateDir(const std::string& root) { return Join(root, "state"); }
+std::string BackfillStateDir(const std::string& root, uint32_t version) {
+  return Join(StateDir(root), "backfill-" + VersionDirName(version));
+}
+std::string StagingDir(const std::string& root) { return Join(root, "staging"); }
+std::string StagingWindowDir(const std::string& root, int64_t window_ms) {
+  return Join(StagingDir(root), FormatCompact(window_ms));
+}
+std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint32_t version) {
+  return Join(StagingWindowDir(root, window_ms), VersionDirName(version));
+}
+std::string SnapshotsDir(const std::string& root) { return Join(root, "snapshots"); }
+std::string SnapshotWindowDir(const std::string& root, int64_t window_ms) {
+  return Join(SnapshotsDir(root), FormatCompact(window_ms));
+}
+std::string SnapshotDir(const std::string& root, int64_t window_ms, uint32_t version) {
+  return Join(SnapshotWindowDir(root, window_ms), VersionDirName(version));
+}
+std::string ManifestsDir(const std::string& root) { return Join(root, "manifests"); }
+std::string GenerationManifest(const std::string& root, uint64_t generation) {
+  return Join(ManifestsDir(root), std::to_string(generation));
+}
+std::string Current(const std::string& root) { return Join(root, "CURRENT"); }
+std::string RejectsDir(const std::string& root) { return Join(root, "rejects"); }
+std::string RejectsFile(const std::string& root, std::string_view source) {
+  return Join(RejectsDir(root), SanitizeSourceName(source) + ".ndjson");
+}
+
+std::string VersionDirName(uint32_t version) { return "v" + std::to_string(version); }
+
+namespace {
+template <typename T>
+bool ParseDecimal(std::string_view s, T* out) {
+  if (s.empty() || (s.size() > 1 && s[0] == '0')) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+}  // namespace
+
+bool ParseVersionDirName(std::string_view name, uint32_t* version) {
+  if (name.size() < 2 || name[0] != 'v') return false;
+  return ParseDecimal(name.substr(1), version) && *version > 0;
+}
+
+bool ParseWindowDirName(std::string_view name, int64_t* window_ms) {
+  return ParseWindowName(name, window_ms) && FormatCompact(*window_ms) == name;
+}
+
+bool ParseGenerationName(std::string_view name, uint64_t* generation) {
+  return ParseDecimal(name, generation) && *generation > 0;
+}
+
+std::string SanitizeSourceName(std::string_view source) {
+  std::string out(source);
+  for (char& c : out) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-';
+    if (!keep) c = '_';
+  }
+  return out;
+}
+
+}  // namespace snapsink::filenames

@@ -1,0 +1,54 @@
+// Every path inside a snapsink root is built here, and parsed back here.
+//
+//   ROOT/LOCK                                 one writer at a time
+//   ROOT/state/                               LMDB: live engine state
+//   ROOT/state/backfill-v<V>/                 LMDB: state of backfill version V
+//   ROOT/staging/<window>/v<version>/         snapshots being built
+//   ROOT/snapshots/<window>/v<version>/       published snapshots
+//       data                                  rows (docs/FORMAT.md)
+//       manifest.json                         the snapshot's manifest
+//   ROOT/manifests/<generation>               one file per published generation
+//   ROOT/CURRENT                              names the current generation
+//   ROOT/rejects/<source>.ndjson              bad input lines
+//
+// <window> is the window start in compact UTC form (20261021T100000Z).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace snapsink::filenames {
+
+inline constexpr char kDataFile[] = "data";
+inline constexpr char kSnapshotManifestFile[] = "manifest.json";
+
+std::string LockFile(const std::string& root);
+std::string StateDir(const std::string& root);
+std::string BackfillStateDir(const std::string& root, uint32_t version);
+std::string StagingDir(const std::string& root);
+std::string StagingWindowDir(const std::string& root, int64_t window_ms);
+std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint32_t version);
+std::string SnapshotsDir(const std::string& root);
+std::string SnapshotWindowDir(const std::string& root, int64_t window_ms);
+std::string SnapshotDir(const std::string& root, int64_t window_ms, uint32_t version);
+std::string ManifestsDir(const std::string& root);
+std::string GenerationManifest(const std::string& root, uint64_t generation);
+std::string Current(const std::string& root);
+std::string RejectsDir(const std::string& root);
+std::string RejectsFile(const std::string& root, std::string_view source);
+
+// "<dir>/<name>"
+std::string Join(const std::string& dir, std::string_view name);
+// "v3" for 3.
+std::string VersionDirName(uint32_t version);
+// Parses "v3"; false for anything else.
+bool ParseVersionDirName(std::string_view name, uint32_t* version);
+// Parses a window directory's name (20261021T100000Z); false for anything else.
+bool ParseWindowDirName(std::string_view name, int64_t* window_ms);
+// Parses a generation manifest's name ("12"); false for anything else.
+bool ParseGenerationName(std::string_view name, uint64_t* generation);
+// The source name with each byte other than [A-Za-z0-9._-] replaced by '_'.
+std::string SanitizeSourceName(std::string_view source);
+
+}  // namespace snapsink::filenames

@@ -1,0 +1,345 @@
+#include "engine/ingest.h"
+
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/crash_point.h"
+#include "engine/decimal.h"
+#include "engine/event_parser.h"
+#include "engine/filenames.h"
+#include "engine/json_escape.h"
+#include "engine/line_reader.h"
+#include "engine/sequencer.h"
+#include "engine/timeutil.h"
+
+namespace snapsink {
+namespace {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+// Event times must name a window that FormatIso can print: years 0000..9999.
+constexpr int64_t kMinTsMs = -62167219200000;
+constexpr int64_t kMaxTsMs = 253402300799999;
+
+struct CachedProducer {
+  ProducerState state;
+  bool dirty = false;
+};
+
+std::string GapText(const Gap& g) {
+  return g.lo + 1 == g.hi ? std::to_string(g.lo) : std::to_string(g.lo) + ".." + std::to_string(g.hi - 1);
+}
+
+}  // namespace
+
+struct Ingester::Impl {
+  Env* env;
+  Store* store;
+  RootConfig config;
+
+  EventParser parser;
+  Event event;
+  std::string reason;
+  std::string key_scratch;
+
+  StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
+  StringMap<Aggregate> aggs;            // this batch's touched aggregates
+  StringMap<Aggregate> ledger;          // this batch's touched (window, metric) totals
+  std::unordered_set<int64_t> windows;  // windows this batch applied events to
+
+  std::unique_ptr<Txn> txn;
+  std::string source;
+  bool source_loaded = false;
+  SourceState src;
+  uint64_t batch_lines = 0;
+  uint64_t batch_end_offset = 0;
+
+  std::string rejects_file;
+  std::string rejects_key;      // its name: the key of Table::kRejectFiles
+  uint64_t rejects_length = 0;  // committed length
+  std::string rejects_buf;      // this batch's rejects, written at commit
+
+  std::optional<int64_t> max_ts;
+  bool max_ts_loaded = false;
+  bool max_ts_dirty = false;
+
+  Status Begin(const std::string& source_name, const std::string& rejects_path);
+  Status Commit();
+  Status Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong,
+               bool stop_on_error);
+  Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
+  Result<CachedProducer*> Producer(std::string_view id);
+  Result<Aggregate*> Cached(StringMap<Aggregate>* map, Table table, const std::string& key);
+};
+
+Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
+  SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
+  batch_lines = 0;
+  if (!max_ts_loaded) {
+    SNAPSINK_ASSIGN_OR_RETURN(auto ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
+    if (ts) max_ts = static_cast<int64_t>(*ts);
+    max_ts_loaded = true;
+  }
+  if (source_loaded && source_name == source) return Status::OK();
+  source = source_name;
+  src = SourceState();
+  std::string_view v;
+  Status s = txn->Get(Table::kSources, source, &v);
+  if (s.ok()) {
+    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &src));
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
+  batch_end_offset = src.offset;
+  rejects_file = rejects_path;
+  rejects_key = rejects_path.substr(rejects_path.find_last_of('/') + 1);
+  rejects_length = 0;
+  s = txn->Get(Table::kRejectFiles, rejects_key, &v);
+  if (s.ok() && v.size() == 8) {
+    rejects_length = codec::GetU64(v.data());
+  } else if (!s.IsNotFound()) {
+    return s.ok() ? Status::Corruption("malformed rejects record in state") : s;
+  }
+  source_loaded = true;
+  return Status::OK();
+}
+
+Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
+  auto it = producers.find(id);
+  if (it != producers.end()) return &it->second;
+  CachedProducer p;
+  std::string_view v;
+  Status s = txn->Get(Table::kProducers, id, &v);
+  if (s.ok()) {
+    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &p.state));
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
+  return &producers.emplace(std::string(id), std::move(p)).first->second;
+}
+
+Result<Aggregate*> Ingester::Impl::Cached(StringMap<Aggregate>* map, Table table, const std::string& key) {
+  auto it = map->find(key);
+  if (it != map->end()) return &it->second;
+  Aggregate a;
+  std::string_view v;
+  Status s = txn->Get(table, key, &v);
+  if (s.ok()) {
+    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &a));
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
+  return &map->emplace(key, a).first->second;
+}
+
+Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, const std::string& why) {
+  const uint64_t line_no = src.lines + 1;
+  const uint64_t offset = batch_end_offset;
+  rejects_buf.append("{\"source\":");
+  rejects_buf.append(JsonQuote(source));
+  rejects_buf.append(",\"line\":" + std::to_string(line_no) + ",\"offset\":" + std::to_string(offset) +
+                     ",\"reason\":");
+  rejects_buf.append(JsonQuote(why));
+  rejects_buf.append(",\"raw\":");
+  rejects_buf.append(JsonQuote(std::string_view(data, size)));
+  if (overlong) rejects_buf.append(",\"truncated\":true");
+  rejects_buf.append("}\n");
+  ++src.rejected;
+  return Status::OK();
+}
+
+Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset,
+                             bool overlong, bool stop_on_error) {
+  std::string why;
+  if (overlong) {
+    why = "line longer than 1 MiB";
+  } else if (!parser.Parse(data, size, capacity, &event, &reason)) {
+    why = reason;
+  } else if (event.ts_ms < kMinTsMs || event.ts_ms > kMaxTsMs) {
+    why = "field ts: out of range (years 0000..9999)";
+  }
+  const bool stop_on_gap = config.on_gap == OnGap::kStop;
+  CachedProducer* producer = nullptr;
+  Aggregate* agg = nullptr;
+  Aggregate* totals = nullptr;
+  SeqDecision d;
+  int64_t window = 0;
+  int64_t delta = 0;
+  if (why.empty()) {
+    SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
+    d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+    if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
+      return Status::Gap(source + ":" + std::to_string(src.lines + 1) + ": producer " + std::string(event.producer) +
+                         " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
+                         (d.outcome == SeqOutcome::kGapLimit ? " (more than 1024 open gaps)" : ""));
+    }
+    if (d.outcome == SeqOutcome::kApply) {
+      window = WindowStart(event.ts_ms, config.window_ms);
+      delta = event.retract ? -event.value_micros : event.value_micros;
+      codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
+      SNAPSINK_ASSIGN_OR_RETURN(agg, Cached(&aggs, Table::kAggs, key_scratch));
+      codec::LedgerKeyInto(&key_scratch, window, event.metric);
+      SNAPSINK_ASSIGN_OR_RETURN(totals, Cached(&ledger, Table::kLedger, key_scratch));
+      int64_t unused;
+      if (!AddMicros(agg->sum_micros, delta, &unused) || !AddMicros(totals->sum_micros, delta, &unused)) {
+        why = "field value: sum would overflow";
+      }
+    }
+  }
+  if (!why.empty()) {
+    if (stop_on_error) return Status::BadInput(source + ":" + std::to_string(src.lines + 1) + ": " + why);
+    SNAPSINK_RETURN_IF_ERROR(Reject(data, size, overlong, why));
+  } else if (d.outcome == SeqOutcome::kDuplicate) {
+    ++src.duplicates;
+  } else if (d.outcome == SeqOutcome::kFenced) {
+    ++src.fenced;
+  } else {
+    Accept(&producer->state, event.epoch, event.seq);
+    producer->dirty = true;
+    const int64_t step = event.retract ? -1 : 1;
+    for (Aggregate* a : {agg, totals}) {
+      a->count += step;
+      a->sum_micros += delta;
+      a->events += 1;
+    }
+    windows.insert(window);
+    if (!max_ts || event.ts_ms > *max_ts) {
+      max_ts = event.ts_ms;
+      max_ts_dirty = true;
+    }
+    ++src.applied;
+  }
+  ++src.lines;
+  ++batch_lines;
+  batch_end_offset = end_offset;
+  return Status::OK();
+}
+
+Status Ingester::Impl::Commit() {
+  std::string value;
+  for (auto& [id, p] : producers) {
+    if (!p.dirty) continue;
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, id, codec::Encode(p.state)));
+    p.dirty = false;
+  }
+  for (const auto& [key, a] : aggs) {
+    codec::EncodeInto(&value, a);
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kAggs, key, value));
+  }
+  for (const auto& [key, a] : ledger) {
+    codec::EncodeInto(&value, a);
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kLedger, key, value));
+  }
+  std::string wkey;
+  for (int64_t w : windows) {
+    wkey.clear();
+    codec::AppendWindowKey(&wkey, w);
+    WindowState ws;
+    std::string_view v;
+    Status s = txn->Get(Table::kWindows, wkey, &v);
+    if (s.ok()) {
+      SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &ws));
+    } else if (!s.IsNotFound()) {
+      return s;
+    }
+    if (ws.dirty) continue;
+    ws.dirty = true;
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kWindows, wkey, codec::Encode(ws)));
+  }
+  if (max_ts_dirty) {
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kMaxEventTs, static_cast<uint64_t>(*max_ts)));
+  }
+  if (!rejects_buf.empty()) {
+    // The rejects are durable before the offset that skips their lines is.
+    std::unique_ptr<WritableFile> f;
+    SNAPSINK_RETURN_IF_ERROR(env->NewAppendableFile(rejects_file, &f));
+    SNAPSINK_RETURN_IF_ERROR(f->Append(rejects_buf));
+    SNAPSINK_RETURN_IF_ERROR(f->Sync());
+    SNAPSINK_RETURN_IF_ERROR(f->Close());
+    rejects_length += rejects_buf.size();
+    std::string len;
+    codec::PutU64(&len, rejects_length);
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, rejects_key, len));
+  }
+  src.offset = batch_end_offset;
+  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSources, source, codec::Encode(src)));
+  MaybeCrash("ingest.before_commit");
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  txn.reset();
+  MaybeCrash("ingest.after_commit");
+  aggs.clear();
+  ledger.clear();
+  windows.clear();
+  rejects_buf.clear();
+  max_ts_dirty = false;
+  batch_lines = 0;
+  return Status::OK();
+}
+
+Ingester::Ingester(Env* env, Store* store, const RootConfig& config) : impl_(new Impl) {
+  impl_->env = env;
+  impl_->store = store;
+  impl_->config = config;
+}
+
+Ingester::~Ingester() = default;
+
+Status Ingester::BeginBatch(const std::string& source, const std::string& rejects_file) {
+  return impl_->Begin(source, rejects_file);
+}
+
+Status Ingester::ApplyLine(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong) {
+  return impl_->Apply(data, size, capacity, end_offset, overlong, /*stop_on_error=*/false);
+}
+
+Status Ingester::CommitBatch() { return impl_->Commit(); }
+
+const SourceState& Ingester::source_state() const { return impl_->src; }
+
+Status Ingester::Run(const IngestOptions& options, SourceState* after) {
+  Impl& m = *impl_;
+  const std::string source = options.source.empty() ? options.path : options.source;
+  const uint64_t every = options.commit_every == 0 ? 1 : options.commit_every;
+  SNAPSINK_RETURN_IF_ERROR(m.Begin(source, options.rejects_file));
+
+  // Lines of a batch that never committed may have left rejects behind.
+  uint64_t size = 0;
+  if (m.env->GetFileSize(m.rejects_file, &size).ok() && size > m.rejects_length) {
+    SNAPSINK_RETURN_IF_ERROR(m.env->TruncateFile(m.rejects_file, m.rejects_length));
+  }
+
+  std::unique_ptr<LineReader> reader;
+  SNAPSINK_RETURN_IF_ERROR(LineReader::Open(options.path, m.src.offset, &reader));
+  Line line;
+  while (reader->Next(&line)) {
+    Status s = m.Apply(line.data, line.size, line.capacity, line.end_offset, line.overlong, options.stop_on_error);
+    if (!s.ok()) {
+      if (s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
+      // Everything before the offending line is committed; it is not.
+      if (m.batch_lines > 0) SNAPSINK_RETURN_IF_ERROR(m.Commit());
+      *after = m.src;
+      return s;
+    }
+    if (m.batch_lines >= every) {
+      SNAPSINK_RETURN_IF_ERROR(m.Commit());
+      if (options.on_commit) options.on_commit(m.src, reader->size());
+      SNAPSINK_RETURN_IF_ERROR(m.Begin(source, options.rejects_file));
+    }
+  }
+  SNAPSINK_RETURN_IF_ERROR(reader->status());
+  if (m.batch_lines > 0) {
+    SNAPSINK_RETURN_IF_ERROR(m.Commit());
+    if (options.on_commit) options.on_commit(m.src, reader->size());
+  }
+  m.txn.reset();
+  *after = m.src;
+  return Status::OK();
+}
+
+}  // namespace snapsink

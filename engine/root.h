@@ -1,0 +1,74 @@
+// Root: a snapsink root directory, its settings and its writer lock.
+//
+// init creates the layout of engine/filenames.h and stores the settings in
+// the LMDB meta table. Open checks that a directory is a root of a format
+// this build understands. A writer (ingest, seal, publish, gc, rollback)
+// holds LOCK, an exclusive file lock, for as long as the Root is open; a
+// second writer gets Status::Locked naming the holder's pid. Readers (query,
+// inspect, verify) open without the lock and never block the writer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/env.h"
+#include "engine/store.h"
+
+namespace snapsink {
+
+// Version of the on-disk format: state records, file layout. A root written by
+// a newer format is refused rather than misread.
+inline constexpr uint32_t kFormatVersion = 1;
+
+enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
+
+struct RootConfig {
+  int64_t window_ms = 3600 * 1000;
+  int64_t lateness_ms = -1;  // -1 at init = one window
+  OnGap on_gap = OnGap::kAccept;
+};
+
+// Keys of Table::kMeta.
+namespace meta {
+inline constexpr char kFormat[] = "format";
+inline constexpr char kWindowMs[] = "window_ms";
+inline constexpr char kLatenessMs[] = "lateness_ms";
+inline constexpr char kOnGap[] = "on_gap";
+inline constexpr char kMaxEventTs[] = "max_event_ts";             // absent until an event is applied
+inline constexpr char kCurrentGeneration[] = "current_generation";  // what CURRENT names (0 = none)
+inline constexpr char kLastGeneration[] = "last_generation";        // highest generation number used
+// "backfill/v<V>" -> "done" once backfill V is published.
+std::string BackfillDoneKey(uint32_t version);
+}  // namespace meta
+
+class Root {
+ public:
+  // Creates a root at path (the directory may exist but must not hold a root).
+  static Status Init(Env* env, const std::string& path, RootConfig config);
+  // Opens an existing root; writer=true takes LOCK first.
+  static Status Open(Env* env, const std::string& path, bool writer, std::unique_ptr<Root>* out);
+
+  Env* env() const { return env_; }
+  const std::string& path() const { return path_; }
+  Store* store() const { return store_.get(); }
+  const RootConfig& config() const { return config_; }
+
+  // Reads/writes a u64 of the meta table in txn (absent = nullopt).
+  static Result<std::optional<uint64_t>> GetMetaU64(Txn* txn, std::string_view key);
+  static Status PutMetaU64(Txn* txn, std::string_view key, uint64_t value);
+
+ private:
+  Root() = default;
+  Env* env_ = nullptr;
+  std::string path_;
+  std::unique_ptr<FileLock> lock_;
+  std::unique_ptr<Store> store_;
+  RootConfig config_;
+};
+
+// Takes the writer lock of the root at path; Locked names the holder.
+Status LockRoot(Env* env, const std::string& path, std::unique_ptr<FileLock>* lock);
+
+}  // namespace snapsink

@@ -1,0 +1,235 @@
+#include "engine/state_codec.h"
+
+#include <cstring>
+
+namespace snapsink::codec {
+
+void PutU32(std::string* dst, uint32_t v) { dst->append(reinterpret_cast<const char*>(&v), 4); }
+void PutU64(std::string* dst, uint64_t v) { dst->append(reinterpret_cast<const char*>(&v), 8); }
+uint32_t GetU32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint64_t GetU64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+void AppendWindowKey(std::string* dst, int64_t window_ms) {
+  uint64_t u = static_cast<uint64_t>(window_ms) ^ (uint64_t{1} << 63);
+  for (int shift = 56; shift >= 0; shift -= 8) dst->push_back(static_cast<char>((u >> shift) & 0xff));
+}
+
+int64_t DecodeWindowKey(std::string_view src) {
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | static_cast<uint8_t>(src[i]);
+  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
+}
+
+void AppendEscapedMetric(std::string* dst, std::string_view metric) {
+  for (char c : metric) {
+    dst->push_back(c);
+    if (c == '\0') dst->push_back('\xff');
+  }
+  dst->push_back('\0');
+  dst->push_back('\0');
+}
+
+bool SplitEscapedMetric(std::string_view src, std::string* metric, std::string_view* rest) {
+  metric->clear();
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (src[i] != '\0') {
+      metric->push_back(src[i]);
+      continue;
+    }
+    if (i + 1 >= src.size()) return false;
+    if (src[i + 1] == '\0') {
+      *rest = src.substr(i + 2);
+      return true;
+    }
+    if (src[i + 1] != '\xff') return false;
+    metric->push_back('\0');
+    ++i;
+  }
+  return false;
+}
+
+void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key) {
+  dst->clear();
+  AppendWindowKey(dst, window_ms);
+  AppendEscapedMetric(dst, metric);
+  dst->append(key);
+}
+
+std::string AggKey(int64_t window_ms, std::string_view metric, std::string_view key) {
+  std::string k;
+  AggKeyInto(&k, window_ms, metric, key);
+  return k;
+}
+
+void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric) {
+  dst->clear();
+  AppendWindowKey(dst, window_ms);
+  AppendEscapedMetric(dst, metric);
+}
+
+std::string SealKey(int64_t window_ms, uint32_t version) {
+  std::string k;
+  AppendWindowKey(&k, window_ms);
+  for (int shift = 24; shift >= 0; shift -= 8) k.push_back(static_cast<char>((version >> shift) & 0xff));
+  return k;
+}
+
+void DecodeSealKey(std::string_view key, int64_t* window_ms, uint32_t* version) {
+  *window_ms = DecodeWindowKey(key);
+  uint32_t v = 0;
+  for (int i = 8; i < 12; ++i) v = (v << 8) | static_cast<uint8_t>(key[i]);
+  *version = v;
+}
+
+namespace {
+
+// A cursor over an encoded value that remembers whether it ran short.
+class Reader {
+ public:
+  explicit Reader(std::string_view s) : s_(s) {}
+  uint64_t U64() { return Take(8) ? GetU64(s_.data() + pos_ - 8) : 0; }
+  uint32_t U32() { return Take(4) ? GetU32(s_.data() + pos_ - 4) : 0; }
+  uint8_t U8() { return Take(1) ? static_cast<uint8_t>(s_[pos_ - 1]) : 0; }
+  std::string Bytes(size_t n) { return Take(n) ? std::string(s_.substr(pos_ - n, n)) : std::string(); }
+  Status Finish(const char* what) const {
+    if (!ok_ || pos_ != s_.size()) return Status::Corruption(std::string("malformed ") + what + " record in state");
+    return Status::OK();
+  }
+
+ private:
+  bool Take(size_t n) {
+    if (!ok_ || s_.size() - pos_ < n) {
+      ok_ = false;
+      return false;
+    }
+    pos_ += n;
+    return true;
+  }
+  std::string_view s_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+void PutAggregate(std::string* dst, const Aggregate& v) {
+  PutU64(dst, static_cast<uint64_t>(v.count));
+  PutU64(dst, static_cast<uint64_t>(v.sum_micros));
+  PutU64(dst, static_cast<uint64_t>(v.events));
+}
+
+Aggregate GetAggregate(Reader* r) {
+  Aggregate a;
+  a.count = static_cast<int64_t>(r->U64());
+  a.sum_micros = static_cast<int64_t>(r->U64());
+  a.events = static_cast<int64_t>(r->U64());
+  return a;
+}
+
+}  // namespace
+
+std::string Encode(const ProducerState& v) {
+  std::string s;
+  PutU32(&s, v.epoch);
+  PutU64(&s, v.next_seq);
+  PutU32(&s, static_cast<uint32_t>(v.gaps.size()));
+  for (const Gap& g : v.gaps) {
+    PutU64(&s, g.lo);
+    PutU64(&s, g.hi);
+  }
+  return s;
+}
+
+Status Decode(std::string_view src, ProducerState* v) {
+  Reader r(src);
+  v->epoch = r.U32();
+  v->next_seq = r.U64();
+  uint32_t n = r.U32();
+  if (n > (src.size() / 16)) return Status::Corruption("malformed producer record in state");
+  v->gaps.resize(n);
+  for (Gap& g : v->gaps) {
+    g.lo = r.U64();
+    g.hi = r.U64();
+  }
+  return r.Finish("producer");
+}
+
+std::string Encode(const SourceState& v) {
+  std::string s;
+  for (uint64_t x : {v.offset, v.lines, v.applied, v.duplicates, v.fenced, v.rejected}) PutU64(&s, x);
+  return s;
+}
+
+Status Decode(std::string_view src, SourceState* v) {
+  Reader r(src);
+  for (uint64_t* x : {&v->offset, &v->lines, &v->applied, &v->duplicates, &v->fenced, &v->rejected}) *x = r.U64();
+  return r.Finish("source");
+}
+
+void EncodeInto(std::string* dst, const Aggregate& v) {
+  dst->clear();
+  PutAggregate(dst, v);
+}
+
+std::string Encode(const Aggregate& v) {
+  std::string s;
+  PutAggregate(&s, v);
+  return s;
+}
+
+Status Decode(std::string_view src, Aggregate* v) {
+  Reader r(src);
+  *v = GetAggregate(&r);
+  return r.Finish("aggregate");
+}
+
+std::string Encode(const WindowState& v) {
+  std::string s;
+  PutU32(&s, v.last_version);
+  s.push_back(v.dirty ? 1 : 0);
+  return s;
+}
+
+Status Decode(std::string_view src, WindowState* v) {
+  Reader r(src);
+  v->last_version = r.U32();
+  v->dirty = r.U8() != 0;
+  return r.Finish("window");
+}
+
+std::string Encode(const SealRecord& v) {
+  std::string s;
+  s.push_back(static_cast<char>(v.state));
+  PutU64(&s, v.rows);
+  PutU32(&s, static_cast<uint32_t>(v.ledger.size()));
+  for (const LedgerEntry& e : v.ledger) {
+    PutU32(&s, static_cast<uint32_t>(e.metric.size()));
+    s.append(e.metric);
+    PutAggregate(&s, e.totals);
+  }
+  return s;
+}
+
+Status Decode(std::string_view src, SealRecord* v) {
+  Reader r(src);
+  uint8_t state = r.U8();
+  if (state < 1 || state > 3) return Status::Corruption("malformed seal record in state");
+  v->state = static_cast<SealState>(state);
+  v->rows = r.U64();
+  uint32_t n = r.U32();
+  if (n > src.size()) return Status::Corruption("malformed seal record in state");
+  v->ledger.resize(n);
+  for (LedgerEntry& e : v->ledger) {
+    e.metric = r.Bytes(r.U32());
+    e.totals = GetAggregate(&r);
+  }
+  return r.Finish("seal");
+}
+
+}  // namespace snapsink::codec

@@ -1,0 +1,113 @@
+// The records snapsink keeps in LMDB, and their byte encodings.
+//
+// Keys sort the way the records are scanned: a window key is the window
+// start as a big-endian integer with its sign bit flipped, so windows sort in
+// time order; a metric inside a key is escaped (0x00 -> 0x00 0xFF) and
+// terminated by 0x00 0x00, so (metric, key) pairs sort as byte strings do.
+// Values are little-endian fixed-width fields. Do not change these layouts
+// without bumping kFormatVersion in engine/root.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/status.h"
+
+namespace snapsink {
+
+// A missing range of sequence numbers, [lo, hi).
+struct Gap {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  bool operator==(const Gap&) const = default;
+};
+
+// What the engine remembers of one producer: never a record per event.
+struct ProducerState {
+  uint32_t epoch = 0;
+  uint64_t next_seq = 0;    // the next expected sequence number
+  std::vector<Gap> gaps;    // open gaps, sorted, disjoint, all below next_seq
+  bool operator==(const ProducerState&) const = default;
+};
+
+// Accounting of one input source: lines = applied + duplicates + fenced + rejected.
+struct SourceState {
+  uint64_t offset = 0;  // bytes consumed and committed
+  uint64_t lines = 0;
+  uint64_t applied = 0;
+  uint64_t duplicates = 0;
+  uint64_t fenced = 0;
+  uint64_t rejected = 0;
+  bool operator==(const SourceState&) const = default;
+};
+
+// count and exact sum of one (window, metric, key); events = adds + retracts applied.
+struct Aggregate {
+  int64_t count = 0;
+  int64_t sum_micros = 0;
+  int64_t events = 0;
+  bool operator==(const Aggregate&) const = default;
+};
+
+// Per window: what has been sealed and whether it changed since.
+struct WindowState {
+  uint32_t last_version = 0;  // highest version sealed (staged or published), 0 = none
+  bool dirty = false;         // events applied since the last seal
+  bool operator==(const WindowState&) const = default;
+};
+
+// The ledger of one (window, metric) as of a seal.
+struct LedgerEntry {
+  std::string metric;
+  Aggregate totals;  // count, sum and events over every key of the metric
+  bool operator==(const LedgerEntry&) const = default;
+};
+
+enum class SealState : uint8_t { kStaged = 1, kPublished = 2, kSuperseded = 3 };  // do not change
+
+// One seal of one window version: the ledger it must reconcile against.
+struct SealRecord {
+  SealState state = SealState::kStaged;
+  uint64_t rows = 0;
+  std::vector<LedgerEntry> ledger;  // sorted by metric
+  bool operator==(const SealRecord&) const = default;
+};
+
+namespace codec {
+
+void AppendWindowKey(std::string* dst, int64_t window_ms);
+int64_t DecodeWindowKey(std::string_view src);  // REQUIRES src.size() >= 8
+void AppendEscapedMetric(std::string* dst, std::string_view metric);
+// Splits "escaped metric + 0x00 0x00 + rest"; false if malformed.
+bool SplitEscapedMetric(std::string_view src, std::string* metric, std::string_view* rest);
+
+// aggs:   window(8) | escaped metric | key
+std::string AggKey(int64_t window_ms, std::string_view metric, std::string_view key);
+void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key);
+// ledger: window(8) | escaped metric
+void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric);
+// seals:  window(8) | version (4, big-endian)
+std::string SealKey(int64_t window_ms, uint32_t version);
+void DecodeSealKey(std::string_view key, int64_t* window_ms, uint32_t* version);
+
+std::string Encode(const ProducerState& v);
+std::string Encode(const SourceState& v);
+std::string Encode(const Aggregate& v);
+std::string Encode(const WindowState& v);
+std::string Encode(const SealRecord& v);
+void EncodeInto(std::string* dst, const Aggregate& v);
+Status Decode(std::string_view src, ProducerState* v);
+Status Decode(std::string_view src, SourceState* v);
+Status Decode(std::string_view src, Aggregate* v);
+Status Decode(std::string_view src, WindowState* v);
+Status Decode(std::string_view src, SealRecord* v);
+
+void PutU32(std::string* dst, uint32_t v);
+void PutU64(std::string* dst, uint64_t v);
+uint32_t GetU32(const char* p);
+uint64_t GetU64(const char* p);
+
+}  // namespace codec
+}  // namespace snapsink

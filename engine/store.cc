@@ -1,0 +1,130 @@
+#include "engine/store.h"
+
+#include <string>
+
+namespace snapsink {
+namespace {
+
+constexpr const char* kTableNames[kNumTables] = {"meta",  "producers", "sources", "rejectfiles",
+                                                 "aggs", "ledger",    "windows", "seals"};
+// Address space only: the file grows as data does.
+constexpr size_t kMapSize = size_t{1} << 38;
+
+MDB_val Val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+std::string_view View(const MDB_val& v) { return {static_cast<const char*>(v.mv_data), v.mv_size}; }
+
+}  // namespace
+
+Status LmdbStatus(int rc, std::string_view what) {
+  if (rc == MDB_SUCCESS) return Status::OK();
+  std::string msg = "lmdb " + std::string(what) + ": " + mdb_strerror(rc);
+  if (rc == MDB_NOTFOUND) return Status::NotFound(msg);
+  if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
+    return Status::Corruption(msg);
+  return Status::IOError(msg);
+}
+
+Txn::~Txn() {
+  if (txn_ != nullptr) mdb_txn_abort(txn_);
+}
+
+Status Txn::Get(Table t, std::string_view key, std::string_view* value) {
+  MDB_val k = Val(key), v;
+  int rc = mdb_get(txn_, dbis_[static_cast<int>(t)], &k, &v);
+  if (rc == MDB_NOTFOUND) return Status::NotFound("not found");
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(rc, "get"));
+  *value = View(v);
+  return Status::OK();
+}
+
+Status Txn::Put(Table t, std::string_view key, std::string_view value) {
+  MDB_val k = Val(key), v = Val(value);
+  return LmdbStatus(mdb_put(txn_, dbis_[static_cast<int>(t)], &k, &v, 0), "put");
+}
+
+Status Txn::Del(Table t, std::string_view key) {
+  MDB_val k = Val(key);
+  int rc = mdb_del(txn_, dbis_[static_cast<int>(t)], &k, nullptr);
+  if (rc == MDB_NOTFOUND) return Status::OK();
+  return LmdbStatus(rc, "del");
+}
+
+Status Txn::Scan(Table t, std::string_view prefix,
+                 const std::function<bool(std::string_view, std::string_view)>& fn) {
+  MDB_cursor* cur;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(txn_, dbis_[static_cast<int>(t)], &cur), "cursor"));
+  MDB_val k = Val(prefix), v;
+  int rc = prefix.empty() ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  while (rc == MDB_SUCCESS) {
+    std::string_view key = View(k);
+    if (key.substr(0, prefix.size()) != prefix) break;
+    if (!fn(key, View(v))) break;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return LmdbStatus(rc, "scan");
+  return Status::OK();
+}
+
+Status Txn::DeletePrefix(Table t, std::string_view prefix) {
+  MDB_cursor* cur;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(txn_, dbis_[static_cast<int>(t)], &cur), "cursor"));
+  MDB_val k = Val(prefix), v;
+  int rc = prefix.empty() ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  while (rc == MDB_SUCCESS && View(k).substr(0, prefix.size()) == prefix) {
+    rc = mdb_cursor_del(cur, 0);
+    if (rc != MDB_SUCCESS) break;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+    if (rc == MDB_NOTFOUND || rc == EINVAL) {
+      rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    }
+  }
+  mdb_cursor_close(cur);
+  if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return LmdbStatus(rc, "delete");
+  return Status::OK();
+}
+
+Status Txn::Commit() {
+  int rc = mdb_txn_commit(txn_);
+  txn_ = nullptr;
+  return LmdbStatus(rc, "commit");
+}
+
+Status Store::Open(const std::string& dir, bool create, std::unique_ptr<Store>* out) {
+  std::unique_ptr<Store> s(new Store);
+  s->dir_ = dir;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_create(&s->env_), "env_create"));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxdbs(s->env_, kNumTables), "set_maxdbs"));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_mapsize(s->env_, kMapSize), "set_mapsize"));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxreaders(s->env_, 512), "set_maxreaders"));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_open(s->env_, dir.c_str(), MDB_NOTLS, 0644), "open " + dir));
+  MDB_txn* txn;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(s->env_, nullptr, create ? 0 : MDB_RDONLY, &txn), "begin"));
+  for (int i = 0; i < kNumTables; ++i) {
+    int rc = mdb_dbi_open(txn, kTableNames[i], create ? MDB_CREATE : 0, &s->dbis_[i]);
+    if (rc != MDB_SUCCESS) {
+      mdb_txn_abort(txn);
+      if (rc == MDB_NOTFOUND) return Status::NotFound(dir + " holds no snapsink state");
+      return LmdbStatus(rc, "open table");
+    }
+  }
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_commit(txn), "commit"));
+  *out = std::move(s);
+  return Status::OK();
+}
+
+Store::~Store() {
+  if (env_ != nullptr) mdb_env_close(env_);
+}
+
+Status Store::Begin(unsigned flags, std::unique_ptr<Txn>* txn) {
+  MDB_txn* t;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(env_, nullptr, flags, &t), "begin"));
+  txn->reset(new Txn(t, dbis_));
+  return Status::OK();
+}
+
+Status Store::BeginWrite(std::unique_ptr<Txn>* txn) { return Begin(0, txn); }
+Status Store::BeginRead(std::unique_ptr<Txn>* txn) { return Begin(MDB_RDONLY, txn); }
+
+}  // namespace snapsink

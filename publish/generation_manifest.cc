@@ -1,0 +1,126 @@
+#include "publish/generation_manifest.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "publish/checked_json.h"
+
+namespace snapsink {
+
+namespace {
+
+// Do not change these values: they are on disk (docs/FORMAT.md).
+constexpr std::string_view kFormat = "snapsink.generation";
+constexpr uint64_t kFormatVersion = 1;
+
+// Same as in snapshot_manifest.cc.
+// Reads members of JSON objects; the first failure becomes a Corruption.
+class MemberReader {
+ public:
+  explicit MemberReader(const std::string& name) : name_(name) {}
+
+  Status Int(simdjson::dom::object o, std::string_view key, int64_t* v) {
+    return Check(o[key].get_int64().get(*v), key);
+  }
+  Status Uint(simdjson::dom::object o, std::string_view key, uint64_t max, uint64_t* v) {
+    SNAPSINK_RETURN_IF_ERROR(Check(o[key].get_uint64().get(*v), key));
+    if (*v > max) return Bad(key, "out of range");
+    return Status::OK();
+  }
+  Status Uint32(simdjson::dom::object o, std::string_view key, uint32_t* v) {
+    uint64_t u;
+    SNAPSINK_RETURN_IF_ERROR(Uint(o, key, UINT32_MAX, &u));
+    *v = static_cast<uint32_t>(u);
+    return Status::OK();
+  }
+  Status String(simdjson::dom::object o, std::string_view key, std::string* v) {
+    std::string_view s;
+    SNAPSINK_RETURN_IF_ERROR(Check(o[key].get_string().get(s), key));
+    v->assign(s);
+    return Status::OK();
+  }
+  Status Hex(simdjson::dom::object o, std::string_view key, uint64_t* v) {
+    std::string_view s;
+    SNAPSINK_RETURN_IF_ERROR(Check(o[key].get_string().get(s), key));
+    if (!ParseHex64(s, v)) return Bad(key, "not 16 lowercase hex digits");
+    return Status::OK();
+  }
+  Status Array(simdjson::dom::object o, std::string_view key, simdjson::dom::array* v) {
+    return Check(o[key].get_array().get(*v), key);
+  }
+  Status Object(simdjson::dom::element e, std::string_view what, simdjson::dom::object* v) {
+    return Check(e.get_object().get(*v), what);
+  }
+  Status Bad(std::string_view what, std::string_view why) {
+    return Status::Corruption(fmt::format("{}: {}: {}", name_, what, why));
+  }
+
+ private:
+  Status Check(simdjson::error_code err, std::string_view what) {
+    if (err == simdjson::SUCCESS) return Status::OK();
+    return Bad(what, simdjson::error_message(err));
+  }
+  const std::string& name_;
+};
+
+}  // namespace
+
+std::string GenerationManifest::Encode() const {
+  std::vector<const GenerationEntry*> ws;
+  for (const GenerationEntry& w : windows) ws.push_back(&w);
+  std::stable_sort(ws.begin(), ws.end(), [](auto* a, auto* b) { return a->window_ms < b->window_ms; });
+  std::string out =
+      fmt::format("{{\"format\":\"{}\",\"format_version\":{},\"generation\":{},\"parent\":{},\"windows\":[",
+                  kFormat, kFormatVersion, generation, parent);
+  for (size_t i = 0; i < ws.size(); i++) {
+    out += fmt::format("{}{{\"window_ms\":{},\"version\":{},\"manifest_xxh64\":\"{}\"}}", i ? "," : "",
+                       ws[i]->window_ms, ws[i]->version, Hex64(ws[i]->manifest_xxh64));
+  }
+  out += "]}";
+  return SealJson(std::move(out));
+}
+
+Status GenerationManifest::Decode(std::string_view text, const std::string& name, GenerationManifest* out) {
+  std::string_view body;
+  SNAPSINK_RETURN_IF_ERROR(OpenJson(text, &body, name));
+  MemberReader r(name);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (auto err = parser.parse(body.data(), body.size()).get(doc); err != simdjson::SUCCESS) {
+    return r.Bad("JSON", simdjson::error_message(err));
+  }
+  simdjson::dom::object o;
+  SNAPSINK_RETURN_IF_ERROR(r.Object(doc, "document", &o));
+  std::string format;
+  uint64_t format_version;
+  SNAPSINK_RETURN_IF_ERROR(r.String(o, "format", &format));
+  if (format != kFormat) return r.Bad("format", fmt::format("is {:?}, not {:?}", format, kFormat));
+  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "format_version", UINT64_MAX, &format_version));
+  if (format_version != kFormatVersion) return r.Bad("format_version", "unknown version");
+
+  GenerationManifest g;
+  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "generation", UINT64_MAX, &g.generation));
+  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "parent", UINT64_MAX, &g.parent));
+  if (g.parent != 0 && g.parent >= g.generation) return r.Bad("parent", "not below generation");
+  simdjson::dom::array arr;
+  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "windows", &arr));
+  for (simdjson::dom::element e : arr) {
+    simdjson::dom::object wo;
+    SNAPSINK_RETURN_IF_ERROR(r.Object(e, "windows[]", &wo));
+    GenerationEntry w;
+    SNAPSINK_RETURN_IF_ERROR(r.Int(wo, "window_ms", &w.window_ms));
+    SNAPSINK_RETURN_IF_ERROR(r.Uint32(wo, "version", &w.version));
+    SNAPSINK_RETURN_IF_ERROR(r.Hex(wo, "manifest_xxh64", &w.manifest_xxh64));
+    if (!g.windows.empty() && g.windows.back().window_ms >= w.window_ms) {
+      return r.Bad("windows", fmt::format("window_ms {} is not sorted or not unique", w.window_ms));
+    }
+    g.windows.push_back(w);
+  }
+  *out = std::move(g);
+  return Status::OK();
+}
+
+}  // namespace snapsink

@@ -1,0 +1,225 @@
+#include "publish/publisher.h"
+
+#include <xxhash.h>
+
+#include <map>
+
+#include "engine/crash_point.h"
+#include "engine/decimal.h"
+#include "engine/filenames.h"
+#include "engine/root.h"
+#include "engine/timeutil.h"
+#include "publish/snapshot_file.h"
+
+namespace snapsink {
+
+Status StagedSeals(Store* store, std::vector<PendingSnapshot>* out) {
+  out->clear();
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(store->BeginRead(&txn));
+  Status st;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
+    PendingSnapshot p;
+    st = codec::Decode(v, &p.seal);
+    if (!st.ok()) return false;
+    if (p.seal.state != SealState::kStaged) return true;
+    codec::DecodeSealKey(k, &p.window_ms, &p.version);
+    out->push_back(std::move(p));
+    return true;
+  }));
+  return st;
+}
+
+Status SetSealState(Txn* txn, int64_t window_ms, uint32_t version, SealState state) {
+  const std::string key = codec::SealKey(window_ms, version);
+  std::string_view v;
+  SNAPSINK_RETURN_IF_ERROR(txn->Get(Table::kSeals, key, &v));
+  SealRecord r;
+  SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &r));
+  r.state = state;
+  return txn->Put(Table::kSeals, key, codec::Encode(r));
+}
+
+namespace {
+
+std::string Mismatch(const PendingSnapshot& p, const std::string& what, const std::string& in_files,
+                     const std::string& in_ledger) {
+  return "reconciliation failed for window " + FormatIso(p.window_ms) + " v" + std::to_string(p.version) + ": " +
+         what + " " + in_files + " in the staged files, " + in_ledger + " in the ledger";
+}
+
+}  // namespace
+
+Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot& p, uint64_t* manifest_xxh64) {
+  const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
+  std::string text;
+  Status s = env->ReadFileToString(manifest_path, &text);
+  if (s.IsNotFound()) return Status::Corruption(manifest_path + ": missing");
+  SNAPSINK_RETURN_IF_ERROR(s);
+  SnapshotManifest m;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, manifest_path, &m));
+  *manifest_xxh64 = XXH64(text.data(), text.size(), 0);
+  if (m.window_ms != p.window_ms || m.version != p.version) {
+    return Status::Corruption(manifest_path + ": names window " + FormatIso(m.window_ms) + " v" +
+                              std::to_string(m.version));
+  }
+  const FileEntry* data = nullptr;
+  for (const FileEntry& f : m.files) {
+    if (f.name == filenames::kDataFile) data = &f;
+  }
+  if (data == nullptr) return Status::Corruption(manifest_path + ": names no data file");
+  const std::string data_path = filenames::Join(dir, filenames::kDataFile);
+  std::unique_ptr<SnapshotReader> reader;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env, data_path, &reader));
+  SNAPSINK_RETURN_IF_ERROR(reader->VerifyAll(data->xxh64));
+
+  // Records out: the rows, summed per metric.
+  std::map<std::string, Aggregate> out;
+  uint64_t rows = 0;
+  SNAPSINK_RETURN_IF_ERROR(reader->Scan(nullptr, [&](const Row& r) {
+    Aggregate& a = out[r.metric];
+    a.count += r.count;
+    a.events += r.events;
+    a.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(a.sum_micros) + static_cast<uint64_t>(r.sum_micros));
+    ++rows;
+  }));
+  if (rows != p.seal.rows) {
+    return Status::Reconcile(Mismatch(p, "rows", std::to_string(rows), std::to_string(p.seal.rows)));
+  }
+  if (rows != m.rows) return Status::Reconcile(Mismatch(p, "rows", std::to_string(rows), "manifest " + std::to_string(m.rows)));
+  // Records in: the ledger as of the seal.
+  std::map<std::string, Aggregate> in;
+  for (const LedgerEntry& e : p.seal.ledger) in[e.metric] = e.totals;
+  for (const auto& [metric, a] : in) {
+    Aggregate b = out.count(metric) ? out[metric] : Aggregate();
+    if (a.events != b.events)
+      return Status::Reconcile(Mismatch(p, "metric " + metric + ": events", std::to_string(b.events), std::to_string(a.events)));
+    if (a.count != b.count)
+      return Status::Reconcile(Mismatch(p, "metric " + metric + ": count", std::to_string(b.count), std::to_string(a.count)));
+    if (a.sum_micros != b.sum_micros)
+      return Status::Reconcile(Mismatch(p, "metric " + metric + ": sum", FormatMicros(b.sum_micros), FormatMicros(a.sum_micros)));
+  }
+  for (const auto& [metric, b] : out) {
+    if (!in.count(metric))
+      return Status::Reconcile(Mismatch(p, "metric " + metric + ": events", std::to_string(b.events), "0"));
+  }
+  for (const MetricStats& ms : m.metrics) {
+    const Aggregate b = out.count(ms.metric) ? out[ms.metric] : Aggregate();
+    if (ms.events != b.events || ms.count != b.count || ms.sum_micros != b.sum_micros) {
+      return Status::Reconcile(Mismatch(p, "metric " + ms.metric + " (manifest): events", std::to_string(b.events),
+                                        std::to_string(ms.events)));
+    }
+  }
+  if (m.metrics.size() != out.size()) {
+    return Status::Reconcile(Mismatch(p, "metrics", std::to_string(out.size()), "manifest " + std::to_string(m.metrics.size())));
+  }
+  return Status::OK();
+}
+
+Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out) {
+  const std::string path = filenames::GenerationManifest(root, generation);
+  std::string text;
+  Status s = env->ReadFileToString(path, &text);
+  if (s.IsNotFound()) return Status::NotFound("generation " + std::to_string(generation) + " not found (" + path + ")");
+  SNAPSINK_RETURN_IF_ERROR(s);
+  SNAPSINK_RETURN_IF_ERROR(GenerationManifest::Decode(text, path, out));
+  if (out->generation != generation) return Status::Corruption(path + ": names generation " + std::to_string(out->generation));
+  return Status::OK();
+}
+
+Status PublishSnapshots(Env* env, const std::string& root, Store* live, const std::vector<PendingSnapshot>& pending,
+                        const std::function<Status(Txn*)>& bookkeeping, PublishResult* result) {
+  *result = PublishResult();
+  if (pending.empty()) return Status::OK();
+
+  // 1. The gate: nothing moves unless every snapshot reconciles.
+  std::vector<uint64_t> manifest_hashes(pending.size());
+  std::vector<bool> staged(pending.size());
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const PendingSnapshot& p = pending[i];
+    const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
+    staged[i] = env->FileExists(staging);
+    // A crashed attempt may already have moved it.
+    const std::string dir = staged[i] ? staging : filenames::SnapshotDir(root, p.window_ms, p.version);
+    if (!staged[i] && !env->FileExists(dir)) {
+      return Status::Corruption("snapshot of window " + FormatIso(p.window_ms) + " v" + std::to_string(p.version) +
+                                " is sealed but neither " + staging + " nor " + dir + " exists");
+    }
+    SNAPSINK_RETURN_IF_ERROR(ReconcileSnapshot(env, dir, p, &manifest_hashes[i]));
+  }
+
+  // 2. Move each snapshot out of staging.
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::SnapshotsDir(root)));
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (!staged[i]) continue;
+    const PendingSnapshot& p = pending[i];
+    const std::string window_dir = filenames::SnapshotWindowDir(root, p.window_ms);
+    SNAPSINK_RETURN_IF_ERROR(env->CreateDir(window_dir));
+    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
+    SNAPSINK_RETURN_IF_ERROR(env->RenameFile(filenames::StagingSnapshotDir(root, p.window_ms, p.version),
+                                             filenames::SnapshotDir(root, p.window_ms, p.version)));
+    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(window_dir));
+    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::StagingWindowDir(root, p.window_ms)));
+    MaybeCrash("publish.after_rename");
+  }
+
+  // 3. The new generation: the current one with these windows replaced.
+  std::unique_ptr<Txn> read;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+  SNAPSINK_ASSIGN_OR_RETURN(auto current, Root::GetMetaU64(read.get(), meta::kCurrentGeneration));
+  SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
+  read.reset();
+  const uint64_t parent = current.value_or(0);
+  const uint64_t generation = last.value_or(0) + 1;
+  std::map<int64_t, GenerationEntry> windows;
+  if (parent > 0) {
+    GenerationManifest base;
+    SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, parent, &base));
+    for (const GenerationEntry& e : base.windows) windows[e.window_ms] = e;
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    windows[pending[i].window_ms] = GenerationEntry{pending[i].window_ms, pending[i].version, manifest_hashes[i]};
+  }
+  GenerationManifest gm;
+  gm.generation = generation;
+  gm.parent = parent;
+  for (const auto& [w, e] : windows) gm.windows.push_back(e);
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::ManifestsDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationManifest(root, generation), gm.Encode()));
+  MaybeCrash("publish.before_current");
+
+  // 4. The switch.
+  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::Current(root), std::to_string(generation) + "\n"));
+  MaybeCrash("publish.after_current");
+
+  // 5. Bookkeeping: LMDB learns the generation last, so a rerun redoes the same one.
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
+  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, generation));
+  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, generation));
+  SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn.get()));
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+
+  // Empty staging window directories are not kept.
+  for (const PendingSnapshot& p : pending) {
+    std::vector<std::string> left;
+    const std::string wdir = filenames::StagingWindowDir(root, p.window_ms);
+    if (env->GetChildren(wdir, &left).ok() && left.empty()) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
+  }
+  result->generation = generation;
+  result->windows = pending.size();
+  return Status::OK();
+}
+
+Status PublishStaged(Env* env, const std::string& root, Store* live, PublishResult* result) {
+  std::vector<PendingSnapshot> pending;
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(live, &pending));
+  return PublishSnapshots(env, root, live, pending, [&](Txn* txn) {
+    for (const PendingSnapshot& p : pending) {
+      SNAPSINK_RETURN_IF_ERROR(SetSealState(txn, p.window_ms, p.version, SealState::kPublished));
+    }
+    return Status::OK();
+  }, result);
+}
+
+}  // namespace snapsink

@@ -1,0 +1,103 @@
+#include "publish/reader.h"
+
+#include <xxhash.h>
+
+#include "engine/filenames.h"
+#include "engine/timeutil.h"
+#include "publish/snapshot_manifest.h"
+
+namespace snapsink {
+
+Status ReadCurrent(Env* env, const std::string& root, uint64_t* generation) {
+  std::string text;
+  Status s = env->ReadFileToString(filenames::Current(root), &text);
+  if (s.IsNotFound()) {
+    *generation = 0;
+    return Status::OK();
+  }
+  SNAPSINK_RETURN_IF_ERROR(s);
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (!filenames::ParseGenerationName(text, generation)) {
+    return Status::Corruption(filenames::Current(root) + ": does not name a generation");
+  }
+  return Status::OK();
+}
+
+Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out) {
+  std::unique_ptr<Reader> r(new Reader);
+  r->env_ = env;
+  r->root_ = root;
+  // A generation named by CURRENT may be collected between reading CURRENT and
+  // pinning it (it stopped being current meanwhile): then read CURRENT again.
+  for (int attempt = 0;; ++attempt) {
+    uint64_t g = generation;
+    if (g == 0) {
+      SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root, &g));
+      if (g == 0) return Status::NotFound("nothing is published in " + root + " yet");
+    }
+    const std::string path = filenames::GenerationManifest(root, g);
+    Status s = env->LockFileShared(path, &r->pin_);
+    if (s.ok() && env->FileExists(path)) {
+      std::string text;
+      SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(path, &text));
+      SNAPSINK_RETURN_IF_ERROR(GenerationManifest::Decode(text, path, &r->manifest_));
+      if (r->manifest_.generation != g) return Status::Corruption(path + ": names generation " + std::to_string(r->manifest_.generation));
+      break;
+    }
+    r->pin_.reset();
+    if (generation != 0 || attempt >= 100) {
+      if (s.ok() || s.IsNotFound()) return Status::NotFound("generation " + std::to_string(g) + " not found in " + root);
+      return s;
+    }
+  }
+  *out = std::move(r);
+  return Status::OK();
+}
+
+Reader::~Reader() = default;
+
+const GenerationEntry* Reader::Find(int64_t window_ms) const {
+  for (const GenerationEntry& e : manifest_.windows) {
+    if (e.window_ms == window_ms) return &e;
+  }
+  return nullptr;
+}
+
+Status Reader::Snapshot(int64_t window_ms, const SnapshotReader** out) {
+  auto it = open_.find(window_ms);
+  if (it != open_.end()) {
+    *out = it->second.get();
+    return Status::OK();
+  }
+  const GenerationEntry* e = Find(window_ms);
+  if (e == nullptr) return Status::NotFound("window " + FormatIso(window_ms) + " is not in generation " + std::to_string(generation()));
+  const std::string dir = filenames::SnapshotDir(root_, window_ms, e->version);
+  const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
+  std::string text;
+  SNAPSINK_RETURN_IF_ERROR(env_->ReadFileToString(manifest_path, &text));
+  if (XXH64(text.data(), text.size(), 0) != e->manifest_xxh64) {
+    return Status::Corruption(manifest_path + ": checksum differs from the one generation " + std::to_string(generation()) + " recorded");
+  }
+  SnapshotManifest m;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, manifest_path, &m));
+  std::unique_ptr<SnapshotReader> reader;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env_, filenames::Join(dir, filenames::kDataFile), &reader));
+  if (reader->rows() != m.rows) return Status::Corruption(filenames::Join(dir, filenames::kDataFile) + ": row count differs from its manifest");
+  *out = reader.get();
+  open_[window_ms] = std::move(reader);
+  return Status::OK();
+}
+
+Status Reader::Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row) {
+  const SnapshotReader* s;
+  SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &s));
+  return s->Get(metric, key, row);
+}
+
+Status Reader::Scan(int64_t window_ms, const std::string* metric, const std::function<void(const Row&)>& fn) {
+  const SnapshotReader* s;
+  SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &s));
+  return s->Scan(metric, fn);
+}
+
+}  // namespace snapsink

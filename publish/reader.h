@@ -1,0 +1,62 @@
+// Reader: a read-only view of one published generation of a root.
+//
+// Open pins a generation, the current one (what CURRENT names) or a given
+// one, with a shared lock on its manifest file: gc, in any process, keeps a
+// pinned generation and every snapshot it names until the Reader is gone.
+// Everything a Reader returns comes from that one generation: a reader never
+// sees two generations at once, however many publishes happen meanwhile.
+//
+// Every read checks checksums on the way (generation manifest, snapshot
+// manifest against the hash the generation recorded, data blocks): damaged
+// data is Status::Corruption naming the file, never a wrong number.
+//
+// A Reader needs no lock of the root and never blocks its writer. It is not
+// thread-safe; open one per thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/env.h"
+#include "publish/generation_manifest.h"
+#include "publish/snapshot_file.h"
+
+namespace snapsink {
+
+class Reader {
+ public:
+  // generation 0 = the current one. NotFound when nothing is published yet
+  // or the generation does not exist (any more).
+  static Status Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
+  ~Reader();
+
+  uint64_t generation() const { return manifest_.generation; }
+  // The windows of the generation with their versions, by window start.
+  const std::vector<GenerationEntry>& windows() const { return manifest_.windows; }
+  // The entry of window_ms, or nullptr.
+  const GenerationEntry* Find(int64_t window_ms) const;
+
+  // Point lookup: decompresses at most one block. NotFound if absent.
+  Status Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row);
+  // Every row of a window in (metric, key) order; only metric's rows if metric is non-null.
+  Status Scan(int64_t window_ms, const std::string* metric, const std::function<void(const Row&)>& fn);
+
+ private:
+  Reader() = default;
+  Status Snapshot(int64_t window_ms, const SnapshotReader** out);
+
+  Env* env_ = nullptr;
+  std::string root_;
+  std::unique_ptr<FileLock> pin_;
+  GenerationManifest manifest_;
+  std::map<int64_t, std::unique_ptr<SnapshotReader>> open_;
+};
+
+// The generation CURRENT names (0 when there is none yet).
+Status ReadCurrent(Env* env, const std::string& root, uint64_t* generation);
+
+}  // namespace snapsink

@@ -1,0 +1,55 @@
+// Sealing: a window's aggregates written into staging/<window>/v<version>/,
+// named by the work (window and version), never by the attempt.
+//
+// SealWindow writes the data file and the snapshot manifest, syncs them,
+// and only then records the seal in LMDB: the seal record holds the ledger
+// of the window as of the seal (the "records in" publish reconciles the
+// files against), the window's last_version becomes version and its dirty
+// flag is cleared, in one transaction. A crash before the record leaves the
+// window dirty at the same last_version, so the next seal picks the same
+// version and rewrites the same directory. An unpublished staged version of
+// the window that the new one replaces is marked superseded and removed.
+//
+// REQUIRES: the caller holds the writer lock of the store (the root's LOCK,
+// or a backfill's).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/env.h"
+#include "engine/root.h"
+#include "engine/store.h"
+
+namespace snapsink {
+
+struct SealTarget {
+  Env* env = nullptr;
+  std::string root;
+  Store* store = nullptr;  // live state or a backfill's
+  int64_t window_size_ms = 0;
+};
+
+struct SealedWindow {
+  int64_t window_ms = 0;
+  uint32_t version = 0;
+  uint64_t rows = 0;
+  int64_t events = 0;
+};
+
+// The windows of store with changes since their last seal: closed ones, or
+// every one when all is set.
+Status DirtyWindows(Store* store, const RootConfig& config, bool all, std::vector<int64_t>* out);
+
+// Seals one window at the given version (see above).
+Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out);
+
+// Seals each window at its last_version + 1, in order, skipping windows
+// without changes. Removes staging leftovers of earlier attempts first.
+Status SealWindows(const SealTarget& t, const std::vector<int64_t>& windows, std::vector<SealedWindow>* out);
+
+// Reads the window record of window_ms (a default one when absent).
+Status ReadWindowState(Txn* txn, int64_t window_ms, struct WindowState* out);
+
+}  // namespace snapsink

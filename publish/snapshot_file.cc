@@ -1,0 +1,534 @@
+#include "publish/snapshot_file.h"
+
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "engine/crash_point.h"
+
+namespace snapsink {
+
+namespace {
+
+// Do not change these values: they are on disk (docs/FORMAT.md).
+constexpr char kMagic[8] = {'S', 'N', 'A', 'P', 'S', 'N', 'K', '1'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kFooterSize = 64;
+constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
+// A block is cut once it reaches at most kSnapshotBlockBytes, so it never
+// holds more than that plus one maximal row.
+constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 64;
+
+void PutFixed32(std::string* dst, uint32_t v) {
+  char b[4];
+  for (int i = 0; i < 4; i++) b[i] = static_cast<char>(v >> (8 * i));
+  dst->append(b, 4);
+}
+
+void PutFixed64(std::string* dst, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
+  dst->append(b, 8);
+}
+
+uint32_t DecodeFixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+uint64_t DecodeFixed64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+// Writes v at p (room for 10 bytes); returns the end.
+char* EncodeVarint64(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t UnZigZag(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1)); }
+
+// Parses a varint at *p (< end); false on truncation or more than 64 bits.
+bool GetVarint64(const char** p, const char* end, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift <= 63 && *p < end; shift += 7) {
+    uint64_t byte = static_cast<uint8_t>(*(*p)++);
+    if (shift == 63 && byte > 1) return false;
+    result |= (byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GetLengthPrefixed(const char** p, const char* end, std::string_view* out) {
+  uint64_t n;
+  if (!GetVarint64(p, end, &n) || n > kSnapshotMaxFieldBytes ||
+      n > static_cast<uint64_t>(end - *p)) {
+    return false;
+  }
+  *out = std::string_view(*p, n);
+  *p += n;
+  return true;
+}
+
+// A decoded row pointing into a block buffer.
+struct RowView {
+  std::string_view metric, key;
+  int64_t count = 0, sum_micros = 0, events = 0;
+};
+
+bool GetRow(const char** p, const char* end, RowView* r) {
+  uint64_t c, e, s;
+  if (!GetLengthPrefixed(p, end, &r->metric) || !GetLengthPrefixed(p, end, &r->key) ||
+      !GetVarint64(p, end, &c) || !GetVarint64(p, end, &e) || !GetVarint64(p, end, &s)) {
+    return false;
+  }
+  r->count = UnZigZag(c);
+  r->events = UnZigZag(e);
+  r->sum_micros = UnZigZag(s);
+  return true;
+}
+
+void ToRow(const RowView& v, Row* row) {
+  row->metric.assign(v.metric);
+  row->key.assign(v.key);
+  row->count = v.count;
+  row->sum_micros = v.sum_micros;
+  row->events = v.events;
+}
+
+// (metric, key) ordering: metric first, both as byte strings.
+int CompareKeys(std::string_view m1, std::string_view k1, std::string_view m2, std::string_view k2) {
+  int c = m1.compare(m2);
+  return c != 0 ? c : k1.compare(k2);
+}
+
+uint64_t Hash(std::string_view s) { return XXH64(s.data(), s.size(), 0); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- writer
+
+struct SnapshotWriter::IndexEntry {
+  uint64_t offset = 0;
+  uint32_t csize = 0, usize = 0, rows = 0;
+  uint64_t xxh64 = 0;
+  std::string first_metric, first_key;
+};
+
+SnapshotWriter::SnapshotWriter(std::string path, std::unique_ptr<WritableFile> file,
+                               const SnapshotWriterOptions& options)
+    : path_(std::move(path)),
+      file_(std::move(file)),
+      options_(options),
+      cctx_(ZSTD_createCCtx()),
+      file_hash_(XXH64_createState()) {
+  XXH64_reset(file_hash_, 0);
+  block_.reserve(options_.block_bytes + 1024);
+}
+
+SnapshotWriter::~SnapshotWriter() {
+  ZSTD_freeCCtx(cctx_);
+  XXH64_freeState(file_hash_);
+}
+
+Status SnapshotWriter::Open(Env* env, const std::string& path, std::unique_ptr<SnapshotWriter>* out,
+                            const SnapshotWriterOptions& options) {
+  if (options.zstd_level < ZSTD_minCLevel() || options.zstd_level > ZSTD_maxCLevel()) {
+    return Status::InvalidArgument(fmt::format("snapshot {}: bad zstd level {}", path, options.zstd_level));
+  }
+  if (options.block_bytes == 0 || options.block_bytes > kSnapshotBlockBytes) {
+    return Status::InvalidArgument(fmt::format("snapshot {}: bad block size {}", path, options.block_bytes));
+  }
+  std::unique_ptr<WritableFile> file;
+  SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(path, &file));
+  out->reset(new SnapshotWriter(path, std::move(file), options));
+  if ((*out)->cctx_ == nullptr || (*out)->file_hash_ == nullptr) {
+    out->reset();
+    return Status::IOError(fmt::format("snapshot {}: out of memory", path));
+  }
+  return Status::OK();
+}
+
+Status SnapshotWriter::Fail(Status s) {
+  if (error_.ok()) error_ = s;
+  return s;
+}
+
+Status SnapshotWriter::AppendToFile(std::string_view data) {
+  Status s = file_->Append(data);
+  if (!s.ok()) return Fail(s);
+  XXH64_update(file_hash_, data.data(), data.size());
+  offset_ += data.size();
+  return Status::OK();
+}
+
+Status SnapshotWriter::Add(const Row& row) {
+  if (!error_.ok()) return error_;
+  if (finished_) return Status::InvalidArgument(fmt::format("snapshot {}: Add after Finish", path_));
+  if (row.metric.size() > kSnapshotMaxFieldBytes || row.key.size() > kSnapshotMaxFieldBytes) {
+    return Fail(Status::InvalidArgument(
+        fmt::format("snapshot {}: metric or key longer than {} bytes", path_, kSnapshotMaxFieldBytes)));
+  }
+  if (rows_ > 0 && CompareKeys(row.metric, row.key, last_metric_, last_key_) <= 0) {
+    return Fail(Status::InvalidArgument(
+        fmt::format("snapshot {}: row ({:?}, {:?}) does not follow ({:?}, {:?})", path_, row.metric,
+                    row.key, last_metric_, last_key_)));
+  }
+  if (block_rows_ == 0) {
+    IndexEntry e;
+    e.first_metric = row.metric;
+    e.first_key = row.key;
+    index_.push_back(std::move(e));
+  }
+  // One append per row: encoded in place at the end of block_.
+  const size_t at = block_.size();
+  block_.resize(at + row.metric.size() + row.key.size() + 5 * 10);
+  char* p = block_.data() + at;
+  p = EncodeVarint64(p, row.metric.size());
+  std::memcpy(p, row.metric.data(), row.metric.size());
+  p = EncodeVarint64(p + row.metric.size(), row.key.size());
+  std::memcpy(p, row.key.data(), row.key.size());
+  p = EncodeVarint64(p + row.key.size(), ZigZag(row.count));
+  p = EncodeVarint64(p, ZigZag(row.events));
+  p = EncodeVarint64(p, ZigZag(row.sum_micros));
+  block_.resize(p - block_.data());
+  last_metric_.assign(row.metric);
+  last_key_.assign(row.key);
+  block_rows_++;
+  rows_++;
+  if (block_.size() >= options_.block_bytes) return FlushBlock();
+  return Status::OK();
+}
+
+Status SnapshotWriter::FlushBlock() {
+  if (block_rows_ == 0) return Status::OK();
+  compressed_.resize(ZSTD_compressBound(block_.size()));
+  size_t n = ZSTD_compressCCtx(cctx_, compressed_.data(), compressed_.size(), block_.data(),
+                               block_.size(), options_.zstd_level);
+  if (ZSTD_isError(n)) {
+    return Fail(Status::IOError(fmt::format("snapshot {}: zstd: {}", path_, ZSTD_getErrorName(n))));
+  }
+  IndexEntry& e = index_.back();
+  e.offset = offset_;
+  e.csize = static_cast<uint32_t>(n);
+  e.usize = static_cast<uint32_t>(block_.size());
+  e.rows = block_rows_;
+  e.xxh64 = XXH64(compressed_.data(), n, 0);
+  SNAPSINK_RETURN_IF_ERROR(AppendToFile(std::string_view(compressed_.data(), n)));
+  block_.clear();
+  block_rows_ = 0;
+  if (index_.size() == 1) {
+    // SPEC 8: a crash here leaves a data file with only part of its data.
+    Status s = file_->Flush();
+    if (!s.ok()) return Fail(s);
+    MaybeCrash("seal.mid_data");
+  }
+  return Status::OK();
+}
+
+Status SnapshotWriter::Finish(SnapshotFileInfo* info) {
+  if (!error_.ok()) return error_;
+  if (finished_) return Status::InvalidArgument(fmt::format("snapshot {}: Finish twice", path_));
+  finished_ = true;
+  SNAPSINK_RETURN_IF_ERROR(FlushBlock());
+
+  std::string index;
+  PutFixed64(&index, index_.size());
+  for (const IndexEntry& e : index_) {
+    PutFixed64(&index, e.offset);
+    PutFixed32(&index, e.csize);
+    PutFixed32(&index, e.usize);
+    PutFixed32(&index, e.rows);
+    PutFixed64(&index, e.xxh64);
+    PutFixed32(&index, static_cast<uint32_t>(e.first_metric.size()));
+    index.append(e.first_metric);
+    PutFixed32(&index, static_cast<uint32_t>(e.first_key.size()));
+    index.append(e.first_key);
+  }
+  const uint64_t index_offset = offset_;
+  SNAPSINK_RETURN_IF_ERROR(AppendToFile(index));
+
+  std::string footer(kMagic, sizeof(kMagic));
+  PutFixed32(&footer, kFormatVersion);
+  PutFixed32(&footer, 0);  // reserved
+  PutFixed64(&footer, index_offset);
+  PutFixed64(&footer, index.size());
+  PutFixed64(&footer, rows_);
+  PutFixed64(&footer, Hash(index));
+  PutFixed64(&footer, XXH64_digest(file_hash_));  // every byte before the footer
+  PutFixed64(&footer, Hash(footer));
+  SNAPSINK_RETURN_IF_ERROR(AppendToFile(footer));
+
+  Status s = file_->Sync();
+  if (s.ok()) s = file_->Close();
+  if (!s.ok()) return Fail(s);
+  info->bytes = offset_;
+  info->xxh64 = XXH64_digest(file_hash_);
+  info->rows = rows_;
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------- reader
+
+struct SnapshotReader::Scratch {
+  Scratch() : dctx(ZSTD_createDCtx()) {}
+  ~Scratch() { ZSTD_freeDCtx(dctx); }
+  ZSTD_DCtx* dctx;
+  std::string compressed;
+  std::string plain;
+};
+
+SnapshotReader::SnapshotReader(std::string path, std::unique_ptr<RandomAccessFile> file)
+    : path_(std::move(path)), file_(std::move(file)), get_scratch_(new Scratch) {}
+
+SnapshotReader::~SnapshotReader() = default;
+
+Status SnapshotReader::Corrupt(uint64_t offset, std::string_view what) const {
+  return Status::Corruption(fmt::format("snapshot {}: offset {}: {}", path_, offset, what));
+}
+
+Status SnapshotReader::Open(Env* env, const std::string& path, std::unique_ptr<SnapshotReader>* out) {
+  std::unique_ptr<RandomAccessFile> file;
+  SNAPSINK_RETURN_IF_ERROR(env->NewRandomAccessFile(path, &file));
+  std::unique_ptr<SnapshotReader> r(new SnapshotReader(path, std::move(file)));
+  if (r->get_scratch_->dctx == nullptr) {
+    return Status::IOError(fmt::format("snapshot {}: out of memory", path));
+  }
+  SNAPSINK_RETURN_IF_ERROR(r->ParseFooterAndIndex());
+  *out = std::move(r);
+  return Status::OK();
+}
+
+Status SnapshotReader::ParseFooterAndIndex() {
+  size_ = file_->Size();
+  if (size_ < kFooterSize + 8) return Corrupt(0, fmt::format("file too short ({} bytes)", size_));
+  const uint64_t footer_offset = size_ - kFooterSize;
+  std::string footer;
+  SNAPSINK_RETURN_IF_ERROR(file_->Read(footer_offset, kFooterSize, &footer));
+  if (footer.size() != kFooterSize) return Corrupt(footer_offset, "short read of footer");
+  const char* f = footer.data();
+  if (std::memcmp(f, kMagic, sizeof(kMagic)) != 0) return Corrupt(footer_offset, "bad magic in footer");
+  if (DecodeFixed64(f + 56) != XXH64(f, 56, 0)) return Corrupt(footer_offset, "footer checksum mismatch");
+  const uint32_t version = DecodeFixed32(f + 8);
+  if (version != kFormatVersion) {
+    return Corrupt(footer_offset + 8, fmt::format("unknown format version {}", version));
+  }
+  if (DecodeFixed32(f + 12) != 0) return Corrupt(footer_offset + 12, "reserved footer field is not 0");
+  index_offset_ = DecodeFixed64(f + 16);
+  const uint64_t index_size = DecodeFixed64(f + 24);
+  rows_ = DecodeFixed64(f + 32);
+  const uint64_t index_xxh64 = DecodeFixed64(f + 40);
+  prefix_xxh64_ = DecodeFixed64(f + 48);
+  if (index_size < 8 || index_offset_ > footer_offset || footer_offset - index_offset_ != index_size) {
+    return Corrupt(footer_offset + 16, "index position does not match the file size");
+  }
+
+  std::string index;
+  SNAPSINK_RETURN_IF_ERROR(file_->Read(index_offset_, index_size, &index));
+  if (index.size() != index_size) return Corrupt(index_offset_, "short read of index");
+  if (Hash(index) != index_xxh64) return Corrupt(index_offset_, "index checksum mismatch");
+
+  const char* p = index.data();
+  const char* const end = p + index.size();
+  const uint64_t count = DecodeFixed64(p);
+  p += 8;
+  if (count > index_size / kIndexEntryFixed) return Corrupt(index_offset_, "bad block count in index");
+  index_.resize(count);
+  uint64_t expect_offset = 0, total_rows = 0;
+  for (uint64_t i = 0; i < count; i++) {
+    const uint64_t at = index_offset_ + (p - index.data());
+    IndexEntry& e = index_[i];
+    if (static_cast<size_t>(end - p) < kIndexEntryFixed - 8) return Corrupt(at, "index entry truncated");
+    e.offset = DecodeFixed64(p);
+    e.csize = DecodeFixed32(p + 8);
+    e.usize = DecodeFixed32(p + 12);
+    e.rows = DecodeFixed32(p + 16);
+    e.xxh64 = DecodeFixed64(p + 20);
+    p += 28;
+    for (std::string* s : {&e.first_metric, &e.first_key}) {
+      if (end - p < 4) return Corrupt(at, "index entry truncated");
+      const uint32_t n = DecodeFixed32(p);
+      p += 4;
+      if (n > kSnapshotMaxFieldBytes || n > static_cast<uint64_t>(end - p)) {
+        return Corrupt(at, "index entry truncated");
+      }
+      s->assign(p, n);
+      p += n;
+    }
+    if (e.offset != expect_offset || e.csize == 0 || e.usize == 0 || e.usize > kMaxBlockBytes ||
+        e.rows == 0) {
+      return Corrupt(at, fmt::format("bad index entry for block {}", i));
+    }
+    if (i > 0 && CompareKeys(index_[i - 1].first_metric, index_[i - 1].first_key, e.first_metric,
+                             e.first_key) >= 0) {
+      return Corrupt(at, fmt::format("index not sorted at block {}", i));
+    }
+    expect_offset += e.csize;
+    total_rows += e.rows;
+  }
+  if (p != end) return Corrupt(index_offset_, "trailing bytes in index");
+  if (expect_offset != index_offset_) return Corrupt(index_offset_, "blocks do not end at the index");
+  if (total_rows != rows_) return Corrupt(footer_offset + 32, "row count differs from the index");
+  return Status::OK();
+}
+
+Status SnapshotReader::LoadBlock(size_t i, Scratch* scratch) const {
+  const IndexEntry& e = index_[i];
+  SNAPSINK_RETURN_IF_ERROR(file_->Read(e.offset, e.csize, &scratch->compressed));
+  if (scratch->compressed.size() != e.csize) return Corrupt(e.offset, fmt::format("short read of block {}", i));
+  if (Hash(scratch->compressed) != e.xxh64) return Corrupt(e.offset, fmt::format("block {} checksum mismatch", i));
+  const char* src = scratch->compressed.data();
+  if (ZSTD_getFrameContentSize(src, e.csize) != e.usize) {
+    return Corrupt(e.offset, fmt::format("block {} has the wrong size", i));
+  }
+  scratch->plain.resize(e.usize);
+  size_t n = ZSTD_decompressDCtx(scratch->dctx, scratch->plain.data(), e.usize, src, e.csize);
+  if (ZSTD_isError(n) || n != e.usize) {
+    return Corrupt(e.offset, fmt::format("block {} does not decompress: {}", i,
+                                         ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size"));
+  }
+  return Status::OK();
+}
+
+template <typename Fn>
+Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) const {
+  const IndexEntry& e = index_[i];
+  const char* p = plain.data();
+  const char* const end = p + plain.size();
+  RowView prev, cur;
+  uint32_t n = 0;
+  while (p < end) {
+    if (!GetRow(&p, end, &cur)) return Corrupt(e.offset, fmt::format("block {}: bad row {}", i, n));
+    if (n == 0 ? CompareKeys(cur.metric, cur.key, e.first_metric, e.first_key) != 0
+               : CompareKeys(prev.metric, prev.key, cur.metric, cur.key) >= 0) {
+      return Corrupt(e.offset, fmt::format("block {}: row {} out of order", i, n));
+    }
+    if (++n > e.rows) return Corrupt(e.offset, fmt::format("block {}: more rows than the index says", i));
+    if (!fn(cur)) return Status::OK();
+    prev = cur;
+  }
+  if (n != e.rows) return Corrupt(e.offset, fmt::format("block {}: fewer rows than the index says", i));
+  return Status::OK();
+}
+
+size_t SnapshotReader::FindBlock(std::string_view metric, std::string_view key) const {
+  auto it = std::upper_bound(index_.begin(), index_.end(), 0, [&](int, const IndexEntry& e) {
+    return CompareKeys(metric, key, e.first_metric, e.first_key) < 0;
+  });
+  return it == index_.begin() ? index_.size() : static_cast<size_t>(it - index_.begin()) - 1;
+}
+
+Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* row) const {
+  const size_t i = FindBlock(metric, key);
+  if (i == index_.size()) return Status::NotFound(fmt::format("{}/{}", metric, key));
+  std::lock_guard<std::mutex> lock(get_mu_);
+  SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, get_scratch_.get()));
+  bool found = false;
+  SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, get_scratch_->plain, [&](const RowView& v) {
+    int c = CompareKeys(v.metric, v.key, metric, key);
+    if (c == 0) {
+      ToRow(v, row);
+      found = true;
+    }
+    return c < 0;
+  }));
+  if (!found) return Status::NotFound(fmt::format("{}/{}", metric, key));
+  return Status::OK();
+}
+
+Status SnapshotReader::Scan(const std::string* metric, const std::function<void(const Row&)>& fn) const {
+  size_t start = 0;
+  if (metric != nullptr) {
+    start = FindBlock(*metric, "");
+    if (start == index_.size()) start = 0;
+  }
+  Scratch scratch;
+  if (scratch.dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
+  Row row;
+  bool done = false;
+  for (size_t i = start; i < index_.size() && !done; i++) {
+    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
+      if (metric != nullptr) {
+        int c = v.metric.compare(*metric);
+        if (c < 0) return true;
+        if (c > 0) {
+          done = true;
+          return false;
+        }
+      }
+      ToRow(v, &row);
+      fn(row);
+      return true;
+    }));
+  }
+  return Status::OK();
+}
+
+Status SnapshotReader::VerifyAll(uint64_t expected_xxh64) const {
+  // Pass 1: the bytes, with no knowledge of the format beyond the footer.
+  XXH64_state_t* state = XXH64_createState();
+  if (state == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
+  XXH64_reset(state, 0);
+  std::string chunk;
+  uint64_t prefix = 0;
+  Status s;
+  for (uint64_t off = 0; off < size_ && s.ok();) {
+    const uint64_t footer_offset = size_ - kFooterSize;
+    if (off == footer_offset) prefix = XXH64_digest(state);
+    uint64_t n = std::min<uint64_t>(1 << 20, (off < footer_offset ? footer_offset : size_) - off);
+    s = file_->Read(off, n, &chunk);
+    if (s.ok() && chunk.size() != n) s = Corrupt(off, "short read");
+    if (s.ok()) XXH64_update(state, chunk.data(), n);
+    off += n;
+  }
+  const uint64_t whole = XXH64_digest(state);
+  XXH64_freeState(state);
+  SNAPSINK_RETURN_IF_ERROR(s);
+  if (expected_xxh64 != 0 && whole != expected_xxh64) {
+    return Corrupt(0, fmt::format("file xxh64 {:016x} differs from the expected {:016x}", whole,
+                                  expected_xxh64));
+  }
+  if (prefix != prefix_xxh64_) return Corrupt(0, "data checksum in footer does not match the file");
+
+  // Pass 2: every block, and the order across blocks.
+  Scratch scratch;
+  if (scratch.dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
+  std::string last_metric, last_key;
+  uint64_t rows = 0;
+  for (size_t i = 0; i < index_.size(); i++) {
+    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
+    bool first = true, ordered = true;
+    RowView last;  // points into scratch.plain, valid until the next LoadBlock
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
+      if (first && i > 0 && CompareKeys(last_metric, last_key, v.metric, v.key) >= 0) ordered = false;
+      first = false;
+      last = v;
+      rows++;
+      return true;
+    }));
+    if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
+    last_metric.assign(last.metric);
+    last_key.assign(last.key);
+  }
+  if (rows != rows_) return Corrupt(size_ - kFooterSize + 32, "row count differs from the blocks");
+  return Status::OK();
+}
+
+}  // namespace snapsink

@@ -1,0 +1,186 @@
+// The immutable data file of one window snapshot (format: docs/FORMAT.md).
+//
+// A snapshot file holds the rows of one window, sorted by (metric, key) as
+// byte strings, in zstd-compressed blocks of ~64 KiB, followed by an index
+// of the blocks and a fixed 64-byte footer. Every block, the index and the
+// footer carry an xxh64 (XXH64, seed 0), so a flipped byte anywhere is
+// reported as Status::Corruption naming the path and offset; a reader never
+// returns a row whose numbers differ from what was written.
+//
+// The bytes depend only on the rows and the compression level: the same
+// rows written twice give the same file (SPEC 4).
+//
+// SnapshotFileInfo::xxh64 is XXH64 (seed 0) of the ENTIRE file, footer
+// included, so `verify` can recompute it without knowing the format; the
+// snapshot manifest records it per file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/env.h"
+#include "engine/status.h"
+
+typedef struct ZSTD_CCtx_s ZSTD_CCtx;
+typedef struct ZSTD_DCtx_s ZSTD_DCtx;
+struct XXH64_state_s;
+
+namespace snapsink {
+
+// One aggregate of a window: (metric, key) -> count, sum (micros), events.
+struct Row {
+  std::string metric;
+  std::string key;
+  int64_t count = 0;
+  int64_t sum_micros = 0;
+  int64_t events = 0;
+
+  bool operator==(const Row&) const = default;
+};
+
+struct SnapshotFileInfo {
+  uint64_t bytes = 0;  // size of the whole file
+  uint64_t xxh64 = 0;  // XXH64 (seed 0) of all `bytes` bytes of the file
+  uint64_t rows = 0;
+};
+
+// Limits of the format (a longer metric or key is InvalidArgument).
+inline constexpr size_t kSnapshotMaxFieldBytes = 1 << 20;
+inline constexpr size_t kSnapshotBlockBytes = 64 << 10;  // default block target (uncompressed)
+
+// Both options decide the bytes: keep them fixed for a given snapshot.
+struct SnapshotWriterOptions {
+  int zstd_level = 3;
+  // A block is cut once its uncompressed rows reach this size. 1..64 KiB;
+  // smaller only for tests that want many blocks from few rows.
+  size_t block_bytes = kSnapshotBlockBytes;
+};
+
+// Writes one snapshot file, streaming: it holds one block buffer and the
+// index entries, never all rows. Not thread-safe. After any error the
+// writer is dead: every later call returns that first error, and the file
+// on disk is partial (the caller removes or rewrites it).
+class SnapshotWriter {
+ public:
+  // Creates/truncates `path` through env. InvalidArgument for bad options.
+  static Status Open(Env* env, const std::string& path, std::unique_ptr<SnapshotWriter>* out,
+                     const SnapshotWriterOptions& options = SnapshotWriterOptions());
+  ~SnapshotWriter();
+  SnapshotWriter(const SnapshotWriter&) = delete;
+  SnapshotWriter& operator=(const SnapshotWriter&) = delete;
+
+  // REQUIRES: rows arrive strictly ascending by (metric, key), compared as
+  // byte strings, metric first; otherwise InvalidArgument (and the writer
+  // is dead). Once the first block is full it is appended and Flush()ed,
+  // and MaybeCrash("seal.mid_data") runs.
+  Status Add(const Row& row);
+
+  // Writes the last block, the index and the footer, Sync()s and closes the
+  // file, and fills *info. No Add or Finish after it.
+  Status Finish(SnapshotFileInfo* info);
+
+ private:
+  struct IndexEntry;
+  SnapshotWriter(std::string path, std::unique_ptr<WritableFile> file, const SnapshotWriterOptions& options);
+  Status Fail(Status s);
+  Status AppendToFile(std::string_view data);
+  Status FlushBlock();
+
+  const std::string path_;
+  std::unique_ptr<WritableFile> file_;
+  const SnapshotWriterOptions options_;
+  ZSTD_CCtx* cctx_ = nullptr;
+  XXH64_state_s* file_hash_ = nullptr;  // running XXH64 over every byte written
+  Status error_;                        // first error; sticks
+  bool finished_ = false;
+  uint64_t offset_ = 0;  // bytes appended so far
+  uint64_t rows_ = 0;
+  std::string block_;       // uncompressed rows of the current block
+  uint32_t block_rows_ = 0;
+  std::string compressed_;  // reused output buffer of zstd
+  std::string last_metric_, last_key_;  // last row added ("" before the first)
+  std::vector<IndexEntry> index_;
+};
+
+// Reads one snapshot file. Open checks only the footer and the index; each
+// block is checked (xxh64 of its compressed bytes, exact decoded size and
+// row count, sorted rows, first row equal to the index) when it is read.
+// Thread-safe: Get shares one decompression context under a mutex; Scan and
+// VerifyAll use their own. `fn` of Scan may call back into the reader.
+class SnapshotReader {
+ public:
+  static Status Open(Env* env, const std::string& path, std::unique_ptr<SnapshotReader>* out);
+  ~SnapshotReader();
+  SnapshotReader(const SnapshotReader&) = delete;
+  SnapshotReader& operator=(const SnapshotReader&) = delete;
+
+  uint64_t rows() const { return rows_; }
+  const std::string& path() const { return path_; }
+
+  // The index, for inspection and tests. REQUIRES: i < blocks().
+  struct BlockInfo {
+    uint64_t offset = 0;
+    uint32_t csize = 0, usize = 0, rows = 0;
+    std::string_view first_metric, first_key;  // valid as long as the reader
+  };
+  size_t blocks() const { return index_.size(); }
+  BlockInfo block(size_t i) const {
+    const IndexEntry& e = index_[i];
+    return {e.offset, e.csize, e.usize, e.rows, e.first_metric, e.first_key};
+  }
+
+  // Point lookup: binary search over the block first keys, then decodes at
+  // most one block. NotFound if absent; Corruption if that block is bad.
+  Status Get(std::string_view metric, std::string_view key, Row* row) const;
+
+  // Calls fn for every row in order; if metric is non-null only for rows of
+  // that metric, starting at the first block that can hold it. Stops at the
+  // first bad block with Corruption (fn has then seen only good rows).
+  Status Scan(const std::string* metric, const std::function<void(const Row&)>& fn) const;
+
+  // Full check: XXH64 of the whole file (equal to expected_xxh64 unless that
+  // is 0), the footer's prefix checksum, every block's checksum and decoding,
+  // rows strictly sorted across blocks, and the row count of the footer.
+  Status VerifyAll(uint64_t expected_xxh64) const;
+
+ private:
+  struct IndexEntry {
+    uint64_t offset = 0;
+    uint32_t csize = 0, usize = 0, rows = 0;
+    uint64_t xxh64 = 0;
+    std::string first_metric, first_key;
+  };
+  // Decompression scratch reused across the blocks of one call.
+  struct Scratch;
+
+  SnapshotReader(std::string path, std::unique_ptr<RandomAccessFile> file);
+  Status ParseFooterAndIndex();
+  Status Corrupt(uint64_t offset, std::string_view what) const;
+  // Reads, checks and decompresses block i into scratch->plain.
+  Status LoadBlock(size_t i, Scratch* scratch) const;
+  // Decodes the rows of a loaded block i, calling fn(row view) for each; fn
+  // returns false to stop early. Checks order, count and first key.
+  template <typename Fn>
+  Status DecodeBlock(size_t i, std::string_view plain, Fn&& fn) const;
+  // Index of the last block whose first (metric, key) <= (metric, key), or
+  // blocks() when every block starts after it.
+  size_t FindBlock(std::string_view metric, std::string_view key) const;
+
+  const std::string path_;
+  std::unique_ptr<RandomAccessFile> file_;
+  uint64_t size_ = 0;
+  uint64_t rows_ = 0;
+  uint64_t index_offset_ = 0;
+  uint64_t prefix_xxh64_ = 0;  // footer: XXH64 of the bytes before the footer
+  std::vector<IndexEntry> index_;
+
+  mutable std::mutex get_mu_;
+  std::unique_ptr<Scratch> get_scratch_;  // guarded by get_mu_
+};
+
+}  // namespace snapsink

@@ -1,0 +1,164 @@
+#include "publish/snapshot_manifest.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "publish/checked_json.h"
+
+namespace snapsink {
+
+namespace {
+
+// Do not change these values: they are on disk (docs/FORMAT.md).
+constexpr std::string_view kFormat = "snapsink.snapshot";
+constexpr uint64_t kFormatVersion = 1;
+
+// Reads members of JSON objects; the first failure becomes a Corruption.
+class MemberReader {
+ public:
+  explicit MemberReader(const std::string& name) : name_(name) {}
+
+  Status Int(simdjson::dom::object o, std::string_view key, int64_t* v) {
+    return Check(o[key].get_int64().get(*v), key);
+  }
+  Status Uint(simdjson::dom::object o, std::string_view key, uint64_t max, uint64_t* v) {
+    SNAPSINK_RETURN_IF_ERROR(Check(o[key].get_uint64().get(*v), key));
+    if (*v > max) return Bad(key, "out of range");
+    return Status::OK();
+  }
+  Status Uint32(simdjson::dom::object o, std::string_view key, uint32_t* v) {
+    uint64_t u;
+    SNAPSINK_RETURN_IF_ERROR(Uint(o, key, UINT32_MAX, &u));
+    *v = static_cast<uint32_t>(u);
+    return Status::OK();
+  }
+  Status String(simdjson::dom::object o, std::string_view key, std::string* v) {
+    std::string_view s;
+    SNAPSINK_RETURN_IF_ERROR(Check(o[key].get_string().get(s), key));
+    v->assign(s);
+    return Status::OK();
+  }
+  Status Hex(simdjson::dom::object o, std::string_view key, uint64_t* v) {
+    std::string_view s;
+    SNAPSINK_RETURN_IF_ERROR(Check(o[key].get_string().get(s), key));
+    if (!ParseHex64(s, v)) return Bad(key, "not 16 lowercase hex digits");
+    return Status::OK();
+  }
+  Status Array(simdjson::dom::object o, std::string_view key, simdjson::dom::array* v) {
+    return Check(o[key].get_array().get(*v), key);
+  }
+  Status Object(simdjson::dom::element e, std::string_view what, simdjson::dom::object* v) {
+    return Check(e.get_object().get(*v), what);
+  }
+  Status Bad(std::string_view what, std::string_view why) {
+    return Status::Corruption(fmt::format("{}: {}: {}", name_, what, why));
+  }
+
+ private:
+  Status Check(simdjson::error_code err, std::string_view what) {
+    if (err == simdjson::SUCCESS) return Status::OK();
+    return Bad(what, simdjson::error_message(err));
+  }
+  const std::string& name_;
+};
+
+}  // namespace
+
+std::string SnapshotManifest::Encode() const {
+  std::vector<const MetricStats*> ms;
+  for (const MetricStats& m : metrics) ms.push_back(&m);
+  std::stable_sort(ms.begin(), ms.end(), [](auto* a, auto* b) { return a->metric < b->metric; });
+  std::vector<const FileEntry*> fs;
+  for (const FileEntry& f : files) fs.push_back(&f);
+  std::stable_sort(fs.begin(), fs.end(), [](auto* a, auto* b) { return a->name < b->name; });
+
+  std::string out = fmt::format(
+      "{{\"format\":\"{}\",\"format_version\":{},\"window_ms\":{},\"window_size_ms\":{},"
+      "\"version\":{},\"aggregation_version\":{},\"rows\":{},\"events\":{},\"count\":{},"
+      "\"sum_micros\":{},\"metrics\":[",
+      kFormat, kFormatVersion, window_ms, window_size_ms, version, aggregation_version, rows, events,
+      count, sum_micros);
+  for (size_t i = 0; i < ms.size(); i++) {
+    const MetricStats& m = *ms[i];
+    out += fmt::format("{}{{\"metric\":\"{}\",\"rows\":{},\"events\":{},\"count\":{},\"sum_micros\":{}}}",
+                       i ? "," : "", JsonEscape(m.metric), m.rows, m.events, m.count, m.sum_micros);
+  }
+  out += "],\"files\":[";
+  for (size_t i = 0; i < fs.size(); i++) {
+    const FileEntry& f = *fs[i];
+    out += fmt::format("{}{{\"name\":\"{}\",\"bytes\":{},\"xxh64\":\"{}\"}}", i ? "," : "",
+                       JsonEscape(f.name), f.bytes, Hex64(f.xxh64));
+  }
+  out += "]}";
+  return SealJson(std::move(out));
+}
+
+Status SnapshotManifest::Decode(std::string_view text, const std::string& name, SnapshotManifest* out) {
+  std::string_view body;
+  SNAPSINK_RETURN_IF_ERROR(OpenJson(text, &body, name));
+  MemberReader r(name);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (auto err = parser.parse(body.data(), body.size()).get(doc); err != simdjson::SUCCESS) {
+    return r.Bad("JSON", simdjson::error_message(err));
+  }
+  simdjson::dom::object o;
+  SNAPSINK_RETURN_IF_ERROR(r.Object(doc, "document", &o));
+  std::string format;
+  uint64_t format_version;
+  SNAPSINK_RETURN_IF_ERROR(r.String(o, "format", &format));
+  if (format != kFormat) return r.Bad("format", fmt::format("is {:?}, not {:?}", format, kFormat));
+  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "format_version", UINT64_MAX, &format_version));
+  if (format_version != kFormatVersion) return r.Bad("format_version", "unknown version");
+
+  SnapshotManifest m;
+  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "window_ms", &m.window_ms));
+  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "window_size_ms", &m.window_size_ms));
+  SNAPSINK_RETURN_IF_ERROR(r.Uint32(o, "version", &m.version));
+  SNAPSINK_RETURN_IF_ERROR(r.Uint32(o, "aggregation_version", &m.aggregation_version));
+  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "rows", UINT64_MAX, &m.rows));
+  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "events", &m.events));
+  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "count", &m.count));
+  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "sum_micros", &m.sum_micros));
+
+  simdjson::dom::array arr;
+  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "metrics", &arr));
+  for (simdjson::dom::element e : arr) {
+    simdjson::dom::object mo;
+    SNAPSINK_RETURN_IF_ERROR(r.Object(e, "metrics[]", &mo));
+    MetricStats s;
+    SNAPSINK_RETURN_IF_ERROR(r.String(mo, "metric", &s.metric));
+    SNAPSINK_RETURN_IF_ERROR(r.Uint(mo, "rows", UINT64_MAX, &s.rows));
+    SNAPSINK_RETURN_IF_ERROR(r.Int(mo, "events", &s.events));
+    SNAPSINK_RETURN_IF_ERROR(r.Int(mo, "count", &s.count));
+    SNAPSINK_RETURN_IF_ERROR(r.Int(mo, "sum_micros", &s.sum_micros));
+    if (!m.metrics.empty() && !(m.metrics.back().metric < s.metric)) {
+      return r.Bad("metrics", fmt::format("{:?} is not sorted or not unique", s.metric));
+    }
+    m.metrics.push_back(std::move(s));
+  }
+  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "files", &arr));
+  for (simdjson::dom::element e : arr) {
+    simdjson::dom::object fo;
+    SNAPSINK_RETURN_IF_ERROR(r.Object(e, "files[]", &fo));
+    FileEntry f;
+    SNAPSINK_RETURN_IF_ERROR(r.String(fo, "name", &f.name));
+    SNAPSINK_RETURN_IF_ERROR(r.Uint(fo, "bytes", UINT64_MAX, &f.bytes));
+    SNAPSINK_RETURN_IF_ERROR(r.Hex(fo, "xxh64", &f.xxh64));
+    if (f.name.empty() || f.name == "." || f.name == ".." ||
+        f.name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
+      return r.Bad("files", fmt::format("{:?} is not a plain file name", f.name));
+    }
+    if (!m.files.empty() && !(m.files.back().name < f.name)) {
+      return r.Bad("files", fmt::format("{:?} is not sorted or not unique", f.name));
+    }
+    m.files.push_back(std::move(f));
+  }
+  *out = std::move(m);
+  return Status::OK();
+}
+
+}  // namespace snapsink

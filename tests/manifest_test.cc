@@ -1,0 +1,249 @@
+// Tests of publish/checked_json, publish/snapshot_manifest and
+// publish/generation_manifest: round trips, fixed bytes, rejection of
+// malformed documents, and a byte-flip sweep over each kind.
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <fmt/format.h>
+
+#include "publish/checked_json.h"
+#include "publish/generation_manifest.h"
+#include "publish/snapshot_manifest.h"
+
+namespace snapsink {
+namespace {
+
+TEST(CheckedJsonTest, SealAndOpen) {
+  std::string sealed = SealJson(R"({"a":1,"b":"x"})");
+  const uint64_t h = XXH64(R"({"a":1,"b":"x")", 14, 0);
+  EXPECT_EQ(sealed, fmt::format(R"({{"a":1,"b":"x","checksum":"{:016x}"}})", h) + "\n");
+  std::string_view body;
+  ASSERT_TRUE(OpenJson(sealed, &body, "t").ok());
+  EXPECT_EQ(body, sealed.substr(0, sealed.size() - 1));
+
+  std::string empty = SealJson("{}");
+  EXPECT_EQ(empty, fmt::format(R"({{"checksum":"{:016x}"}})", XXH64("{", 1, 0)) + "\n");
+  ASSERT_TRUE(OpenJson(empty, &body, "t").ok());
+}
+
+TEST(CheckedJsonTest, RejectsMissingOrWrongChecksum) {
+  std::string_view body;
+  std::string sealed = SealJson(R"({"a":1})");
+  for (std::string bad : {std::string(R"({"a":1})"), std::string(R"({"a":1})") + "\n", std::string(""),
+                          sealed.substr(0, sealed.size() - 1), sealed + "\n", " " + sealed,
+                          std::string(R"({"a":2)") + sealed.substr(6)}) {
+    Status s = OpenJson(bad, &body, "doc.json");
+    EXPECT_TRUE(s.IsCorruption()) << bad;
+    EXPECT_NE(s.message().find("doc.json"), std::string::npos);
+  }
+  // Uppercase hex is not the sealed form.
+  std::string upper = sealed;
+  for (size_t i = upper.size() - 19; i < upper.size() - 3; i++) upper[i] = static_cast<char>(toupper(upper[i]));
+  if (upper != sealed) {
+    EXPECT_TRUE(OpenJson(upper, &body, "t").IsCorruption());
+  }
+}
+
+TEST(CheckedJsonTest, EveryByteFlipIsCaught) {
+  for (std::string doc : {SealJson(R"({"k":"v","n":[1,2,3]})"), SealJson("{}")}) {
+    for (size_t pos = 0; pos < doc.size(); pos++) {
+      for (int mask : {0x01, 0x20, 0x80, 0xff}) {
+        std::string bad = doc;
+        bad[pos] = static_cast<char>(bad[pos] ^ mask);
+        std::string_view body;
+        EXPECT_TRUE(OpenJson(bad, &body, "t").IsCorruption()) << pos << " " << mask;
+      }
+    }
+  }
+}
+
+TEST(CheckedJsonTest, Escape) {
+  EXPECT_EQ(JsonEscape("plain"), "plain");
+  EXPECT_EQ(JsonEscape("a\"b\\c"), "a\\\"b\\\\c");
+  EXPECT_EQ(JsonEscape(std::string("\n\t\x01\x1f\0", 5)), "\\u000a\\u0009\\u0001\\u001f\\u0000");
+  EXPECT_EQ(JsonEscape("\x7f"), "\x7f");
+  EXPECT_EQ(JsonEscape("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"), "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(JsonEscape("\xff"), "\\ufffd");
+  EXPECT_EQ(JsonEscape("a\xc3"), "a\\ufffd");                  // truncated
+  EXPECT_EQ(JsonEscape("\xc0\xaf"), "\\ufffd\\ufffd");         // overlong
+  EXPECT_EQ(JsonEscape("\xed\xa0\x80"), "\\ufffd\\ufffd\\ufffd");  // surrogate
+  EXPECT_EQ(JsonEscape("\xf4\x90\x80\x80"), "\\ufffd\\ufffd\\ufffd\\ufffd");  // > U+10FFFF
+}
+
+TEST(CheckedJsonTest, Hex64) {
+  EXPECT_EQ(Hex64(0), "0000000000000000");
+  EXPECT_EQ(Hex64(0xdeadbeef01234567ull), "deadbeef01234567");
+  uint64_t v;
+  EXPECT_TRUE(ParseHex64("ffffffffffffffff", &v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_FALSE(ParseHex64("FFFFFFFFFFFFFFFF", &v));
+  EXPECT_FALSE(ParseHex64("fffffffffffffff", &v));
+  EXPECT_FALSE(ParseHex64("fffffffffffffffg", &v));
+}
+
+SnapshotManifest SampleSnapshotManifest() {
+  SnapshotManifest m;
+  m.window_ms = 1792576800000;
+  m.window_size_ms = 3600000;
+  m.version = 2;
+  m.aggregation_version = 1;
+  m.rows = 3;
+  m.events = 9;
+  m.count = 7;
+  m.sum_micros = -1500000;
+  m.metrics = {{"orders", 2, 6, 5, 37500000}, {"refunds \"q\"", 1, 3, 2, -39000000}};
+  m.files = {{"data.snap", 12345, 0xfedcba9876543210ull}};
+  return m;
+}
+
+TEST(SnapshotManifestTest, RoundTripAndFixedBytes) {
+  SnapshotManifest m = SampleSnapshotManifest();
+  std::string text = m.Encode();
+  EXPECT_EQ(text, m.Encode());
+  const std::string body =
+      R"({"format":"snapsink.snapshot","format_version":1,"window_ms":1792576800000,)"
+      R"("window_size_ms":3600000,"version":2,"aggregation_version":1,"rows":3,"events":9,"count":7,)"
+      R"("sum_micros":-1500000,"metrics":[{"metric":"orders","rows":2,"events":6,"count":5,)"
+      R"("sum_micros":37500000},{"metric":"refunds \"q\"","rows":1,"events":3,"count":2,)"
+      R"("sum_micros":-39000000}],"files":[{"name":"data.snap","bytes":12345,"xxh64":"fedcba9876543210"}]})";
+  EXPECT_EQ(text, SealJson(body));
+  SnapshotManifest got;
+  Status s = SnapshotManifest::Decode(text, "manifest.json", &got);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(got, m);
+
+  SnapshotManifest empty;
+  ASSERT_TRUE(SnapshotManifest::Decode(empty.Encode(), "m", &got).ok());
+  EXPECT_EQ(got, empty);
+
+  SnapshotManifest big = m;
+  big.rows = UINT64_MAX;
+  big.events = INT64_MIN;
+  big.sum_micros = INT64_MAX;
+  big.version = UINT32_MAX;
+  ASSERT_TRUE(SnapshotManifest::Decode(big.Encode(), "m", &got).ok());
+  EXPECT_EQ(got, big);
+}
+
+TEST(SnapshotManifestTest, EncodeSorts) {
+  SnapshotManifest m = SampleSnapshotManifest();
+  SnapshotManifest shuffled = m;
+  std::swap(shuffled.metrics[0], shuffled.metrics[1]);
+  shuffled.files.insert(shuffled.files.begin(), FileEntry{"zz", 1, 2});
+  m.files.push_back(FileEntry{"zz", 1, 2});
+  EXPECT_EQ(shuffled.Encode(), m.Encode());
+}
+
+TEST(SnapshotManifestTest, RejectsMalformed) {
+  const std::string good = SampleSnapshotManifest().Encode();
+  std::string body(good.substr(0, good.find(",\"checksum\""))) ;
+  body += "}";
+  auto decode = [](const std::string& b) {
+    SnapshotManifest m;
+    return SnapshotManifest::Decode(SealJson(b), "m.json", &m);
+  };
+  ASSERT_TRUE(decode(body).ok());
+  auto replace = [&](std::string_view from, std::string_view to) {
+    std::string b = body;
+    size_t at = b.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return b.replace(at, from.size(), to);
+  };
+  for (std::string bad : {
+           replace("snapsink.snapshot", "snapsink.generation"),
+           replace("\"format_version\":1", "\"format_version\":2"),
+           replace("\"window_ms\":1792576800000", "\"window_ms\":1.5"),
+           replace("\"version\":2", "\"version\":4294967296"),
+           replace("\"rows\":3", "\"rows\":-3"),
+           replace("\"count\":7", "\"count\":\"7\""),
+           replace("\"metric\":\"orders\"", "\"metric\":\"zzz\""),        // unsorted
+           replace("\"metric\":\"orders\"", "\"metric\":\"refunds \\\"q\\\"\""),  // duplicate
+           replace("\"name\":\"data.snap\"", "\"name\":\"../data.snap\""),
+           replace("\"name\":\"data.snap\"", "\"name\":\"\""),
+           replace("\"xxh64\":\"fedcba9876543210\"", "\"xxh64\":\"FEDCBA9876543210\""),
+           replace("\"xxh64\":\"fedcba9876543210\"", "\"xxh64\":18364758544493064720"),
+           replace(",\"files\":[{\"name\":\"data.snap\",\"bytes\":12345,\"xxh64\":\"fedcba9876543210\"}]", ""),
+           replace("\"events\":9,", ""),
+           std::string("{}"),
+           std::string("{\"format\":}"),
+       }) {
+    Status s = decode(bad);
+    EXPECT_TRUE(s.IsCorruption()) << bad;
+    EXPECT_NE(s.message().find("m.json"), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(SnapshotManifestTest, EveryByteFlipIsCaught) {
+  const std::string text = SampleSnapshotManifest().Encode();
+  for (size_t pos = 0; pos < text.size(); pos++) {
+    for (int mask : {0x01, 0x02, 0x20, 0x80, 0xff}) {
+      std::string bad = text;
+      bad[pos] = static_cast<char>(bad[pos] ^ mask);
+      SnapshotManifest m;
+      EXPECT_TRUE(SnapshotManifest::Decode(bad, "m", &m).IsCorruption()) << pos << " " << mask;
+    }
+  }
+  SnapshotManifest m;
+  EXPECT_TRUE(SnapshotManifest::Decode(text.substr(0, text.size() - 1), "m", &m).IsCorruption());
+  EXPECT_TRUE(SnapshotManifest::Decode("", "m", &m).IsCorruption());
+}
+
+GenerationManifest SampleGeneration() {
+  GenerationManifest g;
+  g.generation = 7;
+  g.parent = 6;
+  g.windows = {{1792573200000, 1, 0x1111111111111111ull}, {1792576800000, 3, 0xabcdef0123456789ull}};
+  return g;
+}
+
+TEST(GenerationManifestTest, RoundTripAndFixedBytes) {
+  GenerationManifest g = SampleGeneration();
+  std::string text = g.Encode();
+  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation","format_version":1,"generation":7,"parent":6,)"
+                           R"("windows":[{"window_ms":1792573200000,"version":1,"manifest_xxh64":"1111111111111111"},)"
+                           R"({"window_ms":1792576800000,"version":3,"manifest_xxh64":"abcdef0123456789"}]})"));
+  GenerationManifest got;
+  ASSERT_TRUE(GenerationManifest::Decode(text, "manifests/7", &got).ok());
+  EXPECT_EQ(got, g);
+
+  GenerationManifest first;
+  first.generation = 1;
+  ASSERT_TRUE(GenerationManifest::Decode(first.Encode(), "g", &got).ok());
+  EXPECT_EQ(got, first);
+
+  GenerationManifest shuffled = g;
+  std::swap(shuffled.windows[0], shuffled.windows[1]);
+  EXPECT_EQ(shuffled.Encode(), text);
+}
+
+TEST(GenerationManifestTest, RejectsMalformed) {
+  GenerationManifest got;
+  GenerationManifest g = SampleGeneration();
+  g.parent = 7;
+  EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
+  g = SampleGeneration();
+  g.windows[1].window_ms = g.windows[0].window_ms;
+  EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
+  EXPECT_TRUE(GenerationManifest::Decode(SampleSnapshotManifest().Encode(), "g", &got).IsCorruption());
+  Status s = GenerationManifest::Decode(
+      SealJson(R"({"format":"snapsink.generation","format_version":1,"generation":2,"parent":1,"windows":[)"
+               R"({"window_ms":5,"version":1,"manifest_xxh64":"1"}]})"),
+      "manifests/2", &got);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("manifests/2"), std::string::npos);
+}
+
+TEST(GenerationManifestTest, EveryByteFlipIsCaught) {
+  const std::string text = SampleGeneration().Encode();
+  for (size_t pos = 0; pos < text.size(); pos++) {
+    for (int mask : {0x01, 0x02, 0x20, 0x80, 0xff}) {
+      std::string bad = text;
+      bad[pos] = static_cast<char>(bad[pos] ^ mask);
+      GenerationManifest g;
+      EXPECT_TRUE(GenerationManifest::Decode(bad, "g", &g).IsCorruption()) << pos << " " << mask;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace snapsink

@@ -1,0 +1,416 @@
+// Tests of publish/snapshot_file: round trips, lookups at block boundaries,
+// determinism, and a byte-flip corruption sweep (STYLE: corruption_test).
+#include "publish/snapshot_file.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <xxhash.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "engine/env.h"
+
+namespace snapsink {
+namespace {
+
+class SnapshotFileTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = testing::TempDir() + "snapshot_file_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)env_->RemoveTree(dir_); }
+
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // n rows over 10 metrics; numbers vary in sign and size.
+  static std::vector<Row> MakeRows(size_t n) {
+    std::vector<Row> rows(n);
+    for (size_t i = 0; i < n; i++) {
+      Row& r = rows[i];
+      r.metric = fmt::format("metric{:02d}", i * 10 / std::max<size_t>(n, 1));
+      r.key = fmt::format("key{:09d}", i * 7);
+      r.count = static_cast<int64_t>(i % 1000) - 3;
+      r.sum_micros = static_cast<int64_t>(i) * 1234567 - 99999999;
+      r.events = static_cast<int64_t>(i % 13);
+    }
+    return rows;
+  }
+
+  void Write(const std::string& path, const std::vector<Row>& rows, SnapshotFileInfo* info,
+             const SnapshotWriterOptions& options = SnapshotWriterOptions()) {
+    std::unique_ptr<SnapshotWriter> w;
+    ASSERT_TRUE(SnapshotWriter::Open(env_, path, &w, options).ok());
+    for (const Row& r : rows) ASSERT_TRUE(w->Add(r).ok());
+    Status s = w->Finish(info);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  std::unique_ptr<SnapshotReader> OpenOrDie(const std::string& path) {
+    std::unique_ptr<SnapshotReader> r;
+    Status s = SnapshotReader::Open(env_, path, &r);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return r;
+  }
+
+  std::string ReadAll(const std::string& path) {
+    std::string data;
+    EXPECT_TRUE(env_->ReadFileToString(path, &data).ok());
+    return data;
+  }
+
+  // Checks every way of reading the file against `rows`.
+  void CheckContents(const std::string& path, const std::vector<Row>& rows, const SnapshotFileInfo& info) {
+    std::string bytes = ReadAll(path);
+    EXPECT_EQ(info.bytes, bytes.size());
+    EXPECT_EQ(info.xxh64, XXH64(bytes.data(), bytes.size(), 0));
+    EXPECT_EQ(info.rows, rows.size());
+    auto r = OpenOrDie(path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->rows(), rows.size());
+    size_t i = 0;
+    bool same = true;
+    ASSERT_TRUE(r->Scan(nullptr, [&](const Row& row) { same = same && i < rows.size() && row == rows[i++]; }).ok());
+    EXPECT_TRUE(same);
+    EXPECT_EQ(i, rows.size());
+    Status s = r->VerifyAll(info.xxh64);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+
+  Env* env_ = Env::Default();
+  std::string dir_;
+};
+
+TEST_F(SnapshotFileTest, EmptyFile) {
+  SnapshotFileInfo info;
+  Write(Path("empty"), {}, &info);
+  CheckContents(Path("empty"), {}, info);
+  auto r = OpenOrDie(Path("empty"));
+  EXPECT_EQ(r->blocks(), 0u);
+  Row row;
+  EXPECT_TRUE(r->Get("m", "k", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("", "", &row).IsNotFound());
+  std::string m = "m";
+  EXPECT_TRUE(r->Scan(&m, [](const Row&) { ADD_FAILURE(); }).ok());
+}
+
+TEST_F(SnapshotFileTest, OneRow) {
+  std::vector<Row> rows = {{"orders", "eu", 3, 37500000, 4}};
+  SnapshotFileInfo info;
+  Write(Path("one"), rows, &info);
+  CheckContents(Path("one"), rows, info);
+  auto r = OpenOrDie(Path("one"));
+  Row row;
+  ASSERT_TRUE(r->Get("orders", "eu", &row).ok());
+  EXPECT_EQ(row, rows[0]);
+  EXPECT_TRUE(r->Get("orders", "e", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("orders", std::string_view("eu\0", 3), &row).IsNotFound());
+  EXPECT_TRUE(r->Get("orders", "us", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("a", "eu", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("z", "", &row).IsNotFound());
+}
+
+TEST_F(SnapshotFileTest, ExtremeValuesAndBytes) {
+  std::vector<Row> rows = {
+      {"", "", INT64_MIN, INT64_MAX, 0},
+      {"", std::string("\0", 1), -1, 1, INT64_MIN},
+      {std::string("\xff\x00", 2), "\xff", INT64_MAX, INT64_MIN, INT64_MAX},
+  };
+  SnapshotFileInfo info;
+  Write(Path("x"), rows, &info);
+  CheckContents(Path("x"), rows, info);
+  auto r = OpenOrDie(Path("x"));
+  for (const Row& want : rows) {
+    Row row;
+    ASSERT_TRUE(r->Get(want.metric, want.key, &row).ok());
+    EXPECT_EQ(row, want);
+  }
+}
+
+TEST_F(SnapshotFileTest, ManyBlocks) {
+  const std::vector<Row> rows = MakeRows(300000);
+  SnapshotFileInfo info;
+  Write(Path("big"), rows, &info);
+  CheckContents(Path("big"), rows, info);
+  auto r = OpenOrDie(Path("big"));
+  ASSERT_GT(r->blocks(), 50u);
+
+  // Every block boundary: the first row of each block, the last of the one
+  // before, and absent keys on either side of the boundary.
+  size_t first = 0;
+  Row row;
+  for (size_t b = 0; b < r->blocks(); b++) {
+    SnapshotReader::BlockInfo bi = r->block(b);
+    ASSERT_EQ(bi.first_metric, rows[first].metric);
+    ASSERT_EQ(bi.first_key, rows[first].key);
+    ASSERT_TRUE(r->Get(rows[first].metric, rows[first].key, &row).ok());
+    EXPECT_EQ(row, rows[first]);
+    const size_t last = first + bi.rows - 1;
+    ASSERT_TRUE(r->Get(rows[last].metric, rows[last].key, &row).ok());
+    EXPECT_EQ(row, rows[last]);
+    EXPECT_TRUE(r->Get(rows[first].metric, rows[first].key + std::string("\0", 1), &row).IsNotFound());
+    EXPECT_TRUE(r->Get(rows[last].metric, rows[last].key + "\x01", &row).IsNotFound());
+    if (first > 0) {
+      ASSERT_TRUE(r->Get(rows[first - 1].metric, rows[first - 1].key, &row).ok());
+      EXPECT_EQ(row, rows[first - 1]);
+    }
+    first += bi.rows;
+  }
+  EXPECT_EQ(first, rows.size());
+  for (size_t i = 0; i < rows.size(); i += 997) {
+    ASSERT_TRUE(r->Get(rows[i].metric, rows[i].key, &row).ok());
+    EXPECT_EQ(row, rows[i]);
+  }
+  EXPECT_TRUE(r->Get("metric00", "", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("metric", "key", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("metric09", "zzz", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("metric10", "", &row).IsNotFound());
+}
+
+TEST_F(SnapshotFileTest, ScanByMetric) {
+  std::vector<Row> rows = MakeRows(300000);
+  // One tiny metric in the middle of a block, and a gap where a metric is absent.
+  rows.push_back({"metric09x", "only", 1, 2, 3});
+  rows.push_back({"metric11", "a", 4, 5, 6});
+  SnapshotFileInfo info;
+  Write(Path("scan"), rows, &info);
+  auto r = OpenOrDie(Path("scan"));
+  for (std::string metric : {"metric00", "metric03", "metric09", "metric09x", "metric11", "metric10",
+                             "a", "metric03a", "zzz", ""}) {
+    std::vector<Row> want;
+    for (const Row& row : rows) {
+      if (row.metric == metric) want.push_back(row);
+    }
+    std::vector<Row> got;
+    Status s = r->Scan(&metric, [&](const Row& row) { got.push_back(row); });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(got.size(), want.size()) << metric;
+    EXPECT_TRUE(got == want) << metric;
+  }
+}
+
+TEST_F(SnapshotFileTest, UnsortedAddRejected) {
+  struct Case {
+    Row a, b;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"m", "k"}, {"m", "k"}},          // duplicate
+           {{"m", "k2"}, {"m", "k1"}},        // key descends
+           {{"n", "a"}, {"m", "z"}},          // metric descends, key ascends
+           {{"m", "\x80"}, {"m", "\x7f"}},    // bytes compare unsigned
+       }) {
+    std::unique_ptr<SnapshotWriter> w;
+    ASSERT_TRUE(SnapshotWriter::Open(env_, Path("bad"), &w).ok());
+    ASSERT_TRUE(w->Add(c.a).ok());
+    Status s = w->Add(c.b);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << c.a.key << " " << c.b.key;
+    SnapshotFileInfo info;
+    EXPECT_FALSE(w->Finish(&info).ok());  // the error sticks
+  }
+  std::unique_ptr<SnapshotWriter> w;
+  ASSERT_TRUE(SnapshotWriter::Open(env_, Path("bad"), &w).ok());
+  EXPECT_TRUE(w->Add({"m", "\x7f"}).ok());
+  EXPECT_TRUE(w->Add({"m", "\x80"}).ok());
+  EXPECT_TRUE(w->Add({"m\x01", ""}).ok());
+}
+
+TEST_F(SnapshotFileTest, DeterministicBytes) {
+  const std::vector<Row> rows = MakeRows(100000);
+  SnapshotFileInfo a, b;
+  Write(Path("a"), rows, &a);
+  Write(Path("b"), rows, &b);
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.xxh64, b.xxh64);
+  EXPECT_TRUE(ReadAll(Path("a")) == ReadAll(Path("b")));
+  // Rewriting over an existing file truncates it.
+  Write(Path("a"), {rows[0]}, &a);
+  CheckContents(Path("a"), {rows[0]}, a);
+}
+
+TEST_F(SnapshotFileTest, VerifyAllComparesExpectedChecksum) {
+  const std::vector<Row> rows = MakeRows(10);
+  SnapshotFileInfo info;
+  Write(Path("v"), rows, &info);
+  auto r = OpenOrDie(Path("v"));
+  EXPECT_TRUE(r->VerifyAll(0).ok());
+  EXPECT_TRUE(r->VerifyAll(info.xxh64 ^ 1).IsCorruption());
+}
+
+TEST_F(SnapshotFileTest, TruncatedFile) {
+  const std::vector<Row> rows = MakeRows(50000);
+  SnapshotFileInfo info;
+  Write(Path("t"), rows, &info);
+  for (uint64_t size : {uint64_t{0}, uint64_t{10}, info.bytes / 2, info.bytes - 64, info.bytes - 1}) {
+    Write(Path("t"), rows, &info);
+    ASSERT_TRUE(env_->TruncateFile(Path("t"), size).ok());
+    std::unique_ptr<SnapshotReader> r;
+    Status s = SnapshotReader::Open(env_, Path("t"), &r);
+    EXPECT_TRUE(s.IsCorruption()) << size << " " << s.ToString();
+  }
+}
+
+// Flips bytes of `path` one at a time (each position in `positions`) and
+// checks no read path ever returns a wrong row.
+class FlipChecker {
+ public:
+  FlipChecker(Env* env, std::string path, std::vector<Row> rows, SnapshotFileInfo info)
+      : env_(env), path_(std::move(path)), rows_(std::move(rows)), info_(info) {
+    std::unique_ptr<SnapshotReader> r;
+    EXPECT_TRUE(SnapshotReader::Open(env_, path_, &r).ok());
+    size_t first = 0;
+    for (size_t b = 0; b < r->blocks(); b++) {
+      blocks_.push_back({r->block(b).offset, r->block(b).csize, first, r->block(b).rows});
+      first += r->block(b).rows;
+    }
+  }
+
+  void FlipAt(uint64_t pos, uint8_t mask) {
+    SCOPED_TRACE(fmt::format("byte {} ^ {:#x}", pos, mask));
+    // Probe keys: first, middle and last row of (up to 8 spread) blocks and
+    // of the block holding the flipped byte.
+    probes_.clear();
+    const size_t stride = blocks_.size() / 8 + 1;
+    for (size_t b = 0; b < blocks_.size(); b++) {
+      const BlockSpan& s = blocks_[b];
+      if (b % stride == 0 || b + 1 == blocks_.size() || (pos >= s.offset && pos < s.offset + s.csize)) {
+        probes_.push_back(s.first_row);
+        probes_.push_back(s.first_row + s.rows / 2);
+        probes_.push_back(s.first_row + s.rows - 1);
+      }
+    }
+    Flip(pos, mask);
+    Check();
+    Flip(pos, mask);
+  }
+
+ private:
+  void Flip(uint64_t pos, uint8_t mask) {
+    std::FILE* f = std::fopen(path_.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, static_cast<long>(pos), SEEK_SET);
+    int c = std::fgetc(f);
+    std::fseek(f, static_cast<long>(pos), SEEK_SET);
+    std::fputc(c ^ mask, f);
+    std::fclose(f);
+  }
+
+  void Check() {
+    std::unique_ptr<SnapshotReader> r;
+    Status s = SnapshotReader::Open(env_, path_, &r);
+    if (!s.ok()) {
+      ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+      return;
+    }
+    ASSERT_EQ(r->rows(), rows_.size());
+    EXPECT_TRUE(r->VerifyAll(info_.xxh64).IsCorruption());
+    EXPECT_TRUE(r->VerifyAll(0).IsCorruption());
+    size_t i = 0;
+    s = r->Scan(nullptr, [&](const Row& row) {
+      ASSERT_LT(i, rows_.size());
+      ASSERT_EQ(row, rows_[i]);
+      i++;
+    });
+    ASSERT_TRUE(s.ok() ? i == rows_.size() : s.IsCorruption()) << s.ToString();
+    for (size_t p : probes_) {
+      Row row;
+      s = r->Get(rows_[p].metric, rows_[p].key, &row);
+      if (s.ok()) {
+        ASSERT_EQ(row, rows_[p]);
+      } else {
+        ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+      }
+    }
+    std::string metric = rows_[rows_.size() / 2].metric;
+    s = r->Scan(&metric, [&](const Row& row) { ASSERT_EQ(row.metric, metric); });
+    ASSERT_TRUE(s.ok() || s.IsCorruption()) << s.ToString();
+  }
+
+  Env* env_;
+  std::string path_;
+  std::vector<Row> rows_;
+  SnapshotFileInfo info_;
+  struct BlockSpan {
+    uint64_t offset, csize, first_row, rows;
+  };
+  std::vector<BlockSpan> blocks_;
+  std::vector<size_t> probes_;
+};
+
+TEST_F(SnapshotFileTest, EveryByteFlipOfSmallMultiBlockFileIsCaught) {
+  // Small blocks, so a file of a few KiB has several of them.
+  std::vector<Row> rows;
+  for (int i = 0; i < 400; i++) {
+    rows.push_back({fmt::format("m{}", i / 150), fmt::format("k{:04d}", i * 3), i % 5 - 1, i * 10 - 7, i % 3});
+  }
+  SnapshotWriterOptions options;
+  options.block_bytes = 1024;
+  SnapshotFileInfo info;
+  Write(Path("flip"), rows, &info, options);
+  ASSERT_GE(OpenOrDie(Path("flip"))->blocks(), 5u);
+  FlipChecker checker(env_, Path("flip"), rows, info);
+  for (uint64_t pos = 0; pos < info.bytes; pos++) {
+    for (uint8_t mask : {0x01, 0x80, 0xff}) checker.FlipAt(pos, mask);
+    if (HasFatalFailure()) return;
+  }
+  CheckContents(Path("flip"), rows, info);  // and the file is whole again
+}
+
+TEST_F(SnapshotFileTest, ByteFlipsOfDefaultBlockFileAreCaught) {
+  // Three 64 KiB blocks: every byte of the index and footer, every 7th of the data.
+  std::vector<Row> rows;
+  for (int i = 0; i < 9000; i++) {
+    rows.push_back({fmt::format("m{}", i / 3000), fmt::format("k{:06d}", i), i % 5, i * 10, 1});
+  }
+  SnapshotFileInfo info;
+  Write(Path("flip"), rows, &info);
+  auto r = OpenOrDie(Path("flip"));
+  ASSERT_GE(r->blocks(), 3u);
+  const uint64_t index_offset = r->block(r->blocks() - 1).offset + r->block(r->blocks() - 1).csize;
+  FlipChecker checker(env_, Path("flip"), rows, info);
+  for (uint64_t pos = 0; pos < info.bytes; pos += pos < index_offset ? 7 : 1) {
+    checker.FlipAt(pos, 0x01);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(SnapshotFileTest, SampledByteFlipsOfLargeFileAreCaught) {
+  const std::vector<Row> rows = MakeRows(300000);
+  SnapshotFileInfo info;
+  Write(Path("flipbig"), rows, &info);
+  FlipChecker checker(env_, Path("flipbig"), rows, info);
+  const uint64_t step = info.bytes / 97 + 1;
+  for (uint64_t pos = 3; pos < info.bytes; pos += step) {
+    checker.FlipAt(pos, 0x10);
+    if (HasFatalFailure()) return;
+  }
+  for (uint64_t pos = info.bytes - 64; pos < info.bytes; pos++) {
+    checker.FlipAt(pos, 0x04);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Not a benchmark, a sanity bound: sealing 1M rows must stay cheap.
+TEST_F(SnapshotFileTest, MillionRowsSealTiming) {
+  const std::vector<Row> rows = MakeRows(1000000);
+  auto start = std::chrono::steady_clock::now();
+  SnapshotFileInfo info;
+  Write(Path("m"), rows, &info);
+  double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  start = std::chrono::steady_clock::now();
+  auto r = OpenOrDie(Path("m"));
+  uint64_t n = 0;
+  ASSERT_TRUE(r->Scan(nullptr, [&](const Row&) { n++; }).ok());
+  double scan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(n, rows.size());
+  std::printf("1M rows: %.1f MiB, write %.3fs, scan %.3fs, %zu blocks\n", info.bytes / 1048576.0, write_s,
+              scan_s, r->blocks());
+}
+
+}  // namespace
+}  // namespace snapsink

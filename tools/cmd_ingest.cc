@@ -1,0 +1,82 @@
+// init and ingest.
+#include <cstdio>
+
+#include "engine/filenames.h"
+#include "engine/ingest.h"
+#include "engine/line_reader.h"
+#include "engine/root.h"
+#include "engine/timeutil.h"
+#include "tools/commands.h"
+#include "tools/progress.h"
+
+namespace snapsink {
+
+Status CmdInit(const InitArgs& a) {
+  RootConfig config;
+  if (!ParseDuration(a.window, &config.window_ms) || config.window_ms <= 0) {
+    return Status::InvalidArgument("--window " + a.window + ": expected a duration such as 1m, 15m, 1h, 1d");
+  }
+  if (a.lateness.empty()) {
+    config.lateness_ms = config.window_ms;
+  } else if (!ParseDuration(a.lateness, &config.lateness_ms) || config.lateness_ms < 0) {
+    return Status::InvalidArgument("--lateness " + a.lateness + ": expected a duration such as 0s, 30m, 1h");
+  }
+  config.on_gap = a.on_gap == "stop" ? OnGap::kStop : OnGap::kAccept;
+  SNAPSINK_RETURN_IF_ERROR(Root::Init(Env::Default(), a.root, config));
+  std::printf("initialized %s: window %s, lateness %s, on-gap %s\n", a.root.c_str(),
+              FormatDuration(config.window_ms).c_str(), FormatDuration(config.lateness_ms).c_str(),
+              a.on_gap.c_str());
+  return Status::OK();
+}
+
+namespace {
+
+// Every input must be readable before any of them changes state.
+Status CheckInputs(const std::vector<std::string>& files) {
+  for (const std::string& f : files) {
+    if (f == "-") continue;
+    std::unique_ptr<LineReader> r;
+    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, 0, &r));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status IngestInto(Root* root, const IngestArgs& a) {
+  if (!a.source.empty() && a.files.size() > 1) {
+    return Status::InvalidArgument("--source names one input; give one FILE with it");
+  }
+  SNAPSINK_RETURN_IF_ERROR(CheckInputs(a.files));
+  Ingester ingester(root->env(), root->store(), root->config());
+  for (const std::string& file : a.files) {
+    IngestOptions opt;
+    opt.path = file;
+    opt.source = a.source.empty() ? file : a.source;
+    opt.commit_every = a.commit_every;
+    opt.stop_on_error = a.on_error == "stop";
+    opt.rejects_file = filenames::RejectsFile(root->path(), opt.source);
+    Progress progress("ingest " + opt.source, a.quiet);
+    opt.on_commit = [&](const SourceState& s, int64_t size) { progress.Update(s.offset, size, s.lines); };
+    SourceState st;
+    Status s = ingester.Run(opt, &st);
+    if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
+      std::fprintf(stderr,
+                   "%s: lines %llu, applied %llu, duplicates %llu, fenced %llu, rejected %llu (offset %llu)\n",
+                   opt.source.c_str(), static_cast<unsigned long long>(st.lines),
+                   static_cast<unsigned long long>(st.applied), static_cast<unsigned long long>(st.duplicates),
+                   static_cast<unsigned long long>(st.fenced), static_cast<unsigned long long>(st.rejected),
+                   static_cast<unsigned long long>(st.offset));
+    }
+    SNAPSINK_RETURN_IF_ERROR(s);
+  }
+  return Status::OK();
+}
+
+Status CmdIngest(const IngestArgs& a) {
+  std::unique_ptr<Root> root;
+  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.root, /*writer=*/true, &root));
+  return IngestInto(root.get(), a);
+}
+
+}  // namespace snapsink

@@ -1,0 +1,78 @@
+// The commands of the snapsink tool (SPEC 6). Each returns a Status; main()
+// turns it into the exit status with ExitCodeFor and prints its message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/status.h"
+#include "tools/table.h"
+
+namespace snapsink {
+
+int ExitCodeFor(const Status& s);
+
+struct InitArgs {
+  std::string root;
+  std::string window = "1h";
+  std::string lateness;  // empty: one window
+  std::string on_gap = "accept";
+};
+Status CmdInit(const InitArgs& a);
+
+struct IngestArgs {
+  std::string root;
+  std::vector<std::string> files;
+  std::string source;
+  uint64_t commit_every = 10000;
+  std::string on_error = "skip";
+  bool quiet = false;
+};
+Status CmdIngest(const IngestArgs& a);
+
+struct InspectArgs {
+  std::string root;
+  std::string what;
+  bool json = false;
+};
+Status CmdInspect(const InspectArgs& a);
+
+struct SealArgs {
+  std::string root;
+  std::vector<std::string> windows;
+  bool all = false;
+};
+Status CmdSeal(const SealArgs& a);
+Status CmdPublish(const std::string& root);
+
+struct RunArgs {
+  IngestArgs ingest;
+  bool final = false;
+};
+Status CmdRun(const RunArgs& a);
+
+struct QueryArgs {
+  std::string root;
+  std::string window, metric, key;
+  bool has_key = false;
+  uint64_t generation = 0;
+  OutputFormat format = OutputFormat::kTable;
+};
+Status CmdQuery(const QueryArgs& a);
+
+Status CmdVerify(const std::string& root);
+Status CmdGc(const std::string& root, uint64_t keep_generations);
+Status CmdRollback(const std::string& root, uint64_t generation);
+
+struct BackfillArgs {
+  std::string root;
+  uint32_t version = 0;
+  std::vector<std::string> files;
+  std::string from, to;
+  bool quiet = false;
+};
+Status CmdBackfill(const BackfillArgs& a);
+
+}  // namespace snapsink

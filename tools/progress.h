@@ -1,0 +1,25 @@
+// Progress on stderr for long commands: only on a terminal, never with --quiet.
+// Wall-clock time feeds only this display, never an output or an identity.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace snapsink {
+
+class Progress {
+ public:
+  Progress(std::string label, bool quiet);
+  ~Progress();
+  // bytes done of total (total < 0: unknown), events done.
+  void Update(uint64_t bytes, int64_t total, uint64_t events);
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace snapsink

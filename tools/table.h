@@ -1,0 +1,24 @@
+// Output of the command line tool: aligned tables for people, NDJSON for machines.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace snapsink {
+
+// One output record: ordered (name, already-encoded JSON value) pairs.
+struct Record {
+  std::vector<std::pair<std::string, std::string>> fields;
+  void Str(const std::string& name, const std::string& value);
+  void Num(const std::string& name, const std::string& value);  // value is JSON number text
+  void Bool(const std::string& name, bool value);
+};
+
+enum class OutputFormat { kTable, kJson, kCsv };
+
+// Prints records to stdout: a header line and space-aligned columns (table),
+// one JSON object per line (json) or RFC 4180 CSV with a header (csv).
+void PrintRecords(const std::vector<Record>& records, const std::vector<std::string>& columns, OutputFormat format);
+
+}  // namespace snapsink
