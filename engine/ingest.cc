@@ -23,10 +23,6 @@ struct StringHash {
 template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
-// Event times must name a window that FormatIso can print: years 0000..9999.
-constexpr int64_t kMinTsMs = -62167219200000;
-constexpr int64_t kMaxTsMs = 253402300799999;
-
 struct CachedProducer {
   ProducerState state;
   bool dirty = false;
@@ -161,8 +157,6 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     why = "line longer than 1 MiB";
   } else if (!parser.Parse(data, size, capacity, &event, &reason)) {
     why = reason;
-  } else if (event.ts_ms < kMinTsMs || event.ts_ms > kMaxTsMs) {
-    why = "field ts: out of range (years 0000..9999)";
   }
   const bool stop_on_gap = config.on_gap == OnGap::kStop;
   CachedProducer* producer = nullptr;

@@ -362,7 +362,7 @@ TEST_F(SnapshotFileTest, EveryByteFlipOfSmallMultiBlockFileIsCaught) {
 }
 
 TEST_F(SnapshotFileTest, ByteFlipsOfDefaultBlockFileAreCaught) {
-  // Three 64 KiB blocks: every byte of the index and footer, every 7th of the data.
+  // Three 64 KiB blocks: every byte of the index and footer, every 31st of the data.
   std::vector<Row> rows;
   for (int i = 0; i < 9000; i++) {
     rows.push_back({fmt::format("m{}", i / 3000), fmt::format("k{:06d}", i), i % 5, i * 10, 1});
@@ -373,7 +373,7 @@ TEST_F(SnapshotFileTest, ByteFlipsOfDefaultBlockFileAreCaught) {
   ASSERT_GE(r->blocks(), 3u);
   const uint64_t index_offset = r->block(r->blocks() - 1).offset + r->block(r->blocks() - 1).csize;
   FlipChecker checker(env_, Path("flip"), rows, info);
-  for (uint64_t pos = 0; pos < info.bytes; pos += pos < index_offset ? 7 : 1) {
+  for (uint64_t pos = 0; pos < info.bytes; pos += pos < index_offset ? 31 : 1) {
     checker.FlipAt(pos, 0x01);
     if (HasFatalFailure()) return;
   }
@@ -384,7 +384,7 @@ TEST_F(SnapshotFileTest, SampledByteFlipsOfLargeFileAreCaught) {
   SnapshotFileInfo info;
   Write(Path("flipbig"), rows, &info);
   FlipChecker checker(env_, Path("flipbig"), rows, info);
-  const uint64_t step = info.bytes / 97 + 1;
+  const uint64_t step = info.bytes / 53 + 1;
   for (uint64_t pos = 3; pos < info.bytes; pos += step) {
     checker.FlipAt(pos, 0x10);
     if (HasFatalFailure()) return;

@@ -1,0 +1,28 @@
+// End-to-end: init, run on a small input, query.
+#include <gtest/gtest.h>
+
+#include "tests/test_util.h"
+
+namespace snapsink::testing {
+namespace {
+
+TEST(CliSmoke, RunThenQuery) {
+  TempDir d;
+  const std::string root = d / "root";
+  const std::string in = d / "in.ndjson";
+  WriteFile(in,
+            "{\"producer\":\"p\",\"seq\":0,\"ts\":\"2026-10-21T10:15:03Z\",\"metric\":\"orders\",\"key\":\"eu\",\"value\":12.5}\n"
+            "{\"producer\":\"p\",\"seq\":1,\"ts\":\"2026-10-21T10:20:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"value\":25}\n"
+            "{\"producer\":\"p\",\"seq\":1,\"ts\":\"2026-10-21T10:20:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"value\":25}\n");
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  RunResult r = Snapsink({"run", root, in, "--final"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RunResult q = Snapsink({"query", root, "--format", "json"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(q.out,
+            "{\"window\":\"2026-10-21T10:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":2,\"sum\":37.5,"
+            "\"version\":1,\"generation\":1}\n");
+}
+
+}  // namespace
+}  // namespace snapsink::testing

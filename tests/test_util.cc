@@ -1,0 +1,128 @@
+#include "tests/test_util.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/filesystem.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace snapsink::testing {
+namespace fs = boost::filesystem;
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/snapsink-test-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  boost::system::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+namespace {
+std::string Drain(int fd) {
+  std::string s;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return s;
+}
+}  // namespace
+
+RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+                   const std::string& stdin_data) {
+  int in[2], out[2], err[2];
+  if (::pipe(in) || ::pipe(out) || ::pipe(err)) throw std::runtime_error("pipe failed");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    std::string bin = SNAPSINK_BINARY;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (std::string& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  RunResult r;
+  std::thread writer([&] {
+    size_t done = 0;
+    while (done < stdin_data.size()) {
+      ssize_t n = ::write(in[1], stdin_data.data() + done, stdin_data.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(in[1]);
+  });
+  std::thread errs([&] { r.err = Drain(err[0]); });
+  r.out = Drain(out[0]);
+  errs.join();
+  writer.join();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << data;
+}
+
+void AppendFile(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary | std::ios::app);
+  f << data;
+}
+
+std::map<std::string, std::string> TreeContents(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (fs::recursive_directory_iterator it(dir), end; it != end; ++it) {
+    const std::string rel = fs::relative(it->path(), dir).string();
+    if (rel == "state" || rel == "LOCK") {
+      if (fs::is_directory(it->path())) it.disable_recursion_pending();
+      continue;
+    }
+    if (fs::is_directory(it->path())) {
+      out[rel + "/"] = "";
+    } else {
+      out[rel] = ReadFile(it->path().string());
+    }
+  }
+  return out;
+}
+
+std::string StateDump(const std::string& root) {
+  std::string dump;
+  for (const char* what : {"producers", "gaps", "sources", "windows"}) {
+    RunResult r = Snapsink({"inspect", root, what, "--json"});
+    dump += std::string("## ") + what + " rc=" + std::to_string(r.exit_code) + "\n" + r.out;
+  }
+  RunResult q = Snapsink({"query", root, "--format", "json"});
+  dump += "## query rc=" + std::to_string(q.exit_code) + "\n" + q.out;
+  return dump;
+}
+
+}  // namespace snapsink::testing

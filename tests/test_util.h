@@ -1,0 +1,45 @@
+// Helpers for tests that drive the snapsink binary or the library.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snapsink::testing {
+
+// A fresh directory under $TMPDIR, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct RunResult {
+  int exit_code = -1;  // the process's exit status; 128+N when killed by signal N
+  std::string out, err;
+};
+
+// Runs the snapsink binary with args; extra environment variables in env
+// (e.g. SNAPSINK_CRASH_AT); stdin_data fed to standard input.
+RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+                   const std::string& stdin_data = "");
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& data);
+void AppendFile(const std::string& path, const std::string& data);
+
+// Every regular file under dir (relative path -> contents), skipping state/
+// (LMDB files) and LOCK. For byte-for-byte comparison of two roots.
+std::map<std::string, std::string> TreeContents(const std::string& dir);
+
+// A comparable dump of a root's engine state: the output of
+// `inspect producers|gaps|sources|windows --json` and `query --format json`.
+std::string StateDump(const std::string& root);
+
+}  // namespace snapsink::testing
