@@ -255,6 +255,38 @@ TEST_F(SnapshotFileTest, TruncatedFile) {
   }
 }
 
+// SPEC 8: seal.mid_data ends the process once the first block is on file,
+// leaving a partial file that a reader rejects.
+TEST_F(SnapshotFileTest, CrashMidDataLeavesPartialFile) {
+  // The child re-runs this test from its start (threadsafe style, so the
+  // crash point reads SNAPSINK_CRASH_AT afresh); the path travels in the
+  // environment so that both use the same file.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  if (getenv("SNAPSHOT_FILE_TEST_CRASH_PATH") == nullptr) {
+    setenv("SNAPSHOT_FILE_TEST_CRASH_PATH", Path("crash").c_str(), 1);
+  }
+  const std::string path = getenv("SNAPSHOT_FILE_TEST_CRASH_PATH");
+  const std::vector<Row> rows = MakeRows(50000);
+  EXPECT_EXIT(
+      {
+        (void)env_->RemoveTree(dir_);  // the child's own, unused; TearDown will not run
+        setenv("SNAPSINK_CRASH_AT", "seal.mid_data", 1);
+        SnapshotFileInfo info;
+        Write(path, rows, &info);
+      },
+      testing::ExitedWithCode(99), "");
+  unsetenv("SNAPSHOT_FILE_TEST_CRASH_PATH");
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(path, &size).ok());
+  EXPECT_GT(size, 0u);
+  SnapshotFileInfo info;
+  Write(Path("whole"), rows, &info);
+  auto whole = OpenOrDie(Path("whole"));
+  EXPECT_EQ(size, whole->block(0).csize);  // exactly the first block
+  std::unique_ptr<SnapshotReader> r;
+  EXPECT_TRUE(SnapshotReader::Open(env_, path, &r).IsCorruption());
+}
+
 // Flips bytes of `path` one at a time (each position in `positions`) and
 // checks no read path ever returns a wrong row.
 class FlipChecker {

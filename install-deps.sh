@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages snapsink needs to build, test and benchmark.
+# Idempotent; prints nothing when everything is already installed.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  liblmdb-dev libboost-filesystem-dev libzstd-dev libfmt-dev libsimdjson-dev
+  libcli11-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
