@@ -18,6 +18,9 @@ std::string StateDir(const std::string& root) { return Join(root, "state"); }
 std::string BackfillStateDir(const std::string& root, uint32_t version) {
   return Join(StateDir(root), "backfill-" + VersionDirName(version));
 }
+std::string BackfillLockFile(const std::string& root, uint32_t version) {
+  return Join(BackfillStateDir(root, version), "LOCK");
+}
 std::string StagingDir(const std::string& root) { return Join(root, "staging"); }
 std::string StagingWindowDir(const std::string& root, int64_t window_ms) {
   return Join(StagingDir(root), FormatCompact(window_ms));
@@ -40,6 +43,10 @@ std::string Current(const std::string& root) { return Join(root, "CURRENT"); }
 std::string RejectsDir(const std::string& root) { return Join(root, "rejects"); }
 std::string RejectsFile(const std::string& root, std::string_view source) {
   return Join(RejectsDir(root), SanitizeSourceName(source) + ".ndjson");
+}
+
+std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source) {
+  return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + SanitizeSourceName(source) + ".ndjson");
 }
 
 std::string VersionDirName(uint32_t version) { return "v" + std::to_string(version); }

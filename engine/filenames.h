@@ -3,6 +3,7 @@
 //   ROOT/LOCK                                 one writer at a time
 //   ROOT/state/                               LMDB: live engine state
 //   ROOT/state/backfill-v<V>/                 LMDB: state of backfill version V
+//   ROOT/state/backfill-v<V>/LOCK             one process per backfill
 //   ROOT/staging/<window>/v<version>/         snapshots being built
 //   ROOT/snapshots/<window>/v<version>/       published snapshots
 //       data                                  rows (docs/FORMAT.md)
@@ -26,6 +27,7 @@ inline constexpr char kSnapshotManifestFile[] = "manifest.json";
 std::string LockFile(const std::string& root);
 std::string StateDir(const std::string& root);
 std::string BackfillStateDir(const std::string& root, uint32_t version);
+std::string BackfillLockFile(const std::string& root, uint32_t version);
 std::string StagingDir(const std::string& root);
 std::string StagingWindowDir(const std::string& root, int64_t window_ms);
 std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint32_t version);
@@ -37,6 +39,8 @@ std::string GenerationManifest(const std::string& root, uint64_t generation);
 std::string Current(const std::string& root);
 std::string RejectsDir(const std::string& root);
 std::string RejectsFile(const std::string& root, std::string_view source);
+// rejects/backfill-v<V>-<source>.ndjson
+std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source);
 
 // "<dir>/<name>"
 std::string Join(const std::string& dir, std::string_view name);

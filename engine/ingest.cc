@@ -1,5 +1,6 @@
 #include "engine/ingest.h"
 
+#include <climits>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -60,6 +61,9 @@ struct Ingester::Impl {
   std::string rejects_key;      // its name: the key of Table::kRejectFiles
   uint64_t rejects_length = 0;  // committed length
   std::string rejects_buf;      // this batch's rejects, written at commit
+
+  int64_t first_window = INT64_MIN;
+  int64_t last_window = INT64_MAX;
 
   std::optional<int64_t> max_ts;
   bool max_ts_loaded = false;
@@ -193,6 +197,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     ++src.duplicates;
   } else if (d.outcome == SeqOutcome::kFenced) {
     ++src.fenced;
+  } else if (window < first_window || window > last_window) {
+    Accept(&producer->state, event.epoch, event.seq);
+    producer->dirty = true;
+    ++src.ignored;
   } else {
     Accept(&producer->state, event.epoch, event.seq);
     producer->dirty = true;
@@ -283,6 +291,11 @@ Ingester::Ingester(Env* env, Store* store, const RootConfig& config) : impl_(new
 }
 
 Ingester::~Ingester() = default;
+
+void Ingester::SetWindowRange(int64_t first, int64_t last) {
+  impl_->first_window = first;
+  impl_->last_window = last;
+}
 
 Status Ingester::BeginBatch(const std::string& source, const std::string& rejects_file) {
   return impl_->Begin(source, rejects_file);

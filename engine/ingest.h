@@ -44,6 +44,11 @@ class Ingester {
   Ingester(Env* env, Store* store, const RootConfig& config);
   ~Ingester();
 
+  // Only events whose window start lies in [first, last] take effect; the
+  // others still advance their producer's sequence and count as ignored.
+  // For backfill; live ingest takes every window.
+  void SetWindowRange(int64_t first, int64_t last);
+
   // Ingests one source to its end. On success *after holds the source's
   // committed state. Gap / BadInput (under stop) return after committing
   // everything before the offending line.

@@ -162,13 +162,13 @@ Status Decode(std::string_view src, ProducerState* v) {
 
 std::string Encode(const SourceState& v) {
   std::string s;
-  for (uint64_t x : {v.offset, v.lines, v.applied, v.duplicates, v.fenced, v.rejected}) PutU64(&s, x);
+  for (uint64_t x : {v.offset, v.lines, v.applied, v.duplicates, v.fenced, v.rejected, v.ignored}) PutU64(&s, x);
   return s;
 }
 
 Status Decode(std::string_view src, SourceState* v) {
   Reader r(src);
-  for (uint64_t* x : {&v->offset, &v->lines, &v->applied, &v->duplicates, &v->fenced, &v->rejected}) *x = r.U64();
+  for (uint64_t* x : {&v->offset, &v->lines, &v->applied, &v->duplicates, &v->fenced, &v->rejected, &v->ignored}) *x = r.U64();
   return r.Finish("source");
 }
 

@@ -32,7 +32,10 @@ struct ProducerState {
   bool operator==(const ProducerState&) const = default;
 };
 
-// Accounting of one input source: lines = applied + duplicates + fenced + rejected.
+// Accounting of one input source:
+//   lines = applied + duplicates + fenced + rejected + ignored,
+// where ignored counts events a backfill took in sequence but left out
+// because their window is outside its --from/--to (always 0 for live ingest).
 struct SourceState {
   uint64_t offset = 0;  // bytes consumed and committed
   uint64_t lines = 0;
@@ -40,6 +43,7 @@ struct SourceState {
   uint64_t duplicates = 0;
   uint64_t fenced = 0;
   uint64_t rejected = 0;
+  uint64_t ignored = 0;
   bool operator==(const SourceState&) const = default;
 };
 

@@ -59,6 +59,7 @@ Status InspectSources(Txn* txn, std::vector<Record>* out) {
     r.Num("duplicates", U(s.duplicates));
     r.Num("fenced", U(s.fenced));
     r.Num("rejected", U(s.rejected));
+    r.Num("ignored", U(s.ignored));
     out->push_back(std::move(r));
     return true;
   }));

@@ -1,0 +1,59 @@
+// Backfill (SPEC 9): rebuild historical windows from archived input into a
+// named version V, apart from live state, and publish them in one switch.
+//
+// A backfill has its own LMDB environment, state/backfill-v<V>/ (producers,
+// offsets, aggregates, ledger, seals), so archived events that live ingest
+// already saw are not taken for duplicates and live state is not disturbed.
+// Steps, each repeatable after a crash:
+//   1. If live state records backfill V as published: nothing to do.
+//   2. A parse-only pass over the inputs finds the windows they touch within
+//      [from, to]; V must exceed every version those windows have in live
+//      state, else InvalidArgument before any work.
+//   3. Ingest the inputs into the backfill state (resuming from its offsets),
+//      without the root's LOCK: live ingest goes on meanwhile.
+//   4. Under the root's LOCK: check the version rule again, seal every
+//      backfilled window as v<V>, reconcile and publish them all in one
+//      generation. In the same LMDB transaction that records the generation,
+//      each backfilled window's aggregates and ledger replace the live ones
+//      (the backfill becomes the window's base: later live events land on top
+//      and seal as V+1), and backfill V is recorded as done.
+//   5. The backfill's environment is removed.
+// Live events applied to a backfilled window between step 2 and step 4 are
+// superseded by the backfill (the archive is taken as the truth for it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/root.h"
+#include "publish/seal.h"
+
+namespace snapsink {
+
+struct BackfillOptions {
+  uint32_t version = 0;
+  std::vector<std::string> files;
+  // Window range, both inclusive: the windows holding these times. nullopt =
+  // unbounded on that side.
+  std::optional<int64_t> from, to;
+  uint64_t commit_every = 10000;
+  // Progress of step 3: bytes done of total (-1 unknown), lines done.
+  std::function<void(uint64_t, int64_t, uint64_t)> on_progress;
+};
+
+struct BackfillResult {
+  bool already_done = false;
+  std::vector<SealedWindow> sealed;
+  uint64_t generation = 0;
+  size_t published_windows = 0;
+  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
+};
+
+// REQUIRES: root was opened without the writer lock (writer=false); the
+// backfill takes LOCK itself for step 4 only.
+Status RunBackfill(Root* root, const BackfillOptions& options, BackfillResult* result);
+
+}  // namespace snapsink
