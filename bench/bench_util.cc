@@ -132,12 +132,18 @@ uint64_t TreePages(const MDB_stat& s) { return s.ms_branch_pages + s.ms_leaf_pag
 }  // namespace
 
 LmdbSpace MeasureLmdbDir(const std::string& dir) {
-  LmdbSpace out;
   MDB_env* env;
   LmdbCheck(mdb_env_create(&env), "env_create");
   LmdbCheck(mdb_env_set_maxdbs(env, 64), "set_maxdbs");
   LmdbCheck(mdb_env_set_mapsize(env, size_t{1} << 38), "set_mapsize");
   LmdbCheck(mdb_env_open(env, dir.c_str(), MDB_RDONLY | MDB_NOTLS, 0644), "open " + dir);
+  LmdbSpace out = MeasureLmdbEnv(env, dir);
+  mdb_env_close(env);
+  return out;
+}
+
+LmdbSpace MeasureLmdbEnv(MDB_env* env, const std::string& dir) {
+  LmdbSpace out;
   MDB_envinfo info;
   MDB_stat env_stat;
   LmdbCheck(mdb_env_info(env, &info), "env_info");
@@ -170,8 +176,7 @@ LmdbSpace MeasureLmdbDir(const std::string& dir) {
     out.entries += st.ms_entries;
   }
   out.live_bytes = pages * psize;
-  mdb_txn_abort(txn);
-  mdb_env_close(env);
+  LmdbCheck(mdb_txn_commit(txn), "commit");  // keeps the table handles open for the env's owner
   return out;
 }
 

@@ -15,6 +15,8 @@
 
 #include "engine/status.h"
 
+typedef struct MDB_env MDB_env;
+
 namespace snapsink::bench {
 
 // Prints "snapsink_bench: <what>" to stderr and exits with status 1.
@@ -102,6 +104,8 @@ struct LmdbSpace {
 // Opens the environment in dir read-only. REQUIRES: no MDB_env of this
 // process has dir open (LMDB forbids two in one process).
 LmdbSpace MeasureLmdbDir(const std::string& dir);
+// The same for an environment this process has open (dir: where data.mdb is).
+LmdbSpace MeasureLmdbEnv(MDB_env* env, const std::string& dir);
 
 // "1.23 M", "456.7 K" style for rates and counts.
 std::string HumanCount(double v);

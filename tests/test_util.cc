@@ -80,6 +80,48 @@ RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::str
   return r;
 }
 
+Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  Spawned s;
+  s.pid = ::fork();
+  if (s.pid == 0) {
+    int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::string bin = SNAPSINK_BINARY;
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv{bin.data()};
+    for (std::string& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  return s;
+}
+
+namespace {
+int DecodeStatus(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+}  // namespace
+
+bool Spawned::Running() {
+  if (exit_code >= 0) return false;
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) == pid) {
+    exit_code = DecodeStatus(status);
+    return false;
+  }
+  return true;
+}
+
+int Spawned::Wait() {
+  if (exit_code >= 0) return exit_code;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  exit_code = DecodeStatus(status);
+  return exit_code;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
@@ -122,6 +164,8 @@ std::string StateDump(const std::string& root) {
   }
   RunResult q = Snapsink({"query", root, "--format", "json"});
   dump += "## query rc=" + std::to_string(q.exit_code) + "\n" + q.out;
+  const std::string parent = fs::path(root).parent_path().string();
+  for (size_t pos; !parent.empty() && (pos = dump.find(parent)) != std::string::npos;) dump.replace(pos, parent.size(), "$DIR");
   return dump;
 }
 

@@ -30,6 +30,16 @@ struct RunResult {
 RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                    const std::string& stdin_data = "");
 
+// Starts the snapsink binary without waiting (stdin, stdout and stderr to
+// /dev/null); Wait returns its exit status as RunResult::exit_code does.
+struct Spawned {
+  int pid = -1;
+  bool Running();   // false once it has exited (then exit_code is set)
+  int Wait();
+  int exit_code = -1;
+};
+Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& data);
 void AppendFile(const std::string& path, const std::string& data);
@@ -39,7 +49,9 @@ void AppendFile(const std::string& path, const std::string& data);
 std::map<std::string, std::string> TreeContents(const std::string& dir);
 
 // A comparable dump of a root's engine state: the output of
-// `inspect producers|gaps|sources|windows --json` and `query --format json`.
+// `inspect producers|gaps|sources|windows --json` and `query --format json`,
+// with the root's parent directory written as $DIR (so that roots in two
+// temp dirs with inputs beside them compare equal).
 std::string StateDump(const std::string& root);
 
 }  // namespace snapsink::testing

@@ -12,6 +12,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   BackfillOptions o;
   o.version = a.version;
   o.files = a.files;
+  o.commit_every = a.commit_every;
   for (auto [text, out] : {std::pair{&a.from, &o.from}, std::pair{&a.to, &o.to}}) {
     if (text->empty()) continue;
     int64_t ms;

@@ -71,6 +71,7 @@ struct BackfillArgs {
   uint32_t version = 0;
   std::vector<std::string> files;
   std::string from, to;
+  uint64_t commit_every = 10000;
   bool quiet = false;
 };
 Status CmdBackfill(const BackfillArgs& a);

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   c_backfill->add_option("FILE", backfill.files, "Archived NDJSON files")->required();
   c_backfill->add_option("--from", backfill.from, "First window (inclusive)");
   c_backfill->add_option("--to", backfill.to, "Last window (inclusive)");
+  c_backfill->add_option("--commit-every", backfill.commit_every, "Lines per transaction (default 10000)")
+      ->check(CLI::PositiveNumber);
   c_backfill->add_flag("--quiet", backfill.quiet, "No progress on stderr");
 
   QueryArgs query;
