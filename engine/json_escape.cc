@@ -36,10 +36,7 @@ void AppendJsonEscaped(std::string* dst, std::string_view s) {
       dst->push_back('\\');
       dst->push_back(static_cast<char>(c));
       ++i;
-    } else if (c == '\n') { dst->append("\\n"); ++i; }
-    else if (c == '\r') { dst->append("\\r"); ++i; }
-    else if (c == '\t') { dst->append("\\t"); ++i; }
-    else if (c < 0x20) {
+    } else if (c < 0x20) {
       dst->append("\\u00");
       dst->push_back(kHex[c >> 4]);
       dst->push_back(kHex[c & 0xF]);

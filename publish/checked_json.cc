@@ -4,6 +4,8 @@
 
 #include <cassert>
 
+#include "engine/json_escape.h"
+
 #include <fmt/format.h>
 
 namespace snapsink {
@@ -14,34 +16,6 @@ constexpr std::string_view kChecksumMember = "\"checksum\":\"";
 // `"checksum":"` + 16 hex + `"}` + '\n'
 constexpr size_t kTrailerSize = kChecksumMember.size() + 16 + 3;
 
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not one
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xbf;  // range of the second byte
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < n) return 0;
-  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; k++) {
-    if (b(i + k) < 0x80 || b(i + k) > 0xbf) return 0;
-  }
-  return n;
-}
 
 }  // namespace
 
@@ -108,27 +82,7 @@ Status OpenJson(std::string_view text, std::string_view* body, const std::string
 
 std::string JsonEscape(std::string_view s) {
   std::string out;
-  out.reserve(s.size() + 2);
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-      i++;
-    } else if (c < 0x20) {
-      out.append(fmt::format("\\u{:04x}", c));
-      i++;
-    } else {
-      size_t n = Utf8SequenceLength(s, i);
-      if (n == 0) {
-        out.append("\\ufffd");
-        i++;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
-    }
-  }
+  AppendJsonEscaped(&out, s);
   return out;
 }
 
