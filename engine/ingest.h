@@ -13,6 +13,9 @@
 // hash maps; LMDB is read on the first touch of a key in a batch and written
 // at commit. No allocation per event once the keys are known.
 //
+// The first failure of the store or the file system sticks: every later
+// call returns it. A stop (Gap, BadInput) does not.
+//
 // An Ingester works on any Store (live state or a backfill's); the caller
 // holds whatever lock the store needs. Not thread-safe.
 #pragma once
@@ -63,6 +66,7 @@ class Ingester {
   const SourceState& source_state() const;
 
  private:
+  Status RunSource(const IngestOptions& options, SourceState* after);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
