@@ -50,6 +50,10 @@ struct Ingester::Impl {
   StringMap<Aggregate> ledger;          // this batch's touched (window, metric) totals
   std::unordered_set<int64_t> windows;  // windows this batch applied events to
 
+  // The first failure of LMDB or the file system sticks: after it the
+  // in-memory caches no longer match what is committed.
+  Status sticky;
+
   std::unique_ptr<Txn> txn;
   std::string source;
   bool source_loaded = false;
@@ -230,11 +234,15 @@ Status Ingester::Impl::Commit() {
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, id, codec::Encode(p.state)));
     p.dirty = false;
   }
+  // events == 0: only looked at for an event that was then rejected (sum
+  // overflow) or ignored; it must not leave an empty row behind.
   for (const auto& [key, a] : aggs) {
+    if (a.events == 0) continue;
     codec::EncodeInto(&value, a);
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kAggs, key, value));
   }
   for (const auto& [key, a] : ledger) {
+    if (a.events == 0) continue;
     codec::EncodeInto(&value, a);
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kLedger, key, value));
   }
@@ -297,19 +305,37 @@ void Ingester::SetWindowRange(int64_t first, int64_t last) {
   impl_->last_window = last;
 }
 
+namespace {
+// Records a failure other than a stop for bad input or a gap as sticky.
+Status Stick(Status* sticky, Status s) {
+  if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) *sticky = s;
+  return s;
+}
+}  // namespace
+
 Status Ingester::BeginBatch(const std::string& source, const std::string& rejects_file) {
-  return impl_->Begin(source, rejects_file);
+  SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
+  return Stick(&impl_->sticky, impl_->Begin(source, rejects_file));
 }
 
 Status Ingester::ApplyLine(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong) {
-  return impl_->Apply(data, size, capacity, end_offset, overlong, /*stop_on_error=*/false);
+  SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
+  return Stick(&impl_->sticky, impl_->Apply(data, size, capacity, end_offset, overlong, /*stop_on_error=*/false));
 }
 
-Status Ingester::CommitBatch() { return impl_->Commit(); }
+Status Ingester::CommitBatch() {
+  SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
+  return Stick(&impl_->sticky, impl_->Commit());
+}
 
 const SourceState& Ingester::source_state() const { return impl_->src; }
 
 Status Ingester::Run(const IngestOptions& options, SourceState* after) {
+  SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
+  return Stick(&impl_->sticky, RunSource(options, after));
+}
+
+Status Ingester::RunSource(const IngestOptions& options, SourceState* after) {
   Impl& m = *impl_;
   const std::string source = options.source.empty() ? options.path : options.source;
   const uint64_t every = options.commit_every == 0 ? 1 : options.commit_every;
