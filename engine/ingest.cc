@@ -151,6 +151,7 @@ Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, cons
                      ",\"reason\":");
   rejects_buf.append(JsonQuote(why));
   rejects_buf.append(",\"raw\":");
+  if (!overlong && size > 0 && data[size - 1] == '\r') --size;  // the CR of a CRLF terminator
   rejects_buf.append(JsonQuote(std::string_view(data, size)));
   if (overlong) rejects_buf.append(",\"truncated\":true");
   rejects_buf.append("}\n");

@@ -69,11 +69,12 @@ struct Input {
 };
 
 std::string SourceJson(const std::string& source, uint64_t offset, uint64_t lines, uint64_t applied,
-                       uint64_t duplicates, uint64_t fenced, uint64_t rejected) {
-  EXPECT_EQ(lines, applied + duplicates + fenced + rejected) << "test bug";
+                       uint64_t duplicates, uint64_t fenced, uint64_t rejected, uint64_t ignored = 0) {
+  EXPECT_EQ(lines, applied + duplicates + fenced + rejected + ignored) << "test bug";
   return "{\"source\":" + Q(source) + ",\"offset\":" + std::to_string(offset) + ",\"lines\":" + std::to_string(lines) +
          ",\"applied\":" + std::to_string(applied) + ",\"duplicates\":" + std::to_string(duplicates) +
-         ",\"fenced\":" + std::to_string(fenced) + ",\"rejected\":" + std::to_string(rejected) + "}\n";
+         ",\"fenced\":" + std::to_string(fenced) + ",\"rejected\":" + std::to_string(rejected) +
+         ",\"ignored\":" + std::to_string(ignored) + "}\n";
 }
 
 std::string Inspect(const std::string& root, const std::string& what) {
@@ -247,7 +248,7 @@ TEST_P(IngestOnErrorStopTest, ExitsTwoAfterCommittingEverythingBefore) {
   EXPECT_EQ(rejects[0].raw, "{bad");
 }
 
-INSTANTIATE_TEST_SUITE_P(CommitEvery, IngestOnErrorStopTest, ::testing::Values(1, 2, 3, 100));
+INSTANTIATE_TEST_SUITE_P(IngestCommitEvery, IngestOnErrorStopTest, ::testing::Values(1, 2, 3, 100));
 
 TEST_F(IngestCliTest, OnErrorStopOnFirstLine) {
   WriteFile(in, "x\n" + L("p", 0) + "\n");
@@ -382,9 +383,9 @@ TEST_P(IngestOnGapStopTest, ExitsThreeNamingProducerAndRange) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(CommitEvery, IngestOnGapStopTest, ::testing::Values(1, 2, 100));
+INSTANTIATE_TEST_SUITE_P(IngestCommitEvery, IngestOnGapStopTest, ::testing::Values(1, 2, 100));
 
-TEST_F(IngestCliTest, OnGapStopAlsoForNewEpochAboveZeroButNotForFills) {
+TEST_F(IngestCliTest, OnGapStopAlsoForNewEpochAboveZero) {
   RunResult init = Snapsink({"init", d / "r2", "--on-gap", "stop"});
   ASSERT_EQ(init.exit_code, 0);
   Ev e;
@@ -428,7 +429,7 @@ TEST_F(IngestCliTest, MoreThan1024GapsStopsWithExitThree) {
 
   // Filling at the ends is fine.
   const std::string ends = d / "ends.ndjson";
-  WriteFile(ends, L("p", 0) + "\n" + L("p", 2) + "\n" + L("p", 4) + "\n");
+  WriteFile(ends, L("p", 0) + "\n" + L("p", 2) + "\n" + L("p", 4) + "\n" + L("p", 5) + "\n" + L("p", 6) + "\n");
   r = Ingest({ends});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Inspect(root, "producers"), "{\"producer\":\"p\",\"epoch\":0,\"next_seq\":4097,\"open_gaps\":1023}\n");
@@ -478,6 +479,25 @@ TEST_F(IngestCliTest, FileShorterThanCommittedOffsetExitsOne) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("shorter"), std::string::npos) << r.err;
   EXPECT_EQ(StateDump(root), before);
+}
+
+TEST_F(IngestCliTest, ShortSecondFileChangesNothingOfTheFirst) {
+  const std::string other = d / "other.ndjson";
+  WriteFile(other, L("q", 0) + "\n" + L("q", 1) + "\n");
+  ASSERT_EQ(Ingest({other}).exit_code, 0);
+  WriteFile(other, L("q", 0) + "\n");  // now shorter than its committed offset
+  WriteFile(in, L("p", 0) + "\n");
+  const std::string before = StateDump(root);
+  RunResult r = Ingest({in, other});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("shorter than its committed offset"), std::string::npos) << r.err;
+  EXPECT_EQ(StateDump(root), before);  // `in` was not ingested either
+}
+
+TEST_F(IngestCliTest, RejectRawOfACrlfLineHasNoCr) {
+  WriteFile(in, "not json\r\n" + L("p", 0) + "\r\n");
+  ASSERT_EQ(Ingest({in}).exit_code, 0);
+  EXPECT_NE(ReadFile(in_rejects).find("\"raw\":\"not json\"}"), std::string::npos) << ReadFile(in_rejects);
 }
 
 TEST_F(IngestCliTest, StdinWorksAndResumesBySkippingCommittedBytes) {

@@ -5,6 +5,7 @@
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/root.h"
+#include "engine/state_codec.h"
 #include "engine/timeutil.h"
 #include "tools/commands.h"
 #include "tools/progress.h"
@@ -31,12 +32,23 @@ Status CmdInit(const InitArgs& a) {
 
 namespace {
 
-// Every input must be readable before any of them changes state.
-Status CheckInputs(const std::vector<std::string>& files) {
+// Every input must be readable, and no shorter than its committed offset,
+// before any of them changes state.
+Status CheckInputs(Root* root, const std::vector<std::string>& files, const std::string& source) {
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
   for (const std::string& f : files) {
     if (f == "-") continue;
+    SourceState st;
+    std::string_view v;
+    Status s = txn->Get(Table::kSources, source.empty() ? f : source, &v);
+    if (s.ok()) {
+      SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &st));
+    } else if (!s.IsNotFound()) {
+      return s;
+    }
     std::unique_ptr<LineReader> r;
-    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, 0, &r));
+    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, st.offset, &r));
   }
   return Status::OK();
 }
@@ -47,7 +59,7 @@ Status IngestInto(Root* root, const IngestArgs& a) {
   if (!a.source.empty() && a.files.size() > 1) {
     return Status::InvalidArgument("--source names one input; give one FILE with it");
   }
-  SNAPSINK_RETURN_IF_ERROR(CheckInputs(a.files));
+  SNAPSINK_RETURN_IF_ERROR(CheckInputs(root, a.files, a.source));
   Ingester ingester(root->env(), root->store(), root->config());
   for (const std::string& file : a.files) {
     IngestOptions opt;
