@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 namespace snapsink::bench {
@@ -21,6 +22,73 @@ void Die(const std::string& what) {
 
 void CheckOk(const Status& s, const std::string& what) {
   if (!s.ok()) Die(what + ": " + s.ToString());
+}
+
+namespace {
+// On-CPU seconds of this thread (exact), and its run-queue seconds from
+// schedstat (up to date while the thread runs; 0 when schedstat is missing).
+void ThreadSchedStat(double* cpu, double* queued) {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  *cpu = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  unsigned long long run_ns = 0, wait_ns = 0;
+  if (std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r")) {
+    if (std::fscanf(f, "%llu %llu", &run_ns, &wait_ns) != 2) wait_ns = 0;
+    std::fclose(f);
+  }
+  *queued = static_cast<double>(wait_ns) * 1e-9;
+}
+
+// write_bytes of /proc/self/io: what this process made the kernel write to
+// storage (dirtied page cache counts when dirtied). 0 when unavailable.
+uint64_t ProcessWriteBytes() {
+  uint64_t bytes = 0;
+  if (std::FILE* f = std::fopen("/proc/self/io", "r")) {
+    char name[64];
+    unsigned long long v;
+    while (std::fscanf(f, "%63s %llu", name, &v) == 2) {
+      if (std::strcmp(name, "write_bytes:") == 0) bytes = v;
+    }
+    std::fclose(f);
+  }
+  return bytes;
+}
+}  // namespace
+
+Stopwatch::Stopwatch() {
+  written_start_ = ProcessWriteBytes();
+  ThreadSchedStat(&cpu_start_, &queued_start_);
+  start_ = std::chrono::steady_clock::now();
+}
+
+TimeSplit Stopwatch::Split() const {
+  TimeSplit t;
+  t.wall = Seconds();
+  ThreadSchedStat(&t.cpu, &t.queued);
+  t.cpu -= cpu_start_;
+  t.queued -= queued_start_;
+  t.written = ProcessWriteBytes() - written_start_;
+  return t;
+}
+
+std::string TimeSplit::Percentages() const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f/%.0f/%.0f", 100 * cpu / wall, 100 * queued / wall, 100 * blocked() / wall);
+  return buf;
+}
+
+std::string MedianPercentages(const std::vector<TimeSplit>& splits) {
+  std::vector<double> cpu, queued, blocked;
+  for (const TimeSplit& t : splits) {
+    if (t.wall <= 0) continue;
+    cpu.push_back(t.cpu / t.wall);
+    queued.push_back(t.queued / t.wall);
+    blocked.push_back(t.blocked() / t.wall);
+  }
+  if (cpu.empty()) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f/%.0f/%.0f", 100 * Median(cpu), 100 * Median(queued), 100 * Median(blocked));
+  return buf;
 }
 
 double Median(std::vector<double> v) {

@@ -24,16 +24,34 @@ namespace snapsink::bench {
 // Dies with what + the status message unless s is OK.
 void CheckOk(const Status& s, const std::string& what);
 
+// Where a span of wall-clock time went, for this thread (the benchmarks are
+// single-threaded), from /proc/thread-self/schedstat: on a CPU, runnable but
+// waiting for a CPU (other processes' load), or blocked (the rest: fsync,
+// disk reads).
+struct TimeSplit {
+  double wall = 0, cpu = 0, queued = 0;
+  uint64_t written = 0;  // bytes the process sent toward storage (/proc/self/io write_bytes)
+  double blocked() const { return wall > cpu + queued ? wall - cpu - queued : 0; }
+  // "63/30/7": percent of wall on CPU / queued / blocked.
+  std::string Percentages() const;
+};
+
 class Stopwatch {
  public:
-  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  Stopwatch();
   double Seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
+  TimeSplit Split() const;
 
  private:
   std::chrono::steady_clock::time_point start_;
+  double cpu_start_ = 0, queued_start_ = 0;
+  uint64_t written_start_ = 0;
 };
+
+// Median of each share of a split (so the three need not add up to 100).
+std::string MedianPercentages(const std::vector<TimeSplit>& splits);
 
 // Median of v (the mean of the two middle values for an even count); 0 if empty.
 double Median(std::vector<double> v);

@@ -235,7 +235,7 @@ struct GenLine {
 class Generator {
  public:
   explicit Generator(uint64_t seed) : rng_(seed) {
-    for (const char* name : {"alpha", "beta", "gamma", "delta", "eps/ilon"}) prods_.push_back(Prod{name});
+    for (const char* name : {"alpha", "beta", "gamma", "delta", "eps/ilon"}) prods_.push_back(Prod{name, 0, 0, {}, {}});
   }
 
   std::vector<GenLine> Make(size_t n) {

@@ -1,0 +1,910 @@
+// snapsink_bench: one program, named benchmarks, the same input for all of
+// them, baselines in the same process (after LevelDB's db_bench).
+//
+//   snapsink_bench [--quick] [--benchmarks=parse,ingest,sqlite,lmdb,state,publish,read]
+//                  [--reps=3] [--events=N] [--json=PATH] ...   (--help lists every flag)
+//
+// Each timed benchmark runs --reps times; a figure is the median over the
+// repetitions, and a ratio is the median of the per-repetition ratios (rep i
+// of ingest over rep i of parse), so a noisy moment hits both sides of a pair.
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <simdjson.h>
+#include <sqlite3.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bench/baselines.h"
+#include "bench/bench_util.h"
+#include "bench/input_gen.h"
+#include "engine/filenames.h"
+#include "engine/ingest.h"
+#include "engine/root.h"
+#include "publish/publisher.h"
+#include "publish/reader.h"
+#include "publish/seal.h"
+
+namespace snapsink::bench {
+namespace {
+
+// Checksums of the work end up here, so the compiler cannot drop the work.
+volatile uint64_t g_sink = 0;
+
+// ---------------------------------------------------------------- flags
+
+const char* const kAllBenchmarks[] = {"parse", "ingest", "sqlite", "lmdb", "state", "publish", "read"};
+
+struct Flags {
+  std::set<std::string> benchmarks{std::begin(kAllBenchmarks), std::end(kAllBenchmarks)};
+  int reps = 3;
+  uint64_t events = 2000000;        // main input lines
+  uint64_t sqlite_events = 0;       // 0: all of the main input
+  uint64_t state_events = 200000;   // state-size input at 1x (10x = 10 times as many)
+  uint64_t publish_rows = 1000000;  // rows of the published window
+  uint64_t lookups = 50000;         // point lookups per repetition
+  uint64_t commit_every = 10000;    // lines per transaction, for snapsink and the ledgers alike
+  StreamSpec spec;
+  std::string tmpdir;
+  std::string json_path;
+  bool keep = false;
+  bool quick = false;
+
+  bool Has(const std::string& b) const { return benchmarks.count(b) > 0; }
+};
+
+void Usage() {
+  std::printf(
+      "usage: snapsink_bench [flags]\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,sqlite,lmdb,state,publish,read (default: all)\n"
+      "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
+      "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
+      "  --events=N          lines of the main input (default 2000000)\n"
+      "  --sqlite_events=N   the SQLite ledger reads only the first N lines (default: all); rates are compared\n"
+      "  --state_events=N    state-size input at 1x; 10x continues the stream to 10*N (default 200000)\n"
+      "  --publish_rows=N    rows of the published window (default 1000000)\n"
+      "  --lookups=N         point lookups per repetition (default 50000)\n"
+      "  --commit_every=N    lines per transaction, snapsink and ledgers alike (default 10000, as snapsink ingest)\n"
+      "  --producers=N --dup_rate=F --gap_rate=F --hours=N --metrics=N --keys=N --seed=N   input shape\n"
+      "  --tmpdir=DIR        where scratch files go (default $TMPDIR or /tmp)\n"
+      "  --json=PATH         also write the results as one JSON object\n"
+      "  --keep              keep the scratch directory\n");
+}
+
+bool FlagValue(const char* arg, const char* name, std::string* value) {
+  const size_t n = std::strlen(name);
+  if (std::strncmp(arg, name, n) != 0 || arg[n] != '=') return false;
+  *value = arg + n + 1;
+  return true;
+}
+
+uint64_t ToU64(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0') Die("bad value for " + flag + ": " + v);
+  return x;
+}
+
+double ToDouble(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0') Die("bad value for " + flag + ": " + v);
+  return x;
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
+  // --quick first, so explicit sizes given with it win.
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      f.quick = true;
+      f.reps = 1;
+      f.events = 20000;
+      f.state_events = 5000;
+      f.publish_rows = 20000;
+      f.lookups = 2000;
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    std::string v;
+    // Accept "--flag value" as well as "--flag=value".
+    std::string joined;
+    if (std::strncmp(a, "--", 2) == 0 && std::strchr(a, '=') == nullptr && i + 1 < argc &&
+        std::strcmp(a, "--quick") != 0 && std::strcmp(a, "--keep") != 0 && std::strcmp(a, "--help") != 0) {
+      joined = std::string(a) + "=" + argv[++i];
+      a = joined.c_str();
+    }
+    if (std::strcmp(a, "--quick") == 0) continue;
+    if (std::strcmp(a, "--keep") == 0) {
+      f.keep = true;
+    } else if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
+      Usage();
+      std::exit(0);
+    } else if (FlagValue(a, "--benchmarks", &v)) {
+      f.benchmarks.clear();
+      std::stringstream ss(v);
+      for (std::string b; std::getline(ss, b, ',');) {
+        if (b.empty()) continue;
+        if (b == "lmdb_ledger") b = "lmdb";
+        if (std::find(std::begin(kAllBenchmarks), std::end(kAllBenchmarks), b) == std::end(kAllBenchmarks)) {
+          Die("unknown benchmark " + b + " (try --help)");
+        }
+        f.benchmarks.insert(b);
+      }
+    } else if (FlagValue(a, "--reps", &v)) {
+      f.reps = static_cast<int>(std::max<uint64_t>(1, ToU64("--reps", v)));
+    } else if (FlagValue(a, "--events", &v)) {
+      f.events = ToU64("--events", v);
+    } else if (FlagValue(a, "--sqlite_events", &v)) {
+      f.sqlite_events = ToU64("--sqlite_events", v);
+    } else if (FlagValue(a, "--state_events", &v)) {
+      f.state_events = ToU64("--state_events", v);
+    } else if (FlagValue(a, "--publish_rows", &v)) {
+      f.publish_rows = std::max<uint64_t>(1, ToU64("--publish_rows", v));
+    } else if (FlagValue(a, "--commit_every", &v)) {
+      f.commit_every = std::max<uint64_t>(1, ToU64("--commit_every", v));
+    } else if (FlagValue(a, "--lookups", &v)) {
+      f.lookups = ToU64("--lookups", v);
+    } else if (FlagValue(a, "--producers", &v)) {
+      f.spec.producers = static_cast<int>(std::max<uint64_t>(1, ToU64("--producers", v)));
+    } else if (FlagValue(a, "--dup_rate", &v)) {
+      f.spec.duplicate_rate = ToDouble("--dup_rate", v);
+    } else if (FlagValue(a, "--gap_rate", &v)) {
+      f.spec.gap_rate = ToDouble("--gap_rate", v);
+    } else if (FlagValue(a, "--hours", &v)) {
+      f.spec.hours = static_cast<int>(std::max<uint64_t>(1, ToU64("--hours", v)));
+    } else if (FlagValue(a, "--metrics", &v)) {
+      f.spec.metrics = static_cast<int>(std::max<uint64_t>(1, ToU64("--metrics", v)));
+    } else if (FlagValue(a, "--keys", &v)) {
+      f.spec.keys = static_cast<int>(std::max<uint64_t>(1, ToU64("--keys", v)));
+    } else if (FlagValue(a, "--seed", &v)) {
+      f.spec.seed = ToU64("--seed", v);
+    } else if (FlagValue(a, "--tmpdir", &v)) {
+      f.tmpdir = v;
+    } else if (FlagValue(a, "--json", &v)) {
+      f.json_path = v;
+    } else {
+      Die(std::string("unknown flag ") + a + " (try --help)");
+    }
+  }
+  if (f.tmpdir.empty()) {
+    const char* t = std::getenv("TMPDIR");
+    f.tmpdir = t && *t ? t : "/tmp";
+  }
+  return f;
+}
+
+// ---------------------------------------------------------------- environment
+
+std::string ReadCpuInfo(const std::string& field) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field, 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+std::string FsType(const std::string& path) {
+  struct statfs s;
+  if (::statfs(path.c_str(), &s) != 0) return "unknown";
+  switch (static_cast<unsigned long>(s.f_type)) {
+    case 0xEF53: return "ext2/3/4";
+    case 0x58465342: return "xfs";
+    case 0x01021994: return "tmpfs (fsync is free: durability costs are not measured)";
+    case 0x9123683E: return "btrfs";
+    case 0x794c7630: return "overlayfs";
+    default: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%lx", static_cast<unsigned long>(s.f_type));
+      return buf;
+    }
+  }
+}
+
+constexpr bool kOptimized =
+#if defined(__OPTIMIZE__)
+    true;
+#else
+    false;
+#endif
+
+constexpr bool kAssertsOff =
+#if defined(NDEBUG)
+    true;
+#else
+    false;
+#endif
+
+// The On-Demand kernel is picked at compile time from the target flags (the
+// engine is built with the same flags as this file).
+#define SNAPSINK_BENCH_STR2(x) #x
+#define SNAPSINK_BENCH_STR(x) SNAPSINK_BENCH_STR2(x)
+constexpr const char* kSimdjsonKernel = SNAPSINK_BENCH_STR(SIMDJSON_BUILTIN_IMPLEMENTATION);
+
+std::string BuildDescription() {
+  if (kOptimized && kAssertsOff) return "optimized, NDEBUG (Release or RelWithDebInfo)";
+  if (kOptimized) return "optimized, assertions ON (NDEBUG not defined)";
+  return kAssertsOff ? "NOT optimized, NDEBUG" : "NOT optimized, assertions ON (Debug)";
+}
+
+void PrintEnvironment(const Flags& f, const std::string& work) {
+  struct utsname u;
+  ::uname(&u);
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::printf("snapsink_bench\n");
+  std::printf("Date:        %s\n", date);
+  std::printf("CPU:         %u x %s\n", std::thread::hardware_concurrency(), ReadCpuInfo("model name").c_str());
+  std::printf("CPUCache:    %s\n", ReadCpuInfo("cache size").c_str());
+  std::printf("Kernel:      %s %s\n", u.sysname, u.release);
+  std::printf("Compiler:    %s\n", __VERSION__);
+  std::printf("Build:       %s\n", BuildDescription().c_str());
+  std::printf("Libraries:   simdjson %d.%d.%d (%s kernel), LMDB %d.%d.%d, SQLite %s, zstd %s\n",
+              int{simdjson::SIMDJSON_VERSION_MAJOR}, int{simdjson::SIMDJSON_VERSION_MINOR}, int{simdjson::SIMDJSON_VERSION_REVISION},
+              kSimdjsonKernel, MDB_VERSION_MAJOR, MDB_VERSION_MINOR,
+              MDB_VERSION_PATCH, sqlite3_libversion(), ZSTD_versionString());
+  std::printf("Scratch:     %s (%s)\n", work.c_str(), FsType(work).c_str());
+  std::printf("Repetitions: %d (figures are medians; ratios are medians of per-repetition ratios)\n", f.reps);
+  if (!kOptimized) std::printf("WARNING: Optimization is disabled: benchmarks unnecessarily slow\n");
+  if (!kAssertsOff) std::printf("WARNING: Assertions are enabled; benchmarks unnecessarily slow\n");
+  if (std::strcmp(kSimdjsonKernel, "fallback") == 0) {
+    std::printf("WARNING: simdjson uses its portable fallback kernel; parsing unnecessarily slow\n");
+  }
+  double load = 0;
+  if (std::FILE* la = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(la, "%lf", &load) != 1) load = 0;
+    std::fclose(la);
+  }
+  std::printf("Load:        %.2f (1-minute load average at start)\n", load);
+  if (load > 0.5 * std::thread::hardware_concurrency()) {
+    std::printf("WARNING: the machine is busy (load %.2f on %u cores): figures are noisy; compare ratios, not rates\n",
+                load, std::thread::hardware_concurrency());
+  }
+  if (f.quick) std::printf("NOTE: --quick: tiny sizes, a smoke test; the figures mean little\n");
+  std::printf("\n");
+}
+
+// ---------------------------------------------------------------- results
+
+// Per-repetition samples of one figure.
+using Samples = std::vector<double>;
+
+Samples Ratio(const Samples& a, const Samples& b) {
+  Samples out;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) out.push_back(b[i] > 0 ? a[i] / b[i] : 0);
+  return out;
+}
+
+struct TableRow {
+  std::string name, items, time, rate, note;
+  std::string cpu = "";  // TimeSplit::Percentages, where measured
+};
+
+class Report {
+ public:
+  void Row(TableRow r) { rows_.push_back(std::move(r)); }
+  void Num(const std::string& key, double v) {
+    char buf[64];
+    if (v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 1e15) {
+      std::snprintf(buf, sizeof buf, "%" PRId64, static_cast<int64_t>(v));
+    } else {
+      std::snprintf(buf, sizeof buf, "%.6g", v);
+    }
+    json_.emplace_back(key, buf);
+    nums_[key] = v;
+  }
+  std::optional<double> Get(const std::string& key) const {
+    auto it = nums_.find(key);
+    return it == nums_.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+  void Str(const std::string& key, const std::string& v) {
+    std::string q = "\"";
+    for (char c : v) {
+      if (c == '"' || c == '\\') q.push_back('\\');
+      if (static_cast<unsigned char>(c) >= 0x20) q.push_back(c);
+    }
+    json_.emplace_back(key, q + "\"");
+  }
+  void Array(const std::string& key, const Samples& s) {
+    std::string a = "[";
+    for (size_t i = 0; i < s.size(); ++i) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%.6g", i ? "," : "", s[i]);
+      a += buf;
+    }
+    json_.emplace_back(key, a + "]");
+  }
+  void Note(const std::string& n) { notes_.push_back(n); }
+
+  void PrintTable() const {
+    const char* head[6] = {"benchmark", "items", "median s", "cpu/queued/blocked %", "rate", "notes"};
+    size_t w[5] = {std::strlen(head[0]), std::strlen(head[1]), std::strlen(head[2]), std::strlen(head[3]),
+                   std::strlen(head[4])};
+    for (const TableRow& r : rows_) {
+      w[0] = std::max(w[0], r.name.size());
+      w[1] = std::max(w[1], r.items.size());
+      w[2] = std::max(w[2], r.time.size());
+      w[3] = std::max(w[3], r.cpu.size());
+      w[4] = std::max(w[4], r.rate.size());
+    }
+    auto line = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
+                    const std::string& e, const std::string& g) {
+      std::printf("%-*s  %*s  %*s  %*s  %-*s  %s\n", static_cast<int>(w[0]), a.c_str(), static_cast<int>(w[1]),
+                  b.c_str(), static_cast<int>(w[2]), c.c_str(), static_cast<int>(w[3]), d.c_str(),
+                  static_cast<int>(w[4]), e.c_str(), g.c_str());
+    };
+    line(head[0], head[1], head[2], head[3], head[4], head[5]);
+    line(std::string(w[0], '-'), std::string(w[1], '-'), std::string(w[2], '-'), std::string(w[3], '-'),
+         std::string(w[4], '-'), "-----");
+    for (const TableRow& r : rows_) line(r.name, r.items, r.time, r.cpu, r.rate, r.note);
+    if (!notes_.empty()) std::printf("\n");
+    for (const std::string& n : notes_) std::printf("%s\n", n.c_str());
+  }
+
+  void WriteJson(const std::string& path) const {
+    std::string out = "{";
+    for (size_t i = 0; i < json_.size(); ++i) {
+      out += (i ? ",\n  \"" : "\n  \"") + json_[i].first + "\": " + json_[i].second;
+    }
+    out += "\n}\n";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr || std::fwrite(out.data(), 1, out.size(), f) != out.size() || std::fclose(f) != 0) {
+      Die("cannot write " + path);
+    }
+  }
+
+ private:
+  std::vector<TableRow> rows_;
+  std::vector<std::pair<std::string, std::string>> json_;
+  std::vector<std::string> notes_;
+  std::map<std::string, double> nums_;
+};
+
+// Items per CPU-second of each repetition.
+Samples CpuRates(const std::vector<TimeSplit>& t, uint64_t items) {
+  Samples out;
+  for (const TimeSplit& x : t) out.push_back(x.cpu > 0 ? static_cast<double>(items) / x.cpu : 0);
+  return out;
+}
+
+std::string Mark(bool ok) { return ok ? "ok" : "MISSED"; }
+
+// The lead's targets, checked against this run's figures.
+void PrintTargets(const Report& rep) {
+  struct Target {
+    const char* key;
+    bool at_least;
+    double bound;
+    const char* text;
+  };
+  const Target targets[] = {
+      {"ratio_vs_parse", true, 0.5, "ingest >= 0.5x parse"},
+      {"ratio_vs_sqlite", true, 20, "ingest >= 20x sqlite ledger"},
+      {"publish_ratio_vs_zstd_write", false, 2, "publish <= 2x zstd+write"},
+  };
+  bool any = false;
+  for (const Target& t : targets) {
+    const std::optional<double> v = rep.Get(t.key);
+    if (!v) continue;
+    if (!any) std::printf("\ntargets (wall-clock ratio; by CPU time in brackets):\n");
+    any = true;
+    const std::optional<double> cpu = rep.Get(std::string(t.key) + "_cpu");
+    auto ok = [&](double x) { return t.at_least ? x >= t.bound : x <= t.bound; };
+    std::printf("  %-28s %-28s %7.2f %-7s", t.text, t.key, *v, Mark(ok(*v)).c_str());
+    if (cpu) std::printf(" (%.2f %s)", *cpu, Mark(ok(*cpu)).c_str());
+    std::printf("\n");
+  }
+}
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string Count(uint64_t v) { return std::to_string(v); }
+
+std::string Rate(double per_s, const char* unit) { return HumanCount(per_s) + " " + unit + "/s"; }
+
+// "; wrote 12.3 MB (61 B/item)": the median bytes written per repetition.
+std::string Written(const std::vector<TimeSplit>& t, uint64_t items) {
+  Samples w;
+  for (const TimeSplit& x : t) w.push_back(static_cast<double>(x.written));
+  const double m = Median(w);
+  if (m <= 0) return "";
+  return "; wrote " + HumanBytes(m) + Fmt(" (%.0f B/item)", m / static_cast<double>(std::max<uint64_t>(items, 1)));
+}
+
+
+// ---------------------------------------------------------------- snapsink
+
+struct IngestRun {
+  SourceState state;
+  double seconds = 0;
+  TimeSplit split;
+};
+
+// As `snapsink ingest ROOT FILE --source SOURCE` does it; timed from opening
+// the root to the last commit.
+IngestRun IngestFile(const std::string& root_path, const std::string& file, const std::string& source,
+                     uint64_t commit_every) {
+  IngestRun r;
+  Stopwatch sw;
+  std::unique_ptr<Root> root;
+  CheckOk(Root::Open(Env::Default(), root_path, /*writer=*/true, &root), "open " + root_path);
+  Ingester ingester(root->env(), root->store(), root->config());
+  IngestOptions opt;
+  opt.path = file;
+  opt.source = source;
+  opt.commit_every = commit_every;
+  opt.rejects_file = filenames::RejectsFile(root->path(), opt.source);
+  CheckOk(ingester.Run(opt, &r.state), "ingest " + file);
+  r.seconds = sw.Seconds();
+  r.split = sw.Split();
+  return r;
+}
+
+void InitRoot(const std::string& path) {
+  CheckOk(Root::Init(Env::Default(), path, RootConfig()), "init " + path);  // 1h windows, lateness one window
+}
+
+// ---------------------------------------------------------------- benchmarks
+
+struct Input {
+  std::string path;
+  StreamStats stats;
+  uint64_t expected_applied = 0;
+};
+
+Input MakeMainInput(const Flags& f, const std::string& work) {
+  Input in;
+  in.path = work + "/events.ndjson";
+  Stopwatch sw;
+  EventStream stream(f.spec);
+  in.stats = stream.Write(in.path, f.events);
+  in.expected_applied = stream.expected_applied();
+  const StreamStats& s = in.stats;
+  std::printf(
+      "Input:       %" PRIu64 " lines, %s (avg %.0f B/line), %d producers, %d h of 1h windows, %d metrics x %d keys\n"
+      "             %.1f%% redeliveries, %" PRIu64 " seqs skipped (%" PRIu64 " filled later), seed %" PRIu64
+      "; generated in %.2f s\n\n",
+      s.lines, HumanBytes(static_cast<double>(s.bytes)).c_str(),
+      s.lines ? static_cast<double>(s.bytes) / static_cast<double>(s.lines) : 0.0, f.spec.producers, f.spec.hours,
+      f.spec.metrics, f.spec.keys, s.lines ? 100.0 * static_cast<double>(s.duplicates) / static_cast<double>(s.lines) : 0.0,
+      s.skipped, s.gap_fills, f.spec.seed, sw.Seconds());
+  std::fflush(stdout);
+  return in;
+}
+
+void Progress(const std::string& what) {
+  std::fprintf(stderr, "... %s\n", what.c_str());
+}
+
+// parse, ingest, sqlite and lmdb on the main input, rep by rep.
+void RunIngestFamily(const Flags& f, const std::string& work, Report* rep) {
+  const Input in = MakeMainInput(f, work);
+  const double mb = static_cast<double>(in.stats.bytes) / 1e6;
+  Samples parse, ingest, sqlite, lmdb;
+  std::vector<TimeSplit> parse_t, ingest_t, sqlite_t, lmdb_t;
+  uint64_t sqlite_lines = 0, applied_ingest = 0, applied_lmdb = 0, applied_sqlite = 0, parse_rejected = 0;
+  for (int r = 0; r < f.reps; ++r) {
+    const std::string tag = " (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")";
+    if (f.Has("parse")) {
+      Progress("parse" + tag);
+      Stopwatch sw;
+      const PassResult p = ParseLimit(in.path);
+      parse.push_back(static_cast<double>(p.lines) / sw.Seconds());
+      parse_t.push_back(sw.Split());
+      parse_rejected = p.rejected;
+      g_sink = g_sink + p.checksum;
+    }
+    if (f.Has("ingest")) {
+      Progress("ingest" + tag);
+      const std::string root = work + "/ingest-root";
+      RemoveTree(root);
+      InitRoot(root);
+      const IngestRun run = IngestFile(root, in.path, "events", f.commit_every);
+      ingest.push_back(static_cast<double>(run.state.lines) / run.seconds);
+      ingest_t.push_back(run.split);
+      applied_ingest = run.state.applied;
+      RemoveTree(root);
+    }
+    if (f.Has("sqlite")) {
+      Progress("sqlite ledger" + tag);
+      const std::string dir = work + "/sqlite";
+      RemoveTree(dir);
+      MakeDir(dir);
+      {
+        SqliteLedger db(dir);
+        Stopwatch sw;
+        const PassResult p = db.Ingest(LedgerRun{in.path, "events", f.sqlite_events, f.commit_every});
+        sqlite.push_back(static_cast<double>(p.lines) / sw.Seconds());
+        sqlite_t.push_back(sw.Split());
+        sqlite_lines = p.lines;
+        applied_sqlite = p.applied;
+      }
+      RemoveTree(dir);
+    }
+    if (f.Has("lmdb")) {
+      Progress("lmdb ledger" + tag);
+      const std::string dir = work + "/lmdb-ledger";
+      RemoveTree(dir);
+      MakeDir(dir);
+      {
+        LmdbLedger db(dir);
+        Stopwatch sw;
+        const PassResult p = db.Ingest(LedgerRun{in.path, "events", 0, f.commit_every});
+        lmdb.push_back(static_cast<double>(p.lines) / sw.Seconds());
+        lmdb_t.push_back(sw.Split());
+        applied_lmdb = p.applied;
+      }
+      RemoveTree(dir);
+    }
+  }
+  const uint64_t lines = in.stats.lines;
+  auto row = [&](const std::string& name, uint64_t n, const Samples& s, const std::vector<TimeSplit>& t,
+                 const std::string& note) {
+    const double m = Median(s);
+    rep->Row({name, Count(n), Fmt("%.3f", m > 0 ? static_cast<double>(n) / m : 0),
+              Rate(m, "lines") + Fmt(" %6.1f MB/s", m * mb / static_cast<double>(std::max<uint64_t>(lines, 1))),
+              note + Written(t, n), MedianPercentages(t)});
+  };
+  rep->Num("events", static_cast<double>(lines));
+  rep->Num("input_bytes", static_cast<double>(in.stats.bytes));
+  rep->Num("input_duplicates", static_cast<double>(in.stats.duplicates));
+  rep->Num("expected_applied", static_cast<double>(in.expected_applied));
+  if (!parse.empty()) {
+    row("parse", lines, parse, parse_t, "read+split+EventParser::Parse, the limit" +
+                                   (parse_rejected ? " (" + Count(parse_rejected) + " REJECTED)" : std::string()));
+    rep->Num("parse_events_per_s", Median(parse));
+    rep->Array("parse_events_per_s_reps", parse);
+  }
+  if (!ingest.empty()) {
+    std::string note = "Root::Open + Ingester::Run, commit every " + Count(f.commit_every);
+    if (!parse.empty()) {
+      note += Fmt(", %.2fx parse", Median(Ratio(ingest, parse))) +
+              Fmt(" (%.2fx by CPU time)", Median(Ratio(CpuRates(ingest_t, lines), CpuRates(parse_t, lines))));
+    }
+    if (!sqlite.empty()) note += Fmt(", %.1fx sqlite", Median(Ratio(ingest, sqlite)));
+    if (!lmdb.empty()) note += Fmt(", %.2fx lmdb ledger", Median(Ratio(ingest, lmdb)));
+    row("ingest", lines, ingest, ingest_t, note);
+    Samples blocked;
+    for (const TimeSplit& t : ingest_t) blocked.push_back(t.blocked() / t.wall);
+    rep->Num("ingest_blocked_share", Median(blocked));
+    rep->Num("ingest_events_per_s", Median(ingest));
+    rep->Array("ingest_events_per_s_reps", ingest);
+    rep->Num("ingest_applied", static_cast<double>(applied_ingest));
+    if (applied_ingest != in.expected_applied) {
+      rep->Note(Fmt("WARNING: snapsink applied %.0f events, the generator sent ", static_cast<double>(applied_ingest)) +
+                Count(in.expected_applied) + " distinct ones");
+    }
+  }
+  if (!sqlite.empty()) {
+    std::string note = "WAL, synchronous=NORMAL (commits not fsynced), INSERT OR IGNORE + upsert";
+    if (sqlite_lines < lines) note += "; first " + Count(sqlite_lines) + " lines only: compare rates";
+    row("sqlite_ledger", sqlite_lines, sqlite, sqlite_t, note);
+    rep->Num("sqlite_events_per_s", Median(sqlite));
+    rep->Array("sqlite_events_per_s_reps", sqlite);
+    rep->Num("sqlite_events", static_cast<double>(sqlite_lines));
+  }
+  if (!lmdb.empty()) {
+    row("lmdb_ledger", lines, lmdb, lmdb_t, "key per event, MDB_NOOVERWRITE, agg get+put, fsync per commit");
+    rep->Num("lmdb_ledger_events_per_s", Median(lmdb));
+    rep->Array("lmdb_ledger_events_per_s_reps", lmdb);
+    if (applied_ingest != 0 && applied_lmdb != applied_ingest) {
+      rep->Note("WARNING: lmdb ledger applied " + Count(applied_lmdb) + " events, snapsink " + Count(applied_ingest));
+    }
+  }
+  // Ratios pair rep i with rep i. The _cpu variants compare lines per
+  // CPU-second instead of per wall-second: robust to other load on the
+  // machine, blind to time spent blocked (fsync).
+  auto ratios = [&](const std::string& name, const Samples& other, const std::vector<TimeSplit>& other_t,
+                    uint64_t other_lines) {
+    if (ingest.empty() || other.empty()) return;
+    rep->Num("ratio_vs_" + name, Median(Ratio(ingest, other)));
+    rep->Num("ratio_vs_" + name + "_cpu", Median(Ratio(CpuRates(ingest_t, lines), CpuRates(other_t, other_lines))));
+  };
+  ratios("parse", parse, parse_t, lines);
+  ratios("sqlite", sqlite, sqlite_t, sqlite_lines);
+  ratios("lmdb_ledger", lmdb, lmdb_t, lines);
+  if (!ingest.empty() && !lmdb.empty() && applied_lmdb == applied_ingest) {
+    std::string check = "check: snapsink and the lmdb ledger applied the same " + Count(applied_ingest) + " events";
+    if (!sqlite.empty() && sqlite_lines == lines) check += ", as did sqlite (" + Count(applied_sqlite) + ")";
+    rep->Note(check);
+  }
+}
+
+// On-disk size of the three designs after 1x and 10x of a stream with the same producers.
+void RunStateSize(const Flags& f, const std::string& work, Report* rep) {
+  Progress("state size: generating input");
+  EventStream stream(f.spec);
+  const std::string f1 = work + "/state-1x.ndjson", f2 = work + "/state-10x-rest.ndjson";
+  const StreamStats s1 = stream.Write(f1, f.state_events);
+  const StreamStats s2 = stream.Write(f2, f.state_events * 9);
+  const std::string root = work + "/state-root";
+  InitRoot(root);
+  const std::string state_dir = filenames::StateDir(root);
+  struct Sizes {
+    LmdbSpace ours, lmdb;
+    uint64_t sqlite = 0;
+  } at[2];
+  double ingest_s[2] = {0, 0}, sqlite_s[2] = {0, 0}, lmdb_s[2] = {0, 0};
+  const std::string sqlite_dir = work + "/state-sqlite", lmdb_dir = work + "/state-lmdb";
+  MakeDir(sqlite_dir);
+  MakeDir(lmdb_dir);
+  SqliteLedger sqlite(sqlite_dir);
+  LmdbLedger lmdb(lmdb_dir);
+  const std::string files[2] = {f1, f2};
+  for (int i = 0; i < 2; ++i) {
+    Progress(std::string("state size: ") + (i == 0 ? "1x" : "10x"));
+    ingest_s[i] = IngestFile(root, files[i], files[i], f.commit_every).seconds;  // the Root is closed again here
+    at[i].ours = MeasureLmdbDir(state_dir);
+    Stopwatch sw;
+    sqlite.Ingest(LedgerRun{files[i], files[i], 0, f.commit_every});
+    sqlite_s[i] = sw.Seconds();
+    at[i].sqlite = sqlite.DiskBytes();
+    Stopwatch sw2;
+    lmdb.Ingest(LedgerRun{files[i], files[i], 0, f.commit_every});
+    lmdb_s[i] = sw2.Seconds();
+    at[i].lmdb = lmdb.Space();
+  }
+  const uint64_t n1 = s1.lines, n10 = s1.lines + s2.lines;
+  auto growth = [](double a, double b) { return a > 0 ? b / a : 0; };
+  auto row = [&](const std::string& name, uint64_t b1, uint64_t b10, const std::string& how) {
+    rep->Row({name, Count(n1) + " -> " + Count(n10), "",
+              HumanBytes(static_cast<double>(b1)) + " -> " + HumanBytes(static_cast<double>(b10)),
+              Fmt("x%.2f; ", growth(static_cast<double>(b1), static_cast<double>(b10))) + how});
+  };
+  row("state_snapsink", at[0].ours.used_bytes, at[1].ours.used_bytes,
+      "state/data.mdb (me_last_pgno+1)*psize; live B-tree pages " + HumanBytes(static_cast<double>(at[0].ours.live_bytes)) +
+          " -> " + HumanBytes(static_cast<double>(at[1].ours.live_bytes)));
+  row("state_sqlite", at[0].sqlite, at[1].sqlite, "ledger.sqlite + -wal file sizes");
+  row("state_lmdb_ledger", at[0].lmdb.used_bytes, at[1].lmdb.used_bytes,
+      "(me_last_pgno+1)*psize; " + Count(at[0].lmdb.entries) + " -> " + Count(at[1].lmdb.entries) + " records");
+  rep->Note("state: the 10x input continues the 1x stream (same " + std::to_string(f.spec.producers) +
+            " producers, seqs go on) over the same " + std::to_string(f.spec.hours) +
+            " h of windows, so the aggregate count is the same at 1x and 10x.");
+  rep->Note("state: rates on the 9x continuation: snapsink " + Rate(static_cast<double>(s2.lines) / ingest_s[1], "lines") +
+            ", sqlite " + Rate(static_cast<double>(s2.lines) / sqlite_s[1], "lines") + ", lmdb ledger " +
+            Rate(static_cast<double>(s2.lines) / lmdb_s[1], "lines"));
+  rep->Num("state_events_1x", static_cast<double>(n1));
+  rep->Num("state_events_10x", static_cast<double>(n10));
+  rep->Num("state_bytes_1x", static_cast<double>(at[0].ours.used_bytes));
+  rep->Num("state_bytes_10x", static_cast<double>(at[1].ours.used_bytes));
+  rep->Num("state_live_bytes_1x", static_cast<double>(at[0].ours.live_bytes));
+  rep->Num("state_live_bytes_10x", static_cast<double>(at[1].ours.live_bytes));
+  rep->Num("state_file_bytes_10x", static_cast<double>(at[1].ours.file_bytes));
+  rep->Num("sqlite_state_bytes_1x", static_cast<double>(at[0].sqlite));
+  rep->Num("sqlite_state_bytes_10x", static_cast<double>(at[1].sqlite));
+  rep->Num("lmdb_ledger_state_bytes_1x", static_cast<double>(at[0].lmdb.used_bytes));
+  rep->Num("lmdb_ledger_state_bytes_10x", static_cast<double>(at[1].lmdb.used_bytes));
+  rep->Num("state_10x_ingest_events_per_s", static_cast<double>(s2.lines) / ingest_s[1]);
+  rep->Num("state_10x_sqlite_events_per_s", static_cast<double>(s2.lines) / sqlite_s[1]);
+  rep->Num("state_10x_lmdb_ledger_events_per_s", static_cast<double>(s2.lines) / lmdb_s[1]);
+}
+
+// The root holding one wide window, shared by publish and read.
+struct WideRoot {
+  std::string root;
+  int64_t window_ms = 0;
+  uint64_t rows = 0;
+  uint64_t extra_seq = 0;  // next producer seq for WideWindowExtraLine
+};
+
+WideRoot MakeWideRoot(const Flags& f, const std::string& work, Report* rep) {
+  WideRoot w;
+  w.root = work + "/publish-root";
+  w.window_ms = f.spec.start_ms;
+  w.rows = f.publish_rows;
+  w.extra_seq = f.publish_rows;
+  InitRoot(w.root);
+  const std::string file = work + "/wide.ndjson";
+  Progress("publish: generating and ingesting " + Count(w.rows) + " rows (not timed as publish)");
+  const StreamStats st = WriteWideWindow(file, w.rows, w.window_ms);
+  const IngestRun run = IngestFile(w.root, file, "wide", f.commit_every);
+  if (run.state.applied != w.rows) Die("wide window: applied " + Count(run.state.applied) + " of " + Count(w.rows));
+  rep->Row({"ingest_wide", Count(st.lines), Fmt("%.3f", run.seconds),
+            Rate(static_cast<double>(st.lines) / run.seconds, "lines"),
+            "setup of publish: every line a new (metric, key) in one window" + Written({run.split}, st.lines),
+            run.split.Percentages()});
+  rep->Num("ingest_wide_events_per_s", static_cast<double>(st.lines) / run.seconds);
+  RemoveTree(file);
+  return w;
+}
+
+struct PublishTimes {
+  double seal = 0, publish = 0;
+  TimeSplit split;  // of both
+};
+
+// DirtyWindows(all) + SealWindows + PublishStaged, as `snapsink seal --all && snapsink publish`.
+PublishTimes SealAndPublish(const WideRoot& w) {
+  PublishTimes t;
+  std::unique_ptr<Root> root;
+  CheckOk(Root::Open(Env::Default(), w.root, /*writer=*/true, &root), "open " + w.root);
+  Stopwatch sw;
+  std::vector<int64_t> windows;
+  CheckOk(DirtyWindows(root->store(), root->config(), /*all=*/true, &windows), "dirty windows");
+  SealTarget target{root->env(), root->path(), root->store(), root->config().window_ms};
+  std::vector<SealedWindow> sealed;
+  CheckOk(SealWindows(target, windows, &sealed), "seal");
+  if (sealed.size() != 1) Die("expected one sealed window, got " + Count(sealed.size()));
+  t.seal = sw.Seconds();
+  Stopwatch sw2;
+  PublishResult result;
+  CheckOk(PublishStaged(root->env(), root->path(), root->store(), &result), "publish");
+  if (result.windows != 1) Die("expected one published window");
+  t.publish = sw2.Seconds();
+  t.split = sw.Split();
+  return t;
+}
+
+std::string PublishedDataFile(const WideRoot& w) {
+  std::unique_ptr<Reader> reader;
+  CheckOk(Reader::Open(Env::Default(), w.root, 0, &reader), "reader");
+  const GenerationEntry* e = reader->Find(w.window_ms);
+  if (e == nullptr) Die("published window missing");
+  return filenames::Join(filenames::SnapshotDir(w.root, w.window_ms, e->version), filenames::kDataFile);
+}
+
+void RunPublish(const Flags& f, const std::string& work, WideRoot* w, Report* rep) {
+  Samples total, seal, publish, zstd;
+  std::vector<TimeSplit> total_t, zstd_t;
+  std::vector<Row> rows;
+  uint64_t snapshot_bytes = 0;
+  ZstdWriteResult z;
+  for (int r = 0; r < f.reps; ++r) {
+    Progress("publish (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")");
+    if (r > 0) {  // one more event makes the window dirty: the next seal rewrites all its rows
+      const std::string extra = work + "/wide-extra.ndjson";
+      std::FILE* fp = std::fopen(extra.c_str(), "w");
+      const std::string line = WideWindowExtraLine(w->extra_seq++, w->rows, w->window_ms);
+      if (fp == nullptr || std::fwrite(line.data(), 1, line.size(), fp) != line.size() || std::fclose(fp) != 0) {
+        Die("cannot write " + extra);
+      }
+      IngestFile(w->root, extra, "wide-extra-" + std::to_string(r), f.commit_every);
+    }
+    const PublishTimes t = SealAndPublish(*w);
+    seal.push_back(t.seal);
+    publish.push_back(t.publish);
+    total.push_back(t.seal + t.publish);
+    total_t.push_back(t.split);
+    const std::string data = PublishedDataFile(*w);
+    snapshot_bytes = FileSize(data);
+    if (rows.empty()) {  // the baseline's rows: read back from the sealed snapshot (not timed)
+      std::unique_ptr<SnapshotReader> sr;
+      CheckOk(SnapshotReader::Open(Env::Default(), data, &sr), "open snapshot");
+      rows.reserve(sr->rows());
+      CheckOk(sr->Scan(nullptr, [&](const Row& row) { rows.push_back(row); }), "scan snapshot");
+    }
+    Stopwatch sw;
+    z = ZstdWriteRows(rows, work + "/zstd-baseline.bin", 3);
+    zstd.push_back(sw.Seconds());
+    zstd_t.push_back(sw.Split());
+  }
+  const Samples ratio = Ratio(total, zstd);
+  Samples total_cpu, zstd_cpu;
+  for (const TimeSplit& t : total_t) total_cpu.push_back(t.cpu);
+  for (const TimeSplit& t : zstd_t) zstd_cpu.push_back(t.cpu);
+  const Samples cpu_ratio = Ratio(total_cpu, zstd_cpu);
+  rep->Row({"publish", Count(w->rows), Fmt("%.3f", Median(total)), Rate(static_cast<double>(w->rows) / Median(total), "rows"),
+            Fmt("SealWindows %.3f s + PublishStaged ", Median(seal)) + Fmt("%.3f s", Median(publish)) +
+                Fmt("; %.2fx zstd+write", Median(ratio)) + Fmt(" (%.2fx by CPU time)", Median(cpu_ratio)) + "; data file " + HumanBytes(static_cast<double>(snapshot_bytes)) +
+                Written(total_t, w->rows),
+            MedianPercentages(total_t)});
+  rep->Row({"zstd_write", Count(rows.size()), Fmt("%.3f", Median(zstd)), Rate(static_cast<double>(rows.size()) / Median(zstd), "rows"),
+            "same row bytes (" + HumanBytes(static_cast<double>(z.raw_bytes)) + "), 64 KiB blocks, zstd -3, write+fdatasync -> " +
+                HumanBytes(static_cast<double>(z.file_bytes)),
+            MedianPercentages(zstd_t)});
+  rep->Num("publish_rows", static_cast<double>(w->rows));
+  rep->Num("publish_seconds", Median(total));
+  rep->Num("seal_seconds", Median(seal));
+  rep->Num("publish_staged_seconds", Median(publish));
+  rep->Num("zstd_write_seconds", Median(zstd));
+  rep->Num("publish_ratio_vs_zstd_write", Median(ratio));
+  rep->Array("publish_ratio_vs_zstd_write_reps", ratio);
+  rep->Num("publish_ratio_vs_zstd_write_cpu", Median(cpu_ratio));
+  rep->Num("snapshot_data_bytes", static_cast<double>(snapshot_bytes));
+  rep->Num("zstd_baseline_bytes", static_cast<double>(z.file_bytes));
+  rep->Num("snapshot_raw_bytes", static_cast<double>(z.raw_bytes));
+}
+
+void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
+  std::unique_ptr<Reader> reader;
+  CheckOk(Reader::Open(Env::Default(), w.root, 0, &reader), "reader");
+  Samples lookups, scans;
+  uint64_t scanned = 0;
+  for (int r = 0; r < f.reps; ++r) {
+    Progress("read (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")");
+    Rng rng(f.spec.seed * 1000003 + static_cast<uint64_t>(r));
+    std::vector<std::pair<std::string, std::string>> keys;
+    keys.reserve(f.lookups);
+    for (uint64_t i = 0; i < f.lookups; ++i) {
+      const uint64_t j = rng.Uniform(w.rows);
+      keys.emplace_back(WideMetric(j), WideKey(j));
+    }
+    Row row;
+    int64_t checksum = 0;
+    Stopwatch sw;
+    for (const auto& [metric, key] : keys) {
+      CheckOk(reader->Get(w.window_ms, metric, key, &row), "get " + metric + "/" + key);
+      checksum += row.count;
+    }
+    lookups.push_back(static_cast<double>(keys.size()) / sw.Seconds());
+    g_sink = g_sink + static_cast<uint64_t>(checksum);
+    scanned = 0;
+    Stopwatch sw2;
+    CheckOk(reader->Scan(w.window_ms, nullptr, [&](const Row& x) { scanned += static_cast<uint64_t>(x.count > 0); }),
+            "scan");
+    scans.push_back(static_cast<double>(w.rows) / sw2.Seconds());
+  }
+  rep->Row({"read_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(lookups)),
+            Rate(Median(lookups), "lookups"), "Reader::Get, seeded random keys, all hits"});
+  rep->Row({"read_scan", Count(w.rows), Fmt("%.3f", static_cast<double>(w.rows) / Median(scans)),
+            Rate(Median(scans), "rows"), "Reader::Scan of the whole window"});
+  rep->Num("lookups_per_s", Median(lookups));
+  rep->Num("scan_rows_per_s", Median(scans));
+}
+
+int Main(int argc, char** argv) {
+  const Flags f = ParseFlags(argc, argv);
+  MakeDir(f.tmpdir);
+  ScratchDir work(f.tmpdir, "snapsink_bench.", f.keep);
+  PrintEnvironment(f, work.path());
+  Report rep;
+  rep.Str("build", BuildDescription());
+  rep.Num("optimized", kOptimized);
+  rep.Str("cpu", ReadCpuInfo("model name"));
+  rep.Num("cores", std::thread::hardware_concurrency());
+  rep.Num("reps", f.reps);
+  rep.Num("quick", f.quick);
+  rep.Num("commit_every", static_cast<double>(f.commit_every));
+
+  if (f.Has("parse") || f.Has("ingest") || f.Has("sqlite") || f.Has("lmdb")) RunIngestFamily(f, work.path(), &rep);
+  if (f.Has("state")) RunStateSize(f, work.path(), &rep);
+  if (f.Has("publish") || f.Has("read")) {
+    WideRoot w = MakeWideRoot(f, work.path(), &rep);
+    if (f.Has("publish")) {
+      RunPublish(f, work.path(), &w, &rep);
+    } else {
+      SealAndPublish(w);
+    }
+    if (f.Has("read")) RunRead(f, w, &rep);
+  }
+
+  std::printf("\n");
+  rep.Note("cpu/queued/blocked %: shares of wall time this thread ran, waited for a CPU (other load), or was blocked "
+           "(fsync, I/O); from /proc/thread-self/schedstat.");
+  rep.PrintTable();
+  PrintTargets(rep);
+  if (!f.json_path.empty()) {
+    rep.WriteJson(f.json_path);
+    std::printf("\nJSON written to %s\n", f.json_path.c_str());
+  }
+  if (f.keep) std::printf("scratch kept in %s\n", work.path().c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace snapsink::bench
+
+int main(int argc, char** argv) { return snapsink::bench::Main(argc, argv); }
