@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <xxhash.h>
+
 #include "engine/crash_point.h"
 #include "engine/decimal.h"
 #include "engine/event_parser.h"
@@ -19,7 +21,7 @@ namespace {
 
 struct StringHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
 };
 template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
@@ -44,10 +46,18 @@ struct Ingester::Impl {
   Event event;
   std::string reason;
   std::string key_scratch;
+  std::string ledger_key_scratch;
 
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
-  StringMap<Aggregate> aggs;            // this batch's touched aggregates
-  StringMap<Aggregate> ledger;          // this batch's touched (window, metric) totals
+  struct CachedAgg {
+    Aggregate agg;
+    Aggregate* totals = nullptr;  // its (window, metric) entry of `ledger`: one lookup per event
+  };
+  StringMap<CachedAgg> aggs;            // this batch's touched aggregates
+  struct CachedTotals {
+    Aggregate agg;
+  };
+  StringMap<CachedTotals> ledger;       // this batch's touched (window, metric) totals
   std::unordered_set<int64_t> windows;  // windows this batch applied events to
 
   // The first failure of LMDB or the file system sticks: after it the
@@ -79,7 +89,8 @@ struct Ingester::Impl {
                bool stop_on_error);
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
   Result<CachedProducer*> Producer(std::string_view id);
-  Result<Aggregate*> Cached(StringMap<Aggregate>* map, Table table, const std::string& key);
+  template <typename V>
+  Result<V*> Cached(StringMap<V>* map, Table table, const std::string& key);
 };
 
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
@@ -128,18 +139,20 @@ Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
   return &producers.emplace(std::string(id), std::move(p)).first->second;
 }
 
-Result<Aggregate*> Ingester::Impl::Cached(StringMap<Aggregate>* map, Table table, const std::string& key) {
+// The batch's entry for key, read from LMDB on its first touch in the batch.
+template <typename V>
+Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::string& key) {
   auto it = map->find(key);
   if (it != map->end()) return &it->second;
-  Aggregate a;
+  V entry;
   std::string_view v;
   Status s = txn->Get(table, key, &v);
   if (s.ok()) {
-    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &a));
+    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &entry.agg));
   } else if (!s.IsNotFound()) {
     return s;
   }
-  return &map->emplace(key, a).first->second;
+  return &map->emplace(key, entry).first->second;
 }
 
 Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, const std::string& why) {
@@ -173,6 +186,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   Aggregate* totals = nullptr;
   SeqDecision d;
   int64_t window = 0;
+  bool in_range = true;
   int64_t delta = 0;
   if (why.empty()) {
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
@@ -182,13 +196,19 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
                          " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
                          (d.outcome == SeqOutcome::kGapLimit ? " (more than 1024 open gaps)" : ""));
     }
-    if (d.outcome == SeqOutcome::kApply) {
-      window = WindowStart(event.ts_ms, config.window_ms);
+    window = WindowStart(event.ts_ms, config.window_ms);
+    in_range = window >= first_window && window <= last_window;
+    if (d.outcome == SeqOutcome::kApply && in_range) {
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
-      SNAPSINK_ASSIGN_OR_RETURN(agg, Cached(&aggs, Table::kAggs, key_scratch));
-      codec::LedgerKeyInto(&key_scratch, window, event.metric);
-      SNAPSINK_ASSIGN_OR_RETURN(totals, Cached(&ledger, Table::kLedger, key_scratch));
+      SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, Cached(&aggs, Table::kAggs, key_scratch));
+      if (cached->totals == nullptr) {
+        codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
+        SNAPSINK_ASSIGN_OR_RETURN(CachedTotals * t, Cached(&ledger, Table::kLedger, ledger_key_scratch));
+        cached->totals = &t->agg;
+      }
+      agg = &cached->agg;
+      totals = cached->totals;
       int64_t unused;
       if (!AddMicros(agg->sum_micros, delta, &unused) || !AddMicros(totals->sum_micros, delta, &unused)) {
         why = "field value: sum would overflow";
@@ -202,7 +222,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     ++src.duplicates;
   } else if (d.outcome == SeqOutcome::kFenced) {
     ++src.fenced;
-  } else if (window < first_window || window > last_window) {
+  } else if (!in_range) {
     Accept(&producer->state, event.epoch, event.seq);
     producer->dirty = true;
     ++src.ignored;
@@ -237,14 +257,14 @@ Status Ingester::Impl::Commit() {
   }
   // events == 0: only looked at for an event that was then rejected (sum
   // overflow) or ignored; it must not leave an empty row behind.
-  for (const auto& [key, a] : aggs) {
-    if (a.events == 0) continue;
-    codec::EncodeInto(&value, a);
+  for (const auto& [key, cached] : aggs) {
+    if (cached.agg.events == 0) continue;
+    codec::EncodeInto(&value, cached.agg);
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kAggs, key, value));
   }
-  for (const auto& [key, a] : ledger) {
-    if (a.events == 0) continue;
-    codec::EncodeInto(&value, a);
+  for (const auto& [key, t] : ledger) {
+    if (t.agg.events == 0) continue;
+    codec::EncodeInto(&value, t.agg);
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kLedger, key, value));
   }
   std::string wkey;

@@ -29,6 +29,11 @@ int64_t DecodeWindowKey(std::string_view src) {
 }
 
 void AppendEscapedMetric(std::string* dst, std::string_view metric) {
+  if (std::memchr(metric.data(), '\0', metric.size()) == nullptr) {  // the common case
+    dst->append(metric);
+    dst->append(2, '\0');
+    return;
+  }
   for (char c : metric) {
     dst->push_back(c);
     if (c == '\0') dst->push_back('\xff');
