@@ -138,6 +138,17 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
 }
 
 Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generation) {
+  {
+    // manifests/<last + 1> may exist from a publish that crashed before its
+    // switch; it was never published, and the rerun of that publish rewrites
+    // it with this number: making it current would give it itself as parent.
+    std::unique_ptr<Txn> read;
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+    SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
+    if (generation == 0 || generation > last.value_or(0)) {
+      return Status::NotFound("generation " + std::to_string(generation) + " was never published");
+    }
+  }
   GenerationManifest gm;
   SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, generation, &gm));
   for (const GenerationEntry& e : gm.windows) {

@@ -48,6 +48,20 @@ std::string Mismatch(const PendingSnapshot& p, const std::string& what, const st
          what + " " + in_files + " in the staged files, " + in_ledger + " in the ledger";
 }
 
+// Empty staging window directories are not kept.
+Status RemoveEmptyStagingWindows(Env* env, const std::string& root) {
+  std::vector<std::string> windows;
+  if (!env->GetChildren(filenames::StagingDir(root), &windows).ok()) return Status::OK();
+  for (const std::string& name : windows) {
+    int64_t w;
+    if (!filenames::ParseWindowDirName(name, &w)) continue;
+    std::vector<std::string> left;
+    const std::string wdir = filenames::StagingWindowDir(root, w);
+    if (env->GetChildren(wdir, &left).ok() && left.empty()) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot& p, uint64_t* manifest_xxh64) {
@@ -71,18 +85,26 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
   const std::string data_path = filenames::Join(dir, filenames::kDataFile);
   std::unique_ptr<SnapshotReader> reader;
   SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env, data_path, &reader));
-  SNAPSINK_RETURN_IF_ERROR(reader->VerifyAll(data->xxh64));
 
-  // Records out: the rows, summed per metric.
+  // Records out: the rows, summed per metric, in the pass that checks every
+  // block. Rows come sorted by metric, so the map is touched once per metric.
   std::map<std::string, Aggregate> out;
   uint64_t rows = 0;
-  SNAPSINK_RETURN_IF_ERROR(reader->Scan(nullptr, [&](const Row& r) {
-    Aggregate& a = out[r.metric];
-    a.count += r.count;
-    a.events += r.events;
-    a.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(a.sum_micros) + static_cast<uint64_t>(r.sum_micros));
+  Aggregate* current = nullptr;
+  std::string_view current_metric;
+  const std::function<void(const RowView&)> visit = [&](const RowView& r) {
+    if (current == nullptr || r.metric != current_metric) {
+      auto it = out.try_emplace(std::string(r.metric)).first;
+      current = &it->second;
+      current_metric = it->first;
+    }
+    current->count += r.count;
+    current->events += r.events;
+    current->sum_micros =
+        static_cast<int64_t>(static_cast<uint64_t>(current->sum_micros) + static_cast<uint64_t>(r.sum_micros));
     ++rows;
-  }));
+  };
+  SNAPSINK_RETURN_IF_ERROR(reader->VerifyAll(data->xxh64, &visit));
   if (rows != p.seal.rows) {
     return Status::Reconcile(Mismatch(p, "rows", std::to_string(rows), std::to_string(p.seal.rows)));
   }
@@ -130,7 +152,9 @@ Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t genera
 Status PublishSnapshots(Env* env, const std::string& root, Store* live, const std::vector<PendingSnapshot>& pending,
                         const std::function<Status(Txn*)>& bookkeeping, PublishResult* result) {
   *result = PublishResult();
-  if (pending.empty()) return Status::OK();
+  // A rerun after a crash past the final commit has nothing pending but may
+  // still find the empty staging directories that run left behind.
+  if (pending.empty()) return RemoveEmptyStagingWindows(env, root);
 
   // 1. The gate: nothing moves unless every snapshot reconciles.
   std::vector<uint64_t> manifest_hashes(pending.size());
@@ -200,12 +224,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn.get()));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
 
-  // Empty staging window directories are not kept.
-  for (const PendingSnapshot& p : pending) {
-    std::vector<std::string> left;
-    const std::string wdir = filenames::StagingWindowDir(root, p.window_ms);
-    if (env->GetChildren(wdir, &left).ok() && left.empty()) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
-  }
+  SNAPSINK_RETURN_IF_ERROR(RemoveEmptyStagingWindows(env, root));
   result->generation = generation;
   result->windows = pending.size();
   return Status::OK();

@@ -46,6 +46,13 @@ Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std:
     }
     r->pin_.reset();
     if (generation != 0 || attempt >= 100) {
+      // The current generation's manifest is never removed (gc keeps it, a
+      // publish writes it before CURRENT names it): CURRENT that keeps naming
+      // a missing one is damage, not "nothing published".
+      if ((s.ok() || s.IsNotFound()) && generation == 0) {
+        return Status::Corruption(filenames::Current(root) + ": names generation " + std::to_string(g) + ", but " +
+                                  path + " is missing");
+      }
       if (s.ok() || s.IsNotFound()) return Status::NotFound("generation " + std::to_string(g) + " not found in " + root);
       return s;
     }
@@ -73,15 +80,23 @@ Status Reader::Snapshot(int64_t window_ms, const SnapshotReader** out) {
   if (e == nullptr) return Status::NotFound("window " + FormatIso(window_ms) + " is not in generation " + std::to_string(generation()));
   const std::string dir = filenames::SnapshotDir(root_, window_ms, e->version);
   const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
+  // A pinned generation's snapshots are never removed: a missing one is damage.
+  auto missing = [&](const std::string& path) {
+    return Status::Corruption(path + ": missing, but generation " + std::to_string(generation()) + " names it");
+  };
   std::string text;
-  SNAPSINK_RETURN_IF_ERROR(env_->ReadFileToString(manifest_path, &text));
+  Status s = env_->ReadFileToString(manifest_path, &text);
+  if (s.IsNotFound()) return missing(manifest_path);
+  SNAPSINK_RETURN_IF_ERROR(s);
   if (XXH64(text.data(), text.size(), 0) != e->manifest_xxh64) {
     return Status::Corruption(manifest_path + ": checksum differs from the one generation " + std::to_string(generation()) + " recorded");
   }
   SnapshotManifest m;
   SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, manifest_path, &m));
   std::unique_ptr<SnapshotReader> reader;
-  SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env_, filenames::Join(dir, filenames::kDataFile), &reader));
+  s = SnapshotReader::Open(env_, filenames::Join(dir, filenames::kDataFile), &reader);
+  if (s.IsNotFound()) return missing(filenames::Join(dir, filenames::kDataFile));
+  SNAPSINK_RETURN_IF_ERROR(s);
   if (reader->rows() != m.rows) return Status::Corruption(filenames::Join(dir, filenames::kDataFile) + ": row count differs from its manifest");
   *out = reader.get();
   open_[window_ms] = std::move(reader);

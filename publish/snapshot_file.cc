@@ -87,11 +87,6 @@ bool GetLengthPrefixed(const char** p, const char* end, std::string_view* out) {
 }
 
 // A decoded row pointing into a block buffer.
-struct RowView {
-  std::string_view metric, key;
-  int64_t count = 0, sum_micros = 0, events = 0;
-};
-
 bool GetRow(const char** p, const char* end, RowView* r) {
   uint64_t c, e, s;
   if (!GetLengthPrefixed(p, end, &r->metric) || !GetLengthPrefixed(p, end, &r->key) ||
@@ -481,7 +476,7 @@ Status SnapshotReader::Scan(const std::string* metric, const std::function<void(
   return Status::OK();
 }
 
-Status SnapshotReader::VerifyAll(uint64_t expected_xxh64) const {
+Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const {
   // Pass 1: the bytes, with no knowledge of the format beyond the footer.
   XXH64_state_t* state = XXH64_createState();
   if (state == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
@@ -521,6 +516,7 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64) const {
       first = false;
       last = v;
       rows++;
+      if (visit != nullptr) (*visit)(v);
       return true;
     }));
     if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));

@@ -32,6 +32,13 @@ struct XXH64_state_s;
 
 namespace snapsink {
 
+// A row as decoded in place: the views point into the reader's block buffer
+// and are valid only during the callback that receives them.
+struct RowView {
+  std::string_view metric, key;
+  int64_t count = 0, sum_micros = 0, events = 0;
+};
+
 // One aggregate of a window: (metric, key) -> count, sum (micros), events.
 struct Row {
   std::string metric;
@@ -146,7 +153,10 @@ class SnapshotReader {
   // Full check: XXH64 of the whole file (equal to expected_xxh64 unless that
   // is 0), the footer's prefix checksum, every block's checksum and decoding,
   // rows strictly sorted across blocks, and the row count of the footer.
-  Status VerifyAll(uint64_t expected_xxh64) const;
+  // With visit: also calls visit(row) for every row, in order, as the blocks
+  // are checked, so a caller can reconcile the rows in the same pass.
+  Status VerifyAll(uint64_t expected_xxh64) const { return VerifyAll(expected_xxh64, nullptr); }
+  Status VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const;
 
  private:
   struct IndexEntry {
