@@ -433,9 +433,18 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
   const size_t i = FindBlock(metric, key);
   if (i == index_.size()) return Status::NotFound(fmt::format("{}/{}", metric, key));
   std::lock_guard<std::mutex> lock(get_mu_);
-  SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, get_scratch_.get()));
+  auto cached = block_cache_.find(i);
+  if (cached == block_cache_.end()) {
+    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, get_scratch_.get()));
+    if (block_cache_bytes_ + index_[i].usize > kBlockCacheBytes) {
+      block_cache_.clear();
+      block_cache_bytes_ = 0;
+    }
+    block_cache_bytes_ += index_[i].usize;
+    cached = block_cache_.emplace(i, get_scratch_->plain).first;
+  }
   bool found = false;
-  SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, get_scratch_->plain, [&](const RowView& v) {
+  SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, cached->second, [&](const RowView& v) {
     int c = CompareKeys(v.metric, v.key, metric, key);
     if (c == 0) {
       ToRow(v, row);

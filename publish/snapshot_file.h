@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,8 @@ struct SnapshotFileInfo {
 // Limits of the format (a longer metric or key is InvalidArgument).
 inline constexpr size_t kSnapshotMaxFieldBytes = 1 << 20;
 inline constexpr size_t kSnapshotBlockBytes = 64 << 10;  // default block target (uncompressed)
+// Decompressed blocks a SnapshotReader keeps for point lookups (Get).
+inline constexpr size_t kBlockCacheBytes = size_t{64} << 20;
 
 // Both options decide the bytes: keep them fixed for a given snapshot.
 struct SnapshotWriterOptions {
@@ -191,6 +194,10 @@ class SnapshotReader {
 
   mutable std::mutex get_mu_;
   std::unique_ptr<Scratch> get_scratch_;  // guarded by get_mu_
+  // Decompressed blocks that Get has read (their checksums held), up to
+  // kBlockCacheBytes; guarded by get_mu_.
+  mutable std::unordered_map<size_t, std::string> block_cache_;
+  mutable size_t block_cache_bytes_ = 0;
 };
 
 }  // namespace snapsink
