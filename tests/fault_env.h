@@ -32,7 +32,8 @@
 //     was created, or by another Env, are durable as they are; LMDB (state/)
 //     is outside the seam and does its own durable commits.
 //   * A rename that replaced a directory, or one whose target was later
-//     removed, cannot be undone and is left as is.
+//     removed, cannot be undone and is left as is. Undoing a rename whose
+//     source directory was removed since recreates that directory.
 //   * A file still open for writing at PowerCut() keeps buffering in the
 //     base Env: REQUIRES that every WritableFile of this Env is destroyed
 //     first.

@@ -1,0 +1,309 @@
+// Damaged files of a published root, and the reconciliation gate
+// (SPEC 4, 6; STYLE: corruption_test).
+//
+// A byte flipped in each kind of published file (snapshot data, snapshot
+// manifest.json, generation manifest, CURRENT) must make `verify` exit 10
+// and name the file, and `query` must either fail with 10 or print exactly
+// what it printed before: never changed numbers.
+//
+// The gate: a staged snapshot rewritten with valid checksums but numbers
+// that differ from the engine's ledger must make `publish` exit 4, name the
+// window and both numbers, leave the staged files where they are and leave
+// CURRENT alone.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include <boost/filesystem.hpp>
+
+#include "engine/decimal.h"
+#include "engine/env.h"
+#include "engine/timeutil.h"
+#include "publish/snapshot_file.h"
+#include "publish/snapshot_manifest.h"
+#include "tests/test_util.h"
+
+namespace snapsink::testing {
+namespace {
+
+constexpr int64_t kHourMs = 3600 * 1000;
+const char kW0[] = "20261021T100000Z";
+const char kW1[] = "20261021T110000Z";
+const char kW1Iso[] = "2026-10-21T11:00:00Z";
+
+int64_t BaseMs() {
+  int64_t ms = 0;
+  ParseRfc3339Ms("2026-10-21T10:00:00Z", &ms);
+  return ms;
+}
+
+std::string Event(uint64_t seq, int64_t ts_ms, const std::string& metric, const std::string& key,
+                  const std::string& value) {
+  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) + ",\"ts\":" + std::to_string(ts_ms) +
+         ",\"metric\":\"" + metric + "\",\"key\":\"" + key + "\",\"value\":" + value + "}\n";
+}
+
+// in1: windows 10:00 and 11:00, two metrics, a few keys each.
+// in2: more events for 11:00 (so it gets v2 in generation 2).
+void WriteInputs(const TempDir& d) {
+  const int64_t base = BaseMs();
+  std::string text;
+  uint64_t seq = 0;
+  for (int w = 0; w < 2; ++w) {
+    for (int i = 0; i < 30; ++i) {
+      text += Event(seq++, base + w * kHourMs + i * 1000, i % 2 ? "orders" : "clicks", "k" + std::to_string(i % 7),
+                    std::to_string(i) + ".5");
+    }
+  }
+  WriteFile(d / "in1.ndjson", text);
+  text.clear();
+  for (int i = 0; i < 5; ++i) text += Event(seq++, base + kHourMs + 500 + i, "orders", "new" + std::to_string(i), "2");
+  WriteFile(d / "in2.ndjson", text);
+}
+
+// A root with generation 1 (10:00 v1, 11:00 v1) and generation 2 (11:00 v2).
+std::string PublishedRoot(const TempDir& d) {
+  WriteInputs(d);
+  const std::string root = d / "root";
+  EXPECT_EQ(Snapsink({"init", root}).exit_code, 0);
+  for (const char* in : {"in1.ndjson", "in2.ndjson"}) {
+    RunResult r = Snapsink({"run", root, d / in, "--final"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  return root;
+}
+
+void FlipByte(const std::string& path, size_t offset) {
+  std::string bytes = ReadFile(path);
+  ASSERT_LT(offset, bytes.size());
+  bytes[offset] = static_cast<char>(bytes[offset] ^ 0x01);
+  WriteFile(path, bytes);
+}
+
+// Offsets to damage in a file of `size` bytes: the first and last ones, the
+// footer area, and every stride-th byte in between.
+std::vector<size_t> Offsets(size_t size, size_t stride) {
+  std::set<size_t> s = {0, 1, size / 2, size - 1};
+  if (size > 64) s.insert({size - 64, size - 56, size - 8, size - 65});
+  for (size_t o = 0; o < size; o += stride) s.insert(o);
+  return {s.begin(), s.end()};
+}
+
+class CorruptionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = PublishedRoot(dir_);
+    RunResult q = Snapsink({"query", root_, "--format", "json"});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    ASSERT_NE(q.out.find("\"generation\":2"), std::string::npos) << q.out;
+    query_ = q.out;
+    RunResult v = Snapsink({"verify", root_});
+    ASSERT_EQ(v.exit_code, 0) << v.out << v.err;
+  }
+
+  // verify must exit 10 and name `rel` (a path inside the root) on a
+  // CORRUPT line; query must fail with 10 or print what it printed before
+  // (or, when current_ok, print exactly that).
+  void ExpectDetected(const std::string& rel, const std::string& what, bool current_ok = false) {
+    SCOPED_TRACE(what);
+    RunResult v = Snapsink({"verify", root_});
+    EXPECT_EQ(v.exit_code, 10) << v.out << v.err;
+    bool named = false;
+    size_t at = 0;
+    for (size_t e; (e = v.out.find('\n', at)) != std::string::npos; at = e + 1) {
+      const std::string line = v.out.substr(at, e - at);
+      if (line.rfind("CORRUPT ", 0) == 0 && line.find(rel) != std::string::npos) named = true;
+    }
+    EXPECT_TRUE(named) << "verify does not name " << rel << ":\n" << v.out;
+    RunResult q = Snapsink({"query", root_, "--format", "json"});
+    if (current_ok) {
+      EXPECT_EQ(q.exit_code, 0) << q.err;
+      EXPECT_EQ(q.out, query_);
+    } else if (q.exit_code == 0) {
+      EXPECT_EQ(q.out, query_) << "query printed changed numbers";
+    } else {
+      EXPECT_EQ(q.exit_code, 10) << q.err;
+      EXPECT_EQ(q.out, "") << "query printed rows and failed";
+    }
+  }
+
+  void SweepFile(const std::string& rel, size_t stride, bool current_ok = false) {
+    const std::string path = root_ + "/" + rel;
+    const std::string original = ReadFile(path);
+    ASSERT_FALSE(original.empty()) << path;
+    for (size_t offset : Offsets(original.size(), stride)) {
+      ASSERT_NO_FATAL_FAILURE(FlipByte(path, offset));
+      ExpectDetected(rel, rel + ": byte " + std::to_string(offset) + " of " + std::to_string(original.size()) + " flipped",
+                     current_ok);
+      WriteFile(path, original);
+      if (HasFailure()) return;
+    }
+  }
+
+  TempDir dir_;
+  std::string root_;
+  std::string query_;
+};
+
+TEST_F(CorruptionTest, SnapshotDataOfCurrentGeneration) {
+  SweepFile(std::string("snapshots/") + kW1 + "/v2/data", 11);
+}
+
+TEST_F(CorruptionTest, SnapshotDataOnlyAnOlderGenerationUses) {
+  // verify checks every kept generation; the current one reads on unharmed.
+  SweepFile(std::string("snapshots/") + kW1 + "/v1/data", 29, /*current_ok=*/true);
+}
+
+TEST_F(CorruptionTest, SnapshotManifest) {
+  SweepFile(std::string("snapshots/") + kW0 + "/v1/manifest.json", 17);
+}
+
+TEST_F(CorruptionTest, GenerationManifestOfCurrent) { SweepFile("manifests/2", 13); }
+
+TEST_F(CorruptionTest, GenerationManifestOfOlderGeneration) { SweepFile("manifests/1", 23, /*current_ok=*/true); }
+
+TEST_F(CorruptionTest, TruncatedAndMissingFiles) {
+  const std::string data = root_ + "/snapshots/" + kW1 + "/v2/data";
+  const std::string original = ReadFile(data);
+  WriteFile(data, original.substr(0, original.size() / 2));
+  ExpectDetected(std::string("snapshots/") + kW1 + "/v2/data", "data cut in half");
+  WriteFile(data, original);
+
+  const std::string manifest = root_ + "/snapshots/" + kW1 + "/v2/manifest.json";
+  const std::string m = ReadFile(manifest);
+  boost::filesystem::remove(manifest);
+  ExpectDetected(std::string("snapshots/") + kW1 + "/v2/manifest.json", "manifest.json removed");
+  WriteFile(manifest, m);
+
+  boost::filesystem::remove(data);
+  ExpectDetected(std::string("snapshots/") + kW1 + "/v2/data", "data removed");
+  WriteFile(data, original);
+  EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
+}
+
+TEST_F(CorruptionTest, CurrentWithGarbage) {
+  for (const std::string& garbage : {std::string("garbage\n"), std::string(""), std::string("2x\n"),
+                                     std::string("\xff\n"), std::string("-2\n"), std::string("2\n2\n")}) {
+    WriteFile(root_ + "/CURRENT", garbage);
+    ExpectDetected("CURRENT", "CURRENT = " + ::testing::PrintToString(garbage));
+    RunResult q = Snapsink({"query", root_, "--format", "json"});
+    EXPECT_EQ(q.exit_code, 10) << "CURRENT = " << ::testing::PrintToString(garbage) << ": " << q.out << q.err;
+  }
+  WriteFile(root_ + "/CURRENT", "2\n");
+  EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
+}
+
+// CURRENT names a generation whose manifest does not exist: that is not
+// "nothing published yet", it is damage.
+TEST_F(CorruptionTest, CurrentNamesMissingGeneration) {
+  WriteFile(root_ + "/CURRENT", "7\n");
+  ExpectDetected("CURRENT", "CURRENT = 7");
+  RunResult q = Snapsink({"query", root_, "--format", "json"});
+  EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
+}
+
+// --- The reconciliation gate ---
+
+enum class Tamper { kCount, kSum, kEvents, kExtraRow };
+
+class ReconcileGateTest : public ::testing::TestWithParam<Tamper> {};
+
+TEST_P(ReconcileGateTest, PublishRefusesStagedNumbersThatDifferFromTheLedger) {
+  const Tamper tamper = GetParam();
+  TempDir d;
+  WriteInputs(d);
+  const std::string root = d / "root";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  RunResult r = Snapsink({"run", root, d / "in1.ndjson", "--final"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Snapsink({"ingest", root, d / "in2.ndjson"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Snapsink({"seal", root, "--all"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string staged = root + "/staging/" + kW1 + "/v2";
+  ASSERT_TRUE(boost::filesystem::exists(staged + "/data")) << r.out;
+
+  // Rewrite the staged snapshot: one row changed, checksums all valid.
+  Env* env = Env::Default();
+  std::vector<Row> rows;
+  {
+    std::unique_ptr<SnapshotReader> reader;
+    ASSERT_TRUE(SnapshotReader::Open(env, staged + "/data", &reader).ok());
+    ASSERT_TRUE(reader->Scan(nullptr, [&](const Row& row) { rows.push_back(row); }).ok());
+  }
+  SnapshotManifest m;
+  ASSERT_TRUE(SnapshotManifest::Decode(ReadFile(staged + "/manifest.json"), "manifest.json", &m).ok());
+  Row& victim = rows.back();  // an "orders" row
+  auto stat = std::find_if(m.metrics.begin(), m.metrics.end(), [&](const MetricStats& s) { return s.metric == victim.metric; });
+  ASSERT_NE(stat, m.metrics.end());
+  std::string what, in_files, in_ledger;
+  switch (tamper) {
+    case Tamper::kCount:
+      what = "count", in_ledger = std::to_string(stat->count), in_files = std::to_string(stat->count + 1);
+      victim.count += 1, stat->count += 1, m.count += 1;
+      break;
+    case Tamper::kSum:
+      what = "sum", in_ledger = FormatMicros(stat->sum_micros), in_files = FormatMicros(stat->sum_micros + 1000000);
+      victim.sum_micros += 1000000, stat->sum_micros += 1000000, m.sum_micros += 1000000;
+      break;
+    case Tamper::kEvents:
+      what = "events", in_ledger = std::to_string(stat->events), in_files = std::to_string(stat->events + 1);
+      victim.events += 1, stat->events += 1, m.events += 1;
+      break;
+    case Tamper::kExtraRow: {
+      Row extra = victim;
+      extra.key += "~";  // sorts after every other key of the metric
+      extra.count = 0, extra.sum_micros = 0, extra.events = 0;  // the totals stay as they are
+      what = "rows", in_ledger = std::to_string(m.rows), in_files = std::to_string(m.rows + 1);
+      rows.push_back(extra);
+      stat->rows += 1, m.rows += 1;
+      break;
+    }
+  }
+  SnapshotFileInfo info;
+  {
+    std::unique_ptr<SnapshotWriter> w;
+    ASSERT_TRUE(SnapshotWriter::Open(env, staged + "/data", &w).ok());
+    for (const Row& row : rows) ASSERT_TRUE(w->Add(row).ok());
+    ASSERT_TRUE(w->Finish(&info).ok());
+  }
+  ASSERT_EQ(m.files.size(), 1u);
+  m.files[0].bytes = info.bytes;
+  m.files[0].xxh64 = info.xxh64;
+  WriteFile(staged + "/manifest.json", m.Encode());
+  const auto staged_files = TreeContents(staged);
+  const std::string current = ReadFile(root + "/CURRENT");
+  const std::string query = Snapsink({"query", root, "--format", "json"}).out;
+  ASSERT_EQ(current, "1\n");
+
+  for (int attempt = 0; attempt < 2; ++attempt) {  // refused every time, nothing moves
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    RunResult p = Snapsink({"publish", root});
+    EXPECT_EQ(p.exit_code, 4) << p.out << p.err;
+    EXPECT_NE(p.err.find(kW1Iso), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find(what), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find(in_files + " in the staged files"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find(in_ledger + " in the ledger"), std::string::npos) << p.err;
+    EXPECT_EQ(TreeContents(staged), staged_files);
+    EXPECT_EQ(ReadFile(root + "/CURRENT"), current);
+    EXPECT_FALSE(boost::filesystem::exists(root + "/manifests/2"));
+    EXPECT_FALSE(boost::filesystem::exists(root + "/snapshots/" + kW1 + "/v2"));
+    EXPECT_EQ(Snapsink({"query", root, "--format", "json"}).out, query);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corruption, ReconcileGateTest,
+                         ::testing::Values(Tamper::kCount, Tamper::kSum, Tamper::kEvents, Tamper::kExtraRow),
+                         [](const ::testing::TestParamInfo<Tamper>& info) {
+                           switch (info.param) {
+                             case Tamper::kCount: return std::string("Count");
+                             case Tamper::kSum: return std::string("Sum");
+                             case Tamper::kEvents: return std::string("Events");
+                             case Tamper::kExtraRow: return std::string("ExtraRow");
+                           }
+                           return std::string();
+                         });
+
+}  // namespace
+}  // namespace snapsink::testing
