@@ -82,9 +82,19 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
   *result = GcResult();
   uint64_t current = 0;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root, &current));
-  std::vector<uint64_t> generations;
-  SNAPSINK_RETURN_IF_ERROR(ListGenerations(env, root, &generations));
-  std::vector<uint64_t> survivors;
+  std::vector<uint64_t> listed;
+  SNAPSINK_RETURN_IF_ERROR(ListGenerations(env, root, &listed));
+  uint64_t last = 0;
+  {
+    std::unique_ptr<Txn> read;
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+    SNAPSINK_ASSIGN_OR_RETURN(auto l, Root::GetMetaU64(read.get(), meta::kLastGeneration));
+    last = l.value_or(0);
+  }
+  // A manifest above the last published generation is a publish that crashed
+  // before its switch: its rerun rewrites it. Keep it, and do not count it.
+  std::vector<uint64_t> survivors, generations;
+  for (uint64_t g : listed) (g > last ? survivors : generations).push_back(g);
   for (size_t i = 0; i < generations.size(); ++i) {
     const uint64_t g = generations[i];
     if (g == current || generations.size() - i <= keep) {
@@ -160,11 +170,13 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
       return Status::Corruption(path + ": checksum differs from the one generation " + std::to_string(generation) + " recorded");
     }
   }
-  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::Current(root), std::to_string(generation) + "\n"));
+  // LMDB first: after a crash between the two, the next publish already
+  // builds on G, and running the rollback again moves CURRENT.
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
   SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, generation));
-  return txn->Commit();
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  return WriteFileAtomic(env, filenames::Current(root), std::to_string(generation) + "\n");
 }
 
 }  // namespace snapsink

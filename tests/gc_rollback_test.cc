@@ -282,3 +282,24 @@ TEST_F(GcRollbackTest, GcBetweenCrashedPublishAndRerunKeepsMovedSnapshots) {
 
 }  // namespace
 }  // namespace snapsink::testing
+
+namespace snapsink::testing {
+namespace {
+
+TEST_F(GcRollbackTest, UnpublishedManifestOfACrashedPublishIsKeptAndNotCounted) {
+  const std::string in = dir_ / "in5.ndjson";
+  WriteFile(in, Event(6, BaseMs() + 3 * kHourMs, "eu", "1"));
+  RunResult crashed = Snapsink({"run", root_, in, "--final"}, {{"SNAPSINK_CRASH_AT", "publish.before_current"}});
+  ASSERT_EQ(crashed.exit_code, 99) << crashed.err;
+  ASSERT_EQ(Manifests(root_), (std::vector<std::string>{"1", "2", "3", "4", "5"}));
+  RunResult gc = Snapsink({"gc", root_, "--keep-generations", "2"});
+  ASSERT_EQ(gc.exit_code, 0) << gc.err;
+  // 3 and 4 are the two newest published generations; 5 was never published.
+  EXPECT_EQ(Manifests(root_), (std::vector<std::string>{"3", "4", "5"}));
+  ASSERT_EQ(Snapsink({"publish", root_}).exit_code, 0);
+  RunResult q = Snapsink({"query", root_, "--generation", "5", "--format", "json"});
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+}
+
+}  // namespace
+}  // namespace snapsink::testing
