@@ -203,6 +203,19 @@ TEST_F(CorruptionTest, CurrentNamesMissingGeneration) {
   EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
 }
 
+// CURRENT flipped to another generation that exists: readers, which only
+// read files, follow it (CURRENT stays a bare number, as SPEC 5 shows it);
+// verify compares it with the generation state records as current.
+TEST_F(CorruptionTest, CurrentNamesAnotherExistingGeneration) {
+  WriteFile(root_ + "/CURRENT", "1\n");
+  RunResult v = Snapsink({"verify", root_});
+  EXPECT_EQ(v.exit_code, 10);
+  EXPECT_NE(v.out.find("CURRENT: names generation 1, but state records generation 2 as current"), std::string::npos)
+      << v.out;
+  WriteFile(root_ + "/CURRENT", "2\n");
+  EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
+}
+
 // --- The reconciliation gate ---
 
 enum class Tamper { kCount, kSum, kEvents, kExtraRow };
