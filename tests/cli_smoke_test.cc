@@ -22,6 +22,15 @@ TEST(CliSmoke, RunThenQuery) {
   EXPECT_EQ(q.out,
             "{\"window\":\"2026-10-21T10:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":2,\"sum\":37.5,"
             "\"version\":1,\"generation\":1}\n");
+  RunResult csv = Snapsink({"query", root, "--format", "csv"});
+  EXPECT_EQ(csv.out, "window,metric,key,count,sum,version,generation\n2026-10-21T10:00:00Z,orders,eu,2,37.5,1,1\n");
+  RunResult table = Snapsink({"query", root});
+  EXPECT_EQ(table.out,
+            "window                metric  key  count  sum   version  generation\n"
+            "2026-10-21T10:00:00Z  orders  eu   2      37.5  1        1\n");
+  // Point lookup and a miss.
+  EXPECT_EQ(Snapsink({"query", root, "--metric", "orders", "--key", "eu", "--format", "csv"}).out, csv.out);
+  EXPECT_EQ(Snapsink({"query", root, "--metric", "orders", "--key", "us", "--format", "json"}).out, "");
 }
 
 }  // namespace

@@ -21,25 +21,22 @@ std::string CsvQuote(const std::string& s) {
 
 }  // namespace
 
-void Record::Str(const std::string& name, const std::string& value) {
-  fields.emplace_back(name, "\x01" + value);  // marked as a string; quoted on JSON output
-}
-void Record::Num(const std::string& name, const std::string& value) { fields.emplace_back(name, value); }
-void Record::Bool(const std::string& name, bool value) { fields.emplace_back(name, value ? "true" : "false"); }
+void Record::Str(const std::string& name, const std::string& value) { fields.push_back({name, value, true}); }
+void Record::Num(const std::string& name, const std::string& value) { fields.push_back({name, value, false}); }
+void Record::Bool(const std::string& name, bool value) { fields.push_back({name, value ? "true" : "false", false}); }
 
 void PrintRecords(const std::vector<Record>& records, const std::vector<std::string>& columns, OutputFormat format) {
-  auto text = [](const std::string& v) { return (!v.empty() && v[0] == '\x01') ? v.substr(1) : v; };
   std::string out;
   if (format == OutputFormat::kJson) {
     for (const Record& r : records) {
       out.push_back('{');
       bool first = true;
-      for (const auto& [name, value] : r.fields) {
+      for (const Field& f : r.fields) {
         if (!first) out.push_back(',');
         first = false;
-        out.append(JsonQuote(name));
+        out.append(JsonQuote(f.name));
         out.push_back(':');
-        out.append((!value.empty() && value[0] == '\x01') ? JsonQuote(value.substr(1)) : value);
+        out.append(f.is_string ? JsonQuote(f.value) : f.value);
       }
       out.append("}\n");
     }
@@ -49,8 +46,8 @@ void PrintRecords(const std::vector<Record>& records, const std::vector<std::str
     for (const Record& r : records) {
       std::vector<std::string> row;
       for (const std::string& c : columns) {
-        auto it = std::find_if(r.fields.begin(), r.fields.end(), [&](const auto& f) { return f.first == c; });
-        row.push_back(it == r.fields.end() ? "" : text(it->second));
+        auto it = std::find_if(r.fields.begin(), r.fields.end(), [&](const Field& f) { return f.name == c; });
+        row.push_back(it == r.fields.end() ? "" : it->value);
       }
       cells.push_back(std::move(row));
     }

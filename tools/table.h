@@ -2,14 +2,19 @@
 #pragma once
 
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace snapsink {
 
-// One output record: ordered (name, already-encoded JSON value) pairs.
+// One output record: ordered fields. A string field is quoted in JSON; any
+// other is written as it is (number or boolean text).
+struct Field {
+  std::string name;
+  std::string value;
+  bool is_string = false;
+};
 struct Record {
-  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<Field> fields;
   void Str(const std::string& name, const std::string& value);
   void Num(const std::string& name, const std::string& value);  // value is JSON number text
   void Bool(const std::string& name, bool value);
