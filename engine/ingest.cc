@@ -23,6 +23,8 @@ struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
 };
+static_assert(kLinePadding >= kEventPadding, "lines must be parseable where they lie in the block buffer");
+
 template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
