@@ -1,8 +1,12 @@
 // Progress on stderr: shown on a terminal, never otherwise, never with --quiet.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -18,37 +22,48 @@ std::string Lines(int n) {
   return s;
 }
 
-// Runs cmd under script(1), which gives it a pseudo-terminal; returns what it printed.
-std::string OnATerminal(const std::string& cmd) {
+// Runs the snapsink binary with args on a pseudo-terminal (stdin, stdout and
+// stderr all the pty); returns everything it printed.
+std::string OnATerminal(const std::vector<std::string>& args) {
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid < 0) return "forkpty failed";
+  if (pid == 0) {
+    std::string bin = SNAPSINK_BINARY;
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv{bin.data()};
+    for (std::string& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
   std::string out;
-  FILE* p = ::popen(("script -qec '" + cmd + "' /dev/null 2>&1").c_str(), "r");
-  if (p == nullptr) return out;
   char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
+  ssize_t n;
+  while ((n = ::read(master, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));  // EIO once it exits
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
   return out;
 }
 
 TEST(Progress, OnlyOnATerminalAndNotWithQuiet) {
-  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
   TempDir d;
   const std::string in = d / "in.ndjson";
   WriteFile(in, Lines(50));
   ASSERT_EQ(Snapsink({"init", d / "a"}).exit_code, 0);
   ASSERT_EQ(Snapsink({"init", d / "b"}).exit_code, 0);
   ASSERT_EQ(Snapsink({"init", d / "c"}).exit_code, 0);
-  const std::string bin = SNAPSINK_BINARY;
   // Not a terminal: no progress.
   RunResult piped = Snapsink({"ingest", d / "a", in, "--commit-every", "10"});
   ASSERT_EQ(piped.exit_code, 0);
   EXPECT_EQ(piped.err.find("events/s"), std::string::npos) << piped.err;
   // A terminal: progress with bytes, events, rate and time left.
-  const std::string tty = OnATerminal(bin + " ingest " + (d / "b") + " " + in + " --commit-every 10");
+  const std::string tty = OnATerminal({"ingest", d / "b", in, "--commit-every", "10"});
   EXPECT_NE(tty.find("events/s"), std::string::npos) << tty;
   EXPECT_NE(tty.find("left"), std::string::npos) << tty;
   // A terminal with --quiet: none.
-  const std::string quiet = OnATerminal(bin + " ingest " + (d / "c") + " " + in + " --commit-every 10 --quiet");
+  const std::string quiet = OnATerminal({"ingest", d / "c", in, "--commit-every", "10", "--quiet"});
   EXPECT_EQ(quiet.find("events/s"), std::string::npos) << quiet;
   EXPECT_NE(quiet.find("lines 50"), std::string::npos) << quiet;
 }
