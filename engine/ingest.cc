@@ -96,6 +96,7 @@ struct Ingester::Impl {
 };
 
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
+  txn.reset();  // never two write transactions in one thread: LMDB would wait on itself
   SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
   batch_lines = 0;
   if (!max_ts_loaded) {
@@ -379,6 +380,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after) {
       if (s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
       // Everything before the offending line is committed; it is not.
       if (m.batch_lines > 0) SNAPSINK_RETURN_IF_ERROR(m.Commit());
+      m.txn.reset();
       *after = m.src;
       return s;
     }
