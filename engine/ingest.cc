@@ -337,23 +337,6 @@ Status Stick(Status* sticky, Status s) {
 }
 }  // namespace
 
-Status Ingester::BeginBatch(const std::string& source, const std::string& rejects_file) {
-  SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
-  return Stick(&impl_->sticky, impl_->Begin(source, rejects_file));
-}
-
-Status Ingester::ApplyLine(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong) {
-  SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
-  return Stick(&impl_->sticky, impl_->Apply(data, size, capacity, end_offset, overlong, /*stop_on_error=*/false));
-}
-
-Status Ingester::CommitBatch() {
-  SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
-  return Stick(&impl_->sticky, impl_->Commit());
-}
-
-const SourceState& Ingester::source_state() const { return impl_->src; }
-
 Status Ingester::Run(const IngestOptions& options, SourceState* after) {
   SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
   return Stick(&impl_->sticky, RunSource(options, after));

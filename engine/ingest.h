@@ -57,14 +57,6 @@ class Ingester {
   // everything before the offending line.
   Status Run(const IngestOptions& options, SourceState* after);
 
-  // Applies one line, as Run does; exposed for benchmarks and tests that
-  // drive the engine without files. Lines of one batch go between
-  // BeginBatch and CommitBatch.
-  Status BeginBatch(const std::string& source, const std::string& rejects_file);
-  Status ApplyLine(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong);
-  Status CommitBatch();
-  const SourceState& source_state() const;
-
  private:
   Status RunSource(const IngestOptions& options, SourceState* after);
   struct Impl;

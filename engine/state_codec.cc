@@ -68,12 +68,6 @@ void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, st
   dst->append(key);
 }
 
-std::string AggKey(int64_t window_ms, std::string_view metric, std::string_view key) {
-  std::string k;
-  AggKeyInto(&k, window_ms, metric, key);
-  return k;
-}
-
 void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric) {
   dst->clear();
   AppendWindowKey(dst, window_ms);

@@ -88,7 +88,6 @@ void AppendEscapedMetric(std::string* dst, std::string_view metric);
 bool SplitEscapedMetric(std::string_view src, std::string* metric, std::string_view* rest);
 
 // aggs:   window(8) | escaped metric | key
-std::string AggKey(int64_t window_ms, std::string_view metric, std::string_view key);
 void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key);
 // ledger: window(8) | escaped metric
 void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric);
