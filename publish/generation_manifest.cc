@@ -36,22 +36,10 @@ std::string GenerationManifest::Encode() const {
 }
 
 Status GenerationManifest::Decode(std::string_view text, const std::string& name, GenerationManifest* out) {
-  std::string_view body;
-  SNAPSINK_RETURN_IF_ERROR(OpenJson(text, &body, name));
   MemberReader r(name);
   simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (auto err = parser.parse(body.data(), body.size()).get(doc); err != simdjson::SUCCESS) {
-    return r.Bad("JSON", simdjson::error_message(err));
-  }
   simdjson::dom::object o;
-  SNAPSINK_RETURN_IF_ERROR(r.Object(doc, "document", &o));
-  std::string format;
-  uint64_t format_version;
-  SNAPSINK_RETURN_IF_ERROR(r.String(o, "format", &format));
-  if (format != kFormat) return r.Bad("format", fmt::format("is {:?}, not {:?}", format, kFormat));
-  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "format_version", UINT64_MAX, &format_version));
-  if (format_version != kFormatVersion) return r.Bad("format_version", "unknown version");
+  SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kFormat, kFormatVersion, &r, &parser, &o, name));
 
   GenerationManifest g;
   SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "generation", UINT64_MAX, &g.generation));

@@ -64,4 +64,26 @@ class MemberReader {
   const std::string& name_;
 };
 
+// Opens a checked JSON document (publish/checked_json.h) of the given format
+// and version: verifies its checksum, parses it with parser (which must
+// outlive *o) and checks its "format" and "format_version" members.
+inline Status OpenCheckedDocument(std::string_view text, std::string_view format, uint64_t version,
+                                  MemberReader* r, simdjson::dom::parser* parser, simdjson::dom::object* o,
+                                  const std::string& name) {
+  std::string_view body;
+  SNAPSINK_RETURN_IF_ERROR(OpenJson(text, &body, name));
+  simdjson::dom::element doc;
+  if (auto err = parser->parse(body.data(), body.size()).get(doc); err != simdjson::SUCCESS) {
+    return r->Bad("JSON", simdjson::error_message(err));
+  }
+  SNAPSINK_RETURN_IF_ERROR(r->Object(doc, "document", o));
+  std::string found;
+  uint64_t found_version;
+  SNAPSINK_RETURN_IF_ERROR(r->String(*o, "format", &found));
+  if (found != format) return r->Bad("format", fmt::format("is {:?}, not {:?}", found, format));
+  SNAPSINK_RETURN_IF_ERROR(r->Uint(*o, "format_version", UINT64_MAX, &found_version));
+  if (found_version != version) return r->Bad("format_version", "unknown version");
+  return Status::OK();
+}
+
 }  // namespace snapsink
