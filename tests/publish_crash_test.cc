@@ -50,22 +50,6 @@ bool IsPerWindow(const std::string& point) {
   return point == "seal.mid_data" || point == "seal.before_record" || point == "publish.after_rename";
 }
 
-std::string TreeDiff(const std::map<std::string, std::string>& got, const std::map<std::string, std::string>& want) {
-  std::string diff;
-  for (const auto& [path, bytes] : got) {
-    auto it = want.find(path);
-    if (it == want.end()) {
-      diff += "  extra: " + path + "\n";
-    } else if (it->second != bytes) {
-      diff += "  differs: " + path + "\n";
-    }
-  }
-  for (const auto& [path, bytes] : want) {
-    if (!got.count(path)) diff += "  missing: " + path + "\n";
-  }
-  return diff;
-}
-
 // The lines that differ between two texts (at most a few), "" when equal.
 std::string LineDiff(const std::string& got, const std::string& want) {
   if (got == want) return "";

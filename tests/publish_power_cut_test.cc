@@ -140,23 +140,6 @@ void ReadView(const std::string& root, View* out) {
   }
 }
 
-// The paths where two TreeContents differ ("" when equal).
-std::string TreeDiff(const std::map<std::string, std::string>& got, const std::map<std::string, std::string>& want) {
-  std::string diff;
-  for (const auto& [path, bytes] : got) {
-    auto it = want.find(path);
-    if (it == want.end()) {
-      diff += "  extra: " + path + "\n";
-    } else if (it->second != bytes) {
-      diff += "  differs: " + path + "\n";
-    }
-  }
-  for (const auto& [path, bytes] : want) {
-    if (!got.count(path)) diff += "  missing: " + path + "\n";
-  }
-  return diff;
-}
-
 bool StagingEmpty(const std::string& root) {
   std::vector<std::string> names;
   Status s = Env::Default()->GetChildren(filenames::StagingDir(root), &names);

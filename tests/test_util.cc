@@ -156,6 +156,22 @@ std::map<std::string, std::string> TreeContents(const std::string& dir) {
   return out;
 }
 
+std::string TreeDiff(const std::map<std::string, std::string>& got, const std::map<std::string, std::string>& want) {
+  std::string diff;
+  for (const auto& [path, bytes] : got) {
+    auto it = want.find(path);
+    if (it == want.end()) {
+      diff += "  extra: " + path + "\n";
+    } else if (it->second != bytes) {
+      diff += "  differs: " + path + "\n";
+    }
+  }
+  for (const auto& [path, bytes] : want) {
+    if (!got.count(path)) diff += "  missing: " + path + "\n";
+  }
+  return diff;
+}
+
 std::string StateDump(const std::string& root) {
   std::string dump;
   for (const char* what : {"producers", "gaps", "sources", "windows"}) {

@@ -48,6 +48,9 @@ void AppendFile(const std::string& path, const std::string& data);
 // (LMDB files) and LOCK. For byte-for-byte comparison of two roots.
 std::map<std::string, std::string> TreeContents(const std::string& dir);
 
+// The paths where two TreeContents differ, one line each ("" when equal).
+std::string TreeDiff(const std::map<std::string, std::string>& got, const std::map<std::string, std::string>& want);
+
 // A comparable dump of a root's engine state: the output of
 // `inspect producers|gaps|sources|windows --json` and `query --format json`,
 // with the root's parent directory written as $DIR (so that roots in two
