@@ -191,23 +191,23 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
     bf.reset();
     return RemoveBackfillState(env, path, o.version);
   }
+  // What will be published: the windows to seal now and those a crashed
+  // attempt already sealed. The version rule holds for all of them, checked
+  // once under the lock, before anything is sealed.
   std::vector<int64_t> windows;
-  RootConfig all = root->config();
-  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(bf.get(), all, /*all=*/true, &windows));
-  SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), std::set<int64_t>(windows.begin(), windows.end()), o.version));
+  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(bf.get(), root->config(), /*all=*/true, &windows));
+  std::vector<PendingSnapshot> pending;
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
+  std::set<int64_t> affected(windows.begin(), windows.end());
+  for (const PendingSnapshot& p : pending) affected.insert(p.window_ms);
+  SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), affected, o.version));
   SealTarget target{env, path, bf.get(), root->config().window_ms};
   for (int64_t w : windows) {
     SealedWindow sw;
     SNAPSINK_RETURN_IF_ERROR(SealWindow(target, w, o.version, &sw));
     result->sealed.push_back(sw);
   }
-  std::vector<PendingSnapshot> pending;
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
-  SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), [&] {
-    std::set<int64_t> ws;
-    for (const PendingSnapshot& p : pending) ws.insert(p.window_ms);
-    return ws;
-  }(), o.version));
   std::vector<std::pair<int64_t, uint32_t>> superseded;
   PublishResult pr;
   if (pending.empty()) {
