@@ -15,6 +15,7 @@
 #include "engine/line_reader.h"
 #include "engine/sequencer.h"
 #include "engine/timeutil.h"
+#include "engine/window_records.h"
 
 namespace snapsink {
 namespace {
@@ -270,21 +271,12 @@ Status Ingester::Impl::Commit() {
     codec::EncodeInto(&value, t.agg);
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kLedger, key, value));
   }
-  std::string wkey;
   for (int64_t w : windows) {
-    wkey.clear();
-    codec::AppendWindowKey(&wkey, w);
     WindowState ws;
-    std::string_view v;
-    Status s = txn->Get(Table::kWindows, wkey, &v);
-    if (s.ok()) {
-      SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &ws));
-    } else if (!s.IsNotFound()) {
-      return s;
-    }
+    SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w, &ws));
     if (ws.dirty) continue;
     ws.dirty = true;
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kWindows, wkey, codec::Encode(ws)));
+    SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn.get(), w, ws));
   }
   if (max_ts_dirty) {
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kMaxEventTs, static_cast<uint64_t>(*max_ts)));

@@ -93,22 +93,9 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
     SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kAggs, prefix));
     SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kLedger, prefix));
     // A live version staged but not published must not later replace the backfill.
-    Status st;
     std::vector<uint32_t> staged;
-    SNAPSINK_RETURN_IF_ERROR(live->Scan(Table::kSeals, prefix, [&](std::string_view k, std::string_view v) {
-      SealRecord r;
-      st = codec::Decode(v, &r);
-      int64_t w;
-      uint32_t ver;
-      codec::DecodeSealKey(k, &w, &ver);
-      if (st.ok() && r.state == SealState::kStaged) staged.push_back(ver);
-      return st.ok();
-    }));
-    SNAPSINK_RETURN_IF_ERROR(st);
-    for (uint32_t ver : staged) {
-      SNAPSINK_RETURN_IF_ERROR(SetSealState(live, p.window_ms, ver, SealState::kSuperseded));
-      superseded->emplace_back(p.window_ms, ver);
-    }
+    SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(live, p.window_ms, /*keep_version=*/0, &staged));
+    for (uint32_t ver : staged) superseded->emplace_back(p.window_ms, ver);
     SealRecord published = p.seal;
     published.state = SealState::kPublished;
     SNAPSINK_RETURN_IF_ERROR(live->Put(Table::kSeals, codec::SealKey(p.window_ms, version), codec::Encode(published)));
@@ -116,7 +103,7 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
     SNAPSINK_RETURN_IF_ERROR(ReadWindowState(live, p.window_ms, &ws));
     ws.last_version = std::max(ws.last_version, version);
     ws.dirty = false;
-    SNAPSINK_RETURN_IF_ERROR(live->Put(Table::kWindows, prefix, codec::Encode(ws)));
+    SNAPSINK_RETURN_IF_ERROR(WriteWindowState(live, p.window_ms, ws));
   }
   return live->Put(Table::kMeta, meta::BackfillDoneKey(version), "done");
 }

@@ -9,6 +9,7 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "engine/window_records.h"
 #include "publish/snapshot_file.h"
 
 namespace snapsink {
@@ -28,16 +29,6 @@ Status StagedSeals(Store* store, std::vector<PendingSnapshot>* out) {
     return true;
   }));
   return st;
-}
-
-Status SetSealState(Txn* txn, int64_t window_ms, uint32_t version, SealState state) {
-  const std::string key = codec::SealKey(window_ms, version);
-  std::string_view v;
-  SNAPSINK_RETURN_IF_ERROR(txn->Get(Table::kSeals, key, &v));
-  SealRecord r;
-  SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &r));
-  r.state = state;
-  return txn->Put(Table::kSeals, key, codec::Encode(r));
 }
 
 namespace {

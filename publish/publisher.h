@@ -59,7 +59,4 @@ Status PublishStaged(Env* env, const std::string& root, Store* live, PublishResu
 // The current generation as LMDB records it (0 = none) and its manifest.
 Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out);
 
-// Marks the seal of (window, version) in txn with state.
-Status SetSealState(Txn* txn, int64_t window_ms, uint32_t version, SealState state);
-
 }  // namespace snapsink

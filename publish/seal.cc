@@ -6,23 +6,11 @@
 #include "engine/filenames.h"
 #include "engine/state_codec.h"
 #include "engine/watermark.h"
+#include "engine/window_records.h"
 #include "publish/snapshot_file.h"
 #include "publish/snapshot_manifest.h"
 
 namespace snapsink {
-
-Status ReadWindowState(Txn* txn, int64_t window_ms, WindowState* out) {
-  std::string key;
-  codec::AppendWindowKey(&key, window_ms);
-  std::string_view v;
-  Status s = txn->Get(Table::kWindows, key, &v);
-  if (s.IsNotFound()) {
-    *out = WindowState();
-    return Status::OK();
-  }
-  SNAPSINK_RETURN_IF_ERROR(s);
-  return codec::Decode(v, out);
-}
 
 Status DirtyWindows(Store* store, const RootConfig& config, bool all, std::vector<int64_t>* out) {
   out->clear();
@@ -147,34 +135,11 @@ Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, Seal
   SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), window_ms, &ws));
   // An unpublished staged version this one replaces.
   std::vector<uint32_t> superseded;
-  Status st;
-  std::string prefix;
-  codec::AppendWindowKey(&prefix, window_ms);
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, prefix, [&](std::string_view k, std::string_view v) {
-    SealRecord r;
-    st = codec::Decode(v, &r);
-    if (!st.ok()) return false;
-    int64_t w;
-    uint32_t ver;
-    codec::DecodeSealKey(k, &w, &ver);
-    if (r.state == SealState::kStaged && ver != version) superseded.push_back(ver);
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(st);
-  for (uint32_t ver : superseded) {
-    std::string_view v;
-    SNAPSINK_RETURN_IF_ERROR(txn->Get(Table::kSeals, codec::SealKey(window_ms, ver), &v));
-    SealRecord r;
-    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &r));
-    r.state = SealState::kSuperseded;
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(window_ms, ver), codec::Encode(r)));
-  }
+  SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(txn.get(), window_ms, version, &superseded));
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(window_ms, version), codec::Encode(record)));
   ws.last_version = std::max(ws.last_version, version);
   ws.dirty = false;
-  std::string wkey;
-  codec::AppendWindowKey(&wkey, window_ms);
-  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kWindows, wkey, codec::Encode(ws)));
+  SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn.get(), window_ms, ws));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   for (uint32_t ver : superseded) {
     SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(filenames::StagingSnapshotDir(t.root, window_ms, ver)));

@@ -21,6 +21,7 @@
 #include "engine/env.h"
 #include "engine/root.h"
 #include "engine/store.h"
+#include "engine/window_records.h"
 
 namespace snapsink {
 
@@ -48,8 +49,5 @@ Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, Seal
 // Seals each window at its last_version + 1, in order, skipping windows
 // without changes. Removes staging leftovers of earlier attempts first.
 Status SealWindows(const SealTarget& t, const std::vector<int64_t>& windows, std::vector<SealedWindow>* out);
-
-// Reads the window record of window_ms (a default one when absent).
-Status ReadWindowState(Txn* txn, int64_t window_ms, struct WindowState* out);
 
 }  // namespace snapsink

@@ -1,0 +1,26 @@
+// Reading and writing the per-window records of a store inside a
+// transaction: the window state (Table::kWindows) and its seals
+// (Table::kSeals). Ingest, seal, publish and backfill all go through here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/state_codec.h"
+#include "engine/store.h"
+
+namespace snapsink {
+
+// The window record of window_ms; a default one (version 0, clean) when absent.
+Status ReadWindowState(Txn* txn, int64_t window_ms, WindowState* out);
+Status WriteWindowState(Txn* txn, int64_t window_ms, const WindowState& state);
+
+// Sets the state of the seal record of (window_ms, version). NotFound if absent.
+Status SetSealState(Txn* txn, int64_t window_ms, uint32_t version, SealState state);
+
+// Marks every staged (unpublished) seal of window_ms other than keep_version
+// superseded, and appends their versions to *superseded. keep_version 0
+// keeps none.
+Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint32_t keep_version, std::vector<uint32_t>* superseded);
+
+}  // namespace snapsink
