@@ -8,6 +8,8 @@
 
 namespace snapsink {
 
+void PrintSealed(const std::vector<SealedWindow>& sealed);  // cmd_publish.cc
+
 Status CmdBackfill(const BackfillArgs& a) {
   BackfillOptions o;
   o.version = a.version;
@@ -33,10 +35,7 @@ Status CmdBackfill(const BackfillArgs& a) {
                a.version, static_cast<unsigned long long>(r.lines), static_cast<unsigned long long>(r.applied),
                static_cast<unsigned long long>(r.duplicates), static_cast<unsigned long long>(r.fenced),
                static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.ignored));
-  for (const SealedWindow& s : r.sealed) {
-    std::printf("sealed %s v%u: %llu rows, %lld events\n", FormatIso(s.window_ms).c_str(), s.version,
-                static_cast<unsigned long long>(s.rows), static_cast<long long>(s.events));
-  }
+  PrintSealed(r.sealed);
   if (r.generation > 0) {
     std::printf("published generation %llu: %zu window(s) at v%u\n", static_cast<unsigned long long>(r.generation),
                 r.published_windows, a.version);

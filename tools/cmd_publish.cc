@@ -11,6 +11,13 @@ namespace snapsink {
 
 Status IngestInto(Root* root, const IngestArgs& a);  // cmd_ingest.cc
 
+void PrintSealed(const std::vector<SealedWindow>& sealed) {
+  for (const SealedWindow& s : sealed) {
+    std::printf("sealed %s v%u: %llu rows, %lld events\n", FormatIso(s.window_ms).c_str(), s.version,
+                static_cast<unsigned long long>(s.rows), static_cast<long long>(s.events));
+  }
+}
+
 namespace {
 
 Status SealRoot(Root* root, const std::vector<std::string>& names, bool all) {
@@ -30,10 +37,7 @@ Status SealRoot(Root* root, const std::vector<std::string>& names, bool all) {
   SealTarget t{root->env(), root->path(), root->store(), root->config().window_ms};
   std::vector<SealedWindow> sealed;
   SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
-  for (const SealedWindow& s : sealed) {
-    std::printf("sealed %s v%u: %llu rows, %lld events\n", FormatIso(s.window_ms).c_str(), s.version,
-                static_cast<unsigned long long>(s.rows), static_cast<long long>(s.events));
-  }
+  PrintSealed(sealed);
   if (sealed.empty()) std::printf("nothing to seal\n");
   return Status::OK();
 }
