@@ -164,7 +164,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   }
 
   // 2. Move each snapshot out of staging.
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::SnapshotsDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::SnapshotsDir(root)));
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!staged[i]) continue;
     const PendingSnapshot& p = pending[i];
@@ -199,7 +199,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   gm.generation = generation;
   gm.parent = parent;
   for (const auto& [w, e] : windows) gm.windows.push_back(e);
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::ManifestsDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::ManifestsDir(root)));
   SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationManifest(root, generation), gm.Encode()));
   MaybeCrash("publish.before_current");
 

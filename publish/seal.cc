@@ -37,34 +37,23 @@ namespace {
 Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path, SnapshotManifest* m) {
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer));
-  std::string prefix;
-  codec::AppendWindowKey(&prefix, window_ms);
   Row row;
-  Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, prefix, [&](std::string_view k, std::string_view v) {
-    std::string_view key;
-    Aggregate a;
-    if (!codec::SplitEscapedMetric(k.substr(8), &row.metric, &key)) {
-      st = Status::Corruption("malformed aggregate key in state");
-      return false;
-    }
-    st = codec::Decode(v, &a);
-    if (!st.ok()) return false;
+  SNAPSINK_RETURN_IF_ERROR(ScanWindowAggregates(txn, window_ms, [&](const std::string& metric, std::string_view key,
+                                                                     const Aggregate& a) {
+    row.metric = metric;
     row.key.assign(key);
     row.count = a.count;
     row.sum_micros = a.sum_micros;
     row.events = a.events;
-    st = writer->Add(row);
-    if (!st.ok()) return false;
+    SNAPSINK_RETURN_IF_ERROR(writer->Add(row));
     if (m->metrics.empty() || m->metrics.back().metric != row.metric) m->metrics.push_back(MetricStats{row.metric});
     MetricStats& ms = m->metrics.back();
     ms.rows += 1;
     ms.events += a.events;
     ms.count += a.count;
     ms.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(ms.sum_micros) + static_cast<uint64_t>(a.sum_micros));
-    return true;
+    return Status::OK();
   }));
-  SNAPSINK_RETURN_IF_ERROR(st);
   SnapshotFileInfo info;
   SNAPSINK_RETURN_IF_ERROR(writer->Finish(&info));
   m->rows = info.rows;
@@ -103,6 +92,7 @@ Status ReadLedger(Txn* txn, int64_t window_ms, std::vector<LedgerEntry>* out) {
 Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out) {
   const std::string dir = filenames::StagingSnapshotDir(t.root, window_ms, version);
   SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(dir));  // a retried seal rewrites the same directory
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(t.env, filenames::StagingDir(t.root)));  // deleted by hand: made again
   SNAPSINK_RETURN_IF_ERROR(t.env->CreateDirs(dir));
 
   SnapshotManifest m;

@@ -14,6 +14,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   BackfillOptions o;
   o.version = a.version;
   o.files = a.files;
+  o.source = a.source;
   o.commit_every = a.commit_every;
   for (auto [text, out] : {std::pair{&a.from, &o.from}, std::pair{&a.to, &o.to}}) {
     if (text->empty()) continue;
@@ -40,7 +41,7 @@ Status CmdBackfill(const BackfillArgs& a) {
     std::printf("published generation %llu: %zu window(s) at v%u\n", static_cast<unsigned long long>(r.generation),
                 r.published_windows, a.version);
   } else {
-    std::printf("backfill v%u: no window in range; nothing published\n", a.version);
+    std::printf("backfill v%u: no window in range; nothing published (v%u stays unused)\n", a.version, a.version);
   }
   return Status::OK();
 }

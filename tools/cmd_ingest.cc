@@ -4,6 +4,7 @@
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
+#include "engine/long_key.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -41,7 +42,7 @@ Status CheckInputs(Root* root, const std::vector<std::string>& files, const std:
     if (f == "-") continue;
     SourceState st;
     std::string_view v;
-    Status s = txn->Get(Table::kSources, source.empty() ? f : source, &v);
+    Status s = GetRecord(txn.get(), Table::kSources, source.empty() ? f : source, &v);
     if (s.ok()) {
       SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &st));
     } else if (!s.IsNotFound()) {

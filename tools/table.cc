@@ -8,8 +8,14 @@
 namespace snapsink {
 namespace {
 
+bool HasControl(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// RFC 4180; bytes stay as they are (a NUL too), and a field with any control
+// character is quoted so no reader takes it for a terminator.
 std::string CsvQuote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos && !HasControl(s)) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out.push_back('"');
@@ -47,7 +53,15 @@ void PrintRecords(const std::vector<Record>& records, const std::vector<std::str
       std::vector<std::string> row;
       for (const std::string& c : columns) {
         auto it = std::find_if(r.fields.begin(), r.fields.end(), [&](const Field& f) { return f.name == c; });
-        row.push_back(it == r.fields.end() ? "" : it->value);
+        std::string cell = it == r.fields.end() ? "" : it->value;
+        // A table is for people: a key with a NUL, newline or other control
+        // character is shown JSON-escaped (without quotes) so it stays on its line.
+        if (format == OutputFormat::kTable && it != r.fields.end() && it->is_string && HasControl(cell)) {
+          std::string escaped;
+          AppendJsonEscaped(&escaped, cell);
+          cell = std::move(escaped);
+        }
+        row.push_back(std::move(cell));
       }
       cells.push_back(std::move(row));
     }
