@@ -220,16 +220,11 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   std::set<int64_t> touched;
   SNAPSINK_RETURN_IF_ERROR(TouchedWindows(inputs, root->config().window_ms, first, last, &touched));
   if (Status s = CheckVersion(root->store(), touched, o.version); !s.ok()) {
-    // Refused before any work: a spool made for it goes too.
-    if (stdin_inputs > 0) {
+    // Refused before any work: the spool made for it goes too. A spool of
+    // an earlier run stays, with the state that holds offsets into it.
+    if (stdin_inputs > 0 && !dir_existed) {
       bf_lock.reset();
-      if (!dir_existed) {
-        SNAPSINK_RETURN_IF_ERROR(RemoveBackfillState(env, path, o.version));
-      } else {
-        SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(filenames::BackfillSpoolDoneFile(path, o.version)));
-        SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(filenames::BackfillSpoolFile(path, o.version)));
-        SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
-      }
+      SNAPSINK_RETURN_IF_ERROR(RemoveBackfillState(env, path, o.version));
     }
     return s;
   }
