@@ -90,6 +90,7 @@ struct Ingester::Impl {
   Status Begin(const std::string& source_name, const std::string& rejects_path);
   Status Commit();
   Status CommitBatch();
+  Status AdoptRejectsLength(uint64_t size);
   Status Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong,
                bool stop_on_error);
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
@@ -322,6 +323,19 @@ Status Ingester::Impl::CommitBatch() {
   return Status::OK();
 }
 
+// The rejects file was deleted or cut by hand: what is there now is its
+// committed length, recorded before any batch appends to it, so that a
+// crashed batch's rejects are cut back to it and not kept twice.
+Status Ingester::Impl::AdoptRejectsLength(uint64_t size) {
+  std::string len;
+  codec::PutU64(&len, size);
+  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, rejects_key, len));
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  txn.reset();
+  rejects_length = size;
+  return store->BeginWrite(&txn);
+}
+
 Ingester::Ingester(Env* env, Store* store, const RootConfig& config) : impl_(new Impl) {
   impl_->env = env;
   impl_->store = store;
@@ -356,8 +370,11 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after) {
 
   // Lines of a batch that never committed may have left rejects behind.
   uint64_t size = 0;
-  if (m.env->GetFileSize(m.rejects_file, &size).ok() && size > m.rejects_length) {
+  Status fs = m.env->GetFileSize(m.rejects_file, &size);
+  if (fs.ok() && size > m.rejects_length) {
     SNAPSINK_RETURN_IF_ERROR(m.env->TruncateFile(m.rejects_file, m.rejects_length));
+  } else if ((fs.ok() || fs.IsNotFound()) && size < m.rejects_length) {
+    SNAPSINK_RETURN_IF_ERROR(m.AdoptRejectsLength(fs.ok() ? size : 0));
   }
 
   std::unique_ptr<LineReader> reader;

@@ -298,7 +298,8 @@ TEST(Storable, RejectsFileNameIsCutAndHashSuffixed) {
   EXPECT_LE(filenames::BackfillRejectsFile("/r", 4294967295u, std::string(1000, '/')).size(), 7u + 255u);
 }
 
-// Item 7: the directories the engine writes into are made again when deleted.
+// Item 7: the directories the engine writes into are made again when deleted;
+// a crash in the batch that makes the rejects file again keeps each reject once.
 TEST(Storable, DeletedDirectoriesAreRecreated) {
   TempDir dir;
   const std::string root = dir / "root";
@@ -313,10 +314,15 @@ TEST(Storable, DeletedDirectoriesAreRecreated) {
   more.next_seq = in.next_seq;
   more.Add("p", "m", "k", 1, 2);
   more.text += "another bad line\n";
-  WriteFile(dir / "b.ndjson", more.text);
-  RunResult r = Snapsink({"run", root, dir / "b.ndjson", "--final"});
+  AppendFile(dir / "a.ndjson", more.text);
+  RunResult crashed = Snapsink({"run", root, dir / "a.ndjson", "--final"}, {{"SNAPSINK_CRASH_AT", "ingest.before_commit"}});
+  ASSERT_EQ(crashed.exit_code, 99) << crashed.err;
+  RunResult r = Snapsink({"run", root, dir / "a.ndjson", "--final"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(ReadFile(filenames::RejectsFile(root, dir / "b.ndjson")).find("another bad line"), std::string::npos);
+  const std::string rejects = ReadFile(filenames::RejectsFile(root, dir / "a.ndjson"));
+  EXPECT_EQ(rejects.substr(0, 2), "{\"") << rejects;
+  EXPECT_EQ(std::count(rejects.begin(), rejects.end(), '\n'), 1) << rejects;
+  EXPECT_NE(rejects.find("another bad line"), std::string::npos) << rejects;
   std::map<Cell, Totals> want = in.model;
   for (const auto& [c, t] : more.model) want[c] = t;
   EXPECT_EQ(QueryRows(root), want);
