@@ -322,6 +322,7 @@ TEST(Storable, DeletedDirectoriesAreRecreated) {
   const std::string rejects = ReadFile(filenames::RejectsFile(root, dir / "a.ndjson"));
   EXPECT_EQ(rejects.substr(0, 2), "{\"") << rejects;
   EXPECT_EQ(std::count(rejects.begin(), rejects.end(), '\n'), 1) << rejects;
+  EXPECT_EQ(rejects.find("{\"source\""), rejects.rfind("{\"source\"")) << rejects;  // one reject, whole
   EXPECT_NE(rejects.find("another bad line"), std::string::npos) << rejects;
   std::map<Cell, Totals> want = in.model;
   for (const auto& [c, t] : more.model) want[c] = t;
