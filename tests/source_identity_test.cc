@@ -386,7 +386,12 @@ TEST_P(SourceIdentityCrashTest, RerunMatchesCleanRun) {
 INSTANTIATE_TEST_SUITE_P(Points, SourceIdentityCrashTest,
                          ::testing::Values(std::pair{"ingest.before_commit", 1}, std::pair{"ingest.before_commit", 2},
                                            std::pair{"ingest.before_commit", 3}, std::pair{"ingest.after_commit", 1},
-                                           std::pair{"ingest.after_commit", 3}));
+                                           std::pair{"ingest.after_commit", 3}),
+                         [](const auto& info) {
+                           std::string name = std::string(info.param.first) + "_hit" + std::to_string(info.param.second);
+                           for (char& c : name) c = c == '.' ? '_' : c;
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace snapsink::testing
