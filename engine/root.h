@@ -19,7 +19,8 @@
 namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
-// a newer format is refused rather than misread. 2: long-form keys
+// a newer format is refused rather than misread.
+// 2: source records carry the position identity; long-form keys
 // (engine/long_key.h) in sources and aggs.
 inline constexpr uint32_t kFormatVersion = 2;
 
