@@ -72,6 +72,7 @@ Status IngestInto(Root* root, const IngestArgs& a) {
     opt.on_commit = [&](const SourceState& s, int64_t size) { progress.Update(s.offset, size, s.lines); };
     SourceState st;
     Status s = ingester.Run(opt, &st);
+    progress.Done();  // the summary starts its own line
     if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
       std::fprintf(stderr,
                    "%s: lines %llu, applied %llu, duplicates %llu, fenced %llu, rejected %llu (offset %llu)\n",
