@@ -1,5 +1,6 @@
-// snapsink: the command line tool over the engine. See /work/shared/SPEC.md
-// section 6 (the contract) and README.md ("How it works").
+// snapsink: the command line tool over the engine. The contract is SPEC.md
+// section 6 (../shared/SPEC.md beside the repository, as README.md says); the
+// map of the code is README.md ("How it works").
 #include <cstdio>
 #include <string>
 
