@@ -63,7 +63,7 @@ Status SealRoot(Root* root, const std::vector<std::string>& names, bool all, con
   SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
   PrintSealed(sealed);
   if (sealed.empty()) {
-    if (!names.empty() || all) {
+    if (!names.empty()) {
       std::printf("nothing to seal: no unsealed changes in the windows asked for\n");
     } else {
       SNAPSINK_RETURN_IF_ERROR(ExplainNothingToSeal(root, flag));

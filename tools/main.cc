@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
 
   InitArgs init;
   auto* c_init = app.add_subcommand("init", "Create a root");
-  c_init->add_option("ROOT", init.root, "The directory to create (it may exist if empty)")->required();
+  c_init->add_option("ROOT", init.root, "The root directory to create (new, or empty)")->required();
   c_init->add_option("--window", init.window, "Window size: 1m, 15m, 1h, 1d ... (default 1h)");
   c_init->add_option("--lateness", init.lateness, "How far the watermark trails the newest event (default: one window)");
   c_init->add_option("--on-gap", init.on_gap, "accept (default): record a gap and go on; stop: exit 3 at a gap")
@@ -192,9 +192,11 @@ int main(int argc, char** argv) {
       "gaps", "accept: let ingest under --on-gap stop go on past a producer's gaps (recorded for audit; "
               "shown by inspect gaps --all); accepted gaps still fill if their events arrive");
   c_gaps->add_option("ROOT", gaps.root, kRootHelp)->required();
-  c_gaps->add_option("ACTION", gaps.action, "accept")->required()->check(OneOf({"accept"}));
+  c_gaps->add_option("ACTION", gaps.action, "accept: record the producer's gaps as accepted")
+      ->required()->check(OneOf({"accept"}));
   c_gaps->add_option("--producer", gaps.producer, "The producer whose gap to accept")->required();
-  auto* epoch_opt = c_gaps->add_option("--epoch", gaps_epoch, "Only gaps in this epoch (default: every epoch)");
+  auto* epoch_opt = c_gaps->add_option("--epoch", gaps_epoch, "Only gaps in this epoch (default: every epoch)")
+      ->check(AtLeast(0));
   c_gaps->add_option("--range", gaps.range,
                      "Only missing sequence numbers inside LO..HI, both inclusive (default: every gap)");
   c_gaps->footer(Footer("", "snapsink gaps /data/orders accept --producer p1 --epoch 2 --range 100..199"));
