@@ -549,6 +549,8 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
 
 // ---- 7. the small items ---------------------------------------------------------
 
+// Regression: init into a non-empty unrelated directory succeeded and spread
+// a root over someone else's files.
 TEST(SmallFixes, InitRefusesANonEmptyUnrelatedDirectory) {
   TempDir d;
   const std::string dir = d / "data";
@@ -568,6 +570,7 @@ TEST(SmallFixes, InitRefusesANonEmptyUnrelatedDirectory) {
   EXPECT_EQ(Snapsink({"init", d / "half"}).exit_code, 0);
 }
 
+// Regression: gc with nothing to do printed nothing at all.
 TEST(SmallFixes, GcWithNothingToDoSaysSo) {
   TempDir d;
   const std::string r = d / "r";
@@ -615,6 +618,7 @@ TEST(SmallFixes, ControlCharactersInKeysAreEscapedInTables) {
   EXPECT_NE(Snapsink({"query", r, "--format", "json"}).out.find("\"key\":\"a\\u0009b\""), std::string::npos);
 }
 
+// Regression: the inspect sources table dropped the ignored column --json has.
 TEST(SmallFixes, InspectSourcesTableHasTheIgnoredColumn) {
   TempDir d;
   const std::string r = d / "r";
