@@ -74,6 +74,11 @@ TEST(CliErrors, EachUsageErrorIsOneClearLineNamingWhatIsWrong) {
       {{}, 1,
        "snapsink: a command is required: init, ingest, seal, publish, run, backfill, query, inspect, verify, gc, "
        "rollback, status, metrics, gaps (snapsink --help)"},
+      {{"--formt", "json"}, 1,
+       "snapsink: unknown option '--formt'; options of a command go after it: snapsink COMMAND ROOT [OPTIONS]"},
+      {{"--verison"}, 1,
+       "snapsink: unknown option '--verison' (did you mean '--version'?); options of a command go after it: "
+       "snapsink COMMAND ROOT [OPTIONS]"},
       {{"query", r, "--formt", "json"}, 1, "snapsink: query: unknown option '--formt' (did you mean '--format'?)"},
       {{"query", r, "--format", "jsn"}, 1, "snapsink: --format: expected table, json or csv, got 'jsn' (did you mean 'json'?)"},
       {{"query", r, "extra"}, 1, "snapsink: query: unexpected argument 'extra'"},

@@ -90,7 +90,18 @@ std::optional<std::string> CheckCommand(const CLI::App& app, int argc, char** ar
   const std::vector<std::string> names = CommandNames(app);
   if (argc < 2) return "a command is required: " + Joined(names) + " (snapsink --help)";
   const std::string first = argv[1];
-  if (first.empty() || first[0] == '-') return std::nullopt;  // --help, --version: CLI11's
+  if (first.size() > 1 && first[0] == '-') {
+    std::vector<std::string> flags;
+    for (const CLI::Option* o : app.get_options()) {
+      for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
+      for (const std::string& sn : o->get_snames()) flags.push_back("-" + sn);
+    }
+    const std::string name = first.substr(0, first.find('='));
+    if (std::find(flags.begin(), flags.end(), name) != flags.end()) return std::nullopt;  // --help, --version
+    std::string msg = "unknown option '" + name + "'";
+    if (auto n = NearestName(name, flags)) msg += " (did you mean '" + *n + "'?)";
+    return msg + "; options of a command go after it: snapsink COMMAND ROOT [OPTIONS]";
+  }
   if (std::find(names.begin(), names.end(), first) != names.end()) return std::nullopt;
   if (auto n = NearestName(first, names)) return "unknown command '" + first + "' (did you mean '" + *n + "'?)";
   return "unknown command '" + first + "'; the commands are " + Joined(names);
