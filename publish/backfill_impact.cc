@@ -68,7 +68,7 @@ Status PlanBackfill(Root* root, const BackfillOptions& o, bool* already_done, st
   std::string reason;
   for (const std::string& f : o.files) {
     std::unique_ptr<LineReader> reader;
-    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, 0, &reader));
+    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, &reader));
     Line line;
     while (reader->Next(&line)) {
       if (line.overlong || !parser.Parse(line.data, line.size, line.capacity, &ev, &reason)) continue;

@@ -64,7 +64,7 @@ TEST(Progress, OnlyOnATerminalAndNotWithQuiet) {
   EXPECT_NE(tty.find("left"), std::string::npos) << tty;
   // Regression (issue 11): the summary was glued to the last progress line
   // (its newline came after it). It must start a line of its own.
-  const size_t summary = tty.find(in + ": lines 50");
+  const size_t summary = tty.find(in + ": this run: lines 50");
   ASSERT_NE(summary, std::string::npos) << tty;
   ASSERT_GT(summary, 0u);
   EXPECT_EQ(tty[summary - 1], '\n') << tty;
