@@ -48,7 +48,9 @@ Status CmdBackfill(const BackfillArgs& a) {
   Progress progress("backfill v" + std::to_string(a.version), a.quiet);
   o.on_progress = [&](uint64_t bytes, int64_t total, uint64_t lines) { progress.Update(bytes, total, lines); };
   BackfillResult r;
-  SNAPSINK_RETURN_IF_ERROR(RunBackfill(root.get(), o, &r));
+  Status s = RunBackfill(root.get(), o, &r);
+  progress.Done();  // what follows starts a line of its own
+  SNAPSINK_RETURN_IF_ERROR(s);
   if (r.already_done) {
     std::printf("backfill v%u is already published; nothing to do\n", a.version);
     return Status::OK();
