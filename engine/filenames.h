@@ -58,6 +58,10 @@ std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::
 std::string BackfillSpoolFile(const std::string& root, uint32_t version);
 std::string BackfillSpoolDoneFile(const std::string& root, uint32_t version);
 
+// Whether name is one of the entries init makes directly under a root
+// (LOCK, state, staging, snapshots, manifests, CURRENT, rejects).
+bool IsRootEntry(std::string_view name);
+
 // "<dir>/<name>"
 std::string Join(const std::string& dir, std::string_view name);
 // "v3" for 3.

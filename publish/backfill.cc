@@ -19,6 +19,7 @@
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/timeutil.h"
+#include "publish/backfill_impact.h"
 #include "publish/publisher.h"
 
 namespace snapsink {
@@ -287,6 +288,9 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   PublishResult pr;
   // Nothing to publish: V stays unused (SPEC 9: only a publish uses a version up).
   if (!pending.empty()) {
+    std::set<int64_t> published;
+    for (const PendingSnapshot& p : pending) published.insert(p.window_ms);
+    SNAPSINK_RETURN_IF_ERROR(CompareTotals(root->store(), bf.get(), published, &result->impact));
     SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), pending, [&](Txn* live) {
       return AdoptBackfill(live, bf.get(), pending, o.version, &superseded);
     }, &pr));
