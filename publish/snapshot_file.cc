@@ -90,6 +90,17 @@ bool GetLengthPrefixed(const char** p, const char* end, std::string_view* out) {
   return true;
 }
 
+// The metric and key of the row at *p, skipping its numbers: what a search
+// compares. REQUIRES: a row of a checked block.
+void GetRowKey(const char** p, const char* end, RowView* r) {
+  GetLengthPrefixed(p, end, &r->metric);
+  GetLengthPrefixed(p, end, &r->key);
+  for (int n = 0; n < 3; n++) {
+    while (*p < end && (static_cast<uint8_t>(**p) & 0x80) != 0) ++*p;
+    ++*p;
+  }
+}
+
 // A decoded row pointing into a block buffer.
 bool GetRow(const char** p, const char* end, RowView* r) {
   uint64_t c, e, s;
@@ -124,20 +135,29 @@ uint64_t FilterHash(std::string_view metric, std::string_view key) {
   return XXH64(key.data(), key.size(), XXH64(metric.data(), metric.size(), 0));
 }
 
-// Bloom filter (docs/FORMAT.md): bit array, then one byte with the number
-// of probes. Probe j of hash h sets bit (lo + j * hi) mod bits, lo and hi
-// the low and high 32 bits of h (double hashing, as LevelDB's bloom.cc).
+// Bloom filter (docs/FORMAT.md), blocked as RocksDB's cache-local filters:
+// the high 32 bits of h pick one 64-byte line, and all probes of the key
+// fall in that line, so a lookup costs one cache miss, not one per probe.
+// Probe j tests bit (lo + j * delta) mod 512 of the line, lo the low 32
+// bits of h and delta = lo rotated right by 17 (LevelDB's bloom.cc).
+constexpr size_t kFilterLineBytes = 64;
+constexpr uint32_t kFilterLineBits = kFilterLineBytes * 8;
+
+size_t FilterLine(uint64_t h64, size_t lines) {
+  return static_cast<size_t>((static_cast<uint64_t>(static_cast<uint32_t>(h64 >> 32)) * lines) >> 32);
+}
+
 std::string BuildFilter(const std::vector<uint64_t>& hashes) {
-  size_t bits = std::max<size_t>(64, hashes.size() * kFilterBitsPerKey);
-  const size_t bytes = (bits + 7) / 8;
-  bits = bytes * 8;
-  std::string f(bytes, '\0');
+  const size_t bits = std::max<size_t>(kFilterLineBits, hashes.size() * kFilterBitsPerKey);
+  const size_t lines = (bits + kFilterLineBits - 1) / kFilterLineBits;
+  std::string f(lines * kFilterLineBytes, '\0');
   for (uint64_t h64 : hashes) {
+    char* line = f.data() + FilterLine(h64, lines) * kFilterLineBytes;
     uint32_t h = static_cast<uint32_t>(h64);
-    const uint32_t delta = static_cast<uint32_t>(h64 >> 32);
+    const uint32_t delta = (h >> 17) | (h << 15);
     for (uint8_t j = 0; j < kFilterProbes; j++) {
-      const uint32_t pos = h % bits;
-      f[pos / 8] = static_cast<char>(f[pos / 8] | (1 << (pos % 8)));
+      const uint32_t pos = h % kFilterLineBits;
+      line[pos / 8] = static_cast<char>(line[pos / 8] | (1 << (pos % 8)));
       h += delta;
     }
   }
@@ -146,13 +166,14 @@ std::string BuildFilter(const std::vector<uint64_t>& hashes) {
 }
 
 bool FilterMatches(std::string_view filter, uint64_t h64) {
-  const size_t bits = (filter.size() - 1) * 8;
+  const size_t lines = (filter.size() - 1) / kFilterLineBytes;
   const uint8_t probes = static_cast<uint8_t>(filter.back());
+  const char* line = filter.data() + FilterLine(h64, lines) * kFilterLineBytes;
   uint32_t h = static_cast<uint32_t>(h64);
-  const uint32_t delta = static_cast<uint32_t>(h64 >> 32);
+  const uint32_t delta = (h >> 17) | (h << 15);
   for (uint8_t j = 0; j < probes; j++) {
-    const uint32_t pos = h % bits;
-    if ((static_cast<uint8_t>(filter[pos / 8]) & (1 << (pos % 8))) == 0) return false;
+    const uint32_t pos = h % kFilterLineBits;
+    if ((static_cast<uint8_t>(line[pos / 8]) & (1 << (pos % 8))) == 0) return false;
     h += delta;
   }
   return true;
@@ -498,7 +519,7 @@ Status SnapshotReader::ParseFooterAndIndex() {
     total_rows += e.rows;
   }
   if (p != end) return Corrupt(index_offset_, "trailing bytes in index");
-  if (filter_section_.offset != expect_offset || filter_section_.size < 9 ||
+  if (filter_section_.offset != expect_offset || filter_section_.size < kFilterLineBytes + 1 ||
       filter_section_.size > index_offset_ - filter_section_.offset ||
       stats_section_.offset != filter_section_.offset + filter_section_.size || stats_section_.size < 8 ||
       stats_section_.offset + stats_section_.size != index_offset_) {
@@ -508,6 +529,7 @@ Status SnapshotReader::ParseFooterAndIndex() {
   SNAPSINK_RETURN_IF_ERROR(ReadSection(filter_section_, "filter", &filter_));
   const uint8_t probes = static_cast<uint8_t>(filter_.back());
   if (probes == 0 || probes > 30) return Corrupt(filter_section_.offset, "bad filter probe count");
+  if ((filter_.size() - 1) % kFilterLineBytes != 0) return Corrupt(filter_section_.offset, "bad filter size");
   return Status::OK();
 }
 
@@ -621,8 +643,7 @@ bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::str
   const char* const end = begin + parts.rows.size();
   auto row_at = [&](uint32_t r, RowView* v) {
     const char* p = begin + DecodeFixed32(parts.restarts + 4 * r);
-    GetRow(&p, end, v);
-    return p;
+    GetRowKey(&p, end, v);
   };
   // The last restart whose row is <= (metric, key); row 0 is (FindBlock).
   uint32_t lo = 0, hi = parts.num - 1;
@@ -638,9 +659,11 @@ bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::str
   }
   const char* p = begin + DecodeFixed32(parts.restarts + 4 * lo);
   for (uint32_t n = 0; n < kBlockRestartInterval && p < end; n++) {
-    GetRow(&p, end, &v);
+    const char* at = p;
+    GetRowKey(&p, end, &v);
     const int c = CompareKeys(v.metric, v.key, metric, key);
     if (c == 0) {
+      GetRow(&at, end, &v);
       ToRow(v, row);
       return true;
     }
