@@ -15,6 +15,8 @@ std::string Join(const std::string& dir, std::string_view name) {
 
 std::string LockFile(const std::string& root) { return Join(root, "LOCK"); }
 std::string StateDir(const std::string& root) { return Join(root, "state"); }
+std::string InitStateDir(const std::string& root) { return Join(root, "state.init-tmp"); }
+std::string LmdbDataFile(const std::string& dir) { return Join(dir, "data.mdb"); }
 std::string BackfillStateDir(const std::string& root, uint32_t version) {
   return Join(StateDir(root), "backfill-" + VersionDirName(version));
 }

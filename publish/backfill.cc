@@ -115,6 +115,12 @@ Status RemoveBackfillState(Env* env, const std::string& root, uint32_t version) 
 
 }  // namespace
 
+// Commit points: the backfill's own LMDB commits (state/backfill-v<V>/,
+// invisible to readers and live commands) until step 4; then publishing its
+// generation, whose commit point is the switch of CURRENT, and the live
+// LMDB commit that adopts it (a rerun finishes a publish that stopped
+// between the two; verify notes it). A failure before the switch changes
+// nothing a reader sees; the rerun resumes from the backfill's state.
 Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result) {
   *result = BackfillResult();
   Env* env = root->env();
@@ -138,6 +144,8 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   // 3. Ingest into the backfill's own state; one backfill process per version.
   const std::string dir = filenames::BackfillStateDir(path, o.version);
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  // A lost directory entry would lose the backfill's commits with it.
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::StateDir(path)));
   std::unique_ptr<FileLock> bf_lock;
   Status s = env->LockFile(filenames::BackfillLockFile(path, o.version), &bf_lock);
   if (s.code() == Status::Code::kLocked) {
@@ -146,6 +154,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   SNAPSINK_RETURN_IF_ERROR(s);
   std::unique_ptr<Store> bf;
   SNAPSINK_RETURN_IF_ERROR(Store::Open(dir, /*create=*/true, &bf));
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));  // data.mdb's name, before anything is committed in it
   {
     Ingester ingester(env, bf.get(), root->config());
     ingester.SetWindowRange(first, last);

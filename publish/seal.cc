@@ -100,6 +100,9 @@ Status ReadLedger(Txn* txn, int64_t window_ms, std::vector<LedgerEntry>* out) {
 
 }  // namespace
 
+// Commit point of sealing a window: the LMDB commit that records its seal.
+// The staged files (invisible to readers) are durable before it; a seal that
+// fails before it leaves only staging/ files, which its rerun rewrites.
 Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out) {
   const std::string dir = filenames::StagingSnapshotDir(t.root, window_ms, version);
   SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(dir));  // a retried seal rewrites the same directory

@@ -10,6 +10,7 @@ namespace snapsink {
 
 void PrintSealed(const std::vector<SealedWindow>& sealed);  // cmd_publish.cc
 
+// backfill: commit points in RunBackfill (publish/backfill.cc).
 Status CmdBackfill(const BackfillArgs& a) {
   BackfillOptions o;
   o.version = a.version;
