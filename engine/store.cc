@@ -1,6 +1,8 @@
 #include "engine/store.h"
 
+#include <fcntl.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <string>
@@ -23,6 +25,22 @@ namespace {
 // LMDB reports a short write (what a full disk gives) as EIO; a disk with
 // less than this left is taken to be full.
 constexpr uint64_t kNearlyFullBytes = 1 << 20;
+
+// LMDB sizes lock.mdb with ftruncate and writes it through a shared map: on
+// a full disk the first touch of a page is SIGBUS, not an error. Allocating
+// it first turns that into ENOSPC. Larger than LMDB asks for 512 readers
+// (it then allows more).
+constexpr off_t kLockFileBytes = 64 << 10;
+
+Status AllocateLockFile(const std::string& dir) {
+  const std::string path = dir + "/lock.mdb";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return LmdbStatus(errno, "open", dir);
+  int rc = ::posix_fallocate(fd, 0, kLockFileBytes);
+  ::close(fd);
+  if (rc == EOPNOTSUPP || rc == EINVAL) return Status::OK();  // no fallocate here: LMDB as before
+  return LmdbStatus(rc, "open", dir);
+}
 
 bool NearlyFull(const std::string& dir) {
   struct statvfs st;
@@ -136,6 +154,7 @@ Status Store::OpenEnv(const std::string& dir, unsigned flags, bool create, std::
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxdbs(s->env_, kNumTables), "set_maxdbs"));
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_mapsize(s->env_, kMapSize), "set_mapsize"));
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxreaders(s->env_, 512), "set_maxreaders"));
+  if ((flags & MDB_RDONLY) == 0) SNAPSINK_RETURN_IF_ERROR(AllocateLockFile(dir));
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_open(s->env_, dir.c_str(), flags, 0644), "open", dir));
   // Slots of readers that died (kill -9) would pin old pages forever.
   int dead = 0;

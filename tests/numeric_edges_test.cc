@@ -69,7 +69,7 @@ TEST(NumericEdges, LatenessOfInt64MaxMsDoesNotOverflowTheCloseCheck) {
   ASSERT_EQ(w.exit_code, 0) << w.err;
   EXPECT_EQ(w.out.find("\"closed\":true"), std::string::npos) << w.out;
   EXPECT_NE(w.out.find("\"closed\":false"), std::string::npos) << w.out;
-  EXPECT_EQ(Snapsink({"query", d / "r"}).exit_code, 1);  // nothing sealed, nothing published
+  EXPECT_NE(run.out.find("nothing to seal"), std::string::npos) << run.out;
 }
 
 // Broke: with a window size that does not divide the time since

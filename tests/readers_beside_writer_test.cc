@@ -60,7 +60,7 @@ TEST(ReadOnlyRoot, VerifyInspectAndQueryWorkOnAReadOnlyFileSystem) {
   ASSERT_NO_FATAL_FAILURE(MakeRoot(mnt + "/nolock", d.path()));
   fs::remove(mnt + "/nolock/state/lock.mdb");
   ASSERT_EQ(::mount("tmpfs", mnt.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, "size=64m"), 0) << std::strerror(errno);
-  for (const std::string root : {mnt + "/r", mnt + "/nolock"}) {
+  for (const std::string& root : {mnt + "/r", mnt + "/nolock"}) {
     for (std::vector<std::string> args : kReads) {
       args.insert(args.begin() + 1, root);
       RunResult r = Snapsink(args);
@@ -152,7 +152,9 @@ TEST(ReadersBesideWriter, VerifyAndInspectDuring50PublishesAndGcNeverFail) {
       }
     }
   }
-  if (!writer_done) ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  if (!writer_done) {
+    ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  }
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(d / "writer.log");
   EXPECT_EQ(failures, "");
   EXPECT_GT(rounds, 1);
