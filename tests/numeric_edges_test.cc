@@ -53,8 +53,11 @@ TEST(NumericEdges, RetractOfInt64MinValueIsRejectedNotAppliedWithTheWrongSign) {
 // check computed max_event_ts - lateness, which overflowed for an event time
 // before 1970 and closed every window at once.
 TEST(NumericEdges, LatenessOfInt64MaxMsDoesNotOverflowTheCloseCheck) {
-  EXPECT_FALSE(WindowClosed(0, 3600000, int64_t{-1000}, INT64_MAX));
-  EXPECT_FALSE(WindowClosed(kMinTimestampMs, 3600000, kMinTimestampMs, INT64_MAX));
+  // Read at run time, so the compiler cannot fold the overflow away (it is
+  // undefined behaviour, which an optimised build may happen to get right).
+  volatile int64_t lateness = INT64_MAX, before_1970 = -1000, year_0000 = kMinTimestampMs;
+  EXPECT_FALSE(WindowClosed(0, 3600000, before_1970, lateness));
+  EXPECT_FALSE(WindowClosed(kMinTimestampMs, 3600000, year_0000, lateness));
   EXPECT_FALSE(WindowClosed(0, 3600000, kMaxTimestampMs, INT64_MAX));
   EXPECT_TRUE(WindowClosed(0, 3600000, int64_t{7200000}, 0));
   EXPECT_FALSE(WindowClosed(INT64_MAX - 10, 3600000, INT64_MAX, 0));  // the end overflows: never closed
