@@ -59,12 +59,12 @@ void VerifyCurrent(Env* env, const std::string& root, Store* live, std::vector<s
   for (int attempt = 0; attempt < kCurrentAttempts; ++attempt) {
     std::vector<std::string> found;
     uint64_t current = 0, again = 0;
-    Status s = ReadCurrent(env, root, &current);
-    if (!s.ok()) {
-      found.push_back(s.message());
+    const Status first = ReadCurrent(env, root, &current);
+    if (!first.ok()) {
+      found.push_back(first.message());
     } else {
       std::unique_ptr<Txn> txn;
-      s = live->BeginRead(&txn);
+      Status s = live->BeginRead(&txn);
       Result<std::optional<uint64_t>> recorded = std::optional<uint64_t>(), last = std::optional<uint64_t>();
       if (s.ok()) recorded = Root::GetMetaU64(txn.get(), meta::kCurrentGeneration);
       if (s.ok()) last = Root::GetMetaU64(txn.get(), meta::kLastGeneration);
@@ -79,7 +79,8 @@ void VerifyCurrent(Env* env, const std::string& root, Store* live, std::vector<s
     }
     if (found.empty()) return;
     // Damage stays put; a writer at work changes CURRENT or state under us.
-    const bool moved = !ReadCurrent(env, root, &again).ok() || again != current;
+    Status reread = ReadCurrent(env, root, &again);
+    const bool moved = reread.ok() != first.ok() || reread.message() != first.message() || again != current;
     if (!moved && found == previous) {
       problems->insert(problems->end(), found.begin(), found.end());
       return;
