@@ -10,6 +10,7 @@
 namespace snapsink {
 
 std::string meta::BackfillDoneKey(uint32_t version) { return "backfill/v" + std::to_string(version); }
+std::string meta::PublishedAtKey(uint64_t generation) { return "published_at/" + std::to_string(generation); }
 
 Result<std::optional<uint64_t>> Root::GetMetaU64(Txn* txn, std::string_view key) {
   std::string_view v;
@@ -113,6 +114,18 @@ Status Root::Init(Env* env, const std::string& path, RootConfig config) {
     return s.ok() ? Status::InvalidArgument(path + " is already a snapsink root") : s;
   }
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(path));
+  if (existed) {
+    // Never spread a root over someone else's files. What an interrupted init
+    // left (the layout's own names) is fine: the rerun finishes it.
+    std::vector<std::string> children;
+    SNAPSINK_RETURN_IF_ERROR(env->GetChildren(path, &children));
+    for (const std::string& c : children) {
+      if (!filenames::IsRootEntry(c)) {
+        return Status::InvalidArgument(path + " is not empty (it holds " + c +
+                                       ") and is not a snapsink root; init needs a new or empty directory");
+      }
+    }
+  }
   std::vector<std::string> made;  // what to remove if this init fails, deepest last
   if (!existed) made.push_back(path);
   if (!env->FileExists(filenames::LockFile(path))) made.push_back(filenames::LockFile(path));
