@@ -5,7 +5,8 @@
 // _exit(99), as abruptly as kill -9: no destructors, no buffered writes.
 // Points in use: ingest.before_commit, ingest.after_commit, seal.mid_data,
 // seal.before_record, publish.after_rename, publish.before_current,
-// publish.after_current.
+// publish.after_current, publish.after_commit, rollback.before_current,
+// rollback.after_commit, rollback.after_current.
 #pragma once
 
 namespace snapsink {

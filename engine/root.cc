@@ -8,7 +8,7 @@
 
 namespace snapsink {
 
-std::string meta::BackfillDoneKey(uint32_t version) { return "backfill/v" + std::to_string(version); }
+std::string meta::BackfillDoneKey(uint64_t version) { return "backfill/v" + std::to_string(version); }
 
 Result<std::optional<uint64_t>> Root::GetMetaU64(Txn* txn, std::string_view key) {
   std::string_view v;

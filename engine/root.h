@@ -20,7 +20,7 @@ namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  // 2: 64-bit versions in window and seal records
 
 enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
 
@@ -40,7 +40,7 @@ inline constexpr char kMaxEventTs[] = "max_event_ts";             // absent unti
 inline constexpr char kCurrentGeneration[] = "current_generation";  // what CURRENT names (0 = none)
 inline constexpr char kLastGeneration[] = "last_generation";        // highest generation number used
 // "backfill/v<V>" -> "done" once backfill V is published.
-std::string BackfillDoneKey(uint32_t version);
+std::string BackfillDoneKey(uint64_t version);
 }  // namespace meta
 
 class Root {

@@ -25,7 +25,7 @@ Status LockRootWaiting(Env* env, const std::string& root, std::unique_ptr<FileLo
   }
 }
 
-Result<bool> IsDone(Store* live, uint32_t version) {
+Result<bool> IsDone(Store* live, uint64_t version) {
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
   std::string_view v;
@@ -36,7 +36,7 @@ Result<bool> IsDone(Store* live, uint32_t version) {
 }
 
 // V must exceed every version the windows have in live state.
-Status CheckVersion(Store* live, const std::set<int64_t>& windows, uint32_t version) {
+Status CheckVersion(Store* live, const std::set<int64_t>& windows, uint64_t version) {
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
   for (int64_t w : windows) {
@@ -83,8 +83,8 @@ Status ReplacePrefix(Txn* from, Txn* to, Table table, const std::string& prefix)
 
 // In the live transaction that records the generation: the backfilled windows
 // become the live base, and backfill V is done.
-Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapshot>& pending, uint32_t version,
-                     std::vector<std::pair<int64_t, uint32_t>>* superseded) {
+Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapshot>& pending, uint64_t version,
+                     std::vector<std::pair<int64_t, uint64_t>>* superseded) {
   std::unique_ptr<Txn> bf;
   SNAPSINK_RETURN_IF_ERROR(backfill->BeginRead(&bf));
   for (const PendingSnapshot& p : pending) {
@@ -93,9 +93,9 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
     SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kAggs, prefix));
     SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kLedger, prefix));
     // A live version staged but not published must not later replace the backfill.
-    std::vector<uint32_t> staged;
+    std::vector<uint64_t> staged;
     SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(live, p.window_ms, /*keep_version=*/0, &staged));
-    for (uint32_t ver : staged) superseded->emplace_back(p.window_ms, ver);
+    for (uint64_t ver : staged) superseded->emplace_back(p.window_ms, ver);
     SealRecord published = p.seal;
     published.state = SealState::kPublished;
     SNAPSINK_RETURN_IF_ERROR(live->Put(Table::kSeals, codec::SealKey(p.window_ms, version), codec::Encode(published)));
@@ -108,7 +108,7 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
   return live->Put(Table::kMeta, meta::BackfillDoneKey(version), "done");
 }
 
-Status RemoveBackfillState(Env* env, const std::string& root, uint32_t version) {
+Status RemoveBackfillState(Env* env, const std::string& root, uint64_t version) {
   SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::BackfillStateDir(root, version)));
   return env->SyncDir(filenames::StateDir(root));
 }
@@ -195,7 +195,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
     result->sealed.push_back(sw);
   }
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
-  std::vector<std::pair<int64_t, uint32_t>> superseded;
+  std::vector<std::pair<int64_t, uint64_t>> superseded;
   PublishResult pr;
   if (pending.empty()) {
     std::unique_ptr<Txn> txn;

@@ -34,7 +34,7 @@
 namespace snapsink {
 
 struct BackfillOptions {
-  uint32_t version = 0;
+  uint64_t version = 0;
   std::vector<std::string> files;
   // Window range, both inclusive: the windows holding these times. nullopt =
   // unbounded on that side.

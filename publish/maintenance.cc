@@ -1,13 +1,12 @@
 #include "publish/maintenance.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <set>
 
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "publish/current_file.h"
 #include "publish/generation_manifest.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
@@ -32,26 +31,39 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
               size_t* snapshots_checked) {
   problems->clear();
   *snapshots_checked = 0;
-  uint64_t current = 0;
-  Status s = ReadCurrent(env, root, &current);
-  if (!s.ok()) problems->push_back(s.message());
   std::vector<uint64_t> generations;
   SNAPSINK_RETURN_IF_ERROR(ListGenerations(env, root, &generations));
-  if (current != 0 && !std::binary_search(generations.begin(), generations.end(), current)) {
-    problems->push_back(filenames::Current(root) + ": names generation " + std::to_string(current) + ", which is missing");
-  }
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
-  // CURRENT carries no checksum of its own; LMDB records what it should name.
-  // One above the last published generation is a publish that stopped after
-  // its switch, which the next publish finishes: not damage.
-  SNAPSINK_ASSIGN_OR_RETURN(auto recorded, Root::GetMetaU64(txn.get(), meta::kCurrentGeneration));
-  SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(txn.get(), meta::kLastGeneration));
-  if (s.ok() && current != recorded.value_or(0) && current != last.value_or(0) + 1) {
-    problems->push_back(filenames::Current(root) + ": names generation " + std::to_string(current) +
-                        ", but state records generation " + std::to_string(recorded.value_or(0)) + " as current");
+  // CURRENT names a generation by number and checksum; LMDB records which.
+  // CURRENT one behind is a publish that stopped between its commit and its
+  // rename, which the next writer finishes: not damage.
+  CurrentPointer current, recorded;
+  SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(txn.get(), &recorded));
+  Status s = ReadCurrentPointer(env, root, &current);
+  if (!s.ok()) {
+    problems->push_back(s.message());
+  } else if (current.generation != 0) {
+    GenerationManifest named;
+    s = ReadManifestNamedBy(env, root, current, &named);
+    if (!s.ok()) {
+      problems->push_back(s.message());
+    } else if (current != recorded) {
+      GenerationManifest latest;
+      const bool lagging = ReadManifestNamedBy(env, root, recorded, &latest).ok() && latest.parent == current.generation;
+      if (!lagging) {
+        problems->push_back(filenames::Current(root) + ": names generation " + std::to_string(current.generation) +
+                            ", but state records generation " + std::to_string(recorded.generation) + " as current");
+      }
+    }
+  } else if (recorded.generation != 0) {
+    GenerationManifest latest;
+    if (!ReadManifestNamedBy(env, root, recorded, &latest).ok() || latest.parent != 0) {
+      problems->push_back(filenames::Current(root) + ": missing, but state records generation " +
+                          std::to_string(recorded.generation) + " as current");
+    }
   }
-  std::set<std::pair<int64_t, uint32_t>> checked;
+  std::set<std::pair<int64_t, uint64_t>> checked;
   for (uint64_t g : generations) {
     GenerationManifest gm;
     s = ReadGenerationManifest(env, root, g, &gm);
@@ -89,8 +101,10 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
 
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result) {
   *result = GcResult();
-  uint64_t current = 0;
-  SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root, &current));
+  SNAPSINK_RETURN_IF_ERROR(FinishCurrent(env, root, live));
+  CurrentPointer pointer;
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root, &pointer));
+  const uint64_t current = pointer.generation;
   std::vector<uint64_t> listed;
   SNAPSINK_RETURN_IF_ERROR(ListGenerations(env, root, &listed));
   uint64_t last = 0;
@@ -124,7 +138,7 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::ManifestsDir(root)));
 
-  std::set<std::pair<int64_t, uint32_t>> used;
+  std::set<std::pair<int64_t, uint64_t>> used;
   for (uint64_t g : survivors) {
     GenerationManifest gm;
     SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, g, &gm));
@@ -145,7 +159,7 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     SNAPSINK_RETURN_IF_ERROR(env->GetChildren(wdir, &versions));
     size_t left = versions.size();
     for (const std::string& vname : versions) {
-      uint32_t v;
+      uint64_t v;
       if (!filenames::ParseVersionDirName(vname, &v) || used.count({w, v})) continue;
       SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::Join(wdir, vname)));
       result->removed_snapshots.push_back(FormatIso(w) + " v" + std::to_string(v));
@@ -154,38 +168,6 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     if (left == 0) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
   }
   return env->SyncDir(filenames::SnapshotsDir(root));
-}
-
-Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generation) {
-  {
-    // manifests/<last + 1> may exist from a publish that crashed before its
-    // switch; it was never published, and the rerun of that publish rewrites
-    // it with this number: making it current would give it itself as parent.
-    std::unique_ptr<Txn> read;
-    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
-    SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
-    if (generation == 0 || generation > last.value_or(0)) {
-      return Status::NotFound("generation " + std::to_string(generation) + " was never published");
-    }
-  }
-  GenerationManifest gm;
-  SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, generation, &gm));
-  for (const GenerationEntry& e : gm.windows) {
-    const std::string path = filenames::Join(filenames::SnapshotDir(root, e.window_ms, e.version), filenames::kSnapshotManifestFile);
-    std::string text;
-    Status s = env->ReadFileToString(path, &text);
-    if (!s.ok()) return Status::Corruption("generation " + std::to_string(generation) + " names " + path + ": " + s.message());
-    if (XXH64(text.data(), text.size(), 0) != e.manifest_xxh64) {
-      return Status::Corruption(path + ": checksum differs from the one generation " + std::to_string(generation) + " recorded");
-    }
-  }
-  // LMDB first: after a crash between the two, the next publish already
-  // builds on G, and running the rollback again moves CURRENT.
-  std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
-  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, generation));
-  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
-  return WriteFileAtomic(env, filenames::Current(root), std::to_string(generation) + "\n");
 }
 
 }  // namespace snapsink

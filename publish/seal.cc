@@ -5,6 +5,7 @@
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
 #include "engine/state_codec.h"
+#include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "engine/window_records.h"
 #include "publish/snapshot_file.h"
@@ -100,7 +101,7 @@ Status ReadLedger(Txn* txn, int64_t window_ms, std::vector<LedgerEntry>* out) {
 
 }  // namespace
 
-Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out) {
+Status SealWindow(const SealTarget& t, int64_t window_ms, uint64_t version, SealedWindow* out) {
   const std::string dir = filenames::StagingSnapshotDir(t.root, window_ms, version);
   SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(dir));  // a retried seal rewrites the same directory
   SNAPSINK_RETURN_IF_ERROR(t.env->CreateDirs(dir));
@@ -134,14 +135,14 @@ Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, Seal
   WindowState ws;
   SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), window_ms, &ws));
   // An unpublished staged version this one replaces.
-  std::vector<uint32_t> superseded;
+  std::vector<uint64_t> superseded;
   SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(txn.get(), window_ms, version, &superseded));
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(window_ms, version), codec::Encode(record)));
   ws.last_version = std::max(ws.last_version, version);
   ws.dirty = false;
   SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn.get(), window_ms, ws));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
-  for (uint32_t ver : superseded) {
+  for (uint64_t ver : superseded) {
     SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(filenames::StagingSnapshotDir(t.root, window_ms, ver)));
   }
   out->window_ms = window_ms;
@@ -172,7 +173,7 @@ Status CleanStaging(const SealTarget& t) {
     std::vector<std::string> versions;
     SNAPSINK_RETURN_IF_ERROR(t.env->GetChildren(wdir, &versions));
     for (const std::string& vname : versions) {
-      uint32_t ver;
+      uint64_t ver;
       if (!filenames::ParseVersionDirName(vname, &ver) || ver > ws.last_version) continue;
       std::string_view v;
       Status g = txn->Get(Table::kSeals, codec::SealKey(w, ver), &v);
@@ -196,6 +197,10 @@ Status SealWindows(const SealTarget& t, const std::vector<int64_t>& windows, std
       SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w, &ws));
     }
     if (!ws.dirty) continue;
+    if (ws.last_version == UINT64_MAX) {
+      return Status::InvalidArgument("window " + FormatIso(w) + " is at v" + std::to_string(ws.last_version) +
+                                     ", the highest version there is: it cannot be sealed again");
+    }
     SealedWindow sw;
     SNAPSINK_RETURN_IF_ERROR(SealWindow(t, w, ws.last_version + 1, &sw));
     out->push_back(sw);

@@ -34,7 +34,7 @@ struct SealTarget {
 
 struct SealedWindow {
   int64_t window_ms = 0;
-  uint32_t version = 0;
+  uint64_t version = 0;
   uint64_t rows = 0;
   int64_t events = 0;
 };
@@ -44,7 +44,7 @@ struct SealedWindow {
 Status DirtyWindows(Store* store, const RootConfig& config, bool all, std::vector<int64_t>* out);
 
 // Seals one window at the given version (see above).
-Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out);
+Status SealWindow(const SealTarget& t, int64_t window_ms, uint64_t version, SealedWindow* out);
 
 // Seals each window at its last_version + 1, in order, skipping windows
 // without changes. Removes staging leftovers of earlier attempts first.

@@ -28,19 +28,19 @@ Status CmdBackfill(const BackfillArgs& a) {
   BackfillResult r;
   SNAPSINK_RETURN_IF_ERROR(RunBackfill(root.get(), o, &r));
   if (r.already_done) {
-    std::printf("backfill v%u is already published; nothing to do\n", a.version);
+    std::printf("backfill v%llu is already published; nothing to do\n", static_cast<unsigned long long>(a.version));
     return Status::OK();
   }
-  std::fprintf(stderr, "backfill v%u: lines %llu, applied %llu, duplicates %llu, fenced %llu, rejected %llu, ignored (outside --from/--to) %llu\n",
-               a.version, static_cast<unsigned long long>(r.lines), static_cast<unsigned long long>(r.applied),
+  std::fprintf(stderr, "backfill v%llu: lines %llu, applied %llu, duplicates %llu, fenced %llu, rejected %llu, ignored (outside --from/--to) %llu\n",
+               static_cast<unsigned long long>(a.version), static_cast<unsigned long long>(r.lines), static_cast<unsigned long long>(r.applied),
                static_cast<unsigned long long>(r.duplicates), static_cast<unsigned long long>(r.fenced),
                static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.ignored));
   PrintSealed(r.sealed);
   if (r.generation > 0) {
-    std::printf("published generation %llu: %zu window(s) at v%u\n", static_cast<unsigned long long>(r.generation),
-                r.published_windows, a.version);
+    std::printf("published generation %llu: %zu window(s) at v%llu\n", static_cast<unsigned long long>(r.generation),
+                r.published_windows, static_cast<unsigned long long>(a.version));
   } else {
-    std::printf("backfill v%u: no window in range; nothing published\n", a.version);
+    std::printf("backfill v%llu: no window in range; nothing published\n", static_cast<unsigned long long>(a.version));
   }
   return Status::OK();
 }

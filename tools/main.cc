@@ -1,4 +1,5 @@
 // snapsink: the command line tool over the engine. See ../SPEC.md section 6.
+#include <charconv>
 #include <cstdio>
 #include <string>
 
@@ -18,6 +19,22 @@ int ExitCodeFor(const Status& s) {
     case Status::Code::kCorruption: return 10;
     default: return 1;
   }
+}
+
+// Versions and generations are 64-bit: 1..2^64-1, written in decimal. Anything
+// else (negative, 0, too large, not a number) is refused with one line naming
+// the option, before the value is converted.
+CLI::Validator PositiveU64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        uint64_t v = 0;
+        auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || p != text.data() + text.size() || v == 0) {
+          return "'" + text + "' is not a whole number from 1 to 18446744073709551615";
+        }
+        return std::string();
+      },
+      "1..2^64-1");
 }
 
 }  // namespace snapsink
@@ -74,7 +91,7 @@ int main(int argc, char** argv) {
       "counted and ignored. Default: every window the input touches.");
   c_backfill->add_option("ROOT", backfill.root)->required();
   c_backfill->add_option("--version", backfill.version, "The version to build; above every version of its windows")
-      ->required()->check(CLI::PositiveNumber);
+      ->required()->check(PositiveU64());
   c_backfill->add_option("FILE", backfill.files, "Archived NDJSON files")->required();
   c_backfill->add_option("--from", backfill.from, "First window (inclusive)");
   c_backfill->add_option("--to", backfill.to, "Last window (inclusive)");
@@ -89,7 +106,8 @@ int main(int argc, char** argv) {
   c_query->add_option("--window", query.window, "Only this window");
   c_query->add_option("--metric", query.metric, "Only this metric");
   auto* key_opt = c_query->add_option("--key", query.key, "Only this key");
-  c_query->add_option("--generation", query.generation, "Read this generation instead of the current one");
+  c_query->add_option("--generation", query.generation, "Read this generation instead of the current one")
+      ->check(PositiveU64());
   c_query->add_option("--format", query_format, "table (default), json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
 
@@ -114,9 +132,14 @@ int main(int argc, char** argv) {
 
   std::string rollback_root;
   uint64_t rollback_gen = 0;
-  auto* c_rollback = app.add_subcommand("rollback", "Make an earlier generation current again");
+  bool rollback_dry_run = false;
+  auto* c_rollback = app.add_subcommand(
+      "rollback",
+      "Publish a new generation with generation G's windows and versions, and rewind the window state to match. "
+      "Prints, per window, the events that leave the live view.");
   c_rollback->add_option("ROOT", rollback_root)->required();
-  c_rollback->add_option("--generation", rollback_gen)->required();
+  c_rollback->add_option("--generation", rollback_gen, "The generation to copy")->required()->check(PositiveU64());
+  c_rollback->add_flag("--dry-run", rollback_dry_run, "Print what would change; change nothing");
 
   try {
     app.parse(argc, argv);
@@ -144,7 +167,7 @@ int main(int argc, char** argv) {
   } else if (*c_inspect) s = CmdInspect(inspect);
   else if (*c_verify) s = CmdVerify(verify_root);
   else if (*c_gc) s = CmdGc(gc_root, keep);
-  else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen);
+  else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
   return ExitCodeFor(s);
 }
