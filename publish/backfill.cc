@@ -124,7 +124,11 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   // 1. Already published?
   SNAPSINK_ASSIGN_OR_RETURN(bool done, IsDone(root->store(), o.version));
   if (done) {
+    // It may have stopped after its commit: finish that under the lock.
     result->already_done = true;
+    std::unique_ptr<FileLock> lock;
+    SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, &lock));
+    SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, path, root->store()));
     return RemoveBackfillState(env, path, o.version);
   }
   // 2. The version rule, before any work.
@@ -176,6 +180,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   if (done) {
     result->already_done = true;
     bf.reset();
+    SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, path, root->store()));
     return RemoveBackfillState(env, path, o.version);
   }
   // What will be published: the windows to seal now and those a crashed

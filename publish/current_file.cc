@@ -40,7 +40,10 @@ Status ReadManifestNamedBy(Env* env, const std::string& root, const CurrentPoint
   const std::string path = filenames::GenerationManifest(root, c.generation);
   std::string bytes;
   Status s = env->ReadFileToString(path, &bytes);
-  if (s.IsNotFound()) return Status::NotFound(path + " is missing");
+  if (s.IsNotFound()) {
+    return Status::NotFound(filenames::Current(root) + ": names generation " + std::to_string(c.generation) + ", but " +
+                            path + " is missing");
+  }
   SNAPSINK_RETURN_IF_ERROR(s);
   if (XXH64(bytes.data(), bytes.size(), 0) != c.manifest_xxh64) {
     return Status::Corruption(filenames::Current(root) + ": names generation " + std::to_string(c.generation) +
@@ -66,6 +69,11 @@ Status StageCurrent(Env* env, const std::string& root, const CurrentPointer& c) 
 Status InstallCurrent(Env* env, const std::string& root) {
   SNAPSINK_RETURN_IF_ERROR(env->RenameFile(TmpPath(root), filenames::Current(root)));
   return env->SyncDir(root);
+}
+
+bool SwitchPending(Env* env, const std::string& root, const CurrentPointer& c) {
+  std::string text;
+  return env->ReadFileToString(TmpPath(root), &text).ok() && text == EncodeCurrent(c);
 }
 
 Status RecordedCurrent(Txn* txn, CurrentPointer* out) {

@@ -57,6 +57,10 @@ Status StageCurrent(Env* env, const std::string& root, const CurrentPointer& c);
 // Renames CURRENT.tmp over CURRENT and syncs the root directory.
 Status InstallCurrent(Env* env, const std::string& root);
 
+// True when CURRENT.tmp names c: a switch committed in LMDB whose rename has
+// not happened yet (CURRENT then still names the previous generation).
+bool SwitchPending(Env* env, const std::string& root, const CurrentPointer& c);
+
 // What LMDB records as current (generation 0 before the first publish).
 Status RecordedCurrent(Txn* txn, CurrentPointer* out);
 // Records c as current and as the last generation number used.

@@ -36,8 +36,9 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
   // CURRENT names a generation by number and checksum; LMDB records which.
-  // CURRENT one behind is a publish that stopped between its commit and its
-  // rename, which the next writer finishes: not damage.
+  // CURRENT behind LMDB while CURRENT.tmp names the recorded one is a command
+  // that stopped between its commit and its rename, which the next writer
+  // finishes: not damage.
   CurrentPointer current, recorded;
   SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(txn.get(), &recorded));
   Status s = ReadCurrentPointer(env, root, &current);
@@ -49,16 +50,13 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
     if (!s.ok()) {
       problems->push_back(s.message());
     } else if (current != recorded) {
-      GenerationManifest latest;
-      const bool lagging = ReadManifestNamedBy(env, root, recorded, &latest).ok() && latest.parent == current.generation;
-      if (!lagging) {
+      if (!SwitchPending(env, root, recorded)) {
         problems->push_back(filenames::Current(root) + ": names generation " + std::to_string(current.generation) +
                             ", but state records generation " + std::to_string(recorded.generation) + " as current");
       }
     }
   } else if (recorded.generation != 0) {
-    GenerationManifest latest;
-    if (!ReadManifestNamedBy(env, root, recorded, &latest).ok() || latest.parent != 0) {
+    if (!SwitchPending(env, root, recorded)) {
       problems->push_back(filenames::Current(root) + ": missing, but state records generation " +
                           std::to_string(recorded.generation) + " as current");
     }
@@ -101,7 +99,7 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
 
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result) {
   *result = GcResult();
-  SNAPSINK_RETURN_IF_ERROR(FinishCurrent(env, root, live));
+  SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, root, live));
   CurrentPointer pointer;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root, &pointer));
   const uint64_t current = pointer.generation;

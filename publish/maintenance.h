@@ -5,7 +5,8 @@
 // the reconciliation of each snapshot with its seal record in LMDB. It
 // reports every problem, one line each, and returns Corruption if any. CURRENT
 // must hash-match the manifest it names and name the generation LMDB records
-// (or, after a crash between a commit and its rename, its parent).
+// (or, after a crash between a commit and its rename, with CURRENT.tmp naming
+// the recorded one, the previous one).
 //
 // CollectGarbage removes generation manifests that are neither among the
 // `keep` newest nor current nor pinned by a Reader (in any process: a pinned

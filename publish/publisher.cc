@@ -54,7 +54,38 @@ Status RemoveEmptyStagingWindows(Env* env, const std::string& root) {
   return Status::OK();
 }
 
+// Staging directories of superseded seals: a command that stopped after its
+// commit may leave them.
+Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
+  std::vector<std::pair<int64_t, uint64_t>> dirs;
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
+  Status st;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
+    SealRecord r;
+    st = codec::Decode(v, &r);
+    if (!st.ok()) return false;
+    int64_t w;
+    uint64_t ver;
+    codec::DecodeSealKey(k, &w, &ver);
+    if (r.state == SealState::kSuperseded) dirs.emplace_back(w, ver);
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  txn.reset();
+  for (const auto& [w, ver] : dirs) {
+    SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(root, w, ver)));
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+Status FinishPublish(Env* env, const std::string& root, Store* live) {
+  SNAPSINK_RETURN_IF_ERROR(FinishCurrent(env, root, live));
+  SNAPSINK_RETURN_IF_ERROR(RemoveSupersededStaging(env, root, live));
+  return RemoveEmptyStagingWindows(env, root);
+}
 
 Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot& p, uint64_t* manifest_xxh64) {
   const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
@@ -192,10 +223,9 @@ Status CommitGeneration(Env* env, const std::string& root, Store* live, Generati
 Status PublishSnapshots(Env* env, const std::string& root, Store* live, const std::vector<PendingSnapshot>& pending,
                         const std::function<Status(Txn*)>& bookkeeping, PublishResult* result) {
   *result = PublishResult();
-  SNAPSINK_RETURN_IF_ERROR(FinishCurrent(env, root, live));
-  // A rerun after a crash past the final commit has nothing pending but may
-  // still find the empty staging directories that run left behind.
-  if (pending.empty()) return RemoveEmptyStagingWindows(env, root);
+  // A rerun after a crash past the commit finishes that command first.
+  SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, root, live));
+  if (pending.empty()) return Status::OK();
 
   // 1. The gate: nothing moves unless every snapshot reconciles. A damaged
   // file of a snapshot not yet published fails the reconciliation (exit 4,

@@ -70,6 +70,12 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
 Status CommitGeneration(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
                         const std::function<Status(Txn*)>& bookkeeping, const std::string& crash_prefix);
 
+// The work after a commit point, for a command that stopped there:
+// FinishCurrent, then the staging directories of superseded seals and empty
+// staging windows are removed. Repeatable. Run first by publish, rollback,
+// gc and a backfill that finds itself done.
+Status FinishPublish(Env* env, const std::string& root, Store* live);
+
 // Meta key recording that generation number g was skipped: a manifest file
 // of a command that failed before its commit holds it. Never rolled back to.
 std::string UnpublishedGenerationKey(uint64_t g);

@@ -101,31 +101,6 @@ Status RewindWindow(Txn* txn, int64_t w, uint64_t version, const std::vector<Row
   return WriteWindowState(txn, w, ws);
 }
 
-// Staging directories of superseded seals (a rollback that stopped after its
-// commit may leave them).
-Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
-  std::vector<std::pair<int64_t, uint64_t>> dirs;
-  std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
-  Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
-    SealRecord r;
-    st = codec::Decode(v, &r);
-    if (!st.ok()) return false;
-    int64_t w;
-    uint64_t ver;
-    codec::DecodeSealKey(k, &w, &ver);
-    if (r.state == SealState::kSuperseded) dirs.emplace_back(w, ver);
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(st);
-  txn.reset();
-  for (const auto& [w, ver] : dirs) {
-    SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(root, w, ver)));
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generation, bool dry_run,
@@ -133,8 +108,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   *result = RollbackResult();
   result->rollback_of = generation;
   if (!dry_run) {
-    SNAPSINK_RETURN_IF_ERROR(FinishCurrent(env, root, live));
-    SNAPSINK_RETURN_IF_ERROR(RemoveSupersededStaging(env, root, live));
+    SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, root, live));
   }
   CurrentPointer current;
   std::map<int64_t, LiveWindow> live_windows;
