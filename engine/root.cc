@@ -90,6 +90,12 @@ Status Root::Open(Env* env, const std::string& path, bool writer, std::unique_pt
     return Status::InvalidArgument(path + " was written by a newer snapsink (format " + std::to_string(*format) +
                                    ", this build reads up to " + std::to_string(kFormatVersion) + ")");
   }
+  if (*format < kOldestReadableFormat) {
+    return Status::InvalidArgument(path + " was written by an older snapsink (format " + std::to_string(*format) +
+                                   ", with 32-bit versions); this build reads formats " +
+                                   std::to_string(kOldestReadableFormat) + " to " + std::to_string(kFormatVersion) +
+                                   ": rebuild the root from its input");
+  }
   SNAPSINK_ASSIGN_OR_RETURN(auto window, GetMetaU64(txn.get(), meta::kWindowMs));
   SNAPSINK_ASSIGN_OR_RETURN(auto lateness, GetMetaU64(txn.get(), meta::kLatenessMs));
   SNAPSINK_ASSIGN_OR_RETURN(auto on_gap, GetMetaU64(txn.get(), meta::kOnGap));

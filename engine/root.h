@@ -20,7 +20,12 @@ namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
-inline constexpr uint32_t kFormatVersion = 2;  // 2: 64-bit versions in window and seal records
+// 2: source records carry the position identity; 3: 64-bit versions in
+// window and seal records, CURRENT's checksum in meta.
+inline constexpr uint32_t kFormatVersion = 3;
+// Roots of older formats are refused: their window and seal records hold
+// 32-bit versions, and generation manifests and CURRENT have no checksum.
+inline constexpr uint32_t kOldestReadableFormat = 3;
 
 enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
 
