@@ -46,6 +46,8 @@ Status LockRoot(Env* env, const std::string& path, std::unique_ptr<FileLock>* lo
 Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   if (config.window_ms <= 0) return Status::InvalidArgument("--window must be greater than zero");
   if (config.lateness_ms < 0) config.lateness_ms = config.window_ms;
+  if (config.id_horizon_ms <= 0) return Status::InvalidArgument("--id-horizon must be greater than zero");
+  if (config.producer_retention_ms < 0) return Status::InvalidArgument("--producer-retention must not be negative");
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(path));
   if (env->FileExists(filenames::Join(filenames::StateDir(path), "data.mdb"))) {
     return Status::InvalidArgument(path + " is already a snapsink root");
@@ -65,6 +67,9 @@ Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kWindowMs, static_cast<uint64_t>(config.window_ms)));
   SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kLatenessMs, static_cast<uint64_t>(config.lateness_ms)));
   SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kOnGap, static_cast<uint64_t>(config.on_gap)));
+  SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kIdHorizonMs, static_cast<uint64_t>(config.id_horizon_ms)));
+  SNAPSINK_RETURN_IF_ERROR(
+      PutMetaU64(txn.get(), meta::kProducerRetentionMs, static_cast<uint64_t>(config.producer_retention_ms)));
   SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kCurrentGeneration, 0));
   SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kLastGeneration, 0));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
@@ -97,6 +102,12 @@ Status Root::Open(Env* env, const std::string& path, bool writer, std::unique_pt
   root->config_.window_ms = static_cast<int64_t>(*window);
   root->config_.lateness_ms = static_cast<int64_t>(*lateness);
   root->config_.on_gap = *on_gap == 1 ? OnGap::kStop : OnGap::kAccept;
+  SNAPSINK_ASSIGN_OR_RETURN(auto horizon, GetMetaU64(txn.get(), meta::kIdHorizonMs));
+  SNAPSINK_ASSIGN_OR_RETURN(auto retention, GetMetaU64(txn.get(), meta::kProducerRetentionMs));
+  if (horizon) root->config_.id_horizon_ms = static_cast<int64_t>(*horizon);
+  if (retention) root->config_.producer_retention_ms = static_cast<int64_t>(*retention);
+  txn.reset();
+  if (writer) SNAPSINK_RETURN_IF_ERROR(root->store_->CreateMissingTables());
   *out = std::move(root);
   return Status::OK();
 }

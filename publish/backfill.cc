@@ -147,7 +147,10 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   std::unique_ptr<Store> bf;
   SNAPSINK_RETURN_IF_ERROR(Store::Open(dir, /*create=*/true, &bf));
   {
-    Ingester ingester(env, bf.get(), root->config());
+    // Archived input may span more than the retention: a backfill retires no producer.
+    RootConfig config = root->config();
+    config.producer_retention_ms = 0;
+    Ingester ingester(env, bf.get(), config);
     ingester.SetWindowRange(first, last);
     for (const std::string& f : o.files) {
       IngestOptions io;

@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
   c_init->add_option("--window", init.window, "Window size: 1m, 15m, 1h, 1d ... (default 1h)");
   c_init->add_option("--lateness", init.lateness, "How far the watermark trails the newest event (default: one window)");
   c_init->add_option("--on-gap", init.on_gap, "accept (default) or stop")->check(CLI::IsMember({"accept", "stop"}));
+  c_init->add_option("--id-horizon", init.id_horizon,
+                     "How far behind the watermark event ids are remembered (default 7d)");
+  c_init->add_option("--producer-retention", init.producer_retention,
+                     "Retire producers idle this long in event time (default: never)");
 
   IngestArgs ingest;
   auto* c_ingest = app.add_subcommand("ingest", "Apply events; each source resumes from its committed offset");
@@ -44,6 +48,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   c_ingest->add_option("--on-error", ingest.on_error, "skip (default) or stop")->check(CLI::IsMember({"skip", "stop"}));
   c_ingest->add_flag("--quiet", ingest.quiet, "No progress on stderr");
+  c_ingest->add_flag("--id-from-content", ingest.id_from_content,
+                     "Events without seq or id are deduplicated by a hash of their content");
 
   SealArgs seal;
   auto* c_seal = app.add_subcommand("seal", "Stage closed windows with unpublished changes");
@@ -65,6 +71,8 @@ int main(int argc, char** argv) {
   c_run->add_option("--on-error", run.ingest.on_error, "skip (default) or stop")->check(CLI::IsMember({"skip", "stop"}));
   c_run->add_flag("--final", run.final, "Seal every window, for the end of an input");
   c_run->add_flag("--quiet", run.ingest.quiet, "No progress on stderr");
+  c_run->add_flag("--id-from-content", run.ingest.id_from_content,
+                  "Events without seq or id are deduplicated by a hash of their content");
 
   BackfillArgs backfill;
   auto* c_backfill = app.add_subcommand(
@@ -96,9 +104,9 @@ int main(int argc, char** argv) {
   InspectArgs inspect;
   auto* c_inspect = app.add_subcommand("inspect", "Show state");
   c_inspect->add_option("ROOT", inspect.root)->required();
-  c_inspect->add_option("WHAT", inspect.what, "producers, gaps, sources, windows, snapshots or generations")
+  c_inspect->add_option("WHAT", inspect.what, "producers, gaps, sources, windows, ids, snapshots or generations")
       ->required()
-      ->check(CLI::IsMember({"producers", "gaps", "sources", "windows", "snapshots", "generations"}));
+      ->check(CLI::IsMember({"producers", "gaps", "sources", "windows", "ids", "snapshots", "generations"}));
   c_inspect->add_flag("--json", inspect.json, "One JSON object per line");
 
   std::string verify_root;
@@ -111,6 +119,8 @@ int main(int argc, char** argv) {
   c_gc->add_option("ROOT", gc_root)->required();
   c_gc->add_option("--keep-generations", keep, "Newest generations to keep, the current one always (default 2)")
       ->check(CLI::PositiveNumber);
+  std::string producers_idle;
+  c_gc->add_option("--producers-idle", producers_idle, "Also retire producers idle this long in event time");
 
   std::string rollback_root;
   uint64_t rollback_gen = 0;
@@ -143,7 +153,10 @@ int main(int argc, char** argv) {
     s = CmdQuery(query);
   } else if (*c_inspect) s = CmdInspect(inspect);
   else if (*c_verify) s = CmdVerify(verify_root);
-  else if (*c_gc) s = CmdGc(gc_root, keep);
+  else if (*c_gc) {
+    if (!producers_idle.empty()) s = CmdRetireProducers(gc_root, producers_idle);
+    if (s.ok()) s = CmdGc(gc_root, keep);
+  }
   else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen);
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
   return ExitCodeFor(s);
