@@ -137,6 +137,7 @@ Status IdIndex::Build(Txn* txn, uint64_t min_capacity) {
 
 Result<bool> IdIndex::Seen(Txn* txn, std::string_view key, int64_t cutoff) {
   if (!built_) SNAPSINK_RETURN_IF_ERROR(Build(txn, 0));
+  expired_.reset();
   if (!filter_.MayContain(key)) return false;
   ++btree_lookups_;
   std::string_view v;
@@ -144,17 +145,17 @@ Result<bool> IdIndex::Seen(Txn* txn, std::string_view key, int64_t cutoff) {
   if (s.IsNotFound()) return false;
   SNAPSINK_RETURN_IF_ERROR(s);
   if (v.size() != 8) return Status::Corruption("malformed id record in state");
-  return static_cast<int64_t>(codec::GetU64(v.data())) >= cutoff;
+  const int64_t ts = static_cast<int64_t>(codec::GetU64(v.data()));
+  if (ts >= cutoff) return true;
+  expired_ = ts;
+  return false;
 }
 
 Status IdIndex::Insert(Txn* txn, std::string_view key, int64_t ts) {
-  std::string_view v;
-  Status s = txn->Get(Table::kIds, key, &v);
-  if (s.ok() && v.size() == 8) {
+  if (expired_) {
     // Held but expired (not yet deleted): it starts again from ts.
-    SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kIdExpiry, ExpiryKey(static_cast<int64_t>(codec::GetU64(v.data())), key)));
-  } else if (!s.IsNotFound()) {
-    return s.ok() ? Status::Corruption("malformed id record in state") : s;
+    SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kIdExpiry, ExpiryKey(*expired_, key)));
+    expired_.reset();
   }
   std::string value;
   codec::PutU64(&value, static_cast<uint64_t>(ts));

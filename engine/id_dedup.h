@@ -92,7 +92,7 @@ class IdIndex {
   // filter from txn on first use.
   Result<bool> Seen(Txn* txn, std::string_view key, int64_t cutoff);
   // Records key as delivered at ts (replacing an expired entry, if any).
-  // REQUIRES: Seen(txn, key, cutoff) returned false in this txn.
+  // REQUIRES: the last call was Seen(txn, key, ...) and it returned false.
   Status Insert(Txn* txn, std::string_view key, int64_t ts);
   // Deletes every id held with a time before cutoff.
   static Status Expire(Txn* txn, int64_t cutoff);
@@ -104,6 +104,7 @@ class IdIndex {
   Status Build(Txn* txn, uint64_t min_capacity);
   bool built_ = false;
   BloomFilter filter_;
+  std::optional<int64_t> expired_;  // what the last Seen found held but expired
   uint64_t btree_lookups_ = 0;
 };
 

@@ -44,7 +44,7 @@ std::string Iso(int64_t ms) {
   const int64_t d = doy - (153 * mp + 2) / 5 + 1;
   const int64_t m = mp < 10 ? mp + 3 : mp - 9;
   const int64_t y = yoe + era * 400 + (m <= 2);
-  char buf[32];
+  char buf[128];
   std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", static_cast<long long>(y),
                 static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(rem / 3600),
                 static_cast<long long>(rem / 60 % 60), static_cast<long long>(rem % 60));
@@ -247,11 +247,11 @@ INSTANTIATE_TEST_SUITE_P(IdDedupModel, IdDedupModelTest, ::testing::Values(1, 2,
 std::string CrashInput() {
   std::string s;
   for (int i = 0; i < 40; ++i) {
-    IdEvent e{i % 3 == 0 ? "" : "p", "id-" + std::to_string(i % 25), kT0 + int64_t{i} * 10 * 60 * 1000, "k", i};
+    IdEvent e{i % 3 == 0 ? "" : "p", "id-" + std::to_string(i % 25), kT0 + int64_t{i} * 2 * 60 * 1000, "k", i};
     s += Line(e) + "\n";
-    if (i % 5 == 0) s += "{\"ts\":" + std::to_string(kT0 + i) + ",\"metric\":\"c\",\"value\":" + std::to_string(i % 4) + "}\n";
+    if (i % 5 == 0) s += "{\"ts\":" + std::to_string(kT0) + ",\"metric\":\"c\",\"value\":" + std::to_string(i % 4) + "}\n";
   }
-  s += Line(IdEvent{"p", "late", kT0, "k", 1}) + "\n";  // beyond the horizon by now
+  s += Line(IdEvent{"p", "late", kT0 - 3 * kHour, "k", 1}) + "\n";  // beyond the horizon
   return s;
 }
 
