@@ -195,20 +195,11 @@ Status ReadIdStats(Txn* txn, std::optional<int64_t> max_event_ts, int64_t latene
   SNAPSINK_RETURN_IF_ERROR(txn->Stat(Table::kIdExpiry, &n, &bytes));
   out->table_bytes += bytes;
   out->cutoff = IdCutoff(max_event_ts, lateness_ms, horizon_ms);
-  // Expired ids not yet deleted (no commit since the watermark moved) are not held.
-  std::string from;
-  if (out->cutoff != INT64_MIN) codec::AppendWindowKey(&from, out->cutoff);
-  uint64_t expired = 0;
+  // Every commit deletes what expired, so the table holds exactly the ids within the horizon.
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kIdExpiry, "", [&](std::string_view k, std::string_view) {
-    if (k.size() < 8) return false;
-    if (k.substr(0, 8) < from) {
-      ++expired;
-      return true;
-    }
-    out->oldest = codec::DecodeWindowKey(k);
+    if (k.size() >= 8) out->oldest = codec::DecodeWindowKey(k);
     return false;
   }));
-  out->held -= std::min(expired, out->held);
   return Status::OK();
 }
 

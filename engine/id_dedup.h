@@ -110,7 +110,7 @@ class IdIndex {
 
 // What `inspect ids` shows.
 struct IdStats {
-  uint64_t held = 0;
+  uint64_t held = 0;              // records in kIds
   uint64_t table_bytes = 0;       // pages of kIds and kIdExpiry
   std::optional<int64_t> oldest;  // first-delivery time of the oldest id held
   int64_t cutoff = INT64_MIN;

@@ -41,11 +41,14 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root, "--producer-retention", "2h"}).exit_code, 0);
   const int64_t t5 = kT0 + 5 * kHour;
-  WriteFile(in, Ev("p", 2, 0, kT0) + Ev("p", 2, 1, kT0) + Ev("p", 2, 3, kT0) +  // a gap at 2
-                    Ev("q", 0, 0, t5));
+  WriteFile(in, Ev("r", 0, 0, kT0) +  // never heard again: retired by the sweep at a commit
+                    Ev("p", 2, 0, kT0) + Ev("p", 2, 1, kT0) + Ev("p", 2, 3, kT0) +  // a gap at 2
+                    Ev("q", 0, 0, t5) +
+                    Ev("p", 2, 4, t5));  // p is retired by now, in the same batch or not: rejected
   ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 2, 0, "2026-10-21T10:00:00Z", true) +
-                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false));
+                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false) +
+                                            Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
   EXPECT_EQ(Inspect(root, "gaps"), "");
 
   AppendFile(in, Ev("p", 2, 2, t5) +   // the gap's seq at the same epoch: rejected, not applied
@@ -56,17 +59,18 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
                      Ev("p", 2, 5, t5));   // now simply fenced
   ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 3, 1, "2026-10-21T15:00:00Z", false) +
-                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false));
+                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false) +
+                                            Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
   const std::string sources = Inspect(root, "sources");
-  EXPECT_NE(sources.find("\"lines\":10,\"applied\":5,\"duplicates\":1,\"fenced\":1,\"rejected\":3,\"ignored\":0,"
-                         "\"duplicates_id\":0,\"rejected_horizon\":0,\"rejected_retired\":3"),
+  EXPECT_NE(sources.find("\"lines\":12,\"applied\":6,\"duplicates\":1,\"fenced\":1,\"rejected\":4,\"ignored\":0,"
+                         "\"duplicates_id\":0,\"rejected_horizon\":0,\"rejected_retired\":4"),
             std::string::npos)
       << sources;
   std::string rejects;
   for (const auto& [name, data] : TreeContents(root)) {
     if (name.rfind("rejects/", 0) == 0) rejects += data;
   }
-  EXPECT_NE(rejects.find("\"line\":5,"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("\"line\":6,"), std::string::npos) << rejects;
   EXPECT_NE(rejects.find("\"reason\":\"producer retired; bump its epoch\""), std::string::npos) << rejects;
 }
 
