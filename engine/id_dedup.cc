@@ -67,6 +67,11 @@ int64_t IdCutoff(std::optional<int64_t> max_event_ts, int64_t lateness_ms, int64
   return c < INT64_MIN ? INT64_MIN : static_cast<int64_t>(c);
 }
 
+std::string SourceIdsKey(std::string_view source) {
+  if (source.size() <= 256) return std::string(source);
+  return "\xff" + Key16(XXH3_128bits(source.data(), source.size()));
+}
+
 std::string Encode(const SourceIdCounts& c) {
   std::string s;
   codec::PutU64(&s, c.duplicates_id);
@@ -86,7 +91,7 @@ Status Decode(std::string_view src, SourceIdCounts* c) {
 Status ReadSourceIdCounts(Txn* txn, std::string_view source, SourceIdCounts* c) {
   *c = SourceIdCounts();
   std::string_view v;
-  Status s = txn->Get(Table::kSourceIds, source, &v);
+  Status s = txn->Get(Table::kSourceIds, SourceIdsKey(source), &v);
   if (s.IsNotFound()) return Status::OK();
   SNAPSINK_RETURN_IF_ERROR(s);
   return Decode(v, c);

@@ -68,6 +68,9 @@ struct SourceIdCounts {
   uint64_t rejected_retired = 0;  // of rejected: "producer retired; bump its epoch"
   bool operator==(const SourceIdCounts&) const = default;
 };
+// The key of a source in Table::kSourceIds: the name itself up to 256 bytes,
+// else 0xFF and the name's 128-bit XXH3 (any name fits LMDB's key limit).
+std::string SourceIdsKey(std::string_view source);
 std::string Encode(const SourceIdCounts& c);
 Status Decode(std::string_view src, SourceIdCounts* c);
 Status ReadSourceIdCounts(Txn* txn, std::string_view source, SourceIdCounts* c);  // absent: zeros

@@ -366,7 +366,9 @@ Status Ingester::Impl::Commit() {
   }
   src.offset = batch_end_offset;
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSources, source, codec::Encode(src)));
-  if (src_ids != SourceIdCounts()) SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSourceIds, source, Encode(src_ids)));
+  if (src_ids != SourceIdCounts()) {
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSourceIds, SourceIdsKey(source), Encode(src_ids)));
+  }
   MaybeCrash("ingest.before_commit");
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   txn.reset();

@@ -32,7 +32,7 @@ enum class Table {
   kProducerSeen,  // producer id -> last seen event time (u64)
   kProducerIdle,  // last seen (8, ordered) | producer id -> "": producers in idle order
   kRetired,       // producer id -> tombstone: epoch (u32) | last seen (u64)
-  kSourceIds,     // source name -> id-dedup and retirement counts (engine/id_dedup.h)
+  kSourceIds,     // SourceIdsKey(source) -> id-dedup and retirement counts (engine/id_dedup.h)
 };
 inline constexpr int kNumTables = 14;
 
