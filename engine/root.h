@@ -20,9 +20,10 @@ namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
-// 2: id dedup and producer retention tables (an older build would apply a
-// redelivered id-only event again).
-inline constexpr uint32_t kFormatVersion = 2;
+// 2: source records carry the position identity.
+// 3: id dedup and producer retention tables (an older build would apply a
+//    redelivered id-only event again).
+inline constexpr uint32_t kFormatVersion = 3;
 
 enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
 

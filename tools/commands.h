@@ -32,6 +32,7 @@ struct IngestArgs {
   std::string on_error = "skip";
   bool quiet = false;
   bool id_from_content = false;
+  bool final = false;  // run --final: the inputs will not grow (a last line without '\n' is taken or rejected)
 };
 Status CmdIngest(const IngestArgs& a);
 
