@@ -3,6 +3,7 @@
 // afresh only at a higher epoch, and its events at the same or a lower epoch
 // are rejected, never guessed. Also gc --producers-idle.
 #include <gtest/gtest.h>
+#include <lmdb.h>
 
 #include <string>
 
@@ -97,6 +98,42 @@ TEST(ProducerRetentionGcTest, GcRetiresIdleProducers) {
   ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
   EXPECT_NE(Inspect(root, "sources").find("\"rejected_retired\":1"), std::string::npos);
   EXPECT_EQ(Snapsink({"gc", root, "--producers-idle", "soon"}).exit_code, 1);
+}
+
+}  // namespace
+}  // namespace snapsink::testing
+
+namespace snapsink::testing {
+namespace {
+
+// A root made before the id and retention tables existed (format 1 and 2
+// roots): readers see them as empty, the first writer creates them.
+TEST(OlderRootTest, MissingTablesAreCreatedByTheFirstWriter) {
+  TempDir d;
+  const std::string root = d / "root", in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  {
+    MDB_env* env;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    ASSERT_EQ(mdb_env_set_maxdbs(env, 64), 0);
+    ASSERT_EQ(mdb_env_open(env, (root + "/state").c_str(), 0, 0644), 0);
+    MDB_txn* txn;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    for (const char* name : {"ids", "id_expiry", "producer_seen", "producer_idle", "retired", "source_ids"}) {
+      MDB_dbi dbi;
+      ASSERT_EQ(mdb_dbi_open(txn, name, 0, &dbi), 0) << name;
+      ASSERT_EQ(mdb_drop(txn, dbi, 1), 0) << name;
+    }
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  EXPECT_EQ(Inspect(root, "ids"), "{\"ids\":0,\"oldest\":null,\"horizon\":\"7d\",\"cutoff\":null,\"table_bytes\":0}\n");
+  EXPECT_EQ(Inspect(root, "producers"), "");
+  WriteFile(in, Ev("p", 0, 0, kT0) + "{\"id\":\"a\",\"ts\":" + std::to_string(kT0) + ",\"metric\":\"m\"}\n");
+  RunResult r = Snapsink({"ingest", root, in, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(Inspect(root, "ids").find("{\"ids\":1,"), std::string::npos);
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 1, "2026-10-21T10:00:00Z", false));
 }
 
 }  // namespace
