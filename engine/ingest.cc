@@ -13,6 +13,7 @@
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
 #include "engine/id_dedup.h"
+#include "engine/gap_acceptance.h"
 #include "engine/json_escape.h"
 #include "engine/line_reader.h"
 #include "engine/producer_retention.h"
@@ -241,7 +242,14 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   } else if (why.empty()) {
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
     CheckRetired(producer, &why);
-    if (why.empty()) d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+    if (why.empty()) {
+      d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+      if (d.outcome == SeqOutcome::kGapStop) {
+        // An operator accepted this gap (`snapsink gaps accept`): go on as under --on-gap accept.
+        SNAPSINK_ASSIGN_OR_RETURN(bool accepted, GapAccepted(txn.get(), event.producer, event.epoch, d.missing));
+        if (accepted) d = Decide(producer->state, event.epoch, event.seq, /*stop_on_gap=*/false);
+      }
+    }
   }
   if (why.empty()) {
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {

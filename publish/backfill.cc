@@ -9,6 +9,7 @@
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/timeutil.h"
+#include "publish/backfill_impact.h"
 #include "publish/publisher.h"
 
 namespace snapsink {
@@ -193,11 +194,9 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   for (const PendingSnapshot& p : pending) affected.insert(p.window_ms);
   SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), affected, o.version));
   SealTarget target{env, path, bf.get(), root->config().window_ms};
-  for (int64_t w : windows) {
-    SealedWindow sw;
-    SNAPSINK_RETURN_IF_ERROR(SealWindow(target, w, o.version, &sw));
-    result->sealed.push_back(sw);
-  }
+  std::vector<SealJob> jobs;
+  for (int64_t w : windows) jobs.push_back(SealJob{w, o.version});
+  SNAPSINK_RETURN_IF_ERROR(SealBatch(target, jobs, &result->sealed));
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
   std::vector<std::pair<int64_t, uint32_t>> superseded;
   PublishResult pr;
@@ -207,6 +206,9 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, meta::BackfillDoneKey(o.version), "done"));
     SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   } else {
+    std::set<int64_t> published;
+    for (const PendingSnapshot& p : pending) published.insert(p.window_ms);
+    SNAPSINK_RETURN_IF_ERROR(CompareTotals(root->store(), bf.get(), published, &result->impact));
     SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), pending, [&](Txn* live) {
       return AdoptBackfill(live, bf.get(), pending, o.version, &superseded);
     }, &pr));
