@@ -154,8 +154,8 @@ Status CmdInspect(const InspectArgs& a) {
     }
   } else if (a.what == "sources") {
     SNAPSINK_RETURN_IF_ERROR(InspectSources(txn.get(), &records));
-    SNAPSINK_RETURN_IF_ERROR(AddSourceIdCounts(txn.get(), &records));
-    columns = {"source", "offset", "lines", "applied", "duplicates", "duplicates_id", "fenced", "rejected", "ignored"};
+    SNAPSINK_RETURN_IF_ERROR(AddSourceIdCounts(txn.get(), &records));  // in --json only
+    columns = {"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"};
   } else if (a.what == "ids") {
     SNAPSINK_RETURN_IF_ERROR(InspectIds(root.get(), txn.get(), &records));
     columns = {"ids", "oldest", "horizon", "cutoff", "table_bytes"};
