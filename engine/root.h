@@ -20,7 +20,8 @@ namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
-// 2: source records carry the position identity.
+// 2: source records carry the position identity; long-form keys
+// (engine/long_key.h) in sources and aggs.
 // 3: id dedup and producer retention tables (an older build would apply a
 //    redelivered id-only event again).
 inline constexpr uint32_t kFormatVersion = 3;
