@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/filenames.h"
+#include "engine/root_files.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/generation_manifest.h"
@@ -89,6 +90,7 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
 
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result) {
   *result = GcResult();
+  SNAPSINK_RETURN_IF_ERROR(RemoveStrayTempFiles(env, root, &result->removed_temp_files));
   uint64_t current = 0;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root, &current));
   std::vector<uint64_t> listed;
