@@ -49,6 +49,8 @@ class Root {
   static Status Init(Env* env, const std::string& path, RootConfig config);
   // Opens an existing root; writer=true takes LOCK first.
   static Status Open(Env* env, const std::string& path, bool writer, std::unique_ptr<Root>* out);
+  Root(const Root&) = delete;  // owns LOCK and the Store
+  Root& operator=(const Root&) = delete;
 
   Env* env() const { return env_; }
   const std::string& path() const { return path_; }

@@ -59,6 +59,8 @@ class Store {
   // Opens (create: creating) the environment in directory dir.
   static Status Open(const std::string& dir, bool create, std::unique_ptr<Store>* out);
   ~Store();
+  Store(const Store&) = delete;  // owns the LMDB environment
+  Store& operator=(const Store&) = delete;
 
   Status BeginWrite(std::unique_ptr<Txn>* txn);
   Status BeginRead(std::unique_ptr<Txn>* txn);

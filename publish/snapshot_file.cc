@@ -242,6 +242,8 @@ Status SnapshotWriter::Finish(SnapshotFileInfo* info) {
 struct SnapshotReader::Scratch {
   Scratch() : dctx(ZSTD_createDCtx()) {}
   ~Scratch() { ZSTD_freeDCtx(dctx); }
+  Scratch(const Scratch&) = delete;  // owns the zstd context
+  Scratch& operator=(const Scratch&) = delete;
   ZSTD_DCtx* dctx;
   std::string compressed;
   std::string plain;
