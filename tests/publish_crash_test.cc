@@ -48,10 +48,6 @@ std::string Key(int i) {
   return buf;
 }
 
-bool IsPerWindow(const std::string& point) {
-  return point == "seal.mid_data" || point == "seal.before_record" || point == "publish.after_rename";
-}
-
 // The lines that differ between two texts (at most a few), "" when equal.
 std::string LineDiff(const std::string& got, const std::string& want) {
   if (got == want) return "";
