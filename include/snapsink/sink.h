@@ -58,7 +58,8 @@ class ReadOnlySink {
   Result<std::unique_ptr<Reader>> NewReader(uint64_t generation = 0) const;
 
   // Backfill (SPEC 9) from this unlocked handle: the ingest phase runs without
-  // LOCK; sealing and publishing take it (waiting for a live writer).
+  // LOCK; sealing and publishing take it (waiting for a live writer). On a
+  // Sink, which holds LOCK already, it is InvalidArgument: use OpenReadOnly.
   Status Backfill(const BackfillOptions& options, BackfillResult* result);
 
   struct Impl;  // opaque: the engine's handles (sink/)

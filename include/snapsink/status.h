@@ -75,6 +75,12 @@ class [[nodiscard]] Result {
   std::optional<T> value_;
 };
 
+// The public API (snapsink::api) uses these same types.
+namespace api {
+using ::snapsink::Result;
+using ::snapsink::Status;
+}  // namespace api
+
 }  // namespace snapsink
 
 // Return early from the enclosing function when `expr` yields a non-OK Status.
