@@ -78,6 +78,8 @@ set(SNAPSINK_TEST_SOURCES
   tests/root_test.cc
   tests/sequencer_test.cc
   tests/snapshot_file_test.cc
+  tests/source_identity_test.cc
+  tests/state_codec_source_test.cc
   tests/state_codec_test.cc
   tests/store_test.cc
   tests/test_util.cc

@@ -23,6 +23,7 @@ constexpr const char* kFieldNames[kNumFields] = {"producer", "epoch", "seq", "ts
 
 // Unknown fields nested deeper than this are rejected rather than recursed into.
 constexpr int kMaxUnknownDepth = 256;
+constexpr const char* kTooDeep = "unknown field nested deeper than 256 levels (the depth limit)";  // says kMaxUnknownDepth
 
 // The lines we keep the simdjson parser sized for at least.
 constexpr size_t kMinParserCapacity = 4096;
@@ -93,9 +94,13 @@ bool IsJsonNumber(std::string_view s) {
   return i == s.size();
 }
 
-// Checks that an ignored value is valid JSON, consuming it.
-bool ValidateValue(od::value v, int depth) {
-  if (depth > kMaxUnknownDepth) return false;
+// Checks that an ignored value is valid JSON, consuming it; *too_deep tells
+// a value nested past kMaxUnknownDepth from invalid JSON.
+bool ValidateValue(od::value v, int depth, bool* too_deep) {
+  if (depth > kMaxUnknownDepth) {
+    *too_deep = true;
+    return false;
+  }
   od::json_type type;
   if (v.type().get(type)) return false;
   switch (type) {
@@ -109,7 +114,7 @@ bool ValidateValue(od::value v, int depth) {
           std::string_view unused;
           if (field.unescaped_key().get(unused)) return false;
         }
-        if (!ValidateValue(field.value(), depth + 1)) return false;
+        if (!ValidateValue(field.value(), depth + 1, too_deep)) return false;
       }
       return true;
     }
@@ -119,7 +124,7 @@ bool ValidateValue(od::value v, int depth) {
       for (auto element_result : arr) {
         od::value element;
         if (std::move(element_result).get(element)) return false;
-        if (!ValidateValue(element, depth + 1)) return false;
+        if (!ValidateValue(element, depth + 1, too_deep)) return false;
       }
       return true;
     }
@@ -155,9 +160,10 @@ bool IsValidNonObjectDocument(od::document& doc, std::string_view rest) {
       od::array arr;
       if (doc.get_array().get(arr)) return false;
       ok = true;
+      bool deep = false;
       for (auto element_result : arr) {
         od::value element;
-        if (std::move(element_result).get(element) || !ValidateValue(element, 1)) return false;
+        if (std::move(element_result).get(element) || !ValidateValue(element, 1, &deep)) return false;
       }
       break;
     }
@@ -202,7 +208,7 @@ const char* JsonErrorReason(simdjson::error_code e) {
     case simdjson::UTF8_ERROR: return "invalid JSON: invalid UTF-8";
     case simdjson::UNESCAPED_CHARS: return "invalid JSON: unescaped control character in string";
     case simdjson::UNCLOSED_STRING: return "invalid JSON: unclosed string";
-    case simdjson::DEPTH_ERROR: return "invalid JSON: nested too deeply";
+    case simdjson::DEPTH_ERROR: return "JSON nested deeper than the parser's depth limit";
     case simdjson::EMPTY: return "empty line";
     default: return "invalid JSON";
   }
@@ -282,7 +288,10 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
     }
     od::value& v = field.value();
     if (id < 0) {
-      if (!ValidateValue(v, 1)) return Fail(reason, "invalid JSON");
+      bool too_deep = false;
+      if (!ValidateValue(v, 1, &too_deep)) {
+        return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
+      }
       continue;
     }
     if (seen & (1u << id)) {

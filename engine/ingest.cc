@@ -1,6 +1,7 @@
 #include "engine/ingest.h"
 
 #include <climits>
+#include <cstdio>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -73,6 +74,7 @@ struct Ingester::Impl {
   SourceState src;
   uint64_t batch_lines = 0;
   uint64_t batch_end_offset = 0;
+  LineReader* reader = nullptr;  // of the source being read: Commit hashes the bytes before the position
 
   std::string rejects_file;
   std::string rejects_key;      // its name: the key of Table::kRejectFiles
@@ -160,7 +162,7 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
 }
 
 Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, const std::string& why) {
-  const uint64_t line_no = src.lines + 1;
+  const uint64_t line_no = src.line_no + 1;
   const uint64_t offset = batch_end_offset;
   rejects_buf.append("{\"source\":");
   rejects_buf.append(JsonQuote(source));
@@ -196,7 +198,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
     d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
-      return Status::Gap(source + ":" + std::to_string(src.lines + 1) + ": producer " + std::string(event.producer) +
+      return Status::Gap(source + ":" + std::to_string(src.line_no + 1) + ": producer " + std::string(event.producer) +
                          " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
                          (d.outcome == SeqOutcome::kGapLimit ? " (more than 1024 open gaps)" : ""));
     }
@@ -220,7 +222,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     }
   }
   if (!why.empty()) {
-    if (stop_on_error) return Status::BadInput(source + ":" + std::to_string(src.lines + 1) + ": " + why);
+    if (stop_on_error) return Status::BadInput(source + ":" + std::to_string(src.line_no + 1) + ": " + why);
     SNAPSINK_RETURN_IF_ERROR(Reject(data, size, overlong, why));
   } else if (d.outcome == SeqOutcome::kDuplicate) {
     ++src.duplicates;
@@ -247,6 +249,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     ++src.applied;
   }
   ++src.lines;
+  ++src.line_no;
   ++batch_lines;
   batch_end_offset = end_offset;
   return Status::OK();
@@ -294,6 +297,7 @@ Status Ingester::Impl::Commit() {
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, rejects_key, len));
   }
   src.offset = batch_end_offset;
+  if (reader != nullptr && reader->positionable()) SNAPSINK_RETURN_IF_ERROR(reader->TailHash(src.offset, &src.tail_hash));
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSources, source, codec::Encode(src)));
   MaybeCrash("ingest.before_commit");
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
@@ -329,16 +333,26 @@ Status Stick(Status* sticky, Status s) {
 }
 }  // namespace
 
-Status Ingester::Run(const IngestOptions& options, SourceState* after) {
+Status Ingester::Run(const IngestOptions& options, SourceState* after, SourceState* before) {
   SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
-  return Stick(&impl_->sticky, RunSource(options, after));
+  Status s = RunSource(options, after, before);
+  impl_->reader = nullptr;
+  return Stick(&impl_->sticky, s);
 }
 
-Status Ingester::RunSource(const IngestOptions& options, SourceState* after) {
+Status Ingester::RunSource(const IngestOptions& options, SourceState* after, SourceState* before) {
   Impl& m = *impl_;
   const std::string source = options.source.empty() ? options.path : options.source;
   const uint64_t every = options.commit_every == 0 ? 1 : options.commit_every;
   SNAPSINK_RETURN_IF_ERROR(m.Begin(source, options.rejects_file));
+  if (before != nullptr) *before = m.src;
+  auto note = [&](const std::string& text) {
+    if (options.on_note) {
+      options.on_note(text);
+    } else {
+      std::fprintf(stderr, "%s\n", text.c_str());
+    }
+  };
 
   // Lines of a batch that never committed may have left rejects behind.
   uint64_t size = 0;
@@ -347,9 +361,44 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after) {
   }
 
   std::unique_ptr<LineReader> reader;
-  SNAPSINK_RETURN_IF_ERROR(LineReader::Open(options.path, m.src.offset, &reader));
+  SNAPSINK_RETURN_IF_ERROR(LineReader::Open(options.path, &reader));
+  m.reader = reader.get();
+  const SourceState committed = m.src;
+  SourceState& src = m.src;
+  bool resumed = false;
+  SNAPSINK_RETURN_IF_ERROR(reader->Resume(src, &resumed));
+  if (!resumed) {
+    // A new file at the path, or standard input: from the start. Counters
+    // go on; the lines read again count again (duplicates, mostly).
+    if (reader->positionable() && src.offset > 0) {
+      note(source + ": file was replaced since offset " + std::to_string(src.offset) + "; reading it from the start");
+    }
+    src.line_no = 0;
+    src.flags = 0;
+  }
+  if (reader->positionable()) {
+    src.flags |= SourceState::kHasPosition;
+    src.dev = reader->dev();
+    src.ino = reader->ino();
+  } else {
+    src.dev = src.ino = src.tail_hash = 0;
+  }
+  if ((src.flags & SourceState::kPartialTail) != 0 && reader->SkipBlankTail() != LineReader::Tail::kPending) {
+    src.flags &= static_cast<uint8_t>(~SourceState::kPartialTail);
+  }
+  m.batch_end_offset = reader->position();
+  const bool can_grow = reader->positionable() && !options.input_final;
+
   Line line;
   while (reader->Next(&line)) {
+    m.batch_end_offset = line.offset;  // after a skipped BOM or blank tail too
+    if (!line.terminated && can_grow &&
+        (line.overlong || !m.parser.Parse(line.data, line.size, line.capacity, &m.event, nullptr))) {
+      note(source + ":" + std::to_string(src.line_no + 1) +
+           ": last line has no newline and is not a whole event yet; left unread until it is finished");
+      break;
+    }
+    const uint64_t rejected = src.rejected;
     Status s = m.Apply(line.data, line.size, line.capacity, line.end_offset, line.overlong, options.stop_on_error);
     if (!s.ok()) {
       if (s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
@@ -359,6 +408,9 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after) {
       *after = m.src;
       return s;
     }
+    if (!line.terminated && reader->positionable() && src.rejected == rejected) {
+      src.flags |= SourceState::kPartialTail;  // a writer may still add its '\n'
+    }
     if (m.batch_lines >= every) {
       SNAPSINK_RETURN_IF_ERROR(m.Commit());
       if (options.on_commit) options.on_commit(m.src, reader->size());
@@ -366,7 +418,9 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after) {
     }
   }
   SNAPSINK_RETURN_IF_ERROR(reader->status());
-  if (m.batch_lines > 0) {
+  SourceState pending = src;
+  pending.offset = m.batch_end_offset;
+  if (m.batch_lines > 0 || pending != committed) {  // a moved position commits even without lines
     SNAPSINK_RETURN_IF_ERROR(m.Commit());
     if (options.on_commit) options.on_commit(m.src, reader->size());
   }

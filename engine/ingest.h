@@ -1,6 +1,12 @@
 // Ingester: applies the events of one source exactly once (SPEC 2, 3, 7).
 //
-// A source is read from its committed offset on. Its lines are taken in
+// A file is read from its committed position on when it is still the file
+// the position was taken in, else from its start (SourceState says how it is
+// recognised); standard input and other pipes from their start, always:
+// sequence numbers drop what was applied before. A last line without '\n'
+// is taken when it parses as a whole event; if it does not, it is left
+// unread (the position stays before it) unless the input cannot grow
+// (a pipe at its end, or `input_final`), where it is treated as any line. Its lines are taken in
 // batches of commit_every lines; each batch runs in one LMDB write
 // transaction that holds its effects (aggregates, ledger, dirty windows), the
 // producer states, the source's counters and its byte offset, so a crash at
@@ -38,6 +44,10 @@ struct IngestOptions {
   uint64_t commit_every = 10000;
   bool stop_on_error = false;  // --on-error stop
   std::string rejects_file;    // path of the rejects file (engine/filenames.h builds it)
+  bool input_final = false;    // the file will not grow (run --final, an archive)
+  // Notes for the user ("file was replaced", a half-written line left unread);
+  // printed to stderr when unset.
+  std::function<void(const std::string&)> on_note;
   // Called after each commit with the source's state so far (for progress).
   std::function<void(const SourceState&, int64_t input_size)> on_commit;
 };
@@ -55,10 +65,12 @@ class Ingester {
   // Ingests one source to its end. On success *after holds the source's
   // committed state. Gap / BadInput (under stop) return after committing
   // everything before the offending line.
-  Status Run(const IngestOptions& options, SourceState* after);
+  // *before (if given) gets the committed state before this run, so the
+  // caller can tell what this run did.
+  Status Run(const IngestOptions& options, SourceState* after, SourceState* before = nullptr);
 
  private:
-  Status RunSource(const IngestOptions& options, SourceState* after);
+  Status RunSource(const IngestOptions& options, SourceState* after, SourceState* before);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -4,15 +4,33 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include <xxhash.h>
+
 namespace snapsink {
 namespace {
-constexpr size_t kBlockBytes = size_t{4} << 20;  // > kMaxLineBytes, so any valid line fits
-}
+constexpr size_t kBlockBytes = size_t{4} << 20;  // > kMaxLineBytes + history, so any valid line fits
+constexpr char kBom[] = "\xEF\xBB\xBF";
 
-Status LineReader::Open(const std::string& path, uint64_t start, std::unique_ptr<LineReader>* out) {
+// Reads exactly n bytes at off; false on a short read (the file shrank).
+Status PreadFull(int fd, const std::string& path, char* dst, size_t n, uint64_t off, bool* complete) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd, dst + got, n - got, static_cast<off_t>(off + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Status::IOError("read " + path + ": " + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  *complete = got == n;
+  return Status::OK();
+}
+}  // namespace
+
+Status LineReader::Open(const std::string& path, std::unique_ptr<LineReader>* out) {
   std::unique_ptr<LineReader> r(new LineReader);
   r->path_ = path;
   if (path == "-") {
@@ -25,33 +43,14 @@ Status LineReader::Open(const std::string& path, uint64_t start, std::unique_ptr
   struct stat st;
   if (::fstat(r->fd_, &st) != 0) return Status::IOError("cannot stat " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return Status::InvalidArgument("cannot read " + path + ": is a directory");
-  if (S_ISREG(st.st_mode)) r->size_ = st.st_size;
+  if (S_ISREG(st.st_mode)) {
+    r->size_ = st.st_size;
+    r->dev_ = static_cast<uint64_t>(st.st_dev);
+    r->ino_ = static_cast<uint64_t>(st.st_ino);
+  }
   r->cap_ = kBlockBytes;
   r->buf_.reset(new char[r->cap_ + kLinePadding]);
   std::memset(r->buf_.get() + r->cap_, 0, kLinePadding);
-  if (start > 0) {
-    if (r->size_ >= 0) {
-      if (static_cast<uint64_t>(r->size_) < start) {
-        return Status::InvalidArgument(path + ": file is " + std::to_string(r->size_) +
-                                       " bytes, shorter than its committed offset " + std::to_string(start));
-      }
-      if (::lseek(r->fd_, static_cast<off_t>(start), SEEK_SET) < 0) {
-        return Status::IOError("cannot seek in " + path + ": " + std::strerror(errno));
-      }
-      r->file_pos_ = start;
-    } else {
-      // A pipe: read and drop what was committed before.
-      while (r->file_pos_ < start) {
-        r->begin_ = r->end_ = 0;
-        if (!r->Fill()) {
-          SNAPSINK_RETURN_IF_ERROR(r->status_);
-          return Status::InvalidArgument(path + ": input is " + std::to_string(r->file_pos_) +
-                                         " bytes, shorter than its committed offset " + std::to_string(start));
-        }
-      }
-      r->begin_ = r->end_ - (r->file_pos_ - start);
-    }
-  }
   *out = std::move(r);
   return Status::OK();
 }
@@ -60,13 +59,49 @@ LineReader::~LineReader() {
   if (own_fd_ && fd_ >= 0) ::close(fd_);
 }
 
+Status LineReader::Resume(const SourceState& pos, bool* resumed) {
+  *resumed = false;
+  if (!positionable() || (pos.flags & SourceState::kHasPosition) == 0) return Status::OK();
+  if (pos.dev != dev_ || pos.ino != ino_ || static_cast<uint64_t>(size_) < pos.offset) return Status::OK();
+  const size_t k = static_cast<size_t>(std::min<uint64_t>(pos.offset, kPositionCheckBytes));
+  bool complete = false;
+  SNAPSINK_RETURN_IF_ERROR(PreadFull(fd_, path_, buf_.get(), k, pos.offset - k, &complete));
+  if (!complete || XXH3_64bits(buf_.get(), k) != pos.tail_hash) return Status::OK();
+  if (::lseek(fd_, static_cast<off_t>(pos.offset), SEEK_SET) < 0) {
+    return Status::IOError("cannot seek in " + path_ + ": " + std::strerror(errno));
+  }
+  begin_ = end_ = k;  // the checked bytes stay as history for TailHash
+  file_pos_ = pos.offset;
+  *resumed = true;
+  return Status::OK();
+}
+
+Status LineReader::TailHash(uint64_t pos, uint64_t* hash) {
+  const size_t k = static_cast<size_t>(std::min<uint64_t>(pos, kPositionCheckBytes));
+  const uint64_t buf_start = file_pos_ - end_;
+  if (pos <= file_pos_ && pos - k >= buf_start) {
+    *hash = XXH3_64bits(buf_.get() + (pos - k - buf_start), k);
+    return Status::OK();
+  }
+  // Only after an overlong line: its head is no longer in the buffer.
+  std::string bytes(k, '\0');
+  bool complete = false;
+  SNAPSINK_RETURN_IF_ERROR(PreadFull(fd_, path_, bytes.data(), k, pos - k, &complete));
+  if (!complete) return Status::IOError(path_ + ": shrank while being read");
+  *hash = XXH3_64bits(bytes.data(), k);
+  return Status::OK();
+}
+
+void LineReader::KeepHistory() {
+  const size_t keep = std::min<size_t>(begin_, kPositionCheckBytes);
+  std::memmove(buf_.get(), buf_.get() + begin_ - keep, end_ - begin_ + keep);
+  end_ -= begin_ - keep;
+  begin_ = keep;
+}
+
 bool LineReader::Fill() {
   if (eof_) return false;
-  if (end_ == cap_) {  // compact: keep only the unconsumed tail
-    std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-  }
+  if (end_ == cap_) KeepHistory();
   while (true) {
     ssize_t n = ::read(fd_, buf_.get() + end_, cap_ - end_);
     if (n < 0 && errno == EINTR) continue;
@@ -84,19 +119,45 @@ bool LineReader::Fill() {
   }
 }
 
+LineReader::Tail LineReader::SkipBlankTail() {
+  bom_checked_ = true;
+  while (true) {
+    for (; begin_ < end_; ++begin_) {
+      const char c = buf_[begin_];
+      if (c == '\n') {
+        ++begin_;
+        return Tail::kFinished;
+      }
+      if (c != ' ' && c != '\t' && c != '\r') return Tail::kOther;
+    }
+    if (!Fill()) return Tail::kPending;
+  }
+}
+
 bool LineReader::Next(Line* line) {
+  if (!bom_checked_) {
+    bom_checked_ = true;
+    if (position() == 0) {
+      while (end_ - begin_ < 3 && Fill()) {
+      }
+      if (end_ - begin_ >= 3 && std::memcmp(buf_.get() + begin_, kBom, 3) == 0) begin_ += 3;
+    }
+  }
   while (true) {
     char* base = buf_.get();
     const char* nl = static_cast<const char*>(std::memchr(base + begin_, '\n', end_ - begin_));
     size_t avail = end_ - begin_;
-    if (nl != nullptr || (eof_ && avail > 0) || avail > kMaxLineBytes) {
+    // kMaxLineBytes + 1: a line of exactly 1 MiB still has its '\r' before the '\n'.
+    if (nl != nullptr || (eof_ && avail > 0) || avail > kMaxLineBytes + 1) {
       size_t len = nl ? static_cast<size_t>(nl - (base + begin_)) : avail;
       if (nl == nullptr && !eof_) return SkipOverlong(line);
+      const size_t content = len > 0 && base[begin_ + len - 1] == '\r' ? len - 1 : len;
       line->data = base + begin_;
       line->size = len;
       line->capacity = cap_ + kLinePadding - begin_;
       line->offset = position();
-      line->overlong = len > kMaxLineBytes;
+      line->overlong = content > kMaxLineBytes;
+      line->terminated = nl != nullptr;
       if (line->overlong) line->size = kMaxLineBytes;
       begin_ += len + (nl ? 1 : 0);
       line->end_offset = position();
@@ -107,19 +168,22 @@ bool LineReader::Next(Line* line) {
   }
 }
 
-// The line at begin_ has no '\n' within kMaxLineBytes: keep its head, drop
-// the rest up to the next '\n'.
+// The line at begin_ has no '\n' within kMaxLineBytes + 1: keep its head,
+// drop the rest up to the next '\n'.
 bool LineReader::SkipOverlong(Line* line) {
   const uint64_t start = position();
   overlong_.assign(buf_.get() + begin_, kMaxLineBytes);
   overlong_.append(kLinePadding, '\0');
+  bool terminated = false;
   while (true) {
     const char* nl = static_cast<const char*>(std::memchr(buf_.get() + begin_, '\n', end_ - begin_));
     if (nl != nullptr) {
       begin_ = static_cast<size_t>(nl - buf_.get()) + 1;
+      terminated = true;
       break;
     }
-    begin_ = end_ = 0;
+    begin_ = end_;
+    KeepHistory();
     if (!Fill()) {
       if (!status_.ok()) return false;
       break;
@@ -131,6 +195,7 @@ bool LineReader::SkipOverlong(Line* line) {
   line->offset = start;
   line->end_offset = position();
   line->overlong = true;
+  line->terminated = terminated;
   return true;
 }
 

@@ -2,8 +2,15 @@
 //
 // Each line is handed out as a view into the block buffer, followed by at
 // least kLinePadding readable bytes, so simdjson can parse it in place. A
-// line longer than kMaxLineBytes is handed out as `overlong` with its first
-// kMaxLineBytes bytes only; the rest is skipped, however long it is.
+// line longer than kMaxLineBytes (not counting the '\r' of a "\r\n") is
+// handed out as `overlong` with its first kMaxLineBytes bytes only; the rest
+// is skipped, however long it is. A UTF-8 byte order mark at offset 0 is
+// skipped. The last line of the input may lack its '\n' (`terminated` false):
+// the caller decides whether it is whole (SPEC 1).
+//
+// A regular file can be positioned (Resume) and has an identity (device,
+// inode, the hash of the bytes before a position: SourceState). Standard
+// input and other pipes are always read from their start.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/state_codec.h"
 #include "engine/status.h"
 
 namespace snapsink {
@@ -25,16 +33,36 @@ struct Line {
   uint64_t offset = 0;         // of the line's first byte in the input
   uint64_t end_offset = 0;     // just past the line's '\n' (or the end of input)
   bool overlong = false;
+  bool terminated = true;      // false: the input ended before a '\n'
 };
 
 class LineReader {
  public:
-  // path "-" is standard input. Starts at byte `start` (for stdin: skips it).
-  static Status Open(const std::string& path, uint64_t start, std::unique_ptr<LineReader>* out);
+  // path "-" is standard input. Reads from the start.
+  static Status Open(const std::string& path, std::unique_ptr<LineReader>* out);
   ~LineReader();
 
-  // Size of the input, or -1 for a pipe.
+  // A regular file: it has an identity and a position can be resumed.
+  bool positionable() const { return size_ >= 0; }
+  uint64_t dev() const { return dev_; }
+  uint64_t ino() const { return ino_; }
+  // Size of the input when opened, or -1 for a pipe.
   int64_t size() const { return size_; }
+
+  // If the file is the one `pos` was taken in (pos has a position, same
+  // device and inode, at least pos.offset bytes, the same hash of the bytes
+  // before pos.offset), moves to pos.offset and sets *resumed. Otherwise the
+  // reader stays at the start. REQUIRES: nothing read yet.
+  Status Resume(const SourceState& pos, bool* resumed);
+
+  // XXH3-64 of the up to kPositionCheckBytes input bytes before `pos`
+  // (<= position()); from the bytes read when they are still in the buffer.
+  Status TailHash(uint64_t pos, uint64_t* hash);
+
+  // After a line taken without its '\n': skips ' ', '\t', '\r' and one '\n'.
+  enum class Tail { kFinished, kPending, kOther };  // '\n' skipped / input ended first / other byte next
+  Tail SkipBlankTail();
+
   // Next line into *line; false at the end of input (check status()).
   bool Next(Line* line);
   const Status& status() const { return status_; }
@@ -44,16 +72,19 @@ class LineReader {
   LineReader() = default;
   bool Fill();  // reads more at end_; false at EOF or error
   bool SkipOverlong(Line* line);
+  void KeepHistory();  // drops consumed bytes but the last kPositionCheckBytes
 
   std::string path_;
   int fd_ = -1;
   bool own_fd_ = false;
   int64_t size_ = -1;
+  uint64_t dev_ = 0, ino_ = 0;
   std::unique_ptr<char[]> buf_;
   size_t cap_ = 0;             // usable bytes in buf_ (padding comes after)
-  size_t begin_ = 0, end_ = 0; // unconsumed bytes [begin_, end_)
+  size_t begin_ = 0, end_ = 0; // unconsumed bytes [begin_, end_); before them, bytes consumed
   uint64_t file_pos_ = 0;      // input offset of buf_[end_]
   bool eof_ = false;
+  bool bom_checked_ = false;
   Status status_;
   std::string overlong_;       // head of an overlong line being skipped
 };

@@ -20,7 +20,7 @@ namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  // 2: source records carry the position identity
 
 enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
 

@@ -150,13 +150,29 @@ Status Decode(std::string_view src, ProducerState* v) {
 
 std::string Encode(const SourceState& v) {
   std::string s;
-  for (uint64_t x : {v.offset, v.lines, v.applied, v.duplicates, v.fenced, v.rejected, v.ignored}) PutU64(&s, x);
+  for (uint64_t x : {v.offset, v.lines, v.applied, v.duplicates, v.fenced, v.rejected, v.ignored, v.dev, v.ino,
+                     v.tail_hash, v.line_no}) {
+    PutU64(&s, x);
+  }
+  s.push_back(static_cast<char>(v.flags));
   return s;
 }
 
 Status Decode(std::string_view src, SourceState* v) {
+  *v = SourceState();
+  if (src.size() == 7 * 8) {  // format 1: no position identity; the file is read again from its start
+    Reader r(src);
+    for (uint64_t* x : {&v->offset, &v->lines, &v->applied, &v->duplicates, &v->fenced, &v->rejected, &v->ignored}) {
+      *x = r.U64();
+    }
+    return r.Finish("source");
+  }
   Reader r(src);
-  for (uint64_t* x : {&v->offset, &v->lines, &v->applied, &v->duplicates, &v->fenced, &v->rejected, &v->ignored}) *x = r.U64();
+  for (uint64_t* x : {&v->offset, &v->lines, &v->applied, &v->duplicates, &v->fenced, &v->rejected, &v->ignored,
+                      &v->dev, &v->ino, &v->tail_hash, &v->line_no}) {
+    *x = r.U64();
+  }
+  v->flags = r.U8();
   return r.Finish("source");
 }
 

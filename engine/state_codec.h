@@ -33,11 +33,22 @@ struct ProducerState {
   bool operator==(const ProducerState&) const = default;
 };
 
-// Accounting of one input source:
+// Accounting of one input source, summed over every read of it:
 //   lines = applied + duplicates + fenced + rejected + ignored,
 // where ignored counts events a backfill took in sequence but left out
 // because their window is outside its --from/--to (always 0 for live ingest).
+// A line read again after its file was replaced (or standard input read
+// again) counts again: as a duplicate if its event was applied before.
+//
+// The position (offset .. flags) is a fast path, never a reason to skip
+// (SPEC 5): it is only used when the file at the path is still the one it
+// was taken in: same device and inode, at least `offset` bytes long, and the
+// XXH3-64 of the up to kPositionCheckBytes bytes just before `offset` equal
+// to `tail_hash`. Standard input has no position (flags without kHasPosition).
 struct SourceState {
+  static constexpr uint8_t kHasPosition = 1;  // dev, ino and tail_hash are set
+  static constexpr uint8_t kPartialTail = 2;  // the last line taken had no '\n': the
+                                              // whitespace and '\n' that finish it are skipped
   uint64_t offset = 0;  // bytes consumed and committed
   uint64_t lines = 0;
   uint64_t applied = 0;
@@ -45,8 +56,17 @@ struct SourceState {
   uint64_t fenced = 0;
   uint64_t rejected = 0;
   uint64_t ignored = 0;
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  uint64_t tail_hash = 0;
+  uint64_t line_no = 0;  // lines of the current file before offset (for SOURCE:LINE)
+  uint8_t flags = 0;
   bool operator==(const SourceState&) const = default;
 };
+
+// Bytes before a position that its checksum covers: enough to tell a file
+// rewritten in place from the one read, cheap to re-read on every ingest.
+inline constexpr uint64_t kPositionCheckBytes = 4096;
 
 // count and exact sum of one (window, metric, key); events = adds + retracts applied.
 struct Aggregate {

@@ -58,7 +58,7 @@ Status TouchedWindows(const std::vector<std::string>& files, int64_t window_ms, 
   std::string reason;
   for (const std::string& f : files) {
     std::unique_ptr<LineReader> reader;
-    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, 0, &reader));
+    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, &reader));
     Line line;
     while (reader->Next(&line)) {
       if (line.overlong || !parser.Parse(line.data, line.size, line.capacity, &ev, &reason)) continue;
@@ -155,6 +155,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
       io.source = f;
       io.commit_every = o.commit_every;
       io.rejects_file = filenames::BackfillRejectsFile(path, o.version, f);
+      io.input_final = true;  // an archive: a last line without its newline is taken or rejected
       if (o.on_progress) {
         io.on_commit = [&](const SourceState& st, int64_t size) { o.on_progress(st.offset, size, st.lines); };
       }

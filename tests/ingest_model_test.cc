@@ -407,7 +407,6 @@ TEST_P(IngestModelTest, MatchesModel) {
   // Sources: three files (appended to and resumed) and standard input.
   const std::vector<std::string> files = {d / "feed-a.ndjson", d / "feed-b.ndjson", d / "feed c.ndjson"};
   const std::string stdin_source = "stdin/feed";
-  std::string stdin_data;
   std::map<std::string, std::vector<std::pair<size_t, std::string>>> written;  // source -> (line index, eol)
   size_t pos = 0;
   int step = 0;
@@ -420,6 +419,9 @@ TEST_P(IngestModelTest, MatchesModel) {
     const std::string every = n > 200 && rng() % 2 ? "50" : every_choices[rng() % 5];
     const std::string source = which == 3 ? stdin_source : files[which];
     std::string chunk;
+    // Standard input has no position (SPEC 5): each step pipes a new stream,
+    // read from its start; the source's offset is what the last read consumed.
+    if (which == 3) model.sources[stdin_source].offset = 0;
     for (size_t i = pos; i < pos + n; ++i) {
       const GenLine& l = lines[i];
       const std::string eol = rng() % 10 == 0 ? "\r\n" : "\n";  // now and then CRLF
@@ -435,9 +437,7 @@ TEST_P(IngestModelTest, MatchesModel) {
     SCOPED_TRACE("step " + std::to_string(step) + " source " + source + " every " + every);
     RunResult r;
     if (which == 3) {
-      stdin_data += chunk;
-      r = Snapsink({"ingest", root, "-", "--source", stdin_source, "--commit-every", every, "--quiet"}, {},
-                   stdin_data);
+      r = Snapsink({"ingest", root, "-", "--source", stdin_source, "--commit-every", every, "--quiet"}, {}, chunk);
     } else {
       AppendFile(files[which], chunk);
       std::vector<std::string> args = {last ? "run" : "ingest", root, files[which], "--commit-every", every, "--quiet"};
@@ -470,13 +470,14 @@ TEST_P(IngestModelTest, MatchesModel) {
   ASSERT_EQ(q.exit_code, 0) << q.err;
   EXPECT_EQ(q.out, model.Query());
 
-  // Replaying every source changes nothing.
+  // Replaying every file changes nothing. (Standard input piped again is
+  // read again: its lines count again, as duplicates; the redelivery below
+  // covers that.)
   const std::string before = StateDump(root);
   for (const std::string& f : files) {
     if (ReadFile(f).empty()) continue;
     ASSERT_EQ(Snapsink({"ingest", root, f, "--quiet"}).exit_code, 0);
   }
-  ASSERT_EQ(Snapsink({"ingest", root, "-", "--source", stdin_source, "--quiet"}, {}, stdin_data).exit_code, 0);
   EXPECT_EQ(StateDump(root), before);
 
   // Everything redelivered through one new path: nothing applies.

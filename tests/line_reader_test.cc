@@ -1,6 +1,6 @@
-// engine/line_reader, through its public interface only (it is being
-// rewritten): lines, offsets, a start offset, the last line without '\n',
-// overlong lines and padding.
+// engine/line_reader, through its public interface only: lines, offsets,
+// the last line without '\n', overlong lines and padding. (Positions and
+// file identity: tests/source_identity_test.cc.)
 #include "engine/line_reader.h"
 
 #include <gtest/gtest.h>
@@ -17,18 +17,19 @@ struct Got {
   std::string text;
   uint64_t offset, end_offset;
   bool overlong;
+  bool terminated;
 };
 
-std::vector<Got> ReadAll(const std::string& path, uint64_t start = 0) {
+std::vector<Got> ReadAll(const std::string& path) {
   std::unique_ptr<LineReader> r;
-  Status s = LineReader::Open(path, start, &r);
+  Status s = LineReader::Open(path, &r);
   EXPECT_TRUE(s.ok()) << s.ToString();
   std::vector<Got> out;
   if (!s.ok()) return out;
   Line line;
   while (r->Next(&line)) {
     EXPECT_GE(line.capacity, line.size + kLinePadding);
-    out.push_back({std::string(line.data, line.size), line.offset, line.end_offset, line.overlong});
+    out.push_back({std::string(line.data, line.size), line.offset, line.end_offset, line.overlong, line.terminated});
   }
   EXPECT_TRUE(r->status().ok()) << r->status().ToString();
   return out;
@@ -45,30 +46,16 @@ TEST(LineReaderTest, LinesAndOffsets) {
   EXPECT_EQ(got[1].text, "");
   EXPECT_EQ(got[2].text, "cde");
   EXPECT_EQ(got[2].offset, 4u);
+  EXPECT_TRUE(got[2].terminated);
   EXPECT_EQ(got[3].text, "last");  // no trailing newline
+  EXPECT_FALSE(got[3].terminated);
   EXPECT_EQ(got[3].end_offset, 12u);
-}
-
-TEST(LineReaderTest, StartsAtOffset) {
-  TempDir d;
-  WriteFile(d / "in", "one\ntwo\nthree\n");
-  const auto got = ReadAll(d / "in", 4);
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].text, "two");
-  EXPECT_EQ(got[0].offset, 4u);
-}
-
-TEST(LineReaderTest, StartBeyondTheEndIsAnError) {
-  TempDir d;
-  WriteFile(d / "in", "one\n");
-  std::unique_ptr<LineReader> r;
-  EXPECT_FALSE(LineReader::Open(d / "in", 100, &r).ok());
 }
 
 TEST(LineReaderTest, MissingFileIsAnError) {
   TempDir d;
   std::unique_ptr<LineReader> r;
-  EXPECT_FALSE(LineReader::Open(d / "missing", 0, &r).ok());
+  EXPECT_FALSE(LineReader::Open(d / "missing", &r).ok());
 }
 
 TEST(LineReaderTest, OverlongLineIsFlaggedAndSkipped) {

@@ -1,6 +1,7 @@
 // backfill: see publish/backfill.h.
 #include <cstdio>
 
+#include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "publish/backfill.h"
 #include "tools/commands.h"
@@ -31,10 +32,18 @@ Status CmdBackfill(const BackfillArgs& a) {
     std::printf("backfill v%u is already published; nothing to do\n", a.version);
     return Status::OK();
   }
-  std::fprintf(stderr, "backfill v%u: lines %llu, applied %llu, duplicates %llu, fenced %llu, rejected %llu, ignored (outside --from/--to) %llu\n",
-               a.version, static_cast<unsigned long long>(r.lines), static_cast<unsigned long long>(r.applied),
-               static_cast<unsigned long long>(r.duplicates), static_cast<unsigned long long>(r.fenced),
-               static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.ignored));
+  // The same counts, in the same order, as ingest's summary; then where rejected lines went.
+  std::string text = "backfill v" + std::to_string(a.version) + ": lines " + std::to_string(r.lines) + ", applied " +
+                     std::to_string(r.applied) + ", duplicates " + std::to_string(r.duplicates) + ", fenced " +
+                     std::to_string(r.fenced) + ", rejected " + std::to_string(r.rejected) +
+                     ", ignored (outside --from/--to) " + std::to_string(r.ignored);
+  if (r.rejected > 0) {
+    text += "; rejected lines in";
+    for (size_t i = 0; i < a.files.size(); ++i) {
+      text += (i == 0 ? " " : ", ") + filenames::BackfillRejectsFile(a.root, a.version, a.files[i]);
+    }
+  }
+  std::fprintf(stderr, "%s\n", text.c_str());
   PrintSealed(r.sealed);
   if (r.generation > 0) {
     std::printf("published generation %llu: %zu window(s) at v%u\n", static_cast<unsigned long long>(r.generation),

@@ -32,25 +32,33 @@ Status CmdInit(const InitArgs& a) {
 
 namespace {
 
-// Every input must be readable, and no shorter than its committed offset,
-// before any of them changes state.
-Status CheckInputs(Root* root, const std::vector<std::string>& files, const std::string& source) {
-  std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
+// Every input must be readable before any of them changes state. A file
+// that is not the one its position was taken in is no error: it is read
+// from its start (SPEC 5).
+Status CheckInputs(const std::vector<std::string>& files) {
   for (const std::string& f : files) {
     if (f == "-") continue;
-    SourceState st;
-    std::string_view v;
-    Status s = txn->Get(Table::kSources, source.empty() ? f : source, &v);
-    if (s.ok()) {
-      SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &st));
-    } else if (!s.IsNotFound()) {
-      return s;
-    }
     std::unique_ptr<LineReader> r;
-    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, st.offset, &r));
+    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, &r));
   }
   return Status::OK();
+}
+
+std::string Counts(const SourceState& s) {
+  auto u = [](uint64_t v) { return std::to_string(v); };
+  return "lines " + u(s.lines) + ", applied " + u(s.applied) + ", duplicates " + u(s.duplicates) + ", fenced " +
+         u(s.fenced) + ", rejected " + u(s.rejected) + ", ignored " + u(s.ignored);
+}
+
+SourceState Minus(const SourceState& a, const SourceState& b) {
+  SourceState d;
+  d.lines = a.lines - b.lines;
+  d.applied = a.applied - b.applied;
+  d.duplicates = a.duplicates - b.duplicates;
+  d.fenced = a.fenced - b.fenced;
+  d.rejected = a.rejected - b.rejected;
+  d.ignored = a.ignored - b.ignored;
+  return d;
 }
 
 }  // namespace
@@ -59,7 +67,7 @@ Status IngestInto(Root* root, const IngestArgs& a) {
   if (!a.source.empty() && a.files.size() > 1) {
     return Status::InvalidArgument("--source names one input; give one FILE with it");
   }
-  SNAPSINK_RETURN_IF_ERROR(CheckInputs(root, a.files, a.source));
+  SNAPSINK_RETURN_IF_ERROR(CheckInputs(a.files));
   Ingester ingester(root->env(), root->store(), root->config());
   for (const std::string& file : a.files) {
     IngestOptions opt;
@@ -70,15 +78,15 @@ Status IngestInto(Root* root, const IngestArgs& a) {
     opt.rejects_file = filenames::RejectsFile(root->path(), opt.source);
     Progress progress("ingest " + opt.source, a.quiet);
     opt.on_commit = [&](const SourceState& s, int64_t size) { progress.Update(s.offset, size, s.lines); };
-    SourceState st;
-    Status s = ingester.Run(opt, &st);
+    opt.input_final = a.final;
+    SourceState before, st;
+    Status s = ingester.Run(opt, &st, &before);
     if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
-      std::fprintf(stderr,
-                   "%s: lines %llu, applied %llu, duplicates %llu, fenced %llu, rejected %llu (offset %llu)\n",
-                   opt.source.c_str(), static_cast<unsigned long long>(st.lines),
-                   static_cast<unsigned long long>(st.applied), static_cast<unsigned long long>(st.duplicates),
-                   static_cast<unsigned long long>(st.fenced), static_cast<unsigned long long>(st.rejected),
-                   static_cast<unsigned long long>(st.offset));
+      // What this run did, then the totals over every read of the source.
+      std::string text = opt.source + ": this run: " + Counts(Minus(st, before)) + "; source totals: " + Counts(st) +
+                         " (offset " + std::to_string(st.offset) + ")";
+      if (st.rejected > 0) text += "; rejected lines in " + opt.rejects_file;
+      std::fprintf(stderr, "%s\n", text.c_str());
     }
     SNAPSINK_RETURN_IF_ERROR(s);
   }

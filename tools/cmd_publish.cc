@@ -70,7 +70,9 @@ Status CmdPublish(const std::string& path) {
 Status CmdRun(const RunArgs& a) {
   std::unique_ptr<Root> root;
   SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.ingest.root, /*writer=*/true, &root));
-  SNAPSINK_RETURN_IF_ERROR(IngestInto(root.get(), a.ingest));
+  IngestArgs ingest = a.ingest;
+  ingest.final = a.final;
+  SNAPSINK_RETURN_IF_ERROR(IngestInto(root.get(), ingest));
   SNAPSINK_RETURN_IF_ERROR(SealRoot(root.get(), {}, a.final));
   return PublishRoot(root.get());
 }

@@ -29,6 +29,7 @@ struct IngestArgs {
   uint64_t commit_every = 10000;
   std::string on_error = "skip";
   bool quiet = false;
+  bool final = false;  // run --final: the inputs will not grow (a last line without '\n' is taken or rejected)
 };
 Status CmdIngest(const IngestArgs& a);
 

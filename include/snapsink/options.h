@@ -47,6 +47,12 @@ struct IngestOptions {
   std::string source;
   uint64_t commit_every = 10000;  // lines per LMDB transaction
   bool stop_on_error = false;     // a bad line stops (Status BadInput) instead of going to rejects
+  // The files will not grow (an archive, or `run --final`): a last line
+  // without '\n' is taken or rejected rather than left for later (SPEC 1).
+  bool final = false;
+  // Notes for the user ("file was replaced", a half-written line left
+  // unread); printed to stderr when unset.
+  std::function<void(const std::string& note)> on_note;
   // Called after each commit: source, committed offset, input size (-1
   // unknown), lines so far.
   std::function<void(const std::string& source, uint64_t offset, int64_t size, uint64_t lines)> on_progress;
@@ -54,8 +60,10 @@ struct IngestOptions {
 
 struct IngestResult {
   // One entry per file ingested, including the one that stopped with Gap or
-  // BadInput (its state as committed before the offending line).
+  // BadInput (its state as committed before the offending line): the
+  // source's totals over every read of it, and what this call did.
   std::vector<SourceInfo> sources;
+  std::vector<SourceInfo> this_run;
 };
 
 struct SealOptions {
@@ -80,7 +88,7 @@ struct PublishResult {
 // ingest, seal (closed windows, or all with final), publish: one locked job.
 struct RunOptions {
   IngestOptions ingest;
-  bool final = false;  // seal every window with changes, open ones too
+  bool final = false;  // seal every window with changes, open ones too; implies ingest.final
 };
 
 struct RunResult {
