@@ -61,6 +61,8 @@ TEST_F(ApiTest, RunThenReadBack) {
     EXPECT_EQ(r.ingest.sources[0].lines, 5u);
     EXPECT_EQ(r.ingest.sources[0].applied, 4u);
     EXPECT_EQ(r.ingest.sources[0].duplicates, 1u);
+    ASSERT_EQ(r.ingest.this_run.size(), 1u);
+    EXPECT_EQ(r.ingest.this_run[0].applied, 4u);
     EXPECT_EQ(r.sealed.size(), 2u);
     EXPECT_EQ(r.publish.generation, 1u);
     EXPECT_EQ(r.publish.windows, 2u);
