@@ -9,6 +9,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/env_posix.cc
   engine/event_parser.cc
   engine/filenames.cc
+  engine/gap_acceptance.cc
   engine/ingest.cc
   engine/json_escape.cc
   engine/line_reader.cc
@@ -20,11 +21,14 @@ set(SNAPSINK_LIB_SOURCES
   engine/timeutil.cc
   engine/window_records.cc
   publish/backfill.cc
+  publish/backfill_impact.cc
   publish/checked_json.cc
   publish/generation_manifest.cc
   publish/maintenance.cc
+  publish/metrics.cc
   publish/publisher.cc
   publish/reader.cc
+  publish/root_status.cc
   publish/seal.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
@@ -43,15 +47,22 @@ set(SNAPSINK_PUBLIC_HEADERS
 
 # The command-line tool.
 set(SNAPSINK_TOOL_SOURCES
+  tools/cli_errors.cc
   tools/cmd_backfill.cc
+  tools/cmd_gaps.cc
   tools/cmd_ingest.cc
   tools/cmd_inspect.cc
+  tools/cmd_metrics.cc
   tools/cmd_ops.cc
   tools/cmd_publish.cc
   tools/cmd_query.cc
+  tools/cmd_status.cc
+  tools/impact_table.cc
   tools/main.cc
   tools/progress.cc
   tools/table.cc
+  tools/version.cc
+  tools/window_arg.cc
 )
 
 # GoogleTest suite (SNAPSINK_BUILD_TESTS).
@@ -59,11 +70,13 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/backfill_test.cc
   tests/cli_smoke_test.cc
+  tests/cli_operator_test.cc
   tests/coding_test.cc
   tests/corruption_test.cc
   tests/decimal_test.cc
   tests/event_parser_test.cc
   tests/fault_env.cc
+  tests/gap_acceptance_test.cc
   tests/gc_rollback_test.cc
   tests/ingest_cli_test.cc
   tests/ingest_crash_test.cc

@@ -50,6 +50,15 @@ std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::
   return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + SanitizeSourceName(source) + ".ndjson");
 }
 
+bool IsRootEntry(std::string_view name) {
+  // The last component of each path the functions above build under a root.
+  for (const std::string& p : {LockFile("r"), StateDir("r"), StagingDir("r"), SnapshotsDir("r"), ManifestsDir("r"),
+                               Current("r"), RejectsDir("r")}) {
+    if (std::string_view(p).substr(2) == name) return true;
+  }
+  return false;
+}
+
 std::string VersionDirName(uint32_t version) { return "v" + std::to_string(version); }
 
 namespace {

@@ -43,6 +43,10 @@ std::string RejectsFile(const std::string& root, std::string_view source);
 // rejects/backfill-v<V>-<source>.ndjson
 std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source);
 
+// Whether name is one of the entries init makes directly under a root
+// (LOCK, state, staging, snapshots, manifests, CURRENT, rejects).
+bool IsRootEntry(std::string_view name);
+
 // "<dir>/<name>"
 std::string Join(const std::string& dir, std::string_view name);
 // "v3" for 3.

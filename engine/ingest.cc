@@ -12,6 +12,7 @@
 #include "engine/decimal.h"
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
+#include "engine/gap_acceptance.h"
 #include "engine/json_escape.h"
 #include "engine/line_reader.h"
 #include "engine/sequencer.h"
@@ -197,6 +198,11 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   if (why.empty()) {
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
     d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+    if (d.outcome == SeqOutcome::kGapStop) {
+      // An operator accepted this gap (`snapsink gaps accept`): go on as under --on-gap accept.
+      SNAPSINK_ASSIGN_OR_RETURN(bool accepted, GapAccepted(txn.get(), event.producer, event.epoch, d.missing));
+      if (accepted) d = Decide(producer->state, event.epoch, event.seq, /*stop_on_gap=*/false);
+    }
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
       return Status::Gap(source + ":" + std::to_string(src.line_no + 1) + ": producer " + std::string(event.producer) +
                          " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +

@@ -41,6 +41,9 @@ inline constexpr char kCurrentGeneration[] = "current_generation";  // what CURR
 inline constexpr char kLastGeneration[] = "last_generation";        // highest generation number used
 // "backfill/v<V>" -> "done" once backfill V is published.
 std::string BackfillDoneKey(uint32_t version);
+// "published_at/<G>" -> wall-clock ms when generation G was published. For
+// display only (`status`); never part of a snapshot, manifest or identity.
+std::string PublishedAtKey(uint64_t generation);
 }  // namespace meta
 
 class Root {

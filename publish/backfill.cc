@@ -9,6 +9,7 @@
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/timeutil.h"
+#include "publish/backfill_impact.h"
 #include "publish/publisher.h"
 
 namespace snapsink {
@@ -204,6 +205,9 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, meta::BackfillDoneKey(o.version), "done"));
     SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   } else {
+    std::set<int64_t> published;
+    for (const PendingSnapshot& p : pending) published.insert(p.window_ms);
+    SNAPSINK_RETURN_IF_ERROR(CompareTotals(root->store(), bf.get(), published, &result->impact));
     SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), pending, [&](Txn* live) {
       return AdoptBackfill(live, bf.get(), pending, o.version, &superseded);
     }, &pr));

@@ -44,11 +44,20 @@ struct BackfillOptions {
   std::function<void(uint64_t, int64_t, uint64_t)> on_progress;
 };
 
+// What the backfill did to one window: the live totals (events, count, sum)
+// it replaced and the ones it published (publish/backfill_impact.h).
+struct WindowImpact {
+  int64_t window_ms = 0;
+  Aggregate current;
+  Aggregate after;
+};
+
 struct BackfillResult {
   bool already_done = false;
   std::vector<SealedWindow> sealed;
   uint64_t generation = 0;
   size_t published_windows = 0;
+  std::vector<WindowImpact> impact;  // per published window, taken just before the switch
   uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <chrono>
 #include <map>
 
 #include "engine/crash_point.h"
@@ -212,6 +213,9 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
   SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, generation));
   SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, generation));
+  const auto now = std::chrono::system_clock::now().time_since_epoch();  // for `status` only
+  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::PublishedAtKey(generation),
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
   SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn.get()));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
 

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "engine/decimal.h"
+#include "engine/gap_acceptance.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -102,6 +103,29 @@ Status InspectWindows(Root* root, Txn* txn, std::vector<Record>* out) {
   return decode;
 }
 
+// inspect gaps --all: the open gaps marked state "open", then every
+// accepted-gap record (engine/gap_acceptance.h) as state "accepted".
+Status AddAcceptedGaps(Txn* txn, std::vector<Record>* out) {
+  for (Record& r : *out) {
+    r.Str("state", "open");
+    r.Str("accepted_at", "");
+  }
+  std::vector<AcceptedGap> accepted;
+  SNAPSINK_RETURN_IF_ERROR(ListAcceptedGaps(txn, &accepted));
+  for (const AcceptedGap& g : accepted) {
+    Record r;
+    r.Str("producer", g.producer);
+    r.Str("epoch", g.any_epoch ? "any" : U(g.epoch));
+    r.Num("from_seq", U(g.range.lo));
+    r.Num("to_seq", U(g.range.hi - 1));
+    r.Str("missing", "");
+    r.Str("state", "accepted");
+    r.Str("accepted_at", FormatIso(g.accepted_at_ms));
+    out->push_back(std::move(r));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CmdInspect(const InspectArgs& a) {
@@ -119,9 +143,13 @@ Status CmdInspect(const InspectArgs& a) {
   } else if (a.what == "gaps") {
     SNAPSINK_RETURN_IF_ERROR(InspectProducers(txn.get(), true, &records));
     columns = {"producer", "epoch", "from_seq", "to_seq", "missing"};
+    if (a.all) {
+      SNAPSINK_RETURN_IF_ERROR(AddAcceptedGaps(txn.get(), &records));
+      columns = {"producer", "epoch", "from_seq", "to_seq", "missing", "state", "accepted_at"};
+    }
   } else if (a.what == "sources") {
     SNAPSINK_RETURN_IF_ERROR(InspectSources(txn.get(), &records));
-    columns = {"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected"};
+    columns = {"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"};
   } else if (a.what == "windows") {
     SNAPSINK_RETURN_IF_ERROR(InspectWindows(root.get(), txn.get(), &records));
     columns = {"window", "version", "dirty", "closed", "events", "count"};

@@ -9,6 +9,7 @@
 #include "publish/publisher.h"
 #include "publish/reader.h"
 #include "tools/commands.h"
+#include "tools/window_arg.h"
 
 namespace snapsink {
 
@@ -16,6 +17,13 @@ Status CmdQuery(const QueryArgs& a) {
   Env* env = Env::Default();
   if (!env->FileExists(filenames::StateDir(a.root))) {
     return Status::NotFound(a.root + " is not a snapsink root");
+  }
+  int64_t window = 0;
+  if (!a.window.empty()) {
+    // The window size is a setting of the root; a time names the window holding it.
+    std::unique_ptr<Root> root;
+    SNAPSINK_RETURN_IF_ERROR(Root::Open(env, a.root, /*writer=*/false, &root));
+    SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", a.window, root->config().window_ms, &window));
   }
   std::unique_ptr<Reader> reader;
   Status s = Reader::Open(env, a.root, a.generation, &reader);
@@ -27,9 +35,7 @@ Status CmdQuery(const QueryArgs& a) {
   SNAPSINK_RETURN_IF_ERROR(s);
   std::vector<GenerationEntry> windows;
   if (!a.window.empty()) {
-    int64_t w;
-    if (!ParseWindowName(a.window, &w)) return Status::InvalidArgument("--window " + a.window + ": not a window name");
-    if (const GenerationEntry* e = reader->Find(w)) windows.push_back(*e);
+    if (const GenerationEntry* e = reader->Find(window)) windows.push_back(*e);
   } else {
     windows = reader->windows();
   }
@@ -60,6 +66,13 @@ Status CmdQuery(const QueryArgs& a) {
     }));
   }
   PrintRecords(records, {"window", "metric", "key", "count", "sum", "version", "generation"}, a.format);
+  if (records.empty() && (!a.window.empty() || !a.metric.empty() || a.has_key)) {
+    std::string filter;
+    if (!a.window.empty()) filter += " --window " + a.window;
+    if (!a.metric.empty()) filter += " --metric " + a.metric;
+    if (a.has_key) filter += " --key " + a.key;
+    std::fprintf(stderr, "snapsink: no rows in generation %s match%s\n", gen.c_str(), filter.c_str());
+  }
   return Status::OK();
 }
 

@@ -37,6 +37,7 @@ struct InspectArgs {
   std::string root;
   std::string what;
   bool json = false;
+  bool all = false;  // gaps: also the accepted-gap records
 };
 Status CmdInspect(const InspectArgs& a);
 
@@ -74,7 +75,27 @@ struct BackfillArgs {
   std::string from, to;
   uint64_t commit_every = 10000;
   bool quiet = false;
+  bool dry_run = false;  // print the per-window impact, change nothing
 };
 Status CmdBackfill(const BackfillArgs& a);
+
+}  // namespace snapsink
+
+namespace snapsink {
+
+// status ROOT [--json]: see publish/root_status.h.
+Status CmdStatus(const std::string& root, bool json);
+// metrics ROOT: see publish/metrics.h.
+Status CmdMetrics(const std::string& root);
+
+// gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see engine/gap_acceptance.h.
+struct GapsArgs {
+  std::string root;
+  std::string action;
+  std::string producer;
+  std::optional<uint32_t> epoch;
+  std::string range;
+};
+Status CmdGaps(const GapsArgs& a);
 
 }  // namespace snapsink

@@ -22,8 +22,13 @@ struct Record {
 
 enum class OutputFormat { kTable, kJson, kCsv };
 
+// s with each control byte (below 0x20, and 0x7f) written as \t, \n, \r or
+// \xHH, so a key holding a tab or newline cannot break a table's alignment.
+std::string EscapeControl(const std::string& s);
+
 // Prints records to stdout: a header line and space-aligned columns (table),
-// one JSON object per line (json) or RFC 4180 CSV with a header (csv).
+// one JSON object per line (json)
+// (table cells go through EscapeControl) or RFC 4180 CSV with a header (csv).
 void PrintRecords(const std::vector<Record>& records, const std::vector<std::string>& columns, OutputFormat format);
 
 }  // namespace snapsink
