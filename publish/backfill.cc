@@ -191,11 +191,9 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   for (const PendingSnapshot& p : pending) affected.insert(p.window_ms);
   SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), affected, o.version));
   SealTarget target{env, path, bf.get(), root->config().window_ms};
-  for (int64_t w : windows) {
-    SealedWindow sw;
-    SNAPSINK_RETURN_IF_ERROR(SealWindow(target, w, o.version, &sw));
-    result->sealed.push_back(sw);
-  }
+  std::vector<SealJob> jobs;
+  for (int64_t w : windows) jobs.push_back(SealJob{w, o.version});
+  SNAPSINK_RETURN_IF_ERROR(SealBatch(target, jobs, &result->sealed));
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
   std::vector<std::pair<int64_t, uint32_t>> superseded;
   PublishResult pr;
