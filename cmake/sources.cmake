@@ -13,6 +13,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/ingest.cc
   engine/json_escape.cc
   engine/line_reader.cc
+  engine/long_key.cc
   engine/root.cc
   engine/root_files.cc
   engine/sequencer.cc
@@ -68,6 +69,7 @@ set(SNAPSINK_TOOL_SOURCES
 # GoogleTest suite (SNAPSINK_BUILD_TESTS).
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
+  tests/backfill_stdin_test.cc
   tests/backfill_test.cc
   tests/cli_smoke_test.cc
   tests/cli_operator_test.cc
@@ -94,6 +96,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/source_identity_test.cc
   tests/state_codec_source_test.cc
   tests/state_codec_test.cc
+  tests/storable_test.cc
   tests/store_test.cc
   tests/test_util.cc
   tests/timeutil_test.cc

@@ -3,6 +3,9 @@
 #include <charconv>
 #include <vector>
 
+#include <fmt/format.h>
+#include <xxhash.h>
+
 #include "engine/timeutil.h"
 
 namespace snapsink::filenames {
@@ -42,12 +45,28 @@ std::string GenerationManifest(const std::string& root, uint64_t generation) {
 }
 std::string Current(const std::string& root) { return Join(root, "CURRENT"); }
 std::string RejectsDir(const std::string& root) { return Join(root, "rejects"); }
+std::string RejectsFileName(std::string_view source) {
+  std::string name = SanitizeSourceName(source);
+  if (name.size() > kMaxRejectsStem) {
+    name.resize(kRejectsStemCut);
+    name += fmt::format("-{:016x}", XXH64(source.data(), source.size(), 0));
+  }
+  return name + ".ndjson";
+}
+
 std::string RejectsFile(const std::string& root, std::string_view source) {
-  return Join(RejectsDir(root), SanitizeSourceName(source) + ".ndjson");
+  return Join(RejectsDir(root), RejectsFileName(source));
 }
 
 std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source) {
-  return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + SanitizeSourceName(source) + ".ndjson");
+  return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + RejectsFileName(source));
+}
+
+std::string BackfillSpoolFile(const std::string& root, uint32_t version) {
+  return Join(BackfillStateDir(root, version), "stdin.spool");
+}
+std::string BackfillSpoolDoneFile(const std::string& root, uint32_t version) {
+  return Join(BackfillStateDir(root, version), "stdin.spool.done");
 }
 
 bool IsRootEntry(std::string_view name) {
@@ -122,7 +141,8 @@ bool IsStatePath(const std::vector<std::string_view>& p) {
   if (p.size() == 1) return true;
   const bool backfill = p[1].substr(0, 9) == "backfill-" && IsVersionDir(p[1].substr(9));
   if (p.size() == 2) return lmdb_file(p[1]) || backfill;
-  return p.size() == 3 && backfill && (lmdb_file(p[2]) || p[2] == "LOCK");
+  return p.size() == 3 && backfill &&
+         (lmdb_file(p[2]) || p[2] == "LOCK" || p[2] == "stdin.spool" || p[2] == "stdin.spool.done");
 }
 
 // staging/ and snapshots/: <window>/v<version>/{data,manifest.json}.

@@ -20,7 +20,9 @@ namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
-inline constexpr uint32_t kFormatVersion = 2;  // 2: source records carry the position identity
+// 2: source records carry the position identity; long-form keys
+// (engine/long_key.h) in sources and aggs.
+inline constexpr uint32_t kFormatVersion = 2;
 
 enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
 

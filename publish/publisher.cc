@@ -191,7 +191,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   // name is synced (ext4 and XFS journal it as one operation), and a staged
   // copy that came back could not be published twice (its seal is recorded
   // published, and the next seal's CleanStaging removes it).
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::SnapshotsDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::SnapshotsDir(root)));  // deleted by hand: made again
   std::vector<std::string> window_dirs;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!staged[i]) continue;
@@ -235,7 +235,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   gm.generation = generation;
   gm.parent = parent;
   for (const auto& [w, e] : windows) gm.windows.push_back(e);
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::ManifestsDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::ManifestsDir(root)));
   SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationManifest(root, generation), gm.Encode()));
   MaybeCrash("publish.before_current");
 

@@ -49,27 +49,16 @@ Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path,
                  std::unique_ptr<WritableFile>* file) {
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer));
-  std::string prefix;
-  codec::AppendWindowKey(&prefix, window_ms);
   Row row;
-  Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, prefix, [&](std::string_view k, std::string_view v) {
-    std::string_view key;
-    Aggregate a;
-    if (!codec::SplitEscapedMetric(k.substr(8), &row.metric, &key)) {
-      st = Status::Corruption("malformed aggregate key in state");
-      return false;
-    }
-    st = codec::Decode(v, &a);
-    if (!st.ok()) return false;
+  SNAPSINK_RETURN_IF_ERROR(ScanWindowAggregates(txn, window_ms, [&](const std::string& metric, std::string_view key,
+                                                                     const Aggregate& a) {
+    row.metric = metric;
     row.key.assign(key);
     row.count = a.count;
     row.sum_micros = a.sum_micros;
     row.events = a.events;
-    st = writer->Add(row);
-    return st.ok();
+    return writer->Add(row);
   }));
-  SNAPSINK_RETURN_IF_ERROR(st);
   for (const MetricStats& ms : writer->stats()) {
     m->events += ms.events;
     m->count += ms.count;
@@ -110,6 +99,7 @@ Status WriteStagedWindow(const SealTarget& t, Txn* read, const SealJob& job, Sta
   w->version = job.version;
   w->dir = filenames::StagingSnapshotDir(t.root, job.window_ms, job.version);
   SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(w->dir));  // a retried seal rewrites the same directory
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(t.env, filenames::StagingDir(t.root)));  // deleted by hand: made again
   SNAPSINK_RETURN_IF_ERROR(t.env->CreateDirs(w->dir));
   SnapshotManifest& m = w->manifest;
   m.window_ms = job.window_ms;

@@ -35,6 +35,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   BackfillOptions o;
   o.version = a.version;
   o.files = a.files;
+  o.source = a.source;
   o.commit_every = a.commit_every;
   for (auto [opt, text, out] : {std::tuple{"--from", &a.from, &o.from}, std::tuple{"--to", &a.to, &o.to}}) {
     if (text->empty()) continue;
@@ -63,7 +64,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   if (r.rejected > 0) {
     text += "; rejected lines in";
     for (size_t i = 0; i < a.files.size(); ++i) {
-      text += (i == 0 ? " " : ", ") + filenames::BackfillRejectsFile(a.root, a.version, a.files[i]);
+      text += (i == 0 ? " " : ", ") + filenames::BackfillRejectsFile(a.root, a.version, a.source.empty() ? a.files[i] : a.source);
     }
   }
   std::fprintf(stderr, "%s\n", text.c_str());
@@ -73,7 +74,7 @@ Status CmdBackfill(const BackfillArgs& a) {
                 r.published_windows, a.version);
     PrintImpact(r.impact);
   } else {
-    std::printf("backfill v%u: no window in range; nothing published\n", a.version);
+    std::printf("backfill v%u: no window in range; nothing published (v%u stays unused)\n", a.version, a.version);
   }
   return Status::OK();
 }

@@ -3,6 +3,7 @@
 
 #include "engine/decimal.h"
 #include "engine/gap_acceptance.h"
+#include "engine/long_key.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -48,12 +49,16 @@ Status InspectProducers(Txn* txn, bool gaps, std::vector<Record>* out) {
 
 Status InspectSources(Txn* txn, std::vector<Record>* out) {
   Status decode;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSources, "", [&](std::string_view name, std::string_view v) {
+  std::string name;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSources, "", [&](std::string_view stored, std::string_view value) {
+    std::string_view v;
+    decode = DecodeRecord(stored, value, &name, &v);  // a long name is kept in the record: engine/long_key.h
+    if (!decode.ok()) return false;
     SourceState s;
     decode = codec::Decode(v, &s);
     if (!decode.ok()) return false;
     Record r;
-    r.Str("source", std::string(name));
+    r.Str("source", name);
     r.Num("offset", U(s.offset));
     r.Num("lines", U(s.lines));
     r.Num("applied", U(s.applied));

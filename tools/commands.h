@@ -72,6 +72,7 @@ struct BackfillArgs {
   std::string root;
   uint32_t version = 0;
   std::vector<std::string> files;
+  std::string source;
   std::string from, to;
   uint64_t commit_every = 10000;
   bool quiet = false;

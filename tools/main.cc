@@ -110,7 +110,10 @@ int main(int argc, char** argv) {
   c_backfill->add_option("ROOT", backfill.root, kRootHelp)->required();
   c_backfill->add_option("--version", backfill.version, "The version to build; above every version of its windows")
       ->required()->check(AtLeast(1));
-  c_backfill->add_option("FILE", backfill.files, "Archived NDJSON files")->required();
+  c_backfill->add_option("FILE", backfill.files,
+                         "Archived NDJSON files; - is standard input, first copied into the backfill's state")
+      ->required();
+  c_backfill->add_option("--source", backfill.source, "Source name (default: the path as given; one FILE only)");
   c_backfill->add_option("--from", backfill.from, "First window (inclusive). " + kWindowHelp);
   c_backfill->add_option("--to", backfill.to, "Last window (inclusive). " + kWindowHelp);
   c_backfill->add_option("--commit-every", backfill.commit_every, "Lines per transaction (default 10000)")

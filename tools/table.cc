@@ -8,8 +8,14 @@
 namespace snapsink {
 namespace {
 
+bool HasControl(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// RFC 4180; bytes stay as they are (a NUL too), and a field with any control
+// character is quoted so no reader takes it for a terminator.
 std::string CsvQuote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos && !HasControl(s)) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out.push_back('"');
