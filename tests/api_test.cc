@@ -196,20 +196,26 @@ TEST_F(ApiTest, VerifyWarnsAboutUnknownFilesWithoutFailing) {
   EXPECT_EQ(report.warnings, std::vector<std::string>{"unknown file in root: notes.txt"});
 }
 
-TEST_F(ApiTest, GcRemovesTempFilesAndRollbackSwitchesBack) {
+TEST_F(ApiTest, GcRemovesTempFilesAndRollbackPublishesACopy) {
   auto sink = api::Sink::Open(root_);
   ASSERT_STATUS_OK(sink);
   ASSERT_STATUS_OK((*sink)->Run(RunFinal(in_)));
   WriteFile(dir_ / "more.ndjson", EventLine().Seq(4).Ts("2026-10-21T10:00:00Z").Metric("orders").Key("eu").Line());
   ASSERT_STATUS_OK((*sink)->Run(RunFinal(dir_ / "more.ndjson")));
-  WriteFile(root_ + "/CURRENT.tmp", "1\n");
+  // A manifest's temp file left by a crash (a stray CURRENT.tmp is the
+  // pending switch's, handled before gc looks for temp files).
+  WriteFile(root_ + "/manifests/3.tmp", "3\n");
   auto gc = (*sink)->Gc(5);
   ASSERT_STATUS_OK(gc);
-  EXPECT_EQ(gc->removed_temp_files, std::vector<std::string>{"CURRENT.tmp"});
-  ASSERT_STATUS_OK((*sink)->Rollback(1));
+  EXPECT_EQ(gc->removed_temp_files, std::vector<std::string>{"manifests/3.tmp"});
+  // A rollback publishes a new generation with generation 1's windows (SPEC 10).
+  auto rolled = (*sink)->Rollback(1);
+  ASSERT_STATUS_OK(rolled);
+  EXPECT_EQ(rolled->generation, 3u);
+  EXPECT_EQ(rolled->rollback_of, 1u);
   auto reader = (*sink)->NewReader();
   ASSERT_STATUS_OK(reader);
-  EXPECT_EQ((*reader)->generation(), 1u);
+  EXPECT_EQ((*reader)->generation(), 3u);
 }
 
 TEST_F(ApiTest, BackfillRunsFromAReadOnlyHandle) {
