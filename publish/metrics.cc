@@ -22,23 +22,43 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   static constexpr SourceCounter kSourceCounters[] = {
       {"snapsink_lines_total", "Input lines consumed and committed, per source.", &SourceState::lines},
       {"snapsink_events_applied_total", "Events applied exactly once, per source.", &SourceState::applied},
-      {"snapsink_duplicates_suppressed_total", "Repeated events dropped by sequence number, per source.",
-       &SourceState::duplicates},
       {"snapsink_events_fenced_total", "Events dropped for an epoch below the producer's current one, per source.",
        &SourceState::fenced},
-      {"snapsink_lines_rejected_total", "Bad input lines written to the rejects file, per source.",
-       &SourceState::rejected},
       {"snapsink_lines_ignored_total", "Backfill events outside --from/--to, per source.", &SourceState::ignored},
   };
   for (const SourceCounter& c : kSourceCounters) {
     auto& family = BuildCounter().Name(c.name).Help(c.help).Register(*registry);
     for (const SourceStatus& src : s.sources) family.Add({{"source", src.name}}).Increment(D(src.state.*(c.field)));
   }
+  // The split parts sum to inspect's `duplicates` and `rejected`; the id
+  // counts are parts of them (engine/id_dedup.h), so seq and bad_input are
+  // the remainders.
+  auto& dups = BuildCounter().Name("snapsink_duplicates_suppressed_total")
+                   .Help("Repeated events dropped, per source and kind: seq (by sequence number), id (an id seen "
+                         "within the dedup horizon).")
+                   .Register(*registry);
+  auto& rejected = BuildCounter().Name("snapsink_lines_rejected_total")
+                       .Help("Lines written to the rejects file, per source and reason: bad_input, horizon (beyond "
+                             "the id dedup horizon), retired (a retired producer at its old epoch).")
+                       .Register(*registry);
+  for (const SourceStatus& src : s.sources) {
+    const SourceIdCounts& ids = src.ids;
+    dups.Add({{"source", src.name}, {"kind", "seq"}}).Increment(D(src.state.duplicates - ids.duplicates_id));
+    dups.Add({{"source", src.name}, {"kind", "id"}}).Increment(D(ids.duplicates_id));
+    const uint64_t bad = src.state.rejected - ids.rejected_horizon - ids.rejected_retired;
+    rejected.Add({{"source", src.name}, {"reason", "bad_input"}}).Increment(D(bad));
+    rejected.Add({{"source", src.name}, {"reason", "horizon"}}).Increment(D(ids.rejected_horizon));
+    rejected.Add({{"source", src.name}, {"reason", "retired"}}).Increment(D(ids.rejected_retired));
+  }
   auto& gaps = BuildGauge().Name("snapsink_open_gaps").Help("Open sequence gaps, per producer that has any.")
                    .Register(*registry);
   for (const ProducerGaps& p : s.gaps) gaps.Add({{"producer", p.producer}}).Set(D(p.gaps.size()));
   BuildGauge().Name("snapsink_producers").Help("Producers the engine remembers.").Register(*registry).Add({})
       .Set(D(s.producers));
+  BuildGauge().Name("snapsink_producers_retired").Help("Producers retired by producer retention (tombstones).")
+      .Register(*registry).Add({}).Set(D(s.retired_producers));
+  BuildGauge().Name("snapsink_ids_held").Help("Event ids held for id dedup (as inspect ids).").Register(*registry)
+      .Add({}).Set(D(s.ids.held));
   auto& wm = BuildGauge().Name("snapsink_watermark_seconds")
                  .Help("Watermark (newest event time minus lateness), seconds since the Unix epoch.")
                  .Register(*registry);

@@ -5,12 +5,16 @@
 // Families (every number is the one `inspect --json` prints):
 //   snapsink_lines_total{source}                  counter  SourceState::lines
 //   snapsink_events_applied_total{source}         counter  applied
-//   snapsink_duplicates_suppressed_total{source}  counter  duplicates
+//   snapsink_duplicates_suppressed_total{source,kind="seq|id"}  counter
+//       id: duplicates_id; seq: duplicates - duplicates_id (the sum is duplicates)
 //   snapsink_events_fenced_total{source}          counter  fenced
-//   snapsink_lines_rejected_total{source}         counter  rejected
+//   snapsink_lines_rejected_total{source,reason="bad_input|horizon|retired"}  counter
+//       horizon: rejected_horizon; retired: rejected_retired; bad_input: the rest of rejected
 //   snapsink_lines_ignored_total{source}          counter  ignored
 //   snapsink_open_gaps{producer}                  gauge    open gap ranges (producers with gaps only)
 //   snapsink_producers                            gauge
+//   snapsink_producers_retired                    gauge    tombstones of retired producers
+//   snapsink_ids_held                             gauge    ids held for id dedup (inspect ids)
 //   snapsink_watermark_seconds                    gauge    absent until an event is applied
 //   snapsink_current_generation                   gauge    0 = none
 //   snapsink_windows{state="open|staged|published"} gauge  open: not closed by the watermark;

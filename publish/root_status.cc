@@ -112,6 +112,10 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
     decode = codec::Decode(v, &s.state);
     if (!decode.ok()) return false;
     struct stat st;
+    if (Status ids = ReadSourceIdCounts(txn.get(), s.name, &s.ids); !ids.ok()) {
+      decode = ids;
+      return false;
+    }
     if (::stat(s.name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
     out->sources.push_back(std::move(s));
     return true;
@@ -126,6 +130,12 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
     return true;
   }));
   SNAPSINK_RETURN_IF_ERROR(decode);
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kRetired, "", [&](std::string_view, std::string_view) {
+    ++out->retired_producers;
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn.get(), out->max_event_ts, out->config.lateness_ms,
+                                       out->config.id_horizon_ms, &out->ids));
 
   const std::string& r = root->path();
   for (const auto& [name, dir] : {std::pair{"state", filenames::StateDir(r)},

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/id_dedup.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 
@@ -27,6 +28,7 @@ struct WindowStatus {
 struct SourceStatus {
   std::string name;
   SourceState state;
+  SourceIdCounts ids;         // the parts of state.duplicates/rejected that id dedup and retention add
   int64_t file_size = -1;     // size of the file named like the source; -1 if not a readable file
 };
 
@@ -52,6 +54,8 @@ struct RootStatus {
   std::vector<SourceStatus> sources;
   uint64_t producers = 0;
   std::vector<ProducerGaps> gaps;        // only producers with open gaps
+  uint64_t retired_producers = 0;        // tombstones (engine/producer_retention.h)
+  IdStats ids;                           // ids held, oldest, cutoff (as `inspect ids`)
   std::vector<DirUsage> disk;
   uint64_t state_bytes = 0;              // bytes under state/
 };

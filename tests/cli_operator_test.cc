@@ -266,14 +266,16 @@ TEST(Status, JsonFieldsMatchInspect) {
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "sources", "--json"}).out)) {
     simdjson::dom::element e = Parse(p2, line);
     std::string v;
-    for (const char* f : {"offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"}) {
+    for (const char* f : {"offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored",
+                          "duplicates_id", "rejected_horizon", "rejected_retired"}) {
       v += std::string(f) + "=" + std::to_string(e[f].get_uint64().value()) + " ";
     }
     inspect_sources[std::string(e["source"].get_string().value())] = v;
   }
   for (simdjson::dom::element e : s["sources"].get_array()) {
     std::string v;
-    for (const char* f : {"offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"}) {
+    for (const char* f : {"offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored",
+                          "duplicates_id", "rejected_horizon", "rejected_retired"}) {
       v += std::string(f) + "=" + std::to_string(e[f].get_uint64().value()) + " ";
     }
     status_sources[std::string(e["source"].get_string().value())] = v;
@@ -292,6 +294,14 @@ TEST(Status, JsonFieldsMatchInspect) {
   EXPECT_EQ(s["producers_with_gaps"].at(0)["open_gaps"].get_uint64().value(), 2u);
   EXPECT_EQ(s["producers_with_gaps"].at(0)["missing"].get_uint64().value(), 7u);
   EXPECT_EQ(JsonLines(Snapsink({"inspect", r, "gaps", "--json"}).out).size(), 2u);
+
+  // Id dedup and retention: the settings, and the ids held as inspect ids has them.
+  EXPECT_EQ(std::string(s["id_horizon"].get_string().value()), "7d");
+  EXPECT_TRUE(s["producer_retention"].is_null());
+  EXPECT_EQ(s["retired_producers"].get_uint64().value(), 0u);
+  simdjson::dom::element ids = Parse(p2, Snapsink({"inspect", r, "ids", "--json"}).out);
+  EXPECT_EQ(s["ids"]["held"].get_uint64().value(), ids["ids"].get_uint64().value());
+  EXPECT_EQ(s["ids"]["table_bytes"].get_uint64().value(), ids["table_bytes"].get_uint64().value());
 
   // Disk use per directory.
   for (const char* dir : {"state", "staging", "snapshots", "manifests", "rejects"}) {
@@ -478,6 +488,16 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   WriteFile(other, Event("z", 0, kBase, "k", "1", 1) + Event("q", 0, kBase) + Event("q", 3, kBase + 61 * kMin));
   ASSERT_EQ(Snapsink({"run", r, in}).exit_code, 0);
   ASSERT_EQ(Snapsink({"ingest", r, other}).exit_code, 0);
+  // Id dedup and retention: z (last seen 10:00) is retired, its next event at
+  // epoch 2 refused; an id repeated; an id older than the 7d horizon.
+  ASSERT_EQ(Snapsink({"gc", r, "--producers-idle", "30m"}).exit_code, 0);
+  const std::string ids = d / "ids.ndjson";
+  const auto id_event = [](const std::string& id, int64_t ts) {
+    return "{\"id\":\"" + id + "\",\"ts\":" + std::to_string(ts) + ",\"metric\":\"m\",\"key\":\"k\",\"value\":1}\n";
+  };
+  WriteFile(ids, id_event("x", kBase + 70 * kMin) + id_event("x", kBase + 70 * kMin) +
+                     id_event("old", kBase - 8 * 24 * 60 * kMin) + Event("z", 1, kBase + 70 * kMin, "k", "1", 2));
+  ASSERT_EQ(Snapsink({"ingest", r, ids}).exit_code, 0);
   ASSERT_EQ(Snapsink({"seal", r, "--all"}).exit_code, 0);
 
   RunResult m = Snapsink({"metrics", r});
@@ -485,6 +505,7 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   for (const char* family : {"snapsink_lines_total", "snapsink_events_applied_total",
                              "snapsink_duplicates_suppressed_total", "snapsink_events_fenced_total",
                              "snapsink_lines_rejected_total", "snapsink_open_gaps", "snapsink_producers",
+                             "snapsink_producers_retired", "snapsink_ids_held",
                              "snapsink_watermark_seconds", "snapsink_current_generation", "snapsink_windows",
                              "snapsink_state_bytes"}) {
     EXPECT_NE(m.out.find("# HELP " + std::string(family) + " "), std::string::npos) << family;
@@ -499,17 +520,30 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
     const std::string src = std::string(e["source"].get_string().value());
     for (const auto& [name, field] : {std::pair{"snapsink_lines_total", "lines"},
                                       std::pair{"snapsink_events_applied_total", "applied"},
-                                      std::pair{"snapsink_duplicates_suppressed_total", "duplicates"},
                                       std::pair{"snapsink_events_fenced_total", "fenced"},
-                                      std::pair{"snapsink_lines_rejected_total", "rejected"},
                                       std::pair{"snapsink_lines_ignored_total", "ignored"}}) {
       want.push_back(std::string("counter ") + name + "{source=" + src + "} " +
                      std::to_string(e[field].get_uint64().value()));
     }
+    // The split: its parts sum to inspect's duplicates and rejected.
+    const auto u = [&](const char* f) { return e[f].get_uint64().value(); };
+    const auto counter = [&](const std::string& name, const std::string& label, uint64_t v) {
+      want.push_back("counter " + name + "{" + label + ",source=" + src + "} " + std::to_string(v));
+    };
+    counter("snapsink_duplicates_suppressed_total", "kind=id", u("duplicates_id"));
+    counter("snapsink_duplicates_suppressed_total", "kind=seq", u("duplicates") - u("duplicates_id"));
+    counter("snapsink_lines_rejected_total", "reason=bad_input",
+            u("rejected") - u("rejected_horizon") - u("rejected_retired"));
+    counter("snapsink_lines_rejected_total", "reason=horizon", u("rejected_horizon"));
+    counter("snapsink_lines_rejected_total", "reason=retired", u("rejected_retired"));
   }
-  uint64_t producers = 0;
+  uint64_t producers = 0, retired = 0;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "producers", "--json"}).out)) {
     simdjson::dom::element e = Parse(parser, line);
+    if (e["retired"].get_bool().value()) {
+      ++retired;
+      continue;
+    }
     ++producers;
     if (e["open_gaps"].get_uint64().value() > 0) {
       want.push_back("gauge snapsink_open_gaps{producer=" + std::string(e["producer"].get_string().value()) + "} " +
@@ -517,6 +551,10 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
     }
   }
   want.push_back("gauge snapsink_producers{} " + std::to_string(producers));
+  want.push_back("gauge snapsink_producers_retired{} " + std::to_string(retired));
+  simdjson::dom::parser ip;
+  want.push_back("gauge snapsink_ids_held{} " +
+                 std::to_string(Parse(ip, Snapsink({"inspect", r, "ids", "--json"}).out)["ids"].get_uint64().value()));
   uint64_t open = 0;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "windows", "--json"}).out)) {
     open += !Parse(parser, line)["closed"].get_bool().value();
@@ -544,8 +582,15 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   // The state is as the scenario meant: gaps, a fenced and a duplicate, a reject, staged windows.
   EXPECT_NE(want_text.find("snapsink_open_gaps{producer=q} 1"), std::string::npos) << want_text;
   EXPECT_NE(want_text.find("snapsink_events_fenced_total{source=" + other + "} 1"), std::string::npos) << want_text;
-  EXPECT_NE(want_text.find("snapsink_duplicates_suppressed_total{source=" + in + "} 1"), std::string::npos);
-  EXPECT_NE(want_text.find("snapsink_lines_rejected_total{source=" + in + "} 1"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_duplicates_suppressed_total{kind=seq,source=" + in + "} 1"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_lines_rejected_total{reason=bad_input,source=" + in + "} 1"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_duplicates_suppressed_total{kind=id,source=" + ids + "} 1"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_duplicates_suppressed_total{kind=seq,source=" + ids + "} 0"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_lines_rejected_total{reason=horizon,source=" + ids + "} 1"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_lines_rejected_total{reason=retired,source=" + ids + "} 1"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_lines_rejected_total{reason=bad_input,source=" + ids + "} 0"), std::string::npos);
+  EXPECT_NE(want_text.find("snapsink_producers_retired{} 1"), std::string::npos) << want_text;
+  EXPECT_NE(want_text.find("snapsink_ids_held{} 1"), std::string::npos) << want_text;
   EXPECT_NE(want_text.find("snapsink_windows{state=staged} 2"), std::string::npos) << want_text;  // 10:00 v2, 11:00
   EXPECT_NE(want_text.find("snapsink_current_generation{} 1"), std::string::npos) << want_text;
 

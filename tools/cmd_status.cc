@@ -19,6 +19,9 @@ std::string Json(const std::string& path, const RootStatus& s) {
   o += ",\"window\":" + JsonQuote(FormatDuration(s.config.window_ms));
   o += ",\"lateness\":" + JsonQuote(FormatDuration(s.config.lateness_ms));
   o += ",\"on_gap\":" + JsonQuote(OnGapName(s.config.on_gap));
+  o += ",\"id_horizon\":" + JsonQuote(FormatDuration(s.config.id_horizon_ms));
+  o += ",\"producer_retention\":" +
+       (s.config.producer_retention_ms > 0 ? JsonQuote(FormatDuration(s.config.producer_retention_ms)) : "null");
   o += ",\"max_event_ts\":" + opt_time(s.max_event_ts);
   o += ",\"watermark\":" + opt_time(s.watermark);
   o += ",\"current_generation\":" + U(s.current_generation);
@@ -55,9 +58,15 @@ std::string Json(const std::string& path, const RootStatus& s) {
       o += ",\"size\":null,\"lag\":null";
     }
     o += ",\"lines\":" + U(st.lines) + ",\"applied\":" + U(st.applied) + ",\"duplicates\":" + U(st.duplicates) +
-         ",\"fenced\":" + U(st.fenced) + ",\"rejected\":" + U(st.rejected) + ",\"ignored\":" + U(st.ignored) + "}";
+         ",\"fenced\":" + U(st.fenced) + ",\"rejected\":" + U(st.rejected) + ",\"ignored\":" + U(st.ignored) +
+         ",\"duplicates_id\":" + U(src.ids.duplicates_id) + ",\"rejected_horizon\":" + U(src.ids.rejected_horizon) +
+         ",\"rejected_retired\":" + U(src.ids.rejected_retired) + "}";
   }
-  o += "],\"producers\":" + U(s.producers) + ",\"producers_with_gaps\":[";
+  o += "],\"producers\":" + U(s.producers) + ",\"retired_producers\":" + U(s.retired_producers);
+  o += ",\"ids\":{\"held\":" + U(s.ids.held) + ",\"oldest\":" + opt_time(s.ids.oldest) + ",\"cutoff\":" +
+       (s.ids.cutoff != INT64_MIN ? JsonQuote(FormatIso(s.ids.cutoff)) : std::string("null")) +
+       ",\"table_bytes\":" + U(s.ids.table_bytes) + "}";
+  o += ",\"producers_with_gaps\":[";
   first = true;
   for (const ProducerGaps& p : s.gaps) {
     o += first ? "" : ",";
@@ -79,8 +88,10 @@ std::string Json(const std::string& path, const RootStatus& s) {
 
 void PrintText(const std::string& path, const RootStatus& s) {
   std::printf("root        %s\n", path.c_str());
-  std::printf("settings    window %s, lateness %s, on-gap %s\n", FormatDuration(s.config.window_ms).c_str(),
-              FormatDuration(s.config.lateness_ms).c_str(), OnGapName(s.config.on_gap).c_str());
+  std::printf("settings    window %s, lateness %s, on-gap %s, id horizon %s, producer retention %s\n",
+              FormatDuration(s.config.window_ms).c_str(), FormatDuration(s.config.lateness_ms).c_str(),
+              OnGapName(s.config.on_gap).c_str(), FormatDuration(s.config.id_horizon_ms).c_str(),
+              s.config.producer_retention_ms > 0 ? FormatDuration(s.config.producer_retention_ms).c_str() : "never");
   if (s.watermark) {
     std::printf("watermark   %s (newest event %s)\n", FormatIso(*s.watermark).c_str(), FormatIso(*s.max_event_ts).c_str());
   } else {
@@ -118,12 +129,17 @@ void PrintText(const std::string& path, const RootStatus& s) {
       const uint64_t size = static_cast<uint64_t>(src.file_size);
       lag = "size " + U(size) + ", lag " + U(size > src.state.offset ? size - src.state.offset : 0) + " bytes";
     }
+    const SourceState& st = src.state;
     std::printf("  %s  offset %llu (%s), lines %llu\n", EscapeControl(src.name).c_str(),
-                static_cast<unsigned long long>(src.state.offset), lag.c_str(),
-                static_cast<unsigned long long>(src.state.lines));
+                static_cast<unsigned long long>(st.offset), lag.c_str(), static_cast<unsigned long long>(st.lines));
+    std::printf("    duplicates %llu (by id %llu), rejected %llu (beyond id horizon %llu, retired producer %llu)\n",
+                static_cast<unsigned long long>(st.duplicates), static_cast<unsigned long long>(src.ids.duplicates_id),
+                static_cast<unsigned long long>(st.rejected), static_cast<unsigned long long>(src.ids.rejected_horizon),
+                static_cast<unsigned long long>(src.ids.rejected_retired));
   }
   if (s.sources.empty()) std::printf("  none\n");
-  std::printf("producers   %llu, %zu with open gaps\n", static_cast<unsigned long long>(s.producers), s.gaps.size());
+  std::printf("producers   %llu, %zu with open gaps, %llu retired\n", static_cast<unsigned long long>(s.producers),
+              s.gaps.size(), static_cast<unsigned long long>(s.retired_producers));
   for (const ProducerGaps& p : s.gaps) {
     std::string ranges;
     for (const Gap& g : p.gaps) {
@@ -132,6 +148,9 @@ void PrintText(const std::string& path, const RootStatus& s) {
     }
     std::printf("  %s  epoch %u  missing seq %s\n", EscapeControl(p.producer).c_str(), p.epoch, ranges.c_str());
   }
+  std::printf("ids         %llu held, oldest %s, dedup by id from event time %s\n",
+              static_cast<unsigned long long>(s.ids.held), s.ids.oldest ? FormatIso(*s.ids.oldest).c_str() : "none",
+              s.ids.cutoff != INT64_MIN ? FormatIso(s.ids.cutoff).c_str() : "(any: no event applied yet)");
   std::printf("disk:\n");
   for (const DirUsage& d : s.disk) std::printf("  %-10s %llu bytes\n", d.dir.c_str(), static_cast<unsigned long long>(d.bytes));
 }
