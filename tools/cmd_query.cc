@@ -6,6 +6,7 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
 #include "tools/commands.h"
@@ -78,8 +79,9 @@ Status CmdQuery(const QueryArgs& a) {
 
 Status InspectPublished(Root* root, const std::string& what, OutputFormat format) {
   Env* env = root->env();
-  uint64_t current = 0;
-  SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root->path(), &current));
+  CurrentPointer pointer;
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root->path(), &pointer));
+  const uint64_t current = pointer.generation;
   std::vector<std::string> names;
   Status s = env->GetChildren(filenames::ManifestsDir(root->path()), &names);
   if (!s.ok() && !s.IsNotFound()) return s;
@@ -87,7 +89,12 @@ Status InspectPublished(Root* root, const std::string& what, OutputFormat format
   for (const std::string& n : names) {
     uint64_t g;
     if (!filenames::ParseGenerationName(n, &g)) continue;
-    SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root->path(), g, &generations[g]));
+    Status read = ReadGenerationManifest(env, root->path(), g, &generations[g]);
+    if (read.IsNotFound()) {  // gc removed it since the listing: not shown
+      generations.erase(g);
+      continue;
+    }
+    SNAPSINK_RETURN_IF_ERROR(read);
   }
   std::vector<Record> records;
   if (what == "generations") {
@@ -96,10 +103,11 @@ Status InspectPublished(Root* root, const std::string& what, OutputFormat format
       r.Num("generation", std::to_string(g));
       r.Num("parent", std::to_string(m.parent));
       r.Num("windows", std::to_string(m.windows.size()));
+      r.Num("rollback_of", std::to_string(m.rollback_of));
       r.Bool("current", g == current);
       records.push_back(std::move(r));
     }
-    PrintRecords(records, {"generation", "parent", "windows", "current"}, format);
+    PrintRecords(records, {"generation", "parent", "windows", "rollback_of", "current"}, format);
     return Status::OK();
   }
   // snapshots: every published snapshot directory, and which generations use it.
@@ -110,14 +118,18 @@ Status InspectPublished(Root* root, const std::string& what, OutputFormat format
     int64_t w;
     if (!filenames::ParseWindowDirName(wname, &w)) continue;
     std::vector<std::string> versions;
-    SNAPSINK_RETURN_IF_ERROR(env->GetChildren(filenames::SnapshotWindowDir(root->path(), w), &versions));
+    s = env->GetChildren(filenames::SnapshotWindowDir(root->path(), w), &versions);
+    if (s.IsNotFound()) continue;  // gc removed the window since the listing
+    SNAPSINK_RETURN_IF_ERROR(s);
     for (const std::string& vname : versions) {
-      uint32_t v;
+      uint64_t v;
       if (!filenames::ParseVersionDirName(vname, &v)) continue;
       const std::string dir = filenames::SnapshotDir(root->path(), w, v);
       std::string text;
       SnapshotManifest m;
-      SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(filenames::Join(dir, filenames::kSnapshotManifestFile), &text));
+      s = env->ReadFileToString(filenames::Join(dir, filenames::kSnapshotManifestFile), &text);
+      if (s.IsNotFound()) continue;  // ... or this snapshot
+      SNAPSINK_RETURN_IF_ERROR(s);
       SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, dir, &m));
       uint64_t bytes = 0;
       for (const FileEntry& f : m.files) bytes += f.bytes;
