@@ -668,6 +668,9 @@ void RunIngestFamily(const Flags& f, const std::string& work, Report* rep) {
     rep->Row({"ingest_wide", Count(f.wide_rows), Fmt("%.3f", m > 0 ? static_cast<double>(f.wide_rows) / m : 0),
               Rate(m, "lines"), note + Written(wide_t, f.wide_rows), MedianPercentages(wide_t)});
     rep->Num("wide_events", static_cast<double>(f.wide_rows));
+    Samples written;
+    for (const TimeSplit& t : wide_t) written.push_back(static_cast<double>(t.written) / static_cast<double>(f.wide_rows));
+    rep->Num("wide_written_per_line", Median(written));
     rep->Num("wide_events_per_s", m);
     rep->Array("wide_events_per_s_reps", wide);
   }

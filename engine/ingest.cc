@@ -17,8 +17,8 @@
 #include "engine/gap_acceptance.h"
 #include "engine/json_escape.h"
 #include "engine/line_reader.h"
-#include "engine/parse_ahead.h"
 #include "engine/long_key.h"
+#include "engine/parse_ahead.h"
 #include "engine/sequencer.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
@@ -463,8 +463,10 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   ParseAhead ahead(reader.get());
   m.preparsed = nullptr;
   Line line;
+  // Not on a pipe: reading ahead there would hold lines back until chunks fill.
+  const bool parse_ahead = options.parse_ahead && reader->positionable();
   auto next_line = [&]() {
-    if (!options.parse_ahead) return reader->Next(&line);
+    if (!parse_ahead) return reader->Next(&line);
     m.preparsed = ahead.Next();
     if (m.preparsed != nullptr) line = m.preparsed->line;
     return m.preparsed != nullptr;

@@ -18,8 +18,9 @@
 // Hot path: the producers of the run and the aggregates of the batch live in
 // hash maps; LMDB is read on the first touch of a key in a batch and written
 // at commit, in key order. No allocation per event once the keys are known.
-// Lines are parsed a chunk ahead on a second thread (engine/parse_ahead.h)
-// unless `parse_ahead` is off; everything else runs on the caller's thread.
+// Lines of a file are parsed chunks ahead on other threads
+// (engine/parse_ahead.h) unless `parse_ahead` is off; everything else runs on
+// the caller's thread.
 //
 // The first failure of the store or the file system sticks: every later
 // call returns it. A stop (Gap, BadInput) does not.
@@ -47,8 +48,9 @@ struct IngestOptions {
   bool stop_on_error = false;  // --on-error stop
   std::string rejects_file;    // path of the rejects file (engine/filenames.h builds it)
   bool input_final = false;    // the file will not grow (run --final, an archive)
-  // Parse the next lines on a second thread while a batch applies and
-  // commits (engine/parse_ahead.h); the same results either way.
+  // Parse the next lines on other threads while a batch applies and commits
+  // (engine/parse_ahead.h); the same results either way. Files only: a pipe
+  // is read line by line, so its lines are never held back.
   bool parse_ahead = true;
   // Notes for the user ("file was replaced", a half-written line left unread);
   // printed to stderr when unset.
