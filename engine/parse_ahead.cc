@@ -30,10 +30,11 @@ bool ParseAhead::Fill(Chunk* c) {
 }
 
 void ParseAhead::Parse(Chunk* c) {
-  // The parser's views die at its next Parse: keep each line's strings as
-  // offsets into c->strings, and point the views there once it stops growing.
+  // The parser's views die at its next Parse: keep every string_view field of
+  // each line's Event as an offset into c->strings, and point the views there
+  // once it stops growing.
   struct Spans {
-    size_t producer, metric, key;
+    size_t producer, metric, key, id;
   };
   std::vector<Spans> spans(c->lines.size());
   c->strings.clear();
@@ -42,12 +43,14 @@ void ParseAhead::Parse(Chunk* c) {
     p.reason.clear();
     p.ok = !p.line.overlong && c->parser.Parse(p.line.data, p.line.size, p.line.capacity, &p.event, &p.reason);
     if (!p.ok) continue;
-    spans[i] = {c->strings.size(), 0, 0};
+    spans[i] = {c->strings.size(), 0, 0, 0};
     c->strings.append(p.event.producer);
     spans[i].metric = c->strings.size();
     c->strings.append(p.event.metric);
     spans[i].key = c->strings.size();
     c->strings.append(p.event.key);
+    spans[i].id = c->strings.size();
+    c->strings.append(p.event.id);
   }
   for (size_t i = 0; i < c->lines.size(); ++i) {
     ParsedLine& p = c->lines[i];
@@ -56,6 +59,7 @@ void ParseAhead::Parse(Chunk* c) {
     p.event.producer = std::string_view(base + spans[i].producer, p.event.producer.size());
     p.event.metric = std::string_view(base + spans[i].metric, p.event.metric.size());
     p.event.key = std::string_view(base + spans[i].key, p.event.key.size());
+    p.event.id = std::string_view(base + spans[i].id, p.event.id.size());
   }
 }
 

@@ -40,7 +40,10 @@ class ParseAhead {
   static constexpr size_t kChunkBytes = size_t{4} << 20;
   static constexpr size_t kDepth = 4;
 
-  explicit ParseAhead(LineReader* reader) : reader_(reader) {}
+  // content_ids: EventParser::SetContentIds for every line.
+  explicit ParseAhead(LineReader* reader, bool content_ids = false) : reader_(reader) {
+    for (Chunk& c : chunks_) c.parser.SetContentIds(content_ids);
+  }
   ~ParseAhead();  // waits for the helper thread
   ParseAhead(const ParseAhead&) = delete;
   ParseAhead& operator=(const ParseAhead&) = delete;

@@ -22,6 +22,8 @@ std::string Input() {
   for (size_t i = 0; i < n; ++i) {
     if (i % 997 == 5) {
       in += "{not json\n";
+    } else if (i % 5 == 1) {  // deduplicated by id: no seq, no producer
+      in += "{\"id\":\"ev\\\"" + std::to_string(i) + "\",\"ts\":1792576800000,\"metric\":\"m\"}\n";
     } else if (i == 4200) {
       in += "{\"producer\":\"p\",\"seq\":1,\"ts\":1,\"metric\":\"m\",\"key\":\"" + std::string(kMaxLineBytes, 'x') + "\"}\n";
     } else {
@@ -67,6 +69,8 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
         EXPECT_EQ(p->event.producer, e.producer);
         EXPECT_EQ(p->event.metric, e.metric);
         EXPECT_EQ(p->event.key, e.key);
+        EXPECT_EQ(p->event.id, e.id);
+        EXPECT_EQ(p->event.has_seq, e.has_seq);
         EXPECT_EQ(p->event.seq, e.seq);
         EXPECT_EQ(p->event.ts_ms, e.ts_ms);
         EXPECT_EQ(p->event.value_micros, e.value_micros);
