@@ -2,9 +2,14 @@
 // turns it into the exit status with ExitCodeFor and prints its message.
 #pragma once
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/status.h"
@@ -51,6 +56,10 @@ Status CmdPublish(const std::string& root);
 struct RunArgs {
   IngestArgs ingest;
   bool final = false;
+  bool follow = false;                 // run --follow: keep reading (publish/follow.h)
+  std::string publish_every = "10s";   // --follow: publish at most this often
+  std::string poll = "1s";             // --follow: longest sleep between passes
+  std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
 };
 Status CmdRun(const RunArgs& a);
 
@@ -76,5 +85,30 @@ struct BackfillArgs {
   bool quiet = false;
 };
 Status CmdBackfill(const BackfillArgs& a);
+
+struct ServeArgs {
+  std::string root;
+  std::string listen = "127.0.0.1:8080";
+  int threads = 8;
+};
+Status CmdServe(const ServeArgs& a);
+
+// "HOST:PORT" (or "[V6]:PORT") of --listen; port 0 = any free port.
+Status ParseListen(const std::string& listen, std::string* host, int* port);
+
+// SIGTERM/SIGINT as an event: construct before starting threads (it blocks
+// the signals in this thread, which they inherit); OnSignal runs fn on a
+// thread of its own at the first signal.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  void OnSignal(std::function<void()> fn);
+
+ private:
+  sigset_t set_;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+};
 
 }  // namespace snapsink

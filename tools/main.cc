@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
   c_run->add_option("--on-error", run.ingest.on_error, "skip (default) or stop")->check(CLI::IsMember({"skip", "stop"}));
   c_run->add_flag("--final", run.final, "Seal every window, for the end of an input");
   c_run->add_flag("--quiet", run.ingest.quiet, "No progress on stderr");
+  c_run->add_flag("--follow", run.follow,
+                  "Keep reading: appended lines of each FILE (following rotation), every *.ndjson appearing in each "
+                  "DIR; seal as the watermark closes windows; stop on SIGTERM/SIGINT");
+  c_run->add_option("--publish-every", run.publish_every, "--follow: publish at most this often (default 10s)");
+  c_run->add_option("--poll", run.poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
+  c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT (as snapsink serve)");
 
   BackfillArgs backfill;
   auto* c_backfill = app.add_subcommand(
@@ -118,6 +124,12 @@ int main(int argc, char** argv) {
   c_rollback->add_option("ROOT", rollback_root)->required();
   c_rollback->add_option("--generation", rollback_gen)->required();
 
+  ServeArgs serve;
+  auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
+  c_serve->add_option("ROOT", serve.root)->required();
+  c_serve->add_option("--listen", serve.listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
+  c_serve->add_option("--threads", serve.threads, "Worker threads (default 8)")->check(CLI::Range(1, 256));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -145,6 +157,7 @@ int main(int argc, char** argv) {
   else if (*c_verify) s = CmdVerify(verify_root);
   else if (*c_gc) s = CmdGc(gc_root, keep);
   else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen);
+  else if (*c_serve) s = CmdServe(serve);
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
   return ExitCodeFor(s);
 }
