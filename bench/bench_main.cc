@@ -28,6 +28,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "bench/baselines.h"
 #include "bench/bench_util.h"
@@ -47,7 +48,7 @@ volatile uint64_t g_sink = 0;
 
 // ---------------------------------------------------------------- flags
 
-const char* const kAllBenchmarks[] = {"parse", "ingest", "sqlite", "lmdb", "state", "publish", "read"};
+const char* const kAllBenchmarks[] = {"parse", "ingest", "sqlite", "lmdb", "state", "publish", "read", "windows"};
 
 struct Flags {
   std::set<std::string> benchmarks{std::begin(kAllBenchmarks), std::end(kAllBenchmarks)};
@@ -56,7 +57,8 @@ struct Flags {
   uint64_t sqlite_events = 0;       // 0: all of the main input
   uint64_t state_events = 200000;   // state-size input at 1x (10x = 10 times as many)
   uint64_t publish_rows = 1000000;  // rows of the published window
-  uint64_t lookups = 50000;         // point lookups per repetition
+  uint64_t lookups = 500000;        // point lookups per repetition (hits, and as many misses)
+  uint64_t windows = 5000;          // one-minute windows sealed and published by "windows"
   uint64_t commit_every = 10000;    // lines per transaction, for snapsink and the ledgers alike
   StreamSpec spec;
   std::string tmpdir;
@@ -70,14 +72,15 @@ struct Flags {
 void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
-      "  --benchmarks=LIST   comma-separated, from: parse,ingest,sqlite,lmdb,state,publish,read (default: all)\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,sqlite,lmdb,state,publish,read,windows (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
       "  --sqlite_events=N   the SQLite ledger reads only the first N lines (default: all); rates are compared\n"
       "  --state_events=N    state-size input at 1x; 10x continues the stream to 10*N (default 200000)\n"
       "  --publish_rows=N    rows of the published window (default 1000000)\n"
-      "  --lookups=N         point lookups per repetition (default 50000)\n"
+      "  --lookups=N         point lookups per repetition, hits and as many misses (default 500000)\n"
+      "  --windows=N         one-minute windows that \"windows\" seals and publishes (default 5000)\n"
       "  --commit_every=N    lines per transaction, snapsink and ledgers alike (default 10000, as snapsink ingest)\n"
       "  --producers=N --dup_rate=F --gap_rate=F --hours=N --metrics=N --keys=N --seed=N   input shape\n"
       "  --tmpdir=DIR        where scratch files go (default $TMPDIR or /tmp)\n"
@@ -117,6 +120,7 @@ Flags ParseFlags(int argc, char** argv) {
       f.state_events = 5000;
       f.publish_rows = 20000;
       f.lookups = 2000;
+      f.windows = 50;
     }
   }
   for (int i = 1; i < argc; ++i) {
@@ -160,6 +164,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.commit_every = std::max<uint64_t>(1, ToU64("--commit_every", v));
     } else if (FlagValue(a, "--lookups", &v)) {
       f.lookups = ToU64("--lookups", v);
+    } else if (FlagValue(a, "--windows", &v)) {
+      f.windows = std::max<uint64_t>(1, ToU64("--windows", v));
     } else if (FlagValue(a, "--producers", &v)) {
       f.spec.producers = static_cast<int>(std::max<uint64_t>(1, ToU64("--producers", v)));
     } else if (FlagValue(a, "--dup_rate", &v)) {
@@ -400,6 +406,11 @@ void PrintTargets(const Report& rep) {
       {"ratio_vs_parse", true, 0.5, "ingest >= 0.5x parse"},
       {"ratio_vs_sqlite", true, 20, "ingest >= 20x sqlite ledger"},
       {"publish_ratio_vs_zstd_write", false, 2, "publish <= 2x zstd+write"},
+      {"lookups_per_s", true, 1e6, "point lookups >= 1 M/s"},
+      {"absent_lookups_per_s", true, 2e6, "absent lookups >= 2 M/s"},
+      {"lookups_per_cpu_s", true, 1e6, "lookups >= 1 M per CPU-s"},
+      {"absent_lookups_per_cpu_s", true, 2e6, "absent >= 2 M per CPU-s"},
+      {"windows_ratio_vs_write_fsync", false, 2, "5000 windows <= 2x write+fsync"},
   };
   bool any = false;
   for (const Target& t : targets) {
@@ -831,25 +842,56 @@ void RunPublish(const Flags& f, const std::string& work, WideRoot* w, Report* re
 void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
   std::unique_ptr<Reader> reader;
   CheckOk(Reader::Open(Env::Default(), w.root, 0, &reader), "reader");
-  Samples lookups, scans;
+  // The baseline: the same rows in a std::unordered_map, looked up by the
+  // same (metric, key) strings: what an in-memory index costs.
+  std::unordered_map<std::string, Row> memory;
+  memory.reserve(w.rows);
+  CheckOk(reader->Scan(w.window_ms, nullptr, [&](const Row& x) { memory.emplace(x.metric + '\0' + x.key, x); }),
+          "scan into memory");
+  Samples lookups, absent, mem, scans;
+  std::vector<TimeSplit> lookups_t, absent_t, mem_t;
   uint64_t scanned = 0;
   for (int r = 0; r < f.reps; ++r) {
     Progress("read (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")");
     Rng rng(f.spec.seed * 1000003 + static_cast<uint64_t>(r));
-    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<std::pair<std::string, std::string>> keys, missing;
     keys.reserve(f.lookups);
+    missing.reserve(f.lookups);
     for (uint64_t i = 0; i < f.lookups; ++i) {
       const uint64_t j = rng.Uniform(w.rows);
       keys.emplace_back(WideMetric(j), WideKey(j));
+      missing.emplace_back(WideMetric(j), WideKey(j) + "x");  // no key of the window ends in x
     }
     Row row;
     int64_t checksum = 0;
+    if (r == 0) {  // warm: every block the lookups need is read, checked and cached once
+      for (const auto& [metric, key] : keys) CheckOk(reader->Get(w.window_ms, metric, key, &row), "warm get");
+    }
     Stopwatch sw;
     for (const auto& [metric, key] : keys) {
       CheckOk(reader->Get(w.window_ms, metric, key, &row), "get " + metric + "/" + key);
       checksum += row.count;
     }
     lookups.push_back(static_cast<double>(keys.size()) / sw.Seconds());
+    lookups_t.push_back(sw.Split());
+    Stopwatch sw_absent;
+    uint64_t found = 0;
+    for (const auto& [metric, key] : missing) found += reader->Get(w.window_ms, metric, key, &row).ok();
+    absent.push_back(static_cast<double>(missing.size()) / sw_absent.Seconds());
+    absent_t.push_back(sw_absent.Split());
+    if (found != 0) Die("absent keys found");
+    Stopwatch sw_mem;
+    std::string probe;
+    for (const auto& [metric, key] : keys) {
+      probe.assign(metric).push_back('\0');
+      probe.append(key);
+      auto it = memory.find(probe);
+      if (it == memory.end()) Die("memory baseline misses a key");
+      row = it->second;  // a copy, as Get fills a Row
+      checksum += row.count;
+    }
+    mem.push_back(static_cast<double>(keys.size()) / sw_mem.Seconds());
+    mem_t.push_back(sw_mem.Split());
     g_sink = g_sink + static_cast<uint64_t>(checksum);
     scanned = 0;
     Stopwatch sw2;
@@ -857,12 +899,144 @@ void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
             "scan");
     scans.push_back(static_cast<double>(w.rows) / sw2.Seconds());
   }
+  // On a shared machine the wall-clock rate counts the time other processes
+  // held the CPU; the rate per CPU-second of this thread does not.
+  const Samples lookups_cpu = CpuRates(lookups_t, f.lookups), absent_cpu = CpuRates(absent_t, f.lookups),
+                mem_cpu = CpuRates(mem_t, f.lookups);
+  const Samples ratio = Ratio(lookups, mem), absent_ratio = Ratio(absent, mem);
   rep->Row({"read_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(lookups)),
-            Rate(Median(lookups), "lookups"), "Reader::Get, seeded random keys, all hits"});
+            Rate(Median(lookups), "lookups"),
+            "Reader::Get, seeded random keys, all hits, warm; " + Rate(Median(lookups_cpu), "lookups") +
+                " per CPU-s" + Fmt("; %.2fx unordered_map", Median(ratio)),
+            MedianPercentages(lookups_t)});
+  rep->Row({"read_get_absent", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(absent)),
+            Rate(Median(absent), "lookups"),
+            "Reader::Get of absent keys (filter); " + Rate(Median(absent_cpu), "lookups") + " per CPU-s" +
+                Fmt("; %.2fx unordered_map hits", Median(absent_ratio)),
+            MedianPercentages(absent_t)});
+  rep->Row({"unordered_map_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(mem)),
+            Rate(Median(mem), "lookups"),
+            "baseline: the same rows in a std::unordered_map, same keys, Row copied; " + Rate(Median(mem_cpu), "lookups") +
+                " per CPU-s",
+            MedianPercentages(mem_t)});
+  rep->Num("lookups_per_cpu_s", Median(lookups_cpu));
+  rep->Num("absent_lookups_per_cpu_s", Median(absent_cpu));
+  rep->Num("unordered_map_lookups_per_cpu_s", Median(mem_cpu));
   rep->Row({"read_scan", Count(w.rows), Fmt("%.3f", static_cast<double>(w.rows) / Median(scans)),
             Rate(Median(scans), "rows"), "Reader::Scan of the whole window"});
   rep->Num("lookups_per_s", Median(lookups));
+  rep->Num("absent_lookups_per_s", Median(absent));
+  rep->Num("unordered_map_lookups_per_s", Median(mem));
+  rep->Num("lookups_ratio_vs_unordered_map", Median(ratio));
+  rep->Num("absent_lookups_ratio_vs_unordered_map", Median(absent_ratio));
   rep->Num("scan_rows_per_s", Median(scans));
+}
+
+// The baseline of "windows": the same files (bytes read back from what the
+// publish wrote) into <dir>/<window>/v<version>/, each file and each
+// directory fsynced once, the parent once. No LMDB, no reconcile, no rename.
+double WriteAndFsyncWindows(const std::string& dir, const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>& windows) {
+  Env* env = Env::Default();
+  Stopwatch sw;
+  CheckOk(env->CreateDir(dir), "mkdir " + dir);
+  for (const auto& [name, files] : windows) {
+    const std::string vdir = dir + "/" + name + "/v1";
+    CheckOk(env->CreateDirs(vdir), "mkdir " + vdir);
+    for (const auto& [fname, bytes] : files) {
+      std::unique_ptr<WritableFile> out;
+      CheckOk(env->NewWritableFile(vdir + "/" + fname, &out), "create");
+      CheckOk(out->Append(bytes), "write");
+      CheckOk(out->Sync(), "fsync");
+      CheckOk(out->Close(), "close");
+    }
+    CheckOk(env->SyncDir(vdir), "fsync dir");
+    CheckOk(env->SyncDir(dir + "/" + name), "fsync dir");
+  }
+  CheckOk(env->SyncDir(dir), "fsync dir");
+  return sw.Seconds();
+}
+
+// Many small windows: f.windows one-minute windows, a few rows each, sealed
+// and published at once (as `run --final` does after its ingest), against
+// writing and fsyncing the same files and directories.
+void RunWindows(const Flags& f, const std::string& work, Report* rep) {
+  const std::string input = work + "/windows.ndjson";
+  const int64_t start = f.spec.start_ms - f.spec.start_ms % 60000;
+  {
+    std::string text;
+    uint64_t seq = 0;
+    for (uint64_t w = 0; w < f.windows; ++w) {
+      for (int e = 0; e < 8; ++e) {
+        text += "{\"producer\":\"p\",\"seq\":" + std::to_string(seq++) + ",\"ts\":" +
+                std::to_string(start + static_cast<int64_t>(w) * 60000 + e * 1000) + ",\"metric\":\"m" +
+                std::to_string(e % 2) + "\",\"key\":\"k" + std::to_string(e % 4) + "\",\"value\":" + std::to_string(e + 1) +
+                ".25}\n";
+      }
+    }
+    std::FILE* fp = std::fopen(input.c_str(), "w");
+    if (fp == nullptr || std::fwrite(text.data(), 1, text.size(), fp) != text.size() || std::fclose(fp) != 0) {
+      Die("cannot write " + input);
+    }
+  }
+  Samples ours, base;
+  std::vector<TimeSplit> ours_t;
+  for (int r = 0; r < f.reps; ++r) {
+    Progress("windows (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + "): ingest, not timed");
+    const std::string root = work + "/windows-root";
+    RemoveTree(root);
+    RootConfig config;
+    config.window_ms = 60000;
+    CheckOk(Root::Init(Env::Default(), root, config), "init " + root);
+    IngestFile(root, input, "windows", f.commit_every);
+    Progress("windows: seal + publish");
+    {
+      std::unique_ptr<Root> rt;
+      CheckOk(Root::Open(Env::Default(), root, /*writer=*/true, &rt), "open " + root);
+      Stopwatch sw;
+      std::vector<int64_t> dirty;
+      CheckOk(DirtyWindows(rt->store(), rt->config(), /*all=*/true, &dirty), "dirty windows");
+      SealTarget target{rt->env(), rt->path(), rt->store(), rt->config().window_ms};
+      std::vector<SealedWindow> sealed;
+      CheckOk(SealWindows(target, dirty, &sealed), "seal");
+      PublishResult result;
+      CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+      if (result.windows != f.windows) Die("windows: published " + Count(result.windows) + " of " + Count(f.windows));
+      ours.push_back(sw.Seconds());
+      ours_t.push_back(sw.Split());
+    }
+    // The baseline's bytes: every published file (not timed).
+    std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> files;
+    std::vector<std::string> names;
+    CheckOk(Env::Default()->GetChildren(filenames::SnapshotsDir(root), &names), "list snapshots");
+    for (const std::string& n : names) {
+      const std::string vdir = filenames::SnapshotsDir(root) + "/" + n + "/v1";
+      std::vector<std::pair<std::string, std::string>> fs;
+      for (const char* fname : {filenames::kDataFile, filenames::kSnapshotManifestFile}) {
+        std::string bytes;
+        CheckOk(Env::Default()->ReadFileToString(vdir + "/" + fname, &bytes), "read " + vdir);
+        fs.emplace_back(fname, std::move(bytes));
+      }
+      files.emplace_back(n, std::move(fs));
+    }
+    RemoveTree(root);
+    Progress("windows: write+fsync baseline");
+    const std::string bdir = work + "/windows-baseline";
+    RemoveTree(bdir);
+    base.push_back(WriteAndFsyncWindows(bdir, files));
+    RemoveTree(bdir);
+  }
+  const Samples ratio = Ratio(ours, base);
+  rep->Row({"windows", Count(f.windows), Fmt("%.3f", Median(ours)), Rate(static_cast<double>(f.windows) / Median(ours), "windows"),
+            "SealWindows + PublishStaged of 1-minute windows, 8 events each" + Fmt("; %.2fx write+fsync", Median(ratio)),
+            MedianPercentages(ours_t)});
+  rep->Row({"windows_write_fsync", Count(f.windows), Fmt("%.3f", Median(base)),
+            Rate(static_cast<double>(f.windows) / Median(base), "windows"),
+            "baseline: same data + manifest.json per window, fsync of each file, v1/, <window>/, parent once"});
+  rep->Num("windows", static_cast<double>(f.windows));
+  rep->Num("windows_seconds", Median(ours));
+  rep->Num("windows_write_fsync_seconds", Median(base));
+  rep->Num("windows_ratio_vs_write_fsync", Median(ratio));
+  rep->Array("windows_ratio_vs_write_fsync_reps", ratio);
 }
 
 int Main(int argc, char** argv) {
@@ -890,6 +1064,7 @@ int Main(int argc, char** argv) {
     }
     if (f.Has("read")) RunRead(f, w, &rep);
   }
+  if (f.Has("windows")) RunWindows(f, work.path(), &rep);
 
   std::printf("\n");
   rep.Note("cpu/queued/blocked %: shares of wall time this thread ran, waited for a CPU (other load), or was blocked "

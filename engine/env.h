@@ -82,4 +82,10 @@ class Env {
 // path, fsync of the directory. Used for CURRENT and every manifest.
 Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data);
 
+// Creates dir (and its missing ancestors) when missing, each made durable by
+// an fsync of its parent. For the directories the engine writes into
+// (rejects/, staging/, snapshots/, manifests/): one deleted by hand is
+// re-created, not a reason to fail.
+Status EnsureDir(Env* env, const std::string& dir);
+
 }  // namespace snapsink

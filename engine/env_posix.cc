@@ -245,4 +245,12 @@ Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data)
   return env->SyncDir(dir.empty() ? "." : dir);
 }
 
+Status EnsureDir(Env* env, const std::string& dir) {
+  if (env->FileExists(dir)) return Status::OK();
+  const std::string parent = boost::filesystem::path(dir).parent_path().string();
+  if (!parent.empty()) SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, parent));
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
+  return env->SyncDir(parent.empty() ? "." : parent);
+}
+
 }  // namespace snapsink

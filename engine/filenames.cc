@@ -2,6 +2,9 @@
 
 #include <charconv>
 
+#include <fmt/format.h>
+#include <xxhash.h>
+
 #include "engine/timeutil.h"
 
 namespace snapsink::filenames {
@@ -41,12 +44,37 @@ std::string GenerationManifest(const std::string& root, uint64_t generation) {
 }
 std::string Current(const std::string& root) { return Join(root, "CURRENT"); }
 std::string RejectsDir(const std::string& root) { return Join(root, "rejects"); }
+std::string RejectsFileName(std::string_view source) {
+  std::string name = SanitizeSourceName(source);
+  if (name.size() > kMaxRejectsStem) {
+    name.resize(kRejectsStemCut);
+    name += fmt::format("-{:016x}", XXH64(source.data(), source.size(), 0));
+  }
+  return name + ".ndjson";
+}
+
 std::string RejectsFile(const std::string& root, std::string_view source) {
-  return Join(RejectsDir(root), SanitizeSourceName(source) + ".ndjson");
+  return Join(RejectsDir(root), RejectsFileName(source));
 }
 
 std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source) {
-  return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + SanitizeSourceName(source) + ".ndjson");
+  return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + RejectsFileName(source));
+}
+
+std::string BackfillSpoolFile(const std::string& root, uint32_t version) {
+  return Join(BackfillStateDir(root, version), "stdin.spool");
+}
+std::string BackfillSpoolDoneFile(const std::string& root, uint32_t version) {
+  return Join(BackfillStateDir(root, version), "stdin.spool.done");
+}
+
+bool IsRootEntry(std::string_view name) {
+  // The last component of each path the functions above build under a root.
+  for (const std::string& p : {LockFile("r"), StateDir("r"), StagingDir("r"), SnapshotsDir("r"), ManifestsDir("r"),
+                               Current("r"), RejectsDir("r")}) {
+    if (std::string_view(p).substr(2) == name) return true;
+  }
+  return false;
 }
 
 std::string VersionDirName(uint32_t version) { return "v" + std::to_string(version); }

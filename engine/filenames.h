@@ -4,17 +4,20 @@
 //   ROOT/state/                               LMDB: live engine state
 //   ROOT/state/backfill-v<V>/                 LMDB: state of backfill version V
 //   ROOT/state/backfill-v<V>/LOCK             one process per backfill
+//   ROOT/state/backfill-v<V>/stdin.spool      standard input of `backfill -`
+//   ROOT/state/backfill-v<V>/stdin.spool.done its length and XXH64: the spool is whole
 //   ROOT/staging/<window>/v<version>/         snapshots being built
 //   ROOT/snapshots/<window>/v<version>/       published snapshots
 //       data                                  rows (docs/FORMAT.md)
 //       manifest.json                         the snapshot's manifest
 //   ROOT/manifests/<generation>               one file per published generation
 //   ROOT/CURRENT                              names the current generation
-//   ROOT/rejects/<source>.ndjson              bad input lines
+//   ROOT/rejects/<source>.ndjson              bad input lines (<source>: see RejectsFileName)
 //
 // <window> is the window start in compact UTC form (20261021T100000Z).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,9 +41,26 @@ std::string ManifestsDir(const std::string& root);
 std::string GenerationManifest(const std::string& root, uint64_t generation);
 std::string Current(const std::string& root);
 std::string RejectsDir(const std::string& root);
+// A file name component is at most 255 bytes; the longest prefix put before
+// a rejects file name is "backfill-v4294967295-" (21). A sanitized source
+// name longer than kMaxRejectsStem is cut to kRejectsStemCut bytes and
+// suffixed with "-" and the 16 hex digits of XXH64 (seed 0) of the full,
+// unsanitized source name, so two long names that share their start get
+// two files.
+inline constexpr size_t kMaxRejectsStem = 217;
+inline constexpr size_t kRejectsStemCut = 200;
+// "<sanitized source>.ndjson", cut as above.
+std::string RejectsFileName(std::string_view source);
 std::string RejectsFile(const std::string& root, std::string_view source);
 // rejects/backfill-v<V>-<source>.ndjson
 std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source);
+// The spool of standard input for `backfill -`, and the marker that it is complete.
+std::string BackfillSpoolFile(const std::string& root, uint32_t version);
+std::string BackfillSpoolDoneFile(const std::string& root, uint32_t version);
+
+// Whether name is one of the entries init makes directly under a root
+// (LOCK, state, staging, snapshots, manifests, CURRENT, rejects).
+bool IsRootEntry(std::string_view name);
 
 // "<dir>/<name>"
 std::string Join(const std::string& dir, std::string_view name);

@@ -12,8 +12,10 @@
 #include "engine/decimal.h"
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
+#include "engine/gap_acceptance.h"
 #include "engine/json_escape.h"
 #include "engine/line_reader.h"
+#include "engine/long_key.h"
 #include "engine/sequencer.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
@@ -90,10 +92,14 @@ struct Ingester::Impl {
 
   Status Begin(const std::string& source_name, const std::string& rejects_path);
   Status Commit();
+  Status CommitBatch();
+  Status AdoptRejectsLength(uint64_t size);
   Status Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong,
                bool stop_on_error);
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
   Result<CachedProducer*> Producer(std::string_view id);
+  // A storage error met while applying the next line names it.
+  Status AtLine(const Status& s) const { return s.Prefixed(source + ":" + std::to_string(src.lines + 1) + ": "); }
   template <typename V>
   Result<V*> Cached(StringMap<V>* map, Table table, const std::string& key);
 };
@@ -111,7 +117,7 @@ Status Ingester::Impl::Begin(const std::string& source_name, const std::string& 
   source = source_name;
   src = SourceState();
   std::string_view v;
-  Status s = txn->Get(Table::kSources, source, &v);
+  Status s = GetRecord(txn.get(), Table::kSources, source, &v);
   if (s.ok()) {
     SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &src));
   } else if (!s.IsNotFound()) {
@@ -138,9 +144,9 @@ Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
   std::string_view v;
   Status s = txn->Get(Table::kProducers, id, &v);
   if (s.ok()) {
-    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &p.state));
+    SNAPSINK_RETURN_IF_ERROR(AtLine(codec::Decode(v, &p.state)));
   } else if (!s.IsNotFound()) {
-    return s;
+    return AtLine(s);
   }
   return &producers.emplace(std::string(id), std::move(p)).first->second;
 }
@@ -152,11 +158,11 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
   if (it != map->end()) return &it->second;
   V entry;
   std::string_view v;
-  Status s = txn->Get(table, key, &v);
+  Status s = GetRecord(txn.get(), table, key, &v);
   if (s.ok()) {
-    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &entry.agg));
+    SNAPSINK_RETURN_IF_ERROR(AtLine(codec::Decode(v, &entry.agg)));
   } else if (!s.IsNotFound()) {
-    return s;
+    return AtLine(s);
   }
   return &map->emplace(key, entry).first->second;
 }
@@ -197,6 +203,11 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   if (why.empty()) {
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
     d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+    if (d.outcome == SeqOutcome::kGapStop) {
+      // An operator accepted this gap (`snapsink gaps accept`): go on as under --on-gap accept.
+      SNAPSINK_ASSIGN_OR_RETURN(bool accepted, GapAccepted(txn.get(), event.producer, event.epoch, d.missing));
+      if (accepted) d = Decide(producer->state, event.epoch, event.seq, /*stop_on_gap=*/false);
+    }
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
       return Status::Gap(source + ":" + std::to_string(src.line_no + 1) + ": producer " + std::string(event.producer) +
                          " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
@@ -256,6 +267,13 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
 }
 
 Status Ingester::Impl::Commit() {
+  // A storage error names the source and the batch's last line.
+  Status s = CommitBatch();
+  if (s.ok()) return s;
+  return s.Prefixed(source + ":" + std::to_string(src.lines) + ": (committing the batch that ends here) ");
+}
+
+Status Ingester::Impl::CommitBatch() {
   std::string value;
   for (auto& [id, p] : producers) {
     if (!p.dirty) continue;
@@ -267,12 +285,12 @@ Status Ingester::Impl::Commit() {
   for (const auto& [key, cached] : aggs) {
     if (cached.agg.events == 0) continue;
     codec::EncodeInto(&value, cached.agg);
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kAggs, key, value));
+    SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kAggs, key, value));
   }
   for (const auto& [key, t] : ledger) {
     if (t.agg.events == 0) continue;
     codec::EncodeInto(&value, t.agg);
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kLedger, key, value));
+    SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kLedger, key, value));
   }
   for (int64_t w : windows) {
     WindowState ws;
@@ -287,6 +305,9 @@ Status Ingester::Impl::Commit() {
   if (!rejects_buf.empty()) {
     // The rejects are durable before the offset that skips their lines is.
     std::unique_ptr<WritableFile> f;
+    if (const size_t slash = rejects_file.find_last_of('/'); slash != std::string::npos) {
+      SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, rejects_file.substr(0, slash)));  // deleted by hand: made again
+    }
     SNAPSINK_RETURN_IF_ERROR(env->NewAppendableFile(rejects_file, &f));
     SNAPSINK_RETURN_IF_ERROR(f->Append(rejects_buf));
     SNAPSINK_RETURN_IF_ERROR(f->Sync());
@@ -298,7 +319,7 @@ Status Ingester::Impl::Commit() {
   }
   src.offset = batch_end_offset;
   if (reader != nullptr && reader->positionable()) SNAPSINK_RETURN_IF_ERROR(reader->TailHash(src.offset, &src.tail_hash));
-  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSources, source, codec::Encode(src)));
+  SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kSources, source, codec::Encode(src)));
   MaybeCrash("ingest.before_commit");
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   txn.reset();
@@ -310,6 +331,19 @@ Status Ingester::Impl::Commit() {
   max_ts_dirty = false;
   batch_lines = 0;
   return Status::OK();
+}
+
+// The rejects file was deleted or cut by hand: what is there now is its
+// committed length, recorded before any batch appends to it, so that a
+// crashed batch's rejects are cut back to it and not kept twice.
+Status Ingester::Impl::AdoptRejectsLength(uint64_t size) {
+  std::string len;
+  codec::PutU64(&len, size);
+  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, rejects_key, len));
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  txn.reset();
+  rejects_length = size;
+  return store->BeginWrite(&txn);
 }
 
 Ingester::Ingester(Env* env, Store* store, const RootConfig& config) : impl_(new Impl) {
@@ -356,8 +390,11 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
 
   // Lines of a batch that never committed may have left rejects behind.
   uint64_t size = 0;
-  if (m.env->GetFileSize(m.rejects_file, &size).ok() && size > m.rejects_length) {
+  Status fs = m.env->GetFileSize(m.rejects_file, &size);
+  if (fs.ok() && size > m.rejects_length) {
     SNAPSINK_RETURN_IF_ERROR(m.env->TruncateFile(m.rejects_file, m.rejects_length));
+  } else if ((fs.ok() || fs.IsNotFound()) && size < m.rejects_length) {
+    SNAPSINK_RETURN_IF_ERROR(m.AdoptRejectsLength(fs.ok() ? size : 0));
   }
 
   std::unique_ptr<LineReader> reader;

@@ -9,6 +9,7 @@
 namespace snapsink {
 
 std::string meta::BackfillDoneKey(uint32_t version) { return "backfill/v" + std::to_string(version); }
+std::string meta::PublishedAtKey(uint64_t generation) { return "published_at/" + std::to_string(generation); }
 
 Result<std::optional<uint64_t>> Root::GetMetaU64(Txn* txn, std::string_view key) {
   std::string_view v;
@@ -49,6 +50,17 @@ Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(path));
   if (env->FileExists(filenames::Join(filenames::StateDir(path), "data.mdb"))) {
     return Status::InvalidArgument(path + " is already a snapsink root");
+  }
+  // Never spread a root over someone else's files. What an interrupted init
+  // left (the layout's own names) is fine: the rerun finishes it.
+  std::vector<std::string> children;
+  SNAPSINK_RETURN_IF_ERROR(env->GetChildren(path, &children));
+  for (const std::string& c : children) {
+    if (c == "." || c == "..") continue;
+    if (!filenames::IsRootEntry(c)) {
+      return Status::InvalidArgument(path + " is not empty (it holds " + c +
+                                     ") and is not a snapsink root; init needs a new or empty directory");
+    }
   }
   std::unique_ptr<FileLock> lock;
   SNAPSINK_RETURN_IF_ERROR(LockRoot(env, path, &lock));

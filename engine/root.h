@@ -20,7 +20,9 @@ namespace snapsink {
 
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
-inline constexpr uint32_t kFormatVersion = 2;  // 2: source records carry the position identity
+// 2: source records carry the position identity; long-form keys
+// (engine/long_key.h) in sources and aggs.
+inline constexpr uint32_t kFormatVersion = 2;
 
 enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
 
@@ -41,6 +43,9 @@ inline constexpr char kCurrentGeneration[] = "current_generation";  // what CURR
 inline constexpr char kLastGeneration[] = "last_generation";        // highest generation number used
 // "backfill/v<V>" -> "done" once backfill V is published.
 std::string BackfillDoneKey(uint32_t version);
+// "published_at/<G>" -> wall-clock ms when generation G was published. For
+// display only (`status`); never part of a snapshot, manifest or identity.
+std::string PublishedAtKey(uint64_t generation);
 }  // namespace meta
 
 class Root {

@@ -6,6 +6,18 @@
 // terminated by 0x00 0x00, so (metric, key) pairs sort as byte strings do.
 // Values are little-endian fixed-width fields. Do not change these layouts
 // without bumping kFormatVersion in engine/root.h.
+//
+// Long keys: an aggregate key reaches 522 bytes (8 + 258 + 256) and a source
+// name has no limit, past LMDB's 511. Such a key is stored as its first 503
+// bytes + an 8-byte hash slot, the rest of the key kept in the value, read
+// and written only through GetRecord/PutRecord (engine/long_key.h); keys
+// that fit (all but those) are stored as they are, with no hash. Collision
+// story, in short (in full in engine/long_key.h): two keys sharing the 503
+// bytes and the hash are told apart by the full key kept in each record;
+// the second goes to the next slot (open addressing, at most 64), so they
+// are never merged; a full chain is an error, not an overwrite. A scan of
+// aggs gets natural (metric, key) order back from ScanWindowAggregates
+// (engine/window_records.h), which sorts the rare runs that share 503 bytes.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <cassert>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace snapsink {
@@ -44,6 +45,10 @@ class [[nodiscard]] Status {
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   const std::string& message() const { return msg_; }
   std::string ToString() const { return ok() ? std::string("OK") : msg_; }
+  // The same code with prefix put before the message ("SOURCE:LINE: ").
+  Status Prefixed(std::string_view prefix) const {
+    return ok() ? Status() : Status(code_, std::string(prefix) + msg_);
+  }
 
  private:
   Status(Code c, std::string m) : code_(c), msg_(std::move(m)) {}

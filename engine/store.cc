@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "engine/long_key.h"
+
 namespace snapsink {
 namespace {
 
@@ -94,6 +96,12 @@ Status Store::Open(const std::string& dir, bool create, std::unique_ptr<Store>* 
   std::unique_ptr<Store> s(new Store);
   s->dir_ = dir;
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_create(&s->env_), "env_create"));
+  // engine/long_key.h keeps every stored key within this.
+  if (mdb_env_get_maxkeysize(s->env_) < static_cast<int>(kStoredLongKey)) {
+    return Status::InvalidArgument("this LMDB build takes keys of at most " +
+                                   std::to_string(mdb_env_get_maxkeysize(s->env_)) + " bytes; snapsink needs " +
+                                   std::to_string(kStoredLongKey));
+  }
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxdbs(s->env_, kNumTables), "set_maxdbs"));
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_mapsize(s->env_, kMapSize), "set_mapsize"));
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxreaders(s->env_, 512), "set_maxreaders"));

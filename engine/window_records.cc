@@ -1,6 +1,9 @@
 #include "engine/window_records.h"
 
+#include <algorithm>
 #include <string>
+
+#include "engine/long_key.h"
 
 namespace snapsink {
 namespace {
@@ -55,6 +58,53 @@ Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint32_t keep_version, 
     superseded->push_back(version);
   }
   return Status::OK();
+}
+
+Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& fn) {
+  struct Entry {
+    std::string metric, key;
+    Aggregate agg;
+  };
+  // Records whose stored keys share their first kLongKeyPrefix bytes (one
+  // metric, one key prefix): LMDB orders long-form ones among them by hash,
+  // so they are sorted here. Nearly always empty or one record.
+  std::vector<Entry> run;
+  std::string run_prefix;
+  auto flush = [&]() -> Status {
+    std::sort(run.begin(), run.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    for (const Entry& e : run) SNAPSINK_RETURN_IF_ERROR(fn(e.metric, e.key, e.agg));
+    run.clear();
+    return Status::OK();
+  };
+  Status st;
+  std::string natural;
+  Entry e;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+    std::string_view payload, key;
+    st = DecodeRecord(k, v, &natural, &payload);
+    if (!st.ok()) return false;
+    if (!codec::SplitEscapedMetric(std::string_view(natural).substr(8), &e.metric, &key)) {
+      st = Status::Corruption("malformed aggregate key in state");
+      return false;
+    }
+    st = codec::Decode(payload, &e.agg);
+    if (!st.ok()) return false;
+    e.key.assign(key);
+    if (k.size() >= kLongKeyPrefix) {
+      if (!run.empty() && k.substr(0, kLongKeyPrefix) != run_prefix) {
+        st = flush();
+        if (!st.ok()) return false;
+      }
+      if (run.empty()) run_prefix.assign(k.substr(0, kLongKeyPrefix));
+      run.push_back(e);
+      return true;
+    }
+    st = flush();
+    if (st.ok()) st = fn(e.metric, e.key, e.agg);
+    return st.ok();
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  return flush();
 }
 
 }  // namespace snapsink

@@ -1,9 +1,12 @@
 // Reading and writing the per-window records of a store inside a
 // transaction: the window state (Table::kWindows) and its seals
-// (Table::kSeals). Ingest, seal, publish and backfill all go through here.
+// (Table::kSeals), and its aggregates in order. Ingest, seal, publish and backfill all go through here.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/state_codec.h"
@@ -22,5 +25,11 @@ Status SetSealState(Txn* txn, int64_t window_ms, uint32_t version, SealState sta
 // superseded, and appends their versions to *superseded. keep_version 0
 // keeps none.
 Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint32_t keep_version, std::vector<uint32_t>* superseded);
+
+// Calls fn(metric, key, aggregate) for every aggregate of window_ms, in
+// (metric, key) byte order, natural keys restored (engine/long_key.h), until
+// fn returns an error, which it returns.
+using AggregateVisitor = std::function<Status(const std::string& metric, std::string_view key, const Aggregate& agg)>;
+Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& fn);
 
 }  // namespace snapsink

@@ -1,14 +1,25 @@
 #include "publish/backfill.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <thread>
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include "engine/crash_point.h"
 
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/timeutil.h"
+#include "publish/backfill_impact.h"
 #include "publish/publisher.h"
 
 namespace snapsink {
@@ -108,6 +119,57 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
   return live->Put(Table::kMeta, meta::BackfillDoneKey(version), "done");
 }
 
+// Reads standard input to its end, handing each chunk to sink (if any);
+// returns its length and XXH64 (seed 0).
+Status DrainStdin(const std::function<Status(std::string_view)>& sink, uint64_t* length, uint64_t* hash) {
+  std::unique_ptr<XXH64_state_t, decltype(&XXH64_freeState)> state(XXH64_createState(), &XXH64_freeState);
+  XXH64_reset(state.get(), 0);
+  std::string buf(size_t{1} << 20, '\0');
+  *length = 0;
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError(std::string("read standard input: ") + std::strerror(errno));
+    if (n == 0) break;
+    const std::string_view chunk(buf.data(), static_cast<size_t>(n));
+    XXH64_update(state.get(), chunk.data(), chunk.size());
+    *length += chunk.size();
+    if (sink) SNAPSINK_RETURN_IF_ERROR(sink(chunk));
+  }
+  *hash = XXH64_digest(state.get());
+  return Status::OK();
+}
+
+std::string SpoolMarker(uint64_t length, uint64_t hash) { return fmt::format("{} {:016x}\n", length, hash); }
+
+// Step 1b (backfill.h). REQUIRES: the backfill's lock is held.
+Status SpoolStdin(Env* env, const std::string& root, uint32_t version) {
+  const std::string spool = filenames::BackfillSpoolFile(root, version);
+  const std::string done = filenames::BackfillSpoolDoneFile(root, version);
+  uint64_t length = 0, hash = 0;
+  if (env->FileExists(done)) {
+    std::string marker;
+    SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(done, &marker));
+    SNAPSINK_RETURN_IF_ERROR(DrainStdin(nullptr, &length, &hash));
+    if (marker == SpoolMarker(length, hash)) return Status::OK();
+    return Status::InvalidArgument(
+        "backfill v" + std::to_string(version) + ": standard input (" + std::to_string(length) +
+        " bytes) is not the input an earlier, unfinished run spooled to " + spool +
+        "; pipe that same input again, or remove " + filenames::BackfillStateDir(root, version) +
+        " to start this backfill over");
+  }
+  std::unique_ptr<WritableFile> f;
+  SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(spool, &f));
+  SNAPSINK_RETURN_IF_ERROR(DrainStdin([&](std::string_view chunk) { return f->Append(chunk); }, &length, &hash));
+  SNAPSINK_RETURN_IF_ERROR(f->Sync());
+  SNAPSINK_RETURN_IF_ERROR(f->Close());
+  MaybeCrash("backfill.before_spool_done");
+  // Atomic and durable; the directory sync also makes the spool's entry durable.
+  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, done, SpoolMarker(length, hash)));
+  MaybeCrash("backfill.after_spool");
+  return Status::OK();
+}
+
 Status RemoveBackfillState(Env* env, const std::string& root, uint32_t version) {
   SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::BackfillStateDir(root, version)));
   return env->SyncDir(filenames::StateDir(root));
@@ -131,30 +193,56 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   const int64_t first = o.from ? WindowStart(*o.from, root->config().window_ms) : INT64_MIN;
   const int64_t last = o.to ? WindowStart(*o.to, root->config().window_ms) : INT64_MAX;
   if (first > last) return Status::InvalidArgument("--from is after --to");
-  std::set<int64_t> touched;
-  SNAPSINK_RETURN_IF_ERROR(TouchedWindows(o.files, root->config().window_ms, first, last, &touched));
-  SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), touched, o.version));
-
-  // 3. Ingest into the backfill's own state; one backfill process per version.
-  const std::string dir = filenames::BackfillStateDir(path, o.version);
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
-  std::unique_ptr<FileLock> bf_lock;
-  Status s = env->LockFile(filenames::BackfillLockFile(path, o.version), &bf_lock);
-  if (s.code() == Status::Code::kLocked) {
-    return Status::Locked("backfill v" + std::to_string(o.version) + " of " + path + " is running in another process");
+  const size_t stdin_inputs = std::count(o.files.begin(), o.files.end(), "-");
+  if (stdin_inputs > 1) return Status::InvalidArgument("- (standard input) can be given once");
+  if (!o.source.empty() && o.files.size() != 1) {
+    return Status::InvalidArgument("--source names one input; give one FILE with it");
   }
-  SNAPSINK_RETURN_IF_ERROR(s);
+
+  // One backfill process per version: its lock is taken before the spool
+  // (stdin) or else before step 3.
+  const std::string dir = filenames::BackfillStateDir(path, o.version);
+  const bool dir_existed = env->FileExists(dir);
+  std::unique_ptr<FileLock> bf_lock;
+  auto lock_backfill = [&]() -> Status {
+    SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, dir));
+    Status s = env->LockFile(filenames::BackfillLockFile(path, o.version), &bf_lock);
+    if (s.code() == Status::Code::kLocked) {
+      return Status::Locked("backfill v" + std::to_string(o.version) + " of " + path + " is running in another process");
+    }
+    return s;
+  };
+  std::vector<std::string> inputs = o.files;
+  if (stdin_inputs > 0) {
+    SNAPSINK_RETURN_IF_ERROR(lock_backfill());
+    SNAPSINK_RETURN_IF_ERROR(SpoolStdin(env, path, o.version));
+    std::replace(inputs.begin(), inputs.end(), std::string("-"), filenames::BackfillSpoolFile(path, o.version));
+  }
+  std::set<int64_t> touched;
+  SNAPSINK_RETURN_IF_ERROR(TouchedWindows(inputs, root->config().window_ms, first, last, &touched));
+  if (Status s = CheckVersion(root->store(), touched, o.version); !s.ok()) {
+    // Refused before any work: the spool made for it goes too. A spool of
+    // an earlier run stays, with the state that holds offsets into it.
+    if (stdin_inputs > 0 && !dir_existed) {
+      bf_lock.reset();
+      SNAPSINK_RETURN_IF_ERROR(RemoveBackfillState(env, path, o.version));
+    }
+    return s;
+  }
+
+  // 3. Ingest into the backfill's own state.
+  if (bf_lock == nullptr) SNAPSINK_RETURN_IF_ERROR(lock_backfill());
   std::unique_ptr<Store> bf;
   SNAPSINK_RETURN_IF_ERROR(Store::Open(dir, /*create=*/true, &bf));
   {
     Ingester ingester(env, bf.get(), root->config());
     ingester.SetWindowRange(first, last);
-    for (const std::string& f : o.files) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
       IngestOptions io;
-      io.path = f;
-      io.source = f;
+      io.path = inputs[i];
+      io.source = o.source.empty() ? o.files[i] : o.source;  // "-" for the spool of standard input
       io.commit_every = o.commit_every;
-      io.rejects_file = filenames::BackfillRejectsFile(path, o.version, f);
+      io.rejects_file = filenames::BackfillRejectsFile(path, o.version, io.source);
       io.input_final = true;  // an archive: a last line without its newline is taken or rejected
       if (o.on_progress) {
         io.on_commit = [&](const SourceState& st, int64_t size) { o.on_progress(st.offset, size, st.lines); };
@@ -190,20 +278,17 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   for (const PendingSnapshot& p : pending) affected.insert(p.window_ms);
   SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), affected, o.version));
   SealTarget target{env, path, bf.get(), root->config().window_ms};
-  for (int64_t w : windows) {
-    SealedWindow sw;
-    SNAPSINK_RETURN_IF_ERROR(SealWindow(target, w, o.version, &sw));
-    result->sealed.push_back(sw);
-  }
+  std::vector<SealJob> jobs;
+  for (int64_t w : windows) jobs.push_back(SealJob{w, o.version});
+  SNAPSINK_RETURN_IF_ERROR(SealBatch(target, jobs, &result->sealed));
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
   std::vector<std::pair<int64_t, uint32_t>> superseded;
   PublishResult pr;
-  if (pending.empty()) {
-    std::unique_ptr<Txn> txn;
-    SNAPSINK_RETURN_IF_ERROR(root->store()->BeginWrite(&txn));
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, meta::BackfillDoneKey(o.version), "done"));
-    SNAPSINK_RETURN_IF_ERROR(txn->Commit());
-  } else {
+  // Nothing to publish: V stays unused (SPEC 9: only a publish uses a version up).
+  if (!pending.empty()) {
+    std::set<int64_t> published;
+    for (const PendingSnapshot& p : pending) published.insert(p.window_ms);
+    SNAPSINK_RETURN_IF_ERROR(CompareTotals(root->store(), bf.get(), published, &result->impact));
     SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), pending, [&](Txn* live) {
       return AdoptBackfill(live, bf.get(), pending, o.version, &superseded);
     }, &pr));

@@ -149,7 +149,8 @@ struct HttpServer::Impl {
   double latency_sum = 0;
   uint64_t latency_count = 0;
 
-  std::mutex windows_mu;  // one LMDB read transaction at a time through options.root
+  std::unique_ptr<Root> own_root;  // when options.root is null
+  std::mutex state_mu;             // one reader of LMDB state at a time
 
   ~Impl() {
     if (inotify_fd >= 0) ::close(inotify_fd);
@@ -279,7 +280,12 @@ struct HttpServer::Impl {
     if (req.has_param("window")) {
       const std::string w = req.get_param_value("window");
       int64_t ms;
-      if (!ParseWindowName(w, &ms)) return Error(res, 400, "window: " + w + ": not a window name");
+      if (options.parse_window) {
+        Status s = options.parse_window(w, StateRoot()->config().window_ms, &ms);
+        if (!s.ok()) return Error(res, 400, s.message());
+      } else if (!ParseWindowName(w, &ms)) {
+        return Error(res, 400, "window: " + w + ": not a window name");
+      }
       spec.window = ms;
     }
     spec.metric = req.get_param_value("metric");
@@ -332,15 +338,11 @@ struct HttpServer::Impl {
     res.set_content(FormatRecords(records, QueryColumns(), format), type);
   }
 
+  Root* StateRoot() { return options.root != nullptr ? options.root : own_root.get(); }
+
   void Windows(httplib::Response& res) {
-    std::unique_ptr<Root> own;
-    Root* r = options.root;
-    if (r == nullptr) {
-      Status s = Root::Open(env, root, /*writer=*/false, &own);
-      if (!s.ok()) return ErrorFor(res, s);
-      r = own.get();
-    }
-    std::lock_guard<std::mutex> l(windows_mu);
+    std::lock_guard<std::mutex> l(state_mu);
+    Root* r = StateRoot();
     std::unique_ptr<Txn> txn;
     Status s = r->store()->BeginRead(&txn);
     std::vector<snapsink::Record> records;
@@ -373,7 +375,8 @@ struct HttpServer::Impl {
   void Metrics(httplib::Response& res) {
     std::string out;
     if (options.root_metrics) {
-      Status s = options.root_metrics(&out);
+      std::lock_guard<std::mutex> l(state_mu);
+      Status s = options.root_metrics(StateRoot(), &out);
       if (!s.ok()) return ErrorFor(res, s);
     }
     out += OwnMetrics();
@@ -420,7 +423,8 @@ struct HttpServer::Impl {
     http.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
       if (!options.status_text) return Error(res, 404, "status is not available");
       std::string out;
-      Status s = options.status_text(&out);
+      std::lock_guard<std::mutex> l(state_mu);
+      Status s = options.status_text(StateRoot(), &out);
       if (!s.ok()) return ErrorFor(res, s);
       res.set_content(out, "application/json");
     });
@@ -435,6 +439,9 @@ Status HttpServer::Open(Env* env, const std::string& root, ServeOptions options,
   impl->env = env;
   impl->root = root;
   impl->options = std::move(options);
+  if (impl->options.root == nullptr) {
+    SNAPSINK_RETURN_IF_ERROR(Root::Open(env, root, /*writer=*/false, &impl->own_root));
+  }
   impl->Routes();
   const ServeOptions& o = impl->options;
   if (o.port == 0) {

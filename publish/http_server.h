@@ -53,12 +53,16 @@ struct ServeOptions {
   size_t max_request_bytes = 64 * 1024;
   int poll_ms = 500;  // the watcher re-reads CURRENT at least this often
   // Optional: Prometheus text of the root's own metrics, prepended to /metrics.
-  std::function<Status(std::string*)> root_metrics;
+  std::function<Status(Root*, std::string*)> root_metrics;
   // Optional: the body of /v1/status (404 when unset).
-  std::function<Status(std::string*)> status_text;
-  // Optional: an open Root to read /v1/windows through (a process that is
-  // also the writer must not open its LMDB environment twice); when null
-  // the server opens the root read-only for each /v1/windows request.
+  std::function<Status(Root*, std::string*)> status_text;
+  // Optional: how the window parameter is read (the tool's window syntax);
+  // unset: a window start (ParseWindowName). InvalidArgument names it.
+  std::function<Status(const std::string& text, int64_t window_ms, int64_t* start)> parse_window;
+  // Optional: the open Root that /v1/windows, /v1/status and /metrics read
+  // LMDB state through (a process that is also the writer must not open its
+  // environment twice). When null the server opens the root read-only once.
+  // Those three endpoints take turns on it.
   Root* root = nullptr;
 };
 

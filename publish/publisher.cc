@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "engine/crash_point.h"
@@ -116,15 +118,33 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
     if (!in.count(metric))
       return Status::Reconcile(Mismatch(p, "metric " + metric + ": events", std::to_string(b.events), "0"));
   }
-  for (const MetricStats& ms : m.metrics) {
-    const Aggregate b = out.count(ms.metric) ? out[ms.metric] : Aggregate();
+  // The data file's stats section (what the manifest used to carry) against the rows.
+  std::vector<MetricStats> stats;
+  SNAPSINK_RETURN_IF_ERROR(reader->ReadStats(&stats));
+  for (const MetricStats& ms : stats) {
+    auto it = out.find(ms.metric);
+    const Aggregate b = it != out.end() ? it->second : Aggregate();
     if (ms.events != b.events || ms.count != b.count || ms.sum_micros != b.sum_micros) {
-      return Status::Reconcile(Mismatch(p, "metric " + ms.metric + " (manifest): events", std::to_string(b.events),
-                                        std::to_string(ms.events)));
+      return Status::Reconcile("reconciliation failed for window " + FormatIso(p.window_ms) + " v" +
+                               std::to_string(p.version) + ": metric " + ms.metric + ": the stats section says events " +
+                               std::to_string(ms.events) + ", count " + std::to_string(ms.count) + ", sum " +
+                               FormatMicros(ms.sum_micros) + "; the rows hold events " + std::to_string(b.events) +
+                               ", count " + std::to_string(b.count) + ", sum " + FormatMicros(b.sum_micros));
     }
   }
-  if (m.metrics.size() != out.size()) {
-    return Status::Reconcile(Mismatch(p, "metrics", std::to_string(out.size()), "manifest " + std::to_string(m.metrics.size())));
+  if (stats.size() != out.size()) {
+    return Status::Reconcile(Mismatch(p, "metrics", std::to_string(out.size()), "stats " + std::to_string(stats.size())));
+  }
+  // The manifest's window totals against the rows.
+  Aggregate total;
+  for (const auto& [metric, b] : out) {
+    total.events += b.events;
+    total.count += b.count;
+    total.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(total.sum_micros) + static_cast<uint64_t>(b.sum_micros));
+  }
+  if (total.events != m.events || total.count != m.count || total.sum_micros != m.sum_micros) {
+    return Status::Reconcile(Mismatch(p, "window totals: events", std::to_string(total.events),
+                                      "manifest " + std::to_string(m.events)));
   }
   return Status::OK();
 }
@@ -163,20 +183,36 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
     SNAPSINK_RETURN_IF_ERROR(ReconcileSnapshot(env, dir, p, &manifest_hashes[i]));
   }
 
-  // 2. Move each snapshot out of staging.
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::SnapshotsDir(root)));
+  // 2. Move each snapshot out of staging. Batched: every snapshots/<window>/
+  // is created, snapshots/ synced once, every snapshot renamed, then each
+  // snapshots/<window>/ synced once: one fsync per window, all before the
+  // generation manifest names any of them. The staging side of a rename
+  // needs no fsync: a rename is durable once the directory holding its new
+  // name is synced (ext4 and XFS journal it as one operation), and a staged
+  // copy that came back could not be published twice (its seal is recorded
+  // published, and the next seal's CleanStaging removes it).
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::SnapshotsDir(root)));  // deleted by hand: made again
+  std::vector<std::string> window_dirs;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (!staged[i]) continue;
+    window_dirs.push_back(filenames::SnapshotWindowDir(root, pending[i].window_ms));
+    SNAPSINK_RETURN_IF_ERROR(env->CreateDir(window_dirs.back()));
+  }
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!staged[i]) continue;
     const PendingSnapshot& p = pending[i];
-    const std::string window_dir = filenames::SnapshotWindowDir(root, p.window_ms);
-    SNAPSINK_RETURN_IF_ERROR(env->CreateDir(window_dir));
-    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
     SNAPSINK_RETURN_IF_ERROR(env->RenameFile(filenames::StagingSnapshotDir(root, p.window_ms, p.version),
                                              filenames::SnapshotDir(root, p.window_ms, p.version)));
-    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(window_dir));
-    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::StagingWindowDir(root, p.window_ms)));
     MaybeCrash("publish.after_rename");
   }
+  // A crashed attempt's renames are synced here too: the rerun syncs every
+  // pending window's directory, not only those it renamed itself.
+  window_dirs.clear();
+  for (const PendingSnapshot& p : pending) window_dirs.push_back(filenames::SnapshotWindowDir(root, p.window_ms));
+  std::sort(window_dirs.begin(), window_dirs.end());
+  window_dirs.erase(std::unique(window_dirs.begin(), window_dirs.end()), window_dirs.end());
+  for (const std::string& dir : window_dirs) SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
 
   // 3. The new generation: the current one with these windows replaced.
   std::unique_ptr<Txn> read;
@@ -199,7 +235,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   gm.generation = generation;
   gm.parent = parent;
   for (const auto& [w, e] : windows) gm.windows.push_back(e);
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::ManifestsDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::ManifestsDir(root)));
   SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationManifest(root, generation), gm.Encode()));
   MaybeCrash("publish.before_current");
 
@@ -212,6 +248,9 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
   SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, generation));
   SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, generation));
+  const auto now = std::chrono::system_clock::now().time_since_epoch();  // for `status` only
+  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::PublishedAtKey(generation),
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
   SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn.get()));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
 

@@ -7,8 +7,14 @@
 namespace snapsink {
 namespace {
 
+bool HasControl(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// RFC 4180; bytes stay as they are (a NUL too), and a field with any control
+// character is quoted so no reader takes it for a terminator.
 std::string CsvQuote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos && !HasControl(s)) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out.push_back('"');
@@ -19,6 +25,28 @@ std::string CsvQuote(const std::string& s) {
 }
 
 }  // namespace
+
+std::string EscapeControl(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out.push_back(ch);
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
 
 void Record::Str(const std::string& name, const std::string& value) { fields.push_back({name, value, true}); }
 void Record::Num(const std::string& name, const std::string& value) { fields.push_back({name, value, false}); }
@@ -47,7 +75,8 @@ std::string FormatRecords(const std::vector<Record>& records, const std::vector<
       std::vector<std::string> row;
       for (const std::string& c : columns) {
         auto it = std::find_if(r.fields.begin(), r.fields.end(), [&](const Field& f) { return f.name == c; });
-        row.push_back(it == r.fields.end() ? "" : it->value);
+        std::string v = it == r.fields.end() ? "" : it->value;
+        row.push_back(format == OutputFormat::kTable ? EscapeControl(v) : std::move(v));
       }
       cells.push_back(std::move(row));
     }

@@ -24,8 +24,13 @@ struct Record {
 
 enum class OutputFormat { kTable, kJson, kCsv };
 
-// The text of records: a header line and space-aligned columns (table), one
-// JSON object per line (json) or RFC 4180 CSV with a header (csv). columns
+// s with each control byte (below 0x20, and 0x7f) written as \t, \n, \r or
+// \xHH, so a key holding a tab or newline cannot break a table's alignment.
+std::string EscapeControl(const std::string& s);
+
+// The text of records: a header line and space-aligned columns (table cells
+// go through EscapeControl), one JSON object per line (json) or RFC 4180 CSV
+// with a header (csv; a field with a control byte is quoted). columns
 // name the table/csv columns; json writes every field of each record.
 std::string FormatRecords(const std::vector<Record>& records, const std::vector<std::string>& columns,
                           OutputFormat format);

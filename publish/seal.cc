@@ -33,49 +33,43 @@ Status DirtyWindows(Store* store, const RootConfig& config, bool all, std::vecto
 
 namespace {
 
-// The window's rows from the aggregates, written to path; stats per metric.
-Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path, SnapshotManifest* m) {
+// A window whose files are written but not yet synced.
+struct StagedWindow {
+  int64_t window_ms = 0;
+  uint32_t version = 0;
+  std::string dir;
+  SnapshotManifest manifest;
+  SealRecord record;
+  std::unique_ptr<WritableFile> data, manifest_file;
+};
+
+// The window's rows from the aggregates, written to path (unsynced, handed
+// back in *file); the window totals into m.
+Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path, SnapshotManifest* m,
+                 std::unique_ptr<WritableFile>* file) {
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer));
-  std::string prefix;
-  codec::AppendWindowKey(&prefix, window_ms);
   Row row;
-  Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, prefix, [&](std::string_view k, std::string_view v) {
-    std::string_view key;
-    Aggregate a;
-    if (!codec::SplitEscapedMetric(k.substr(8), &row.metric, &key)) {
-      st = Status::Corruption("malformed aggregate key in state");
-      return false;
-    }
-    st = codec::Decode(v, &a);
-    if (!st.ok()) return false;
+  SNAPSINK_RETURN_IF_ERROR(ScanWindowAggregates(txn, window_ms, [&](const std::string& metric, std::string_view key,
+                                                                     const Aggregate& a) {
+    row.metric = metric;
     row.key.assign(key);
     row.count = a.count;
     row.sum_micros = a.sum_micros;
     row.events = a.events;
-    st = writer->Add(row);
-    if (!st.ok()) return false;
-    if (m->metrics.empty() || m->metrics.back().metric != row.metric) m->metrics.push_back(MetricStats{row.metric});
-    MetricStats& ms = m->metrics.back();
-    ms.rows += 1;
-    ms.events += a.events;
-    ms.count += a.count;
-    ms.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(ms.sum_micros) + static_cast<uint64_t>(a.sum_micros));
-    return true;
+    return writer->Add(row);
   }));
-  SNAPSINK_RETURN_IF_ERROR(st);
-  SnapshotFileInfo info;
-  SNAPSINK_RETURN_IF_ERROR(writer->Finish(&info));
-  m->rows = info.rows;
-  m->files.push_back(FileEntry{filenames::kDataFile, info.bytes, info.xxh64});
-  for (const MetricStats& ms : m->metrics) {
+  for (const MetricStats& ms : writer->stats()) {
     m->events += ms.events;
     m->count += ms.count;
     // Wrapping on purpose: a window total across metrics may exceed int64; it
     // is checked the same way it is made, and per-metric sums are exact.
     m->sum_micros = static_cast<int64_t>(static_cast<uint64_t>(m->sum_micros) + static_cast<uint64_t>(ms.sum_micros));
   }
+  SnapshotFileInfo info;
+  SNAPSINK_RETURN_IF_ERROR(writer->FinishUnsynced(&info, file));
+  m->rows = info.rows;
+  m->files.push_back(FileEntry{filenames::kDataFile, info.bytes, info.xxh64});
   return Status::OK();
 }
 
@@ -98,56 +92,91 @@ Status ReadLedger(Txn* txn, int64_t window_ms, std::vector<LedgerEntry>* out) {
   return st;
 }
 
-}  // namespace
-
-Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out) {
-  const std::string dir = filenames::StagingSnapshotDir(t.root, window_ms, version);
-  SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(dir));  // a retried seal rewrites the same directory
-  SNAPSINK_RETURN_IF_ERROR(t.env->CreateDirs(dir));
-
-  SnapshotManifest m;
-  m.window_ms = window_ms;
+// Writes the data file and manifest of one window into its staging
+// directory, flushed, not synced.
+Status WriteStagedWindow(const SealTarget& t, Txn* read, const SealJob& job, StagedWindow* w) {
+  w->window_ms = job.window_ms;
+  w->version = job.version;
+  w->dir = filenames::StagingSnapshotDir(t.root, job.window_ms, job.version);
+  SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(w->dir));  // a retried seal rewrites the same directory
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(t.env, filenames::StagingDir(t.root)));  // deleted by hand: made again
+  SNAPSINK_RETURN_IF_ERROR(t.env->CreateDirs(w->dir));
+  SnapshotManifest& m = w->manifest;
+  m.window_ms = job.window_ms;
   m.window_size_ms = t.window_size_ms;
-  m.version = version;
-  SealRecord record;
+  m.version = job.version;
+  SNAPSINK_RETURN_IF_ERROR(
+      WriteRows(t.env, read, job.window_ms, filenames::Join(w->dir, filenames::kDataFile), &m, &w->data));
+  SNAPSINK_RETURN_IF_ERROR(ReadLedger(read, job.window_ms, &w->record.ledger));
+  w->record.rows = m.rows;
+  SNAPSINK_RETURN_IF_ERROR(
+      t.env->NewWritableFile(filenames::Join(w->dir, filenames::kSnapshotManifestFile), &w->manifest_file));
+  SNAPSINK_RETURN_IF_ERROR(w->manifest_file->Append(m.Encode()));
+  return w->manifest_file->Flush();
+}
+
+// One batch: every window's files written, then every file synced once,
+// every directory synced once (staging/ once for the batch), then every seal
+// recorded in one LMDB transaction.
+Status SealOneBatch(const SealTarget& t, const SealJob* jobs, size_t n, std::vector<SealedWindow>* out) {
+  std::vector<StagedWindow> batch(n);
   {
     std::unique_ptr<Txn> read;
     SNAPSINK_RETURN_IF_ERROR(t.store->BeginRead(&read));
-    SNAPSINK_RETURN_IF_ERROR(WriteRows(t.env, read.get(), window_ms, filenames::Join(dir, filenames::kDataFile), &m));
-    SNAPSINK_RETURN_IF_ERROR(ReadLedger(read.get(), window_ms, &record.ledger));
+    for (size_t i = 0; i < n; ++i) SNAPSINK_RETURN_IF_ERROR(WriteStagedWindow(t, read.get(), jobs[i], &batch[i]));
   }
-  record.rows = m.rows;
-  {
-    std::unique_ptr<WritableFile> f;
-    SNAPSINK_RETURN_IF_ERROR(t.env->NewWritableFile(filenames::Join(dir, filenames::kSnapshotManifestFile), &f));
-    SNAPSINK_RETURN_IF_ERROR(f->Append(m.Encode()));
-    SNAPSINK_RETURN_IF_ERROR(f->Sync());
-    SNAPSINK_RETURN_IF_ERROR(f->Close());
+  for (StagedWindow& w : batch) {
+    for (std::unique_ptr<WritableFile>* f : {&w.data, &w.manifest_file}) {
+      SNAPSINK_RETURN_IF_ERROR((*f)->Sync());
+      SNAPSINK_RETURN_IF_ERROR((*f)->Close());
+      f->reset();
+    }
   }
-  SNAPSINK_RETURN_IF_ERROR(t.env->SyncDir(dir));
-  SNAPSINK_RETURN_IF_ERROR(t.env->SyncDir(filenames::StagingWindowDir(t.root, window_ms)));
+  for (const StagedWindow& w : batch) SNAPSINK_RETURN_IF_ERROR(t.env->SyncDir(w.dir));
+  for (const StagedWindow& w : batch) {
+    SNAPSINK_RETURN_IF_ERROR(t.env->SyncDir(filenames::StagingWindowDir(t.root, w.window_ms)));
+  }
   SNAPSINK_RETURN_IF_ERROR(t.env->SyncDir(filenames::StagingDir(t.root)));
-  MaybeCrash("seal.before_record");
+  for (size_t i = 0; i < n; ++i) MaybeCrash("seal.before_record");
 
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(t.store->BeginWrite(&txn));
-  WindowState ws;
-  SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), window_ms, &ws));
-  // An unpublished staged version this one replaces.
-  std::vector<uint32_t> superseded;
-  SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(txn.get(), window_ms, version, &superseded));
-  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(window_ms, version), codec::Encode(record)));
-  ws.last_version = std::max(ws.last_version, version);
-  ws.dirty = false;
-  SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn.get(), window_ms, ws));
+  std::vector<std::pair<int64_t, uint32_t>> superseded;
+  for (const StagedWindow& w : batch) {
+    WindowState ws;
+    SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w.window_ms, &ws));
+    // An unpublished staged version this one replaces.
+    std::vector<uint32_t> old;
+    SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(txn.get(), w.window_ms, w.version, &old));
+    for (uint32_t v : old) superseded.emplace_back(w.window_ms, v);
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(w.window_ms, w.version), codec::Encode(w.record)));
+    ws.last_version = std::max(ws.last_version, w.version);
+    ws.dirty = false;
+    SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn.get(), w.window_ms, ws));
+  }
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
-  for (uint32_t ver : superseded) {
+  for (const auto& [window_ms, ver] : superseded) {
     SNAPSINK_RETURN_IF_ERROR(t.env->RemoveTree(filenames::StagingSnapshotDir(t.root, window_ms, ver)));
   }
-  out->window_ms = window_ms;
-  out->version = version;
-  out->rows = m.rows;
-  out->events = m.events;
+  for (const StagedWindow& w : batch) {
+    out->push_back(SealedWindow{w.window_ms, w.version, w.manifest.rows, w.manifest.events});
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status SealBatch(const SealTarget& t, const std::vector<SealJob>& jobs, std::vector<SealedWindow>* out) {
+  for (size_t i = 0; i < jobs.size(); i += kSealBatchWindows) {
+    SNAPSINK_RETURN_IF_ERROR(SealOneBatch(t, jobs.data() + i, std::min(kSealBatchWindows, jobs.size() - i), out));
+  }
+  return Status::OK();
+}
+
+Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out) {
+  std::vector<SealedWindow> sealed;
+  SNAPSINK_RETURN_IF_ERROR(SealBatch(t, {SealJob{window_ms, version}}, &sealed));
+  *out = sealed.front();
   return Status::OK();
 }
 
@@ -188,19 +217,17 @@ Status CleanStaging(const SealTarget& t) {
 
 Status SealWindows(const SealTarget& t, const std::vector<int64_t>& windows, std::vector<SealedWindow>* out) {
   SNAPSINK_RETURN_IF_ERROR(CleanStaging(t));
-  for (int64_t w : windows) {
-    WindowState ws;
-    {
-      std::unique_ptr<Txn> txn;
-      SNAPSINK_RETURN_IF_ERROR(t.store->BeginRead(&txn));
+  std::vector<SealJob> jobs;
+  {
+    std::unique_ptr<Txn> txn;
+    SNAPSINK_RETURN_IF_ERROR(t.store->BeginRead(&txn));
+    for (int64_t w : windows) {
+      WindowState ws;
       SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w, &ws));
+      if (ws.dirty) jobs.push_back(SealJob{w, ws.last_version + 1});
     }
-    if (!ws.dirty) continue;
-    SealedWindow sw;
-    SNAPSINK_RETURN_IF_ERROR(SealWindow(t, w, ws.last_version + 1, &sw));
-    out->push_back(sw);
   }
-  return Status::OK();
+  return SealBatch(t, jobs, out);
 }
 
 }  // namespace snapsink

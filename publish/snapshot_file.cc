@@ -16,12 +16,16 @@ namespace {
 
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr char kMagic[8] = {'S', 'N', 'A', 'P', 'S', 'N', 'K', '1'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kFooterSize = 64;
+constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
-// A block is cut once it reaches at most kSnapshotBlockBytes, so it never
-// holds more than that plus one maximal row.
-constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 64;
+constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB's bloom.cc
+// A block is cut once its rows reach at most kSnapshotBlockBytes, so it never
+// holds more than that plus one maximal row, plus its restart points (a row
+// is at least 5 bytes).
+constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 64 +
+                                    4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4;
 
 void PutFixed32(std::string* dst, uint32_t v) {
   char b[4];
@@ -86,6 +90,17 @@ bool GetLengthPrefixed(const char** p, const char* end, std::string_view* out) {
   return true;
 }
 
+// The metric and key of the row at *p, skipping its numbers: what a search
+// compares. REQUIRES: a row of a checked block.
+void GetRowKey(const char** p, const char* end, RowView* r) {
+  GetLengthPrefixed(p, end, &r->metric);
+  GetLengthPrefixed(p, end, &r->key);
+  for (int n = 0; n < 3; n++) {
+    while (*p < end && (static_cast<uint8_t>(**p) & 0x80) != 0) ++*p;
+    ++*p;
+  }
+}
+
 // A decoded row pointing into a block buffer.
 bool GetRow(const char** p, const char* end, RowView* r) {
   uint64_t c, e, s;
@@ -114,6 +129,93 @@ int CompareKeys(std::string_view m1, std::string_view k1, std::string_view m2, s
 }
 
 uint64_t Hash(std::string_view s) { return XXH64(s.data(), s.size(), 0); }
+
+// The filter's hash of a (metric, key): the key hashed with the metric's hash as seed.
+uint64_t FilterHash(std::string_view metric, std::string_view key) {
+  return XXH64(key.data(), key.size(), XXH64(metric.data(), metric.size(), 0));
+}
+
+// Bloom filter (docs/FORMAT.md), blocked as RocksDB's cache-local filters:
+// the high 32 bits of h pick one 64-byte line, and all probes of the key
+// fall in that line, so a lookup costs one cache miss, not one per probe.
+// Probe j tests bit (lo + j * delta) mod 512 of the line, lo the low 32
+// bits of h and delta = lo rotated right by 17 (LevelDB's bloom.cc).
+constexpr size_t kFilterLineBytes = 64;
+constexpr uint32_t kFilterLineBits = kFilterLineBytes * 8;
+
+size_t FilterLine(uint64_t h64, size_t lines) {
+  return static_cast<size_t>((static_cast<uint64_t>(static_cast<uint32_t>(h64 >> 32)) * lines) >> 32);
+}
+
+std::string BuildFilter(const std::vector<uint64_t>& hashes) {
+  const size_t bits = std::max<size_t>(kFilterLineBits, hashes.size() * kFilterBitsPerKey);
+  const size_t lines = (bits + kFilterLineBits - 1) / kFilterLineBits;
+  std::string f(lines * kFilterLineBytes, '\0');
+  for (uint64_t h64 : hashes) {
+    char* line = f.data() + FilterLine(h64, lines) * kFilterLineBytes;
+    uint32_t h = static_cast<uint32_t>(h64);
+    const uint32_t delta = (h >> 17) | (h << 15);
+    for (uint8_t j = 0; j < kFilterProbes; j++) {
+      const uint32_t pos = h % kFilterLineBits;
+      line[pos / 8] = static_cast<char>(line[pos / 8] | (1 << (pos % 8)));
+      h += delta;
+    }
+  }
+  f.push_back(static_cast<char>(kFilterProbes));
+  return f;
+}
+
+bool FilterMatches(std::string_view filter, uint64_t h64) {
+  const size_t lines = (filter.size() - 1) / kFilterLineBytes;
+  const uint8_t probes = static_cast<uint8_t>(filter.back());
+  const char* line = filter.data() + FilterLine(h64, lines) * kFilterLineBytes;
+  uint32_t h = static_cast<uint32_t>(h64);
+  const uint32_t delta = (h >> 17) | (h << 15);
+  for (uint8_t j = 0; j < probes; j++) {
+    const uint32_t pos = h % kFilterLineBits;
+    if ((static_cast<uint8_t>(line[pos / 8]) & (1 << (pos % 8))) == 0) return false;
+    h += delta;
+  }
+  return true;
+}
+
+// The rows of a decompressed block and its restart points, split apart.
+// False if the trailer is malformed or does not fit `rows`.
+struct BlockParts {
+  std::string_view rows;
+  const char* restarts = nullptr;  // num fixed32 offsets
+  uint32_t num = 0;
+};
+bool SplitBlock(std::string_view plain, uint32_t rows, BlockParts* out) {
+  if (plain.size() < 4) return false;
+  const uint32_t num = DecodeFixed32(plain.data() + plain.size() - 4);
+  if (num != (rows + kBlockRestartInterval - 1) / kBlockRestartInterval) return false;
+  const uint64_t trailer = 4 * uint64_t{num} + 4;
+  if (trailer > plain.size()) return false;
+  out->rows = plain.substr(0, plain.size() - trailer);
+  out->restarts = plain.data() + out->rows.size();
+  out->num = num;
+  return true;
+}
+
+void PutVarint64(std::string* dst, uint64_t v) {
+  char b[10];
+  dst->append(b, EncodeVarint64(b, v) - b);
+}
+
+std::string EncodeStats(const std::vector<MetricStats>& stats) {
+  std::string out;
+  PutFixed64(&out, stats.size());
+  for (const MetricStats& m : stats) {
+    PutVarint64(&out, m.metric.size());
+    out.append(m.metric);
+    PutVarint64(&out, m.rows);
+    PutVarint64(&out, ZigZag(m.events));
+    PutVarint64(&out, ZigZag(m.count));
+    PutVarint64(&out, ZigZag(m.sum_micros));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -191,6 +293,14 @@ Status SnapshotWriter::Add(const Row& row) {
     e.first_key = row.key;
     index_.push_back(std::move(e));
   }
+  if (block_rows_ % kBlockRestartInterval == 0) restarts_.push_back(static_cast<uint32_t>(block_.size()));
+  key_hashes_.push_back(FilterHash(row.metric, row.key));
+  if (stats_.empty() || stats_.back().metric != row.metric) stats_.push_back(MetricStats{row.metric});
+  MetricStats& ms = stats_.back();
+  ms.rows += 1;
+  ms.events += row.events;
+  ms.count += row.count;
+  ms.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(ms.sum_micros) + static_cast<uint64_t>(row.sum_micros));
   // One append per row: encoded in place at the end of block_.
   const size_t at = block_.size();
   block_.resize(at + row.metric.size() + row.key.size() + 5 * 10);
@@ -213,6 +323,9 @@ Status SnapshotWriter::Add(const Row& row) {
 
 Status SnapshotWriter::FlushBlock() {
   if (block_rows_ == 0) return Status::OK();
+  for (uint32_t r : restarts_) PutFixed32(&block_, r);
+  PutFixed32(&block_, static_cast<uint32_t>(restarts_.size()));
+  restarts_.clear();
   compressed_.resize(ZSTD_compressBound(block_.size()));
   size_t n = ZSTD_compressCCtx(cctx_, compressed_.data(), compressed_.size(), block_.data(),
                                block_.size(), options_.zstd_level);
@@ -238,12 +351,41 @@ Status SnapshotWriter::FlushBlock() {
 }
 
 Status SnapshotWriter::Finish(SnapshotFileInfo* info) {
+  SNAPSINK_RETURN_IF_ERROR(WriteTail(info));
+  Status s = file_->Sync();
+  if (s.ok()) s = file_->Close();
+  if (!s.ok()) return Fail(s);
+  return Status::OK();
+}
+
+Status SnapshotWriter::FinishUnsynced(SnapshotFileInfo* info, std::unique_ptr<WritableFile>* file) {
+  SNAPSINK_RETURN_IF_ERROR(WriteTail(info));
+  Status s = file_->Flush();
+  if (!s.ok()) return Fail(s);
+  *file = std::move(file_);
+  return Status::OK();
+}
+
+Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
   if (!error_.ok()) return error_;
   if (finished_) return Status::InvalidArgument(fmt::format("snapshot {}: Finish twice", path_));
   finished_ = true;
   SNAPSINK_RETURN_IF_ERROR(FlushBlock());
 
+  const std::string filter = BuildFilter(key_hashes_);
+  const uint64_t filter_offset = offset_;
+  SNAPSINK_RETURN_IF_ERROR(AppendToFile(filter));
+  const std::string stats = EncodeStats(stats_);
+  const uint64_t stats_offset = offset_;
+  SNAPSINK_RETURN_IF_ERROR(AppendToFile(stats));
+
   std::string index;
+  PutFixed64(&index, filter_offset);
+  PutFixed64(&index, filter.size());
+  PutFixed64(&index, Hash(filter));
+  PutFixed64(&index, stats_offset);
+  PutFixed64(&index, stats.size());
+  PutFixed64(&index, Hash(stats));
   PutFixed64(&index, index_.size());
   for (const IndexEntry& e : index_) {
     PutFixed64(&index, e.offset);
@@ -269,10 +411,6 @@ Status SnapshotWriter::Finish(SnapshotFileInfo* info) {
   PutFixed64(&footer, XXH64_digest(file_hash_));  // every byte before the footer
   PutFixed64(&footer, Hash(footer));
   SNAPSINK_RETURN_IF_ERROR(AppendToFile(footer));
-
-  Status s = file_->Sync();
-  if (s.ok()) s = file_->Close();
-  if (!s.ok()) return Fail(s);
   info->bytes = offset_;
   info->xxh64 = XXH64_digest(file_hash_);
   info->rows = rows_;
@@ -330,7 +468,7 @@ Status SnapshotReader::ParseFooterAndIndex() {
   rows_ = DecodeFixed64(f + 32);
   const uint64_t index_xxh64 = DecodeFixed64(f + 40);
   prefix_xxh64_ = DecodeFixed64(f + 48);
-  if (index_size < 8 || index_offset_ > footer_offset || footer_offset - index_offset_ != index_size) {
+  if (index_size < kIndexHeaderSize + 8 || index_offset_ > footer_offset || footer_offset - index_offset_ != index_size) {
     return Corrupt(footer_offset + 16, "index position does not match the file size");
   }
 
@@ -341,6 +479,9 @@ Status SnapshotReader::ParseFooterAndIndex() {
 
   const char* p = index.data();
   const char* const end = p + index.size();
+  filter_section_ = {DecodeFixed64(p), DecodeFixed64(p + 8), DecodeFixed64(p + 16)};
+  stats_section_ = {DecodeFixed64(p + 24), DecodeFixed64(p + 32), DecodeFixed64(p + 40)};
+  p += kIndexHeaderSize;
   const uint64_t count = DecodeFixed64(p);
   p += 8;
   if (count > index_size / kIndexEntryFixed) return Corrupt(index_offset_, "bad block count in index");
@@ -378,8 +519,63 @@ Status SnapshotReader::ParseFooterAndIndex() {
     total_rows += e.rows;
   }
   if (p != end) return Corrupt(index_offset_, "trailing bytes in index");
-  if (expect_offset != index_offset_) return Corrupt(index_offset_, "blocks do not end at the index");
+  if (filter_section_.offset != expect_offset || filter_section_.size < kFilterLineBytes + 1 ||
+      filter_section_.size > index_offset_ - filter_section_.offset ||
+      stats_section_.offset != filter_section_.offset + filter_section_.size || stats_section_.size < 8 ||
+      stats_section_.offset + stats_section_.size != index_offset_) {
+    return Corrupt(index_offset_, "filter and stats do not lie between the blocks and the index");
+  }
   if (total_rows != rows_) return Corrupt(footer_offset + 32, "row count differs from the index");
+  SNAPSINK_RETURN_IF_ERROR(ReadSection(filter_section_, "filter", &filter_));
+  const uint8_t probes = static_cast<uint8_t>(filter_.back());
+  if (probes == 0 || probes > 30) return Corrupt(filter_section_.offset, "bad filter probe count");
+  if ((filter_.size() - 1) % kFilterLineBytes != 0) return Corrupt(filter_section_.offset, "bad filter size");
+  return Status::OK();
+}
+
+Status SnapshotReader::ReadSection(const Section& s, std::string_view name, std::string* out) const {
+  SNAPSINK_RETURN_IF_ERROR(file_->Read(s.offset, s.size, out));
+  if (out->size() != s.size) return Corrupt(s.offset, fmt::format("short read of {}", name));
+  if (Hash(*out) != s.xxh64) return Corrupt(s.offset, fmt::format("{} checksum mismatch", name));
+  return Status::OK();
+}
+
+bool SnapshotReader::FilterMayMatch(std::string_view metric, std::string_view key) const {
+  return FilterMatches(filter_, FilterHash(metric, key));
+}
+
+Status SnapshotReader::ReadStats(std::vector<MetricStats>* out) const {
+  out->clear();
+  std::string bytes;
+  SNAPSINK_RETURN_IF_ERROR(ReadSection(stats_section_, "stats", &bytes));
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  const uint64_t count = DecodeFixed64(p);
+  p += 8;
+  if (count > bytes.size()) return Corrupt(stats_section_.offset, "bad metric count in stats");
+  out->reserve(count);
+  uint64_t rows = 0;
+  for (uint64_t i = 0; i < count; i++) {
+    MetricStats m;
+    std::string_view metric;
+    uint64_t r, e, c, s;
+    if (!GetLengthPrefixed(&p, end, &metric) || !GetVarint64(&p, end, &r) || !GetVarint64(&p, end, &e) ||
+        !GetVarint64(&p, end, &c) || !GetVarint64(&p, end, &s)) {
+      return Corrupt(stats_section_.offset, fmt::format("stats: bad entry {}", i));
+    }
+    if (!out->empty() && !(out->back().metric < metric)) {
+      return Corrupt(stats_section_.offset, fmt::format("stats: metric {} not sorted or not unique", i));
+    }
+    m.metric.assign(metric);
+    m.rows = r;
+    m.events = UnZigZag(e);
+    m.count = UnZigZag(c);
+    m.sum_micros = UnZigZag(s);
+    rows += r;
+    out->push_back(std::move(m));
+  }
+  if (p != end) return Corrupt(stats_section_.offset, "trailing bytes in stats");
+  if (rows != rows_) return Corrupt(stats_section_.offset, "stats: rows differ from the footer's");
   return Status::OK();
 }
 
@@ -404,11 +600,19 @@ Status SnapshotReader::LoadBlock(size_t i, Scratch* scratch) const {
 template <typename Fn>
 Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) const {
   const IndexEntry& e = index_[i];
-  const char* p = plain.data();
-  const char* const end = p + plain.size();
+  BlockParts parts;
+  if (!SplitBlock(plain, e.rows, &parts)) return Corrupt(e.offset, fmt::format("block {}: bad restart points", i));
+  const char* const begin = parts.rows.data();
+  const char* p = begin;
+  const char* const end = p + parts.rows.size();
   RowView prev, cur;
   uint32_t n = 0;
   while (p < end) {
+    if (n % kBlockRestartInterval == 0 && (n / kBlockRestartInterval >= parts.num ||
+                                           DecodeFixed32(parts.restarts + 4 * (n / kBlockRestartInterval)) !=
+                                               static_cast<uint64_t>(p - begin))) {
+      return Corrupt(e.offset, fmt::format("block {}: restart point of row {} is wrong", i, n));
+    }
     if (!GetRow(&p, end, &cur)) return Corrupt(e.offset, fmt::format("block {}: bad row {}", i, n));
     if (n == 0 ? CompareKeys(cur.metric, cur.key, e.first_metric, e.first_key) != 0
                : CompareKeys(prev.metric, prev.key, cur.metric, cur.key) >= 0) {
@@ -429,30 +633,63 @@ size_t SnapshotReader::FindBlock(std::string_view metric, std::string_view key) 
   return it == index_.begin() ? index_.size() : static_cast<size_t>(it - index_.begin()) - 1;
 }
 
+bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric,
+                                 std::string_view key, Row* row) const {
+  // The block was checked whole when it was cached: every restart point is
+  // the start of a row, rows are sorted, so the decoding below cannot fail.
+  BlockParts parts;
+  SplitBlock(plain, rows, &parts);
+  const char* const begin = parts.rows.data();
+  const char* const end = begin + parts.rows.size();
+  auto row_at = [&](uint32_t r, RowView* v) {
+    const char* p = begin + DecodeFixed32(parts.restarts + 4 * r);
+    GetRowKey(&p, end, v);
+  };
+  // The last restart whose row is <= (metric, key); row 0 is (FindBlock).
+  uint32_t lo = 0, hi = parts.num - 1;
+  RowView v;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo + 1) / 2;
+    row_at(mid, &v);
+    if (CompareKeys(v.metric, v.key, metric, key) <= 0) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const char* p = begin + DecodeFixed32(parts.restarts + 4 * lo);
+  for (uint32_t n = 0; n < kBlockRestartInterval && p < end; n++) {
+    const char* at = p;
+    GetRowKey(&p, end, &v);
+    const int c = CompareKeys(v.metric, v.key, metric, key);
+    if (c == 0) {
+      GetRow(&at, end, &v);
+      ToRow(v, row);
+      return true;
+    }
+    if (c > 0) break;
+  }
+  return false;
+}
+
 Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* row) const {
+  // A short message: absent keys are common, and this one fits the string's inline buffer.
+  if (!FilterMayMatch(metric, key)) return Status::NotFound("no such row");
   const size_t i = FindBlock(metric, key);
-  if (i == index_.size()) return Status::NotFound(fmt::format("{}/{}", metric, key));
+  if (i == index_.size()) return Status::NotFound("no such row");
   std::lock_guard<std::mutex> lock(get_mu_);
-  auto cached = block_cache_.find(i);
-  if (cached == block_cache_.end()) {
+  if (block_cache_.empty()) block_cache_.resize(index_.size());
+  if (block_cache_[i] == nullptr) {
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, get_scratch_.get()));
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, get_scratch_->plain, [](const RowView&) { return true; }));
     if (block_cache_bytes_ + index_[i].usize > kBlockCacheBytes) {
-      block_cache_.clear();
+      for (auto& b : block_cache_) b.reset();
       block_cache_bytes_ = 0;
     }
     block_cache_bytes_ += index_[i].usize;
-    cached = block_cache_.emplace(i, get_scratch_->plain).first;
+    block_cache_[i] = std::make_unique<std::string>(get_scratch_->plain);
   }
-  bool found = false;
-  SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, cached->second, [&](const RowView& v) {
-    int c = CompareKeys(v.metric, v.key, metric, key);
-    if (c == 0) {
-      ToRow(v, row);
-      found = true;
-    }
-    return c < 0;
-  }));
-  if (!found) return Status::NotFound(fmt::format("{}/{}", metric, key));
+  if (!SearchBlock(*block_cache_[i], index_[i].rows, metric, key, row)) return Status::NotFound("no such row");
   return Status::OK();
 }
 
@@ -518,10 +755,11 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
   uint64_t rows = 0;
   for (size_t i = 0; i < index_.size(); i++) {
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
-    bool first = true, ordered = true;
+    bool first = true, ordered = true, filtered = true;
     RowView last;  // points into scratch.plain, valid until the next LoadBlock
     SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
       if (first && i > 0 && CompareKeys(last_metric, last_key, v.metric, v.key) >= 0) ordered = false;
+      if (!FilterMayMatch(v.metric, v.key)) filtered = false;
       first = false;
       last = v;
       rows++;
@@ -529,6 +767,7 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
       return true;
     }));
     if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
+    if (!filtered) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
     last_metric.assign(last.metric);
     last_key.assign(last.key);
   }

@@ -1,11 +1,15 @@
 // The immutable data file of one window snapshot (format: docs/FORMAT.md).
 //
 // A snapshot file holds the rows of one window, sorted by (metric, key) as
-// byte strings, in zstd-compressed blocks of ~64 KiB, followed by an index
-// of the blocks and a fixed 64-byte footer. Every block, the index and the
-// footer carry an xxh64 (XXH64, seed 0), so a flipped byte anywhere is
+// byte strings, in zstd-compressed blocks of ~64 KiB (each ending in restart
+// points for binary search), then a bloom filter of every (metric, key), the
+// per-metric stats that reconciliation compares, an index of the blocks and
+// a fixed 64-byte footer. Every block, the filter, the stats, the index and
+// the footer carry an xxh64 (XXH64, seed 0), so a flipped byte anywhere is
 // reported as Status::Corruption naming the path and offset; a reader never
-// returns a row whose numbers differ from what was written.
+// returns a row whose numbers differ from what was written. A point lookup
+// reads only the footer, the index, the filter and one block; only
+// ReadStats reads the stats.
 //
 // The bytes depend only on the rows and the compression level: the same
 // rows written twice give the same file (SPEC 4).
@@ -19,7 +23,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +54,18 @@ struct Row {
   bool operator==(const Row&) const = default;
 };
 
+// Totals of one metric's rows in a snapshot (the stats section). sum_micros
+// wraps (two's complement) like the sums of the ledger it is compared with.
+struct MetricStats {
+  std::string metric;
+  uint64_t rows = 0;
+  int64_t events = 0;
+  int64_t count = 0;
+  int64_t sum_micros = 0;
+
+  bool operator==(const MetricStats&) const = default;
+};
+
 struct SnapshotFileInfo {
   uint64_t bytes = 0;  // size of the whole file
   uint64_t xxh64 = 0;  // XXH64 (seed 0) of all `bytes` bytes of the file
@@ -62,6 +77,10 @@ inline constexpr size_t kSnapshotMaxFieldBytes = 1 << 20;
 inline constexpr size_t kSnapshotBlockBytes = 64 << 10;  // default block target (uncompressed)
 // Decompressed blocks a SnapshotReader keeps for point lookups (Get).
 inline constexpr size_t kBlockCacheBytes = size_t{64} << 20;
+// A block records the offset of every kBlockRestartInterval-th row.
+inline constexpr uint32_t kBlockRestartInterval = 16;
+// Bloom filter bits per (metric, key); the filter probes 6 bits per key.
+inline constexpr size_t kFilterBitsPerKey = 10;
 
 // Both options decide the bytes: keep them fixed for a given snapshot.
 struct SnapshotWriterOptions {
@@ -90,9 +109,19 @@ class SnapshotWriter {
   // and MaybeCrash("seal.mid_data") runs.
   Status Add(const Row& row);
 
-  // Writes the last block, the index and the footer, Sync()s and closes the
-  // file, and fills *info. No Add or Finish after it.
+  // Writes the last block, the filter, the stats, the index and the footer,
+  // Sync()s and closes the file, and fills *info. No Add or Finish after it.
   Status Finish(SnapshotFileInfo* info);
+  // The same, except that the file is neither synced nor closed: it is
+  // flushed and handed to the caller, who syncs it (batched with others)
+  // before anything names it.
+  Status FinishUnsynced(SnapshotFileInfo* info, std::unique_ptr<WritableFile>* file);
+
+  // Stats of the rows added so far, by metric (what Finish writes).
+  const std::vector<MetricStats>& stats() const { return stats_; }
+  // Tests only: Finish writes these stats instead of the ones of the rows,
+  // with valid checksums, so that reconciliation has something to catch.
+  void OverrideStatsForTesting(std::vector<MetricStats> stats) { stats_ = std::move(stats); }
 
  private:
   struct IndexEntry;
@@ -100,6 +129,7 @@ class SnapshotWriter {
   Status Fail(Status s);
   Status AppendToFile(std::string_view data);
   Status FlushBlock();
+  Status WriteTail(SnapshotFileInfo* info);
 
   const std::string path_;
   std::unique_ptr<WritableFile> file_;
@@ -112,16 +142,21 @@ class SnapshotWriter {
   uint64_t rows_ = 0;
   std::string block_;       // uncompressed rows of the current block
   uint32_t block_rows_ = 0;
+  std::vector<uint32_t> restarts_;      // of the current block
+  std::vector<uint64_t> key_hashes_;    // FilterHash of every row, for the filter
+  std::vector<MetricStats> stats_;
   std::string compressed_;  // reused output buffer of zstd
   std::string last_metric_, last_key_;  // last row added ("" before the first)
   std::vector<IndexEntry> index_;
 };
 
-// Reads one snapshot file. Open checks only the footer and the index; each
-// block is checked (xxh64 of its compressed bytes, exact decoded size and
-// row count, sorted rows, first row equal to the index) when it is read.
-// Thread-safe: Get shares one decompression context under a mutex; Scan and
-// VerifyAll use their own. `fn` of Scan may call back into the reader.
+// Reads one snapshot file. Open checks the footer, the index and the filter
+// (it reads those three); each block is checked (xxh64 of its compressed
+// bytes, exact decoded size and row count, sorted rows, first row equal to
+// the index, restart points on row boundaries) when it is read.
+// Thread-safe: Get shares one decompression context and a cache of checked,
+// decompressed blocks under a mutex; Scan and VerifyAll use their own. `fn`
+// of Scan may call back into the reader.
 class SnapshotReader {
  public:
   static Status Open(Env* env, const std::string& path, std::unique_ptr<SnapshotReader>* out);
@@ -144,9 +179,18 @@ class SnapshotReader {
     return {e.offset, e.csize, e.usize, e.rows, e.first_metric, e.first_key};
   }
 
-  // Point lookup: binary search over the block first keys, then decodes at
-  // most one block. NotFound if absent; Corruption if that block is bad.
+  // Point lookup: the filter first (most absent keys stop there), then a
+  // binary search over the block first keys and over the restart points of
+  // at most one block, which is read, checked whole and cached once.
+  // NotFound if absent; Corruption if that block is bad.
   Status Get(std::string_view metric, std::string_view key, Row* row) const;
+
+  // False only if (metric, key) is certainly not in the file.
+  bool FilterMayMatch(std::string_view metric, std::string_view key) const;
+
+  // Reads and checks the stats section (its xxh64, sorted unique metrics,
+  // rows adding up to the footer's). Only reconciliation and verify need it.
+  Status ReadStats(std::vector<MetricStats>* out) const;
 
   // Calls fn for every row in order; if metric is non-null only for rows of
   // that metric, starting at the first block that can hold it. Stops at the
@@ -155,7 +199,8 @@ class SnapshotReader {
 
   // Full check: XXH64 of the whole file (equal to expected_xxh64 unless that
   // is 0), the footer's prefix checksum, every block's checksum and decoding,
-  // rows strictly sorted across blocks, and the row count of the footer.
+  // rows strictly sorted across blocks, the row count of the footer, and
+  // that the filter matches every row.
   // With visit: also calls visit(row) for every row, in order, as the blocks
   // are checked, so a caller can reconcile the rows in the same pass.
   Status VerifyAll(uint64_t expected_xxh64) const { return VerifyAll(expected_xxh64, nullptr); }
@@ -170,6 +215,10 @@ class SnapshotReader {
   };
   // Decompression scratch reused across the blocks of one call.
   struct Scratch;
+  // Where a section (filter, stats) lies, from the index header.
+  struct Section {
+    uint64_t offset = 0, size = 0, xxh64 = 0;
+  };
 
   SnapshotReader(std::string path, std::unique_ptr<RandomAccessFile> file);
   Status ParseFooterAndIndex();
@@ -183,6 +232,11 @@ class SnapshotReader {
   // Index of the last block whose first (metric, key) <= (metric, key), or
   // blocks() when every block starts after it.
   size_t FindBlock(std::string_view metric, std::string_view key) const;
+  // Reads section s and checks its checksum.
+  Status ReadSection(const Section& s, std::string_view name, std::string* out) const;
+  // Binary search over the restart points of a checked block.
+  bool SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric, std::string_view key,
+                   Row* row) const;
 
   const std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
@@ -191,12 +245,14 @@ class SnapshotReader {
   uint64_t index_offset_ = 0;
   uint64_t prefix_xxh64_ = 0;  // footer: XXH64 of the bytes before the footer
   std::vector<IndexEntry> index_;
+  Section filter_section_, stats_section_;
+  std::string filter_;  // the filter's bytes, checked
 
   mutable std::mutex get_mu_;
   std::unique_ptr<Scratch> get_scratch_;  // guarded by get_mu_
-  // Decompressed blocks that Get has read (their checksums held), up to
-  // kBlockCacheBytes; guarded by get_mu_.
-  mutable std::unordered_map<size_t, std::string> block_cache_;
+  // Decompressed blocks that Get has read and checked whole, by block
+  // number, up to kBlockCacheBytes (then all are dropped); guarded by get_mu_.
+  mutable std::vector<std::unique_ptr<std::string>> block_cache_;
   mutable size_t block_cache_bytes_ = 0;
 };
 

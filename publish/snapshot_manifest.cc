@@ -15,15 +15,12 @@ namespace {
 
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr std::string_view kFormat = "snapsink.snapshot";
-constexpr uint64_t kFormatVersion = 1;
+constexpr uint64_t kFormatVersion = 2;  // 2: per-metric stats moved to the data file
 
 
 }  // namespace
 
 std::string SnapshotManifest::Encode() const {
-  std::vector<const MetricStats*> ms;
-  for (const MetricStats& m : metrics) ms.push_back(&m);
-  std::stable_sort(ms.begin(), ms.end(), [](auto* a, auto* b) { return a->metric < b->metric; });
   std::vector<const FileEntry*> fs;
   for (const FileEntry& f : files) fs.push_back(&f);
   std::stable_sort(fs.begin(), fs.end(), [](auto* a, auto* b) { return a->name < b->name; });
@@ -31,15 +28,9 @@ std::string SnapshotManifest::Encode() const {
   std::string out = fmt::format(
       "{{\"format\":\"{}\",\"format_version\":{},\"window_ms\":{},\"window_size_ms\":{},"
       "\"version\":{},\"aggregation_version\":{},\"rows\":{},\"events\":{},\"count\":{},"
-      "\"sum_micros\":{},\"metrics\":[",
+      "\"sum_micros\":{},\"files\":[",
       kFormat, kFormatVersion, window_ms, window_size_ms, version, aggregation_version, rows, events,
       count, sum_micros);
-  for (size_t i = 0; i < ms.size(); i++) {
-    const MetricStats& m = *ms[i];
-    out += fmt::format("{}{{\"metric\":\"{}\",\"rows\":{},\"events\":{},\"count\":{},\"sum_micros\":{}}}",
-                       i ? "," : "", JsonEscape(m.metric), m.rows, m.events, m.count, m.sum_micros);
-  }
-  out += "],\"files\":[";
   for (size_t i = 0; i < fs.size(); i++) {
     const FileEntry& f = *fs[i];
     out += fmt::format("{}{{\"name\":\"{}\",\"bytes\":{},\"xxh64\":\"{}\"}}", i ? "," : "",
@@ -66,21 +57,6 @@ Status SnapshotManifest::Decode(std::string_view text, const std::string& name, 
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "sum_micros", &m.sum_micros));
 
   simdjson::dom::array arr;
-  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "metrics", &arr));
-  for (simdjson::dom::element e : arr) {
-    simdjson::dom::object mo;
-    SNAPSINK_RETURN_IF_ERROR(r.Object(e, "metrics[]", &mo));
-    MetricStats s;
-    SNAPSINK_RETURN_IF_ERROR(r.String(mo, "metric", &s.metric));
-    SNAPSINK_RETURN_IF_ERROR(r.Uint(mo, "rows", UINT64_MAX, &s.rows));
-    SNAPSINK_RETURN_IF_ERROR(r.Int(mo, "events", &s.events));
-    SNAPSINK_RETURN_IF_ERROR(r.Int(mo, "count", &s.count));
-    SNAPSINK_RETURN_IF_ERROR(r.Int(mo, "sum_micros", &s.sum_micros));
-    if (!m.metrics.empty() && !(m.metrics.back().metric < s.metric)) {
-      return r.Bad("metrics", fmt::format("{:?} is not sorted or not unique", s.metric));
-    }
-    m.metrics.push_back(std::move(s));
-  }
   SNAPSINK_RETURN_IF_ERROR(r.Array(o, "files", &arr));
   for (simdjson::dom::element e : arr) {
     simdjson::dom::object fo;

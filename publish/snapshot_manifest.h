@@ -1,9 +1,11 @@
 // The manifest of one window snapshot: `manifest.json` in the snapshot
 // directory (staging/<window>/v<version>/ and later snapshots/...).
 //
-// It records the window, the snapshot version, the totals of the window and
-// of each metric (reconciliation compares them with the engine's ledger,
-// SPEC 4), and every data file with its size and XXH64. It is checked JSON
+// It records the window, the snapshot version, the totals of the window
+// (reconciliation compares them with the rows), and every data file with its
+// size and XXH64. The totals of each metric are not here: they are in the
+// data file's stats section (SnapshotReader::ReadStats), so a reader that
+// opens a snapshot with many metrics parses only a few hundred bytes here. It is checked JSON
 // (publish/checked_json.h) with a fixed member order, integers only (sums
 // are integer micros, exact), so the bytes depend only on the contents.
 // Layout: docs/FORMAT.md.
@@ -19,16 +21,6 @@
 namespace snapsink {
 
 inline constexpr char kSnapshotManifestName[] = "manifest.json";
-
-struct MetricStats {
-  std::string metric;
-  uint64_t rows = 0;
-  int64_t events = 0;
-  int64_t count = 0;
-  int64_t sum_micros = 0;
-
-  bool operator==(const MetricStats&) const = default;
-};
 
 struct FileEntry {
   std::string name;    // a plain file name inside the snapshot directory
@@ -47,19 +39,17 @@ struct SnapshotManifest {
   int64_t events = 0;
   int64_t count = 0;
   int64_t sum_micros = 0;
-  std::vector<MetricStats> metrics;  // sorted by metric, unique
   std::vector<FileEntry> files;      // sorted by name, unique
 
   bool operator==(const SnapshotManifest&) const = default;
 
-  // Deterministic checked JSON, one line ending in '\n'. metrics and files
-  // are written sorted even if the vectors are not. Metric and file names
-  // must be valid UTF-8 to survive a round trip (others are escaped as
-  // U+FFFD; see JsonEscape).
+  // Deterministic checked JSON, one line ending in '\n'. files are written
+  // sorted even if the vector is not. File names must be valid UTF-8 to
+  // survive a round trip (others are escaped as U+FFFD; see JsonEscape).
   std::string Encode() const;
 
   // Parses and checks text as written by Encode: checksum, format name and
-  // version, every member's type and range, sorted unique metrics and files,
+  // version, every member's type and range, sorted unique files,
   // file names without '/'. Any failure is Corruption naming name_for_errors.
   // Unknown members are ignored.
   static Status Decode(std::string_view text, const std::string& name_for_errors, SnapshotManifest* out);

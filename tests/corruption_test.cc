@@ -248,8 +248,13 @@ TEST_P(ReconcileGateTest, PublishRefusesStagedNumbersThatDifferFromTheLedger) {
   SnapshotManifest m;
   ASSERT_TRUE(SnapshotManifest::Decode(ReadFile(staged + "/manifest.json"), "manifest.json", &m).ok());
   Row& victim = rows.back();  // an "orders" row
-  auto stat = std::find_if(m.metrics.begin(), m.metrics.end(), [&](const MetricStats& s) { return s.metric == victim.metric; });
-  ASSERT_NE(stat, m.metrics.end());
+  MetricStats victim_stats;  // the victim's metric as the rows (and the ledger) hold it
+  for (const Row& row : rows) {
+    if (row.metric != victim.metric) continue;
+    victim_stats.rows += 1, victim_stats.events += row.events, victim_stats.count += row.count;
+    victim_stats.sum_micros += row.sum_micros;
+  }
+  MetricStats* stat = &victim_stats;
   std::string what, in_files, in_ledger;
   switch (tamper) {
     case Tamper::kCount:
@@ -304,6 +309,86 @@ TEST_P(ReconcileGateTest, PublishRefusesStagedNumbersThatDifferFromTheLedger) {
     EXPECT_FALSE(boost::filesystem::exists(root + "/snapshots/" + kW1 + "/v2"));
     EXPECT_EQ(Snapsink({"query", root, "--format", "json"}).out, query);
   }
+}
+
+// Little-endian fixed64 at p.
+uint64_t Fixed64At(const std::string& s, size_t p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(s[p + i])) << (8 * i);
+  return v;
+}
+
+// The per-metric stats live in the data file's stats section (docs/FORMAT.md
+// 1), which only reconciliation (publish) and verify read. Staged stats that
+// disagree with the rows, with every checksum valid, make publish exit 4;
+// a flipped byte in a published stats section makes verify exit 10, while
+// query, which never reads the section, prints what it printed before.
+TEST(StatsSectionTest, StagedStatsThatDisagreeWithTheRowsAreRefusedAndDamagedPublishedStatsAreFound) {
+  TempDir d;
+  WriteInputs(d);
+  const std::string root = d / "root";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  RunResult r = Snapsink({"run", root, d / "in1.ndjson", "--final"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(Snapsink({"ingest", root, d / "in2.ndjson"}).exit_code, 0);
+  ASSERT_EQ(Snapsink({"seal", root, "--all"}).exit_code, 0);
+  const std::string staged = root + "/staging/" + kW1 + "/v2";
+  const std::string original_data = ReadFile(staged + "/data");
+  const std::string original_manifest = ReadFile(staged + "/manifest.json");
+
+  // Same rows, stats of "orders" off by one count, all checksums valid.
+  Env* env = Env::Default();
+  std::vector<Row> rows;
+  {
+    std::unique_ptr<SnapshotReader> reader;
+    ASSERT_TRUE(SnapshotReader::Open(env, staged + "/data", &reader).ok());
+    ASSERT_TRUE(reader->Scan(nullptr, [&](const Row& row) { rows.push_back(row); }).ok());
+  }
+  SnapshotFileInfo info;
+  {
+    std::unique_ptr<SnapshotWriter> w;
+    ASSERT_TRUE(SnapshotWriter::Open(env, staged + "/data", &w).ok());
+    for (const Row& row : rows) ASSERT_TRUE(w->Add(row).ok());
+    std::vector<MetricStats> stats = w->stats();
+    ASSERT_EQ(stats.back().metric, "orders");
+    stats.back().count += 1;
+    w->OverrideStatsForTesting(stats);
+    ASSERT_TRUE(w->Finish(&info).ok());
+  }
+  SnapshotManifest m;
+  ASSERT_TRUE(SnapshotManifest::Decode(original_manifest, "manifest.json", &m).ok());
+  m.files[0].bytes = info.bytes;
+  m.files[0].xxh64 = info.xxh64;
+  WriteFile(staged + "/manifest.json", m.Encode());
+  RunResult p = Snapsink({"publish", root});
+  EXPECT_EQ(p.exit_code, 4) << p.out << p.err;
+  EXPECT_NE(p.err.find("metric orders: the stats section says"), std::string::npos) << p.err;
+  EXPECT_FALSE(boost::filesystem::exists(root + "/snapshots/" + kW1 + "/v2"));
+
+  // The good files back: publish, then damage the published stats section.
+  WriteFile(staged + "/data", original_data);
+  WriteFile(staged + "/manifest.json", original_manifest);
+  p = Snapsink({"publish", root});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::string query = Snapsink({"query", root, "--format", "json"}).out;
+  const std::string data = root + "/snapshots/" + kW1 + "/v2/data";
+  const std::string bytes = ReadFile(data);
+  const uint64_t index_offset = Fixed64At(bytes, bytes.size() - 64 + 16);
+  const uint64_t stats_offset = Fixed64At(bytes, index_offset + 24), stats_size = Fixed64At(bytes, index_offset + 32);
+  ASSERT_GT(stats_size, 8u);
+  ASSERT_LE(stats_offset + stats_size, index_offset);
+  for (uint64_t at : {stats_offset, stats_offset + 8, stats_offset + stats_size - 1}) {
+    SCOPED_TRACE("stats byte " + std::to_string(at - stats_offset));
+    FlipByte(data, at);
+    RunResult v = Snapsink({"verify", root});
+    EXPECT_EQ(v.exit_code, 10) << v.out << v.err;
+    EXPECT_NE(v.out.find(std::string("snapshots/") + kW1 + "/v2/data"), std::string::npos) << v.out;
+    RunResult q = Snapsink({"query", root, "--format", "json"});
+    EXPECT_EQ(q.exit_code, 0) << q.err;
+    EXPECT_EQ(q.out, query);
+    WriteFile(data, bytes);
+  }
+  EXPECT_EQ(Snapsink({"verify", root}).exit_code, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corruption, ReconcileGateTest,

@@ -91,7 +91,6 @@ SnapshotManifest SampleSnapshotManifest() {
   m.events = 9;
   m.count = 7;
   m.sum_micros = -1500000;
-  m.metrics = {{"orders", 2, 6, 5, 37500000}, {"refunds \"q\"", 1, 3, 2, -39000000}};
   m.files = {{"data.snap", 12345, 0xfedcba9876543210ull}};
   return m;
 }
@@ -101,11 +100,9 @@ TEST(SnapshotManifestTest, RoundTripAndFixedBytes) {
   std::string text = m.Encode();
   EXPECT_EQ(text, m.Encode());
   const std::string body =
-      R"({"format":"snapsink.snapshot","format_version":1,"window_ms":1792576800000,)"
+      R"({"format":"snapsink.snapshot","format_version":2,"window_ms":1792576800000,)"
       R"("window_size_ms":3600000,"version":2,"aggregation_version":1,"rows":3,"events":9,"count":7,)"
-      R"("sum_micros":-1500000,"metrics":[{"metric":"orders","rows":2,"events":6,"count":5,)"
-      R"("sum_micros":37500000},{"metric":"refunds \"q\"","rows":1,"events":3,"count":2,)"
-      R"("sum_micros":-39000000}],"files":[{"name":"data.snap","bytes":12345,"xxh64":"fedcba9876543210"}]})";
+      R"("sum_micros":-1500000,"files":[{"name":"data.snap","bytes":12345,"xxh64":"fedcba9876543210"}]})";
   EXPECT_EQ(text, SealJson(body));
   SnapshotManifest got;
   Status s = SnapshotManifest::Decode(text, "manifest.json", &got);
@@ -128,7 +125,6 @@ TEST(SnapshotManifestTest, RoundTripAndFixedBytes) {
 TEST(SnapshotManifestTest, EncodeSorts) {
   SnapshotManifest m = SampleSnapshotManifest();
   SnapshotManifest shuffled = m;
-  std::swap(shuffled.metrics[0], shuffled.metrics[1]);
   shuffled.files.insert(shuffled.files.begin(), FileEntry{"zz", 1, 2});
   m.files.push_back(FileEntry{"zz", 1, 2});
   EXPECT_EQ(shuffled.Encode(), m.Encode());
@@ -151,13 +147,11 @@ TEST(SnapshotManifestTest, RejectsMalformed) {
   };
   for (std::string bad : {
            replace("snapsink.snapshot", "snapsink.generation"),
-           replace("\"format_version\":1", "\"format_version\":2"),
+           replace("\"format_version\":2", "\"format_version\":1"),
            replace("\"window_ms\":1792576800000", "\"window_ms\":1.5"),
            replace("\"version\":2", "\"version\":4294967296"),
            replace("\"rows\":3", "\"rows\":-3"),
            replace("\"count\":7", "\"count\":\"7\""),
-           replace("\"metric\":\"orders\"", "\"metric\":\"zzz\""),        // unsorted
-           replace("\"metric\":\"orders\"", "\"metric\":\"refunds \\\"q\\\"\""),  // duplicate
            replace("\"name\":\"data.snap\"", "\"name\":\"../data.snap\""),
            replace("\"name\":\"data.snap\"", "\"name\":\"\""),
            replace("\"xxh64\":\"fedcba9876543210\"", "\"xxh64\":\"FEDCBA9876543210\""),

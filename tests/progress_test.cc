@@ -57,14 +57,22 @@ TEST(Progress, OnlyOnATerminalAndNotWithQuiet) {
   // Not a terminal: no progress.
   RunResult piped = Snapsink({"ingest", d / "a", in, "--commit-every", "10"});
   ASSERT_EQ(piped.exit_code, 0);
-  EXPECT_EQ(piped.err.find("events/s"), std::string::npos) << piped.err;
-  // A terminal: progress with bytes, events, rate and time left.
+  EXPECT_EQ(piped.err.find("lines/s"), std::string::npos) << piped.err;
+  // A terminal: progress with bytes, lines, rate and time left.
   const std::string tty = OnATerminal({"ingest", d / "b", in, "--commit-every", "10"});
-  EXPECT_NE(tty.find("events/s"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("lines/s"), std::string::npos) << tty;
   EXPECT_NE(tty.find("left"), std::string::npos) << tty;
+  // Regression (issue 11): the summary was glued to the last progress line
+  // (its newline came after it). It must start a line of its own.
+  const size_t summary = tty.find(in + ": this run: lines 50");
+  ASSERT_NE(summary, std::string::npos) << tty;
+  ASSERT_GT(summary, 0u);
+  EXPECT_EQ(tty[summary - 1], '\n') << tty;
+  // Sizes in the same unit on both sides of the slash: "0.0/0.0 MiB", never "x.y/z MiB".
+  EXPECT_NE(tty.find("/0.0 MiB"), std::string::npos) << tty;
   // A terminal with --quiet: none.
   const std::string quiet = OnATerminal({"ingest", d / "c", in, "--commit-every", "10", "--quiet"});
-  EXPECT_EQ(quiet.find("events/s"), std::string::npos) << quiet;
+  EXPECT_EQ(quiet.find("lines/s"), std::string::npos) << quiet;
   EXPECT_NE(quiet.find("lines 50"), std::string::npos) << quiet;
 }
 

@@ -219,7 +219,13 @@ TEST_F(ServeTest, NotModifiedBadRequestsNotFoundAndShutdown) {
   r = c.Get("/v1/query?window=yesterday");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("window: yesterday"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("window"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("yesterday"), std::string::npos) << r->body;
+  // The tool's window syntax: any instant inside a window names it.
+  r = c.Get("/v1/query?window=2026-10-21T11:30:00Z&format=csv");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, Snapsink({"query", root_, "--window", "2026-10-21T11:30:00Z", "--format", "csv"}).out);
   r = c.Get("/v1/query?format=table");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
@@ -251,10 +257,17 @@ TEST_F(ServeTest, NotModifiedBadRequestsNotFoundAndShutdown) {
   r = c.Get("/healthz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
+  r = c.Get("/v1/status");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, Snapsink({"status", root_, "--json"}).out);
 
   r = c.Get("/metrics");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+  const std::string root_metrics = Snapsink({"metrics", root_}).out;
+  ASSERT_FALSE(root_metrics.empty());
+  EXPECT_EQ(r->body.substr(0, root_metrics.size()), root_metrics);
   EXPECT_NE(r->body.find("snapsink_http_requests_total{path=\"/v1/query\",code=\"304\"} 1"), std::string::npos)
       << r->body;
   EXPECT_NE(r->body.find("snapsink_http_requests_total{path=\"/v1/query\",code=\"400\"} 4"), std::string::npos);

@@ -173,6 +173,140 @@ TEST_F(SnapshotFileTest, ManyBlocks) {
   EXPECT_TRUE(r->Get("metric10", "", &row).IsNotFound());
 }
 
+// Every row and the absent keys beside each one, with small blocks so that
+// lookups cross many block boundaries and land on, before and after every
+// restart point (rows 0, 16, 32, ... of a block) and between them.
+TEST_F(SnapshotFileTest, GetHitsAndMissesAcrossBlocksAndRestartPoints) {
+  const std::vector<Row> rows = MakeRows(5000);
+  SnapshotWriterOptions small;
+  small.block_bytes = 1000;  // ~40 rows a block: 2-3 restart points each
+  SnapshotFileInfo info;
+  Write(Path("small"), rows, &info, small);
+  CheckContents(Path("small"), rows, info);
+  auto r = OpenOrDie(Path("small"));
+  ASSERT_GT(r->blocks(), 100u);
+  size_t first = 0;
+  for (size_t b = 0; b < r->blocks(); b++) {
+    ASSERT_GT(r->block(b).rows, kBlockRestartInterval) << "block " << b << " has a single restart point";
+    first += r->block(b).rows;
+  }
+  ASSERT_EQ(first, rows.size());
+  Row row;
+  for (size_t i = 0; i < rows.size(); i++) {
+    ASSERT_TRUE(r->Get(rows[i].metric, rows[i].key, &row).ok()) << i;
+    ASSERT_EQ(row, rows[i]) << i;
+    // Keys are "key" + 9 digits, 7 apart: "...0" + "\0", "...1" sort between neighbours.
+    EXPECT_TRUE(r->Get(rows[i].metric, rows[i].key + std::string("\0", 1), &row).IsNotFound()) << i;
+    std::string before = rows[i].key;
+    before.back() = static_cast<char>(before.back() - 1);
+    if (i == 0 || rows[i - 1].key != before) {
+      EXPECT_TRUE(r->Get(rows[i].metric, before, &row).IsNotFound()) << i;
+    }
+  }
+  EXPECT_TRUE(r->Get("metric00", "", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("metric09", "zzz", &row).IsNotFound());
+  EXPECT_TRUE(r->Get("metric10", "", &row).IsNotFound());
+}
+
+// The filter answers "maybe" for every row (no false negatives) and "no"
+// for nearly every absent key (about 1% false positives at 10 bits a key).
+TEST_F(SnapshotFileTest, FilterHasNoFalseNegativesAndFewFalsePositives) {
+  const std::vector<Row> rows = MakeRows(20000);
+  SnapshotFileInfo info;
+  Write(Path("f"), rows, &info);
+  auto r = OpenOrDie(Path("f"));
+  for (const Row& row : rows) ASSERT_TRUE(r->FilterMayMatch(row.metric, row.key)) << row.metric << "/" << row.key;
+  size_t maybe = 0;
+  const size_t absent = 20000;
+  for (size_t i = 0; i < absent; i++) {
+    // Keys are multiples of 7: i * 7 + 3 never is one.
+    if (r->FilterMayMatch(rows[i].metric, fmt::format("key{:09d}", i * 7 + 3))) maybe++;
+  }
+  EXPECT_LT(maybe, absent / 25) << maybe << " false positives of " << absent;
+  // The same key under another metric is another entry.
+  EXPECT_FALSE(r->FilterMayMatch("metric99", rows[0].key) && r->FilterMayMatch("metric98", rows[0].key) &&
+               r->FilterMayMatch("metric97", rows[0].key));
+}
+
+// ReadStats gives the totals of each metric's rows, sorted, wrapping sums.
+TEST_F(SnapshotFileTest, StatsSectionHoldsPerMetricTotals) {
+  std::vector<Row> rows = MakeRows(3000);
+  rows.push_back({"zz", "a", 1, INT64_MAX, 2});
+  rows.push_back({"zz", "b", 1, 2, 2});  // the sum wraps
+  SnapshotFileInfo info;
+  Write(Path("s"), rows, &info);
+  auto r = OpenOrDie(Path("s"));
+  std::vector<MetricStats> want;
+  for (const Row& row : rows) {
+    if (want.empty() || want.back().metric != row.metric) want.push_back(MetricStats{row.metric});
+    want.back().rows++, want.back().events += row.events, want.back().count += row.count;
+    want.back().sum_micros = static_cast<int64_t>(static_cast<uint64_t>(want.back().sum_micros) +
+                                                  static_cast<uint64_t>(row.sum_micros));
+  }
+  std::vector<MetricStats> got;
+  Status s = r->ReadStats(&got);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got.size(), 11u);
+}
+
+// Section positions, from the footer and the index header (docs/FORMAT.md).
+struct Sections {
+  uint64_t filter_offset, filter_size, stats_offset, stats_size, index_offset, index_size;
+};
+Sections ReadSections(const std::string& bytes) {
+  auto fixed64 = [&](size_t p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[p + i])) << (8 * i);
+    return v;
+  };
+  Sections s;
+  s.index_offset = fixed64(bytes.size() - 64 + 16);
+  s.index_size = fixed64(bytes.size() - 64 + 24);
+  s.filter_offset = fixed64(s.index_offset);
+  s.filter_size = fixed64(s.index_offset + 8);
+  s.stats_offset = fixed64(s.index_offset + 24);
+  s.stats_size = fixed64(s.index_offset + 32);
+  return s;
+}
+
+// A flipped byte in the filter or the index fails Open (both are read and
+// checked there); one in the stats section leaves Get and Scan working (they
+// never read it) but fails ReadStats and VerifyAll.
+TEST_F(SnapshotFileTest, CorruptedFilterIndexAndStatsAreDetected) {
+  const std::vector<Row> rows = MakeRows(3000);
+  SnapshotFileInfo info;
+  Write(Path("c"), rows, &info);
+  const std::string good = ReadAll(Path("c"));
+  const Sections sec = ReadSections(good);
+  ASSERT_EQ(sec.filter_offset + sec.filter_size, sec.stats_offset);
+  ASSERT_EQ(sec.stats_offset + sec.stats_size, sec.index_offset);
+  ASSERT_EQ(sec.index_offset + sec.index_size + 64, good.size());
+  auto flipped = [&](uint64_t at) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x10);
+    std::ofstream(Path("bad"), std::ios::binary | std::ios::trunc) << bad;
+    return Path("bad");
+  };
+  for (uint64_t at : {sec.filter_offset, sec.filter_offset + sec.filter_size / 2, sec.filter_offset + sec.filter_size - 1,
+                      sec.index_offset, sec.index_offset + 30, sec.index_offset + sec.index_size - 1}) {
+    std::unique_ptr<SnapshotReader> r;
+    Status s = SnapshotReader::Open(env_, flipped(at), &r);
+    EXPECT_TRUE(s.IsCorruption()) << "byte " << at << ": " << s.ToString();
+  }
+  for (uint64_t at : {sec.stats_offset, sec.stats_offset + 9, sec.stats_offset + sec.stats_size - 1}) {
+    auto r = OpenOrDie(flipped(at));
+    ASSERT_TRUE(r);
+    Row row;
+    EXPECT_TRUE(r->Get(rows[7].metric, rows[7].key, &row).ok());
+    std::vector<MetricStats> stats;
+    Status s = r->ReadStats(&stats);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.message().find("stats checksum mismatch"), std::string::npos) << s.ToString();
+    EXPECT_TRUE(r->VerifyAll(0).IsCorruption());
+  }
+}
+
 TEST_F(SnapshotFileTest, ScanByMetric) {
   std::vector<Row> rows = MakeRows(300000);
   // One tiny metric in the middle of a block, and a gap where a metric is absent.

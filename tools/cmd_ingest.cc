@@ -81,6 +81,7 @@ Status IngestInto(Root* root, const IngestArgs& a) {
     opt.input_final = a.final;
     SourceState before, st;
     Status s = ingester.Run(opt, &st, &before);
+    progress.Done();  // the summary starts its own line
     if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
       // What this run did, then the totals over every read of the source.
       std::string text = opt.source + ": this run: " + Counts(Minus(st, before)) + "; source totals: " + Counts(st) +

@@ -26,6 +26,10 @@ Status CmdGc(const std::string& path, uint64_t keep) {
   for (uint64_t g : r.removed_generations) std::printf("removed generation %llu\n", static_cast<unsigned long long>(g));
   for (const std::string& s : r.removed_snapshots) std::printf("removed snapshot %s\n", s.c_str());
   for (uint64_t g : r.pinned) std::printf("kept generation %llu: pinned by a reader\n", static_cast<unsigned long long>(g));
+  if (r.removed_generations.empty() && r.removed_snapshots.empty()) {
+    std::printf("nothing to remove (keeping the newest %llu generation(s) and what they use)\n",
+                static_cast<unsigned long long>(keep));
+  }
   return Status::OK();
 }
 

@@ -8,8 +8,10 @@
 #include "publish/follow.h"
 #include "publish/http_server.h"
 #include "publish/publisher.h"
+#include "publish/root_status.h"
 #include "publish/seal.h"
 #include "tools/commands.h"
+#include "tools/window_arg.h"
 
 namespace snapsink {
 
@@ -24,17 +26,39 @@ void PrintSealed(const std::vector<SealedWindow>& sealed) {
 
 namespace {
 
-Status SealRoot(Root* root, const std::vector<std::string>& names, bool all) {
+// Why a seal found nothing: the open windows with unsealed changes, when
+// each closes, the watermark, and the flag that seals them anyway.
+Status ExplainNothingToSeal(Root* root, const char* flag) {
+  RootStatus s;
+  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
+  std::string open;
+  size_t n = 0;
+  for (const WindowStatus& w : s.windows) {
+    if (w.closed || !w.state.dirty) continue;
+    if (++n <= 5) {
+      open += (open.empty() ? "" : ", ") + FormatIso(w.start_ms) + " (closes at event time " +
+              FormatIso(w.closes_at_ms) + ")";
+    }
+  }
+  if (n > 5) open += " and " + std::to_string(n - 5) + " more";
+  const std::string wm = s.watermark ? FormatIso(*s.watermark) : "none (no event applied yet)";
+  if (n == 0) {
+    std::printf("nothing to seal: no window has unsealed changes (watermark %s)\n", wm.c_str());
+  } else {
+    std::printf("nothing to seal: no closed window has unsealed changes; open: %s; watermark %s; %s seals open "
+                "windows too\n", open.c_str(), wm.c_str(), flag);
+  }
+  return Status::OK();
+}
+
+Status SealRoot(Root* root, const std::vector<std::string>& names, bool all, const char* flag) {
   std::vector<int64_t> windows;
   if (names.empty()) {
     SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root->store(), root->config(), all, &windows));
   } else {
     for (const std::string& n : names) {
       int64_t w;
-      if (!ParseWindowName(n, &w) || WindowStart(w, root->config().window_ms) != w) {
-        return Status::InvalidArgument("--window " + n + ": not the start of a " +
-                                       FormatDuration(root->config().window_ms) + " window");
-      }
+      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", n, root->config().window_ms, &w));
       windows.push_back(w);
     }
   }
@@ -42,7 +66,13 @@ Status SealRoot(Root* root, const std::vector<std::string>& names, bool all) {
   std::vector<SealedWindow> sealed;
   SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
   PrintSealed(sealed);
-  if (sealed.empty()) std::printf("nothing to seal\n");
+  if (sealed.empty()) {
+    if (!names.empty()) {
+      std::printf("nothing to seal: no unsealed changes in the windows asked for\n");
+    } else {
+      SNAPSINK_RETURN_IF_ERROR(ExplainNothingToSeal(root, flag));
+    }
+  }
   return Status::OK();
 }
 
@@ -90,6 +120,7 @@ Status RunFollow(const RunArgs& a) {
   Status serve_status;
   if (!a.serve.empty()) {
     ServeOptions so;
+    AddToolViews(&so);
     SNAPSINK_RETURN_IF_ERROR(ParseListen(a.serve, &so.host, &so.port));
     so.root = root.get();  // one LMDB environment per process
     SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(root->env(), root->path(), so, &server));
@@ -115,7 +146,7 @@ Status RunFollow(const RunArgs& a) {
 Status CmdSeal(const SealArgs& a) {
   std::unique_ptr<Root> root;
   SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.root, /*writer=*/true, &root));
-  return SealRoot(root.get(), a.windows, a.all);
+  return SealRoot(root.get(), a.windows, a.all, "--all");
 }
 
 Status CmdPublish(const std::string& path) {
@@ -132,7 +163,7 @@ Status CmdRun(const RunArgs& a) {
   IngestArgs ingest = a.ingest;
   ingest.final = a.final;
   SNAPSINK_RETURN_IF_ERROR(IngestInto(root.get(), ingest));
-  SNAPSINK_RETURN_IF_ERROR(SealRoot(root.get(), {}, a.final));
+  SNAPSINK_RETURN_IF_ERROR(SealRoot(root.get(), {}, a.final, "--final"));
   return PublishRoot(root.get());
 }
 

@@ -10,6 +10,7 @@
 #include "publish/reader.h"
 #include "publish/views.h"
 #include "tools/commands.h"
+#include "tools/window_arg.h"
 
 namespace snapsink {
 
@@ -17,6 +18,13 @@ Status CmdQuery(const QueryArgs& a) {
   Env* env = Env::Default();
   if (!env->FileExists(filenames::StateDir(a.root))) {
     return Status::NotFound(a.root + " is not a snapsink root");
+  }
+  int64_t window = 0;
+  if (!a.window.empty()) {
+    // The window size is a setting of the root; a time names the window holding it.
+    std::unique_ptr<Root> root;
+    SNAPSINK_RETURN_IF_ERROR(Root::Open(env, a.root, /*writer=*/false, &root));
+    SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", a.window, root->config().window_ms, &window));
   }
   std::unique_ptr<Reader> reader;
   Status s = Reader::Open(env, a.root, a.generation, &reader);
@@ -27,16 +35,20 @@ Status CmdQuery(const QueryArgs& a) {
   }
   SNAPSINK_RETURN_IF_ERROR(s);
   QuerySpec spec;
-  if (!a.window.empty()) {
-    int64_t w;
-    if (!ParseWindowName(a.window, &w)) return Status::InvalidArgument("--window " + a.window + ": not a window name");
-    spec.window = w;
-  }
+  if (!a.window.empty()) spec.window = window;
   spec.metric = a.metric;
   if (a.has_key) spec.key = a.key;
   std::vector<Record> records;
   SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader.get(), spec, &records));
   PrintRecords(records, QueryColumns(), a.format);
+  if (records.empty() && (!a.window.empty() || !a.metric.empty() || a.has_key)) {
+    std::string filter;
+    if (!a.window.empty()) filter += " --window " + a.window;
+    if (!a.metric.empty()) filter += " --metric " + a.metric;
+    if (a.has_key) filter += " --key " + a.key;
+    std::fprintf(stderr, "snapsink: no rows in generation %llu match%s\n",
+                 static_cast<unsigned long long>(reader->generation()), filter.c_str());
+  }
   return Status::OK();
 }
 

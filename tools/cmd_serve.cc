@@ -5,8 +5,12 @@
 #include <cstdio>
 #include <thread>
 
+#include "engine/root.h"
 #include "publish/http_server.h"
+#include "publish/metrics.h"
+#include "publish/root_status.h"
 #include "tools/commands.h"
+#include "tools/window_arg.h"
 
 namespace snapsink {
 
@@ -48,8 +52,29 @@ StopSignals::~StopSignals() {
   }
 }
 
+void AddToolViews(ServeOptions* o) {
+  o->status_text = [](Root* root, std::string* out) {
+    RootStatus s;
+    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
+    *out = RootStatusJson(root->path(), s);
+    return Status::OK();
+  };
+  o->root_metrics = [](Root* root, std::string* out) {
+    RootStatus s;
+    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
+    prometheus::Registry registry;
+    AddRootMetrics(s, &registry);
+    *out = SerializeMetrics(registry);
+    return Status::OK();
+  };
+  o->parse_window = [](const std::string& text, int64_t window_ms, int64_t* start) {
+    return ParseWindowArg("window", text, window_ms, start);
+  };
+}
+
 Status CmdServe(const ServeArgs& a) {
   ServeOptions o;
+  AddToolViews(&o);
   SNAPSINK_RETURN_IF_ERROR(ParseListen(a.listen, &o.host, &o.port));
   o.threads = a.threads;
   StopSignals signals;

@@ -42,6 +42,7 @@ struct InspectArgs {
   std::string root;
   std::string what;
   bool json = false;
+  bool all = false;  // gaps: also the accepted-gap records
 };
 Status CmdInspect(const InspectArgs& a);
 
@@ -80,9 +81,11 @@ struct BackfillArgs {
   std::string root;
   uint32_t version = 0;
   std::vector<std::string> files;
+  std::string source;
   std::string from, to;
   uint64_t commit_every = 10000;
   bool quiet = false;
+  bool dry_run = false;  // print the per-window impact, change nothing
 };
 Status CmdBackfill(const BackfillArgs& a);
 
@@ -110,5 +113,31 @@ class StopSignals {
   std::thread thread_;
   std::atomic<bool> done_{false};
 };
+
+}  // namespace snapsink
+
+namespace snapsink {
+
+// status ROOT [--json]: see publish/root_status.h.
+Status CmdStatus(const std::string& root, bool json);
+// metrics ROOT: see publish/metrics.h.
+Status CmdMetrics(const std::string& root);
+// What `status --json` prints (also GET /v1/status).
+struct RootStatus;
+std::string RootStatusJson(const std::string& path, const RootStatus& s);
+// The ServeOptions callbacks that give serve the tool's status, metrics and
+// window syntax (cmd_serve.cc).
+struct ServeOptions;
+void AddToolViews(ServeOptions* o);
+
+// gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see engine/gap_acceptance.h.
+struct GapsArgs {
+  std::string root;
+  std::string action;
+  std::string producer;
+  std::optional<uint32_t> epoch;
+  std::string range;
+};
+Status CmdGaps(const GapsArgs& a);
 
 }  // namespace snapsink

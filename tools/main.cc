@@ -1,10 +1,14 @@
-// snapsink: the command line tool over the engine. See ../SPEC.md section 6.
+// snapsink: the command line tool over the engine. The contract is SPEC.md
+// section 6 (../shared/SPEC.md beside the repository, as README.md says); the
+// map of the code is README.md ("How it works").
 #include <cstdio>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli_errors.h"
 #include "tools/commands.h"
+#include "tools/window_arg.h"
 
 namespace snapsink {
 
@@ -20,49 +24,77 @@ int ExitCodeFor(const Status& s) {
   }
 }
 
+namespace {
+
+constexpr char kRootHelp[] = "The root directory (made by snapsink init)";
+constexpr char kExitCommon[] = "Exit status: 0 ok; 1 usage or failure; 5 root locked by another writer.";
+std::string Footer(const std::string& exits, const std::string& example) {
+  return std::string(exits.empty() ? kExitCommon : exits) + "\nExample: " + example;
+}
+const std::string kWindowHelp = std::string("A window: ") + kWindowForms;
+
+}  // namespace
 }  // namespace snapsink
 
 int main(int argc, char** argv) {
   using namespace snapsink;
   CLI::App app{"snapsink: exactly-once windowed aggregates, published as atomic snapshots"};
   app.require_subcommand(1);
+  app.allow_extras();
   app.set_help_all_flag("--help-all", "Help for every command");
+  app.set_version_flag("--version", VersionText(), "Print the version, build type and library versions");
+  app.failure_message(FailureMessage);
+  app.footer("Exit status: 0 ok; 1 usage; 2 bad input under --on-error stop; 3 gap under --on-gap stop; "
+             "4 reconciliation failed; 5 root locked; 10 corruption found.\n"
+             "Run 'snapsink COMMAND --help' for a command's options.");
 
   InitArgs init;
   auto* c_init = app.add_subcommand("init", "Create a root");
-  c_init->add_option("ROOT", init.root)->required();
+  c_init->add_option("ROOT", init.root, "The root directory to create (new, or empty)")->required();
   c_init->add_option("--window", init.window, "Window size: 1m, 15m, 1h, 1d ... (default 1h)");
   c_init->add_option("--lateness", init.lateness, "How far the watermark trails the newest event (default: one window)");
-  c_init->add_option("--on-gap", init.on_gap, "accept (default) or stop")->check(CLI::IsMember({"accept", "stop"}));
+  c_init->add_option("--on-gap", init.on_gap, "accept (default): record a gap and go on; stop: exit 3 at a gap")
+      ->check(OneOf({"accept", "stop"}));
+  c_init->footer(Footer("Exit status: 0 ok; 1 usage, or ROOT is not empty, or already a root.",
+                        "snapsink init /data/orders --window 1h --lateness 30m"));
 
   IngestArgs ingest;
   auto* c_ingest = app.add_subcommand("ingest", "Apply events; each source resumes from its committed offset");
-  c_ingest->add_option("ROOT", ingest.root)->required();
+  c_ingest->add_option("ROOT", ingest.root, kRootHelp)->required();
   c_ingest->add_option("FILE", ingest.files, "NDJSON files; - is standard input")->required();
   c_ingest->add_option("--source", ingest.source, "Source name (default: the path as given; one FILE only)");
   c_ingest->add_option("--commit-every", ingest.commit_every, "Lines per transaction (default 10000)")
-      ->check(CLI::PositiveNumber);
-  c_ingest->add_option("--on-error", ingest.on_error, "skip (default) or stop")->check(CLI::IsMember({"skip", "stop"}));
+      ->check(AtLeast(1));
+  c_ingest->add_option("--on-error", ingest.on_error, "skip (default): reject bad lines to rejects/; stop: exit 2")
+      ->check(OneOf({"skip", "stop"}));
   c_ingest->add_flag("--quiet", ingest.quiet, "No progress on stderr");
+  c_ingest->footer(Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
+                          "3 gap under --on-gap stop (see snapsink gaps); 5 root locked.",
+                          "snapsink ingest /data/orders events.ndjson"));
 
   SealArgs seal;
   auto* c_seal = app.add_subcommand("seal", "Stage closed windows with unpublished changes");
-  c_seal->add_option("ROOT", seal.root)->required();
-  c_seal->add_option("--window", seal.windows, "Seal this window (repeatable), closed or not");
+  c_seal->add_option("ROOT", seal.root, kRootHelp)->required();
+  c_seal->add_option("--window", seal.windows, "Seal this window (repeatable), closed or not. " + kWindowHelp);
   c_seal->add_flag("--all", seal.all, "Seal every window with changes, closed or not");
+  c_seal->footer(Footer("", "snapsink seal /data/orders --window 2026-10-21T10:00:00Z"));
 
   std::string publish_root;
   auto* c_publish = app.add_subcommand("publish", "Reconcile everything staged and switch CURRENT once");
-  c_publish->add_option("ROOT", publish_root)->required();
+  c_publish->add_option("ROOT", publish_root, kRootHelp)->required();
+  c_publish->footer(Footer("Exit status: 0 ok; 1 usage or failure; 4 reconciliation failed; 5 root locked; "
+                           "10 corruption found.",
+                           "snapsink publish /data/orders"));
 
   RunArgs run;
   auto* c_run = app.add_subcommand("run", "Ingest, seal closed windows, publish");
-  c_run->add_option("ROOT", run.ingest.root)->required();
+  c_run->add_option("ROOT", run.ingest.root, kRootHelp)->required();
   c_run->add_option("FILE", run.ingest.files, "NDJSON files; - is standard input")->required();
   c_run->add_option("--source", run.ingest.source, "Source name (default: the path as given; one FILE only)");
   c_run->add_option("--commit-every", run.ingest.commit_every, "Lines per transaction (default 10000)")
-      ->check(CLI::PositiveNumber);
-  c_run->add_option("--on-error", run.ingest.on_error, "skip (default) or stop")->check(CLI::IsMember({"skip", "stop"}));
+      ->check(AtLeast(1));
+  c_run->add_option("--on-error", run.ingest.on_error, "skip (default): reject bad lines to rejects/; stop: exit 2")
+      ->check(OneOf({"skip", "stop"}));
   c_run->add_flag("--final", run.final, "Seal every window, for the end of an input");
   c_run->add_flag("--quiet", run.ingest.quiet, "No progress on stderr");
   c_run->add_flag("--follow", run.follow,
@@ -71,58 +103,84 @@ int main(int argc, char** argv) {
   c_run->add_option("--publish-every", run.publish_every, "--follow: publish at most this often (default 10s)");
   c_run->add_option("--poll", run.poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
   c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT (as snapsink serve)");
+  c_run->footer(Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
+                       "3 gap under --on-gap stop; 4 reconciliation failed; 5 root locked.",
+                       "snapsink run /data/orders events.ndjson --final"));
 
   BackfillArgs backfill;
   auto* c_backfill = app.add_subcommand(
       "backfill",
       "Rebuild historical windows from archived input into version V, apart from live state, and publish them "
-      "in one generation. --from/--to bound the windows, both inclusive, by window start; events outside are "
+      "in one generation. --from/--to bound the windows, both inclusive; events outside are "
       "counted and ignored. Default: every window the input touches.");
-  c_backfill->add_option("ROOT", backfill.root)->required();
+  c_backfill->add_option("ROOT", backfill.root, kRootHelp)->required();
   c_backfill->add_option("--version", backfill.version, "The version to build; above every version of its windows")
-      ->required()->check(CLI::PositiveNumber);
-  c_backfill->add_option("FILE", backfill.files, "Archived NDJSON files")->required();
-  c_backfill->add_option("--from", backfill.from, "First window (inclusive)");
-  c_backfill->add_option("--to", backfill.to, "Last window (inclusive)");
+      ->required()->check(AtLeast(1));
+  c_backfill->add_option("FILE", backfill.files,
+                         "Archived NDJSON files; - is standard input, first copied into the backfill's state")
+      ->required();
+  c_backfill->add_option("--source", backfill.source, "Source name (default: the path as given; one FILE only)");
+  c_backfill->add_option("--from", backfill.from, "First window (inclusive). " + kWindowHelp);
+  c_backfill->add_option("--to", backfill.to, "Last window (inclusive). " + kWindowHelp);
   c_backfill->add_option("--commit-every", backfill.commit_every, "Lines per transaction (default 10000)")
-      ->check(CLI::PositiveNumber);
+      ->check(AtLeast(1));
   c_backfill->add_flag("--quiet", backfill.quiet, "No progress on stderr");
+  c_backfill->add_flag("--dry-run", backfill.dry_run,
+                       "Print per window the current and the new events, count and sum; change nothing");
+  c_backfill->footer(Footer("After publishing, backfill prints the same per-window table as --dry-run.\n" +
+                                std::string(kExitCommon), "snapsink backfill /data/orders --version 5 --from 20261021T100000Z archive.ndjson"));
 
   QueryArgs query;
   std::string query_format = "table";
   auto* c_query = app.add_subcommand("query", "Read the current (or a given) generation");
-  c_query->add_option("ROOT", query.root)->required();
-  c_query->add_option("--window", query.window, "Only this window");
+  c_query->add_option("ROOT", query.root, kRootHelp)->required();
+  c_query->add_option("--window", query.window, "Only this window. " + kWindowHelp);
   c_query->add_option("--metric", query.metric, "Only this metric");
   auto* key_opt = c_query->add_option("--key", query.key, "Only this key");
-  c_query->add_option("--generation", query.generation, "Read this generation instead of the current one");
-  c_query->add_option("--format", query_format, "table (default), json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
+  c_query->add_option("--generation", query.generation, "Read this generation (1 or more) instead of the current one")
+      ->check(AtLeast(1));
+  c_query->add_option("--format", query_format, "table (default), json (one object per line) or csv")
+      ->check(OneOf({"table", "json", "csv"}));
+  c_query->footer(Footer("Exit status: 0 ok (a filter that matches nothing says so on stderr); 1 usage or failure; "
+                         "10 corruption found.",
+                         "snapsink query /data/orders --window 2026-10-21T10:30:00Z --format json"));
 
   InspectArgs inspect;
+  bool inspect_all = false;
   auto* c_inspect = app.add_subcommand("inspect", "Show state");
-  c_inspect->add_option("ROOT", inspect.root)->required();
+  c_inspect->add_option("ROOT", inspect.root, kRootHelp)->required();
   c_inspect->add_option("WHAT", inspect.what, "producers, gaps, sources, windows, snapshots or generations")
       ->required()
-      ->check(CLI::IsMember({"producers", "gaps", "sources", "windows", "snapshots", "generations"}));
+      ->check(OneOf({"producers", "gaps", "sources", "windows", "snapshots", "generations"}));
   c_inspect->add_flag("--json", inspect.json, "One JSON object per line");
+  c_inspect->add_flag("--all", inspect_all, "gaps: also the accepted-gap records (snapsink gaps accept)");
+  c_inspect->footer(Footer(
+      "windows columns: window (start), version (highest sealed, 0 = none), dirty (events applied since the last "
+      "seal), closed (the watermark has passed its end), events (adds and retracts applied), count (net rows: adds "
+      "minus retracts).\nsources columns: offset (bytes committed), lines = applied + duplicates + fenced + "
+      "rejected + ignored (ignored: backfill events outside --from/--to).\n" + std::string(kExitCommon),
+      "snapsink inspect /data/orders windows --json"));
 
   std::string verify_root;
   auto* c_verify = app.add_subcommand("verify", "Re-check every published snapshot; exit 10 on corruption");
-  c_verify->add_option("ROOT", verify_root)->required();
+  c_verify->add_option("ROOT", verify_root, kRootHelp)->required();
+  c_verify->footer(Footer("Exit status: 0 ok; 1 usage or failure; 10 corruption found.", "snapsink verify /data/orders"));
 
   std::string gc_root;
   uint64_t keep = 2;
   auto* c_gc = app.add_subcommand("gc", "Remove what no kept generation and no open reader uses");
-  c_gc->add_option("ROOT", gc_root)->required();
+  c_gc->add_option("ROOT", gc_root, kRootHelp)->required();
   c_gc->add_option("--keep-generations", keep, "Newest generations to keep, the current one always (default 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(AtLeast(1));
+  c_gc->footer(Footer("", "snapsink gc /data/orders --keep-generations 3"));
 
   std::string rollback_root;
   uint64_t rollback_gen = 0;
   auto* c_rollback = app.add_subcommand("rollback", "Make an earlier generation current again");
-  c_rollback->add_option("ROOT", rollback_root)->required();
-  c_rollback->add_option("--generation", rollback_gen)->required();
+  c_rollback->add_option("ROOT", rollback_root, kRootHelp)->required();
+  c_rollback->add_option("--generation", rollback_gen, "The generation to make current (1 or more)")
+      ->required()->check(AtLeast(1));
+  c_rollback->footer(Footer("", "snapsink rollback /data/orders --generation 3"));
 
   ServeArgs serve;
   auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
@@ -130,15 +188,53 @@ int main(int argc, char** argv) {
   c_serve->add_option("--listen", serve.listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
   c_serve->add_option("--threads", serve.threads, "Worker threads (default 8)")->check(CLI::Range(1, 256));
 
+  std::string status_root;
+  bool status_json = false;
+  auto* c_status = app.add_subcommand(
+      "status", "Settings, watermark, current generation, open and staged windows, sources, gaps, disk use");
+  c_status->add_option("ROOT", status_root, kRootHelp)->required();
+  c_status->add_flag("--json", status_json, "One JSON object");
+  c_status->footer(Footer("Exit status: 0 ok; 1 usage or failure.", "snapsink status /data/orders --json"));
+
+  std::string metrics_root;
+  auto* c_metrics = app.add_subcommand("metrics", "Print the root's metrics in the Prometheus text format 0.0.4");
+  c_metrics->add_option("ROOT", metrics_root, kRootHelp)->required();
+  c_metrics->footer(Footer("Exit status: 0 ok; 1 usage or failure.", "snapsink metrics /data/orders > snapsink.prom"));
+
+  GapsArgs gaps;
+  uint32_t gaps_epoch = 0;
+  auto* c_gaps = app.add_subcommand(
+      "gaps", "accept: let ingest under --on-gap stop go on past a producer's gaps (recorded for audit; "
+              "shown by inspect gaps --all); accepted gaps still fill if their events arrive");
+  c_gaps->add_option("ROOT", gaps.root, kRootHelp)->required();
+  c_gaps->add_option("ACTION", gaps.action, "accept: record the producer's gaps as accepted")
+      ->required()->check(OneOf({"accept"}));
+  c_gaps->add_option("--producer", gaps.producer, "The producer whose gap to accept")->required();
+  auto* epoch_opt = c_gaps->add_option("--epoch", gaps_epoch, "Only gaps in this epoch (default: every epoch)")
+      ->check(AtLeast(0));
+  c_gaps->add_option("--range", gaps.range,
+                     "Only missing sequence numbers inside LO..HI, both inclusive (default: every gap)");
+  c_gaps->footer(Footer("", "snapsink gaps /data/orders accept --producer p1 --epoch 2 --range 100..199"));
+
+  if (auto msg = CheckCommand(app, argc, argv)) {
+    std::fprintf(stderr, "snapsink: %s\n", msg->c_str());
+    return 1;
+  }
+  for (CLI::App* sub : app.get_subcommands({})) sub->allow_extras();
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 1;
+  }
+  for (const CLI::App* command : app.get_subcommands()) {
+    if (auto msg = CheckExtras(*command)) {
+      std::fprintf(stderr, "snapsink: %s\nRun 'snapsink %s --help' for usage.\n", msg->c_str(),
+                   command->get_name().c_str());
+      return 1;
+    }
   }
 
   Status s;
@@ -153,11 +249,24 @@ int main(int argc, char** argv) {
     query.format = query_format == "json" ? OutputFormat::kJson
                    : query_format == "csv" ? OutputFormat::kCsv : OutputFormat::kTable;
     s = CmdQuery(query);
-  } else if (*c_inspect) s = CmdInspect(inspect);
-  else if (*c_verify) s = CmdVerify(verify_root);
+  } else if (*c_inspect) {
+    if (inspect_all && inspect.what != "gaps") {
+      s = Status::InvalidArgument("--all goes with inspect gaps only");
+    } else {
+      inspect.all = inspect_all;
+      s = CmdInspect(inspect);
+    }
+  } else if (*c_verify) s = CmdVerify(verify_root);
   else if (*c_gc) s = CmdGc(gc_root, keep);
   else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen);
   else if (*c_serve) s = CmdServe(serve);
+  else if (*c_status) s = CmdStatus(status_root, status_json);
+  else if (*c_metrics) s = CmdMetrics(metrics_root);
+  else if (*c_gaps) {
+    if (epoch_opt->count() > 0) gaps.epoch = gaps_epoch;
+    s = CmdGaps(gaps);
+  }
+  // Commands print their own findings; this is the one line for the failure.
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
   return ExitCodeFor(s);
 }

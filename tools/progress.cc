@@ -11,27 +11,33 @@ Progress::Progress(std::string label, bool quiet)
   start_ = last_ = std::chrono::steady_clock::now();
 }
 
-Progress::~Progress() {
+Progress::~Progress() { Done(); }
+
+void Progress::Done() {
   if (shown_) std::fputc('\n', stderr);
+  shown_ = false;
 }
 
-void Progress::Update(uint64_t bytes, int64_t total, uint64_t events) {
+void Progress::Update(uint64_t bytes, int64_t total, uint64_t lines) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
   if (shown_ && now - last_ < std::chrono::milliseconds(200)) return;
   last_ = now;
   shown_ = true;
   double secs = std::chrono::duration<double>(now - start_).count();
-  double rate = secs > 0 ? static_cast<double>(events) / secs : 0;
+  double rate = secs > 0 ? static_cast<double>(lines) / secs : 0;
   std::string left = "?";
   if (total > 0 && bytes > 0 && secs > 0) {
     double remaining = secs * (static_cast<double>(total) / static_cast<double>(bytes) - 1.0);
     left = std::to_string(static_cast<long>(remaining + 0.5)) + "s";
   }
-  std::fprintf(stderr, "\r%s: %.1f/%s MiB, %llu events, %.0f events/s, %s left   ", label_.c_str(),
-               static_cast<double>(bytes) / 1048576.0,
-               total >= 0 ? std::to_string(total / 1048576).c_str() : "?",
-               static_cast<unsigned long long>(events), rate, left.c_str());
+  // A file that grew while we read it must not show more done than its size.
+  if (total >= 0 && bytes > static_cast<uint64_t>(total)) total = static_cast<int64_t>(bytes);
+  char size[32] = "?";
+  if (total >= 0) std::snprintf(size, sizeof size, "%.1f", static_cast<double>(total) / 1048576.0);
+  std::fprintf(stderr, "\r%s: %.1f/%s MiB, %llu lines, %.0f lines/s, %s left   ", label_.c_str(),
+               static_cast<double>(bytes) / 1048576.0, size, static_cast<unsigned long long>(lines), rate,
+               left.c_str());
 }
 
 }  // namespace snapsink

@@ -12,8 +12,10 @@ class Progress {
  public:
   Progress(std::string label, bool quiet);
   ~Progress();
-  // bytes done of total (total < 0: unknown), events done.
-  void Update(uint64_t bytes, int64_t total, uint64_t events);
+  // bytes done of total (total < 0: unknown), input lines done.
+  void Update(uint64_t bytes, int64_t total, uint64_t lines);
+  // Ends the progress line, so what is printed next starts a line of its own.
+  void Done();
 
  private:
   std::string label_;

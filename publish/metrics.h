@@ -1,0 +1,36 @@
+// Prometheus metrics of a root (text exposition format 0.0.4), built with
+// prometheus-cpp's core library. `snapsink metrics` prints them once; a
+// future `serve` registers the same families for scraping.
+//
+// Families (every number is the one `inspect --json` prints):
+//   snapsink_lines_total{source}                  counter  SourceState::lines
+//   snapsink_events_applied_total{source}         counter  applied
+//   snapsink_duplicates_suppressed_total{source}  counter  duplicates
+//   snapsink_events_fenced_total{source}          counter  fenced
+//   snapsink_lines_rejected_total{source}         counter  rejected
+//   snapsink_lines_ignored_total{source}          counter  ignored
+//   snapsink_open_gaps{producer}                  gauge    open gap ranges (producers with gaps only)
+//   snapsink_producers                            gauge
+//   snapsink_watermark_seconds                    gauge    absent until an event is applied
+//   snapsink_current_generation                   gauge    0 = none
+//   snapsink_windows{state="open|staged|published"} gauge  open: not closed by the watermark;
+//                                                          staged: a seal waits for publish;
+//                                                          published: in the current generation
+//   snapsink_state_bytes                          gauge    bytes under state/
+#pragma once
+
+#include <string>
+
+#include <prometheus/registry.h>
+
+#include "publish/root_status.h"
+
+namespace snapsink {
+
+// Adds the families above, with values from status, to registry.
+void AddRootMetrics(const RootStatus& status, prometheus::Registry* registry);
+
+// The registry in the Prometheus text format.
+std::string SerializeMetrics(const prometheus::Registry& registry);
+
+}  // namespace snapsink

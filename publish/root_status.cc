@@ -1,0 +1,139 @@
+#include "publish/root_status.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+
+#include "engine/filenames.h"
+#include "engine/timeutil.h"
+#include "engine/watermark.h"
+#include "publish/publisher.h"
+#include "publish/reader.h"
+
+namespace snapsink {
+namespace {
+
+// Bytes of the regular files under dir (0 if it is missing). Read-only, so
+// not through Env: Env is the seam for writes and syncs.
+uint64_t TreeBytes(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  uint64_t total = 0;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2)) {
+      const auto n = it->file_size(e2);
+      if (!e2) total += n;
+    }
+  }
+  return total;
+}
+
+Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> max_ts,
+                   std::map<int64_t, WindowStatus>* windows) {
+  Status decode;
+  std::map<int64_t, Aggregate> totals;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kLedger, "", [&](std::string_view k, std::string_view v) {
+    Aggregate a;
+    decode = codec::Decode(v, &a);
+    if (!decode.ok()) return false;
+    Aggregate& t = totals[codec::DecodeWindowKey(k)];
+    t.count += a.count;
+    t.events += a.events;
+    t.sum_micros += a.sum_micros;
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(decode);
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
+    WindowStatus w;
+    decode = codec::Decode(v, &w.state);
+    if (!decode.ok()) return false;
+    w.start_ms = codec::DecodeWindowKey(k);
+    w.closed = WindowClosed(w.start_ms, config.window_ms, max_ts, config.lateness_ms);
+    w.closes_at_ms = w.start_ms + config.window_ms + config.lateness_ms;
+    w.totals = totals[w.start_ms];
+    (*windows)[w.start_ms] = w;
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(decode);
+  return txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
+    SealRecord seal;
+    decode = codec::Decode(v, &seal);
+    if (!decode.ok()) return false;
+    int64_t w;
+    uint32_t version;
+    codec::DecodeSealKey(k, &w, &version);
+    if (seal.state == SealState::kStaged) {
+      auto it = windows->find(w);
+      if (it != windows->end()) it->second.staged = true;
+    }
+    return true;
+  });
+}
+
+}  // namespace
+
+Status GatherRootStatus(Root* root, RootStatus* out) {
+  *out = RootStatus();
+  out->config = root->config();
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
+  SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
+  if (max_ts) {
+    out->max_event_ts = static_cast<int64_t>(*max_ts);
+    out->watermark = *out->max_event_ts - out->config.lateness_ms;
+  }
+
+  std::map<int64_t, WindowStatus> windows;
+  SNAPSINK_RETURN_IF_ERROR(ReadWindows(txn.get(), out->config, out->max_event_ts, &windows));
+
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrent(root->env(), root->path(), &out->current_generation));
+  if (out->current_generation > 0) {
+    SNAPSINK_ASSIGN_OR_RETURN(auto at, Root::GetMetaU64(txn.get(), meta::PublishedAtKey(out->current_generation)));
+    if (at) out->published_at_ms = static_cast<int64_t>(*at);
+    GenerationManifest gm;
+    SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(root->env(), root->path(), out->current_generation, &gm));
+    out->published_windows = gm.windows.size();
+    for (const GenerationEntry& e : gm.windows) {
+      auto it = windows.find(e.window_ms);
+      if (it != windows.end()) it->second.published = true;
+    }
+  }
+  for (auto& [w, s] : windows) out->windows.push_back(s);
+
+  Status decode;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSources, "", [&](std::string_view name, std::string_view v) {
+    SourceStatus s;
+    s.name = std::string(name);
+    decode = codec::Decode(v, &s.state);
+    if (!decode.ok()) return false;
+    struct stat st;
+    if (::stat(s.name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
+    out->sources.push_back(std::move(s));
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(decode);
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kProducers, "", [&](std::string_view id, std::string_view v) {
+    ProducerState p;
+    decode = codec::Decode(v, &p);
+    if (!decode.ok()) return false;
+    ++out->producers;
+    if (!p.gaps.empty()) out->gaps.push_back(ProducerGaps{std::string(id), p.epoch, p.gaps});
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(decode);
+
+  const std::string& r = root->path();
+  for (const auto& [name, dir] : {std::pair{"state", filenames::StateDir(r)},
+                                  std::pair{"staging", filenames::StagingDir(r)},
+                                  std::pair{"snapshots", filenames::SnapshotsDir(r)},
+                                  std::pair{"manifests", filenames::ManifestsDir(r)},
+                                  std::pair{"rejects", filenames::RejectsDir(r)}}) {
+    out->disk.push_back(DirUsage{name, TreeBytes(dir)});
+  }
+  out->state_bytes = out->disk[0].bytes;
+  return Status::OK();
+}
+
+}  // namespace snapsink

@@ -1,0 +1,63 @@
+// RootStatus: one consistent look at a root for operators: its settings,
+// watermark, generation, windows, sources, producers with gaps and disk use.
+// `snapsink status` prints it, `snapsink metrics` exposes it (publish/metrics.h),
+// and the numbers are the ones `inspect --json` prints.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/root.h"
+#include "engine/state_codec.h"
+
+namespace snapsink {
+
+struct WindowStatus {
+  int64_t start_ms = 0;
+  WindowState state;
+  bool closed = false;        // by the watermark (engine/watermark.h)
+  int64_t closes_at_ms = 0;   // the event time at which it closes: start + window + lateness
+  Aggregate totals;           // ledger totals over its metrics (count, events) as `inspect windows`
+  bool staged = false;        // a seal waits for publish
+  bool published = false;     // in the current generation
+};
+
+struct SourceStatus {
+  std::string name;
+  SourceState state;
+  int64_t file_size = -1;     // size of the file named like the source; -1 if not a readable file
+};
+
+struct ProducerGaps {
+  std::string producer;
+  uint32_t epoch = 0;
+  std::vector<Gap> gaps;
+};
+
+struct DirUsage {
+  std::string dir;            // relative to the root: state, staging, snapshots, manifests, rejects
+  uint64_t bytes = 0;
+};
+
+struct RootStatus {
+  RootConfig config;
+  std::optional<int64_t> max_event_ts;
+  std::optional<int64_t> watermark;      // max_event_ts - lateness
+  uint64_t current_generation = 0;       // what CURRENT names; 0 = none
+  std::optional<int64_t> published_at_ms;  // wall clock, when recorded
+  std::vector<WindowStatus> windows;     // every window with state, in time order
+  size_t published_windows = 0;          // windows in the current generation
+  std::vector<SourceStatus> sources;
+  uint64_t producers = 0;
+  std::vector<ProducerGaps> gaps;        // only producers with open gaps
+  std::vector<DirUsage> disk;
+  uint64_t state_bytes = 0;              // bytes under state/
+};
+
+// Reads status in one read transaction of the live state, CURRENT and its
+// manifest, and the sizes of the root's files.
+Status GatherRootStatus(Root* root, RootStatus* out);
+
+}  // namespace snapsink

@@ -1,0 +1,40 @@
+// Usage errors in one voice: every message starts "snapsink: ", names the
+// command, option or argument, says what is expected, and suggests the
+// nearest name when a command or an option is misspelt.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace snapsink {
+
+// Levenshtein distance between a and b.
+size_t EditDistance(const std::string& a, const std::string& b);
+
+// The candidate nearest to word if it is near enough to be a likely typo
+// (distance at most 2, and less than word's length), else nullopt.
+std::optional<std::string> NearestName(const std::string& word, const std::vector<std::string>& candidates);
+
+// A whole number of at least min: "must be at least 1, got 0".
+CLI::Validator AtLeast(uint64_t min);
+// One of names: "expected table, json or csv, got 'x'".
+CLI::Validator OneOf(std::vector<std::string> names);
+
+// CLI11 failure message: "snapsink: <what>" and where to find usage.
+std::string FailureMessage(const CLI::App* app, const CLI::Error& e);
+
+// When argv names no command, or an unknown one: the message to print
+// (without "snapsink: "), else nullopt.
+std::optional<std::string> CheckCommand(const CLI::App& app, int argc, char** argv);
+
+// After parsing (with extras allowed): the first argument that command did
+// not take, explained ("unknown option '--formt' (did you mean '--format'?)").
+std::optional<std::string> CheckExtras(const CLI::App& command);
+
+// The version text of `snapsink --version`.
+std::string VersionText();
+
+}  // namespace snapsink

@@ -1,0 +1,33 @@
+#include "tools/window_arg.h"
+
+#include <charconv>
+
+#include "engine/timeutil.h"
+
+namespace snapsink {
+
+const char kWindowForms[] =
+    "a window start (2026-10-21T10:00:00Z or 20261021T100000Z), an RFC 3339 time inside the window "
+    "(2026-10-21T10:30:00+02:00) or integer milliseconds since the Unix epoch";
+
+Status ParseInstantArg(const std::string& option, const std::string& text, int64_t* ms) {
+  const char* end = text.data() + text.size();
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  bool ok = !text.empty() && ec == std::errc() && p == end;
+  if (!ok) ok = ParseWindowName(text, &v);
+  if (!ok || v < kMinTimestampMs || v > kMaxTimestampMs) {
+    return Status::InvalidArgument(option + " '" + text + "': expected " + kWindowForms);
+  }
+  *ms = v;
+  return Status::OK();
+}
+
+Status ParseWindowArg(const std::string& option, const std::string& text, int64_t window_ms, int64_t* start) {
+  int64_t ms;
+  SNAPSINK_RETURN_IF_ERROR(ParseInstantArg(option, text, &ms));
+  *start = WindowStart(ms, window_ms);
+  return Status::OK();
+}
+
+}  // namespace snapsink
