@@ -3,7 +3,7 @@
 // When SNAPSINK_CRASH_AT names `point`, the N-th call of MaybeCrash(point)
 // in this process (N = SNAPSINK_CRASH_HIT, default 1) ends the process with
 // _exit(99), as abruptly as kill -9: no destructors, no buffered writes.
-// Points in use: ingest.before_commit, ingest.after_commit, seal.mid_data,
+// Points in use: init.after_layout, init.before_rename, ingest.before_commit, ingest.after_commit, seal.mid_data,
 // seal.before_record, publish.after_rename, publish.before_current,
 // publish.after_current; backfill.before_spool_done (`backfill -`: the spool
 // is written and synced, its completeness marker not yet),

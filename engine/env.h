@@ -4,7 +4,10 @@
 // goes through an Env, so a test can wrap it (see tests/fault_env.h, which
 // drops whatever was not synced at a simulated power cut, as LevelDB's
 // fault_injection_test does). LMDB does its own I/O under state/ and is not
-// routed through here; its durability is LMDB's (MDB_NOSYNC is never set).
+// routed through here; its durability is LMDB's (MDB_NOSYNC is never set),
+// except for the names of its files: whoever creates an environment syncs
+// its directory and that directory's parent through SyncDir here (init,
+// backfill), so a test's power cut can drop them.
 //
 // Env::Default() is the POSIX implementation; it is thread-safe.
 #pragma once

@@ -19,7 +19,9 @@ namespace snapsink {
 namespace {
 
 Status PosixError(const std::string& what, const std::string& path, int err) {
-  std::string msg = what + " " + path + ": " + std::strerror(err);
+  // The words every full disk is reported with, whoever notices it.
+  const bool full = err == ENOSPC || err == EDQUOT;
+  std::string msg = what + " " + path + ": " + (full ? "no space left on device" : std::strerror(err));
   if (err == ENOENT) return Status::NotFound(msg);
   return Status::IOError(msg);
 }

@@ -18,6 +18,8 @@ std::string Join(const std::string& dir, std::string_view name) {
 
 std::string LockFile(const std::string& root) { return Join(root, "LOCK"); }
 std::string StateDir(const std::string& root) { return Join(root, "state"); }
+std::string InitStateDir(const std::string& root) { return Join(root, "state.init-tmp"); }
+std::string LmdbDataFile(const std::string& dir) { return Join(dir, "data.mdb"); }
 std::string BackfillStateDir(const std::string& root, uint32_t version) {
   return Join(StateDir(root), "backfill-" + VersionDirName(version));
 }
@@ -70,8 +72,8 @@ std::string BackfillSpoolDoneFile(const std::string& root, uint32_t version) {
 
 bool IsRootEntry(std::string_view name) {
   // The last component of each path the functions above build under a root.
-  for (const std::string& p : {LockFile("r"), StateDir("r"), StagingDir("r"), SnapshotsDir("r"), ManifestsDir("r"),
-                               Current("r"), RejectsDir("r")}) {
+  for (const std::string& p : {LockFile("r"), StateDir("r"), InitStateDir("r"), StagingDir("r"), SnapshotsDir("r"),
+                               ManifestsDir("r"), Current("r"), RejectsDir("r")}) {
     if (std::string_view(p).substr(2) == name) return true;
   }
   return false;

@@ -2,6 +2,7 @@
 //
 //   ROOT/LOCK                                 one writer at a time
 //   ROOT/state/                               LMDB: live engine state
+//   ROOT/state.init-tmp/                      LMDB being built by init (renamed to state/)
 //   ROOT/state/backfill-v<V>/                 LMDB: state of backfill version V
 //   ROOT/state/backfill-v<V>/LOCK             one process per backfill
 //   ROOT/state/backfill-v<V>/stdin.spool      standard input of `backfill -`
@@ -29,6 +30,9 @@ inline constexpr char kSnapshotManifestFile[] = "manifest.json";
 
 std::string LockFile(const std::string& root);
 std::string StateDir(const std::string& root);
+std::string InitStateDir(const std::string& root);
+// "<dir>/data.mdb": the data file of the LMDB environment in dir.
+std::string LmdbDataFile(const std::string& dir);
 std::string BackfillStateDir(const std::string& root, uint32_t version);
 std::string BackfillLockFile(const std::string& root, uint32_t version);
 std::string StagingDir(const std::string& root);

@@ -215,7 +215,14 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     }
     window = WindowStart(event.ts_ms, config.window_ms);
     in_range = window >= first_window && window <= last_window;
-    if (d.outcome == SeqOutcome::kApply && in_range) {
+    if (window < kMinTimestampMs) {
+      // A window size that does not divide the time since 0000-01-01 would
+      // start this event's window before year 0000, which no name can hold.
+      why = "field ts: its window would start before 0000-01-01T00:00:00Z";
+    } else if (event.retract && event.value_micros == INT64_MIN) {
+      // Its negation is one past INT64_MAX micros.
+      why = "field value: the retract of -9223372036854.775808 would overflow";
+    } else if (d.outcome == SeqOutcome::kApply && in_range) {
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
       SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, Cached(&aggs, Table::kAggs, key_scratch));
@@ -312,6 +319,11 @@ Status Ingester::Impl::CommitBatch() {
     SNAPSINK_RETURN_IF_ERROR(f->Append(rejects_buf));
     SNAPSINK_RETURN_IF_ERROR(f->Sync());
     SNAPSINK_RETURN_IF_ERROR(f->Close());
+    // ... and so is the file's name, the first time it holds committed lines.
+    if (rejects_length == 0) {
+      const size_t slash = rejects_file.find_last_of('/');
+      SNAPSINK_RETURN_IF_ERROR(env->SyncDir(slash == std::string::npos ? "." : rejects_file.substr(0, slash)));
+    }
     rejects_length += rejects_buf.size();
     std::string len;
     codec::PutU64(&len, rejects_length);
@@ -374,6 +386,10 @@ Status Ingester::Run(const IngestOptions& options, SourceState* after, SourceSta
   return Stick(&impl_->sticky, s);
 }
 
+// Commit point: each batch's LMDB commit (effects, producers, the source's
+// offset and its rejects file's length together). The batch's rejected
+// lines and the rejects file's name are durable before it; what a failed or
+// crashed batch appended past the committed length is cut off on the rerun.
 Status Ingester::RunSource(const IngestOptions& options, SourceState* after, SourceState* before) {
   Impl& m = *impl_;
   const std::string source = options.source.empty() ? options.path : options.source;

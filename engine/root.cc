@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "engine/crash_point.h"
 #include "engine/filenames.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -44,60 +45,158 @@ Status LockRoot(Env* env, const std::string& path, std::unique_ptr<FileLock>* lo
   return f->Close();
 }
 
+namespace {
+
+std::string ParentDir(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string HalfMade(const std::string& path, bool init_finishes) {
+  return path + " is a half-made root from an interrupted init; " +
+         (init_finishes ? "run snapsink init again to finish it (or remove it)"
+                        : "remove it and run snapsink init again");
+}
+
+// True when path holds something only init makes (a crash's leftovers).
+bool HasLayout(Env* env, const std::string& path) {
+  for (const std::string& d : {filenames::InitStateDir(path), filenames::StateDir(path), filenames::StagingDir(path),
+                               filenames::SnapshotsDir(path), filenames::ManifestsDir(path),
+                               filenames::RejectsDir(path)}) {
+    if (env->FileExists(d)) return true;
+  }
+  return false;
+}
+
+// Nothing was ever published from a root whose state fails to open this way:
+// an init of an older snapsink stopped before its settings were committed.
+bool NeverPublished(Env* env, const std::string& path) {
+  std::vector<std::string> names;
+  Status s = env->GetChildren(filenames::ManifestsDir(path), &names);
+  return !env->FileExists(filenames::Current(path)) && (s.IsNotFound() || (s.ok() && names.empty()));
+}
+
+// Writes the settings into a new environment in dir and makes it durable.
+Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
+  {
+    std::unique_ptr<Store> store;
+    SNAPSINK_RETURN_IF_ERROR(Store::Open(dir, /*create=*/true, &store));
+    std::unique_ptr<Txn> txn;
+    SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kFormat, kFormatVersion));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kWindowMs, static_cast<uint64_t>(config.window_ms)));
+    SNAPSINK_RETURN_IF_ERROR(
+        Root::PutMetaU64(txn.get(), meta::kLatenessMs, static_cast<uint64_t>(config.lateness_ms)));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kOnGap, static_cast<uint64_t>(config.on_gap)));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, 0));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, 0));
+    SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  }
+  return env->SyncDir(dir);  // the names data.mdb and lock.mdb
+}
+
+}  // namespace
+
+// init's commit point: the rename of state.init-tmp/ to state/. Everything
+// before it (ROOT and its empty layout directories, LOCK, the environment
+// in state.init-tmp/) is durable first; a failure removes what this call
+// made, a crash leaves a half-made root that a rerun finishes.
 Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   if (config.window_ms <= 0) return Status::InvalidArgument("--window must be greater than zero");
   if (config.lateness_ms < 0) config.lateness_ms = config.window_ms;
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(path));
-  if (env->FileExists(filenames::Join(filenames::StateDir(path), "data.mdb"))) {
-    return Status::InvalidArgument(path + " is already a snapsink root");
+  const std::string state = filenames::StateDir(path), building = filenames::InitStateDir(path);
+  const bool existed = env->FileExists(path);
+  if (existed && env->FileExists(state)) {
+    std::unique_ptr<Root> root;
+    Status s = OpenReadOnly(env, path, &root);
+    return s.ok() ? Status::InvalidArgument(path + " is already a snapsink root") : s;
   }
-  // Never spread a root over someone else's files. What an interrupted init
-  // left (the layout's own names) is fine: the rerun finishes it.
-  std::vector<std::string> children;
-  SNAPSINK_RETURN_IF_ERROR(env->GetChildren(path, &children));
-  for (const std::string& c : children) {
-    if (c == "." || c == "..") continue;
-    if (!filenames::IsRootEntry(c)) {
-      return Status::InvalidArgument(path + " is not empty (it holds " + c +
-                                     ") and is not a snapsink root; init needs a new or empty directory");
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(path));
+  if (existed) {
+    // Never spread a root over someone else's files. What an interrupted init
+    // left (the layout's own names) is fine: the rerun finishes it.
+    std::vector<std::string> children;
+    SNAPSINK_RETURN_IF_ERROR(env->GetChildren(path, &children));
+    for (const std::string& c : children) {
+      if (!filenames::IsRootEntry(c)) {
+        return Status::InvalidArgument(path + " is not empty (it holds " + c +
+                                       ") and is not a snapsink root; init needs a new or empty directory");
+      }
     }
   }
+  std::vector<std::string> made;  // what to remove if this init fails, deepest last
+  if (!existed) made.push_back(path);
+  if (!env->FileExists(filenames::LockFile(path))) made.push_back(filenames::LockFile(path));
   std::unique_ptr<FileLock> lock;
-  SNAPSINK_RETURN_IF_ERROR(LockRoot(env, path, &lock));
+  Status s = LockRoot(env, path, &lock);
+  if (s.code() == Status::Code::kLocked) return s;  // another init (or writer) has it
+  // Another init finished while this one waited for nothing: its root stays.
+  if (s.ok() && env->FileExists(state)) return Status::InvalidArgument(path + " is already a snapsink root");
+  if (s.ok() && !existed) s = env->SyncDir(ParentDir(path));
+  if (s.ok()) s = env->RemoveTree(building);  // a crashed init's
   for (const std::string& dir : {filenames::StagingDir(path), filenames::SnapshotsDir(path),
-                                 filenames::ManifestsDir(path), filenames::RejectsDir(path),
-                                 filenames::StateDir(path)}) {
-    SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
+                                 filenames::ManifestsDir(path), filenames::RejectsDir(path)}) {
+    if (!s.ok()) break;
+    if (!env->FileExists(dir)) made.push_back(dir);
+    s = env->CreateDir(dir);
   }
-  std::unique_ptr<Store> store;
-  SNAPSINK_RETURN_IF_ERROR(Store::Open(filenames::StateDir(path), /*create=*/true, &store));
-  std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
-  SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kFormat, kFormatVersion));
-  SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kWindowMs, static_cast<uint64_t>(config.window_ms)));
-  SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kLatenessMs, static_cast<uint64_t>(config.lateness_ms)));
-  SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kOnGap, static_cast<uint64_t>(config.on_gap)));
-  SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kCurrentGeneration, 0));
-  SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kLastGeneration, 0));
-  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
-  return env->SyncDir(path);
+  if (s.ok()) made.push_back(building);
+  if (s.ok()) s = env->SyncDir(path);
+  if (s.ok()) MaybeCrash("init.after_layout");
+  if (s.ok()) s = BuildState(env, building, config);
+  if (s.ok()) s = env->SyncDir(path);
+  if (s.ok()) MaybeCrash("init.before_rename");
+  bool renamed = false;
+  if (s.ok()) renamed = (s = env->RenameFile(building, state)).ok();
+  if (s.ok()) s = env->SyncDir(path);
+  if (s.ok()) return Status::OK();
+  // Changes nothing when it fails: take back the rename, then what was made.
+  if (renamed) (void)env->RenameFile(state, building);
+  for (auto it = made.rbegin(); it != made.rend(); ++it) (void)env->RemoveTree(*it);
+  if (!made.empty()) (void)env->SyncDir(existed ? path : ParentDir(path));
+  return s;
 }
 
 Status Root::Open(Env* env, const std::string& path, bool writer, std::unique_ptr<Root>* out) {
+  return OpenMode(env, path, writer, /*read_only=*/false, out);
+}
+
+Status Root::OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Root>* out) {
+  return OpenMode(env, path, /*writer=*/false, /*read_only=*/true, out);
+}
+
+Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_only, std::unique_ptr<Root>* out) {
   const std::string state = filenames::StateDir(path);
   if (!env->FileExists(path)) return Status::NotFound("root " + path + " does not exist");
-  if (!env->FileExists(filenames::Join(state, "data.mdb"))) {
+  if (!env->FileExists(filenames::LmdbDataFile(state))) {
+    if (!env->FileExists(state) && HasLayout(env, path)) return Status::NotFound(HalfMade(path, true));
+    if (env->FileExists(state)) return Status::NotFound(HalfMade(path, false));
     return Status::NotFound(path + " is not a snapsink root (no state/; create one with snapsink init)");
   }
   std::unique_ptr<Root> root(new Root);
   root->env_ = env;
   root->path_ = path;
   if (writer) SNAPSINK_RETURN_IF_ERROR(LockRoot(env, path, &root->lock_));
-  SNAPSINK_RETURN_IF_ERROR(Store::Open(state, /*create=*/false, &root->store_));
+  uint64_t data_size = 1;
+  (void)env->GetFileSize(filenames::LmdbDataFile(state), &data_size);
+  if (data_size == 0 && NeverPublished(env, path)) return Status::NotFound(HalfMade(path, false));
+  Status s = read_only ? Store::OpenReadOnly(state, &root->store_) : Store::Open(state, /*create=*/false, &root->store_);
+  if (!s.ok()) {
+    // An older init created state/ in place and could stop before its first commit.
+    if ((s.IsNotFound() || s.IsCorruption()) && NeverPublished(env, path)) {
+      return Status::NotFound(HalfMade(path, false) + " (" + s.message() + ")");
+    }
+    return s;
+  }
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(root->store_->BeginRead(&txn));
   SNAPSINK_ASSIGN_OR_RETURN(auto format, GetMetaU64(txn.get(), meta::kFormat));
-  if (!format) return Status::Corruption(path + ": state has no format version");
+  if (!format) {
+    if (NeverPublished(env, path)) return Status::NotFound(HalfMade(path, false));
+    return Status::Corruption(path + ": state has no format version");
+  }
   if (*format > kFormatVersion) {
     return Status::InvalidArgument(path + " was written by a newer snapsink (format " + std::to_string(*format) +
                                    ", this build reads up to " + std::to_string(kFormatVersion) + ")");

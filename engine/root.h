@@ -1,8 +1,13 @@
 // Root: a snapsink root directory, its settings and its writer lock.
 //
 // init creates the layout of engine/filenames.h and stores the settings in
-// the LMDB meta table. Open checks that a directory is a root of a format
-// this build understands. A writer (ingest, seal, publish, gc, rollback)
+// the LMDB meta table. Its commit point is one rename: the LMDB environment
+// is built in ROOT/state.init-tmp/, made durable with its settings, and
+// renamed to ROOT/state/. Before that rename ROOT is no root (a "half-made"
+// one, which a rerun of init finishes and every other command refuses with
+// that advice); after it, a whole one. A failing init removes what it made.
+// Open checks that a directory is a root of a format this build understands,
+// and names a half-made root (also one an older snapsink left) as such. A writer (ingest, seal, publish, gc, rollback)
 // holds LOCK, an exclusive file lock, for as long as the Root is open; a
 // second writer gets Status::Locked naming the holder's pid. Readers (query,
 // inspect, verify) open without the lock and never block the writer.
@@ -54,6 +59,10 @@ class Root {
   static Status Init(Env* env, const std::string& path, RootConfig config);
   // Opens an existing root; writer=true takes LOCK first.
   static Status Open(Env* env, const std::string& path, bool writer, std::unique_ptr<Root>* out);
+  // Opens an existing root for reading only (verify, inspect, query): LMDB
+  // read-only, no lock taken, nothing written; works on a read-only file
+  // system and for a user without write permission. store() can only read.
+  static Status OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Root>* out);
 
   Env* env() const { return env_; }
   const std::string& path() const { return path_; }
@@ -66,6 +75,7 @@ class Root {
 
  private:
   Root() = default;
+  static Status OpenMode(Env* env, const std::string& path, bool writer, bool read_only, std::unique_ptr<Root>* out);
   Env* env_ = nullptr;
   std::string path_;
   std::unique_ptr<FileLock> lock_;

@@ -1,5 +1,10 @@
 #include "engine/store.h"
 
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <string>
 
 #include "engine/long_key.h"
@@ -17,8 +22,48 @@ std::string_view View(const MDB_val& v) { return {static_cast<const char*>(v.mv_
 
 }  // namespace
 
-Status LmdbStatus(int rc, std::string_view what) {
+namespace {
+
+// LMDB reports a short write (what a full disk gives) as EIO; a disk with
+// less than this left is taken to be full.
+constexpr uint64_t kNearlyFullBytes = 1 << 20;
+
+// LMDB sizes lock.mdb with ftruncate and writes it through a shared map: on
+// a full disk the first touch of a page is SIGBUS, not an error. Allocating
+// it first turns that into ENOSPC. Larger than LMDB asks for 512 readers
+// (it then allows more).
+constexpr off_t kLockFileBytes = 64 << 10;
+
+Status AllocateLockFile(const std::string& dir) {
+  const std::string path = dir + "/lock.mdb";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return LmdbStatus(errno, "open", dir);
+  int rc = ::posix_fallocate(fd, 0, kLockFileBytes);
+  ::close(fd);
+  if (rc == EOPNOTSUPP || rc == EINVAL) return Status::OK();  // no fallocate here: LMDB as before
+  return LmdbStatus(rc, "open", dir);
+}
+
+bool NearlyFull(const std::string& dir) {
+  struct statvfs st;
+  if (dir.empty() || ::statvfs(dir.c_str(), &st) != 0) return false;
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize < kNearlyFullBytes;
+}
+
+}  // namespace
+
+Status LmdbStatus(int rc, std::string_view what, const std::string& dir) {
   if (rc == MDB_SUCCESS) return Status::OK();
+  const std::string where = "lmdb " + std::string(what) + (dir.empty() ? std::string() : " " + dir) + ": ";
+  if (rc == ENOSPC || rc == EDQUOT || (rc == EIO && NearlyFull(dir))) {
+    return Status::IOError(where + "no space left on device");
+  }
+  if (rc == EACCES || rc == EPERM) return Status::IOError(where + "permission denied");
+  if (rc == EROFS) return Status::IOError(where + "read-only file system");
+  if (rc == ENOMEM && what.substr(0, 4) == "open") {
+    return Status::IOError(where + "cannot map " + std::to_string(kMapSize >> 30) +
+                           " GiB of address space for the state (is ulimit -v too small?)");
+  }
   std::string msg = "lmdb " + std::string(what) + ": " + mdb_strerror(rc);
   if (rc == MDB_NOTFOUND) return Status::NotFound(msg);
   if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
@@ -41,7 +86,7 @@ Status Txn::Get(Table t, std::string_view key, std::string_view* value) {
 
 Status Txn::Put(Table t, std::string_view key, std::string_view value) {
   MDB_val k = Val(key), v = Val(value);
-  return LmdbStatus(mdb_put(txn_, dbis_[static_cast<int>(t)], &k, &v, 0), "put");
+  return LmdbStatus(mdb_put(txn_, dbis_[static_cast<int>(t)], &k, &v, 0), "put", *dir_);
 }
 
 Status Txn::Del(Table t, std::string_view key) {
@@ -89,10 +134,22 @@ Status Txn::DeletePrefix(Table t, std::string_view prefix) {
 Status Txn::Commit() {
   int rc = mdb_txn_commit(txn_);
   txn_ = nullptr;
-  return LmdbStatus(rc, "commit");
+  return LmdbStatus(rc, "commit", *dir_);
 }
 
 Status Store::Open(const std::string& dir, bool create, std::unique_ptr<Store>* out) {
+  return OpenEnv(dir, MDB_NOTLS, create, out);
+}
+
+Status Store::OpenReadOnly(const std::string& dir, std::unique_ptr<Store>* out) {
+  Status s = OpenEnv(dir, MDB_NOTLS | MDB_RDONLY, false, out);
+  // LMDB itself goes without lock.mdb on a read-only file system (EROFS);
+  // a user who may read but not write it gets EACCES: read without it.
+  if (s.ok() || s.message().find("permission denied") == std::string::npos) return s;
+  return OpenEnv(dir, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK, false, out);
+}
+
+Status Store::OpenEnv(const std::string& dir, unsigned flags, bool create, std::unique_ptr<Store>* out) {
   std::unique_ptr<Store> s(new Store);
   s->dir_ = dir;
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_create(&s->env_), "env_create"));
@@ -105,18 +162,26 @@ Status Store::Open(const std::string& dir, bool create, std::unique_ptr<Store>* 
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxdbs(s->env_, kNumTables), "set_maxdbs"));
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_mapsize(s->env_, kMapSize), "set_mapsize"));
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_set_maxreaders(s->env_, 512), "set_maxreaders"));
-  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_open(s->env_, dir.c_str(), MDB_NOTLS, 0644), "open " + dir));
+  if ((flags & MDB_RDONLY) == 0) SNAPSINK_RETURN_IF_ERROR(AllocateLockFile(dir));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_open(s->env_, dir.c_str(), flags, 0644), "open", dir));
+  // Slots of readers that died (kill -9) would pin old pages forever.
+  int dead = 0;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_reader_check(s->env_, &dead), "reader_check", dir));
+  const bool read_only = (flags & MDB_RDONLY) != 0;
   MDB_txn* txn;
-  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(s->env_, nullptr, create ? 0 : MDB_RDONLY, &txn), "begin"));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(s->env_, nullptr, create ? 0 : MDB_RDONLY, &txn), "begin", dir));
   for (int i = 0; i < kNumTables; ++i) {
     int rc = mdb_dbi_open(txn, kTableNames[i], create ? MDB_CREATE : 0, &s->dbis_[i]);
     if (rc != MDB_SUCCESS) {
       mdb_txn_abort(txn);
       if (rc == MDB_NOTFOUND) return Status::NotFound(dir + " holds no snapsink state");
-      return LmdbStatus(rc, "open table");
+      return LmdbStatus(rc, "open table", dir);
     }
   }
-  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_commit(txn), "commit"));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_commit(txn), "commit", dir));
+  // The commit synced the new file's pages; force it anyway, so nothing
+  // that relies on the environment runs before its first pages are durable.
+  if (create && !read_only) SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_sync(s->env_, 1), "sync", dir));
   *out = std::move(s);
   return Status::OK();
 }
@@ -127,8 +192,8 @@ Store::~Store() {
 
 Status Store::Begin(unsigned flags, std::unique_ptr<Txn>* txn) {
   MDB_txn* t;
-  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(env_, nullptr, flags, &t), "begin"));
-  txn->reset(new Txn(t, dbis_));
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(env_, nullptr, flags, &t), "begin", dir_));
+  txn->reset(new Txn(t, dbis_, &dir_));
   return Status::OK();
 }
 

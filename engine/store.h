@@ -4,6 +4,13 @@
 // environment twice in a process). A Store is thread-safe; a Txn is not.
 // Readers never block the writer (MVCC); LMDB itself serialises writers
 // across processes, and snapsink's LOCK keeps to one writing process anyway.
+//
+// Every open runs mdb_reader_check, so reader slots left by killed
+// processes do not pin old pages forever (LMDB's header warns of this).
+//
+// Errors: ENOSPC (and a short write LMDB reports as EIO on a full disk),
+// EACCES and EROFS come back as IOError "no space left on device" /
+// "permission denied" / "read-only file system" naming the directory.
 #pragma once
 
 #include <lmdb.h>
@@ -49,15 +56,25 @@ class Txn {
 
  private:
   friend class Store;
-  Txn(MDB_txn* txn, const MDB_dbi* dbis) : txn_(txn), dbis_(dbis) {}
+  Txn(MDB_txn* txn, const MDB_dbi* dbis, const std::string* dir) : txn_(txn), dbis_(dbis), dir_(dir) {}
   MDB_txn* txn_;
   const MDB_dbi* dbis_;
+  const std::string* dir_;  // the Store's, for error messages
 };
 
 class Store {
  public:
-  // Opens (create: creating) the environment in directory dir.
+  // Opens (create: creating) the environment in directory dir for reading
+  // and writing. With create, the tables are created and the first pages
+  // made durable (mdb_env_sync) before it returns; the caller fsyncs dir's
+  // parent so that dir itself is durable (see Root::Init).
   static Status Open(const std::string& dir, bool create, std::unique_ptr<Store>* out);
+  // Opens an existing environment read-only (MDB_RDONLY): BeginWrite fails.
+  // Works on a read-only file system (LMDB then runs without its lock file)
+  // and for a user who may not write lock.mdb (then MDB_NOLOCK: no reader
+  // slot, so pages a concurrent writer frees may be reused under the reader;
+  // checksums above LMDB catch what that could tear).
+  static Status OpenReadOnly(const std::string& dir, std::unique_ptr<Store>* out);
   ~Store();
 
   Status BeginWrite(std::unique_ptr<Txn>* txn);
@@ -66,13 +83,16 @@ class Store {
 
  private:
   Store() = default;
+  static Status OpenEnv(const std::string& dir, unsigned flags, bool create, std::unique_ptr<Store>* out);
   Status Begin(unsigned flags, std::unique_ptr<Txn>* txn);
   std::string dir_;
   MDB_env* env_ = nullptr;
   MDB_dbi dbis_[kNumTables] = {};
 };
 
-// Status for an LMDB return code; OK for MDB_SUCCESS.
-Status LmdbStatus(int rc, std::string_view what);
+// Status for an LMDB return code; OK for MDB_SUCCESS. dir (may be empty)
+// is named in the message of a full disk, a permission or a read-only
+// file system.
+Status LmdbStatus(int rc, std::string_view what, const std::string& dir = std::string());
 
 }  // namespace snapsink

@@ -10,7 +10,12 @@ namespace snapsink {
 inline bool WindowClosed(int64_t window_ms, int64_t window_size_ms, std::optional<int64_t> max_event_ts,
                          int64_t lateness_ms) {
   if (!max_event_ts) return false;
-  return *max_event_ts - lateness_ms >= window_ms + window_size_ms;
+  // Saturating: a lateness near INT64_MAX (init takes any duration) puts the
+  // watermark below every window end instead of overflowing past it.
+  int64_t watermark, end;
+  if (__builtin_sub_overflow(*max_event_ts, lateness_ms, &watermark)) return lateness_ms < 0;
+  if (__builtin_add_overflow(window_ms, window_size_ms, &end)) return false;
+  return watermark >= end;
 }
 
 }  // namespace snapsink

@@ -177,6 +177,12 @@ Status RemoveBackfillState(Env* env, const std::string& root, uint32_t version) 
 
 }  // namespace
 
+// Commit points: the backfill's own LMDB commits (state/backfill-v<V>/,
+// invisible to readers and live commands) until step 4; then publishing its
+// generation, whose commit point is the switch of CURRENT, and the live
+// LMDB commit that adopts it (a rerun finishes a publish that stopped
+// between the two; verify notes it). A failure before the switch changes
+// nothing a reader sees; the rerun resumes from the backfill's state.
 Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result) {
   *result = BackfillResult();
   Env* env = root->env();
@@ -234,6 +240,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   if (bf_lock == nullptr) SNAPSINK_RETURN_IF_ERROR(lock_backfill());
   std::unique_ptr<Store> bf;
   SNAPSINK_RETURN_IF_ERROR(Store::Open(dir, /*create=*/true, &bf));
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));  // data.mdb's name, before anything is committed in it
   {
     Ingester ingester(env, bf.get(), root->config());
     ingester.SetWindowRange(first, last);

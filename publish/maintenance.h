@@ -29,6 +29,13 @@ namespace snapsink {
 
 Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::string>* problems,
               size_t* snapshots_checked);
+// The same, beside a running writer: every generation is pinned while it is
+// checked; one that gc removes meanwhile is skipped, and a backfill whose
+// publish stopped before its live bookkeeping is not damage; each such fact
+// is one line of *notes, never a problem. Reads only: works with a Store
+// opened read-only.
+Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::string>* problems,
+              std::vector<std::string>* notes, size_t* snapshots_checked);
 
 struct GcResult {
   std::vector<uint64_t> removed_generations;

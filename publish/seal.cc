@@ -115,6 +115,9 @@ Status WriteStagedWindow(const SealTarget& t, Txn* read, const SealJob& job, Sta
   return w->manifest_file->Flush();
 }
 
+// Commit point of a batch: the LMDB transaction that records its seals.
+// The staged files (invisible to readers) are durable before it; a seal that
+// fails before it leaves only staging/ files, which its rerun rewrites.
 // One batch: every window's files written, then every file synced once,
 // every directory synced once (staging/ once for the batch), then every seal
 // recorded in one LMDB transaction.

@@ -63,7 +63,12 @@ Status PublishedRecords(Env* env, const std::string& root, const std::string& wh
   for (const std::string& n : names) {
     uint64_t g;
     if (!filenames::ParseGenerationName(n, &g)) continue;
-    SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, g, &generations[g]));
+    Status read = ReadGenerationManifest(env, root, g, &generations[g]);
+    if (read.IsNotFound()) {  // gc removed it since the listing: not shown
+      generations.erase(g);
+      continue;
+    }
+    SNAPSINK_RETURN_IF_ERROR(read);
   }
   std::vector<Record>& records = *out;
   if (what == "generations") {
@@ -86,14 +91,18 @@ Status PublishedRecords(Env* env, const std::string& root, const std::string& wh
     int64_t w;
     if (!filenames::ParseWindowDirName(wname, &w)) continue;
     std::vector<std::string> versions;
-    SNAPSINK_RETURN_IF_ERROR(env->GetChildren(filenames::SnapshotWindowDir(root, w), &versions));
+    s = env->GetChildren(filenames::SnapshotWindowDir(root, w), &versions);
+    if (s.IsNotFound()) continue;  // gc removed the window since the listing
+    SNAPSINK_RETURN_IF_ERROR(s);
     for (const std::string& vname : versions) {
       uint32_t v;
       if (!filenames::ParseVersionDirName(vname, &v)) continue;
       const std::string dir = filenames::SnapshotDir(root, w, v);
       std::string text;
       SnapshotManifest m;
-      SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(filenames::Join(dir, filenames::kSnapshotManifestFile), &text));
+      s = env->ReadFileToString(filenames::Join(dir, filenames::kSnapshotManifestFile), &text);
+      if (s.IsNotFound()) continue;  // ... or this snapshot
+      SNAPSINK_RETURN_IF_ERROR(s);
       SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, dir, &m));
       uint64_t bytes = 0;
       for (const FileEntry& f : m.files) bytes += f.bytes;

@@ -79,6 +79,13 @@ void FaultInjectionEnv::FailAtOp(uint64_t n) {
   fail_at_ = n;
   ops_ = 0;
   failed_ = false;
+  once_ = false;
+}
+
+void FaultInjectionEnv::FailOnlyOp(uint64_t n) {
+  FailAtOp(n);
+  std::lock_guard<std::mutex> l(mu_);
+  once_ = true;
 }
 
 uint64_t FaultInjectionEnv::mutating_ops() const {
@@ -106,7 +113,7 @@ size_t FaultInjectionEnv::files_with_unsynced_data() const {
 Status FaultInjectionEnv::CountOp(const char* what, const std::string& path) {
   std::lock_guard<std::mutex> l(mu_);
   ++ops_;
-  if (failed_ || (fail_at_ != 0 && ops_ >= fail_at_)) {
+  if (once_ ? ops_ == fail_at_ : (failed_ || (fail_at_ != 0 && ops_ >= fail_at_))) {
     failed_ = true;
     return Status::IOError(std::string("fault injection: ") + what + " " + path + " failed (operation " +
                            std::to_string(ops_) + ")");
@@ -339,6 +346,7 @@ Status FaultInjectionEnv::PowerCut() {
   pending_.clear();
   fail_at_ = 0;
   failed_ = false;
+  once_ = false;
   ops_ = 0;
   return first;
 }

@@ -67,6 +67,9 @@ class FaultInjectionEnv final : public Env {
 
   // See above. n = 0 disarms. Resets the operation count.
   void FailAtOp(uint64_t n);
+  // Fails the n-th mutating operation from now on only (a full disk that is
+  // freed again): the caller's error handling then runs for real.
+  void FailOnlyOp(uint64_t n);
   // Mutating operations since the last FailAtOp (or construction).
   uint64_t mutating_ops() const;
   // True once an operation has been failed on purpose.
@@ -129,6 +132,7 @@ class FaultInjectionEnv final : public Env {
   uint64_t ops_ = 0;        // guarded by mu_
   uint64_t fail_at_ = 0;    // guarded by mu_
   bool failed_ = false;     // guarded by mu_
+  bool once_ = false;       // guarded by mu_
   std::map<std::string, std::shared_ptr<FileState>> files_;  // by current path; guarded by mu_
   std::vector<PendingName> pending_;                          // oldest first; guarded by mu_
 };

@@ -31,6 +31,7 @@ Status DryRun(Root* root, const BackfillOptions& o) {
 
 }  // namespace
 
+// backfill: commit points in RunBackfill (publish/backfill.cc).
 Status CmdBackfill(const BackfillArgs& a) {
   BackfillOptions o;
   o.version = a.version;

@@ -12,6 +12,7 @@
 
 namespace snapsink {
 
+// init: commit point is the rename of state.init-tmp/ to state/ (Root::Init).
 Status CmdInit(const InitArgs& a) {
   RootConfig config;
   if (!ParseDuration(a.window, &config.window_ms) || config.window_ms <= 0) {
@@ -94,6 +95,7 @@ Status IngestInto(Root* root, const IngestArgs& a) {
   return Status::OK();
 }
 
+// ingest: commit point is each batch's LMDB commit (Ingester::RunSource).
 Status CmdIngest(const IngestArgs& a) {
   std::unique_ptr<Root> root;
   SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.root, /*writer=*/true, &root));

@@ -100,7 +100,7 @@ Status AddAcceptedGaps(Txn* txn, std::vector<Record>* out) {
 
 Status CmdInspect(const InspectArgs& a) {
   std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.root, /*writer=*/false, &root));
+  SNAPSINK_RETURN_IF_ERROR(Root::OpenReadOnly(Env::Default(), a.root, &root));
   const OutputFormat format = a.json ? OutputFormat::kJson : OutputFormat::kTable;
   if (a.what == "snapshots" || a.what == "generations") return InspectPublished(root.get(), a.what, format);
   std::unique_ptr<Txn> txn;

@@ -9,10 +9,11 @@ namespace snapsink {
 
 Status CmdVerify(const std::string& path) {
   std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), path, /*writer=*/false, &root));
-  std::vector<std::string> problems;
+  SNAPSINK_RETURN_IF_ERROR(Root::OpenReadOnly(Env::Default(), path, &root));
+  std::vector<std::string> problems, notes;
   size_t checked = 0;
-  Status s = Verify(root->env(), root->path(), root->store(), &problems, &checked);
+  Status s = Verify(root->env(), root->path(), root->store(), &problems, &notes, &checked);
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   for (const std::string& p : problems) std::printf("CORRUPT %s\n", p.c_str());
   if (s.ok()) std::printf("ok: %zu snapshot(s) verified\n", checked);
   return s;

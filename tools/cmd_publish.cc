@@ -143,6 +143,7 @@ Status RunFollow(const RunArgs& a) {
 
 }  // namespace
 
+// seal: commit point is each window's LMDB seal record (SealWindow).
 Status CmdSeal(const SealArgs& a) {
   std::unique_ptr<Root> root;
   SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.root, /*writer=*/true, &root));
