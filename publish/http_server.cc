@@ -387,6 +387,11 @@ struct HttpServer::Impl {
     http.new_task_queue = [this] {
       return new BoundedPool(static_cast<size_t>(std::max(1, options.threads)), options.max_connections);
     };
+    // Without it a response written in two pieces waits for the delayed ACK (~40 ms).
+    http.set_tcp_nodelay(true);
+    // httplib listens with a backlog of 5: a reconnect every few requests
+    // overflows it under a handful of clients (a dropped SYN costs 1 s).
+    http.set_keep_alive_max_count(1000);
     http.set_read_timeout(std::chrono::milliseconds(options.read_timeout_ms));
     http.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
     http.set_keep_alive_timeout(std::max(1, options.keep_alive_timeout_ms / 1000));

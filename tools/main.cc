@@ -182,12 +182,6 @@ int main(int argc, char** argv) {
       ->required()->check(AtLeast(1));
   c_rollback->footer(Footer("", "snapsink rollback /data/orders --generation 3"));
 
-  ServeArgs serve;
-  auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
-  c_serve->add_option("ROOT", serve.root)->required();
-  c_serve->add_option("--listen", serve.listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
-  c_serve->add_option("--threads", serve.threads, "Worker threads (default 8)")->check(CLI::Range(1, 256));
-
   std::string status_root;
   bool status_json = false;
   auto* c_status = app.add_subcommand(
@@ -215,6 +209,15 @@ int main(int argc, char** argv) {
   c_gaps->add_option("--range", gaps.range,
                      "Only missing sequence numbers inside LO..HI, both inclusive (default: every gap)");
   c_gaps->footer(Footer("", "snapsink gaps /data/orders accept --producer p1 --epoch 2 --range 100..199"));
+
+  ServeArgs serve;
+  auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
+  c_serve->add_option("ROOT", serve.root, kRootHelp)->required();
+  c_serve->add_option("--listen", serve.listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
+  c_serve->add_option("--threads", serve.threads, "Worker threads (default 8)")->check(CLI::Range(1, 256));
+  c_serve->footer(Footer("Endpoints: /v1/query /v1/windows /v1/generations /v1/status /metrics /healthz. "
+                         "Exit status: 0 after SIGTERM/SIGINT; 1 usage or failure.",
+                         "snapsink serve /data/orders --listen 127.0.0.1:8080"));
 
   if (auto msg = CheckCommand(app, argc, argv)) {
     std::fprintf(stderr, "snapsink: %s\n", msg->c_str());
