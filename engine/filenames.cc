@@ -20,24 +20,24 @@ std::string LockFile(const std::string& root) { return Join(root, "LOCK"); }
 std::string StateDir(const std::string& root) { return Join(root, "state"); }
 std::string InitStateDir(const std::string& root) { return Join(root, "state.init-tmp"); }
 std::string LmdbDataFile(const std::string& dir) { return Join(dir, "data.mdb"); }
-std::string BackfillStateDir(const std::string& root, uint32_t version) {
+std::string BackfillStateDir(const std::string& root, uint64_t version) {
   return Join(StateDir(root), "backfill-" + VersionDirName(version));
 }
-std::string BackfillLockFile(const std::string& root, uint32_t version) {
+std::string BackfillLockFile(const std::string& root, uint64_t version) {
   return Join(BackfillStateDir(root, version), "LOCK");
 }
 std::string StagingDir(const std::string& root) { return Join(root, "staging"); }
 std::string StagingWindowDir(const std::string& root, int64_t window_ms) {
   return Join(StagingDir(root), FormatCompact(window_ms));
 }
-std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint32_t version) {
+std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint64_t version) {
   return Join(StagingWindowDir(root, window_ms), VersionDirName(version));
 }
 std::string SnapshotsDir(const std::string& root) { return Join(root, "snapshots"); }
 std::string SnapshotWindowDir(const std::string& root, int64_t window_ms) {
   return Join(SnapshotsDir(root), FormatCompact(window_ms));
 }
-std::string SnapshotDir(const std::string& root, int64_t window_ms, uint32_t version) {
+std::string SnapshotDir(const std::string& root, int64_t window_ms, uint64_t version) {
   return Join(SnapshotWindowDir(root, window_ms), VersionDirName(version));
 }
 std::string ManifestsDir(const std::string& root) { return Join(root, "manifests"); }
@@ -59,14 +59,14 @@ std::string RejectsFile(const std::string& root, std::string_view source) {
   return Join(RejectsDir(root), RejectsFileName(source));
 }
 
-std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source) {
+std::string BackfillRejectsFile(const std::string& root, uint64_t version, std::string_view source) {
   return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + RejectsFileName(source));
 }
 
-std::string BackfillSpoolFile(const std::string& root, uint32_t version) {
+std::string BackfillSpoolFile(const std::string& root, uint64_t version) {
   return Join(BackfillStateDir(root, version), "stdin.spool");
 }
-std::string BackfillSpoolDoneFile(const std::string& root, uint32_t version) {
+std::string BackfillSpoolDoneFile(const std::string& root, uint64_t version) {
   return Join(BackfillStateDir(root, version), "stdin.spool.done");
 }
 
@@ -79,7 +79,7 @@ bool IsRootEntry(std::string_view name) {
   return false;
 }
 
-std::string VersionDirName(uint32_t version) { return "v" + std::to_string(version); }
+std::string VersionDirName(uint64_t version) { return "v" + std::to_string(version); }
 
 namespace {
 template <typename T>
@@ -90,7 +90,7 @@ bool ParseDecimal(std::string_view s, T* out) {
 }
 }  // namespace
 
-bool ParseVersionDirName(std::string_view name, uint32_t* version) {
+bool ParseVersionDirName(std::string_view name, uint64_t* version) {
   if (name.size() < 2 || name[0] != 'v') return false;
   return ParseDecimal(name.substr(1), version) && *version > 0;
 }

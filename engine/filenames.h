@@ -33,14 +33,14 @@ std::string StateDir(const std::string& root);
 std::string InitStateDir(const std::string& root);
 // "<dir>/data.mdb": the data file of the LMDB environment in dir.
 std::string LmdbDataFile(const std::string& dir);
-std::string BackfillStateDir(const std::string& root, uint32_t version);
-std::string BackfillLockFile(const std::string& root, uint32_t version);
+std::string BackfillStateDir(const std::string& root, uint64_t version);
+std::string BackfillLockFile(const std::string& root, uint64_t version);
 std::string StagingDir(const std::string& root);
 std::string StagingWindowDir(const std::string& root, int64_t window_ms);
-std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint32_t version);
+std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint64_t version);
 std::string SnapshotsDir(const std::string& root);
 std::string SnapshotWindowDir(const std::string& root, int64_t window_ms);
-std::string SnapshotDir(const std::string& root, int64_t window_ms, uint32_t version);
+std::string SnapshotDir(const std::string& root, int64_t window_ms, uint64_t version);
 std::string ManifestsDir(const std::string& root);
 std::string GenerationManifest(const std::string& root, uint64_t generation);
 std::string Current(const std::string& root);
@@ -57,10 +57,10 @@ inline constexpr size_t kRejectsStemCut = 200;
 std::string RejectsFileName(std::string_view source);
 std::string RejectsFile(const std::string& root, std::string_view source);
 // rejects/backfill-v<V>-<source>.ndjson
-std::string BackfillRejectsFile(const std::string& root, uint32_t version, std::string_view source);
+std::string BackfillRejectsFile(const std::string& root, uint64_t version, std::string_view source);
 // The spool of standard input for `backfill -`, and the marker that it is complete.
-std::string BackfillSpoolFile(const std::string& root, uint32_t version);
-std::string BackfillSpoolDoneFile(const std::string& root, uint32_t version);
+std::string BackfillSpoolFile(const std::string& root, uint64_t version);
+std::string BackfillSpoolDoneFile(const std::string& root, uint64_t version);
 
 // Whether name is one of the entries init makes directly under a root
 // (LOCK, state, staging, snapshots, manifests, CURRENT, rejects).
@@ -69,9 +69,9 @@ bool IsRootEntry(std::string_view name);
 // "<dir>/<name>"
 std::string Join(const std::string& dir, std::string_view name);
 // "v3" for 3.
-std::string VersionDirName(uint32_t version);
+std::string VersionDirName(uint64_t version);
 // Parses "v3"; false for anything else.
-bool ParseVersionDirName(std::string_view name, uint32_t* version);
+bool ParseVersionDirName(std::string_view name, uint64_t* version);
 // Parses a window directory's name (20261021T100000Z); false for anything else.
 bool ParseWindowDirName(std::string_view name, int64_t* window_ms);
 // Parses a generation manifest's name ("12"); false for anything else.

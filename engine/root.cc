@@ -9,7 +9,7 @@
 
 namespace snapsink {
 
-std::string meta::BackfillDoneKey(uint32_t version) { return "backfill/v" + std::to_string(version); }
+std::string meta::BackfillDoneKey(uint64_t version) { return "backfill/v" + std::to_string(version); }
 std::string meta::PublishedAtKey(uint64_t generation) { return "published_at/" + std::to_string(generation); }
 
 Result<std::optional<uint64_t>> Root::GetMetaU64(Txn* txn, std::string_view key) {
@@ -200,6 +200,12 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   if (*format > kFormatVersion) {
     return Status::InvalidArgument(path + " was written by a newer snapsink (format " + std::to_string(*format) +
                                    ", this build reads up to " + std::to_string(kFormatVersion) + ")");
+  }
+  if (*format < kOldestReadableFormat) {
+    return Status::InvalidArgument(path + " was written by an older snapsink (format " + std::to_string(*format) +
+                                   ", with 32-bit versions); this build reads formats " +
+                                   std::to_string(kOldestReadableFormat) + " to " + std::to_string(kFormatVersion) +
+                                   ": rebuild the root from its input");
   }
   SNAPSINK_ASSIGN_OR_RETURN(auto window, GetMetaU64(txn.get(), meta::kWindowMs));
   SNAPSINK_ASSIGN_OR_RETURN(auto lateness, GetMetaU64(txn.get(), meta::kLatenessMs));

@@ -26,8 +26,13 @@ namespace snapsink {
 // Version of the on-disk format: state records, file layout. A root written by
 // a newer format is refused rather than misread.
 // 2: source records carry the position identity; long-form keys
-// (engine/long_key.h) in sources and aggs.
-inline constexpr uint32_t kFormatVersion = 2;
+// (engine/long_key.h) in sources and aggs. 3: 64-bit versions in window and
+// seal records, CURRENT's checksum in meta; the id-dedup and producer
+// retention tables.
+inline constexpr uint32_t kFormatVersion = 3;
+// Roots of older formats are refused: their window and seal records hold
+// 32-bit versions, and generation manifests and CURRENT have no checksum.
+inline constexpr uint32_t kOldestReadableFormat = 3;
 
 enum class OnGap : uint8_t { kAccept = 0, kStop = 1 };  // stored; do not change
 
@@ -47,7 +52,7 @@ inline constexpr char kMaxEventTs[] = "max_event_ts";             // absent unti
 inline constexpr char kCurrentGeneration[] = "current_generation";  // what CURRENT names (0 = none)
 inline constexpr char kLastGeneration[] = "last_generation";        // highest generation number used
 // "backfill/v<V>" -> "done" once backfill V is published.
-std::string BackfillDoneKey(uint32_t version);
+std::string BackfillDoneKey(uint64_t version);
 // "published_at/<G>" -> wall-clock ms when generation G was published. For
 // display only (`status`); never part of a snapshot, manifest or identity.
 std::string PublishedAtKey(uint64_t generation);

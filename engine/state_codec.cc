@@ -74,17 +74,17 @@ void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric)
   AppendEscapedMetric(dst, metric);
 }
 
-std::string SealKey(int64_t window_ms, uint32_t version) {
+std::string SealKey(int64_t window_ms, uint64_t version) {
   std::string k;
   AppendWindowKey(&k, window_ms);
-  for (int shift = 24; shift >= 0; shift -= 8) k.push_back(static_cast<char>((version >> shift) & 0xff));
+  for (int shift = 56; shift >= 0; shift -= 8) k.push_back(static_cast<char>((version >> shift) & 0xff));
   return k;
 }
 
-void DecodeSealKey(std::string_view key, int64_t* window_ms, uint32_t* version) {
+void DecodeSealKey(std::string_view key, int64_t* window_ms, uint64_t* version) {
   *window_ms = DecodeWindowKey(key);
-  uint32_t v = 0;
-  for (int i = 8; i < 12; ++i) v = (v << 8) | static_cast<uint8_t>(key[i]);
+  uint64_t v = 0;
+  for (int i = 8; i < 16; ++i) v = (v << 8) | static_cast<uint8_t>(key[i]);
   *version = v;
 }
 
@@ -206,14 +206,14 @@ Status Decode(std::string_view src, Aggregate* v) {
 
 std::string Encode(const WindowState& v) {
   std::string s;
-  PutU32(&s, v.last_version);
+  PutU64(&s, v.last_version);
   s.push_back(v.dirty ? 1 : 0);
   return s;
 }
 
 Status Decode(std::string_view src, WindowState* v) {
   Reader r(src);
-  v->last_version = r.U32();
+  v->last_version = r.U64();
   v->dirty = r.U8() != 0;
   return r.Finish("window");
 }

@@ -89,7 +89,7 @@ struct Aggregate {
 
 // Per window: what has been sealed and whether it changed since.
 struct WindowState {
-  uint32_t last_version = 0;  // highest version sealed (staged or published), 0 = none
+  uint64_t last_version = 0;  // highest version sealed (staged or published), 0 = none
   bool dirty = false;         // events applied since the last seal
   bool operator==(const WindowState&) const = default;
 };
@@ -123,9 +123,9 @@ bool SplitEscapedMetric(std::string_view src, std::string* metric, std::string_v
 void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key);
 // ledger: window(8) | escaped metric
 void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric);
-// seals:  window(8) | version (4, big-endian)
-std::string SealKey(int64_t window_ms, uint32_t version);
-void DecodeSealKey(std::string_view key, int64_t* window_ms, uint32_t* version);
+// seals:  window(8) | version (8, big-endian)
+std::string SealKey(int64_t window_ms, uint64_t version);
+void DecodeSealKey(std::string_view key, int64_t* window_ms, uint64_t* version);
 
 std::string Encode(const ProducerState& v);
 std::string Encode(const SourceState& v);

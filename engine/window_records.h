@@ -19,12 +19,12 @@ Status ReadWindowState(Txn* txn, int64_t window_ms, WindowState* out);
 Status WriteWindowState(Txn* txn, int64_t window_ms, const WindowState& state);
 
 // Sets the state of the seal record of (window_ms, version). NotFound if absent.
-Status SetSealState(Txn* txn, int64_t window_ms, uint32_t version, SealState state);
+Status SetSealState(Txn* txn, int64_t window_ms, uint64_t version, SealState state);
 
 // Marks every staged (unpublished) seal of window_ms other than keep_version
 // superseded, and appends their versions to *superseded. keep_version 0
 // keeps none.
-Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint32_t keep_version, std::vector<uint32_t>* superseded);
+Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint64_t keep_version, std::vector<uint64_t>* superseded);
 
 // Calls fn(metric, key, aggregate) for every aggregate of window_ms, in
 // (metric, key) byte order, natural keys restored (engine/long_key.h), until

@@ -36,7 +36,7 @@ Status LockRootWaiting(Env* env, const std::string& root, std::unique_ptr<FileLo
   }
 }
 
-Result<bool> IsDone(Store* live, uint32_t version) {
+Result<bool> IsDone(Store* live, uint64_t version) {
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
   std::string_view v;
@@ -47,7 +47,7 @@ Result<bool> IsDone(Store* live, uint32_t version) {
 }
 
 // V must exceed every version the windows have in live state.
-Status CheckVersion(Store* live, const std::set<int64_t>& windows, uint32_t version) {
+Status CheckVersion(Store* live, const std::set<int64_t>& windows, uint64_t version) {
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
   for (int64_t w : windows) {
@@ -94,8 +94,8 @@ Status ReplacePrefix(Txn* from, Txn* to, Table table, const std::string& prefix)
 
 // In the live transaction that records the generation: the backfilled windows
 // become the live base, and backfill V is done.
-Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapshot>& pending, uint32_t version,
-                     std::vector<std::pair<int64_t, uint32_t>>* superseded) {
+Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapshot>& pending, uint64_t version,
+                     std::vector<std::pair<int64_t, uint64_t>>* superseded) {
   std::unique_ptr<Txn> bf;
   SNAPSINK_RETURN_IF_ERROR(backfill->BeginRead(&bf));
   for (const PendingSnapshot& p : pending) {
@@ -104,9 +104,9 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
     SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kAggs, prefix));
     SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kLedger, prefix));
     // A live version staged but not published must not later replace the backfill.
-    std::vector<uint32_t> staged;
+    std::vector<uint64_t> staged;
     SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(live, p.window_ms, /*keep_version=*/0, &staged));
-    for (uint32_t ver : staged) superseded->emplace_back(p.window_ms, ver);
+    for (uint64_t ver : staged) superseded->emplace_back(p.window_ms, ver);
     SealRecord published = p.seal;
     published.state = SealState::kPublished;
     SNAPSINK_RETURN_IF_ERROR(live->Put(Table::kSeals, codec::SealKey(p.window_ms, version), codec::Encode(published)));
@@ -143,7 +143,7 @@ Status DrainStdin(const std::function<Status(std::string_view)>& sink, uint64_t*
 std::string SpoolMarker(uint64_t length, uint64_t hash) { return fmt::format("{} {:016x}\n", length, hash); }
 
 // Step 1b (backfill.h). REQUIRES: the backfill's lock is held.
-Status SpoolStdin(Env* env, const std::string& root, uint32_t version) {
+Status SpoolStdin(Env* env, const std::string& root, uint64_t version) {
   const std::string spool = filenames::BackfillSpoolFile(root, version);
   const std::string done = filenames::BackfillSpoolDoneFile(root, version);
   uint64_t length = 0, hash = 0;
@@ -170,7 +170,7 @@ Status SpoolStdin(Env* env, const std::string& root, uint32_t version) {
   return Status::OK();
 }
 
-Status RemoveBackfillState(Env* env, const std::string& root, uint32_t version) {
+Status RemoveBackfillState(Env* env, const std::string& root, uint64_t version) {
   SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::BackfillStateDir(root, version)));
   return env->SyncDir(filenames::StateDir(root));
 }
@@ -192,7 +192,11 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   // 1. Already published?
   SNAPSINK_ASSIGN_OR_RETURN(bool done, IsDone(root->store(), o.version));
   if (done) {
+    // It may have stopped after its commit: finish that under the lock.
     result->already_done = true;
+    std::unique_ptr<FileLock> lock;
+    SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, &lock));
+    SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, path, root->store()));
     return RemoveBackfillState(env, path, o.version);
   }
   // 2. The version rule, before any work.
@@ -272,6 +276,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   if (done) {
     result->already_done = true;
     bf.reset();
+    SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, path, root->store()));
     return RemoveBackfillState(env, path, o.version);
   }
   // What will be published: the windows to seal now and those a crashed
@@ -289,7 +294,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   for (int64_t w : windows) jobs.push_back(SealJob{w, o.version});
   SNAPSINK_RETURN_IF_ERROR(SealBatch(target, jobs, &result->sealed));
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
-  std::vector<std::pair<int64_t, uint32_t>> superseded;
+  std::vector<std::pair<int64_t, uint64_t>> superseded;
   PublishResult pr;
   // Nothing to publish: V stays unused (SPEC 9: only a publish uses a version up).
   if (!pending.empty()) {

@@ -45,7 +45,7 @@
 namespace snapsink {
 
 struct BackfillOptions {
-  uint32_t version = 0;
+  uint64_t version = 0;
   std::vector<std::string> files;  // "-" (at most once) is standard input
   std::string source;              // the source name of the one file; default: the path as given
   // Window range, both inclusive: the windows holding these times. nullopt =

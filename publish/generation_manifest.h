@@ -18,7 +18,7 @@ namespace snapsink {
 
 struct GenerationEntry {
   int64_t window_ms = 0;
-  uint32_t version = 0;
+  uint64_t version = 0;
   uint64_t manifest_xxh64 = 0;  // XXH64 (seed 0) of that snapshot's manifest.json bytes
 
   bool operator==(const GenerationEntry&) const = default;
@@ -27,6 +27,7 @@ struct GenerationEntry {
 struct GenerationManifest {
   uint64_t generation = 0;
   uint64_t parent = 0;                    // the generation this one replaced; 0 = none
+  uint64_t rollback_of = 0;               // the generation a rollback copied; 0 = not a rollback
   std::vector<GenerationEntry> windows;   // sorted by window_ms, unique
 
   bool operator==(const GenerationManifest&) const = default;
@@ -37,7 +38,7 @@ struct GenerationManifest {
 
   // Parses and checks text as written by Encode: checksum, format name and
   // version, member types and ranges, windows strictly ascending, and
-  // parent == 0 || parent < generation. Failures are Corruption naming `name`.
+  // parent == 0 || parent < generation, rollback_of == 0 || rollback_of < generation. Failures are Corruption naming `name`.
   static Status Decode(std::string_view text, const std::string& name, GenerationManifest* out);
 };
 

@@ -21,6 +21,7 @@
 #include "engine/json_escape.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "publish/current_file.h"
 #include "publish/reader.h"
 #include "publish/views.h"
 
@@ -165,8 +166,9 @@ struct HttpServer::Impl {
   // Pins what CURRENT names if it is not the pinned generation; then reads
   // all of it once to know whether it verifies.
   void Refresh() {
-    uint64_t g = 0;
-    if (!ReadCurrent(env, root, &g).ok() || g == 0) return;
+    CurrentPointer pointer;
+    if (!ReadCurrentPointer(env, root, &pointer).ok() || pointer.generation == 0) return;
+    const uint64_t g = pointer.generation;
     std::shared_ptr<PinnedGeneration> cur = Current();
     if (cur && cur->generation() == g) return;
     std::unique_ptr<Reader> r;

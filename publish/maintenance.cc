@@ -1,7 +1,5 @@
 #include "publish/maintenance.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -11,6 +9,7 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "publish/current_file.h"
 #include "publish/generation_manifest.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
@@ -45,42 +44,56 @@ struct VerifyRun {
   std::vector<std::string>* problems;
   std::vector<std::string>* notes;
   size_t* snapshots_checked;
-  std::set<std::pair<int64_t, uint32_t>> checked;
+  std::set<std::pair<int64_t, uint64_t>> checked;
   std::set<uint64_t> unfinished_backfills;
 };
 
-// What CURRENT names against what state records, read in a transaction
-// taken after CURRENT: publish replaces CURRENT before its LMDB bookkeeping,
-// so one above the last published generation is a publish the next one
-// finishes, not damage.
+// What CURRENT names against what state records. CURRENT behind LMDB while
+// CURRENT.tmp names the recorded generation is a command that stopped
+// between its commit and its rename, which the next writer finishes: not
+// damage.
+void CheckCurrentOnce(Env* env, const std::string& root, Store* live, std::vector<std::string>* found) {
+  CurrentPointer current, recorded;
+  Status s = ReadCurrentPointer(env, root, &current);
+  if (!s.ok()) {
+    found->push_back(s.message());
+    return;
+  }
+  std::unique_ptr<Txn> txn;
+  s = live->BeginRead(&txn);
+  if (s.ok()) s = RecordedCurrent(txn.get(), &recorded);
+  if (!s.ok()) {
+    found->push_back(s.message());
+    return;
+  }
+  if (current.generation != 0) {
+    GenerationManifest named;
+    s = ReadManifestNamedBy(env, root, current, &named);
+    if (!s.ok()) {
+      found->push_back(s.message());
+    } else if (current != recorded && !SwitchPending(env, root, recorded)) {
+      found->push_back(filenames::Current(root) + ": names generation " + std::to_string(current.generation) +
+                       ", but state records generation " + std::to_string(recorded.generation) + " as current");
+    }
+  } else if (recorded.generation != 0 && !SwitchPending(env, root, recorded)) {
+    found->push_back(filenames::Current(root) + ": missing, but state records generation " +
+                     std::to_string(recorded.generation) + " as current");
+  }
+}
+
+// Damage stays put; a writer at work changes CURRENT or state under us, so a
+// finding is only reported once it holds still.
 void VerifyCurrent(Env* env, const std::string& root, Store* live, std::vector<std::string>* problems,
                    std::vector<std::string>* notes) {
   std::vector<std::string> previous;
   for (int attempt = 0; attempt < kCurrentAttempts; ++attempt) {
+    std::string before, after;
+    const bool had = env->ReadFileToString(filenames::Current(root), &before).ok();
     std::vector<std::string> found;
-    uint64_t current = 0, again = 0;
-    const Status first = ReadCurrent(env, root, &current);
-    if (!first.ok()) {
-      found.push_back(first.message());
-    } else {
-      std::unique_ptr<Txn> txn;
-      Status s = live->BeginRead(&txn);
-      Result<std::optional<uint64_t>> recorded = std::optional<uint64_t>(), last = std::optional<uint64_t>();
-      if (s.ok()) recorded = Root::GetMetaU64(txn.get(), meta::kCurrentGeneration);
-      if (s.ok()) last = Root::GetMetaU64(txn.get(), meta::kLastGeneration);
-      if (!s.ok() || !recorded.ok() || !last.ok()) {
-        found.push_back(!s.ok() ? s.message() : !recorded.ok() ? recorded.status().message() : last.status().message());
-      } else if (current != 0 && !env->FileExists(filenames::GenerationManifest(root, current))) {
-        found.push_back(filenames::Current(root) + ": names generation " + std::to_string(current) + ", which is missing");
-      } else if (current != recorded->value_or(0) && current != last->value_or(0) + 1) {
-        found.push_back(filenames::Current(root) + ": names generation " + std::to_string(current) +
-                        ", but state records generation " + std::to_string(recorded->value_or(0)) + " as current");
-      }
-    }
+    CheckCurrentOnce(env, root, live, &found);
     if (found.empty()) return;
-    // Damage stays put; a writer at work changes CURRENT or state under us.
-    Status reread = ReadCurrent(env, root, &again);
-    const bool moved = reread.ok() != first.ok() || reread.message() != first.message() || again != current;
+    const bool has = env->ReadFileToString(filenames::Current(root), &after).ok();
+    const bool moved = had != has || before != after;
     if (!moved && found == previous) {
       problems->insert(problems->end(), found.begin(), found.end());
       return;
@@ -95,12 +108,9 @@ void VerifyCurrent(Env* env, const std::string& root, Store* live, std::vector<s
 // state (the live bookkeeping after CURRENT); a rerun of the backfill
 // finishes that, so a missing seal of its version is not damage.
 bool UnfinishedBackfill(VerifyRun* run, uint64_t version) {
-  if (version > UINT32_MAX) return false;
   std::string_view v;
-  if (!run->txn->Get(Table::kMeta, meta::BackfillDoneKey(static_cast<uint32_t>(version)), &v).IsNotFound()) {
-    return false;
-  }
-  return run->env->FileExists(filenames::BackfillStateDir(run->root, static_cast<uint32_t>(version)));
+  if (!run->txn->Get(Table::kMeta, meta::BackfillDoneKey(version), &v).IsNotFound()) return false;
+  return run->env->FileExists(filenames::BackfillStateDir(run->root, version));
 }
 
 void VerifyGeneration(VerifyRun* run, uint64_t g) {
@@ -172,8 +182,10 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
 
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result) {
   *result = GcResult();
-  uint64_t current = 0;
-  SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root, &current));
+  SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, root, live));
+  CurrentPointer pointer;
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root, &pointer));
+  const uint64_t current = pointer.generation;
   std::vector<uint64_t> listed;
   SNAPSINK_RETURN_IF_ERROR(ListGenerations(env, root, &listed));
   uint64_t last = 0;
@@ -207,7 +219,7 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::ManifestsDir(root)));
 
-  std::set<std::pair<int64_t, uint32_t>> used;
+  std::set<std::pair<int64_t, uint64_t>> used;
   for (uint64_t g : survivors) {
     GenerationManifest gm;
     SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, g, &gm));
@@ -228,7 +240,7 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     SNAPSINK_RETURN_IF_ERROR(env->GetChildren(wdir, &versions));
     size_t left = versions.size();
     for (const std::string& vname : versions) {
-      uint32_t v;
+      uint64_t v;
       if (!filenames::ParseVersionDirName(vname, &v) || used.count({w, v})) continue;
       SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::Join(wdir, vname)));
       result->removed_snapshots.push_back(FormatIso(w) + " v" + std::to_string(v));
@@ -237,38 +249,6 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     if (left == 0) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
   }
   return env->SyncDir(filenames::SnapshotsDir(root));
-}
-
-Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generation) {
-  {
-    // manifests/<last + 1> may exist from a publish that crashed before its
-    // switch; it was never published, and the rerun of that publish rewrites
-    // it with this number: making it current would give it itself as parent.
-    std::unique_ptr<Txn> read;
-    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
-    SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
-    if (generation == 0 || generation > last.value_or(0)) {
-      return Status::NotFound("generation " + std::to_string(generation) + " was never published");
-    }
-  }
-  GenerationManifest gm;
-  SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, generation, &gm));
-  for (const GenerationEntry& e : gm.windows) {
-    const std::string path = filenames::Join(filenames::SnapshotDir(root, e.window_ms, e.version), filenames::kSnapshotManifestFile);
-    std::string text;
-    Status s = env->ReadFileToString(path, &text);
-    if (!s.ok()) return Status::Corruption("generation " + std::to_string(generation) + " names " + path + ": " + s.message());
-    if (XXH64(text.data(), text.size(), 0) != e.manifest_xxh64) {
-      return Status::Corruption(path + ": checksum differs from the one generation " + std::to_string(generation) + " recorded");
-    }
-  }
-  // LMDB first: after a crash between the two, the next publish already
-  // builds on G, and running the rollback again moves CURRENT.
-  std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
-  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, generation));
-  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
-  return WriteFileAtomic(env, filenames::Current(root), std::to_string(generation) + "\n");
 }
 
 }  // namespace snapsink

@@ -1,21 +1,21 @@
-// Operations on published state: verify, gc and rollback.
+// Operations on published state: verify and gc.
 //
 // Verify re-checks every kept generation: its manifest, every snapshot it
 // names (manifest hash, every data byte, row sums against the manifest) and
 // the reconciliation of each snapshot with its seal record in LMDB. It
-// reports every problem, one line each, and returns Corruption if any.
+// reports every problem, one line each, and returns Corruption if any. CURRENT
+// must hash-match the manifest it names and name the generation LMDB records
+// (or, after a crash between a commit and its rename, with CURRENT.tmp naming
+// the recorded one, the previous one).
 //
 // CollectGarbage removes generation manifests that are neither among the
 // `keep` newest nor current nor pinned by a Reader (in any process: a pinned
 // manifest cannot be locked exclusively), then every published snapshot that
 // no remaining generation names and no staged seal needs.
 //
-// Rollback makes generation G current again: CURRENT is replaced atomically
-// and LMDB records G as the base of the next publish. Engine state is not
-// rewound; windows keep their versions and the next seal of a window
-// continues from its highest version.
+// Rollback lives in publish/rollback.h.
 //
-// REQUIRES for CollectGarbage and Rollback: the caller holds the root's LOCK.
+// REQUIRES for CollectGarbage: the caller holds the root's LOCK.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +43,6 @@ struct GcResult {
   std::vector<uint64_t> pinned;  // kept only because a reader holds them
 };
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result);
-
-Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generation);
 
 // The generation numbers in manifests/, ascending.
 Status ListGenerations(Env* env, const std::string& root, std::vector<uint64_t>* out);

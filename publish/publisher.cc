@@ -12,6 +12,7 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
+#include "publish/current_file.h"
 #include "publish/snapshot_file.h"
 
 namespace snapsink {
@@ -55,7 +56,38 @@ Status RemoveEmptyStagingWindows(Env* env, const std::string& root) {
   return Status::OK();
 }
 
+// Staging directories of superseded seals: a command that stopped after its
+// commit may leave them.
+Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
+  std::vector<std::pair<int64_t, uint64_t>> dirs;
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
+  Status st;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
+    SealRecord r;
+    st = codec::Decode(v, &r);
+    if (!st.ok()) return false;
+    int64_t w;
+    uint64_t ver;
+    codec::DecodeSealKey(k, &w, &ver);
+    if (r.state == SealState::kSuperseded) dirs.emplace_back(w, ver);
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  txn.reset();
+  for (const auto& [w, ver] : dirs) {
+    SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(root, w, ver)));
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+Status FinishPublish(Env* env, const std::string& root, Store* live) {
+  SNAPSINK_RETURN_IF_ERROR(FinishCurrent(env, root, live));
+  SNAPSINK_RETURN_IF_ERROR(RemoveSupersededStaging(env, root, live));
+  return RemoveEmptyStagingWindows(env, root);
+}
 
 Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot& p, uint64_t* manifest_xxh64) {
   const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
@@ -160,14 +192,67 @@ Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t genera
   return Status::OK();
 }
 
+std::string UnpublishedGenerationKey(uint64_t g) { return "unpublished_generation/" + std::to_string(g); }
+
+Status NextGeneration(Env* env, const std::string& root, uint64_t last, GenerationManifest* gm, std::string* bytes) {
+  // Above last, a manifest file may be left by a command that stopped before
+  // its commit. Its number keeps its content: the same bytes are this
+  // command's own rerun, other bytes are skipped, never overwritten.
+  for (uint64_t g = last + 1;; ++g) {
+    gm->generation = g;
+    *bytes = gm->Encode();
+    std::string existing;
+    Status s = env->ReadFileToString(filenames::GenerationManifest(root, g), &existing);
+    if (s.IsNotFound() || (s.ok() && existing == *bytes)) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(s);
+  }
+}
+
+Status CommitGeneration(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
+                        const std::function<Status(Txn*)>& bookkeeping, const std::string& crash_prefix) {
+  std::unique_ptr<Txn> read;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+  SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
+  read.reset();
+  std::string bytes;
+  SNAPSINK_RETURN_IF_ERROR(NextGeneration(env, root, last.value_or(0), gm, &bytes));
+  const CurrentPointer next{gm->generation, XXH64(bytes.data(), bytes.size(), 0)};
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::ManifestsDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(root));
+  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationManifest(root, gm->generation), bytes));
+  SNAPSINK_RETURN_IF_ERROR(StageCurrent(env, root, next));
+  MaybeCrash((crash_prefix + ".before_current").c_str());
+
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
+  SNAPSINK_RETURN_IF_ERROR(RecordCurrent(txn.get(), next));
+  const auto now = std::chrono::system_clock::now().time_since_epoch();  // for `status` only
+  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::PublishedAtKey(next.generation),
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
+  for (uint64_t g = last.value_or(0) + 1; g < next.generation; ++g) {
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, UnpublishedGenerationKey(g), "skipped"));
+  }
+  SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn.get()));
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());  // the commit point
+  MaybeCrash((crash_prefix + ".after_commit").c_str());
+
+  // Failing from here on, the command is done: the next writer's
+  // FinishCurrent installs what LMDB recorded.
+  SNAPSINK_RETURN_IF_ERROR(InstallCurrent(env, root));
+  MaybeCrash((crash_prefix + ".after_current").c_str());
+  return Status::OK();
+}
+
 Status PublishSnapshots(Env* env, const std::string& root, Store* live, const std::vector<PendingSnapshot>& pending,
                         const std::function<Status(Txn*)>& bookkeeping, PublishResult* result) {
   *result = PublishResult();
-  // A rerun after a crash past the final commit has nothing pending but may
-  // still find the empty staging directories that run left behind.
-  if (pending.empty()) return RemoveEmptyStagingWindows(env, root);
+  // A rerun after a crash past the commit finishes that command first.
+  SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, root, live));
+  if (pending.empty()) return Status::OK();
 
-  // 1. The gate: nothing moves unless every snapshot reconciles.
+  // 1. The gate: nothing moves unless every snapshot reconciles. A damaged
+  // file of a snapshot not yet published fails the reconciliation (exit 4,
+  // SPEC 4); only published snapshots are "corrupt".
   std::vector<uint64_t> manifest_hashes(pending.size());
   std::vector<bool> staged(pending.size());
   for (size_t i = 0; i < pending.size(); ++i) {
@@ -177,10 +262,16 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
     // A crashed attempt may already have moved it.
     const std::string dir = staged[i] ? staging : filenames::SnapshotDir(root, p.window_ms, p.version);
     if (!staged[i] && !env->FileExists(dir)) {
-      return Status::Corruption("snapshot of window " + FormatIso(p.window_ms) + " v" + std::to_string(p.version) +
-                                " is sealed but neither " + staging + " nor " + dir + " exists");
+      return Status::Reconcile("reconciliation failed for window " + FormatIso(p.window_ms) + " v" +
+                               std::to_string(p.version) + ": it is sealed but neither " + staging + " nor " + dir +
+                               " exists");
     }
-    SNAPSINK_RETURN_IF_ERROR(ReconcileSnapshot(env, dir, p, &manifest_hashes[i]));
+    Status s = ReconcileSnapshot(env, dir, p, &manifest_hashes[i]);
+    if (s.code() == Status::Code::kCorruption) {
+      return Status::Reconcile("reconciliation failed for window " + FormatIso(p.window_ms) + " v" +
+                               std::to_string(p.version) + ": " + s.message());
+    }
+    SNAPSINK_RETURN_IF_ERROR(s);
   }
 
   // 2. Move each snapshot out of staging. Batched: every snapshots/<window>/
@@ -217,45 +308,27 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   // 3. The new generation: the current one with these windows replaced.
   std::unique_ptr<Txn> read;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
-  SNAPSINK_ASSIGN_OR_RETURN(auto current, Root::GetMetaU64(read.get(), meta::kCurrentGeneration));
-  SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
+  CurrentPointer current;
+  SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(read.get(), &current));
   read.reset();
-  const uint64_t parent = current.value_or(0);
-  const uint64_t generation = last.value_or(0) + 1;
   std::map<int64_t, GenerationEntry> windows;
-  if (parent > 0) {
+  if (current.generation > 0) {
     GenerationManifest base;
-    SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, parent, &base));
+    SNAPSINK_RETURN_IF_ERROR(ReadManifestNamedBy(env, root, current, &base));
     for (const GenerationEntry& e : base.windows) windows[e.window_ms] = e;
   }
   for (size_t i = 0; i < pending.size(); ++i) {
     windows[pending[i].window_ms] = GenerationEntry{pending[i].window_ms, pending[i].version, manifest_hashes[i]};
   }
   GenerationManifest gm;
-  gm.generation = generation;
-  gm.parent = parent;
+  gm.parent = current.generation;
   for (const auto& [w, e] : windows) gm.windows.push_back(e);
-  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::ManifestsDir(root)));
-  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationManifest(root, generation), gm.Encode()));
-  MaybeCrash("publish.before_current");
 
-  // 4. The switch.
-  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::Current(root), std::to_string(generation) + "\n"));
-  MaybeCrash("publish.after_current");
-
-  // 5. Bookkeeping: LMDB learns the generation last, so a rerun redoes the same one.
-  std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(live->BeginWrite(&txn));
-  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, generation));
-  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, generation));
-  const auto now = std::chrono::system_clock::now().time_since_epoch();  // for `status` only
-  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::PublishedAtKey(generation),
-                                            std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
-  SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn.get()));
-  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  // 4. Manifest, CURRENT.tmp, the LMDB commit (the commit point), CURRENT.
+  SNAPSINK_RETURN_IF_ERROR(CommitGeneration(env, root, live, &gm, bookkeeping, "publish"));
 
   SNAPSINK_RETURN_IF_ERROR(RemoveEmptyStagingWindows(env, root));
-  result->generation = generation;
+  result->generation = gm.generation;
   result->windows = pending.size();
   return Status::OK();
 }

@@ -1,17 +1,26 @@
-// Publishing: the reconciliation gate and the atomic switch of CURRENT (SPEC 4).
+// Publishing: the reconciliation gate and the atomic switch of CURRENT (SPEC 4, 10).
+//
+// COMMIT POINT: one LMDB commit. It records the new generation (number and
+// the XXH64 of its manifest, publish/current_file.h) together with the
+// command's bookkeeping (seals published; for a backfill its windows adopted;
+// for a rollback the rewound windows). Everything before it only adds files
+// no reader looks at; a failure there (a full disk, a crash) changes nothing
+// a reader or a later command can see, and a rerun finishes the work.
 //
 // For every pending snapshot, ReconcileSnapshot checks the files against the
 // seal record: every checksum, and per metric the events, count and sum of
 // the rows against the ledger as of the seal, and the row count. Only when
 // all of them hold does PublishSnapshots move each snapshot directory from
-// staging/ to snapshots/ by rename, write manifests/<G> (synced, naming every
-// window's current version), replace CURRENT by temp file, fsync, rename and
-// fsync of the directory, and finally record the generation in LMDB.
+// staging/ to snapshots/ by rename; then CommitGeneration writes
+// manifests/<G> (synced, naming every window's current version), writes and
+// syncs CURRENT.tmp, commits LMDB, and renames CURRENT.tmp over CURRENT.
 //
-// Every step is repeatable: a rerun after a crash anywhere finds snapshots
-// already moved, rewrites the same manifest bytes under the same generation
-// number (LMDB still holds the old numbers until the last step), and leaves
-// the root as a run without the crash would.
+// A generation number is never reused (SPEC 10): G is one above the last
+// committed one, except that a manifest file left above it by a command that
+// stopped before its commit keeps its number; the same bytes are a rerun of
+// that command and reuse it, anything else takes the next free number. After
+// a crash between the commit and the rename, the next writer's FinishCurrent
+// installs CURRENT.
 //
 // REQUIRES: the caller holds the root's LOCK.
 #pragma once
@@ -31,7 +40,7 @@ namespace snapsink {
 
 struct PendingSnapshot {
   int64_t window_ms = 0;
-  uint32_t version = 0;
+  uint64_t version = 0;
   SealRecord seal;
 };
 
@@ -53,10 +62,28 @@ struct PublishResult {
 Status PublishSnapshots(Env* env, const std::string& root, Store* live, const std::vector<PendingSnapshot>& pending,
                         const std::function<Status(Txn*)>& bookkeeping, PublishResult* result);
 
+// Chooses the number of gm (above last, see above), writes its manifest and
+// CURRENT.tmp, commits bookkeeping with the new current generation in one LMDB
+// transaction, and installs CURRENT. Crash points <crash_prefix>.before_current
+// (before the commit), .after_commit and .after_current. On return
+// gm->generation is the number used.
+Status CommitGeneration(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
+                        const std::function<Status(Txn*)>& bookkeeping, const std::string& crash_prefix);
+
+// The work after a commit point, for a command that stopped there:
+// FinishCurrent, then the staging directories of superseded seals and empty
+// staging windows are removed. Repeatable. Run first by publish, rollback,
+// gc and a backfill that finds itself done.
+Status FinishPublish(Env* env, const std::string& root, Store* live);
+
+// Meta key recording that generation number g was skipped: a manifest file
+// of a command that failed before its commit holds it. Never rolled back to.
+std::string UnpublishedGenerationKey(uint64_t g);
+
 // Publishes everything staged in live state: StagedSeals + PublishSnapshots.
 Status PublishStaged(Env* env, const std::string& root, Store* live, PublishResult* result);
 
-// The current generation as LMDB records it (0 = none) and its manifest.
+// manifests/<generation>, decoded and checked to name that generation.
 Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out);
 
 }  // namespace snapsink

@@ -4,24 +4,10 @@
 
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
+#include "publish/current_file.h"
 #include "publish/snapshot_manifest.h"
 
 namespace snapsink {
-
-Status ReadCurrent(Env* env, const std::string& root, uint64_t* generation) {
-  std::string text;
-  Status s = env->ReadFileToString(filenames::Current(root), &text);
-  if (s.IsNotFound()) {
-    *generation = 0;
-    return Status::OK();
-  }
-  SNAPSINK_RETURN_IF_ERROR(s);
-  if (!text.empty() && text.back() == '\n') text.pop_back();
-  if (!filenames::ParseGenerationName(text, generation)) {
-    return Status::Corruption(filenames::Current(root) + ": does not name a generation");
-  }
-  return Status::OK();
-}
 
 Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out) {
   std::unique_ptr<Reader> r(new Reader);
@@ -31,13 +17,22 @@ Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std:
   // pinning it (it stopped being current meanwhile): then read CURRENT again.
   for (int attempt = 0;; ++attempt) {
     uint64_t g = generation;
+    CurrentPointer current;
     if (g == 0) {
-      SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root, &g));
+      SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root, &current));
+      g = current.generation;
       if (g == 0) return Status::NotFound("nothing is published in " + root + " yet");
     }
     const std::string path = filenames::GenerationManifest(root, g);
     Status s = env->LockFileShared(path, &r->pin_);
     if (s.ok() && env->FileExists(path)) {
+      if (generation == 0) {
+        // CURRENT names the manifest by number and checksum: both must hold.
+        s = ReadManifestNamedBy(env, root, current, &r->manifest_);
+        if (s.IsNotFound()) return Status::Corruption(s.message());
+        SNAPSINK_RETURN_IF_ERROR(s);
+        break;
+      }
       std::string text;
       SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(path, &text));
       SNAPSINK_RETURN_IF_ERROR(GenerationManifest::Decode(text, path, &r->manifest_));

@@ -1,7 +1,7 @@
 // Reader: a read-only view of one published generation of a root.
 //
-// Open pins a generation, the current one (what CURRENT names) or a given
-// one, with a shared lock on its manifest file: gc, in any process, keeps a
+// Open pins a generation, the current one (what CURRENT names, checked
+// against the checksum CURRENT holds: publish/current_file.h) or a given one, with a shared lock on its manifest file: gc, in any process, keeps a
 // pinned generation and every snapshot it names until the Reader is gone.
 // Everything a Reader returns comes from that one generation: a reader never
 // sees two generations at once, however many publishes happen meanwhile.
@@ -55,8 +55,5 @@ class Reader {
   GenerationManifest manifest_;
   std::map<int64_t, std::unique_ptr<SnapshotReader>> open_;
 };
-
-// The generation CURRENT names (0 when there is none yet).
-Status ReadCurrent(Env* env, const std::string& root, uint64_t* generation);
 
 }  // namespace snapsink

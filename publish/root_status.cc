@@ -8,6 +8,7 @@
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
+#include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
 
@@ -62,7 +63,7 @@ Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> ma
     decode = codec::Decode(v, &seal);
     if (!decode.ok()) return false;
     int64_t w;
-    uint32_t version;
+    uint64_t version;
     codec::DecodeSealKey(k, &w, &version);
     if (seal.state == SealState::kStaged) {
       auto it = windows->find(w);
@@ -88,7 +89,9 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   std::map<int64_t, WindowStatus> windows;
   SNAPSINK_RETURN_IF_ERROR(ReadWindows(txn.get(), out->config, out->max_event_ts, &windows));
 
-  SNAPSINK_RETURN_IF_ERROR(ReadCurrent(root->env(), root->path(), &out->current_generation));
+  CurrentPointer current;
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(root->env(), root->path(), &current));
+  out->current_generation = current.generation;
   if (out->current_generation > 0) {
     SNAPSINK_ASSIGN_OR_RETURN(auto at, Root::GetMetaU64(txn.get(), meta::PublishedAtKey(out->current_generation)));
     if (at) out->published_at_ms = static_cast<int64_t>(*at);

@@ -5,6 +5,7 @@
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
 #include "engine/state_codec.h"
+#include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "engine/window_records.h"
 #include "publish/snapshot_file.h"
@@ -36,7 +37,7 @@ namespace {
 // A window whose files are written but not yet synced.
 struct StagedWindow {
   int64_t window_ms = 0;
-  uint32_t version = 0;
+  uint64_t version = 0;
   std::string dir;
   SnapshotManifest manifest;
   SealRecord record;
@@ -144,14 +145,14 @@ Status SealOneBatch(const SealTarget& t, const SealJob* jobs, size_t n, std::vec
 
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(t.store->BeginWrite(&txn));
-  std::vector<std::pair<int64_t, uint32_t>> superseded;
+  std::vector<std::pair<int64_t, uint64_t>> superseded;
   for (const StagedWindow& w : batch) {
     WindowState ws;
     SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w.window_ms, &ws));
     // An unpublished staged version this one replaces.
-    std::vector<uint32_t> old;
+    std::vector<uint64_t> old;
     SNAPSINK_RETURN_IF_ERROR(SupersedeStagedSeals(txn.get(), w.window_ms, w.version, &old));
-    for (uint32_t v : old) superseded.emplace_back(w.window_ms, v);
+    for (uint64_t v : old) superseded.emplace_back(w.window_ms, v);
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(w.window_ms, w.version), codec::Encode(w.record)));
     ws.last_version = std::max(ws.last_version, w.version);
     ws.dirty = false;
@@ -176,7 +177,7 @@ Status SealBatch(const SealTarget& t, const std::vector<SealJob>& jobs, std::vec
   return Status::OK();
 }
 
-Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out) {
+Status SealWindow(const SealTarget& t, int64_t window_ms, uint64_t version, SealedWindow* out) {
   std::vector<SealedWindow> sealed;
   SNAPSINK_RETURN_IF_ERROR(SealBatch(t, {SealJob{window_ms, version}}, &sealed));
   *out = sealed.front();
@@ -204,7 +205,7 @@ Status CleanStaging(const SealTarget& t) {
     std::vector<std::string> versions;
     SNAPSINK_RETURN_IF_ERROR(t.env->GetChildren(wdir, &versions));
     for (const std::string& vname : versions) {
-      uint32_t ver;
+      uint64_t ver;
       if (!filenames::ParseVersionDirName(vname, &ver) || ver > ws.last_version) continue;
       std::string_view v;
       Status g = txn->Get(Table::kSeals, codec::SealKey(w, ver), &v);
@@ -227,7 +228,12 @@ Status SealWindows(const SealTarget& t, const std::vector<int64_t>& windows, std
     for (int64_t w : windows) {
       WindowState ws;
       SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w, &ws));
-      if (ws.dirty) jobs.push_back(SealJob{w, ws.last_version + 1});
+      if (!ws.dirty) continue;
+      if (ws.last_version == UINT64_MAX) {
+        return Status::InvalidArgument("window " + FormatIso(w) + " is at v" + std::to_string(ws.last_version) +
+                                       ", the highest version there is: it cannot be sealed again");
+      }
+      jobs.push_back(SealJob{w, ws.last_version + 1});
     }
   }
   return SealBatch(t, jobs, out);

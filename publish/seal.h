@@ -40,7 +40,7 @@ struct SealTarget {
 
 struct SealedWindow {
   int64_t window_ms = 0;
-  uint32_t version = 0;
+  uint64_t version = 0;
   uint64_t rows = 0;
   int64_t events = 0;
 };
@@ -54,14 +54,14 @@ inline constexpr size_t kSealBatchWindows = 128;
 
 struct SealJob {
   int64_t window_ms = 0;
-  uint32_t version = 0;
+  uint64_t version = 0;
 };
 
 // Seals each window at its given version, in batches (see above).
 Status SealBatch(const SealTarget& t, const std::vector<SealJob>& jobs, std::vector<SealedWindow>* out);
 
 // Seals one window at the given version (a batch of one).
-Status SealWindow(const SealTarget& t, int64_t window_ms, uint32_t version, SealedWindow* out);
+Status SealWindow(const SealTarget& t, int64_t window_ms, uint64_t version, SealedWindow* out);
 
 // Seals each window at its last_version + 1, in order, skipping windows
 // without changes. Removes staging leftovers of earlier attempts first.

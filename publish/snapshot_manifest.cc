@@ -49,7 +49,7 @@ Status SnapshotManifest::Decode(std::string_view text, const std::string& name, 
   SnapshotManifest m;
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "window_ms", &m.window_ms));
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "window_size_ms", &m.window_size_ms));
-  SNAPSINK_RETURN_IF_ERROR(r.Uint32(o, "version", &m.version));
+  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "version", UINT64_MAX, &m.version));
   SNAPSINK_RETURN_IF_ERROR(r.Uint32(o, "aggregation_version", &m.aggregation_version));
   SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "rows", UINT64_MAX, &m.rows));
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "events", &m.events));

@@ -33,7 +33,7 @@ struct FileEntry {
 struct SnapshotManifest {
   int64_t window_ms = 0;       // window start, ms since the Unix epoch (UTC)
   int64_t window_size_ms = 0;
-  uint32_t version = 0;
+  uint64_t version = 0;
   uint32_t aggregation_version = 1;
   uint64_t rows = 0;
   int64_t events = 0;

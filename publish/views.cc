@@ -8,7 +8,9 @@
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
+#include "publish/current_file.h"
 #include "publish/publisher.h"
+#include "publish/snapshot_manifest.h"
 
 namespace snapsink {
 
@@ -54,8 +56,9 @@ Status QueryRecords(Reader* reader, const QuerySpec& q, std::vector<Record>* out
 
 Status PublishedRecords(Env* env, const std::string& root, const std::string& what, std::vector<Record>* out,
                         std::vector<std::string>* columns) {
-  uint64_t current = 0;
-  SNAPSINK_RETURN_IF_ERROR(ReadCurrent(env, root, &current));
+  CurrentPointer pointer;
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root, &pointer));
+  const uint64_t current = pointer.generation;
   std::vector<std::string> names;
   Status s = env->GetChildren(filenames::ManifestsDir(root), &names);
   if (!s.ok() && !s.IsNotFound()) return s;
@@ -77,10 +80,11 @@ Status PublishedRecords(Env* env, const std::string& root, const std::string& wh
       r.Num("generation", std::to_string(g));
       r.Num("parent", std::to_string(m.parent));
       r.Num("windows", std::to_string(m.windows.size()));
+      r.Num("rollback_of", std::to_string(m.rollback_of));
       r.Bool("current", g == current);
       records.push_back(std::move(r));
     }
-    *columns = {"generation", "parent", "windows", "current"};
+    *columns = {"generation", "parent", "windows", "rollback_of", "current"};
     return Status::OK();
   }
   // snapshots: every published snapshot directory, and which generations use it.
@@ -95,7 +99,7 @@ Status PublishedRecords(Env* env, const std::string& root, const std::string& wh
     if (s.IsNotFound()) continue;  // gc removed the window since the listing
     SNAPSINK_RETURN_IF_ERROR(s);
     for (const std::string& vname : versions) {
-      uint32_t v;
+      uint64_t v;
       if (!filenames::ParseVersionDirName(vname, &v)) continue;
       const std::string dir = filenames::SnapshotDir(root, w, v);
       std::string text;

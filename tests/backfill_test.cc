@@ -136,22 +136,25 @@ TEST(Backfill, EveryCrashPointThenRerunEqualsACleanBackfill) {
   const auto want_tree = TreeContents(clean.root);
   const std::string want = StateDump(clean.root);
   for (const char* point : {"ingest.before_commit", "ingest.after_commit", "seal.mid_data", "seal.before_record",
-                            "publish.after_rename", "publish.before_current", "publish.after_current"}) {
+                            "publish.after_rename", "publish.before_current", "publish.after_commit",
+                            "publish.after_current"}) {
     for (const char* hit : {"1", "2", "3"}) {
       SCOPED_TRACE(std::string(point) + " hit " + hit);
       Fixture f;
       const std::vector<std::string> args = {"backfill", f.root, "--version", "2", f.archive, "--from",
                                              "2026-10-21T12:00:00Z", "--commit-every", "10"};
       RunResult crashed = Snapsink(args, {{"SNAPSINK_CRASH_AT", point}, {"SNAPSINK_CRASH_HIT", hit}});
-      // publish.before_current and publish.after_current are reached once per run.
-      const bool once = std::string(point) == "publish.before_current" || std::string(point) == "publish.after_current";
+      // publish.before_current, .after_commit and .after_current are reached once per run.
+      const bool once = std::string(point) == "publish.before_current" || std::string(point) == "publish.after_commit" ||
+                        std::string(point) == "publish.after_current";
       if (once && std::string(hit) != "1") {
         ASSERT_EQ(crashed.exit_code, 0) << crashed.err;
         EXPECT_EQ(TreeContents(f.root), want_tree);
         continue;
       }
       ASSERT_EQ(crashed.exit_code, 99) << crashed.err;
-      if (std::string(point).rfind("publish.", 0) != 0 || std::string(point) == "publish.after_rename") {
+      if (std::string(point).rfind("publish.", 0) != 0 || std::string(point) == "publish.after_rename" ||
+          std::string(point) == "publish.before_current") {
         // Before CURRENT moves, readers still see generation 1 only.
         const std::string q = Query(f.root);
         EXPECT_EQ(q.find("\"generation\":2"), std::string::npos);

@@ -11,8 +11,10 @@
 // window and both numbers, leave the staged files where they are and leave
 // CURRENT alone.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include <boost/filesystem.hpp>
@@ -183,37 +185,103 @@ TEST_F(CorruptionTest, TruncatedAndMissingFiles) {
 }
 
 TEST_F(CorruptionTest, CurrentWithGarbage) {
-  for (const std::string& garbage : {std::string("garbage\n"), std::string(""), std::string("2x\n"),
-                                     std::string("\xff\n"), std::string("-2\n"), std::string("2\n2\n")}) {
+  const std::string good = ReadFile(root_ + "/CURRENT");
+  const std::string hash = good.substr(good.find(' ') + 1, 16);
+  for (const std::string& garbage :
+       {std::string("garbage\n"), std::string(""), std::string("2x\n"), std::string("\xff\n"), std::string("-2\n"),
+        std::string("2\n2\n"), std::string("2\n"), std::string("2 " + hash), std::string("2  " + hash + "\n"),
+        std::string("02 " + hash + "\n"), std::string("2 " + hash.substr(1) + "\n")}) {
     WriteFile(root_ + "/CURRENT", garbage);
     ExpectDetected("CURRENT", "CURRENT = " + ::testing::PrintToString(garbage));
     RunResult q = Snapsink({"query", root_, "--format", "json"});
     EXPECT_EQ(q.exit_code, 10) << "CURRENT = " << ::testing::PrintToString(garbage) << ": " << q.out << q.err;
   }
-  WriteFile(root_ + "/CURRENT", "2\n");
+  WriteFile(root_ + "/CURRENT", good);
   EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
 }
 
 // CURRENT names a generation whose manifest does not exist: that is not
 // "nothing published yet", it is damage.
 TEST_F(CorruptionTest, CurrentNamesMissingGeneration) {
-  WriteFile(root_ + "/CURRENT", "7\n");
+  WriteFile(root_ + "/CURRENT", "7 0123456789abcdef\n");
   ExpectDetected("CURRENT", "CURRENT = 7");
   RunResult q = Snapsink({"query", root_, "--format", "json"});
   EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
 }
 
-// CURRENT flipped to another generation that exists: readers, which only
-// read files, follow it (CURRENT stays a bare number, as SPEC 5 shows it);
-// verify compares it with the generation state records as current.
+// Regression (SPEC 10): CURRENT was a bare number, so a manifest swapped or
+// rewritten after CURRENT named it was read as that generation. CURRENT now
+// holds the XXH64 of the manifest; a reader and verify refuse a mismatch.
+TEST_F(CorruptionTest, CurrentWithWrongChecksumRefused) {
+  const std::string good = ReadFile(root_ + "/CURRENT");
+  ASSERT_EQ(good.substr(0, 2), "2 ");
+  // The checksum of generation 1's manifest under generation 2's number.
+  const std::string m1 = ReadFile(root_ + "/manifests/1");
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(XXH64(m1.data(), m1.size(), 0)));
+  for (const std::string& bad : {std::string("2 0000000000000000\n"), "2 " + std::string(hex) + "\n"}) {
+    WriteFile(root_ + "/CURRENT", bad);
+    ExpectDetected("CURRENT", "CURRENT = " + bad);
+    RunResult q = Snapsink({"query", root_, "--format", "json"});
+    EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
+    EXPECT_NE(q.err.find("CURRENT"), std::string::npos) << q.err;
+  }
+  WriteFile(root_ + "/CURRENT", good);
+  // The manifest rewritten under an unchanged CURRENT: refused the same way.
+  const std::string m2 = ReadFile(root_ + "/manifests/2");
+  WriteFile(root_ + "/manifests/2", m1);
+  RunResult q = Snapsink({"query", root_, "--format", "json"});
+  EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
+  EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 10);
+  WriteFile(root_ + "/manifests/2", m2);
+  EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
+  EXPECT_EQ(Snapsink({"query", root_, "--format", "json"}).out, query_);
+}
+
+// CURRENT switched to another generation that exists, with its right
+// checksum: readers, which only read files, follow it; verify compares it
+// with the generation state records as current.
 TEST_F(CorruptionTest, CurrentNamesAnotherExistingGeneration) {
-  WriteFile(root_ + "/CURRENT", "1\n");
+  const std::string good = ReadFile(root_ + "/CURRENT");
+  const std::string m1 = ReadFile(root_ + "/manifests/1");
+  char line[64];
+  std::snprintf(line, sizeof(line), "1 %016llx\n", static_cast<unsigned long long>(XXH64(m1.data(), m1.size(), 0)));
+  WriteFile(root_ + "/CURRENT", line);
   RunResult v = Snapsink({"verify", root_});
   EXPECT_EQ(v.exit_code, 10);
   EXPECT_NE(v.out.find("CURRENT: names generation 1, but state records generation 2 as current"), std::string::npos)
       << v.out;
-  WriteFile(root_ + "/CURRENT", "2\n");
+  WriteFile(root_ + "/CURRENT", good);
   EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
+}
+
+// Regression (SPEC 4): a staged snapshot whose checksum fails is a failed
+// reconciliation, exit 4 naming the window; it used to exit 10 as if
+// published data were corrupt. Nothing moves.
+TEST(ReconcileGate, StagedSnapshotChecksumFailureExits4) {
+  TempDir d;
+  WriteInputs(d);
+  const std::string root = d / "root";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  ASSERT_EQ(Snapsink({"run", root, d / "in1.ndjson", "--final"}).exit_code, 0);
+  ASSERT_EQ(Snapsink({"ingest", root, d / "in2.ndjson"}).exit_code, 0);
+  ASSERT_EQ(Snapsink({"seal", root, "--all"}).exit_code, 0);
+  const std::string staged = root + "/staging/" + kW1 + "/v2";
+  const std::string current = ReadFile(root + "/CURRENT");
+  for (const char* file : {"data", "manifest.json"}) {
+    SCOPED_TRACE(file);
+    const std::string original = ReadFile(staged + "/" + file);
+    FlipByte(staged + "/" + file, original.size() / 2);
+    RunResult p = Snapsink({"publish", root});
+    EXPECT_EQ(p.exit_code, 4) << p.out << p.err;
+    EXPECT_NE(p.err.find(std::string("window ") + kW1Iso), std::string::npos) << p.err;
+    EXPECT_EQ(ReadFile(root + "/CURRENT"), current);
+    EXPECT_FALSE(boost::filesystem::exists(root + "/manifests/2"));
+    WriteFile(staged + "/" + file, original);
+  }
+  RunResult p = Snapsink({"publish", root});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(Snapsink({"verify", root}).exit_code, 0);
 }
 
 // --- The reconciliation gate ---
@@ -293,7 +361,7 @@ TEST_P(ReconcileGateTest, PublishRefusesStagedNumbersThatDifferFromTheLedger) {
   const auto staged_files = TreeContents(staged);
   const std::string current = ReadFile(root + "/CURRENT");
   const std::string query = Snapsink({"query", root, "--format", "json"}).out;
-  ASSERT_EQ(current, "1\n");
+  ASSERT_EQ(current.substr(0, 2), "1 ");
 
   for (int attempt = 0; attempt < 2; ++attempt) {  // refused every time, nothing moves
     SCOPED_TRACE("attempt " + std::to_string(attempt));

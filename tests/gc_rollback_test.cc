@@ -8,7 +8,8 @@
 // `gc --keep-generations 2` then keeps 3 and 4 and removes 10:00 v1 and
 // 11:00 v1, which only 1 and 2 use. A Reader holding generation 1 open, in
 // this process or another, keeps it and its snapshots until it closes.
-// `rollback --generation 2` makes 2 current; the next publish (5) builds on 2.
+// `rollback --generation 2` publishes generation 5, a copy of 2, and the next
+// publish (6) builds on 5 (SPEC 10).
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
@@ -79,6 +80,12 @@ class GcRollbackTest : public ::testing::Test {
     return root_ + "/snapshots/" + window + "/v" + std::to_string(version);
   }
 
+  // The generation number CURRENT names ("<G> <xxh64>\n").
+  std::string CurrentGeneration() const {
+    const std::string c = ReadFile(root_ + "/CURRENT");
+    return c.substr(0, c.find(' '));
+  }
+
   std::string Query() const {
     RunResult q = Snapsink({"query", root_, "--format", "json"});
     EXPECT_EQ(q.exit_code, 0) << q.err;
@@ -118,7 +125,7 @@ TEST_F(GcRollbackTest, GcKeepsNewestGenerationsAndWhatTheyUse) {
   EXPECT_TRUE(Exists(Snap("20261021T100000Z", 2)));
   EXPECT_TRUE(Exists(Snap("20261021T110000Z", 2)));
   EXPECT_TRUE(Exists(Snap("20261021T120000Z", 1)));
-  EXPECT_EQ(ReadFile(root_ + "/CURRENT"), "4\n");
+  EXPECT_EQ(CurrentGeneration(), "4");
 
   EXPECT_EQ(Query(), query_[4]);
   RunResult q3 = Snapsink({"query", root_, "--generation", "3", "--format", "json"});
@@ -136,15 +143,24 @@ TEST_F(GcRollbackTest, GcKeepsNewestGenerationsAndWhatTheyUse) {
   EXPECT_EQ(gc.out.find("removed"), std::string::npos) << gc.out;
 }
 
-TEST_F(GcRollbackTest, GcKeepsTheCurrentGenerationWhateverKeepSays) {
+// A rollback's generation names the snapshots of the generation it copied:
+// gc keeps them even once that generation itself is collected.
+TEST_F(GcRollbackTest, GcKeepsTheSnapshotsARollbackGenerationNames) {
   RunResult r = Snapsink({"rollback", root_, "--generation", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(CurrentGeneration(), "5");
   RunResult gc = Snapsink({"gc", root_, "--keep-generations", "1"});
   ASSERT_EQ(gc.exit_code, 0) << gc.err;
-  EXPECT_EQ(Manifests(root_), (std::vector<std::string>{"1", "4"}));
+  EXPECT_EQ(Manifests(root_), (std::vector<std::string>{"5"}));
   EXPECT_TRUE(Exists(Snap("20261021T100000Z", 1)));
   EXPECT_TRUE(Exists(Snap("20261021T110000Z", 1)));
-  EXPECT_EQ(Query(), query_[1]);
+  EXPECT_FALSE(Exists(Snap("20261021T100000Z", 2)));
+  EXPECT_FALSE(Exists(Snap("20261021T120000Z", 1)));
+  std::string want = query_[1];
+  for (size_t at; (at = want.find("\"generation\":1}")) != std::string::npos;) want.replace(at, 15, "\"generation\":5}");
+  EXPECT_EQ(Query(), want);
+  RunResult v = Snapsink({"verify", root_});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
 TEST_F(GcRollbackTest, PinnedReaderKeepsItsGenerationUntilClosed) {
@@ -194,27 +210,36 @@ TEST_F(GcRollbackTest, PinnedReaderKeepsItsGenerationUntilClosed) {
 TEST_F(GcRollbackTest, RollbackThenPublishBuildsOnTheRolledBackGeneration) {
   RunResult r = Snapsink({"rollback", root_, "--generation", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ReadFile(root_ + "/CURRENT"), "2\n");
-  EXPECT_EQ(Query(), query_[2]);
+  EXPECT_NE(r.out.find("published generation 5: a copy of generation 2"), std::string::npos) << r.out;
+  EXPECT_EQ(CurrentGeneration(), "5");
+  auto renumber = [](std::string q, const std::string& from, const std::string& to) {
+    const std::string f = "\"generation\":" + from + "}", t = "\"generation\":" + to + "}";
+    for (size_t at; (at = q.find(f)) != std::string::npos;) q.replace(at, f.size(), t);
+    return q;
+  };
+  EXPECT_EQ(Query(), renumber(query_[2], "2", "5"));
   EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
 
-  // A new window: generation 5 = generation 2 + 13:00 v1.
+  // A new window: generation 6 = generation 5 (= 2) + 13:00 v1.
   const std::string in = dir_ / "in5.ndjson";
   WriteFile(in, Event(6, BaseMs() + 3 * kHourMs, "eu", "4.75") + Event(7, BaseMs() + 3 * kHourMs + 1, "eu", "1"));
   r = Snapsink({"run", root_, in, "--final"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("published generation 5"), std::string::npos) << r.out;
-  EXPECT_EQ(ReadFile(root_ + "/CURRENT"), "5\n");
+  EXPECT_NE(r.out.find("published generation 6"), std::string::npos) << r.out;
+  EXPECT_EQ(CurrentGeneration(), "6");
 
-  std::string want = query_[2];
-  for (size_t at; (at = want.find("\"generation\":2}")) != std::string::npos;) want.replace(at, 15, "\"generation\":5}");
+  std::string want = renumber(query_[2], "2", "6");
   want += "{\"window\":\"2026-10-21T13:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":2,\"sum\":5.75,"
-          "\"version\":1,\"generation\":5}\n";
+          "\"version\":1,\"generation\":6}\n";
   EXPECT_EQ(Query(), want);
 
   RunResult gens = Snapsink({"inspect", root_, "generations", "--json"});
   ASSERT_EQ(gens.exit_code, 0) << gens.err;
-  EXPECT_NE(gens.out.find("{\"generation\":5,\"parent\":2,\"windows\":3,\"current\":true}"), std::string::npos)
+  EXPECT_NE(gens.out.find("{\"generation\":5,\"parent\":4,\"windows\":2,\"rollback_of\":2,\"current\":false}"),
+            std::string::npos)
+      << gens.out;
+  EXPECT_NE(gens.out.find("{\"generation\":6,\"parent\":5,\"windows\":3,\"rollback_of\":0,\"current\":true}"),
+            std::string::npos)
       << gens.out;
   EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
 }
@@ -223,7 +248,7 @@ TEST_F(GcRollbackTest, RollbackToACollectedGenerationFails) {
   ASSERT_EQ(Snapsink({"gc", root_, "--keep-generations", "2"}).exit_code, 0);
   RunResult r = Snapsink({"rollback", root_, "--generation", "1"});
   EXPECT_NE(r.exit_code, 0) << r.out;
-  EXPECT_EQ(ReadFile(root_ + "/CURRENT"), "4\n");
+  EXPECT_EQ(CurrentGeneration(), "4");
   EXPECT_EQ(Query(), query_[4]);
 }
 
@@ -242,16 +267,18 @@ TEST_F(GcRollbackTest, RollbackToAnUnpublishedGenerationIsRefused) {
   r = Snapsink({"rollback", root_, "--generation", "5"});
   EXPECT_NE(r.exit_code, 0) << r.out;
   EXPECT_NE(r.err.find("never published"), std::string::npos) << r.err;
-  EXPECT_EQ(ReadFile(root_ + "/CURRENT"), "4\n");
+  EXPECT_EQ(CurrentGeneration(), "4");
   r = Snapsink({"rollback", root_, "--generation", "0"});
   EXPECT_NE(r.exit_code, 0) << r.out;
 
   r = Snapsink({"run", root_, in, "--final"});  // the rerun finishes generation 5
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ReadFile(root_ + "/CURRENT"), "5\n");
+  EXPECT_EQ(CurrentGeneration(), "5");
   RunResult v = Snapsink({"verify", root_});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
-  EXPECT_EQ(Snapsink({"rollback", root_, "--generation", "5"}).exit_code, 0);
+  r = Snapsink({"rollback", root_, "--generation", "5"});  // 5 is current: nothing to do
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing to do"), std::string::npos) << r.out;
 }
 
 // gc between a crashed publish and its rerun keeps the snapshots that

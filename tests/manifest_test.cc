@@ -149,7 +149,7 @@ TEST(SnapshotManifestTest, RejectsMalformed) {
            replace("snapsink.snapshot", "snapsink.generation"),
            replace("\"format_version\":2", "\"format_version\":1"),
            replace("\"window_ms\":1792576800000", "\"window_ms\":1.5"),
-           replace("\"version\":2", "\"version\":4294967296"),
+           replace("\"version\":2", "\"version\":18446744073709551616"),  // versions are 64-bit (SPEC 10)
            replace("\"rows\":3", "\"rows\":-3"),
            replace("\"count\":7", "\"count\":\"7\""),
            replace("\"name\":\"data.snap\"", "\"name\":\"../data.snap\""),
@@ -186,16 +186,18 @@ GenerationManifest SampleGeneration() {
   GenerationManifest g;
   g.generation = 7;
   g.parent = 6;
-  g.windows = {{1792573200000, 1, 0x1111111111111111ull}, {1792576800000, 3, 0xabcdef0123456789ull}};
+  g.rollback_of = 2;
+  g.windows = {{1792573200000, 1, 0x1111111111111111ull}, {1792576800000, 4294967296ull, 0xabcdef0123456789ull}};
   return g;
 }
 
 TEST(GenerationManifestTest, RoundTripAndFixedBytes) {
   GenerationManifest g = SampleGeneration();
   std::string text = g.Encode();
-  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation","format_version":1,"generation":7,"parent":6,)"
+  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation","format_version":2,"generation":7,"parent":6,)"
+                           R"("rollback_of":2,)"
                            R"("windows":[{"window_ms":1792573200000,"version":1,"manifest_xxh64":"1111111111111111"},)"
-                           R"({"window_ms":1792576800000,"version":3,"manifest_xxh64":"abcdef0123456789"}]})"));
+                           R"({"window_ms":1792576800000,"version":4294967296,"manifest_xxh64":"abcdef0123456789"}]})"));
   GenerationManifest got;
   ASSERT_TRUE(GenerationManifest::Decode(text, "manifests/7", &got).ok());
   EXPECT_EQ(got, g);
@@ -216,11 +218,14 @@ TEST(GenerationManifestTest, RejectsMalformed) {
   g.parent = 7;
   EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
   g = SampleGeneration();
+  g.rollback_of = 7;
+  EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
+  g = SampleGeneration();
   g.windows[1].window_ms = g.windows[0].window_ms;
   EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
   EXPECT_TRUE(GenerationManifest::Decode(SampleSnapshotManifest().Encode(), "g", &got).IsCorruption());
   Status s = GenerationManifest::Decode(
-      SealJson(R"({"format":"snapsink.generation","format_version":1,"generation":2,"parent":1,"windows":[)"
+      SealJson(R"({"format":"snapsink.generation","format_version":2,"generation":2,"parent":1,"rollback_of":0,"windows":[)"
                R"({"window_ms":5,"version":1,"manifest_xxh64":"1"}]})"),
       "manifests/2", &got);
   EXPECT_TRUE(s.IsCorruption());

@@ -258,7 +258,7 @@ INSTANTIATE_TEST_SUITE_P(PublishCrash, PublishCrashTest,
                          ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
                                             ::testing::Values("seal.mid_data", "seal.before_record",
                                                               "publish.after_rename", "publish.before_current",
-                                                              "publish.after_current"),
+                                                              "publish.after_commit", "publish.after_current"),
                                             ::testing::Values(1, 2, 3), ::testing::Values(1, 2)),
                          Name);
 

@@ -21,10 +21,10 @@ Status DryRun(Root* root, const BackfillOptions& o) {
   std::vector<WindowImpact> impact;
   SNAPSINK_RETURN_IF_ERROR(PlanBackfill(root, o, &done, &impact));
   if (done) {
-    std::printf("backfill v%u is already published; nothing to do\n", o.version);
+    std::printf("backfill v%llu is already published; nothing to do\n", static_cast<unsigned long long>(o.version));
     return Status::OK();
   }
-  std::printf("dry run: backfill v%u would replace %zu window(s); nothing changed\n", o.version, impact.size());
+  std::printf("dry run: backfill v%llu would replace %zu window(s); nothing changed\n", static_cast<unsigned long long>(o.version), impact.size());
   PrintImpact(impact);
   return Status::OK();
 }
@@ -54,7 +54,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   progress.Done();  // what follows starts a line of its own
   SNAPSINK_RETURN_IF_ERROR(s);
   if (r.already_done) {
-    std::printf("backfill v%u is already published; nothing to do\n", a.version);
+    std::printf("backfill v%llu is already published; nothing to do\n", static_cast<unsigned long long>(a.version));
     return Status::OK();
   }
   // The same counts, in the same order, as ingest's summary; then where rejected lines went.
@@ -71,11 +71,12 @@ Status CmdBackfill(const BackfillArgs& a) {
   std::fprintf(stderr, "%s\n", text.c_str());
   PrintSealed(r.sealed);
   if (r.generation > 0) {
-    std::printf("published generation %llu: %zu window(s) at v%u\n", static_cast<unsigned long long>(r.generation),
-                r.published_windows, a.version);
+    std::printf("published generation %llu: %zu window(s) at v%llu\n", static_cast<unsigned long long>(r.generation),
+                r.published_windows, static_cast<unsigned long long>(a.version));
     PrintImpact(r.impact);
   } else {
-    std::printf("backfill v%u: no window in range; nothing published (v%u stays unused)\n", a.version, a.version);
+    std::printf("backfill v%llu: no window in range; nothing published (v%llu stays unused)\n",
+                static_cast<unsigned long long>(a.version), static_cast<unsigned long long>(a.version));
   }
   return Status::OK();
 }

@@ -2,7 +2,10 @@
 #include <cstdio>
 
 #include "engine/root.h"
+#include "engine/decimal.h"
+#include "engine/timeutil.h"
 #include "publish/maintenance.h"
+#include "publish/rollback.h"
 #include "tools/commands.h"
 
 namespace snapsink {
@@ -34,11 +37,29 @@ Status CmdGc(const std::string& path, uint64_t keep) {
   return Status::OK();
 }
 
-Status CmdRollback(const std::string& path, uint64_t generation) {
+Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
   std::unique_ptr<Root> root;
   SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), path, /*writer=*/true, &root));
-  SNAPSINK_RETURN_IF_ERROR(Rollback(root->env(), root->path(), root->store(), generation));
-  std::printf("generation %llu is current\n", static_cast<unsigned long long>(generation));
+  RollbackResult r;
+  SNAPSINK_RETURN_IF_ERROR(Rollback(root->env(), root->path(), root->store(), generation, dry_run, &r));
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  auto version = [&](uint64_t v) { return v == 0 ? std::string("unpublished") : "v" + std::to_string(v); };
+  // Per window, what leaves (or comes back into) the live view.
+  for (const RollbackWindowChange& c : r.changes) {
+    std::printf("window %s: %s -> %s; events %lld -> %lld, count %lld -> %lld, sum %s -> %s%s\n",
+                FormatIso(c.window_ms).c_str(), version(c.version_before).c_str(), version(c.version_after).c_str(),
+                static_cast<long long>(c.before.events), static_cast<long long>(c.after.events),
+                static_cast<long long>(c.before.count), static_cast<long long>(c.after.count),
+                FormatMicros(c.before.sum_micros).c_str(), FormatMicros(c.after.sum_micros).c_str(),
+                c.version_after == 0 ? " (leaves the live view)" : "");
+  }
+  if (r.nothing_to_do) {
+    std::printf("the current generation already holds generation %llu's windows; nothing to do\n", u(generation));
+  } else if (dry_run) {
+    std::printf("dry run: nothing changed\n");
+  } else {
+    std::printf("published generation %llu: a copy of generation %llu\n", u(r.generation), u(generation));
+  }
   return Status::OK();
 }
 

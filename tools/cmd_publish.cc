@@ -19,7 +19,7 @@ Status IngestInto(Root* root, const IngestArgs& a);  // cmd_ingest.cc
 
 void PrintSealed(const std::vector<SealedWindow>& sealed) {
   for (const SealedWindow& s : sealed) {
-    std::printf("sealed %s v%u: %llu rows, %lld events\n", FormatIso(s.window_ms).c_str(), s.version,
+    std::printf("sealed %s v%llu: %llu rows, %lld events\n", FormatIso(s.window_ms).c_str(), static_cast<unsigned long long>(s.version),
                 static_cast<unsigned long long>(s.rows), static_cast<long long>(s.events));
   }
 }

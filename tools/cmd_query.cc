@@ -6,6 +6,7 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
 #include "publish/views.h"

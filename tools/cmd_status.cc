@@ -112,7 +112,7 @@ void PrintText(const std::string& path, const RootStatus& s) {
   for (const WindowStatus& w : s.windows) {
     if (!w.staged) continue;
     ++n;
-    std::printf("  %s  v%u\n", FormatIso(w.start_ms).c_str(), w.state.last_version);
+    std::printf("  %s  v%llu\n", FormatIso(w.start_ms).c_str(), static_cast<unsigned long long>(w.state.last_version));
   }
   if (n == 0) std::printf("  none\n");
   std::printf("sources:\n");

@@ -75,11 +75,11 @@ Status CmdQuery(const QueryArgs& a);
 
 Status CmdVerify(const std::string& root);
 Status CmdGc(const std::string& root, uint64_t keep_generations);
-Status CmdRollback(const std::string& root, uint64_t generation);
+Status CmdRollback(const std::string& root, uint64_t generation, bool dry_run);
 
 struct BackfillArgs {
   std::string root;
-  uint32_t version = 0;
+  uint64_t version = 0;
   std::vector<std::string> files;
   std::string source;
   std::string from, to;

@@ -176,10 +176,15 @@ int main(int argc, char** argv) {
 
   std::string rollback_root;
   uint64_t rollback_gen = 0;
-  auto* c_rollback = app.add_subcommand("rollback", "Make an earlier generation current again");
+  bool rollback_dry_run = false;
+  auto* c_rollback = app.add_subcommand(
+      "rollback",
+      "Publish a new generation with generation G's windows and versions, and rewind the window state to match. "
+      "Prints, per window, the events that leave the live view.");
   c_rollback->add_option("ROOT", rollback_root, kRootHelp)->required();
-  c_rollback->add_option("--generation", rollback_gen, "The generation to make current (1 or more)")
+  c_rollback->add_option("--generation", rollback_gen, "The generation to copy (1 or more)")
       ->required()->check(AtLeast(1));
+  c_rollback->add_flag("--dry-run", rollback_dry_run, "Print what would change; change nothing");
   c_rollback->footer(Footer("", "snapsink rollback /data/orders --generation 3"));
 
   std::string status_root;
@@ -261,7 +266,7 @@ int main(int argc, char** argv) {
     }
   } else if (*c_verify) s = CmdVerify(verify_root);
   else if (*c_gc) s = CmdGc(gc_root, keep);
-  else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen);
+  else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
   else if (*c_serve) s = CmdServe(serve);
   else if (*c_status) s = CmdStatus(status_root, status_json);
   else if (*c_metrics) s = CmdMetrics(metrics_root);

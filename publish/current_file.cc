@@ -1,0 +1,110 @@
+#include "publish/current_file.h"
+
+#include <xxhash.h>
+
+#include "engine/filenames.h"
+#include "engine/root.h"
+#include "publish/checked_json.h"
+
+namespace snapsink {
+namespace {
+
+std::string TmpPath(const std::string& root) { return filenames::Current(root) + ".tmp"; }
+
+}  // namespace
+
+std::string EncodeCurrent(const CurrentPointer& c) {
+  return std::to_string(c.generation) + " " + Hex64(c.manifest_xxh64) + "\n";
+}
+
+Status ReadCurrentPointer(Env* env, const std::string& root, CurrentPointer* out) {
+  *out = CurrentPointer();
+  const std::string path = filenames::Current(root);
+  std::string text;
+  Status s = env->ReadFileToString(path, &text);
+  if (s.IsNotFound()) return Status::OK();
+  SNAPSINK_RETURN_IF_ERROR(s);
+  std::string_view line(text);
+  const size_t space = line.find(' ');
+  if (line.empty() || line.back() != '\n' || space == std::string_view::npos ||
+      !filenames::ParseGenerationName(line.substr(0, space), &out->generation) ||
+      !ParseHex64(line.substr(space + 1, line.size() - space - 2), &out->manifest_xxh64)) {
+    *out = CurrentPointer();
+    return Status::Corruption(path + ": not \"<generation> <xxh64 of its manifest>\"");
+  }
+  return Status::OK();
+}
+
+Status ReadManifestNamedBy(Env* env, const std::string& root, const CurrentPointer& c, GenerationManifest* out,
+                           std::string* text) {
+  const std::string path = filenames::GenerationManifest(root, c.generation);
+  std::string bytes;
+  Status s = env->ReadFileToString(path, &bytes);
+  if (s.IsNotFound()) {
+    return Status::NotFound(filenames::Current(root) + ": names generation " + std::to_string(c.generation) + ", but " +
+                            path + " is missing");
+  }
+  SNAPSINK_RETURN_IF_ERROR(s);
+  if (XXH64(bytes.data(), bytes.size(), 0) != c.manifest_xxh64) {
+    return Status::Corruption(filenames::Current(root) + ": names generation " + std::to_string(c.generation) +
+                              " with checksum " + Hex64(c.manifest_xxh64) + ", but " + path + " hashes to " +
+                              Hex64(XXH64(bytes.data(), bytes.size(), 0)));
+  }
+  SNAPSINK_RETURN_IF_ERROR(GenerationManifest::Decode(bytes, path, out));
+  if (out->generation != c.generation) {
+    return Status::Corruption(path + ": names generation " + std::to_string(out->generation));
+  }
+  if (text != nullptr) *text = std::move(bytes);
+  return Status::OK();
+}
+
+Status StageCurrent(Env* env, const std::string& root, const CurrentPointer& c) {
+  std::unique_ptr<WritableFile> f;
+  SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(TmpPath(root), &f));
+  SNAPSINK_RETURN_IF_ERROR(f->Append(EncodeCurrent(c)));
+  SNAPSINK_RETURN_IF_ERROR(f->Sync());
+  return f->Close();
+}
+
+Status InstallCurrent(Env* env, const std::string& root) {
+  SNAPSINK_RETURN_IF_ERROR(env->RenameFile(TmpPath(root), filenames::Current(root)));
+  return env->SyncDir(root);
+}
+
+bool SwitchPending(Env* env, const std::string& root, const CurrentPointer& c) {
+  std::string text;
+  return env->ReadFileToString(TmpPath(root), &text).ok() && text == EncodeCurrent(c);
+}
+
+Status RecordedCurrent(Txn* txn, CurrentPointer* out) {
+  SNAPSINK_ASSIGN_OR_RETURN(auto g, Root::GetMetaU64(txn, meta::kCurrentGeneration));
+  SNAPSINK_ASSIGN_OR_RETURN(auto h, Root::GetMetaU64(txn, meta::kCurrentManifestXxh64));
+  out->generation = g.value_or(0);
+  out->manifest_xxh64 = h.value_or(0);
+  return Status::OK();
+}
+
+Status RecordCurrent(Txn* txn, const CurrentPointer& c) {
+  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn, meta::kCurrentGeneration, c.generation));
+  SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn, meta::kLastGeneration, c.generation));
+  return Root::PutMetaU64(txn, meta::kCurrentManifestXxh64, c.manifest_xxh64);
+}
+
+Status FinishCurrent(Env* env, const std::string& root, Store* live) {
+  CurrentPointer recorded;
+  {
+    std::unique_ptr<Txn> read;
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+    SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(read.get(), &recorded));
+  }
+  CurrentPointer on_disk;
+  Status s = ReadCurrentPointer(env, root, &on_disk);
+  if (s.ok() && on_disk == recorded) {
+    return env->RemoveFile(TmpPath(root));  // a staged switch whose commit never happened
+  }
+  if (recorded.generation == 0) return s;  // CURRENT without any publish in state: leave it to verify
+  SNAPSINK_RETURN_IF_ERROR(StageCurrent(env, root, recorded));
+  return InstallCurrent(env, root);
+}
+
+}  // namespace snapsink
