@@ -137,6 +137,7 @@ Status RunFollow(const RunArgs& a) {
     server->Stop();
     serving.join();
   }
+  signals.Finish();  // its thread may still be in Stop: join it before those go
   SNAPSINK_RETURN_IF_ERROR(s);
   return serve_status;
 }

@@ -44,7 +44,9 @@ void StopSignals::OnSignal(std::function<void()> fn) {
   });
 }
 
-StopSignals::~StopSignals() {
+StopSignals::~StopSignals() { Finish(); }
+
+void StopSignals::Finish() {
   if (thread_.joinable()) {
     done_ = true;
     pthread_kill(thread_.native_handle(), SIGTERM);
@@ -83,7 +85,9 @@ Status CmdServe(const ServeArgs& a) {
   std::printf("serving %s on http://%s:%d\n", a.root.c_str(), o.host.c_str(), server->port());
   std::fflush(stdout);
   signals.OnSignal([&server] { server->Stop(); });
-  return server->Run();
+  Status s = server->Run();
+  signals.Finish();  // its thread may still be in Stop: join it before the server goes
+  return s;
 }
 
 }  // namespace snapsink

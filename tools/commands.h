@@ -107,6 +107,9 @@ class StopSignals {
   StopSignals();
   ~StopSignals();
   void OnSignal(std::function<void()> fn);
+  // Joins the signal thread (after fn, if a signal came): call it before
+  // what fn uses is destroyed.
+  void Finish();
 
  private:
   sigset_t set_;
