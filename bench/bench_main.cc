@@ -32,6 +32,7 @@
 
 #include "bench/baselines.h"
 #include "bench/bench_util.h"
+#include "bench/id_state_bench.h"
 #include "bench/input_gen.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
@@ -49,6 +50,8 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "sqlite", "lmdb", "state", "publish", "read", "windows"};
+// Only when named: bench/id_state_bench.h (10 M events by default).
+const char* const kOptInBenchmarks[] = {"ids"};
 
 struct Flags {
   std::set<std::string> benchmarks{std::begin(kAllBenchmarks), std::end(kAllBenchmarks)};
@@ -60,6 +63,7 @@ struct Flags {
   uint64_t lookups = 500000;        // point lookups per repetition (hits, and as many misses)
   uint64_t windows = 5000;          // one-minute windows sealed and published by "windows"
   uint64_t commit_every = 10000;    // lines per transaction, for snapsink and the ledgers alike
+  uint64_t id_events = 10000000;    // id-only events of the ids benchmark
   StreamSpec spec;
   std::string tmpdir;
   std::string json_path;
@@ -82,6 +86,7 @@ void Usage() {
       "  --lookups=N         point lookups per repetition, hits and as many misses (default 500000)\n"
       "  --windows=N         one-minute windows that \"windows\" seals and publishes (default 5000)\n"
       "  --commit_every=N    lines per transaction, snapsink and ledgers alike (default 10000, as snapsink ingest)\n"
+      "  --id_events=N       id-only events of --benchmarks=ids (default 10000000; not in the default set)\n"
       "  --producers=N --dup_rate=F --gap_rate=F --hours=N --metrics=N --keys=N --seed=N   input shape\n"
       "  --tmpdir=DIR        where scratch files go (default $TMPDIR or /tmp)\n"
       "  --json=PATH         also write the results as one JSON object\n"
@@ -145,11 +150,14 @@ Flags ParseFlags(int argc, char** argv) {
       for (std::string b; std::getline(ss, b, ',');) {
         if (b.empty()) continue;
         if (b == "lmdb_ledger") b = "lmdb";
-        if (std::find(std::begin(kAllBenchmarks), std::end(kAllBenchmarks), b) == std::end(kAllBenchmarks)) {
+        if (std::find(std::begin(kAllBenchmarks), std::end(kAllBenchmarks), b) == std::end(kAllBenchmarks) &&
+            std::find(std::begin(kOptInBenchmarks), std::end(kOptInBenchmarks), b) == std::end(kOptInBenchmarks)) {
           Die("unknown benchmark " + b + " (try --help)");
         }
         f.benchmarks.insert(b);
       }
+    } else if (FlagValue(a, "--id_events", &v)) {
+      f.id_events = ToU64("--id_events", v);
     } else if (FlagValue(a, "--reps", &v)) {
       f.reps = static_cast<int>(std::max<uint64_t>(1, ToU64("--reps", v)));
     } else if (FlagValue(a, "--events", &v)) {
@@ -1055,6 +1063,7 @@ int Main(int argc, char** argv) {
 
   if (f.Has("parse") || f.Has("ingest") || f.Has("sqlite") || f.Has("lmdb")) RunIngestFamily(f, work.path(), &rep);
   if (f.Has("state")) RunStateSize(f, work.path(), &rep);
+  if (f.Has("ids")) RunIdState(work.path(), f.id_events, 100000, f.commit_every);
   if (f.Has("publish") || f.Has("read")) {
     WideRoot w = MakeWideRoot(f, work.path(), &rep);
     if (f.Has("publish")) {

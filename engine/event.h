@@ -11,9 +11,11 @@
 namespace snapsink {
 
 struct Event {
-  std::string_view producer;        // 1..128 bytes of UTF-8
+  std::string_view producer;        // 1..128 bytes of UTF-8; "" when absent (allowed without seq)
   uint32_t epoch = 0;               // absent: 0
   uint64_t seq = 0;                 // 0..2^63-1
+  bool has_seq = true;              // false: deduplicated by id (engine/id_dedup.h)
+  std::string_view id;              // 1..128 bytes, only when !has_seq; "" when absent
   int64_t ts_ms = 0;                // ms since the Unix epoch, UTC; within
                                     // [kMinTimestampMs, kMaxTimestampMs]
   std::string_view metric;          // 1..128 bytes

@@ -16,10 +16,10 @@ namespace od = simdjson::ondemand;
 namespace {
 
 // Known fields; the bit (1 << id) marks a field as seen.
-enum Field : int { kProducer, kEpoch, kSeq, kTs, kMetric, kKey, kValue, kOp, kNumFields };
+enum Field : int { kProducer, kEpoch, kSeq, kTs, kMetric, kKey, kValue, kOp, kId, kNumFields };
 
-constexpr const char* kFieldNames[kNumFields] = {"producer", "epoch", "seq", "ts",
-                                                 "metric",   "key",   "value", "op"};
+constexpr const char* kFieldNames[kNumFields] = {"producer", "epoch", "seq", "ts", "metric",
+                                                 "key",      "value", "op",  "id"};
 
 // Unknown fields nested deeper than this are rejected rather than recursed into.
 constexpr int kMaxUnknownDepth = 256;
@@ -43,6 +43,7 @@ inline int ClassifyRaw(od::raw_json_string key) {
     case 'k': return key.unsafe_is_equal("key") ? kKey : -1;
     case 'v': return key.unsafe_is_equal("value") ? kValue : -1;
     case 'o': return key.unsafe_is_equal("op") ? kOp : -1;
+    case 'i': return key.unsafe_is_equal("id") ? kId : -1;
     default: return -1;
   }
 }
@@ -276,6 +277,7 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
 
   Event out;
   unsigned seen = 0;
+  std::string id_error;  // only an error when the event has no seq
   for (auto field_result : obj) {
     od::field field;
     if (std::move(field_result).get(field)) return Fail(reason, "invalid JSON");
@@ -301,6 +303,19 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
     seen |= 1u << id;
 
     switch (id) {
+      case kId: {
+        // Not yet known whether seq follows: keep the id or why it is bad.
+        od::json_type type;
+        if (v.type().get(type)) return Fail(reason, "invalid JSON");
+        if (type != od::json_type::string) {
+          bool too_deep = false;
+          if (!ValidateValue(v, 1, &too_deep)) return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
+          id_error = "field id: expected string";
+        } else if (!GetString(v, id, 1, 128, &out.id, &id_error)) {
+          if (id_error.find("length") == std::string::npos) return Fail(reason, "invalid JSON");
+        }
+        break;
+      }
       case kProducer:
         if (!GetString(v, id, 1, 128, &out.producer, reason)) return false;
         break;
@@ -379,8 +394,19 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
     return Fail(reason, "invalid JSON: trailing content after the object");
   }
 
+  out.has_seq = (seen & (1u << kSeq)) != 0;
+  const bool has_id = (seen & (1u << kId)) != 0;
+  if (out.has_seq) {
+    out.id = {};
+  } else if (has_id && !id_error.empty()) {
+    if (reason != nullptr) *reason = id_error;
+    return false;
+  }
+  // Without seq (deduplicated by id, given or derived) producer and seq may be absent.
+  const bool by_id = !out.has_seq && (has_id || content_ids_);
   static constexpr int kRequired[] = {kProducer, kSeq, kTs, kMetric};
   for (int id : kRequired) {
+    if (by_id && (id == kProducer || id == kSeq)) continue;
     if (!(seen & (1u << id))) {
       if (reason != nullptr) *reason = std::string("missing field ") + kFieldNames[id];
       return false;

@@ -11,6 +11,14 @@
 // required one ("missing field seq"), or a field has the wrong type or is out
 // of range ("field <name>: ..."). Reasons of field errors always name the field.
 //
+// Which fields are required: an event with `seq` takes the sequence path and
+// needs `producer`; its `id`, if any, is not looked at (seq rules, so senders
+// that always had an `id` field see no change). An event without `seq` but
+// with `id` (string, 1..128 bytes) is deduplicated by id and may omit
+// `producer`. With SetContentIds(true) an event may lack both; its id is
+// then derived from its content by ingest. `ts` and `metric` are always
+// required.
+//
 // Not thread-safe; use one parser per thread.
 #pragma once
 
@@ -42,7 +50,11 @@ class EventParser {
   // The views in *ev stay valid until the next call of Parse().
   bool Parse(const char* data, size_t len, size_t capacity, Event* ev, std::string* reason);
 
+  // Accept events with neither seq nor id (ingest --id-from-content).
+  void SetContentIds(bool on) { content_ids_ = on; }
+
  private:
+  bool content_ids_ = false;
   simdjson::ondemand::parser parser_;
   std::string strbuf_;  // padded copy of a line given without enough padding
 };

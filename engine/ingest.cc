@@ -12,9 +12,11 @@
 #include "engine/decimal.h"
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
+#include "engine/id_dedup.h"
 #include "engine/gap_acceptance.h"
 #include "engine/json_escape.h"
 #include "engine/line_reader.h"
+#include "engine/producer_retention.h"
 #include "engine/long_key.h"
 #include "engine/sequencer.h"
 #include "engine/timeutil.h"
@@ -35,7 +37,10 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 struct CachedProducer {
   ProducerState state;
   bool dirty = false;
+  ProducerLife life;  // last seen, tombstone
 };
+
+constexpr char kBeyondHorizon[] = "beyond the dedup horizon";
 
 std::string GapText(const Gap& g) {
   return g.lo + 1 == g.hi ? std::to_string(g.lo) : std::to_string(g.lo) + ".." + std::to_string(g.hi - 1);
@@ -53,6 +58,9 @@ struct Ingester::Impl {
   std::string reason;
   std::string key_scratch;
   std::string ledger_key_scratch;
+  std::string id_key;
+  IdIndex ids;
+  SourceIdCounts src_ids;
 
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
   struct CachedAgg {
@@ -98,6 +106,8 @@ struct Ingester::Impl {
                bool stop_on_error);
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
   Result<CachedProducer*> Producer(std::string_view id);
+  Result<SeqDecision> DecideById(std::string* why);
+  void CheckRetired(CachedProducer* p, std::string* why);
   // A storage error met while applying the next line names it.
   Status AtLine(const Status& s) const { return s.Prefixed(source + ":" + std::to_string(src.lines + 1) + ": "); }
   template <typename V>
@@ -123,6 +133,7 @@ Status Ingester::Impl::Begin(const std::string& source_name, const std::string& 
   } else if (!s.IsNotFound()) {
     return s;
   }
+  SNAPSINK_RETURN_IF_ERROR(ReadSourceIdCounts(txn.get(), source, &src_ids));
   batch_end_offset = src.offset;
   rejects_file = rejects_path;
   rejects_key = rejects_path.substr(rejects_path.find_last_of('/') + 1);
@@ -148,6 +159,7 @@ Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
   } else if (!s.IsNotFound()) {
     return AtLine(s);
   }
+  SNAPSINK_RETURN_IF_ERROR(LoadProducerLife(txn.get(), id, &p.life));
   return &producers.emplace(std::string(id), std::move(p)).first->second;
 }
 
@@ -165,6 +177,35 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
     return AtLine(s);
   }
   return &map->emplace(key, entry).first->second;
+}
+
+// An event without seq: a duplicate if its id was seen within the horizon.
+// Sets *why for an event too old to check.
+Result<SeqDecision> Ingester::Impl::DecideById(std::string* why) {
+  SeqDecision d;
+  const int64_t cutoff = IdCutoff(max_ts, config.lateness_ms, config.id_horizon_ms);
+  if (event.ts_ms < cutoff) {
+    *why = kBeyondHorizon;
+    return d;
+  }
+  if (event.id.empty()) {
+    id_key = IdKey(event, source, IdSource::kContent, ContentId(event));
+  } else {
+    id_key = IdKey(event, source, IdSource::kGiven, event.id);
+  }
+  SNAPSINK_ASSIGN_OR_RETURN(bool seen, ids.Seen(txn.get(), id_key, cutoff));
+  if (seen) d.outcome = SeqOutcome::kDuplicate;
+  return d;
+}
+
+// Retires p if it has been idle past the retention, then refuses an event
+// at or below a retired producer's epoch.
+void Ingester::Impl::CheckRetired(CachedProducer* p, std::string* why) {
+  if (RetireIfIdle(&p->life, p->state, RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms))) {
+    p->state = ProducerState();
+    p->dirty = true;
+  }
+  if (p->life.retired && event.epoch <= p->life.retired->epoch) *why = kRetiredReason;
 }
 
 Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, const std::string& why) {
@@ -200,14 +241,22 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   int64_t window = 0;
   bool in_range = true;
   int64_t delta = 0;
-  if (why.empty()) {
+  const bool by_id = why.empty() && !event.has_seq;
+  if (by_id) {
+    SNAPSINK_ASSIGN_OR_RETURN(d, DecideById(&why));
+  } else if (why.empty()) {
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
-    d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
-    if (d.outcome == SeqOutcome::kGapStop) {
-      // An operator accepted this gap (`snapsink gaps accept`): go on as under --on-gap accept.
-      SNAPSINK_ASSIGN_OR_RETURN(bool accepted, GapAccepted(txn.get(), event.producer, event.epoch, d.missing));
-      if (accepted) d = Decide(producer->state, event.epoch, event.seq, /*stop_on_gap=*/false);
+    CheckRetired(producer, &why);
+    if (why.empty()) {
+      d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+      if (d.outcome == SeqOutcome::kGapStop) {
+        // An operator accepted this gap (`snapsink gaps accept`): go on as under --on-gap accept.
+        SNAPSINK_ASSIGN_OR_RETURN(bool accepted, GapAccepted(txn.get(), event.producer, event.epoch, d.missing));
+        if (accepted) d = Decide(producer->state, event.epoch, event.seq, /*stop_on_gap=*/false);
+      }
     }
+  }
+  if (why.empty()) {
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
       return Status::Gap(source + ":" + std::to_string(src.line_no + 1) + ": producer " + std::string(event.producer) +
                          " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
@@ -242,29 +291,43 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   if (!why.empty()) {
     if (stop_on_error) return Status::BadInput(source + ":" + std::to_string(src.line_no + 1) + ": " + why);
     SNAPSINK_RETURN_IF_ERROR(Reject(data, size, overlong, why));
+    if (why == kBeyondHorizon) ++src_ids.rejected_horizon;
+    if (why == kRetiredReason) ++src_ids.rejected_retired;
   } else if (d.outcome == SeqOutcome::kDuplicate) {
     ++src.duplicates;
+    if (by_id) ++src_ids.duplicates_id;
+    if (!by_id) HeardAt(&producer->life, event.ts_ms);
   } else if (d.outcome == SeqOutcome::kFenced) {
     ++src.fenced;
-  } else if (!in_range) {
-    Accept(&producer->state, event.epoch, event.seq);
-    producer->dirty = true;
-    ++src.ignored;
+    HeardAt(&producer->life, event.ts_ms);
   } else {
-    Accept(&producer->state, event.epoch, event.seq);
-    producer->dirty = true;
-    const int64_t step = event.retract ? -1 : 1;
-    for (Aggregate* a : {agg, totals}) {
-      a->count += step;
-      a->sum_micros += delta;
-      a->events += 1;
+    if (by_id) {
+      SNAPSINK_RETURN_IF_ERROR(ids.Insert(txn.get(), id_key, event.ts_ms));
+    } else {
+      Accept(&producer->state, event.epoch, event.seq);
+      producer->dirty = true;
+      HeardAt(&producer->life, event.ts_ms);
+      if (producer->life.retired) {  // back at a higher epoch: afresh
+        producer->life.retired.reset();
+        producer->life.tombstone_dirty = true;
+      }
     }
-    windows.insert(window);
-    if (!max_ts || event.ts_ms > *max_ts) {
-      max_ts = event.ts_ms;
-      max_ts_dirty = true;
+    if (!in_range) {
+      ++src.ignored;
+    } else {
+      const int64_t step = event.retract ? -1 : 1;
+      for (Aggregate* a : {agg, totals}) {
+        a->count += step;
+        a->sum_micros += delta;
+        a->events += 1;
+      }
+      windows.insert(window);
+      if (!max_ts || event.ts_ms > *max_ts) {
+        max_ts = event.ts_ms;
+        max_ts_dirty = true;
+      }
+      ++src.applied;
     }
-    ++src.applied;
   }
   ++src.lines;
   ++src.line_no;
@@ -283,10 +346,20 @@ Status Ingester::Impl::Commit() {
 Status Ingester::Impl::CommitBatch() {
   std::string value;
   for (auto& [id, p] : producers) {
+    SNAPSINK_RETURN_IF_ERROR(CommitProducerLife(txn.get(), id, &p.life));
     if (!p.dirty) continue;
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, id, codec::Encode(p.state)));
+    if (p.life.retired) {
+      SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducers, id));
+    } else {
+      SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, id, codec::Encode(p.state)));
+    }
     p.dirty = false;
   }
+  // The watermark moved: drop expired ids and retire idle producers.
+  SNAPSINK_RETURN_IF_ERROR(IdIndex::Expire(txn.get(), IdCutoff(max_ts, config.lateness_ms, config.id_horizon_ms)));
+  std::vector<std::string> retired;
+  SNAPSINK_RETURN_IF_ERROR(RetireIdleProducers(
+      txn.get(), RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms), &retired));
   // events == 0: only looked at for an event that was then rejected (sum
   // overflow) or ignored; it must not leave an empty row behind.
   for (const auto& [key, cached] : aggs) {
@@ -332,9 +405,13 @@ Status Ingester::Impl::CommitBatch() {
   src.offset = batch_end_offset;
   if (reader != nullptr && reader->positionable()) SNAPSINK_RETURN_IF_ERROR(reader->TailHash(src.offset, &src.tail_hash));
   SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kSources, source, codec::Encode(src)));
+  if (src_ids != SourceIdCounts()) {
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSourceIds, SourceIdsKey(source), Encode(src_ids)));
+  }
   MaybeCrash("ingest.before_commit");
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   txn.reset();
+  for (const std::string& id : retired) producers.erase(id);  // reloaded as retired on next touch
   MaybeCrash("ingest.after_commit");
   aggs.clear();
   ledger.clear();
@@ -395,6 +472,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   const std::string source = options.source.empty() ? options.path : options.source;
   const uint64_t every = options.commit_every == 0 ? 1 : options.commit_every;
   SNAPSINK_RETURN_IF_ERROR(m.Begin(source, options.rejects_file));
+  m.parser.SetContentIds(options.id_from_content);
   if (before != nullptr) *before = m.src;
   auto note = [&](const std::string& text) {
     if (options.on_note) {

@@ -15,6 +15,10 @@
 // the commit; the file's committed length is in the same transaction, and a
 // rerun first cuts the file back to it.
 //
+// Events without seq are deduplicated by id within the id horizon
+// (engine/id_dedup.h); idle producers are retired (engine/producer_retention.h).
+// Their tables change in the same transaction as the batch's effects.
+//
 // Hot path: the producers of the run and the aggregates of the batch live in
 // hash maps; LMDB is read on the first touch of a key in a batch and written
 // at commit. No allocation per event once the keys are known.
@@ -43,6 +47,7 @@ struct IngestOptions {
   std::string source;          // the source's name; defaults to path
   uint64_t commit_every = 10000;
   bool stop_on_error = false;  // --on-error stop
+  bool id_from_content = false;  // --id-from-content: events without seq or id get a content id
   std::string rejects_file;    // path of the rejects file (engine/filenames.h builds it)
   bool input_final = false;    // the file will not grow (run --final, an archive)
   // Notes for the user ("file was replaced", a half-written line left unread);

@@ -90,6 +90,10 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
     SNAPSINK_RETURN_IF_ERROR(
         Root::PutMetaU64(txn.get(), meta::kLatenessMs, static_cast<uint64_t>(config.lateness_ms)));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kOnGap, static_cast<uint64_t>(config.on_gap)));
+    SNAPSINK_RETURN_IF_ERROR(
+        Root::PutMetaU64(txn.get(), meta::kIdHorizonMs, static_cast<uint64_t>(config.id_horizon_ms)));
+    SNAPSINK_RETURN_IF_ERROR(
+        Root::PutMetaU64(txn.get(), meta::kProducerRetentionMs, static_cast<uint64_t>(config.producer_retention_ms)));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, 0));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, 0));
     SNAPSINK_RETURN_IF_ERROR(txn->Commit());
@@ -106,6 +110,8 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
 Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   if (config.window_ms <= 0) return Status::InvalidArgument("--window must be greater than zero");
   if (config.lateness_ms < 0) config.lateness_ms = config.window_ms;
+  if (config.id_horizon_ms <= 0) return Status::InvalidArgument("--id-horizon must be greater than zero");
+  if (config.producer_retention_ms < 0) return Status::InvalidArgument("--producer-retention must not be negative");
   const std::string state = filenames::StateDir(path), building = filenames::InitStateDir(path);
   const bool existed = env->FileExists(path);
   if (existed && env->FileExists(state)) {
@@ -214,6 +220,12 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   root->config_.window_ms = static_cast<int64_t>(*window);
   root->config_.lateness_ms = static_cast<int64_t>(*lateness);
   root->config_.on_gap = *on_gap == 1 ? OnGap::kStop : OnGap::kAccept;
+  SNAPSINK_ASSIGN_OR_RETURN(auto horizon, GetMetaU64(txn.get(), meta::kIdHorizonMs));
+  SNAPSINK_ASSIGN_OR_RETURN(auto retention, GetMetaU64(txn.get(), meta::kProducerRetentionMs));
+  if (horizon) root->config_.id_horizon_ms = static_cast<int64_t>(*horizon);
+  if (retention) root->config_.producer_retention_ms = static_cast<int64_t>(*retention);
+  txn.reset();
+  if (writer) SNAPSINK_RETURN_IF_ERROR(root->store_->CreateMissingTables());
   *out = std::move(root);
   return Status::OK();
 }

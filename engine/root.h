@@ -40,6 +40,12 @@ struct RootConfig {
   int64_t window_ms = 3600 * 1000;
   int64_t lateness_ms = -1;  // -1 at init = one window
   OnGap on_gap = OnGap::kAccept;
+  // How far back in event time, behind the watermark, ids are remembered
+  // (engine/id_dedup.h). Older events with an id are rejected.
+  int64_t id_horizon_ms = int64_t{7} * 86400 * 1000;
+  // A producer idle this long in event time is retired during ingest
+  // (engine/producer_retention.h); 0 = never.
+  int64_t producer_retention_ms = 0;
 };
 
 // Keys of Table::kMeta.
@@ -48,6 +54,8 @@ inline constexpr char kFormat[] = "format";
 inline constexpr char kWindowMs[] = "window_ms";
 inline constexpr char kLatenessMs[] = "lateness_ms";
 inline constexpr char kOnGap[] = "on_gap";
+inline constexpr char kIdHorizonMs[] = "id_horizon_ms";                    // absent (format 1): 7d
+inline constexpr char kProducerRetentionMs[] = "producer_retention_ms";    // absent or 0: never
 inline constexpr char kMaxEventTs[] = "max_event_ts";             // absent until an event is applied
 inline constexpr char kCurrentGeneration[] = "current_generation";  // what CURRENT names (0 = none)
 inline constexpr char kLastGeneration[] = "last_generation";        // highest generation number used

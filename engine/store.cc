@@ -4,6 +4,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -13,7 +14,11 @@ namespace snapsink {
 namespace {
 
 constexpr const char* kTableNames[kNumTables] = {"meta",  "producers", "sources", "rejectfiles",
-                                                 "aggs", "ledger",    "windows", "seals"};
+                                                 "aggs", "ledger",    "windows", "seals",
+                                                 "ids",  "id_expiry", "producer_seen", "producer_idle",
+                                                 "retired", "source_ids"};
+// Tables added after format 1: a root made before them opens without them.
+constexpr int kFirstOptionalTable = static_cast<int>(Table::kIds);
 // Address space only: the file grows as data does.
 constexpr size_t kMapSize = size_t{1} << 38;
 
@@ -76,6 +81,7 @@ Txn::~Txn() {
 }
 
 Status Txn::Get(Table t, std::string_view key, std::string_view* value) {
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::NotFound("not found");
   MDB_val k = Val(key), v;
   int rc = mdb_get(txn_, dbis_[static_cast<int>(t)], &k, &v);
   if (rc == MDB_NOTFOUND) return Status::NotFound("not found");
@@ -85,11 +91,13 @@ Status Txn::Get(Table t, std::string_view key, std::string_view* value) {
 }
 
 Status Txn::Put(Table t, std::string_view key, std::string_view value) {
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::IOError("lmdb put: table not created");
   MDB_val k = Val(key), v = Val(value);
   return LmdbStatus(mdb_put(txn_, dbis_[static_cast<int>(t)], &k, &v, 0), "put", *dir_);
 }
 
 Status Txn::Del(Table t, std::string_view key) {
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::OK();
   MDB_val k = Val(key);
   int rc = mdb_del(txn_, dbis_[static_cast<int>(t)], &k, nullptr);
   if (rc == MDB_NOTFOUND) return Status::OK();
@@ -98,6 +106,7 @@ Status Txn::Del(Table t, std::string_view key) {
 
 Status Txn::Scan(Table t, std::string_view prefix,
                  const std::function<bool(std::string_view, std::string_view)>& fn) {
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::OK();
   MDB_cursor* cur;
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(txn_, dbis_[static_cast<int>(t)], &cur), "cursor"));
   MDB_val k = Val(prefix), v;
@@ -114,6 +123,7 @@ Status Txn::Scan(Table t, std::string_view prefix,
 }
 
 Status Txn::DeletePrefix(Table t, std::string_view prefix) {
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::OK();
   MDB_cursor* cur;
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(txn_, dbis_[static_cast<int>(t)], &cur), "cursor"));
   MDB_val k = Val(prefix), v;
@@ -128,6 +138,16 @@ Status Txn::DeletePrefix(Table t, std::string_view prefix) {
   }
   mdb_cursor_close(cur);
   if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return LmdbStatus(rc, "delete");
+  return Status::OK();
+}
+
+Status Txn::Stat(Table t, uint64_t* entries, uint64_t* bytes) {
+  *entries = *bytes = 0;
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::OK();
+  MDB_stat st;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_stat(txn_, dbis_[static_cast<int>(t)], &st), "stat"));
+  *entries = st.ms_entries;
+  *bytes = uint64_t{st.ms_psize} * (st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages);
   return Status::OK();
 }
 
@@ -172,6 +192,10 @@ Status Store::OpenEnv(const std::string& dir, unsigned flags, bool create, std::
   SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(s->env_, nullptr, create ? 0 : MDB_RDONLY, &txn), "begin", dir));
   for (int i = 0; i < kNumTables; ++i) {
     int rc = mdb_dbi_open(txn, kTableNames[i], create ? MDB_CREATE : 0, &s->dbis_[i]);
+    if (rc == MDB_NOTFOUND && !create && i >= kFirstOptionalTable) {
+      s->dbis_[i] = kAbsentTable;
+      continue;
+    }
     if (rc != MDB_SUCCESS) {
       mdb_txn_abort(txn);
       if (rc == MDB_NOTFOUND) return Status::NotFound(dir + " holds no snapsink state");
@@ -183,6 +207,27 @@ Status Store::OpenEnv(const std::string& dir, unsigned flags, bool create, std::
   // that relies on the environment runs before its first pages are durable.
   if (create && !read_only) SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_env_sync(s->env_, 1), "sync", dir));
   *out = std::move(s);
+  return Status::OK();
+}
+
+Status Store::CreateMissingTables() {
+  bool missing = false;
+  for (MDB_dbi d : dbis_) missing |= d == kAbsentTable;
+  if (!missing) return Status::OK();
+  MDB_txn* txn;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_begin(env_, nullptr, 0, &txn), "begin"));
+  MDB_dbi opened[kNumTables];
+  for (int i = 0; i < kNumTables; ++i) {
+    opened[i] = dbis_[i];
+    if (dbis_[i] != kAbsentTable) continue;
+    int rc = mdb_dbi_open(txn, kTableNames[i], MDB_CREATE, &opened[i]);
+    if (rc != MDB_SUCCESS) {
+      mdb_txn_abort(txn);
+      return LmdbStatus(rc, "create table");
+    }
+  }
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_txn_commit(txn), "commit"));
+  std::copy(opened, opened + kNumTables, dbis_);
   return Status::OK();
 }
 

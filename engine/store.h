@@ -33,8 +33,15 @@ enum class Table {
   kLedger,       // window|metric -> Aggregate (the "records in")
   kWindows,      // window -> WindowState
   kSeals,        // window|version -> SealRecord
+  // Id dedup and producer retention (engine/id_dedup.h, engine/producer_retention.h).
+  kIds,           // id key (16) -> event time of its first delivery (u64)
+  kIdExpiry,      // event time (8, ordered) | id key -> "": ids in expiry order
+  kProducerSeen,  // producer id -> last seen event time (u64)
+  kProducerIdle,  // last seen (8, ordered) | producer id -> "": producers in idle order
+  kRetired,       // producer id -> tombstone: epoch (u32) | last seen (u64)
+  kSourceIds,     // SourceIdsKey(source) -> id-dedup and retirement counts (engine/id_dedup.h)
 };
-inline constexpr int kNumTables = 8;
+inline constexpr int kNumTables = 14;
 
 class Txn {
  public:
@@ -52,6 +59,8 @@ class Txn {
               const std::function<bool(std::string_view, std::string_view)>& fn);
   // Removes every record whose key starts with prefix.
   Status DeletePrefix(Table t, std::string_view prefix);
+  // Records in t and the bytes of its pages (branch, leaf, overflow).
+  Status Stat(Table t, uint64_t* entries, uint64_t* bytes);
   Status Commit();
 
  private:
@@ -81,14 +90,21 @@ class Store {
   Status BeginRead(std::unique_ptr<Txn>* txn);
   const std::string& dir() const { return dir_; }
 
+  // Creates the tables a root made by an older build lacks. Open without
+  // create leaves them absent (reads find nothing, writes fail), so readers
+  // of such a root never write; a writer calls this once, holding LOCK.
+  Status CreateMissingTables();
+
  private:
   Store() = default;
   static Status OpenEnv(const std::string& dir, unsigned flags, bool create, std::unique_ptr<Store>* out);
   Status Begin(unsigned flags, std::unique_ptr<Txn>* txn);
   std::string dir_;
   MDB_env* env_ = nullptr;
-  MDB_dbi dbis_[kNumTables] = {};
+  MDB_dbi dbis_[kNumTables] = {};  // kAbsentTable: not in this environment (yet)
 };
+
+inline constexpr MDB_dbi kAbsentTable = ~MDB_dbi{0};
 
 // Status for an LMDB return code; OK for MDB_SUCCESS. dir (may be empty)
 // is named in the message of a full disk, a permission or a read-only

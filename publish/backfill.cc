@@ -246,7 +246,10 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   SNAPSINK_RETURN_IF_ERROR(Store::Open(dir, /*create=*/true, &bf));
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));  // data.mdb's name, before anything is committed in it
   {
-    Ingester ingester(env, bf.get(), root->config());
+    // Archived input may span more than the retention: a backfill retires no producer.
+    RootConfig config = root->config();
+    config.producer_retention_ms = 0;
+    Ingester ingester(env, bf.get(), config);
     ingester.SetWindowRange(first, last);
     for (size_t i = 0; i < inputs.size(); ++i) {
       IngestOptions io;

@@ -89,6 +89,7 @@ Status Follower::Pass(bool final_pass) {
     opt.source = path;
     opt.commit_every = options_.commit_every;
     opt.stop_on_error = options_.stop_on_error;
+    opt.id_from_content = options_.id_from_content;
     opt.rejects_file = filenames::RejectsFile(root_->path(), opt.source);
     std::string note;
     opt.on_note = [&note](const std::string& n) { note += n; };

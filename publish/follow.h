@@ -41,6 +41,7 @@ struct FollowOptions {
   std::vector<std::string> inputs;  // files and directories
   uint64_t commit_every = 10000;
   bool stop_on_error = false;
+  bool id_from_content = false;  // IngestOptions::id_from_content
   int64_t publish_every_ms = 10000;
   int64_t poll_ms = 1000;
   // Reports (stderr when unset): notes of the ingester, each said once

@@ -77,10 +77,12 @@ std::string SourceJson(const std::string& source, uint64_t offset, uint64_t line
          ",\"ignored\":" + std::to_string(ignored) + "}\n";
 }
 
+// Without the fields of id dedup and producer retention (tested in
+// id_dedup_test.cc and producer_retention_test.cc).
 std::string Inspect(const std::string& root, const std::string& what) {
   RunResult r = Snapsink({"inspect", root, what, "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.out;
+  return WithoutIdFields(r.out);
 }
 
 struct Reject {

@@ -115,6 +115,7 @@ struct Model {
     uint64_t offset = 0, lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0;
   };
   std::map<std::string, Producer> producers;
+  std::map<std::string, int64_t> last_seen;  // greatest ts heard from each producer
   std::map<std::tuple<int64_t, std::string, std::string>, Agg> aggs;
   std::map<int64_t, Agg> windows;
   std::optional<int64_t> max_ts;
@@ -132,6 +133,8 @@ struct Model {
     s.lines++;
     s.offset += bytes;
     Producer& p = producers[e.producer];
+    auto [seen, fresh] = last_seen.try_emplace(e.producer, e.ts_ms);
+    if (!fresh) seen->second = std::max(seen->second, e.ts_ms);
     if (e.epoch < p.epoch) {
       s.fenced++;
       return;
@@ -174,8 +177,8 @@ struct Model {
     std::string out;
     for (const auto& [id, p] : producers) {
       out += "{\"producer\":" + Quote(id) + ",\"epoch\":" + std::to_string(p.epoch) +
-             ",\"next_seq\":" + std::to_string(p.next) + ",\"open_gaps\":" + std::to_string(Runs(p.missing).size()) +
-             "}\n";
+             ",\"next_seq\":" + std::to_string(p.next) + ",\"open_gaps\":" + std::to_string(Runs(p.missing).size()) + ",\"last_seen\":\"" +
+             Rfc3339(last_seen.at(id), 0, last_seen.at(id) % 1000 != 0) + "\",\"retired\":false}\n";
     }
     return out;
   }
@@ -197,7 +200,8 @@ struct Model {
       out += "{\"source\":" + Quote(name) + ",\"offset\":" + std::to_string(s.offset) +
              ",\"lines\":" + std::to_string(s.lines) + ",\"applied\":" + std::to_string(s.applied) +
              ",\"duplicates\":" + std::to_string(s.duplicates) + ",\"fenced\":" + std::to_string(s.fenced) +
-             ",\"rejected\":" + std::to_string(s.rejected) + ",\"ignored\":0}\n";
+             ",\"rejected\":" + std::to_string(s.rejected) +
+             ",\"ignored\":0,\"duplicates_id\":0,\"rejected_horizon\":0,\"rejected_retired\":0}\n";
     }
     return out;
   }

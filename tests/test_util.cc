@@ -7,6 +7,7 @@
 #include <boost/filesystem.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -183,6 +184,16 @@ std::string StateDump(const std::string& root) {
   const std::string parent = fs::path(root).parent_path().string();
   for (size_t pos; !parent.empty() && (pos = dump.find(parent)) != std::string::npos;) dump.replace(pos, parent.size(), "$DIR");
   return dump;
+}
+
+}  // namespace snapsink::testing
+
+namespace snapsink::testing {
+
+std::string WithoutIdFields(const std::string& inspect_json) {
+  static const std::regex kFields(
+      R"(,"last_seen":(null|"[^"]*"),"retired":(true|false)|,"duplicates_id":\d+,"rejected_horizon":\d+,"rejected_retired":\d+)");
+  return std::regex_replace(inspect_json, kFields, "");
 }
 
 }  // namespace snapsink::testing

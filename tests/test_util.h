@@ -57,4 +57,9 @@ std::string TreeDiff(const std::map<std::string, std::string>& got, const std::m
 // temp dirs with inputs beside them compare equal).
 std::string StateDump(const std::string& root);
 
+// `inspect producers|sources --json` output without the fields that id dedup
+// and producer retention add (last_seen, retired; duplicates_id,
+// rejected_horizon, rejected_retired), for tests about other things.
+std::string WithoutIdFields(const std::string& inspect_json);
+
 }  // namespace snapsink::testing

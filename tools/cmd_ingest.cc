@@ -24,10 +24,19 @@ Status CmdInit(const InitArgs& a) {
     return Status::InvalidArgument("--lateness " + a.lateness + ": expected a duration such as 0s, 30m, 1h");
   }
   config.on_gap = a.on_gap == "stop" ? OnGap::kStop : OnGap::kAccept;
+  if (!ParseDuration(a.id_horizon, &config.id_horizon_ms) || config.id_horizon_ms <= 0) {
+    return Status::InvalidArgument("--id-horizon " + a.id_horizon + ": expected a duration such as 1h, 7d");
+  }
+  if (!a.producer_retention.empty() &&
+      (!ParseDuration(a.producer_retention, &config.producer_retention_ms) || config.producer_retention_ms <= 0)) {
+    return Status::InvalidArgument("--producer-retention " + a.producer_retention +
+                                   ": expected a duration such as 1d, 30d");
+  }
   SNAPSINK_RETURN_IF_ERROR(Root::Init(Env::Default(), a.root, config));
-  std::printf("initialized %s: window %s, lateness %s, on-gap %s\n", a.root.c_str(),
-              FormatDuration(config.window_ms).c_str(), FormatDuration(config.lateness_ms).c_str(),
-              a.on_gap.c_str());
+  std::printf("initialized %s: window %s, lateness %s, on-gap %s, id horizon %s, producer retention %s\n",
+              a.root.c_str(), FormatDuration(config.window_ms).c_str(), FormatDuration(config.lateness_ms).c_str(),
+              a.on_gap.c_str(), FormatDuration(config.id_horizon_ms).c_str(),
+              config.producer_retention_ms == 0 ? "never" : FormatDuration(config.producer_retention_ms).c_str());
   return Status::OK();
 }
 
@@ -76,6 +85,7 @@ Status IngestInto(Root* root, const IngestArgs& a) {
     opt.source = a.source.empty() ? file : a.source;
     opt.commit_every = a.commit_every;
     opt.stop_on_error = a.on_error == "stop";
+    opt.id_from_content = a.id_from_content;
     opt.rejects_file = filenames::RejectsFile(root->path(), opt.source);
     Progress progress("ingest " + opt.source, a.quiet);
     opt.on_commit = [&](const SourceState& s, int64_t size) { progress.Update(s.offset, size, s.lines); };

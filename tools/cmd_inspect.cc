@@ -14,6 +14,10 @@
 namespace snapsink {
 
 Status InspectPublished(Root* root, const std::string& what, OutputFormat format);  // cmd_query.cc
+// cmd_inspect_ids.cc
+Status InspectIds(Root* root, Txn* txn, std::vector<Record>* out);
+Status AddProducerRetention(Txn* txn, std::vector<Record>* records);
+Status AddSourceIdCounts(Txn* txn, std::vector<Record>* records);
 
 namespace {
 
@@ -109,7 +113,8 @@ Status CmdInspect(const InspectArgs& a) {
   std::vector<std::string> columns;
   if (a.what == "producers") {
     SNAPSINK_RETURN_IF_ERROR(InspectProducers(txn.get(), false, &records));
-    columns = {"producer", "epoch", "next_seq", "open_gaps"};
+    SNAPSINK_RETURN_IF_ERROR(AddProducerRetention(txn.get(), &records));
+    columns = {"producer", "epoch", "next_seq", "open_gaps", "last_seen", "retired"};
   } else if (a.what == "gaps") {
     SNAPSINK_RETURN_IF_ERROR(InspectProducers(txn.get(), true, &records));
     columns = {"producer", "epoch", "from_seq", "to_seq", "missing"};
@@ -119,7 +124,11 @@ Status CmdInspect(const InspectArgs& a) {
     }
   } else if (a.what == "sources") {
     SNAPSINK_RETURN_IF_ERROR(InspectSources(txn.get(), &records));
+    SNAPSINK_RETURN_IF_ERROR(AddSourceIdCounts(txn.get(), &records));  // in --json only
     columns = {"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"};
+  } else if (a.what == "ids") {
+    SNAPSINK_RETURN_IF_ERROR(InspectIds(root.get(), txn.get(), &records));
+    columns = {"ids", "oldest", "horizon", "cutoff", "table_bytes"};
   } else if (a.what == "windows") {
     SNAPSINK_RETURN_IF_ERROR(WindowRecords(*root, txn.get(), &records, &columns));
   } else {

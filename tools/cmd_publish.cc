@@ -97,6 +97,7 @@ Status RunFollow(const RunArgs& a) {
   o.inputs = a.ingest.files;
   o.commit_every = a.ingest.commit_every;
   o.stop_on_error = a.ingest.on_error == "stop";
+  o.id_from_content = a.ingest.id_from_content;
   if (!ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }

@@ -24,6 +24,8 @@ struct InitArgs {
   std::string window = "1h";
   std::string lateness;  // empty: one window
   std::string on_gap = "accept";
+  std::string id_horizon = "7d";
+  std::string producer_retention;  // empty: never
 };
 Status CmdInit(const InitArgs& a);
 
@@ -34,6 +36,7 @@ struct IngestArgs {
   uint64_t commit_every = 10000;
   std::string on_error = "skip";
   bool quiet = false;
+  bool id_from_content = false;
   bool final = false;  // run --final: the inputs will not grow (a last line without '\n' is taken or rejected)
 };
 Status CmdIngest(const IngestArgs& a);
@@ -75,6 +78,8 @@ Status CmdQuery(const QueryArgs& a);
 
 Status CmdVerify(const std::string& root);
 Status CmdGc(const std::string& root, uint64_t keep_generations);
+// gc --producers-idle D: retires producers idle for D of event time.
+Status CmdRetireProducers(const std::string& root, const std::string& idle);
 Status CmdRollback(const std::string& root, uint64_t generation, bool dry_run);
 
 struct BackfillArgs {

@@ -57,6 +57,10 @@ int main(int argc, char** argv) {
       ->check(OneOf({"accept", "stop"}));
   c_init->footer(Footer("Exit status: 0 ok; 1 usage, or ROOT is not empty, or already a root.",
                         "snapsink init /data/orders --window 1h --lateness 30m"));
+  c_init->add_option("--id-horizon", init.id_horizon,
+                     "How far behind the watermark event ids are remembered (default 7d)");
+  c_init->add_option("--producer-retention", init.producer_retention,
+                     "Retire producers idle this long in event time (default: never)");
 
   IngestArgs ingest;
   auto* c_ingest = app.add_subcommand("ingest", "Apply events; each source resumes from its committed offset");
@@ -68,6 +72,8 @@ int main(int argc, char** argv) {
   c_ingest->add_option("--on-error", ingest.on_error, "skip (default): reject bad lines to rejects/; stop: exit 2")
       ->check(OneOf({"skip", "stop"}));
   c_ingest->add_flag("--quiet", ingest.quiet, "No progress on stderr");
+  c_ingest->add_flag("--id-from-content", ingest.id_from_content,
+                     "Events without seq or id are deduplicated by a hash of their content");
   c_ingest->footer(Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
                           "3 gap under --on-gap stop (see snapsink gaps); 5 root locked.",
                           "snapsink ingest /data/orders events.ndjson"));
@@ -103,6 +109,8 @@ int main(int argc, char** argv) {
   c_run->add_option("--publish-every", run.publish_every, "--follow: publish at most this often (default 10s)");
   c_run->add_option("--poll", run.poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
   c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT (as snapsink serve)");
+  c_run->add_flag("--id-from-content", run.ingest.id_from_content,
+                  "Events without seq or id are deduplicated by a hash of their content");
   c_run->footer(Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
                        "3 gap under --on-gap stop; 4 reconciliation failed; 5 root locked.",
                        "snapsink run /data/orders events.ndjson --final"));
@@ -149,9 +157,9 @@ int main(int argc, char** argv) {
   bool inspect_all = false;
   auto* c_inspect = app.add_subcommand("inspect", "Show state");
   c_inspect->add_option("ROOT", inspect.root, kRootHelp)->required();
-  c_inspect->add_option("WHAT", inspect.what, "producers, gaps, sources, windows, snapshots or generations")
+  c_inspect->add_option("WHAT", inspect.what, "producers, gaps, sources, windows, ids, snapshots or generations")
       ->required()
-      ->check(OneOf({"producers", "gaps", "sources", "windows", "snapshots", "generations"}));
+      ->check(OneOf({"producers", "gaps", "sources", "windows", "ids", "snapshots", "generations"}));
   c_inspect->add_flag("--json", inspect.json, "One JSON object per line");
   c_inspect->add_flag("--all", inspect_all, "gaps: also the accepted-gap records (snapsink gaps accept)");
   c_inspect->footer(Footer(
@@ -173,6 +181,8 @@ int main(int argc, char** argv) {
   c_gc->add_option("--keep-generations", keep, "Newest generations to keep, the current one always (default 2)")
       ->check(AtLeast(1));
   c_gc->footer(Footer("", "snapsink gc /data/orders --keep-generations 3"));
+  std::string producers_idle;
+  c_gc->add_option("--producers-idle", producers_idle, "Also retire producers idle this long in event time");
 
   std::string rollback_root;
   uint64_t rollback_gen = 0;
@@ -265,8 +275,10 @@ int main(int argc, char** argv) {
       s = CmdInspect(inspect);
     }
   } else if (*c_verify) s = CmdVerify(verify_root);
-  else if (*c_gc) s = CmdGc(gc_root, keep);
-  else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
+  else if (*c_gc) {
+    if (!producers_idle.empty()) s = CmdRetireProducers(gc_root, producers_idle);
+    if (s.ok()) s = CmdGc(gc_root, keep);
+  } else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
   else if (*c_serve) s = CmdServe(serve);
   else if (*c_status) s = CmdStatus(status_root, status_json);
   else if (*c_metrics) s = CmdMetrics(metrics_root);

@@ -1,0 +1,140 @@
+// Producer retention (engine/producer_retention.h), through the binary: a
+// producer idle past the retention is retired to a tombstone; it comes back
+// afresh only at a higher epoch, and its events at the same or a lower epoch
+// are rejected, never guessed. Also gc --producers-idle.
+#include <gtest/gtest.h>
+#include <lmdb.h>
+
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace snapsink::testing {
+namespace {
+
+constexpr int64_t kHour = 3600 * 1000;
+constexpr int64_t kT0 = 1792576800000;  // 2026-10-21T10:00:00Z
+
+std::string Ev(const std::string& producer, uint32_t epoch, uint64_t seq, int64_t ts) {
+  return "{\"producer\":\"" + producer + "\",\"epoch\":" + std::to_string(epoch) + ",\"seq\":" + std::to_string(seq) +
+         ",\"ts\":" + std::to_string(ts) + ",\"metric\":\"m\"}\n";
+}
+
+std::string Inspect(const std::string& root, const std::string& what) {
+  RunResult r = Snapsink({"inspect", root, what, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+std::string Producer(const std::string& id, uint32_t epoch, uint64_t next, const std::string& last_seen,
+                     bool retired) {
+  return "{\"producer\":\"" + id + "\",\"epoch\":" + std::to_string(epoch) + ",\"next_seq\":" + std::to_string(next) +
+         ",\"open_gaps\":0,\"last_seen\":\"" + last_seen + "\",\"retired\":" + (retired ? "true" : "false") + "}\n";
+}
+
+// Retention 2h, lateness 1h: p is last heard at 10:00; once q is at 15:00 the
+// watermark is 14:00 and the cutoff 12:00, so p is retired. The outcome must
+// not depend on where batches end (lazy retirement on touch, sweep at commit).
+class ProducerRetentionTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
+  TempDir d;
+  const std::string root = d / "root", in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", root, "--producer-retention", "2h"}).exit_code, 0);
+  const int64_t t5 = kT0 + 5 * kHour;
+  WriteFile(in, Ev("r", 0, 0, kT0) +  // never heard again: retired by the sweep at a commit
+                    Ev("p", 2, 0, kT0) + Ev("p", 2, 1, kT0) + Ev("p", 2, 3, kT0) +  // a gap at 2
+                    Ev("q", 0, 0, t5) +
+                    Ev("p", 2, 4, t5));  // p is retired by now, in the same batch or not: rejected
+  ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 2, 0, "2026-10-21T10:00:00Z", true) +
+                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false) +
+                                            Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
+  EXPECT_EQ(Inspect(root, "gaps"), "");
+
+  AppendFile(in, Ev("p", 2, 2, t5) +   // the gap's seq at the same epoch: rejected, not applied
+                     Ev("p", 2, 4, t5) +   // same epoch: rejected
+                     Ev("p", 1, 9, t5) +   // lower epoch: rejected (not fenced: the engine forgot)
+                     Ev("p", 3, 0, t5) +   // higher epoch: afresh
+                     Ev("p", 3, 0, t5) +   // and deduplicated again
+                     Ev("p", 2, 5, t5));   // now simply fenced
+  ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 3, 1, "2026-10-21T15:00:00Z", false) +
+                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false) +
+                                            Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
+  const std::string sources = Inspect(root, "sources");
+  EXPECT_NE(sources.find("\"lines\":12,\"applied\":6,\"duplicates\":1,\"fenced\":1,\"rejected\":4,\"ignored\":0,"
+                         "\"duplicates_id\":0,\"rejected_horizon\":0,\"rejected_retired\":4"),
+            std::string::npos)
+      << sources;
+  std::string rejects;
+  for (const auto& [name, data] : TreeContents(root)) {
+    if (name.rfind("rejects/", 0) == 0) rejects += data;
+  }
+  EXPECT_NE(rejects.find("\"line\":6,"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("\"reason\":\"producer retired; bump its epoch\""), std::string::npos) << rejects;
+}
+
+INSTANTIATE_TEST_SUITE_P(CommitEvery, ProducerRetentionTest, ::testing::Values("1", "100000"));
+
+// Without --producer-retention nothing is retired; gc --producers-idle
+// retires once, and the producer's next event at its old epoch is refused.
+TEST(ProducerRetentionGcTest, GcRetiresIdleProducers) {
+  TempDir d;
+  const std::string root = d / "root", in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  const int64_t t5 = kT0 + 5 * kHour;
+  WriteFile(in, Ev("p", 0, 0, kT0) + Ev("q", 0, 0, t5));
+  ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 1, "2026-10-21T10:00:00Z", false) +
+                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false));
+  RunResult g = Snapsink({"gc", root, "--producers-idle", "2h"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_NE(g.out.find("retired producer p\n"), std::string::npos) << g.out;
+  EXPECT_EQ(g.out.find("retired producer q"), std::string::npos) << g.out;
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 0, "2026-10-21T10:00:00Z", true) +
+                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false));
+  AppendFile(in, Ev("p", 0, 1, t5));
+  ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
+  EXPECT_NE(Inspect(root, "sources").find("\"rejected_retired\":1"), std::string::npos);
+  EXPECT_EQ(Snapsink({"gc", root, "--producers-idle", "soon"}).exit_code, 1);
+}
+
+}  // namespace
+}  // namespace snapsink::testing
+
+namespace snapsink::testing {
+namespace {
+
+// A root made before the id and retention tables existed (format 1 and 2
+// roots): readers see them as empty, the first writer creates them.
+TEST(OlderRootTest, MissingTablesAreCreatedByTheFirstWriter) {
+  TempDir d;
+  const std::string root = d / "root", in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  {
+    MDB_env* env;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    ASSERT_EQ(mdb_env_set_maxdbs(env, 64), 0);
+    ASSERT_EQ(mdb_env_open(env, (root + "/state").c_str(), 0, 0644), 0);
+    MDB_txn* txn;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    for (const char* name : {"ids", "id_expiry", "producer_seen", "producer_idle", "retired", "source_ids"}) {
+      MDB_dbi dbi;
+      ASSERT_EQ(mdb_dbi_open(txn, name, 0, &dbi), 0) << name;
+      ASSERT_EQ(mdb_drop(txn, dbi, 1), 0) << name;
+    }
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  EXPECT_EQ(Inspect(root, "ids"), "{\"ids\":0,\"oldest\":null,\"horizon\":\"7d\",\"cutoff\":null,\"table_bytes\":0}\n");
+  EXPECT_EQ(Inspect(root, "producers"), "");
+  WriteFile(in, Ev("p", 0, 0, kT0) + "{\"id\":\"a\",\"ts\":" + std::to_string(kT0) + ",\"metric\":\"m\"}\n");
+  RunResult r = Snapsink({"ingest", root, in, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(Inspect(root, "ids").find("{\"ids\":1,"), std::string::npos);
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 1, "2026-10-21T10:00:00Z", false));
+}
+
+}  // namespace
+}  // namespace snapsink::testing
