@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/coding.h"
 #include "engine/event_parser.h"
 #include "engine/timeutil.h"
 
@@ -24,9 +25,7 @@ inline uint64_t Touch(const Event& ev) {
          static_cast<uint64_t>(ev.value_micros) + ev.retract;
 }
 
-void PutBE(std::string* dst, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) dst->push_back(static_cast<char>(v >> (8 * i)));
-}
+using coding::PutBigEndian;
 
 }  // namespace
 
@@ -200,8 +199,8 @@ PassResult LmdbLedger::Ingest(const LedgerRun& run) {
     } else {
       key.assign(ev.producer);
       key.push_back('\0');
-      PutBE(&key, ev.epoch, 4);
-      PutBE(&key, ev.seq, 8);
+      PutBigEndian(&key, ev.epoch, 4);
+      PutBigEndian(&key, ev.seq, 8);
       MDB_val k = Val(key), empty{0, nullptr};
       const int rc = mdb_put(txn, ledger_, &k, &empty, MDB_NOOVERWRITE);
       if (rc == MDB_KEYEXIST) {
@@ -211,7 +210,7 @@ PassResult LmdbLedger::Ingest(const LedgerRun& run) {
         ++r.applied;
         r.checksum += Touch(ev);
         agg_key.clear();
-        PutBE(&agg_key, static_cast<uint64_t>(WindowStart(ev.ts_ms, run.window_ms)) ^ (uint64_t{1} << 63), 8);
+        PutBigEndian(&agg_key, static_cast<uint64_t>(WindowStart(ev.ts_ms, run.window_ms)) ^ (uint64_t{1} << 63), 8);
         agg_key.append(ev.metric);
         agg_key.push_back('\0');
         agg_key.append(ev.key);
@@ -247,16 +246,8 @@ LmdbSpace LmdbLedger::Space() const { return MeasureLmdbEnv(env_, dir_); }
 
 namespace {
 
-char* EncodeVarint64(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+using coding::EncodeVarint64;
+using coding::ZigZag;
 
 void WriteAll(int fd, const std::string& data, const std::string& path) {
   size_t done = 0;

@@ -1,7 +1,7 @@
 // snapsink_bench: one program, named benchmarks, the same input for all of
 // them, baselines in the same process (after LevelDB's db_bench).
 //
-//   snapsink_bench [--quick] [--benchmarks=parse,ingest,sqlite,lmdb,state,publish,read]
+//   snapsink_bench [--quick] [--benchmarks=parse,ingest,sqlite,lmdb,state,publish,read,windows,snapshot]
 //                  [--reps=3] [--events=N] [--json=PATH] ...   (--help lists every flag)
 //
 // Each timed benchmark runs --reps times; a figure is the median over the
@@ -40,6 +40,7 @@
 #include "publish/publisher.h"
 #include "publish/reader.h"
 #include "publish/seal.h"
+#include "publish/snapshot_file.h"
 
 namespace snapsink::bench {
 namespace {
@@ -49,7 +50,8 @@ volatile uint64_t g_sink = 0;
 
 // ---------------------------------------------------------------- flags
 
-const char* const kAllBenchmarks[] = {"parse", "ingest", "sqlite", "lmdb", "state", "publish", "read", "windows"};
+const char* const kAllBenchmarks[] = {"parse", "ingest", "sqlite", "lmdb", "state", "publish", "read", "windows",
+                                      "snapshot"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -76,7 +78,7 @@ struct Flags {
 void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
-      "  --benchmarks=LIST   comma-separated, from: parse,ingest,sqlite,lmdb,state,publish,read,windows (default: all)\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,sqlite,lmdb,state,publish,read,windows,snapshot (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -940,6 +942,49 @@ void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
   rep->Num("scan_rows_per_s", Median(scans));
 }
 
+// The snapshot file alone (publish/snapshot_file.h), no LMDB: write
+// --publish_rows rows through SnapshotWriter, then scan them back. Was the
+// MillionRowsSealTiming test, which measured and asserted nothing.
+void RunSnapshotFile(const Flags& f, const std::string& work, Report* rep) {
+  std::vector<Row> rows(f.publish_rows);
+  for (size_t i = 0; i < rows.size(); i++) {
+    Row& r = rows[i];
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "metric%02zu", i * 10 / rows.size());
+    r.metric = buf;
+    std::snprintf(buf, sizeof buf, "key%09zu", i * 7);
+    r.key = buf;
+    r.count = static_cast<int64_t>(i % 1000) - 3;
+    r.sum_micros = static_cast<int64_t>(i) * 1234567 - 99999999;
+    r.events = static_cast<int64_t>(i % 13);
+  }
+  const std::string path = work + "/snapshot.data";
+  Samples writes, scans;
+  SnapshotFileInfo info;
+  for (int r = 0; r < f.reps; ++r) {
+    Progress("snapshot (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")");
+    Stopwatch sw;
+    std::unique_ptr<SnapshotWriter> w;
+    CheckOk(SnapshotWriter::Open(Env::Default(), path, &w), "open " + path);
+    for (const Row& row : rows) CheckOk(w->Add(row), "add");
+    CheckOk(w->Finish(&info), "finish");
+    writes.push_back(static_cast<double>(rows.size()) / sw.Seconds());
+    Stopwatch sw2;
+    std::unique_ptr<SnapshotReader> reader;
+    CheckOk(SnapshotReader::Open(Env::Default(), path, &reader), "open " + path);
+    uint64_t n = 0;
+    CheckOk(reader->Scan(nullptr, [&](const Row&) { n++; }), "scan");
+    if (n != rows.size()) CheckOk(Status::Corruption("scan returned " + std::to_string(n) + " rows"), "scan");
+    scans.push_back(static_cast<double>(rows.size()) / sw2.Seconds());
+  }
+  rep->Row({"snapshot_write", Count(rows.size()), Fmt("%.3f", static_cast<double>(rows.size()) / Median(writes)),
+            Rate(Median(writes), "rows"), Fmt("SnapshotWriter, %.1f MiB incl. fsync", info.bytes / 1048576.0)});
+  rep->Row({"snapshot_scan", Count(rows.size()), Fmt("%.3f", static_cast<double>(rows.size()) / Median(scans)),
+            Rate(Median(scans), "rows"), "SnapshotReader::Scan of the whole file"});
+  rep->Num("snapshot_write_rows_per_s", Median(writes));
+  rep->Num("snapshot_scan_rows_per_s", Median(scans));
+}
+
 // The baseline of "windows": the same files (bytes read back from what the
 // publish wrote) into <dir>/<window>/v<version>/, each file and each
 // directory fsynced once, the parent once. No LMDB, no reconcile, no rename.
@@ -1073,6 +1118,7 @@ int Main(int argc, char** argv) {
     }
     if (f.Has("read")) RunRead(f, w, &rep);
   }
+  if (f.Has("snapshot")) RunSnapshotFile(f, work.path(), &rep);
   if (f.Has("windows")) RunWindows(f, work.path(), &rep);
 
   std::printf("\n");

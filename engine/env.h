@@ -25,7 +25,10 @@ namespace snapsink {
 // A file being written from its start (or appended to). Not thread-safe.
 class WritableFile {
  public:
+  WritableFile() = default;
   virtual ~WritableFile() = default;
+  WritableFile(const WritableFile&) = delete;  // owns an OS handle
+  WritableFile& operator=(const WritableFile&) = delete;
   virtual Status Append(std::string_view data) = 0;
   // Pushes buffered bytes to the operating system (not to the disk).
   virtual Status Flush() = 0;
@@ -37,7 +40,10 @@ class WritableFile {
 // A file read at arbitrary offsets. Thread-safe.
 class RandomAccessFile {
  public:
+  RandomAccessFile() = default;
   virtual ~RandomAccessFile() = default;
+  RandomAccessFile(const RandomAccessFile&) = delete;  // owns an OS handle
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
   // Reads exactly n bytes at offset into *out, or fails (short file = Corruption).
   virtual Status Read(uint64_t offset, size_t n, std::string* out) const = 0;
   virtual uint64_t Size() const = 0;
@@ -46,7 +52,10 @@ class RandomAccessFile {
 // A held lock on a file; released by Env::UnlockFile or process exit.
 class FileLock {
  public:
+  FileLock() = default;
   virtual ~FileLock() = default;
+  FileLock(const FileLock&) = delete;  // owns an OS handle
+  FileLock& operator=(const FileLock&) = delete;
 };
 
 class Env {

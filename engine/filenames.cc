@@ -1,6 +1,7 @@
 #include "engine/filenames.h"
 
 #include <charconv>
+#include <vector>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -111,6 +112,85 @@ std::string SanitizeSourceName(std::string_view source) {
     if (!keep) c = '_';
   }
   return out;
+}
+
+namespace {
+
+std::vector<std::string_view> SplitPath(std::string_view p) {
+  std::vector<std::string_view> parts;
+  while (!p.empty()) {
+    const size_t slash = p.find('/');
+    parts.push_back(p.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    p.remove_prefix(slash + 1);
+  }
+  return parts;
+}
+
+bool IsVersionDir(std::string_view name) {
+  uint64_t v;
+  return ParseVersionDirName(name, &v);
+}
+
+bool IsWindowDir(std::string_view name) {
+  int64_t w;
+  return ParseWindowDirName(name, &w);
+}
+
+// state/ holds LMDB's two files and one environment per running backfill.
+bool IsStatePath(const std::vector<std::string_view>& p) {
+  auto lmdb_file = [](std::string_view n) { return n == "data.mdb" || n == "lock.mdb"; };
+  if (p.size() == 1) return true;
+  const bool backfill = p[1].substr(0, 9) == "backfill-" && IsVersionDir(p[1].substr(9));
+  if (p.size() == 2) return lmdb_file(p[1]) || backfill;
+  return p.size() == 3 && backfill &&
+         (lmdb_file(p[2]) || p[2] == "LOCK" || p[2] == "stdin.spool" || p[2] == "stdin.spool.done");
+}
+
+// staging/ and snapshots/: <window>/v<version>/{data,manifest.json}.
+bool IsSnapshotPath(const std::vector<std::string_view>& p) {
+  if (p.size() >= 2 && !IsWindowDir(p[1])) return false;
+  if (p.size() >= 3 && !IsVersionDir(p[2])) return false;
+  if (p.size() == 4) return p[3] == kDataFile || p[3] == kSnapshotManifestFile;
+  return p.size() <= 3;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+FileKind ClassifyRootPath(std::string_view relative) {
+  const std::vector<std::string_view> p = SplitPath(relative);
+  if (p.empty()) return FileKind::kUnknown;
+  if (p[0] == "state") return IsStatePath(p) ? FileKind::kState : FileKind::kUnknown;
+  if (EndsWith(p.back(), ".tmp")) return FileKind::kTemp;
+  if (p.size() == 1 && p[0] == "LOCK") return FileKind::kLock;
+  if (p.size() == 1 && p[0] == "CURRENT") return FileKind::kCurrent;
+  if (p[0] == "staging") return IsSnapshotPath(p) ? FileKind::kStaging : FileKind::kUnknown;
+  if (p[0] == "snapshots") return IsSnapshotPath(p) ? FileKind::kSnapshots : FileKind::kUnknown;
+  uint64_t g;
+  if (p[0] == "manifests" && (p.size() == 1 || (p.size() == 2 && ParseGenerationName(p[1], &g)))) {
+    return FileKind::kManifests;
+  }
+  if (p[0] == "rejects" && (p.size() == 1 || (p.size() == 2 && EndsWith(p[1], ".ndjson")))) return FileKind::kRejects;
+  return FileKind::kUnknown;
+}
+
+const char* FileKindName(FileKind kind) {
+  switch (kind) {
+    case FileKind::kLock: return "lock";
+    case FileKind::kState: return "state";
+    case FileKind::kStaging: return "staging";
+    case FileKind::kSnapshots: return "snapshots";
+    case FileKind::kManifests: return "manifests";
+    case FileKind::kCurrent: return "current";
+    case FileKind::kRejects: return "rejects";
+    case FileKind::kTemp: return "temp";
+    case FileKind::kUnknown: break;
+  }
+  return "unknown";
 }
 
 }  // namespace snapsink::filenames

@@ -14,6 +14,7 @@
 //   ROOT/manifests/<generation>               one file per published generation
 //   ROOT/CURRENT                              names the current generation
 //   ROOT/rejects/<source>.ndjson              bad input lines (<source>: see RejectsFileName)
+//   <any of the above>.tmp                    WriteFileAtomic's temp file
 //
 // <window> is the window start in compact UTC form (20261021T100000Z).
 #pragma once
@@ -78,5 +79,13 @@ bool ParseWindowDirName(std::string_view name, int64_t* window_ms);
 bool ParseGenerationName(std::string_view name, uint64_t* generation);
 // The source name with each byte other than [A-Za-z0-9._-] replaced by '_'.
 std::string SanitizeSourceName(std::string_view source);
+
+// What an entry of a root is, by its path relative to the root ("LOCK",
+// "snapshots/20261021T100000Z/v1/data"). kTemp is a *.tmp a crash left
+// outside state/ (LMDB owns everything in there); kUnknown is anything this
+// build does not write.
+enum class FileKind { kLock, kState, kStaging, kSnapshots, kManifests, kCurrent, kRejects, kTemp, kUnknown };
+FileKind ClassifyRootPath(std::string_view relative);
+const char* FileKindName(FileKind kind);
 
 }  // namespace snapsink::filenames

@@ -76,6 +76,8 @@ class Root {
   // read-only, no lock taken, nothing written; works on a read-only file
   // system and for a user without write permission. store() can only read.
   static Status OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Root>* out);
+  Root(const Root&) = delete;  // owns LOCK and the Store
+  Root& operator=(const Root&) = delete;
 
   Env* env() const { return env_; }
   const std::string& path() const { return path_; }

@@ -2,20 +2,9 @@
 
 #include <cstring>
 
-namespace snapsink::codec {
+#include "engine/coding.h"
 
-void PutU32(std::string* dst, uint32_t v) { dst->append(reinterpret_cast<const char*>(&v), 4); }
-void PutU64(std::string* dst, uint64_t v) { dst->append(reinterpret_cast<const char*>(&v), 8); }
-uint32_t GetU32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-uint64_t GetU64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
+namespace snapsink::codec {
 
 void AppendWindowKey(std::string* dst, int64_t window_ms) {
   uint64_t u = static_cast<uint64_t>(window_ms) ^ (uint64_t{1} << 63);

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/coding.h"
 #include "engine/status.h"
 
 namespace snapsink {
@@ -139,10 +140,11 @@ Status Decode(std::string_view src, Aggregate* v);
 Status Decode(std::string_view src, WindowState* v);
 Status Decode(std::string_view src, SealRecord* v);
 
-void PutU32(std::string* dst, uint32_t v);
-void PutU64(std::string* dst, uint64_t v);
-uint32_t GetU32(const char* p);
-uint64_t GetU64(const char* p);
+// Little-endian fixed-width fields (engine/coding.h).
+inline void PutU32(std::string* dst, uint32_t v) { coding::PutFixed32(dst, v); }
+inline void PutU64(std::string* dst, uint64_t v) { coding::PutFixed64(dst, v); }
+inline uint32_t GetU32(const char* p) { return coding::DecodeFixed32(p); }
+inline uint64_t GetU64(const char* p) { return coding::DecodeFixed64(p); }
 
 }  // namespace codec
 }  // namespace snapsink

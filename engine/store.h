@@ -85,6 +85,8 @@ class Store {
   // checksums above LMDB catch what that could tear).
   static Status OpenReadOnly(const std::string& dir, std::unique_ptr<Store>* out);
   ~Store();
+  Store(const Store&) = delete;  // owns the LMDB environment
+  Store& operator=(const Store&) = delete;
 
   Status BeginWrite(std::unique_ptr<Txn>* txn);
   Status BeginRead(std::unique_ptr<Txn>* txn);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/filenames.h"
+#include "engine/root_files.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
@@ -183,6 +184,7 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result) {
   *result = GcResult();
   SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, root, live));
+  SNAPSINK_RETURN_IF_ERROR(RemoveStrayTempFiles(env, root, &result->removed_temp_files));
   CurrentPointer pointer;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root, &pointer));
   const uint64_t current = pointer.generation;

@@ -8,7 +8,8 @@
 // (or, after a crash between a commit and its rename, with CURRENT.tmp naming
 // the recorded one, the previous one).
 //
-// CollectGarbage removes generation manifests that are neither among the
+// CollectGarbage first removes the *.tmp files a crash left (root_files.h),
+// then generation manifests that are neither among the
 // `keep` newest nor current nor pinned by a Reader (in any process: a pinned
 // manifest cannot be locked exclusively), then every published snapshot that
 // no remaining generation names and no staged seal needs.
@@ -40,6 +41,7 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
 struct GcResult {
   std::vector<uint64_t> removed_generations;
   std::vector<std::string> removed_snapshots;
+  std::vector<std::string> removed_temp_files;  // *.tmp a crash left (relative to root)
   std::vector<uint64_t> pinned;  // kept only because a reader holds them
 };
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result);

@@ -33,6 +33,8 @@ class Reader {
   // or the generation does not exist (any more).
   static Status Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
   ~Reader();
+  Reader(const Reader&) = delete;  // owns the pin on its generation
+  Reader& operator=(const Reader&) = delete;
 
   uint64_t generation() const { return manifest_.generation; }
   // The windows of the generation with their versions, by window start.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/coding.h"
 #include "engine/crash_point.h"
 
 namespace snapsink {
@@ -27,57 +28,14 @@ constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB'
 constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 64 +
                                     4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4;
 
-void PutFixed32(std::string* dst, uint32_t v) {
-  char b[4];
-  for (int i = 0; i < 4; i++) b[i] = static_cast<char>(v >> (8 * i));
-  dst->append(b, 4);
-}
-
-void PutFixed64(std::string* dst, uint64_t v) {
-  char b[8];
-  for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
-  dst->append(b, 8);
-}
-
-uint32_t DecodeFixed32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
-
-uint64_t DecodeFixed64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
-
-// Writes v at p (room for 10 bytes); returns the end.
-char* EncodeVarint64(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t UnZigZag(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1)); }
-
-// Parses a varint at *p (< end); false on truncation or more than 64 bits.
-bool GetVarint64(const char** p, const char* end, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift <= 63 && *p < end; shift += 7) {
-    uint64_t byte = static_cast<uint8_t>(*(*p)++);
-    if (shift == 63 && byte > 1) return false;
-    result |= (byte & 0x7f) << shift;
-    if (byte < 0x80) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
+using coding::DecodeFixed32;
+using coding::DecodeFixed64;
+using coding::EncodeVarint64;
+using coding::GetVarint64;
+using coding::PutFixed32;
+using coding::PutFixed64;
+using coding::UnZigZag;
+using coding::ZigZag;
 
 bool GetLengthPrefixed(const char** p, const char* end, std::string_view* out) {
   uint64_t n;
@@ -422,6 +380,8 @@ Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
 struct SnapshotReader::Scratch {
   Scratch() : dctx(ZSTD_createDCtx()) {}
   ~Scratch() { ZSTD_freeDCtx(dctx); }
+  Scratch(const Scratch&) = delete;  // owns the zstd context
+  Scratch& operator=(const Scratch&) = delete;
   ZSTD_DCtx* dctx;
   std::string compressed;
   std::string plain;

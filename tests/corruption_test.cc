@@ -42,8 +42,7 @@ int64_t BaseMs() {
 
 std::string Event(uint64_t seq, int64_t ts_ms, const std::string& metric, const std::string& key,
                   const std::string& value) {
-  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) + ",\"ts\":" + std::to_string(ts_ms) +
-         ",\"metric\":\"" + metric + "\",\"key\":\"" + key + "\",\"value\":" + value + "}\n";
+  return EventLine().Seq(seq).Ts(ts_ms).Metric(metric).Key(key).Value(value).Line();
 }
 
 // in1: windows 10:00 and 11:00, two metrics, a few keys each.
@@ -287,6 +286,9 @@ TEST(ReconcileGate, StagedSnapshotChecksumFailureExits4) {
 // --- The reconciliation gate ---
 
 enum class Tamper { kCount, kSum, kEvents, kExtraRow };
+void PrintTo(Tamper t, std::ostream* os) {
+  *os << (t == Tamper::kCount ? "count" : t == Tamper::kSum ? "sum" : t == Tamper::kEvents ? "events" : "extra row");
+}
 
 class ReconcileGateTest : public ::testing::TestWithParam<Tamper> {};
 

@@ -34,8 +34,7 @@ int64_t BaseMs() {
 }
 
 std::string Event(uint64_t seq, int64_t ts_ms, const std::string& key, const std::string& value) {
-  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) + ",\"ts\":" + std::to_string(ts_ms) +
-         ",\"metric\":\"orders\",\"key\":\"" + key + "\",\"value\":" + value + "}\n";
+  return EventLine().Seq(seq).Ts(ts_ms).Metric("orders").Key(key).Value(value).Line();
 }
 
 bool Exists(const std::string& path) { return boost::filesystem::exists(path); }

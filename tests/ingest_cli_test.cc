@@ -223,6 +223,10 @@ TEST_F(IngestCliTest, RejectsFileIsNamedAfterSanitizedSource) {
   EXPECT_EQ(Inspect(root, "sources"), SourceJson("feed/a b:c", 5 + L("p", 0).size() + 1, 2, 1, 0, 0, 1));
 }
 
+std::string CommitEveryName(const ::testing::TestParamInfo<int>& info) {
+  return "commit_every_" + std::to_string(info.param);
+}
+
 class IngestOnErrorStopTest : public IngestCliTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(IngestOnErrorStopTest, ExitsTwoAfterCommittingEverythingBefore) {
@@ -250,7 +254,7 @@ TEST_P(IngestOnErrorStopTest, ExitsTwoAfterCommittingEverythingBefore) {
   EXPECT_EQ(rejects[0].raw, "{bad");
 }
 
-INSTANTIATE_TEST_SUITE_P(IngestCommitEvery, IngestOnErrorStopTest, ::testing::Values(1, 2, 3, 100));
+INSTANTIATE_TEST_SUITE_P(IngestCommitEvery, IngestOnErrorStopTest, ::testing::Values(1, 2, 3, 100), CommitEveryName);
 
 TEST_F(IngestCliTest, OnErrorStopOnFirstLine) {
   WriteFile(in, "x\n" + L("p", 0) + "\n");
@@ -394,7 +398,7 @@ TEST_P(IngestOnGapStopTest, ExitsThreeNamingProducerAndRange) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(IngestCommitEvery, IngestOnGapStopTest, ::testing::Values(1, 2, 100));
+INSTANTIATE_TEST_SUITE_P(IngestCommitEvery, IngestOnGapStopTest, ::testing::Values(1, 2, 100), CommitEveryName);
 
 TEST_F(IngestCliTest, OnGapStopAlsoForNewEpochAboveZero) {
   RunResult init = Snapsink({"init", d / "r2", "--on-gap", "stop"});

@@ -510,7 +510,8 @@ TEST_P(IngestModelTest, MatchesModel) {
   EXPECT_EQ(Snapsink({"query", root, "--format", "json"}).out, model.Query());
 }
 
-INSTANTIATE_TEST_SUITE_P(IngestModel, IngestModelTest, ::testing::Values(1, 2, 3, 4));
+INSTANTIATE_TEST_SUITE_P(IngestModel, IngestModelTest, ::testing::Values(1, 2, 3, 4),
+                         [](const ::testing::TestParamInfo<uint64_t>& info) { return "seed" + std::to_string(info.param); });
 
 }  // namespace
 }  // namespace snapsink::testing

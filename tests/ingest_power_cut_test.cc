@@ -25,12 +25,6 @@
 namespace snapsink::testing {
 namespace {
 
-#define ASSERT_STATUS_OK(expr)                              \
-  do {                                                      \
-    ::snapsink::Status _s = (expr);                         \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
-
 namespace fs = boost::filesystem;
 
 std::string Event(uint64_t seq, int minute, const std::string& value) {

@@ -39,12 +39,6 @@
 namespace snapsink::testing {
 namespace {
 
-#define ASSERT_STATUS_OK(expr)                                \
-  do {                                                        \
-    ::snapsink::Status _s = (expr);                           \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString();   \
-  } while (0)
-
 constexpr int64_t kHourMs = 3600 * 1000;
 
 int64_t BaseMs() {

@@ -561,22 +561,5 @@ TEST_F(SnapshotFileTest, SampledByteFlipsOfLargeFileAreCaught) {
   }
 }
 
-// Not a benchmark, a sanity bound: sealing 1M rows must stay cheap.
-TEST_F(SnapshotFileTest, MillionRowsSealTiming) {
-  const std::vector<Row> rows = MakeRows(1000000);
-  auto start = std::chrono::steady_clock::now();
-  SnapshotFileInfo info;
-  Write(Path("m"), rows, &info);
-  double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  start = std::chrono::steady_clock::now();
-  auto r = OpenOrDie(Path("m"));
-  uint64_t n = 0;
-  ASSERT_TRUE(r->Scan(nullptr, [&](const Row&) { n++; }).ok());
-  double scan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(n, rows.size());
-  std::printf("1M rows: %.1f MiB, write %.3fs, scan %.3fs, %zu blocks\n", info.bytes / 1048576.0, write_s,
-              scan_s, r->blocks());
-}
-
 }  // namespace
 }  // namespace snapsink

@@ -186,6 +186,16 @@ std::string StateDump(const std::string& root) {
   return dump;
 }
 
+std::string EventLine::Line() const {
+  std::string s = "{\"producer\":\"" + producer_ + "\"";
+  if (epoch_) s += ",\"epoch\":" + std::to_string(*epoch_);
+  s += ",\"seq\":" + std::to_string(seq_) + ",\"ts\":" + ts_ + ",\"metric\":\"" + metric_ + "\"";
+  if (key_) s += ",\"key\":\"" + *key_ + "\"";
+  if (value_) s += ",\"value\":" + *value_;
+  if (op_) s += ",\"op\":\"" + *op_ + "\"";
+  return s + "}\n";
+}
+
 }  // namespace snapsink::testing
 
 namespace snapsink::testing {

@@ -1,12 +1,62 @@
 // Helpers for tests that drive the snapsink binary or the library.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "snapsink/status.h"
+
 namespace snapsink::testing {
+
+// The Status of a Status or of a Result<T>, for the macros below.
+inline const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+const Status& StatusOf(const Result<T>& r) {
+  return r.status();
+}
+
+// ASSERT_STATUS_OK(expr) / EXPECT_STATUS_OK(expr): expr (a Status or a
+// Result<T>) is OK; the failure message names the expression and the status.
+#define SNAPSINK_STATUS_OK_IMPL(expr, fail)                                          \
+  do {                                                                                \
+    const ::snapsink::Status _snapsink_st = ::snapsink::testing::StatusOf(expr);      \
+    if (!_snapsink_st.ok()) fail() << #expr << ": " << _snapsink_st.ToString();      \
+  } while (0)
+#define ASSERT_STATUS_OK(expr) SNAPSINK_STATUS_OK_IMPL(expr, FAIL)
+#define EXPECT_STATUS_OK(expr) SNAPSINK_STATUS_OK_IMPL(expr, ADD_FAILURE)
+
+// One NDJSON event line (SPEC 1), newline included, fields in the order
+// producer, epoch, seq, ts, metric, key, value, op; optional fields only
+// when set:
+//   EventLine().Seq(3).Ts(ms).Metric("orders").Key("eu").Value("1.5").Line()
+class EventLine {
+ public:
+  EventLine& Producer(std::string p) { producer_ = std::move(p); return *this; }
+  EventLine& Epoch(uint64_t e) { epoch_ = e; return *this; }
+  EventLine& Seq(uint64_t s) { seq_ = s; return *this; }
+  EventLine& Ts(int64_t ms) { ts_ = std::to_string(ms); return *this; }
+  EventLine& Ts(const std::string& rfc3339) { ts_ = "\"" + rfc3339 + "\""; return *this; }
+  EventLine& Metric(std::string m) { metric_ = std::move(m); return *this; }
+  EventLine& Key(std::string k) { key_ = std::move(k); return *this; }
+  // The JSON number text as written ("1.5", "-3", "1e-6").
+  EventLine& Value(std::string v) { value_ = std::move(v); return *this; }
+  EventLine& Value(int64_t v) { value_ = std::to_string(v); return *this; }
+  EventLine& Retract() { op_ = "retract"; return *this; }
+  std::string Line() const;
+
+ private:
+  std::string producer_ = "p";
+  std::optional<uint64_t> epoch_;
+  uint64_t seq_ = 0;
+  std::string ts_ = "0";  // JSON text: a number or a quoted string
+  std::string metric_ = "m";
+  std::optional<std::string> key_, value_, op_;
+};
 
 // A fresh directory under $TMPDIR, removed (recursively) on destruction.
 class TempDir {

@@ -1,0 +1,198 @@
+// snapsink public API: the options of the operations on a root, and the
+// typed results they return.
+//
+// Times are milliseconds since the Unix epoch (UTC); a window is named by its
+// start. Sums are exact fixed-point micros (1.5 = 1500000). Versions and
+// generations are plain counters starting at 1 (0 = none).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace snapsink::api {
+
+// What ingest does with a sequence gap (SPEC 3). Fixed when the root is created.
+enum class GapPolicy { kAccept, kStop };
+
+// Settings of a new root (Sink::Create); stored in it, fixed for its life.
+struct InitOptions {
+  int64_t window_ms = 3600 * 1000;    // tumbling window size, > 0
+  std::optional<int64_t> lateness_ms;  // how long a window stays open; default one window
+  GapPolicy on_gap = GapPolicy::kAccept;
+};
+
+// The settings a root was created with.
+struct RootSettings {
+  int64_t window_ms = 0;
+  int64_t lateness_ms = 0;
+  GapPolicy on_gap = GapPolicy::kAccept;
+};
+
+// Accounting of one input source (SPEC 7):
+//   lines = applied + duplicates + fenced + rejected + ignored.
+struct SourceInfo {
+  std::string source;
+  uint64_t offset = 0;  // bytes consumed and committed
+  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
+};
+
+struct IngestOptions {
+  // Files to ingest, in order; "-" is standard input. Every file is checked
+  // (readable, no shorter than its committed offset) before any is read.
+  std::vector<std::string> files;
+  // The source name; defaults to each file's path. Only with one file.
+  std::string source;
+  uint64_t commit_every = 10000;  // lines per LMDB transaction
+  bool stop_on_error = false;     // a bad line stops (Status BadInput) instead of going to rejects
+  // The files will not grow (an archive, or `run --final`): a last line
+  // without '\n' is taken or rejected rather than left for later (SPEC 1).
+  bool final = false;
+  // Notes for the user ("file was replaced", a half-written line left
+  // unread); printed to stderr when unset.
+  std::function<void(const std::string& note)> on_note;
+  // Called after each commit: source, committed offset, input size (-1
+  // unknown), lines so far.
+  std::function<void(const std::string& source, uint64_t offset, int64_t size, uint64_t lines)> on_progress;
+};
+
+struct IngestResult {
+  // One entry per file ingested, including the one that stopped with Gap or
+  // BadInput (its state as committed before the offending line): the
+  // source's totals over every read of it, and what this call did.
+  std::vector<SourceInfo> sources;
+  std::vector<SourceInfo> this_run;
+};
+
+struct SealOptions {
+  // Window starts to seal, each at its next version. Empty: every window
+  // with changes that is closed, or every one with changes when all is set.
+  std::vector<int64_t> windows;
+  bool all = false;
+};
+
+struct SealedWindow {
+  int64_t window_ms = 0;
+  uint64_t version = 0;
+  uint64_t rows = 0;
+  int64_t events = 0;
+};
+
+struct PublishResult {
+  uint64_t generation = 0;  // 0: nothing was pending
+  size_t windows = 0;
+};
+
+// ingest, seal (closed windows, or all with final), publish: one locked job.
+struct RunOptions {
+  IngestOptions ingest;
+  bool final = false;  // seal every window with changes, open ones too; implies ingest.final
+};
+
+struct RunResult {
+  IngestResult ingest;
+  std::vector<SealedWindow> sealed;
+  PublishResult publish;
+};
+
+// Backfill (SPEC 9): rebuild windows from archived input as version `version`.
+struct BackfillOptions {
+  uint64_t version = 0;
+  std::vector<std::string> files;
+  // Window range, both inclusive: the windows holding these times; nullopt = unbounded.
+  std::optional<int64_t> from, to;
+  uint64_t commit_every = 10000;
+  // Progress of the ingest phase: bytes done, total bytes (-1 unknown), lines done.
+  std::function<void(uint64_t done, int64_t total, uint64_t lines)> on_progress;
+};
+
+struct BackfillResult {
+  bool already_done = false;  // backfill `version` was published before: nothing done
+  std::vector<SealedWindow> sealed;
+  uint64_t generation = 0;
+  size_t published_windows = 0;
+  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
+};
+
+struct VerifyReport {
+  size_t snapshots_checked = 0;
+  std::vector<std::string> problems;  // one line each; non-empty means Corruption
+  std::vector<std::string> warnings;  // e.g. files in the root snapsink does not know
+};
+
+struct GcResult {
+  std::vector<uint64_t> removed_generations;
+  std::vector<std::string> removed_snapshots;
+  std::vector<std::string> removed_temp_files;  // *.tmp left by a crash
+  std::vector<uint64_t> pinned;                 // kept only because a reader holds them
+};
+
+// What a rollback changes in one window (SPEC 10): its version and totals
+// in the live view before, and in the rolled-back-to generation after.
+struct RollbackChange {
+  int64_t window_ms = 0;
+  uint64_t version_before = 0;  // 0: not published
+  uint64_t version_after = 0;   // 0: the generation does not have the window
+  int64_t events_before = 0, count_before = 0, sum_micros_before = 0;
+  int64_t events_after = 0, count_after = 0, sum_micros_after = 0;
+};
+
+struct RollbackResult {
+  uint64_t generation = 0;   // the new generation; 0 on a dry run or when nothing was to do
+  uint64_t rollback_of = 0;  // the generation copied
+  bool nothing_to_do = false;
+  std::vector<RollbackChange> changes;  // by window
+};
+
+// Inspect views (SPEC 6 `inspect`), one record per row.
+struct ProducerInfo {
+  std::string producer;
+  uint64_t epoch = 0;
+  uint64_t next_seq = 0;
+  uint64_t open_gaps = 0;
+};
+
+struct GapInfo {
+  std::string producer;
+  uint64_t epoch = 0;
+  uint64_t from_seq = 0, to_seq = 0;  // both inclusive
+  uint64_t missing = 0;
+};
+
+struct WindowInfo {
+  int64_t window_ms = 0;
+  uint64_t version = 0;  // last sealed version, 0 = none
+  bool dirty = false;    // events applied since the last seal
+  bool closed = false;   // past the watermark plus lateness
+  int64_t events = 0, count = 0;
+};
+
+struct SnapshotInfo {
+  int64_t window_ms = 0;
+  uint64_t version = 0;
+  uint64_t rows = 0;
+  int64_t events = 0;
+  uint64_t bytes = 0;
+  uint64_t generations = 0;  // how many kept generations name it
+  bool current = false;      // named by the current generation
+};
+
+struct GenerationInfo {
+  uint64_t generation = 0;
+  uint64_t parent = 0;
+  size_t windows = 0;
+  bool current = false;
+};
+
+// "1h", "15m", "30s", "1d", "250ms" <-> milliseconds. false for anything else.
+bool ParseDuration(const std::string& text, int64_t* ms);
+std::string FormatDuration(int64_t ms);
+// A window name or time, "2026-10-21T10:00:00Z" or "20261021T100000Z" <-> ms.
+bool ParseTime(const std::string& text, int64_t* ms);
+std::string FormatTime(int64_t ms);
+// Fixed-point micros as a decimal ("1.5", "-0.000001").
+std::string FormatMicros(int64_t micros);
+
+}  // namespace snapsink::api

@@ -1,0 +1,104 @@
+// snapsink public API: a handle per open root.
+//
+//   Status s = snapsink::api::Sink::Create("/data/root", {.window_ms = 60000});
+//   auto sink = snapsink::api::Sink::Open("/data/root");       // takes LOCK
+//   snapsink::api::RunResult r;
+//   s = (*sink)->Run({.ingest = {.files = {"events.ndjson"}}, .final = true}, &r);
+//
+// A Sink is the writer: it holds the root's LOCK (an exclusive file lock) for
+// its whole life, so holding a Sink means holding the lock; a second writer,
+// in this process or another, gets Status Locked naming the holder's pid.
+// A ReadOnlySink (Sink::OpenReadOnly) takes no lock and never blocks the
+// writer: inspect, verify, backfill (which takes LOCK itself for its final
+// step only) and Readers (reader.h) of published generations.
+//
+// Open one handle per root per process (LMDB allows one environment handle
+// per process). Handles are not thread-safe; Readers are cheap, open one per
+// thread. Every method returns a Status: a failed operation changes nothing,
+// or leaves what a rerun finishes (SPEC 8).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "snapsink/options.h"
+#include "snapsink/reader.h"
+#include "snapsink/status.h"
+
+namespace snapsink::api {
+
+// A root opened without the writer lock.
+class ReadOnlySink {
+ public:
+  virtual ~ReadOnlySink();
+  ReadOnlySink(const ReadOnlySink&) = delete;
+  ReadOnlySink& operator=(const ReadOnlySink&) = delete;
+
+  const std::string& path() const;
+  const RootSettings& settings() const;
+
+  // Inspect views of the live state (one LMDB read transaction each).
+  Result<std::vector<ProducerInfo>> Producers() const;
+  Result<std::vector<GapInfo>> Gaps() const;
+  Result<std::vector<SourceInfo>> Sources() const;
+  Result<std::vector<WindowInfo>> Windows() const;
+  // Inspect views of what is published (snapshots/ and manifests/).
+  Result<std::vector<SnapshotInfo>> Snapshots() const;
+  Result<std::vector<GenerationInfo>> Generations() const;
+
+  // Re-checks every kept generation and snapshot (every checksum, every row
+  // sum, reconciliation with its seal). Fills *report even when it fails:
+  // Corruption when report->problems is non-empty. Files in the root that
+  // snapsink does not know are warnings, not corruption.
+  Status Verify(VerifyReport* report) const;
+
+  // A Reader pinned to `generation` (0 = the current one) of this root.
+  Result<std::unique_ptr<Reader>> NewReader(uint64_t generation = 0) const;
+
+  // Backfill (SPEC 9) from this unlocked handle: the ingest phase runs without
+  // LOCK; sealing and publishing take it (waiting for a live writer). On a
+  // Sink, which holds LOCK already, it is InvalidArgument: use OpenReadOnly.
+  Status Backfill(const BackfillOptions& options, BackfillResult* result);
+
+  struct Impl;  // opaque: the engine's handles (sink/)
+
+ protected:
+  explicit ReadOnlySink(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend class Sink;
+};
+
+// A root opened by its one writer. Holds LOCK until destroyed.
+class Sink : public ReadOnlySink {
+ public:
+  // Creates a root at path (the directory may exist but must not hold a root).
+  static Status Create(const std::string& path, const InitOptions& options);
+  // Opens the root at path as its writer: Locked when another writer has it.
+  static Result<std::unique_ptr<Sink>> Open(const std::string& path);
+  // Opens the root at path without the lock.
+  static Result<std::unique_ptr<ReadOnlySink>> OpenReadOnly(const std::string& path);
+
+  // Applies the files' events exactly once (SPEC 2, 3, 7). *result, when
+  // given, is filled even on a stop (Gap, BadInput): what was committed.
+  Status Ingest(const IngestOptions& options, IngestResult* result = nullptr);
+  // Seals windows into staging (not yet visible to readers).
+  Result<std::vector<SealedWindow>> Seal(const SealOptions& options);
+  // Reconciles every staged snapshot and publishes them in one generation.
+  Result<PublishResult> Publish();
+  // Ingest, seal, publish. *result is filled as far as the job got.
+  Status Run(const RunOptions& options, RunResult* result = nullptr);
+  // Removes generations beyond the `keep` newest (never the current one or
+  // one a Reader pins), snapshots no generation names, and stray *.tmp files.
+  Result<GcResult> Gc(uint64_t keep);
+  // Publishes a new generation with exactly `generation`'s windows and
+  // versions and rewinds the engine's window state to match (SPEC 10).
+  // dry_run: reports the changes and writes nothing.
+  Result<RollbackResult> Rollback(uint64_t generation, bool dry_run = false);
+
+ private:
+  using ReadOnlySink::ReadOnlySink;
+};
+
+}  // namespace snapsink::api

@@ -1,0 +1,105 @@
+// snapsink public API: Status and Result<T>, errors as values (as in LevelDB).
+//
+// Every call that can fail returns a Status (or a Result<T> holding either a
+// value or a non-OK Status). The engine uses the same types internally
+// (engine/status.h forwards here). The Code of a Status decides the process
+// exit status of the command line tool (see ExitCodeFor in tools/), so add a
+// code only together with its exit status.
+//
+// Self-contained: standard library only, like every header under
+// include/snapsink/.
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace snapsink {
+
+class [[nodiscard]] Status {
+ public:
+  enum class Code {
+    kOk = 0,
+    kNotFound,         // a file, root, generation or window that is not there
+    kInvalidArgument,  // bad usage of a command or API (exit 1)
+    kIOError,          // the operating system said no
+    kCorruption,       // a checksum, magic or format did not hold (exit 10)
+    kBadInput,         // an input line broke the event contract (exit 2)
+    kGap,              // a sequence gap under --on-gap stop (exit 3)
+    kReconcile,        // staged counts differ from the ledger (exit 4)
+    kLocked,           // another writer holds the root (exit 5)
+  };
+
+  Status() = default;
+  static Status OK() { return Status(); }
+  static Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
+  static Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+  static Status IOError(std::string m) { return Status(Code::kIOError, std::move(m)); }
+  static Status Corruption(std::string m) { return Status(Code::kCorruption, std::move(m)); }
+  static Status BadInput(std::string m) { return Status(Code::kBadInput, std::move(m)); }
+  static Status Gap(std::string m) { return Status(Code::kGap, std::move(m)); }
+  static Status Reconcile(std::string m) { return Status(Code::kReconcile, std::move(m)); }
+  static Status Locked(std::string m) { return Status(Code::kLocked, std::move(m)); }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  bool IsNotFound() const { return code_ == Code::kNotFound; }
+  bool IsCorruption() const { return code_ == Code::kCorruption; }
+  const std::string& message() const { return msg_; }
+  std::string ToString() const { return ok() ? std::string("OK") : msg_; }
+  // The same code with prefix put before the message ("SOURCE:LINE: ").
+  Status Prefixed(std::string_view prefix) const {
+    return ok() ? Status() : Status(code_, std::string(prefix) + msg_);
+  }
+
+ private:
+  Status(Code c, std::string m) : code_(c), msg_(std::move(m)) {}
+  Code code_ = Code::kOk;
+  std::string msg_;
+};
+
+// Either a T or a non-OK Status.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status s) : status_(std::move(s)) { assert(!status_.ok()); }  // NOLINT
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  T& value() { assert(ok()); return *value_; }
+  const T& value() const { assert(ok()); return *value_; }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+// The public API (snapsink::api) uses these same types.
+namespace api {
+using ::snapsink::Result;
+using ::snapsink::Status;
+}  // namespace api
+
+}  // namespace snapsink
+
+// Return early from the enclosing function when `expr` yields a non-OK Status.
+#define SNAPSINK_RETURN_IF_ERROR(expr)      \
+  do {                                      \
+    ::snapsink::Status _st = (expr);        \
+    if (!_st.ok()) return _st;              \
+  } while (0)
+
+#define SNAPSINK_CONCAT_INNER(a, b) a##b
+#define SNAPSINK_CONCAT(a, b) SNAPSINK_CONCAT_INNER(a, b)
+// `SNAPSINK_ASSIGN_OR_RETURN(auto x, MakeX())` binds x or returns the error.
+#define SNAPSINK_ASSIGN_OR_RETURN(lhs, expr)                                \
+  auto SNAPSINK_CONCAT(_res_, __LINE__) = (expr);                           \
+  if (!SNAPSINK_CONCAT(_res_, __LINE__).ok())                               \
+    return SNAPSINK_CONCAT(_res_, __LINE__).status();                       \
+  lhs = std::move(SNAPSINK_CONCAT(_res_, __LINE__).value())

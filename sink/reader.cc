@@ -1,0 +1,71 @@
+// The public Reader: a pimpl over publish/reader.h.
+#include "snapsink/reader.h"
+
+#include "engine/decimal.h"
+#include "engine/filenames.h"
+#include "engine/timeutil.h"
+#include "publish/reader.h"
+#include "snapsink/options.h"
+
+namespace snapsink::api {
+
+struct Reader::Impl {
+  std::unique_ptr<snapsink::Reader> reader;
+  std::vector<WindowVersion> windows;
+};
+
+namespace {
+
+void ToPublic(const snapsink::Row& in, Row* out) {
+  out->metric = in.metric;
+  out->key = in.key;
+  out->count = in.count;
+  out->sum_micros = in.sum_micros;
+  out->events = in.events;
+}
+
+}  // namespace
+
+Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Reader::~Reader() = default;
+
+Result<std::unique_ptr<Reader>> Reader::Open(const std::string& root, uint64_t generation) {
+  Env* env = Env::Default();
+  if (!env->FileExists(filenames::StateDir(root))) return Status::NotFound(root + " is not a snapsink root");
+  auto impl = std::make_unique<Impl>();
+  SNAPSINK_RETURN_IF_ERROR(snapsink::Reader::Open(env, root, generation, &impl->reader));
+  for (const GenerationEntry& e : impl->reader->windows()) {
+    impl->windows.push_back({e.window_ms, static_cast<uint64_t>(e.version)});
+  }
+  return std::unique_ptr<Reader>(new Reader(std::move(impl)));
+}
+
+uint64_t Reader::generation() const { return impl_->reader->generation(); }
+const std::vector<WindowVersion>& Reader::windows() const { return impl_->windows; }
+
+std::optional<uint64_t> Reader::Find(int64_t window_ms) const {
+  const GenerationEntry* e = impl_->reader->Find(window_ms);
+  if (e == nullptr) return std::nullopt;
+  return static_cast<uint64_t>(e->version);
+}
+
+Result<Row> Reader::Get(int64_t window_ms, std::string_view metric, std::string_view key) {
+  snapsink::Row in;
+  SNAPSINK_RETURN_IF_ERROR(impl_->reader->Get(window_ms, metric, key, &in));
+  Row out;
+  ToPublic(in, &out);
+  return out;
+}
+
+Status Reader::Scan(int64_t window_ms, const std::optional<std::string>& metric,
+                    const std::function<void(const Row&)>& fn) {
+  Row out;
+  return impl_->reader->Scan(window_ms, metric ? &*metric : nullptr, [&](const snapsink::Row& in) {
+    ToPublic(in, &out);
+    fn(out);
+  });
+}
+
+std::string FormatMicros(int64_t micros) { return snapsink::FormatMicros(micros); }
+
+}  // namespace snapsink::api

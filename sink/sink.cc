@@ -1,0 +1,255 @@
+// Sink and ReadOnlySink: the public handle over engine/ and publish/.
+// Thin by design: each method opens nothing new, calls the engine function
+// that does the work and converts its records.
+#include "snapsink/sink.h"
+
+#include <limits>
+
+#include "engine/filenames.h"
+#include "engine/ingest.h"
+#include "engine/line_reader.h"
+#include "engine/root_files.h"
+#include "engine/state_codec.h"
+#include "engine/timeutil.h"
+#include "publish/backfill.h"
+#include "publish/maintenance.h"
+#include "publish/publisher.h"
+#include "publish/rollback.h"
+#include "sink/sink_impl.h"
+
+namespace snapsink::api {
+
+namespace {
+
+Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<ReadOnlySink::Impl>* out) {
+  auto impl = std::make_unique<ReadOnlySink::Impl>();
+  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), path, writer, &impl->root));
+  const RootConfig& c = impl->root->config();
+  impl->settings = {c.window_ms, c.lateness_ms, c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept};
+  *out = std::move(impl);
+  return Status::OK();
+}
+
+SourceInfo SourceToPublic(const std::string& source, const SourceState& s) {
+  return {source, s.offset, s.lines, s.applied, s.duplicates, s.fenced, s.rejected, s.ignored};
+}
+
+// SPEC 7: every input must be readable before any of them changes state. A
+// file that is not the one its position was taken in is no error: it is
+// read from its start (SPEC 5).
+Status CheckInputs(const std::vector<std::string>& files) {
+  for (const std::string& f : files) {
+    if (f == "-") continue;
+    std::unique_ptr<LineReader> r;
+    SNAPSINK_RETURN_IF_ERROR(LineReader::Open(f, &r));
+  }
+  return Status::OK();
+}
+
+SourceState Minus(const SourceState& a, const SourceState& b) {
+  SourceState d;
+  d.offset = a.offset;
+  d.lines = a.lines - b.lines;
+  d.applied = a.applied - b.applied;
+  d.duplicates = a.duplicates - b.duplicates;
+  d.fenced = a.fenced - b.fenced;
+  d.rejected = a.rejected - b.rejected;
+  d.ignored = a.ignored - b.ignored;
+  return d;
+}
+
+Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
+  if (!o.source.empty() && o.files.size() > 1) {
+    return Status::InvalidArgument("a source name names one input; give one file with it");
+  }
+  SNAPSINK_RETURN_IF_ERROR(CheckInputs(o.files));
+  Ingester ingester(root->env(), root->store(), root->config());
+  for (const std::string& file : o.files) {
+    snapsink::IngestOptions opt;
+    opt.path = file;
+    opt.source = o.source.empty() ? file : o.source;
+    opt.commit_every = o.commit_every;
+    opt.stop_on_error = o.stop_on_error;
+    opt.input_final = o.final;
+    opt.on_note = o.on_note;
+    opt.rejects_file = filenames::RejectsFile(root->path(), opt.source);
+    if (o.on_progress) {
+      opt.on_commit = [&](const SourceState& s, int64_t size) { o.on_progress(opt.source, s.offset, size, s.lines); };
+    }
+    SourceState st, before;
+    Status s = ingester.Run(opt, &st, &before);
+    if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
+      result->sources.push_back(SourceToPublic(opt.source, st));
+      result->this_run.push_back(SourceToPublic(opt.source, Minus(st, before)));
+    }
+    SNAPSINK_RETURN_IF_ERROR(s);
+  }
+  return Status::OK();
+}
+
+Status SealRoot(Root* root, const SealOptions& o, std::vector<SealedWindow>* out) {
+  const int64_t size = root->config().window_ms;
+  std::vector<int64_t> windows = o.windows;
+  if (windows.empty()) {
+    SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root->store(), root->config(), o.all, &windows));
+  }
+  for (int64_t w : windows) {
+    if (WindowStart(w, size) != w) {
+      return Status::InvalidArgument("window " + FormatIso(w) + ": not the start of a " + snapsink::FormatDuration(size) +
+                                     " window");
+    }
+  }
+  SealTarget t{root->env(), root->path(), root->store(), size};
+  std::vector<snapsink::SealedWindow> sealed;
+  SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
+  for (const auto& s : sealed) out->push_back(ToPublic(s));
+  return Status::OK();
+}
+
+Status PublishRoot(Root* root, PublishResult* out) {
+  snapsink::PublishResult r;
+  SNAPSINK_RETURN_IF_ERROR(PublishStaged(root->env(), root->path(), root->store(), &r));
+  *out = {r.generation, r.windows};
+  return Status::OK();
+}
+
+}  // namespace
+
+ReadOnlySink::ReadOnlySink(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ReadOnlySink::~ReadOnlySink() = default;
+
+const std::string& ReadOnlySink::path() const { return impl_->root->path(); }
+const RootSettings& ReadOnlySink::settings() const { return impl_->settings; }
+
+Status ReadOnlySink::Verify(VerifyReport* report) const {
+  *report = VerifyReport();
+  Root* root = impl_->root.get();
+  Status s = snapsink::Verify(root->env(), root->path(), root->store(), &report->problems, &report->snapshots_checked);
+  std::vector<std::string> unknown;
+  Status u = UnknownRootFiles(root->env(), root->path(), &unknown);
+  for (const std::string& f : unknown) report->warnings.push_back("unknown file in root: " + f);
+  SNAPSINK_RETURN_IF_ERROR(s);
+  return u;
+}
+
+Result<std::unique_ptr<Reader>> ReadOnlySink::NewReader(uint64_t generation) const {
+  return Reader::Open(path(), generation);
+}
+
+Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) {
+  snapsink::BackfillOptions b;
+  using InternalVersion = decltype(b.version);
+  if (o.version == 0 || o.version > std::numeric_limits<InternalVersion>::max()) {
+    return Status::InvalidArgument("backfill version " + std::to_string(o.version) + " is out of range");
+  }
+  b.version = static_cast<InternalVersion>(o.version);
+  b.files = o.files;
+  b.from = o.from;
+  b.to = o.to;
+  b.commit_every = o.commit_every;
+  b.on_progress = o.on_progress;
+  if (dynamic_cast<Sink*>(this) != nullptr) {
+    return Status::InvalidArgument("backfill runs from a ReadOnlySink: it takes the root's LOCK itself to publish");
+  }
+  snapsink::BackfillResult r;
+  SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl_->root.get(), b, &r));
+  *result = BackfillResult();
+  result->already_done = r.already_done;
+  for (const auto& s : r.sealed) result->sealed.push_back(ToPublic(s));
+  result->generation = r.generation;
+  result->published_windows = r.published_windows;
+  result->lines = r.lines;
+  result->applied = r.applied;
+  result->duplicates = r.duplicates;
+  result->fenced = r.fenced;
+  result->rejected = r.rejected;
+  result->ignored = r.ignored;
+  return Status::OK();
+}
+
+Status Sink::Create(const std::string& path, const InitOptions& o) {
+  RootConfig config;
+  config.window_ms = o.window_ms;
+  config.lateness_ms = o.lateness_ms.value_or(o.window_ms);
+  config.on_gap = o.on_gap == GapPolicy::kStop ? OnGap::kStop : OnGap::kAccept;
+  if (config.window_ms <= 0) return Status::InvalidArgument("window size must be positive");
+  if (config.lateness_ms < 0) return Status::InvalidArgument("lateness must not be negative");
+  return Root::Init(Env::Default(), path, config);
+}
+
+Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {
+  std::unique_ptr<Impl> impl;
+  SNAPSINK_RETURN_IF_ERROR(OpenRoot(path, /*writer=*/true, &impl));
+  return std::unique_ptr<Sink>(new Sink(std::move(impl)));
+}
+
+Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path) {
+  std::unique_ptr<Impl> impl;
+  SNAPSINK_RETURN_IF_ERROR(OpenRoot(path, /*writer=*/false, &impl));
+  return std::unique_ptr<ReadOnlySink>(new ReadOnlySink(std::move(impl)));
+}
+
+Status Sink::Ingest(const IngestOptions& options, IngestResult* result) {
+  IngestResult local;
+  if (result == nullptr) result = &local;
+  *result = IngestResult();
+  return IngestInto(impl_->root.get(), options, result);
+}
+
+Result<std::vector<SealedWindow>> Sink::Seal(const SealOptions& options) {
+  std::vector<SealedWindow> sealed;
+  SNAPSINK_RETURN_IF_ERROR(SealRoot(impl_->root.get(), options, &sealed));
+  return sealed;
+}
+
+Result<PublishResult> Sink::Publish() {
+  PublishResult r;
+  SNAPSINK_RETURN_IF_ERROR(PublishRoot(impl_->root.get(), &r));
+  return r;
+}
+
+Status Sink::Run(const RunOptions& options, RunResult* result) {
+  RunResult local;
+  if (result == nullptr) result = &local;
+  *result = RunResult();
+  Root* root = impl_->root.get();
+  IngestOptions ingest = options.ingest;
+  ingest.final = ingest.final || options.final;
+  SNAPSINK_RETURN_IF_ERROR(IngestInto(root, ingest, &result->ingest));
+  SNAPSINK_RETURN_IF_ERROR(SealRoot(root, SealOptions{{}, options.final}, &result->sealed));
+  return PublishRoot(root, &result->publish);
+}
+
+Result<GcResult> Sink::Gc(uint64_t keep) {
+  Root* root = impl_->root.get();
+  snapsink::GcResult r;
+  SNAPSINK_RETURN_IF_ERROR(CollectGarbage(root->env(), root->path(), root->store(), keep, &r));
+  GcResult out;
+  out.removed_generations = r.removed_generations;
+  out.removed_snapshots = r.removed_snapshots;
+  out.removed_temp_files = r.removed_temp_files;
+  out.pinned = r.pinned;
+  return out;
+}
+
+Result<RollbackResult> Sink::Rollback(uint64_t generation, bool dry_run) {
+  Root* root = impl_->root.get();
+  snapsink::RollbackResult r;
+  SNAPSINK_RETURN_IF_ERROR(snapsink::Rollback(root->env(), root->path(), root->store(), generation, dry_run, &r));
+  RollbackResult out;
+  out.generation = r.generation;
+  out.rollback_of = r.rollback_of;
+  out.nothing_to_do = r.nothing_to_do;
+  for (const snapsink::RollbackWindowChange& c : r.changes) {
+    out.changes.push_back({c.window_ms, c.version_before, c.version_after, c.before.events, c.before.count,
+                           c.before.sum_micros, c.after.events, c.after.count, c.after.sum_micros});
+  }
+  return out;
+}
+
+bool ParseDuration(const std::string& text, int64_t* ms) { return snapsink::ParseDuration(text, ms); }
+std::string FormatDuration(int64_t ms) { return snapsink::FormatDuration(ms); }
+bool ParseTime(const std::string& text, int64_t* ms) { return ParseWindowName(text, ms); }
+std::string FormatTime(int64_t ms) { return FormatIso(ms); }
+
+}  // namespace snapsink::api

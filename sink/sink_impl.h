@@ -1,0 +1,23 @@
+// Internal to sink/: what a ReadOnlySink / Sink handle holds, and the
+// conversions between the public records (include/snapsink/) and the
+// engine's. Nothing here is installed.
+#pragma once
+
+#include <memory>
+
+#include "engine/root.h"
+#include "publish/seal.h"
+#include "snapsink/sink.h"
+
+namespace snapsink::api {
+
+struct ReadOnlySink::Impl {
+  std::unique_ptr<Root> root;
+  RootSettings settings;
+};
+
+inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {
+  return {s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events};
+}
+
+}  // namespace snapsink::api

@@ -1,0 +1,273 @@
+// The public API (include/snapsink/), as an embedder uses it.
+#include <gtest/gtest.h>
+
+#include <boost/filesystem.hpp>
+#include <fstream>
+#include <regex>
+
+#include "snapsink/reader.h"
+#include "snapsink/sink.h"
+#include "tests/test_util.h"
+
+namespace snapsink::testing {
+namespace {
+
+namespace api = snapsink::api;
+
+int64_t Ms(const std::string& t) {
+  int64_t ms = 0;
+  EXPECT_TRUE(api::ParseTime(t, &ms)) << t;
+  return ms;
+}
+
+// Two 1h windows: 10:00 (orders eu 1.5 + 2, us 3) and 11:00 (orders eu 4).
+std::string Input() {
+  return EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Metric("orders").Key("eu").Value("1.5").Line() +
+         EventLine().Seq(1).Ts("2026-10-21T10:10:00Z").Metric("orders").Key("eu").Value("2").Line() +
+         EventLine().Seq(2).Ts("2026-10-21T10:20:00Z").Metric("orders").Key("us").Value("3").Line() +
+         EventLine().Seq(1).Ts("2026-10-21T10:10:00Z").Metric("orders").Key("eu").Value("2").Line() +  // duplicate
+         EventLine().Seq(3).Ts("2026-10-21T11:00:00Z").Metric("orders").Key("eu").Value("4").Line();
+}
+
+api::RunOptions RunFinal(const std::string& file) {
+  api::RunOptions run;
+  run.ingest.files = {file};
+  run.final = true;
+  return run;
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_ / "root";
+    in_ = dir_ / "in.ndjson";
+    WriteFile(in_, Input());
+    ASSERT_STATUS_OK(api::Sink::Create(root_, api::InitOptions{}));
+  }
+  TempDir dir_;
+  std::string root_, in_;
+};
+
+TEST_F(ApiTest, RunThenReadBack) {
+  {
+    auto sink = api::Sink::Open(root_);
+    ASSERT_STATUS_OK(sink);
+    api::RunOptions run;
+    run.ingest.files = {in_};
+    run.final = true;
+    api::RunResult r;
+    ASSERT_STATUS_OK((*sink)->Run(run, &r));
+    ASSERT_EQ(r.ingest.sources.size(), 1u);
+    EXPECT_EQ(r.ingest.sources[0].lines, 5u);
+    EXPECT_EQ(r.ingest.sources[0].applied, 4u);
+    EXPECT_EQ(r.ingest.sources[0].duplicates, 1u);
+    ASSERT_EQ(r.ingest.this_run.size(), 1u);
+    EXPECT_EQ(r.ingest.this_run[0].applied, 4u);
+    EXPECT_EQ(r.sealed.size(), 2u);
+    EXPECT_EQ(r.publish.generation, 1u);
+    EXPECT_EQ(r.publish.windows, 2u);
+  }
+  auto reader = api::Reader::Open(root_);
+  ASSERT_STATUS_OK(reader);
+  EXPECT_EQ((*reader)->generation(), 1u);
+  ASSERT_EQ((*reader)->windows().size(), 2u);
+  const int64_t w10 = Ms("2026-10-21T10:00:00Z");
+  EXPECT_EQ((*reader)->windows()[0].window_ms, w10);
+  EXPECT_EQ((*reader)->Find(w10), std::optional<uint64_t>(1));
+  auto eu = (*reader)->Get(w10, "orders", "eu");
+  ASSERT_STATUS_OK(eu);
+  EXPECT_EQ(eu->count, 2);
+  EXPECT_EQ(eu->sum_micros, 3500000);
+  EXPECT_EQ(api::FormatMicros(eu->sum_micros), "3.5");
+  EXPECT_TRUE((*reader)->Get(w10, "orders", "apac").status().IsNotFound());
+  std::vector<std::string> keys;
+  ASSERT_STATUS_OK((*reader)->Scan(w10, std::string("orders"), [&](const api::Row& r) { keys.push_back(r.key); }));
+  EXPECT_EQ(keys, (std::vector<std::string>{"eu", "us"}));
+}
+
+TEST_F(ApiTest, TheWriterHoldsTheLockReadOnlyHandlesDoNot) {
+  auto writer = api::Sink::Open(root_);
+  ASSERT_STATUS_OK(writer);
+  // A second writer, here in another process, is refused while this one lives.
+  RunResult other = Snapsink({"ingest", root_, in_});
+  EXPECT_EQ(other.exit_code, 5) << other.err;
+  api::IngestOptions o;
+  o.files = {in_};
+  ASSERT_STATUS_OK((*writer)->Ingest(o));
+  writer->reset();
+  RunResult after = Snapsink({"ingest", root_, in_});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
+TEST_F(ApiTest, InspectViewsAreTypedRecords) {
+  {
+    auto sink = api::Sink::Open(root_);
+    ASSERT_STATUS_OK(sink);
+    api::IngestOptions o;
+    o.files = {in_};
+    ASSERT_STATUS_OK((*sink)->Ingest(o));
+    auto sealed = (*sink)->Seal(api::SealOptions{{Ms("2026-10-21T10:00:00Z")}, false});
+    ASSERT_STATUS_OK(sealed);
+    ASSERT_EQ(sealed->size(), 1u);
+    EXPECT_EQ((*sealed)[0].version, 1u);
+    EXPECT_EQ((*sealed)[0].rows, 2u);
+    ASSERT_STATUS_OK((*sink)->Publish());
+  }
+  auto ro = api::Sink::OpenReadOnly(root_);
+  ASSERT_STATUS_OK(ro);
+  auto producers = (*ro)->Producers();
+  ASSERT_STATUS_OK(producers);
+  ASSERT_EQ(producers->size(), 1u);
+  EXPECT_EQ((*producers)[0].producer, "p");
+  EXPECT_EQ((*producers)[0].next_seq, 4u);
+  auto sources = (*ro)->Sources();
+  ASSERT_STATUS_OK(sources);
+  ASSERT_EQ(sources->size(), 1u);
+  EXPECT_EQ((*sources)[0].source, in_);
+  EXPECT_EQ((*sources)[0].duplicates, 1u);
+  auto windows = (*ro)->Windows();
+  ASSERT_STATUS_OK(windows);
+  ASSERT_EQ(windows->size(), 2u);
+  EXPECT_EQ((*windows)[0].version, 1u);
+  EXPECT_FALSE((*windows)[0].dirty);
+  EXPECT_EQ((*windows)[0].events, 3);
+  EXPECT_TRUE((*windows)[1].dirty);
+  auto gens = (*ro)->Generations();
+  ASSERT_STATUS_OK(gens);
+  ASSERT_EQ(gens->size(), 1u);
+  EXPECT_TRUE((*gens)[0].current);
+  auto snaps = (*ro)->Snapshots();
+  ASSERT_STATUS_OK(snaps);
+  ASSERT_EQ(snaps->size(), 1u);
+  EXPECT_EQ((*snaps)[0].rows, 2u);
+  EXPECT_GT((*snaps)[0].bytes, 0u);
+  EXPECT_TRUE((*snaps)[0].current);
+  auto gaps = (*ro)->Gaps();
+  ASSERT_STATUS_OK(gaps);
+  EXPECT_TRUE(gaps->empty());
+}
+
+TEST_F(ApiTest, SealRefusesATimeThatIsNotAWindowStart) {
+  auto sink = api::Sink::Open(root_);
+  ASSERT_STATUS_OK(sink);
+  auto r = (*sink)->Seal(api::SealOptions{{Ms("2026-10-21T10:30:00Z")}, false});
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("not the start of a 1h window"), std::string::npos) << r.status().message();
+}
+
+// SPEC 7: every input is checked before any changes state.
+TEST_F(ApiTest, IngestChecksEveryInputFirst) {
+  auto sink = api::Sink::Open(root_);
+  ASSERT_STATUS_OK(sink);
+  api::IngestOptions o;
+  o.files = {in_, dir_ / "missing.ndjson"};
+  EXPECT_FALSE((*sink)->Ingest(o).ok());
+  auto sources = (*sink)->Sources();
+  ASSERT_STATUS_OK(sources);
+  EXPECT_TRUE(sources->empty()) << "the first file was ingested before the second was checked";
+}
+
+TEST_F(ApiTest, IngestStopReportsWhatWasCommitted) {
+  WriteFile(in_, Input() + "{\"producer\":\"p\"\n" + EventLine().Seq(9).Ts(0).Line());
+  auto sink = api::Sink::Open(root_);
+  ASSERT_STATUS_OK(sink);
+  api::IngestOptions o;
+  o.files = {in_};
+  o.stop_on_error = true;
+  api::IngestResult r;
+  EXPECT_EQ((*sink)->Ingest(o, &r).code(), Status::Code::kBadInput);
+  ASSERT_EQ(r.sources.size(), 1u);
+  EXPECT_EQ(r.sources[0].lines, 5u);
+}
+
+TEST_F(ApiTest, VerifyWarnsAboutUnknownFilesWithoutFailing) {
+  {
+    auto sink = api::Sink::Open(root_);
+    ASSERT_STATUS_OK(sink);
+    ASSERT_STATUS_OK((*sink)->Run(RunFinal(in_)));
+  }
+  WriteFile(root_ + "/notes.txt", "x");
+  auto ro = api::Sink::OpenReadOnly(root_);
+  ASSERT_STATUS_OK(ro);
+  api::VerifyReport report;
+  ASSERT_STATUS_OK((*ro)->Verify(&report));
+  EXPECT_EQ(report.snapshots_checked, 2u);
+  EXPECT_TRUE(report.problems.empty());
+  EXPECT_EQ(report.warnings, std::vector<std::string>{"unknown file in root: notes.txt"});
+}
+
+TEST_F(ApiTest, GcRemovesTempFilesAndRollbackPublishesACopy) {
+  auto sink = api::Sink::Open(root_);
+  ASSERT_STATUS_OK(sink);
+  ASSERT_STATUS_OK((*sink)->Run(RunFinal(in_)));
+  WriteFile(dir_ / "more.ndjson", EventLine().Seq(4).Ts("2026-10-21T10:00:00Z").Metric("orders").Key("eu").Line());
+  ASSERT_STATUS_OK((*sink)->Run(RunFinal(dir_ / "more.ndjson")));
+  // A manifest's temp file left by a crash (a stray CURRENT.tmp is the
+  // pending switch's, handled before gc looks for temp files).
+  WriteFile(root_ + "/manifests/3.tmp", "3\n");
+  auto gc = (*sink)->Gc(5);
+  ASSERT_STATUS_OK(gc);
+  EXPECT_EQ(gc->removed_temp_files, std::vector<std::string>{"manifests/3.tmp"});
+  // A rollback publishes a new generation with generation 1's windows (SPEC 10).
+  auto rolled = (*sink)->Rollback(1);
+  ASSERT_STATUS_OK(rolled);
+  EXPECT_EQ(rolled->generation, 3u);
+  EXPECT_EQ(rolled->rollback_of, 1u);
+  auto reader = (*sink)->NewReader();
+  ASSERT_STATUS_OK(reader);
+  EXPECT_EQ((*reader)->generation(), 3u);
+}
+
+TEST_F(ApiTest, BackfillRunsFromAReadOnlyHandle) {
+  {
+    auto sink = api::Sink::Open(root_);
+    ASSERT_STATUS_OK(sink);
+    ASSERT_STATUS_OK((*sink)->Run(RunFinal(in_)));
+    api::BackfillResult r;
+    api::BackfillOptions b;
+    b.version = 2;
+    b.files = {in_};
+    // The writer already holds LOCK, which backfill takes for its last step.
+    EXPECT_EQ((*sink)->Backfill(b, &r).code(), Status::Code::kInvalidArgument);
+  }
+  auto ro = api::Sink::OpenReadOnly(root_);
+  ASSERT_STATUS_OK(ro);
+  api::BackfillOptions b;
+  b.version = 2;
+  b.files = {in_};
+  api::BackfillResult r;
+  ASSERT_STATUS_OK((*ro)->Backfill(b, &r));
+  EXPECT_EQ(r.published_windows, 2u);
+  EXPECT_EQ(r.generation, 2u);
+}
+
+TEST(ApiHeaders, IncludeOnlyTheStandardLibraryAndEachOther) {
+  const std::regex include_line(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
+  int headers = 0;
+  for (boost::filesystem::directory_iterator it(std::string(SNAPSINK_SOURCE_DIR) + "/include/snapsink"), end; it != end;
+       ++it) {
+    ++headers;
+    std::ifstream f(it->path().string());
+    std::string line;
+    while (std::getline(f, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_line)) continue;
+      const std::string name = m[2];
+      const bool ok = m[1] == "\"" ? name.rfind("snapsink/", 0) == 0 : name.find('.') == std::string::npos;
+      EXPECT_TRUE(ok) << it->path().filename() << " includes " << name;
+    }
+  }
+  EXPECT_EQ(headers, 4);
+}
+
+TEST(ApiDurations, ParseAndFormat) {
+  int64_t ms = 0;
+  ASSERT_TRUE(api::ParseDuration("15m", &ms));
+  EXPECT_EQ(ms, 15 * 60 * 1000);
+  EXPECT_EQ(api::FormatDuration(ms), "15m");
+  EXPECT_FALSE(api::ParseDuration("fast", &ms));
+  EXPECT_EQ(api::FormatTime(Ms("20261021T100000Z")), "2026-10-21T10:00:00Z");
+}
+
+}  // namespace
+}  // namespace snapsink::testing
