@@ -1202,4 +1202,11 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace snapsink::bench
 
-int main(int argc, char** argv) { return snapsink::bench::Main(argc, argv); }
+namespace snapsink::bench {
+int ServeBenchMain(int argc, char** argv);  // serve_bench.cc
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--serve") return snapsink::bench::ServeBenchMain(argc, argv);
+  return snapsink::bench::Main(argc, argv);
+}
