@@ -14,6 +14,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/ingest.cc
   engine/json_escape.cc
   engine/line_reader.cc
+  engine/parse_ahead.cc
   engine/long_key.cc
   engine/producer_retention.cc
   engine/root.cc
@@ -27,16 +28,20 @@ set(SNAPSINK_LIB_SOURCES
   publish/backfill_impact.cc
   publish/checked_json.cc
   publish/current_file.cc
+  publish/follow.cc
   publish/generation_manifest.cc
+  publish/http_server.cc
   publish/maintenance.cc
   publish/metrics.cc
   publish/publisher.cc
   publish/reader.cc
+  publish/records.cc
   publish/rollback.cc
   publish/root_status.cc
   publish/seal.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
+  publish/views.cc
   sink/inspect.cc
   sink/reader.cc
   sink/sink.cc
@@ -62,6 +67,7 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cmd_ops.cc
   tools/cmd_publish.cc
   tools/cmd_query.cc
+  tools/cmd_serve.cc
   tools/cmd_status.cc
   tools/impact_table.cc
   tools/main.cc
@@ -83,6 +89,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/decimal_test.cc
   tests/enospc_test.cc
   tests/event_parser_test.cc
+  tests/follow_test.cc
   tests/fault_env.cc
   tests/gap_acceptance_test.cc
   tests/gc_rollback_test.cc
@@ -95,6 +102,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/line_reader_test.cc
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
+  tests/parse_ahead_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc
   tests/publish_crash_test.cc
@@ -106,6 +114,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/root_files_test.cc
   tests/root_test.cc
   tests/sequencer_test.cc
+  tests/serve_test.cc
   tests/snapshot_file_test.cc
   tests/source_identity_test.cc
   tests/state_codec_source_test.cc
@@ -125,4 +134,5 @@ set(SNAPSINK_BENCH_SOURCES
   bench/bench_util.cc
   bench/id_state_bench.cc
   bench/input_gen.cc
+  bench/serve_bench.cc
 )

@@ -2,7 +2,8 @@
 //
 // The string fields are views into storage owned by the EventParser that
 // produced the event and stay valid only until that parser's next Parse();
-// copy them to keep them longer.
+// copy them to keep them longer (engine/parse_ahead.cc copies each one: a
+// new string field must be added there too).
 #pragma once
 
 #include <cstdint>

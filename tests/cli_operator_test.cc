@@ -70,10 +70,10 @@ TEST(CliErrors, EachUsageErrorIsOneClearLineNamingWhatIsWrong) {
       {{"querry", r}, 1, "snapsink: unknown command 'querry' (did you mean 'query'?)"},
       {{"frobnicate", r}, 1,
        "snapsink: unknown command 'frobnicate'; the commands are init, ingest, seal, publish, run, backfill, query, "
-       "inspect, verify, gc, rollback, status, metrics, gaps"},
+       "inspect, verify, gc, rollback, status, metrics, gaps, serve"},
       {{}, 1,
        "snapsink: a command is required: init, ingest, seal, publish, run, backfill, query, inspect, verify, gc, "
-       "rollback, status, metrics, gaps (snapsink --help)"},
+       "rollback, status, metrics, gaps, serve (snapsink --help)"},
       {{"--formt", "json"}, 1,
        "snapsink: unknown option '--formt'; options of a command go after it: snapsink COMMAND ROOT [OPTIONS]"},
       {{"--verison"}, 1,

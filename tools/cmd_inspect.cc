@@ -8,6 +8,7 @@
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
+#include "publish/views.h"
 #include "tools/commands.h"
 
 namespace snapsink {
@@ -76,42 +77,6 @@ Status InspectSources(Txn* txn, std::vector<Record>* out) {
   return decode;
 }
 
-Status InspectWindows(Root* root, Txn* txn, std::vector<Record>* out) {
-  // Ledger totals per window, then the window records.
-  std::map<int64_t, Aggregate> totals;
-  Status decode;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kLedger, "", [&](std::string_view k, std::string_view v) {
-    Aggregate a;
-    decode = codec::Decode(v, &a);
-    if (!decode.ok()) return false;
-    Aggregate& t = totals[codec::DecodeWindowKey(k)];
-    t.count += a.count;
-    t.events += a.events;
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(decode);
-  SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn, meta::kMaxEventTs));
-  std::optional<int64_t> wm;
-  if (max_ts) wm = static_cast<int64_t>(*max_ts);
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
-    WindowState w;
-    decode = codec::Decode(v, &w);
-    if (!decode.ok()) return false;
-    const int64_t start = codec::DecodeWindowKey(k);
-    const Aggregate& t = totals[start];
-    Record r;
-    r.Str("window", FormatIso(start));
-    r.Num("version", U(w.last_version));
-    r.Bool("dirty", w.dirty);
-    r.Bool("closed", WindowClosed(start, root->config().window_ms, wm, root->config().lateness_ms));
-    r.Num("events", std::to_string(t.events));
-    r.Num("count", std::to_string(t.count));
-    out->push_back(std::move(r));
-    return true;
-  }));
-  return decode;
-}
-
 // inspect gaps --all: the open gaps marked state "open", then every
 // accepted-gap record (engine/gap_acceptance.h) as state "accepted".
 Status AddAcceptedGaps(Txn* txn, std::vector<Record>* out) {
@@ -165,8 +130,7 @@ Status CmdInspect(const InspectArgs& a) {
     SNAPSINK_RETURN_IF_ERROR(InspectIds(root.get(), txn.get(), &records));
     columns = {"ids", "oldest", "horizon", "cutoff", "table_bytes"};
   } else if (a.what == "windows") {
-    SNAPSINK_RETURN_IF_ERROR(InspectWindows(root.get(), txn.get(), &records));
-    columns = {"window", "version", "dirty", "closed", "events", "count"};
+    SNAPSINK_RETURN_IF_ERROR(WindowRecords(*root, txn.get(), &records, &columns));
   } else {
     return Status::InvalidArgument("inspect: unknown " + a.what);
   }

@@ -1,8 +1,12 @@
 // seal, publish and run.
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "publish/follow.h"
+#include "publish/http_server.h"
 #include "publish/publisher.h"
 #include "publish/root_status.h"
 #include "publish/seal.h"
@@ -83,6 +87,62 @@ Status PublishRoot(Root* root) {
   return Status::OK();
 }
 
+Status RunFollow(const RunArgs& a) {
+  if (a.final) return Status::InvalidArgument("--final and --follow exclude each other");
+  if (a.ingest.files.empty() || std::find(a.ingest.files.begin(), a.ingest.files.end(), "-") != a.ingest.files.end()) {
+    return Status::InvalidArgument("--follow reads files and directories, not standard input");
+  }
+  if (!a.ingest.source.empty()) return Status::InvalidArgument("--source does not go with --follow");
+  FollowOptions o;
+  o.inputs = a.ingest.files;
+  o.commit_every = a.ingest.commit_every;
+  o.stop_on_error = a.ingest.on_error == "stop";
+  o.id_from_content = a.ingest.id_from_content;
+  if (!ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
+    return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
+  }
+  if (!ParseDuration(a.poll, &o.poll_ms) || o.poll_ms <= 0) {
+    return Status::InvalidArgument("--poll " + a.poll + ": expected a duration such as 1s");
+  }
+  o.on_sealed = [](const std::vector<SealedWindow>& sealed) {
+    PrintSealed(sealed);
+    std::fflush(stdout);
+  };
+  o.on_published = [](const PublishResult& r) {
+    std::printf("published generation %llu: %zu window(s)\n", static_cast<unsigned long long>(r.generation), r.windows);
+    std::fflush(stdout);
+  };
+  StopSignals signals;  // before any thread starts
+  std::unique_ptr<Root> root;
+  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.ingest.root, /*writer=*/true, &root));
+  Follower follower(root.get(), o);
+  std::unique_ptr<HttpServer> server;
+  std::thread serving;
+  Status serve_status;
+  if (!a.serve.empty()) {
+    ServeOptions so;
+    AddToolViews(&so);
+    SNAPSINK_RETURN_IF_ERROR(ParseListen(a.serve, &so.host, &so.port));
+    so.root = root.get();  // one LMDB environment per process
+    SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(root->env(), root->path(), so, &server));
+    std::printf("serving %s on http://%s:%d\n", root->path().c_str(), so.host.c_str(), server->port());
+    std::fflush(stdout);
+    serving = std::thread([&] { serve_status = server->Run(); });
+  }
+  signals.OnSignal([&] {
+    follower.Stop();
+    if (server) server->Stop();
+  });
+  Status s = follower.Run();
+  if (server) {
+    server->Stop();
+    serving.join();
+  }
+  signals.Finish();  // its thread may still be in Stop: join it before those go
+  SNAPSINK_RETURN_IF_ERROR(s);
+  return serve_status;
+}
+
 }  // namespace
 
 // seal: commit point is each window's LMDB seal record (SealWindow).
@@ -99,6 +159,8 @@ Status CmdPublish(const std::string& path) {
 }
 
 Status CmdRun(const RunArgs& a) {
+  if (a.follow) return RunFollow(a);
+  if (!a.serve.empty()) return Status::InvalidArgument("--serve goes with --follow");
   std::unique_ptr<Root> root;
   SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.ingest.root, /*writer=*/true, &root));
   IngestArgs ingest = a.ingest;

@@ -13,7 +13,9 @@ namespace {
 std::string U(uint64_t v) { return std::to_string(v); }
 std::string OnGapName(OnGap g) { return g == OnGap::kStop ? "stop" : "accept"; }
 
-std::string Json(const std::string& path, const RootStatus& s) {
+}  // namespace
+
+std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   auto opt_time = [](const std::optional<int64_t>& t) { return t ? JsonQuote(FormatIso(*t)) : std::string("null"); };
   std::string o = "{\"root\":" + JsonQuote(path);
   o += ",\"window\":" + JsonQuote(FormatDuration(s.config.window_ms));
@@ -76,6 +78,8 @@ std::string Json(const std::string& path, const RootStatus& s) {
   o += "}}\n";
   return o;
 }
+
+namespace {
 
 void PrintText(const std::string& path, const RootStatus& s) {
   std::printf("root        %s\n", path.c_str());
@@ -144,7 +148,7 @@ Status CmdStatus(const std::string& path, bool json) {
   RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root.get(), &s));
   if (json) {
-    const std::string text = Json(path, s);
+    const std::string text = RootStatusJson(path, s);
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
     PrintText(path, s);

@@ -2,9 +2,14 @@
 // turns it into the exit status with ExitCodeFor and prints its message.
 #pragma once
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/status.h"
@@ -55,6 +60,10 @@ Status CmdPublish(const std::string& root);
 struct RunArgs {
   IngestArgs ingest;
   bool final = false;
+  bool follow = false;                 // run --follow: keep reading (publish/follow.h)
+  std::string publish_every = "10s";   // --follow: publish at most this often
+  std::string poll = "1s";             // --follow: longest sleep between passes
+  std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
 };
 Status CmdRun(const RunArgs& a);
 
@@ -85,6 +94,34 @@ struct BackfillArgs {
 };
 Status CmdBackfill(const BackfillArgs& a);
 
+struct ServeArgs {
+  std::string root;
+  std::string listen = "127.0.0.1:8080";
+  int threads = 8;
+};
+Status CmdServe(const ServeArgs& a);
+
+// "HOST:PORT" (or "[V6]:PORT") of --listen; port 0 = any free port.
+Status ParseListen(const std::string& listen, std::string* host, int* port);
+
+// SIGTERM/SIGINT as an event: construct before starting threads (it blocks
+// the signals in this thread, which they inherit); OnSignal runs fn on a
+// thread of its own at the first signal.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  void OnSignal(std::function<void()> fn);
+  // Joins the signal thread (after fn, if a signal came): call it before
+  // what fn uses is destroyed.
+  void Finish();
+
+ private:
+  sigset_t set_;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+};
+
 }  // namespace snapsink
 
 namespace snapsink {
@@ -93,6 +130,13 @@ namespace snapsink {
 Status CmdStatus(const std::string& root, bool json);
 // metrics ROOT: see publish/metrics.h.
 Status CmdMetrics(const std::string& root);
+// What `status --json` prints (also GET /v1/status).
+struct RootStatus;
+std::string RootStatusJson(const std::string& path, const RootStatus& s);
+// The ServeOptions callbacks that give serve the tool's status, metrics and
+// window syntax (cmd_serve.cc).
+struct ServeOptions;
+void AddToolViews(ServeOptions* o);
 
 // gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see engine/gap_acceptance.h.
 struct GapsArgs {

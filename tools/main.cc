@@ -103,6 +103,12 @@ int main(int argc, char** argv) {
       ->check(OneOf({"skip", "stop"}));
   c_run->add_flag("--final", run.final, "Seal every window, for the end of an input");
   c_run->add_flag("--quiet", run.ingest.quiet, "No progress on stderr");
+  c_run->add_flag("--follow", run.follow,
+                  "Keep reading: appended lines of each FILE (following rotation), every *.ndjson appearing in each "
+                  "DIR; seal as the watermark closes windows; stop on SIGTERM/SIGINT");
+  c_run->add_option("--publish-every", run.publish_every, "--follow: publish at most this often (default 10s)");
+  c_run->add_option("--poll", run.poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
+  c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT (as snapsink serve)");
   c_run->add_flag("--id-from-content", run.ingest.id_from_content,
                   "Events without seq or id are deduplicated by a hash of their content");
   c_run->footer(Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
@@ -219,6 +225,15 @@ int main(int argc, char** argv) {
                      "Only missing sequence numbers inside LO..HI, both inclusive (default: every gap)");
   c_gaps->footer(Footer("", "snapsink gaps /data/orders accept --producer p1 --epoch 2 --range 100..199"));
 
+  ServeArgs serve;
+  auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
+  c_serve->add_option("ROOT", serve.root, kRootHelp)->required();
+  c_serve->add_option("--listen", serve.listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
+  c_serve->add_option("--threads", serve.threads, "Worker threads (default 8)")->check(CLI::Range(1, 256));
+  c_serve->footer(Footer("Endpoints: /v1/query /v1/windows /v1/generations /v1/status /metrics /healthz. "
+                         "Exit status: 0 after SIGTERM/SIGINT; 1 usage or failure.",
+                         "snapsink serve /data/orders --listen 127.0.0.1:8080"));
+
   if (auto msg = CheckCommand(app, argc, argv)) {
     std::fprintf(stderr, "snapsink: %s\n", msg->c_str());
     return 1;
@@ -264,6 +279,7 @@ int main(int argc, char** argv) {
     if (!producers_idle.empty()) s = CmdRetireProducers(gc_root, producers_idle);
     if (s.ok()) s = CmdGc(gc_root, keep);
   } else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
+  else if (*c_serve) s = CmdServe(serve);
   else if (*c_status) s = CmdStatus(status_root, status_json);
   else if (*c_metrics) s = CmdMetrics(metrics_root);
   else if (*c_gaps) {

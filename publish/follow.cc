@@ -1,0 +1,153 @@
+#include "publish/follow.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "engine/filenames.h"
+#include "engine/ingest.h"
+
+namespace snapsink {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool IsDir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+Follower::Follower(Root* root, FollowOptions options) : root_(root), options_(std::move(options)) {
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_fd_ >= 0) {
+    // A file's directory, not the file: a rotation replaces the file.
+    const uint32_t mask = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE;
+    for (const std::string& in : options_.inputs) {
+      ::inotify_add_watch(inotify_fd_, (IsDir(in) ? in : Parent(in)).c_str(), mask);
+    }
+  }
+  if (!options_.on_note) options_.on_note = [](const std::string& n) { std::fprintf(stderr, "%s\n", n.c_str()); };
+}
+
+Follower::~Follower() {
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+}
+
+void Follower::Stop() {
+  stop_ = true;
+  const uint64_t one = 1;
+  if (::write(stop_fd_, &one, sizeof(one)) < 0) {
+  }
+}
+
+std::vector<std::string> Follower::Sources() {
+  std::vector<std::string> out;
+  for (const std::string& in : options_.inputs) {
+    if (!IsDir(in)) {
+      if (root_->env()->FileExists(in)) out.push_back(in);
+      continue;
+    }
+    std::vector<std::string> names;
+    if (!root_->env()->GetChildren(in, &names).ok()) continue;
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) {
+      if (EndsWith(n, ".ndjson") && n[0] != '.') out.push_back(filenames::Join(in, n));
+    }
+  }
+  return out;
+}
+
+Status Follower::Pass(bool final_pass) {
+  Ingester ingester(root_->env(), root_->store(), root_->config());
+  for (const std::string& path : Sources()) {
+    IngestOptions opt;
+    opt.path = path;
+    opt.source = path;
+    opt.commit_every = options_.commit_every;
+    opt.stop_on_error = options_.stop_on_error;
+    opt.id_from_content = options_.id_from_content;
+    opt.rejects_file = filenames::RejectsFile(root_->path(), opt.source);
+    std::string note;
+    opt.on_note = [&note](const std::string& n) { note += n; };
+    SourceState st;
+    Status s = ingester.Run(opt, &st);
+    // A half line waiting for its end is noted on every pass: say it once.
+    if (!note.empty() && last_note_[path] != note) options_.on_note(note);
+    last_note_[path] = note;
+    // A file removed between listing and reading is no error: spool files go.
+    if (s.IsNotFound()) continue;
+    SNAPSINK_RETURN_IF_ERROR(s);
+  }
+  std::vector<int64_t> windows;
+  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root_->store(), root_->config(), /*all=*/false, &windows));
+  if (!windows.empty()) {
+    SealTarget t{root_->env(), root_->path(), root_->store(), root_->config().window_ms};
+    std::vector<SealedWindow> sealed;
+    SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
+    if (!sealed.empty()) {
+      pending_publish_ = true;
+      if (options_.on_sealed) options_.on_sealed(sealed);
+    }
+  }
+  if (pending_publish_ && (final_pass || NowMs() - last_publish_ms_ >= options_.publish_every_ms)) {
+    PublishResult r;
+    SNAPSINK_RETURN_IF_ERROR(PublishStaged(root_->env(), root_->path(), root_->store(), &r));
+    pending_publish_ = false;
+    last_publish_ms_ = NowMs();
+    if (r.generation != 0 && options_.on_published) options_.on_published(r);
+  }
+  return Status::OK();
+}
+
+void Follower::Wait(int64_t timeout_ms) {
+  pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
+  const int n = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, static_cast<int>(std::max<int64_t>(timeout_ms, 1)));
+  if (n > 0 && inotify_fd_ >= 0 && (fds[1].revents & POLLIN)) {
+    char buf[4096];
+    while (::read(inotify_fd_, buf, sizeof(buf)) > 0) {
+    }
+  }
+}
+
+Status Follower::Run() {
+  // Seals staged before a crash are published on the first pass.
+  std::vector<PendingSnapshot> staged;
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
+  pending_publish_ = !staged.empty();
+  last_publish_ms_ = NowMs() - options_.publish_every_ms;
+  while (!stop_) {
+    SNAPSINK_RETURN_IF_ERROR(Pass(/*final_pass=*/false));
+    int64_t timeout = options_.poll_ms;
+    if (pending_publish_) {
+      timeout = std::min(timeout, last_publish_ms_ + options_.publish_every_ms - NowMs());
+    }
+    if (!stop_) Wait(timeout);
+  }
+  return Pass(/*final_pass=*/true);
+}
+
+}  // namespace snapsink

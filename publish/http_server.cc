@@ -1,0 +1,506 @@
+#include "publish/http_server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+
+#include "engine/filenames.h"
+#include "engine/json_escape.h"
+#include "engine/root.h"
+#include "engine/timeutil.h"
+#include "publish/current_file.h"
+#include "publish/reader.h"
+#include "publish/views.h"
+
+namespace snapsink {
+namespace {
+
+// One pinned generation: a pool of Readers on it. The first Reader holds the
+// pin; every Reader of the pool is closed (and the pin released) when the
+// last shared_ptr to the generation goes, i.e. when its last request ends.
+class PinnedGeneration {
+ public:
+  PinnedGeneration(Env* env, std::string root, std::unique_ptr<Reader> first)
+      : env_(env), root_(std::move(root)), generation_(first->generation()) {
+    free_.push_back(std::move(first));
+  }
+  uint64_t generation() const { return generation_; }
+
+  Status Borrow(std::unique_ptr<Reader>* out) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!free_.empty()) {
+        *out = std::move(free_.back());
+        free_.pop_back();
+        return Status::OK();
+      }
+    }
+    // Pinned by the Readers of the pool: opening another one cannot miss it.
+    return Reader::Open(env_, root_, generation_, out);
+  }
+  void Return(std::unique_ptr<Reader> r) {
+    std::lock_guard<std::mutex> l(mu_);
+    free_.push_back(std::move(r));
+  }
+
+  // Health: set by the watcher once it has read every block of the generation.
+  std::atomic<int> health{0};  // 0 unknown, 1 verified, -1 damaged
+  std::mutex health_mu;
+  std::string health_error;
+
+ private:
+  Env* env_;
+  const std::string root_;
+  const uint64_t generation_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Reader>> free_;
+};
+
+// A Reader borrowed for one request, returned to its generation's pool.
+struct Lease {
+  std::shared_ptr<PinnedGeneration> gen;  // null: reader is a one-off (an older generation)
+  std::unique_ptr<Reader> reader;
+  ~Lease() {
+    if (gen && reader) gen->Return(std::move(reader));
+  }
+};
+
+// Reads every row of every window: every checksum of the generation.
+Status VerifyGeneration(Reader* r) {
+  for (const GenerationEntry& e : r->windows()) {
+    SNAPSINK_RETURN_IF_ERROR(r->Scan(e.window_ms, nullptr, [](const Row&) {}));
+  }
+  return Status::OK();
+}
+
+std::string JsonError(const std::string& message) { return "{\"error\":" + JsonQuote(message) + "}\n"; }
+
+bool ParseU64(const std::string& s, uint64_t* v) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+thread_local bool t_overloaded = false;
+thread_local std::chrono::steady_clock::time_point t_request_start;
+
+// Worker threads plus a bound on connections in service: beyond it the
+// accepting thread answers the connection itself with 503, so no unbounded
+// queue of sockets builds up behind slow clients.
+class BoundedPool final : public httplib::TaskQueue {
+ public:
+  BoundedPool(size_t threads, int max) : pool_(threads), max_(max) {}
+  void enqueue(std::function<void()> fn) override {
+    if (in_service_.fetch_add(1) >= max_) {
+      in_service_.fetch_sub(1);
+      t_overloaded = true;
+      fn();
+      t_overloaded = false;
+      return;
+    }
+    pool_.enqueue([this, fn = std::move(fn)] {
+      fn();
+      in_service_.fetch_sub(1);
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  const int max_;
+  std::atomic<int> in_service_{0};
+};
+
+constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Env* env;
+  std::string root;
+  ServeOptions options;
+  httplib::Server http;
+  int port = 0;
+
+  std::mutex current_mu;
+  std::shared_ptr<PinnedGeneration> current;  // null until something is published
+
+  int inotify_fd = -1;
+  int stop_fd = -1;  // eventfd: wakes the watcher to stop
+  std::thread watcher;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> run_state{0};  // 0 not run, 1 Run called, 2 listen returned
+
+  std::mutex metrics_mu;
+  std::map<std::pair<std::string, int>, uint64_t> requests;  // (path, code) -> count
+  uint64_t latency_counts[std::size(kLatencyBuckets) + 1] = {};
+  double latency_sum = 0;
+  uint64_t latency_count = 0;
+
+  std::unique_ptr<Root> own_root;  // when options.root is null
+  std::mutex state_mu;             // one reader of LMDB state at a time
+
+  ~Impl() {
+    if (inotify_fd >= 0) ::close(inotify_fd);
+    if (stop_fd >= 0) ::close(stop_fd);
+  }
+
+  std::shared_ptr<PinnedGeneration> Current() {
+    std::lock_guard<std::mutex> l(current_mu);
+    return current;
+  }
+
+  // Pins what CURRENT names if it is not the pinned generation; then reads
+  // all of it once to know whether it verifies.
+  void Refresh() {
+    CurrentPointer pointer;
+    if (!ReadCurrentPointer(env, root, &pointer).ok() || pointer.generation == 0) return;
+    const uint64_t g = pointer.generation;
+    std::shared_ptr<PinnedGeneration> cur = Current();
+    if (cur && cur->generation() == g) return;
+    std::unique_ptr<Reader> r;
+    Status s = Reader::Open(env, root, 0, &r);
+    if (!s.ok()) {
+      std::fprintf(stderr, "snapsink serve: %s\n", s.message().c_str());
+      return;
+    }
+    auto pinned = std::make_shared<PinnedGeneration>(env, root, std::move(r));
+    {
+      std::lock_guard<std::mutex> l(current_mu);
+      current = pinned;
+    }
+    cur.reset();  // the old pin goes with its last request
+    Lease lease{pinned, nullptr};
+    s = pinned->Borrow(&lease.reader);
+    if (s.ok()) s = VerifyGeneration(lease.reader.get());
+    std::lock_guard<std::mutex> l(pinned->health_mu);
+    pinned->health_error = s.message();
+    pinned->health = s.ok() ? 1 : -1;
+  }
+
+  void Watch() {
+    while (!stopping) {
+      pollfd fds[2] = {{stop_fd, POLLIN, 0}, {inotify_fd, POLLIN, 0}};
+      const int n = ::poll(fds, inotify_fd >= 0 ? 2 : 1, options.poll_ms);
+      if (n > 0 && (fds[0].revents & POLLIN)) break;
+      if (n > 0 && inotify_fd >= 0 && (fds[1].revents & POLLIN)) {
+        char buf[4096];
+        while (::read(inotify_fd, buf, sizeof(buf)) > 0) {
+        }
+      }
+      Refresh();
+    }
+  }
+
+  static const char* PathLabel(const std::string& path) {
+    static const char* const kPaths[] = {"/v1/query", "/v1/windows", "/v1/generations", "/v1/status", "/metrics",
+                                         "/healthz"};
+    for (const char* p : kPaths) {
+      if (path == p) return p;
+    }
+    return "other";
+  }
+
+  void Count(const httplib::Request& req, const httplib::Response& res) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_request_start).count();
+    std::lock_guard<std::mutex> l(metrics_mu);
+    ++requests[{PathLabel(req.path), res.status}];
+    size_t b = 0;
+    while (b < std::size(kLatencyBuckets) && seconds > kLatencyBuckets[b]) ++b;
+    ++latency_counts[b];
+    latency_sum += seconds;
+    ++latency_count;
+  }
+
+  std::string OwnMetrics() {
+    std::string out;
+    out += "# HELP snapsink_http_requests_total HTTP requests answered, by path and status code.\n";
+    out += "# TYPE snapsink_http_requests_total counter\n";
+    std::lock_guard<std::mutex> l(metrics_mu);
+    for (const auto& [k, n] : requests) {
+      out += "snapsink_http_requests_total{path=\"" + k.first + "\",code=\"" + std::to_string(k.second) + "\"} " +
+             std::to_string(n) + "\n";
+    }
+    out += "# HELP snapsink_http_request_duration_seconds Time to answer a request.\n";
+    out += "# TYPE snapsink_http_request_duration_seconds histogram\n";
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i <= std::size(kLatencyBuckets); ++i) {
+      cumulative += latency_counts[i];
+      char le[32];
+      if (i < std::size(kLatencyBuckets)) {
+        std::snprintf(le, sizeof(le), "%g", kLatencyBuckets[i]);
+      } else {
+        std::snprintf(le, sizeof(le), "+Inf");
+      }
+      out += std::string("snapsink_http_request_duration_seconds_bucket{le=\"") + le + "\"} " +
+             std::to_string(cumulative) + "\n";
+    }
+    char sum[64];
+    std::snprintf(sum, sizeof(sum), "%.9f", latency_sum);
+    out += std::string("snapsink_http_request_duration_seconds_sum ") + sum + "\n";
+    out += "snapsink_http_request_duration_seconds_count " + std::to_string(latency_count) + "\n";
+    std::shared_ptr<PinnedGeneration> cur;
+    {
+      std::lock_guard<std::mutex> cl(current_mu);
+      cur = current;
+    }
+    out += "# HELP snapsink_served_generation The generation new requests are answered from (0: none).\n";
+    out += "# TYPE snapsink_served_generation gauge\n";
+    out += "snapsink_served_generation " + std::to_string(cur ? cur->generation() : 0) + "\n";
+    return out;
+  }
+
+  static void Error(httplib::Response& res, int code, const std::string& message) {
+    res.status = code;
+    res.set_content(JsonError(message), "application/json");
+  }
+  static void ErrorFor(httplib::Response& res, const Status& s) {
+    Error(res, s.IsNotFound() ? 404 : s.IsCorruption() ? 500 : s.code() == Status::Code::kInvalidArgument ? 400 : 500, s.message());
+  }
+
+  void Query(const httplib::Request& req, httplib::Response& res) {
+    for (const auto& [name, value] : req.params) {
+      if (name != "window" && name != "metric" && name != "key" && name != "generation" && name != "format") {
+        return Error(res, 400, "unknown parameter: " + name);
+      }
+    }
+    QuerySpec spec;
+    if (req.has_param("window")) {
+      const std::string w = req.get_param_value("window");
+      int64_t ms;
+      if (options.parse_window) {
+        Status s = options.parse_window(w, StateRoot()->config().window_ms, &ms);
+        if (!s.ok()) return Error(res, 400, s.message());
+      } else if (!ParseWindowName(w, &ms)) {
+        return Error(res, 400, "window: " + w + ": not a window name");
+      }
+      spec.window = ms;
+    }
+    spec.metric = req.get_param_value("metric");
+    if (req.has_param("key")) spec.key = req.get_param_value("key");
+    uint64_t generation = 0;
+    if (req.has_param("generation") && !ParseU64(req.get_param_value("generation"), &generation)) {
+      return Error(res, 400, "generation: " + req.get_param_value("generation") + ": not a generation number");
+    }
+    OutputFormat format = OutputFormat::kJson;
+    if (req.has_param("format")) {
+      const std::string f = req.get_param_value("format");
+      if (f == "csv") {
+        format = OutputFormat::kCsv;
+      } else if (f != "json") {
+        return Error(res, 400, "format: " + f + ": not json or csv");
+      }
+    }
+    const char* type = format == OutputFormat::kJson ? "application/x-ndjson" : "text/csv";
+
+    Lease lease;
+    std::shared_ptr<PinnedGeneration> cur = Current();
+    if (generation == 0 || (cur && cur->generation() == generation)) {
+      if (!cur) {
+        // As `snapsink query` on a root with nothing published: no rows.
+        res.set_header("Snapsink-Generation", "0");
+        res.set_content(FormatRecords({}, QueryColumns(), format), type);
+        return;
+      }
+      lease.gen = cur;
+      Status s = cur->Borrow(&lease.reader);
+      if (!s.ok()) return ErrorFor(res, s);
+    } else {
+      Status s = Reader::Open(env, root, generation, &lease.reader);
+      if (!s.ok()) return ErrorFor(res, s);
+    }
+    const std::string g = std::to_string(lease.reader->generation());
+    const std::string etag = "\"" + g + "\"";
+    res.set_header("Snapsink-Generation", g);
+    res.set_header("ETag", etag);
+    if (req.has_header("If-None-Match")) {
+      const std::string inm = req.get_header_value("If-None-Match");
+      if (inm == etag || inm == "*") {
+        res.status = 304;
+        return;
+      }
+    }
+    std::vector<snapsink::Record> records;
+    Status s = QueryRecords(lease.reader.get(), spec, &records);
+    if (!s.ok()) return ErrorFor(res, s);
+    res.set_content(FormatRecords(records, QueryColumns(), format), type);
+  }
+
+  Root* StateRoot() { return options.root != nullptr ? options.root : own_root.get(); }
+
+  void Windows(httplib::Response& res) {
+    std::lock_guard<std::mutex> l(state_mu);
+    Root* r = StateRoot();
+    std::unique_ptr<Txn> txn;
+    Status s = r->store()->BeginRead(&txn);
+    std::vector<snapsink::Record> records;
+    std::vector<std::string> columns;
+    if (s.ok()) s = WindowRecords(*r, txn.get(), &records, &columns);
+    if (!s.ok()) return ErrorFor(res, s);
+    res.set_content(FormatRecords(records, columns, OutputFormat::kJson), "application/x-ndjson");
+  }
+
+  void Generations(httplib::Response& res) {
+    std::vector<snapsink::Record> records;
+    std::vector<std::string> columns;
+    Status s = PublishedRecords(env, root, "generations", &records, &columns);
+    if (!s.ok()) return ErrorFor(res, s);
+    res.set_content(FormatRecords(records, columns, OutputFormat::kJson), "application/x-ndjson");
+  }
+
+  void Healthz(httplib::Response& res) {
+    std::shared_ptr<PinnedGeneration> cur = Current();
+    if (!cur) return Error(res, 503, "nothing is published in " + root + " yet");
+    const int h = cur->health;
+    if (h == 0) return Error(res, 503, "generation " + std::to_string(cur->generation()) + " not verified yet");
+    if (h < 0) {
+      std::lock_guard<std::mutex> l(cur->health_mu);
+      return Error(res, 503, cur->health_error);
+    }
+    res.set_content("{\"generation\":" + std::to_string(cur->generation()) + ",\"ok\":true}\n", "application/json");
+  }
+
+  void Metrics(httplib::Response& res) {
+    std::string out;
+    if (options.root_metrics) {
+      std::lock_guard<std::mutex> l(state_mu);
+      Status s = options.root_metrics(StateRoot(), &out);
+      if (!s.ok()) return ErrorFor(res, s);
+    }
+    out += OwnMetrics();
+    res.set_content(out, "text/plain; version=0.0.4");
+  }
+
+  void Routes() {
+    http.new_task_queue = [this] {
+      return new BoundedPool(static_cast<size_t>(std::max(1, options.threads)), options.max_connections);
+    };
+    // Without it a response written in two pieces waits for the delayed ACK (~40 ms).
+    http.set_tcp_nodelay(true);
+    // httplib listens with a backlog of 5: a reconnect every few requests
+    // overflows it under a handful of clients (a dropped SYN costs 1 s).
+    http.set_keep_alive_max_count(1000);
+    http.set_read_timeout(std::chrono::milliseconds(options.read_timeout_ms));
+    http.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
+    http.set_keep_alive_timeout(std::max(1, options.keep_alive_timeout_ms / 1000));
+    http.set_payload_max_length(options.max_request_bytes);
+    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response& res) {
+      t_request_start = std::chrono::steady_clock::now();
+      if (t_overloaded) {
+        res.set_header("Connection", "close");
+        Error(res, 503, "too many connections");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
+    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) { Count(req, res); });
+    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (res.body.empty() && res.status >= 400) {
+        res.set_content(JsonError(res.status == 404 ? "no such endpoint: " + req.path : "HTTP " + std::to_string(res.status)),
+                        "application/json");
+      }
+    });
+    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+      std::string what = "internal error";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      Error(res, 500, what);
+    });
+    http.Get("/v1/query", [this](const httplib::Request& req, httplib::Response& res) { Query(req, res); });
+    http.Get("/v1/windows", [this](const httplib::Request&, httplib::Response& res) { Windows(res); });
+    http.Get("/v1/generations", [this](const httplib::Request&, httplib::Response& res) { Generations(res); });
+    http.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
+      if (!options.status_text) return Error(res, 404, "status is not available");
+      std::string out;
+      std::lock_guard<std::mutex> l(state_mu);
+      Status s = options.status_text(StateRoot(), &out);
+      if (!s.ok()) return ErrorFor(res, s);
+      res.set_content(out, "application/json");
+    });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
+    http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
+  }
+};
+
+Status HttpServer::Open(Env* env, const std::string& root, ServeOptions options, std::unique_ptr<HttpServer>* out) {
+  if (!env->FileExists(filenames::StateDir(root))) return Status::NotFound(root + " is not a snapsink root");
+  auto impl = std::make_unique<Impl>();
+  impl->env = env;
+  impl->root = root;
+  impl->options = std::move(options);
+  if (impl->options.root == nullptr) {
+    SNAPSINK_RETURN_IF_ERROR(Root::Open(env, root, /*writer=*/false, &impl->own_root));
+  }
+  impl->Routes();
+  const ServeOptions& o = impl->options;
+  if (o.port == 0) {
+    impl->port = impl->http.bind_to_any_port(o.host);
+  } else {
+    impl->port = impl->http.bind_to_port(o.host, o.port) ? o.port : -1;
+  }
+  if (impl->port <= 0) {
+    return Status::IOError("--listen " + o.host + ":" + std::to_string(o.port) + ": cannot bind (in use, or not an address of this host)");
+  }
+  impl->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (impl->stop_fd < 0) return Status::IOError("eventfd: " + std::string(std::strerror(errno)));
+  impl->inotify_fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  // Without inotify the poll alone notices a new CURRENT.
+  if (impl->inotify_fd >= 0 &&
+      ::inotify_add_watch(impl->inotify_fd, root.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE) < 0) {
+    ::close(impl->inotify_fd);
+    impl->inotify_fd = -1;
+  }
+  impl->Refresh();
+  out->reset(new HttpServer(std::move(impl)));
+  return Status::OK();
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() {
+  Stop();
+  if (impl_->watcher.joinable()) impl_->watcher.join();
+}
+
+int HttpServer::port() const { return impl_->port; }
+
+Status HttpServer::Run() {
+  impl_->watcher = std::thread([this] { impl_->Watch(); });
+  impl_->run_state = 1;
+  const bool ok = impl_->stopping ? true : impl_->http.listen_after_bind();
+  impl_->run_state = 2;
+  Stop();
+  impl_->watcher.join();
+  if (!ok && !impl_->stopping) return Status::IOError("serve: the listening socket failed");
+  return Status::OK();
+}
+
+void HttpServer::Stop() {
+  if (impl_->stopping.exchange(true)) return;
+  const uint64_t one = 1;
+  if (::write(impl_->stop_fd, &one, sizeof(one)) < 0) {
+  }
+  // httplib's stop() does nothing before listen has started: wait for it.
+  while (impl_->run_state == 1 && !impl_->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl_->http.stop();
+}
+
+}  // namespace snapsink
