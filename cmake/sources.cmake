@@ -109,6 +109,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/publish_power_cut_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
+  tests/rollback_power_cut_test.cc
   tests/rollback_test.cc
   tests/root_files_test.cc
   tests/root_test.cc

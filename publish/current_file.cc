@@ -63,7 +63,10 @@ Status StageCurrent(Env* env, const std::string& root, const CurrentPointer& c) 
   SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(TmpPath(root), &f));
   SNAPSINK_RETURN_IF_ERROR(f->Append(EncodeCurrent(c)));
   SNAPSINK_RETURN_IF_ERROR(f->Sync());
-  return f->Close();
+  SNAPSINK_RETURN_IF_ERROR(f->Close());
+  // The name must be durable before LMDB records the switch: after a power
+  // cut, CURRENT.tmp is what tells verify the switch is pending.
+  return env->SyncDir(root);
 }
 
 Status InstallCurrent(Env* env, const std::string& root) {

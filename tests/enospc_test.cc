@@ -1,4 +1,4 @@
-// A full disk (SPEC 10, issue 9): init, ingest, seal, publish and backfill
+// A full disk (SPEC 10, issue 9): init, ingest, seal, publish, backfill and rollback
 // on a small tmpfs that is full exit non-zero saying "no space left on
 // device" with the path, change nothing a reader sees, and a rerun once
 // space is freed leaves the root as a clean run does.
@@ -155,6 +155,33 @@ TEST_F(FullDisk, BackfillSaysNoSpaceAndARerunFinishes) {
   FailsFull({"backfill", "--version", "3", dir_ / "archive", "--quiet"});
   Free();
   Both({"backfill", "--version", "3", dir_ / "archive", "--quiet"});
+  ExpectLikeClean();
+}
+
+// A rollback on a full disk cannot write its manifest: it exits non-zero
+// before its commit, readers see the same generation and rows (CURRENT is
+// byte for byte the same), verify passes, and once space is freed the same
+// rollback leaves the root as a clean rollback does.
+TEST_F(FullDisk, RollbackSaysNoSpaceChangesNothingAndARerunEqualsClean) {
+  Both({"init"});
+  WriteFile(dir_ / "in", Events(0, 300, "2"));
+  Both({"run", dir_ / "in", "--source", "in", "--final", "--quiet"});
+  WriteFile(dir_ / "in2", Events(300, 3000, "3"));
+  Both({"run", dir_ / "in2", "--source", "in2", "--final", "--quiet"});
+  const std::string current = ReadFile(root_ + "/CURRENT");
+  const RunResult query = Snapsink({"query", root_, "--format", "json"});
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  Fill();
+  FailsFull({"rollback", "--generation", "1"});
+  EXPECT_EQ(ReadFile(root_ + "/CURRENT"), current);
+  const RunResult after = Snapsink({"query", root_, "--format", "json"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, query.out);
+  RunResult v = Snapsink({"verify", root_});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  Free();
+  Both({"rollback", "--generation", "1"});
+  EXPECT_NE(Snapsink({"query", root_, "--format", "json"}).out, query.out);  // it did roll back
   ExpectLikeClean();
 }
 
