@@ -107,4 +107,18 @@ Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor&
   return flush();
 }
 
+Status LedgerTotalsByWindow(Txn* txn, std::map<int64_t, Aggregate>* out) {
+  Status decode;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kLedger, "", [&](std::string_view k, std::string_view v) {
+    Aggregate a;
+    decode = codec::Decode(v, &a);
+    if (!decode.ok()) return false;
+    Aggregate& t = (*out)[codec::DecodeWindowKey(k)];
+    t.count += a.count;
+    t.events += a.events;
+    return true;
+  }));
+  return decode;
+}
+
 }  // namespace snapsink

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,5 +32,8 @@ Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint64_t keep_version, 
 // fn returns an error, which it returns.
 using AggregateVisitor = std::function<Status(const std::string& metric, std::string_view key, const Aggregate& agg)>;
 Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& fn);
+
+// Count and events of every window over all its metrics, from the ledger.
+Status LedgerTotalsByWindow(Txn* txn, std::map<int64_t, Aggregate>* out);
 
 }  // namespace snapsink

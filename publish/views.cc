@@ -6,6 +6,7 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
+#include "engine/window_records.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "publish/current_file.h"
@@ -139,17 +140,8 @@ Status WindowRecords(const Root& root, Txn* txn, std::vector<Record>* out, std::
   *columns = {"window", "version", "dirty", "closed", "events", "count"};
   // Ledger totals per window, then the window records.
   std::map<int64_t, Aggregate> totals;
+  SNAPSINK_RETURN_IF_ERROR(LedgerTotalsByWindow(txn, &totals));
   Status decode;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kLedger, "", [&](std::string_view k, std::string_view v) {
-    Aggregate a;
-    decode = codec::Decode(v, &a);
-    if (!decode.ok()) return false;
-    Aggregate& t = totals[codec::DecodeWindowKey(k)];
-    t.count += a.count;
-    t.events += a.events;
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(decode);
   SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn, meta::kMaxEventTs));
   std::optional<int64_t> wm;
   if (max_ts) wm = static_cast<int64_t>(*max_ts);

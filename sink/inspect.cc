@@ -4,6 +4,7 @@
 
 #include "engine/filenames.h"
 #include "engine/state_codec.h"
+#include "engine/window_records.h"
 #include "engine/watermark.h"
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
@@ -89,17 +90,8 @@ Result<std::vector<WindowInfo>> ReadOnlySink::Windows() const {
   SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
   // Ledger totals per window, then the window records, in one transaction.
   std::map<int64_t, Aggregate> totals;
+  SNAPSINK_RETURN_IF_ERROR(LedgerTotalsByWindow(txn.get(), &totals));
   Status decode;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kLedger, "", [&](std::string_view k, std::string_view v) {
-    Aggregate a;
-    decode = codec::Decode(v, &a);
-    if (!decode.ok()) return false;
-    Aggregate& t = totals[codec::DecodeWindowKey(k)];
-    t.count += a.count;
-    t.events += a.events;
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(decode);
   SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
   std::optional<int64_t> wm;
   if (max_ts) wm = static_cast<int64_t>(*max_ts);
