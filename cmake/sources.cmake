@@ -42,6 +42,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
   publish/views.cc
+  sink/follow.cc
   sink/inspect.cc
   sink/reader.cc
   sink/sink.cc
@@ -69,17 +70,18 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cmd_query.cc
   tools/cmd_serve.cc
   tools/cmd_status.cc
-  tools/impact_table.cc
   tools/main.cc
   tools/progress.cc
   tools/table.cc
   tools/version.cc
   tools/window_arg.cc
+  tools/write_results.cc
 )
 
 # GoogleTest suite (SNAPSINK_BUILD_TESTS).
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
+  tests/api_write_test.cc
   tests/backfill_stdin_test.cc
   tests/backfill_test.cc
   tests/cli_operator_test.cc

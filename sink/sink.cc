@@ -12,9 +12,11 @@
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
 #include "publish/backfill.h"
+#include "publish/backfill_impact.h"
 #include "publish/maintenance.h"
 #include "publish/publisher.h"
 #include "publish/rollback.h"
+#include "publish/root_status.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
@@ -25,7 +27,8 @@ Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<ReadOnlySi
   auto impl = std::make_unique<ReadOnlySink::Impl>();
   SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), path, writer, &impl->root));
   const RootConfig& c = impl->root->config();
-  impl->settings = {c.window_ms, c.lateness_ms, c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept};
+  impl->settings = {c.window_ms, c.lateness_ms, c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept,
+                    c.id_horizon_ms, c.producer_retention_ms};
   *out = std::move(impl);
   return Status::OK();
 }
@@ -70,6 +73,7 @@ Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
     opt.source = o.source.empty() ? file : o.source;
     opt.commit_every = o.commit_every;
     opt.stop_on_error = o.stop_on_error;
+    opt.id_from_content = o.id_from_content;
     opt.input_final = o.final;
     opt.on_note = o.on_note;
     opt.rejects_file = filenames::RejectsFile(root->path(), opt.source);
@@ -81,6 +85,8 @@ Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
     if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
       result->sources.push_back(SourceToPublic(opt.source, st));
       result->this_run.push_back(SourceToPublic(opt.source, Minus(st, before)));
+      result->rejects_files.push_back(opt.rejects_file);
+      if (o.on_source_done) o.on_source_done(*result);
     }
     SNAPSINK_RETURN_IF_ERROR(s);
   }
@@ -103,6 +109,17 @@ Status SealRoot(Root* root, const SealOptions& o, std::vector<SealedWindow>* out
   std::vector<snapsink::SealedWindow> sealed;
   SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
   for (const auto& s : sealed) out->push_back(ToPublic(s));
+  return Status::OK();
+}
+
+Status GatherUnsealed(Root* root, UnsealedWindows* out) {
+  RootStatus s;
+  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
+  *out = UnsealedWindows();
+  for (const WindowStatus& w : s.windows) {
+    if (!w.closed && w.state.dirty) out->open.push_back({w.start_ms, w.closes_at_ms});
+  }
+  out->watermark = s.watermark;
   return Status::OK();
 }
 
@@ -147,14 +164,31 @@ Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) 
   b.from = o.from;
   b.to = o.to;
   b.commit_every = o.commit_every;
+  b.source = o.source;
   b.on_progress = o.on_progress;
   if (dynamic_cast<Sink*>(this) != nullptr) {
     return Status::InvalidArgument("backfill runs from a ReadOnlySink: it takes the root's LOCK itself to publish");
   }
+  auto impact = [](const std::vector<snapsink::WindowImpact>& in, std::vector<WindowImpact>* out) {
+    for (const snapsink::WindowImpact& i : in) {
+      out->push_back({i.window_ms, i.current.events, i.current.count, i.current.sum_micros, i.after.events,
+                      i.after.count, i.after.sum_micros});
+    }
+  };
+  *result = BackfillResult();
+  if (o.dry_run) {
+    std::vector<snapsink::WindowImpact> plan;
+    SNAPSINK_RETURN_IF_ERROR(PlanBackfill(impl_->root.get(), b, &result->already_done, &plan));
+    impact(plan, &result->impact);
+    return Status::OK();
+  }
   snapsink::BackfillResult r;
   SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl_->root.get(), b, &r));
-  *result = BackfillResult();
   result->already_done = r.already_done;
+  impact(r.impact, &result->impact);
+  for (const std::string& f : o.files) {
+    result->rejects_files.push_back(filenames::BackfillRejectsFile(path(), b.version, o.source.empty() ? f : o.source));
+  }
   for (const auto& s : r.sealed) result->sealed.push_back(ToPublic(s));
   result->generation = r.generation;
   result->published_windows = r.published_windows;
@@ -172,8 +206,12 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   config.window_ms = o.window_ms;
   config.lateness_ms = o.lateness_ms.value_or(o.window_ms);
   config.on_gap = o.on_gap == GapPolicy::kStop ? OnGap::kStop : OnGap::kAccept;
+  config.id_horizon_ms = o.id_horizon_ms;
+  config.producer_retention_ms = o.producer_retention_ms;
   if (config.window_ms <= 0) return Status::InvalidArgument("window size must be positive");
   if (config.lateness_ms < 0) return Status::InvalidArgument("lateness must not be negative");
+  if (config.id_horizon_ms <= 0) return Status::InvalidArgument("id horizon must be positive");
+  if (config.producer_retention_ms < 0) return Status::InvalidArgument("producer retention must not be negative");
   return Root::Init(Env::Default(), path, config);
 }
 
@@ -217,7 +255,18 @@ Status Sink::Run(const RunOptions& options, RunResult* result) {
   ingest.final = ingest.final || options.final;
   SNAPSINK_RETURN_IF_ERROR(IngestInto(root, ingest, &result->ingest));
   SNAPSINK_RETURN_IF_ERROR(SealRoot(root, SealOptions{{}, options.final}, &result->sealed));
+  if (result->sealed.empty()) {
+    UnsealedWindows why;
+    SNAPSINK_RETURN_IF_ERROR(GatherUnsealed(root, &why));
+    result->nothing_sealed = std::move(why);
+  }
   return PublishRoot(root, &result->publish);
+}
+
+Result<UnsealedWindows> ReadOnlySink::Unsealed() const {
+  UnsealedWindows out;
+  SNAPSINK_RETURN_IF_ERROR(GatherUnsealed(impl_->root.get(), &out));
+  return out;
 }
 
 Result<GcResult> Sink::Gc(uint64_t keep) {

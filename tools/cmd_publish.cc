@@ -1,90 +1,75 @@
 // seal, publish and run.
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
-#include "engine/root.h"
-#include "engine/timeutil.h"
-#include "publish/follow.h"
-#include "publish/http_server.h"
-#include "publish/publisher.h"
-#include "publish/root_status.h"
-#include "publish/seal.h"
+#include "engine/root.h"            // run --follow --serve, until the public serve API
+#include "publish/follow.h"         // (the same)
+#include "publish/http_server.h"    // (the same)
+#include "snapsink/sink.h"
 #include "tools/commands.h"
+#include "tools/ingest_options.h"
 #include "tools/window_arg.h"
+#include "tools/write_results.h"
 
 namespace snapsink {
 
-Status IngestInto(Root* root, const IngestArgs& a);  // cmd_ingest.cc
-
-void PrintSealed(const std::vector<SealedWindow>& sealed) {
-  for (const SealedWindow& s : sealed) {
-    std::printf("sealed %s v%llu: %llu rows, %lld events\n", FormatIso(s.window_ms).c_str(), static_cast<unsigned long long>(s.version),
-                static_cast<unsigned long long>(s.rows), static_cast<long long>(s.events));
-  }
-}
-
 namespace {
 
-// Why a seal found nothing: the open windows with unsealed changes, when
-// each closes, the watermark, and the flag that seals them anyway.
-Status ExplainNothingToSeal(Root* root, const char* flag) {
-  RootStatus s;
-  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
-  std::string open;
-  size_t n = 0;
-  for (const WindowStatus& w : s.windows) {
-    if (w.closed || !w.state.dirty) continue;
-    if (++n <= 5) {
-      open += (open.empty() ? "" : ", ") + FormatIso(w.start_ms) + " (closes at event time " +
-              FormatIso(w.closes_at_ms) + ")";
-    }
-  }
-  if (n > 5) open += " and " + std::to_string(n - 5) + " more";
-  const std::string wm = s.watermark ? FormatIso(*s.watermark) : "none (no event applied yet)";
-  if (n == 0) {
-    std::printf("nothing to seal: no window has unsealed changes (watermark %s)\n", wm.c_str());
-  } else {
-    std::printf("nothing to seal: no closed window has unsealed changes; open: %s; watermark %s; %s seals open "
-                "windows too\n", open.c_str(), wm.c_str(), flag);
-  }
-  return Status::OK();
-}
-
-Status SealRoot(Root* root, const std::vector<std::string>& names, bool all, const char* flag) {
-  std::vector<int64_t> windows;
-  if (names.empty()) {
-    SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root->store(), root->config(), all, &windows));
-  } else {
-    for (const std::string& n : names) {
-      int64_t w;
-      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", n, root->config().window_ms, &w));
-      windows.push_back(w);
-    }
-  }
-  SealTarget t{root->env(), root->path(), root->store(), root->config().window_ms};
-  std::vector<SealedWindow> sealed;
-  SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
-  PrintSealed(sealed);
-  if (sealed.empty()) {
-    if (!names.empty()) {
-      std::printf("nothing to seal: no unsealed changes in the windows asked for\n");
-    } else {
-      SNAPSINK_RETURN_IF_ERROR(ExplainNothingToSeal(root, flag));
-    }
-  }
-  return Status::OK();
-}
-
-Status PublishRoot(Root* root) {
-  PublishResult r;
-  SNAPSINK_RETURN_IF_ERROR(PublishStaged(root->env(), root->path(), root->store(), &r));
+void PrintPublishResult(const api::PublishResult& r) {
   if (r.generation == 0) {
     std::printf("nothing to publish\n");
   } else {
-    std::printf("published generation %llu: %zu window(s)\n", static_cast<unsigned long long>(r.generation), r.windows);
+    PrintPublished(r);
   }
-  return Status::OK();
+}
+
+// run --follow --serve: the follower and the HTTP server share the one LMDB
+// environment of the process. Until the public serve API takes a Sink, this
+// reaches the internals.
+Status RunFollowServe(const RunArgs& a, const api::FollowOptions& p) {
+  FollowOptions o;
+  o.inputs = p.inputs;
+  o.commit_every = p.commit_every;
+  o.stop_on_error = p.stop_on_error;
+  o.id_from_content = p.id_from_content;
+  o.publish_every_ms = p.publish_every_ms;
+  o.poll_ms = p.poll_ms;
+  o.on_sealed = [](const std::vector<SealedWindow>& sealed) {
+    std::vector<api::SealedWindow> out;
+    for (const SealedWindow& s : sealed) out.push_back({s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events});
+    PrintSealed(out);
+    std::fflush(stdout);
+  };
+  o.on_published = [](const PublishResult& r) {
+    PrintPublished({r.generation, r.windows});
+    std::fflush(stdout);
+  };
+  StopSignals signals;  // before any thread starts
+  std::unique_ptr<Root> root;
+  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.ingest.root, /*writer=*/true, &root));
+  Follower follower(root.get(), o);
+  ServeOptions so;
+  AddToolViews(&so);
+  SNAPSINK_RETURN_IF_ERROR(ParseListen(a.serve, &so.host, &so.port));
+  so.root = root.get();  // one LMDB environment per process
+  std::unique_ptr<HttpServer> server;
+  SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(root->env(), root->path(), so, &server));
+  std::printf("serving %s on http://%s:%d\n", root->path().c_str(), so.host.c_str(), server->port());
+  std::fflush(stdout);
+  Status serve_status;
+  std::thread serving([&] { serve_status = server->Run(); });
+  signals.OnSignal([&] {
+    follower.Stop();
+    server->Stop();
+  });
+  Status s = follower.Run();
+  server->Stop();
+  serving.join();
+  signals.Finish();  // its thread may still be in Stop: join it before those go
+  SNAPSINK_RETURN_IF_ERROR(s);
+  return serve_status;
 }
 
 Status RunFollow(const RunArgs& a) {
@@ -93,81 +78,91 @@ Status RunFollow(const RunArgs& a) {
     return Status::InvalidArgument("--follow reads files and directories, not standard input");
   }
   if (!a.ingest.source.empty()) return Status::InvalidArgument("--source does not go with --follow");
-  FollowOptions o;
+  api::FollowOptions o;
   o.inputs = a.ingest.files;
   o.commit_every = a.ingest.commit_every;
   o.stop_on_error = a.ingest.on_error == "stop";
   o.id_from_content = a.ingest.id_from_content;
-  if (!ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
+  if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }
-  if (!ParseDuration(a.poll, &o.poll_ms) || o.poll_ms <= 0) {
+  if (!api::ParseDuration(a.poll, &o.poll_ms) || o.poll_ms <= 0) {
     return Status::InvalidArgument("--poll " + a.poll + ": expected a duration such as 1s");
   }
-  o.on_sealed = [](const std::vector<SealedWindow>& sealed) {
+  o.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {
     PrintSealed(sealed);
     std::fflush(stdout);
   };
-  o.on_published = [](const PublishResult& r) {
-    std::printf("published generation %llu: %zu window(s)\n", static_cast<unsigned long long>(r.generation), r.windows);
+  o.on_published = [](const api::PublishResult& r) {
+    PrintPublished(r);
     std::fflush(stdout);
   };
+  if (!a.serve.empty()) return RunFollowServe(a, o);
   StopSignals signals;  // before any thread starts
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.ingest.root, /*writer=*/true, &root));
-  Follower follower(root.get(), o);
-  std::unique_ptr<HttpServer> server;
-  std::thread serving;
-  Status serve_status;
-  if (!a.serve.empty()) {
-    ServeOptions so;
-    AddToolViews(&so);
-    SNAPSINK_RETURN_IF_ERROR(ParseListen(a.serve, &so.host, &so.port));
-    so.root = root.get();  // one LMDB environment per process
-    SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(root->env(), root->path(), so, &server));
-    std::printf("serving %s on http://%s:%d\n", root->path().c_str(), so.host.c_str(), server->port());
-    std::fflush(stdout);
-    serving = std::thread([&] { serve_status = server->Run(); });
-  }
-  signals.OnSignal([&] {
-    follower.Stop();
-    if (server) server->Stop();
-  });
-  Status s = follower.Run();
-  if (server) {
-    server->Stop();
-    serving.join();
-  }
-  signals.Finish();  // its thread may still be in Stop: join it before those go
-  SNAPSINK_RETURN_IF_ERROR(s);
-  return serve_status;
+  auto sink = api::Sink::Open(a.ingest.root);
+  if (!sink.ok()) return sink.status();
+  api::FollowStop stop;
+  signals.OnSignal([&] { stop.Stop(); });
+  Status s = (*sink)->Follow(o, &stop);
+  signals.Finish();  // its thread may still be in Stop: join it before stop goes
+  return s;
 }
 
 }  // namespace
 
-// seal: commit point is each window's LMDB seal record (SealWindow).
+// seal: commit point is each window's LMDB seal record (publish/seal.h).
 Status CmdSeal(const SealArgs& a) {
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.root, /*writer=*/true, &root));
-  return SealRoot(root.get(), a.windows, a.all, "--all");
+  auto sink = api::Sink::Open(a.root);
+  if (!sink.ok()) return sink.status();
+  api::SealOptions o;
+  o.all = a.all;
+  for (const std::string& n : a.windows) {
+    int64_t w;
+    SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", n, (*sink)->settings().window_ms, &w));
+    o.windows.push_back(w);
+  }
+  auto sealed = (*sink)->Seal(o);
+  if (!sealed.ok()) return sealed.status();
+  PrintSealed(*sealed);
+  if (sealed->empty()) {
+    if (!a.windows.empty()) {
+      std::printf("nothing to seal: no unsealed changes in the windows asked for\n");
+    } else {
+      auto why = (*sink)->Unsealed();
+      if (!why.ok()) return why.status();
+      PrintNothingToSeal(*why, "--all");
+    }
+  }
+  return Status::OK();
 }
 
 Status CmdPublish(const std::string& path) {
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), path, /*writer=*/true, &root));
-  return PublishRoot(root.get());
+  auto sink = api::Sink::Open(path);
+  if (!sink.ok()) return sink.status();
+  auto r = (*sink)->Publish();
+  if (!r.ok()) return r.status();
+  PrintPublishResult(*r);
+  return Status::OK();
 }
 
 Status CmdRun(const RunArgs& a) {
   if (a.follow) return RunFollow(a);
   if (!a.serve.empty()) return Status::InvalidArgument("--serve goes with --follow");
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.ingest.root, /*writer=*/true, &root));
-  IngestArgs ingest = a.ingest;
-  ingest.final = a.final;
-  SNAPSINK_RETURN_IF_ERROR(IngestInto(root.get(), ingest));
-  SNAPSINK_RETURN_IF_ERROR(SealRoot(root.get(), {}, a.final, "--final"));
-  return PublishRoot(root.get());
+  auto sink = api::Sink::Open(a.ingest.root);
+  if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a.ingest));
+  std::unique_ptr<Progress> progress;
+  api::RunOptions o;
+  o.ingest = IngestOptionsFor(a.ingest, &progress);
+  o.final = a.final;
+  api::RunResult r;
+  Status s = (*sink)->Run(o, &r);
+  // Printed as far as the job got: what was sealed (or why nothing was), then the publish.
+  PrintSealed(r.sealed);
+  if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, "--final");
+  SNAPSINK_RETURN_IF_ERROR(s);
+  PrintPublishResult(r.publish);
+  return Status::OK();
 }
 
 }  // namespace snapsink

@@ -22,6 +22,11 @@ struct InitOptions {
   int64_t window_ms = 3600 * 1000;    // tumbling window size, > 0
   std::optional<int64_t> lateness_ms;  // how long a window stays open; default one window
   GapPolicy on_gap = GapPolicy::kAccept;
+  // How far behind the watermark event ids are remembered (> 0); older
+  // events with an id are rejected.
+  int64_t id_horizon_ms = int64_t{7} * 86400 * 1000;
+  // A producer idle this long in event time is retired during ingest; 0 = never.
+  int64_t producer_retention_ms = 0;
 };
 
 // The settings a root was created with.
@@ -29,6 +34,8 @@ struct RootSettings {
   int64_t window_ms = 0;
   int64_t lateness_ms = 0;
   GapPolicy on_gap = GapPolicy::kAccept;
+  int64_t id_horizon_ms = 0;
+  int64_t producer_retention_ms = 0;  // 0 = never
 };
 
 // Accounting of one input source (SPEC 7):
@@ -39,6 +46,8 @@ struct SourceInfo {
   uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
 };
 
+struct IngestResult;
+
 struct IngestOptions {
   // Files to ingest, in order; "-" is standard input. Every file is checked
   // (readable, no shorter than its committed offset) before any is read.
@@ -47,6 +56,8 @@ struct IngestOptions {
   std::string source;
   uint64_t commit_every = 10000;  // lines per LMDB transaction
   bool stop_on_error = false;     // a bad line stops (Status BadInput) instead of going to rejects
+  // Events without seq or id are deduplicated by a hash of their content.
+  bool id_from_content = false;
   // The files will not grow (an archive, or `run --final`): a last line
   // without '\n' is taken or rejected rather than left for later (SPEC 1).
   bool final = false;
@@ -56,14 +67,20 @@ struct IngestOptions {
   // Called after each commit: source, committed offset, input size (-1
   // unknown), lines so far.
   std::function<void(const std::string& source, uint64_t offset, int64_t size, uint64_t lines)> on_progress;
+  // Called after each file, the one that stopped with Gap or BadInput too,
+  // with the result so far: that file is the last entry.
+  std::function<void(const IngestResult& so_far)> on_source_done;
 };
 
 struct IngestResult {
   // One entry per file ingested, including the one that stopped with Gap or
   // BadInput (its state as committed before the offending line): the
-  // source's totals over every read of it, and what this call did.
+  // source's totals over every read of it, and what this call did (its
+  // offset is the committed one).
   std::vector<SourceInfo> sources;
   std::vector<SourceInfo> this_run;
+  // rejects_files[i]: the file that holds sources[i]'s rejected lines.
+  std::vector<std::string> rejects_files;
 };
 
 struct SealOptions {
@@ -80,6 +97,18 @@ struct SealedWindow {
   int64_t events = 0;
 };
 
+// Why a seal of the closed windows found nothing: the open windows with
+// unsealed changes, each with the event time that closes it, and the
+// watermark (nullopt: no event applied yet).
+struct OpenWindow {
+  int64_t window_ms = 0;
+  int64_t closes_at_ms = 0;  // window end + lateness
+};
+struct UnsealedWindows {
+  std::vector<OpenWindow> open;  // in time order
+  std::optional<int64_t> watermark;
+};
+
 struct PublishResult {
   uint64_t generation = 0;  // 0: nothing was pending
   size_t windows = 0;
@@ -93,27 +122,61 @@ struct RunOptions {
 
 struct RunResult {
   IngestResult ingest;
-  std::vector<SealedWindow> sealed;
+  std::vector<SealedWindow> sealed;  // filled when the seal step succeeded
+  // Set when the seal step succeeded and sealed nothing: why (what is open).
+  std::optional<UnsealedWindows> nothing_sealed;
   PublishResult publish;
+};
+
+// Sink::Follow (`run --follow`): follows files (appended lines, rotation) and
+// directories (every *.ndjson appearing in them); seals windows as the
+// watermark closes them and publishes at most every publish_every_ms.
+struct FollowOptions {
+  std::vector<std::string> inputs;  // files and directories; not "-"
+  uint64_t commit_every = 10000;
+  bool stop_on_error = false;
+  bool id_from_content = false;
+  int64_t publish_every_ms = 10000;  // >= 0
+  int64_t poll_ms = 1000;            // > 0: longest sleep between passes
+  // Reports (stderr when unset): notes of the ingester, each said once while
+  // it holds; windows sealed by a pass; generations published.
+  std::function<void(const std::string& note)> on_note;
+  std::function<void(const std::vector<SealedWindow>&)> on_sealed;
+  std::function<void(const PublishResult&)> on_published;
 };
 
 // Backfill (SPEC 9): rebuild windows from archived input as version `version`.
 struct BackfillOptions {
   uint64_t version = 0;
-  std::vector<std::string> files;
+  std::vector<std::string> files;  // "-" (at most once) is standard input
+  std::string source;              // source name of the one file; default: the path as given
   // Window range, both inclusive: the windows holding these times; nullopt = unbounded.
   std::optional<int64_t> from, to;
   uint64_t commit_every = 10000;
   // Progress of the ingest phase: bytes done, total bytes (-1 unknown), lines done.
   std::function<void(uint64_t done, int64_t total, uint64_t lines)> on_progress;
+  // Reads the inputs once and fills only already_done and impact (the totals
+  // the backfill would publish, exactly-once applied in memory); writes nothing.
+  bool dry_run = false;
+};
+
+// What a backfill does to one window: the live totals it replaces and the
+// ones it publishes.
+struct WindowImpact {
+  int64_t window_ms = 0;
+  int64_t current_events = 0, current_count = 0, current_sum_micros = 0;
+  int64_t new_events = 0, new_count = 0, new_sum_micros = 0;
 };
 
 struct BackfillResult {
   bool already_done = false;  // backfill `version` was published before: nothing done
   std::vector<SealedWindow> sealed;
-  uint64_t generation = 0;
+  uint64_t generation = 0;  // 0: no window in range, nothing published
   size_t published_windows = 0;
+  std::vector<WindowImpact> impact;  // per published window (dry run: per window it would publish)
   uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
+  // One per input file: where its rejected lines go.
+  std::vector<std::string> rejects_files;
 };
 
 struct VerifyReport {

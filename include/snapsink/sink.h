@@ -47,6 +47,9 @@ class ReadOnlySink {
   // Inspect views of what is published (snapshots/ and manifests/).
   Result<std::vector<SnapshotInfo>> Snapshots() const;
   Result<std::vector<GenerationInfo>> Generations() const;
+  // The open windows with unsealed changes and the watermark: why sealing
+  // the closed windows finds nothing.
+  Result<UnsealedWindows> Unsealed() const;
 
   // Re-checks every kept generation and snapshot (every checksum, every row
   // sum, reconciliation with its seal). Fills *report even when it fails:
@@ -60,6 +63,7 @@ class ReadOnlySink {
   // Backfill (SPEC 9) from this unlocked handle: the ingest phase runs without
   // LOCK; sealing and publishing take it (waiting for a live writer). On a
   // Sink, which holds LOCK already, it is InvalidArgument: use OpenReadOnly.
+  // With options.dry_run it writes nothing and takes no lock.
   Status Backfill(const BackfillOptions& options, BackfillResult* result);
 
   struct Impl;  // opaque: the engine's handles (sink/)
@@ -67,6 +71,24 @@ class ReadOnlySink {
  protected:
   explicit ReadOnlySink(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+  friend class Sink;
+};
+
+// Ends a Sink::Follow from any thread (e.g. one that waits for SIGTERM).
+// Stop before Follow has started makes Follow return after a single pass.
+class FollowStop {
+ public:
+  FollowStop();
+  ~FollowStop();
+  FollowStop(const FollowStop&) = delete;
+  FollowStop& operator=(const FollowStop&) = delete;
+  // Thread-safe. Follow commits what it read, seals, publishes, returns OK.
+  void Stop();
+
+  struct State;  // opaque (sink/)
+
+ private:
+  std::unique_ptr<State> state_;
   friend class Sink;
 };
 
@@ -89,6 +111,10 @@ class Sink : public ReadOnlySink {
   Result<PublishResult> Publish();
   // Ingest, seal, publish. *result is filled as far as the job got.
   Status Run(const RunOptions& options, RunResult* result = nullptr);
+  // `run --follow`: ingests, seals and publishes as the inputs grow, until
+  // stop->Stop() (OK) or an error (a gap or bad line under stop, a failed
+  // write). Each step is crash-safe: a new Follow resumes where one left.
+  Status Follow(const FollowOptions& options, FollowStop* stop);
   // Removes generations beyond the `keep` newest (never the current one or
   // one a Reader pins), snapshots no generation names, and stray *.tmp files.
   Result<GcResult> Gc(uint64_t keep);

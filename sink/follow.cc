@@ -1,0 +1,64 @@
+// Sink::Follow and FollowStop: the public face of publish/follow.h.
+#include <algorithm>
+#include <mutex>
+
+#include "publish/follow.h"
+#include "sink/sink_impl.h"
+
+namespace snapsink::api {
+
+// Stop may come before, during or after Follow, from another thread: the
+// follower is reachable only under the mutex while Follow runs.
+struct FollowStop::State {
+  std::mutex mu;
+  bool stopped = false;
+  Follower* follower = nullptr;
+};
+
+FollowStop::FollowStop() : state_(std::make_unique<State>()) {}
+FollowStop::~FollowStop() = default;
+
+void FollowStop::Stop() {
+  std::lock_guard<std::mutex> l(state_->mu);
+  state_->stopped = true;
+  if (state_->follower != nullptr) state_->follower->Stop();
+}
+
+Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
+  if (std::find(o.inputs.begin(), o.inputs.end(), "-") != o.inputs.end()) {
+    return Status::InvalidArgument("follow reads files and directories, not standard input");
+  }
+  if (o.inputs.empty()) return Status::InvalidArgument("follow needs at least one file or directory");
+  if (o.publish_every_ms < 0) return Status::InvalidArgument("publish interval must not be negative");
+  if (o.poll_ms <= 0) return Status::InvalidArgument("poll interval must be positive");
+  snapsink::FollowOptions f;
+  f.inputs = o.inputs;
+  f.commit_every = o.commit_every;
+  f.stop_on_error = o.stop_on_error;
+  f.id_from_content = o.id_from_content;
+  f.publish_every_ms = o.publish_every_ms;
+  f.poll_ms = o.poll_ms;
+  f.on_note = o.on_note;
+  if (o.on_sealed) {
+    f.on_sealed = [&o](const std::vector<snapsink::SealedWindow>& sealed) {
+      std::vector<SealedWindow> out;
+      for (const auto& s : sealed) out.push_back(ToPublic(s));
+      o.on_sealed(out);
+    };
+  }
+  if (o.on_published) {
+    f.on_published = [&o](const snapsink::PublishResult& r) { o.on_published({r.generation, r.windows}); };
+  }
+  Follower follower(impl_->root.get(), f);
+  {
+    std::lock_guard<std::mutex> l(stop->state_->mu);
+    stop->state_->follower = &follower;
+    if (stop->state_->stopped) follower.Stop();
+  }
+  Status s = follower.Run();
+  std::lock_guard<std::mutex> l(stop->state_->mu);
+  stop->state_->follower = nullptr;
+  return s;
+}
+
+}  // namespace snapsink::api

@@ -1,0 +1,23 @@
+// How the writing commands (seal, run, backfill) print what they did.
+#pragma once
+
+#include <vector>
+
+#include "snapsink/options.h"
+
+namespace snapsink {
+
+// "sealed WINDOW vV: R rows, E events", one line per window, on stdout.
+void PrintSealed(const std::vector<api::SealedWindow>& sealed);
+
+// Why a seal of the closed windows found nothing, on stdout; flag is the
+// option that seals open windows too (--all, --final).
+void PrintNothingToSeal(const api::UnsealedWindows& why, const char* flag);
+
+// "published generation G: N window(s)" on stdout.
+void PrintPublished(const api::PublishResult& r);
+
+// The per-window impact table of backfill (and its --dry-run) on stdout.
+void PrintImpact(const std::vector<api::WindowImpact>& impact);
+
+}  // namespace snapsink
