@@ -118,6 +118,7 @@ TEST_F(ApiWriteTest, IngestReportsEachSourceAndItsRejectsFile) {
   // Again with one more line: this run is that line, the totals are all three.
   AppendFile(in_, EventLine().Seq(1).Ts("2026-10-21T10:01:00Z").Line());
   o.files = {in_};
+  o.on_source_done = nullptr;
   ASSERT_STATUS_OK((*sink)->Ingest(o, &r));
   EXPECT_EQ(r.this_run[0].lines, 1u);
   EXPECT_EQ(r.this_run[0].applied, 1u);
