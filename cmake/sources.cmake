@@ -70,6 +70,7 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cmd_query.cc
   tools/cmd_serve.cc
   tools/cmd_status.cc
+  tools/ingest_options.cc
   tools/main.cc
   tools/progress.cc
   tools/table.cc

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/status.h"
+#include "snapsink/status.h"
 #include "tools/table.h"
 
 namespace snapsink {
@@ -60,7 +60,7 @@ Status CmdPublish(const std::string& root);
 struct RunArgs {
   IngestArgs ingest;
   bool final = false;
-  bool follow = false;                 // run --follow: keep reading (publish/follow.h)
+  bool follow = false;                 // run --follow: keep reading (api::Sink::Follow)
   std::string publish_every = "10s";   // --follow: publish at most this often
   std::string poll = "1s";             // --follow: longest sleep between passes
   std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
