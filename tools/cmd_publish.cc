@@ -2,11 +2,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <thread>
 
-#include "engine/root.h"            // run --follow --serve, until the public serve API
-#include "publish/follow.h"         // (the same)
-#include "publish/http_server.h"    // (the same)
+#include "snapsink/serve.h"
 #include "snapsink/sink.h"
 #include "tools/commands.h"
 #include "tools/ingest_options.h"
@@ -23,53 +20,6 @@ void PrintPublishResult(const api::PublishResult& r) {
   } else {
     PrintPublished(r);
   }
-}
-
-// run --follow --serve: the follower and the HTTP server share the one LMDB
-// environment of the process. Until the public serve API takes a Sink, this
-// reaches the internals.
-Status RunFollowServe(const RunArgs& a, const api::FollowOptions& p) {
-  FollowOptions o;
-  o.inputs = p.inputs;
-  o.commit_every = p.commit_every;
-  o.stop_on_error = p.stop_on_error;
-  o.id_from_content = p.id_from_content;
-  o.publish_every_ms = p.publish_every_ms;
-  o.poll_ms = p.poll_ms;
-  o.on_sealed = [](const std::vector<SealedWindow>& sealed) {
-    std::vector<api::SealedWindow> out;
-    for (const SealedWindow& s : sealed) out.push_back({s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events});
-    PrintSealed(out);
-    std::fflush(stdout);
-  };
-  o.on_published = [](const PublishResult& r) {
-    PrintPublished({r.generation, r.windows});
-    std::fflush(stdout);
-  };
-  StopSignals signals;  // before any thread starts
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), a.ingest.root, /*writer=*/true, &root));
-  Follower follower(root.get(), o);
-  ServeOptions so;
-  AddToolViews(&so);
-  SNAPSINK_RETURN_IF_ERROR(ParseListen(a.serve, &so.host, &so.port));
-  so.root = root.get();  // one LMDB environment per process
-  std::unique_ptr<HttpServer> server;
-  SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(root->env(), root->path(), so, &server));
-  std::printf("serving %s on http://%s:%d\n", root->path().c_str(), so.host.c_str(), server->port());
-  std::fflush(stdout);
-  Status serve_status;
-  std::thread serving([&] { serve_status = server->Run(); });
-  signals.OnSignal([&] {
-    follower.Stop();
-    server->Stop();
-  });
-  Status s = follower.Run();
-  server->Stop();
-  serving.join();
-  signals.Finish();  // its thread may still be in Stop: join it before those go
-  SNAPSINK_RETURN_IF_ERROR(s);
-  return serve_status;
 }
 
 Status RunFollow(const RunArgs& a) {
@@ -97,15 +47,36 @@ Status RunFollow(const RunArgs& a) {
     PrintPublished(r);
     std::fflush(stdout);
   };
-  if (!a.serve.empty()) return RunFollowServe(a, o);
   StopSignals signals;  // before any thread starts
   auto sink = api::Sink::Open(a.ingest.root);
   if (!sink.ok()) return sink.status();
   api::FollowStop stop;
-  signals.OnSignal([&] { stop.Stop(); });
+  std::unique_ptr<api::Server> server;
+  if (!a.serve.empty()) {
+    api::ServeOptions so;
+    so.listen = a.serve;
+    UseToolWindowSyntax(&so);
+    // Through the writer's handle: one LMDB environment per process.
+    auto started = api::Server::Start(**sink, so);
+    if (!started.ok()) return started.status();
+    server = std::move(*started);
+    std::printf("serving %s on http://%s:%d\n", (*sink)->path().c_str(),
+                a.serve.substr(0, a.serve.rfind(':')).c_str(), server->port());
+    std::fflush(stdout);
+  }
+  signals.OnSignal([&] {
+    stop.Stop();
+    if (server) server->Stop();
+  });
   Status s = (*sink)->Follow(o, &stop);
-  signals.Finish();  // its thread may still be in Stop: join it before stop goes
-  return s;
+  Status serve_status;
+  if (server) {
+    server->Stop();
+    serve_status = server->Wait();
+  }
+  signals.Finish();  // its thread may still be in Stop: join it before those go
+  SNAPSINK_RETURN_IF_ERROR(s);
+  return serve_status;
 }
 
 }  // namespace

@@ -72,6 +72,7 @@ class ReadOnlySink {
   explicit ReadOnlySink(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend class Sink;
+  friend class Server;  // serve.h: reads live state through this handle
 };
 
 // Ends a Sink::Follow from any thread (e.g. one that waits for SIGTERM).
