@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/status.h"
+#include "snapsink/status.h"
 #include "tools/table.h"
 
 namespace snapsink {
@@ -126,19 +126,16 @@ class StopSignals {
 
 namespace snapsink {
 
-// status ROOT [--json]: see publish/root_status.h.
+// status ROOT [--json]: see api::ReadOnlySink::GetStatus.
 Status CmdStatus(const std::string& root, bool json);
-// metrics ROOT: see publish/metrics.h.
+// metrics ROOT: see api::ReadOnlySink::MetricsText.
 Status CmdMetrics(const std::string& root);
-// What `status --json` prints (also GET /v1/status).
-struct RootStatus;
-std::string RootStatusJson(const std::string& path, const RootStatus& s);
 // The ServeOptions callbacks that give serve the tool's status, metrics and
 // window syntax (cmd_serve.cc).
 struct ServeOptions;
 void AddToolViews(ServeOptions* o);
 
-// gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see engine/gap_acceptance.h.
+// gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see api::Sink::AcceptGaps.
 struct GapsArgs {
   std::string root;
   std::string action;
