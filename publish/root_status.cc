@@ -13,6 +13,7 @@
 #include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
+#include "publish/views.h"
 
 namespace snapsink {
 namespace {
@@ -100,22 +101,14 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   }
   for (auto& [w, s] : windows) out->windows.push_back(s);
 
-  Status decode;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSources, "", [&](std::string_view name, std::string_view v) {
-    SourceStatus s;
-    s.name = std::string(name);
-    decode = codec::Decode(v, &s.state);
-    if (!decode.ok()) return false;
+  SNAPSINK_RETURN_IF_ERROR(ScanSources(txn.get(), [&](const std::string& name, const SourceState& state,
+                                                      const SourceIdCounts& ids) {
+    SourceStatus s{name, state, ids, -1};
     struct stat st;
-    if (Status ids = ReadSourceIdCounts(txn.get(), s.name, &s.ids); !ids.ok()) {
-      decode = ids;
-      return false;
-    }
-    if (::stat(s.name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
+    if (::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
     out->sources.push_back(std::move(s));
-    return true;
   }));
-  SNAPSINK_RETURN_IF_ERROR(decode);
+  Status decode;
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kProducers, "", [&](std::string_view id, std::string_view v) {
     ProducerState p;
     decode = codec::Decode(v, &p);

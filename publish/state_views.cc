@@ -114,7 +114,8 @@ Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out) {
   return Status::OK();
 }
 
-Status SourceViews(Txn* txn, std::vector<api::SourceView>* out) {
+Status ScanSources(Txn* txn,
+                   const std::function<void(const std::string&, const SourceState&, const SourceIdCounts&)>& fn) {
   Status decode;
   std::string name;
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSources, "", [&](std::string_view stored, std::string_view value) {
@@ -127,10 +128,16 @@ Status SourceViews(Txn* txn, std::vector<api::SourceView>* out) {
     SourceIdCounts ids;
     decode = ReadSourceIdCounts(txn, name, &ids);
     if (!decode.ok()) return false;
-    out->push_back(ToSourceView(name, s, ids));
+    fn(name, s, ids);
     return true;
   }));
   return decode;
+}
+
+Status SourceViews(Txn* txn, std::vector<api::SourceView>* out) {
+  return ScanSources(txn, [&](const std::string& name, const SourceState& s, const SourceIdCounts& ids) {
+    out->push_back(ToSourceView(name, s, ids));
+  });
 }
 
 Status IdsView(const Root& root, Txn* txn, api::IdsInfo* out) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,7 +56,11 @@ Status ProducerInfos(Txn* txn, std::vector<api::ProducerInfo>* out);
 Status GapInfos(Txn* txn, std::vector<api::GapInfo>* out);
 // Every accepted-gap record (engine/gap_acceptance.h).
 Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out);
-// Every source (long names too: engine/long_key.h) with its id-dedup counts.
+// Calls fn(name, state, id-dedup counts) for every source, by name; long
+// names too (engine/long_key.h).
+Status ScanSources(Txn* txn,
+                   const std::function<void(const std::string&, const SourceState&, const SourceIdCounts&)>& fn);
+// The same as public records.
 Status SourceViews(Txn* txn, std::vector<api::SourceView>* out);
 // The ids held for dedup by id, with root's horizon.
 Status IdsView(const Root& root, Txn* txn, api::IdsInfo* out);

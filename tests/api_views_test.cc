@@ -267,6 +267,29 @@ TEST_F(ApiViewsTest, ReaderQuerySelectsRowsAsTheCliDoes) {
                  "--format", "json"}));
 }
 
+// Regression: status and metrics read source records by their stored LMDB
+// key, so a source name longer than a key (kept in long form, engine/long_key.h)
+// failed both with "malformed source record in state". They now share the one
+// source scan with inspect sources.
+TEST_F(ApiViewsTest, StatusAndMetricsTakeASourceNameLongerThanAnLmdbKey) {
+  const std::string long_name(600, 's');
+  WriteFile(in_, EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Line());
+  RunResult ingest = Snapsink({"ingest", root_, in_, "--source", long_name, "--quiet"});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+  RunResult status = Snapsink({"status", root_, "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("\"source\":\"" + long_name + "\",\"offset\":"), std::string::npos) << status.out;
+  RunResult metrics = Snapsink({"metrics", root_});
+  ASSERT_EQ(metrics.exit_code, 0) << metrics.err;
+  EXPECT_NE(metrics.out.find("snapsink_lines_total{source=\"" + long_name + "\"} 1"), std::string::npos);
+  auto ro = ReadOnly();
+  auto s = ro->GetStatus();
+  ASSERT_STATUS_OK(s);
+  ASSERT_EQ(s->sources.size(), 1u);
+  EXPECT_EQ(s->sources[0].source.source, long_name);
+  EXPECT_EQ(s->sources[0].source.applied, 1u);
+}
+
 TEST(ApiTimes, WindowStartAndRange) {
   EXPECT_EQ(api::WindowStart(Ms("2026-10-21T10:30:00Z"), kHour), Ms("2026-10-21T10:00:00Z"));
   EXPECT_EQ(api::WindowStart(-1, 1000), -1000);
@@ -280,8 +303,8 @@ TEST(ApiFormat, TablesAlignJsonQuotesStringsOnly) {
   r.Str("a", "x\ty");
   r.Num("b", "12");
   t.records.push_back(r);
-  EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kTable), "a      b\nx\\ty  12\n");
-  EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kJson), "{\"a\":\"x\\ty\",\"b\":12}\n");
+  EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kTable), "a     b\nx\\ty  12\n");
+  EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kJson), "{\"a\":\"x\\u0009y\",\"b\":12}\n");
   EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kCsv), "a,b\n\"x\ty\",12\n");
 }
 
