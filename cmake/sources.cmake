@@ -48,6 +48,7 @@ set(SNAPSINK_LIB_SOURCES
   sink/reader.cc
   sink/sink.cc
   sink/state_ops.cc
+  sink/version.cc
 )
 
 # The public API: installed under include/snapsink/. Standard library only.
@@ -56,6 +57,7 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/reader.h
   include/snapsink/sink.h
   include/snapsink/status.h
+  include/snapsink/version.h
   include/snapsink/views.h
 )
 

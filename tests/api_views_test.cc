@@ -316,7 +316,9 @@ TEST(ToolsIncludes, ConvertedCommandsIncludeOnlyThePublicApi) {
   const std::vector<std::string> converted = {
       "cmd_inspect.cc", "cmd_status.cc", "cmd_metrics.cc", "cmd_gaps.cc", "cmd_query.cc",
       "cmd_verify.cc",  "cmd_retire_producers.cc", "table.h", "table.cc", "window_arg.h",
-      "window_arg.cc",  "commands.h"};
+      "window_arg.cc",  "commands.h", "version.cc", "main.cc", "cli_errors.h", "cli_errors.cc", "progress.h",
+      "progress.cc"};
+  const std::regex any_include(R"(^\s*#\s*include\s*[<"])");
   const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
   for (const std::string& name : converted) {
     std::ifstream f(std::string(SNAPSINK_SOURCE_DIR) + "/tools/" + name);
@@ -324,9 +326,9 @@ TEST(ToolsIncludes, ConvertedCommandsIncludeOnlyThePublicApi) {
     std::string line;
     int includes = 0;
     while (std::getline(f, line)) {
+      if (std::regex_search(line, any_include)) ++includes;  // the regexes do see the file's includes
       std::smatch m;
       if (!std::regex_search(line, m, include_line)) continue;
-      ++includes;
       const std::string header = m[1];
       EXPECT_TRUE(header.rfind("snapsink/", 0) == 0 || header.rfind("tools/", 0) == 0)
           << "tools/" << name << " includes \"" << header << "\"";
