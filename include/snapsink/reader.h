@@ -40,7 +40,7 @@ struct WindowVersion {
 struct QuerySpec {
   std::optional<int64_t> window;   // a window start
   std::string metric;              // empty: every metric
-  std::optional<std::string> key;  // only with metric: a point lookup per window
+  std::optional<std::string> key;  // only this key; with metric, a point lookup per window
 };
 
 // One row of a query: a Row of a window and that window's version.

@@ -48,7 +48,8 @@ class ReadOnlySink {
   Result<std::vector<GapInfo>> Gaps() const;
   // every accepted-gap record, by producer, then as recorded (inspect gaps --all);
   Result<std::vector<AcceptedGapInfo>> AcceptedGaps() const;
-  // every source's accounting, by name (inspect sources);
+  // every source's accounting, by name (names over 503 bytes by their first
+  // 503 bytes, then in no set order) (inspect sources);
   Result<std::vector<SourceView>> Sources() const;
   // the ids held for dedup by id (inspect ids);
   Result<IdsInfo> Ids() const;
