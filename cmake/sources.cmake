@@ -46,6 +46,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/view_tables.cc
   sink/inspect.cc
   sink/reader.cc
+  sink/serve.cc
   sink/sink.cc
   sink/state_ops.cc
   sink/version.cc
@@ -55,6 +56,7 @@ set(SNAPSINK_LIB_SOURCES
 set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/options.h
   include/snapsink/reader.h
+  include/snapsink/serve.h
   include/snapsink/sink.h
   include/snapsink/status.h
   include/snapsink/version.h

@@ -41,9 +41,9 @@ Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>*
   return Status::OK();
 }
 
-Status QueryRecords(Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
+Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
   std::vector<api::QueryRow> rows;
-  SNAPSINK_RETURN_IF_ERROR(QueryRows(reader, q, &rows));
+  SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
   api::Table t = api::ToTable(rows, reader->generation());
   for (Record& r : t.records) out->push_back(std::move(r));
   return Status::OK();

@@ -18,6 +18,7 @@
 #include "engine/status.h"
 #include "publish/reader.h"
 #include "publish/records.h"
+#include "snapsink/reader.h"
 #include "snapsink/views.h"
 
 namespace snapsink {
@@ -36,8 +37,10 @@ const std::vector<std::string>& QueryColumns();
 // key. A point lookup (metric and key) decompresses one block per window.
 // Corruption names the damaged file.
 Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out);
-// The same as records (window, metric, key, count, sum, version, generation).
-Status QueryRecords(Reader* reader, const QuerySpec& q, std::vector<Record>* out);
+// The rows of a public Reader (the HTTP server's) as records (window,
+// metric, key, count, sum, version, generation): api::Reader::Query and
+// api::ToTable.
+Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out);
 
 // The kept generations and every published snapshot (with how many kept
 // generations use it), either may be null. A manifest or snapshot that gc
