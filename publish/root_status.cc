@@ -79,7 +79,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
   if (max_ts) {
     out->max_event_ts = static_cast<int64_t>(*max_ts);
-    out->watermark = *out->max_event_ts - out->config.lateness_ms;
+    out->watermark = Watermark(*out->max_event_ts, out->config.lateness_ms);
   }
 
   std::map<int64_t, WindowStatus> windows;
