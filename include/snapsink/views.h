@@ -87,7 +87,7 @@ struct SeqRange {
   uint64_t first = 0;
   uint64_t last = UINT64_MAX - 1;  // the default range: every sequence number
 };
-// "LO..HI" (LO <= HI) or "N". false for anything else.
+// "LO..HI" (LO <= HI < 2^64-1) or "N". false for anything else.
 bool ParseSeqRange(const std::string& text, SeqRange* out);
 
 // What `gaps accept` records (Sink::AcceptGaps): ingest under --on-gap stop
