@@ -4,9 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
-#include <fstream>
 #include <future>
-#include <regex>
 #include <thread>
 
 #include "snapsink/reader.h"
@@ -310,32 +308,6 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
   b.dry_run = true;
   ASSERT_STATUS_OK((*ro)->Backfill(b, &plan));
   EXPECT_TRUE(plan.already_done);
-}
-
-// Issue 10: the writing commands are argument parsing and printing over the
-// public API: they include include/snapsink/ and tools/ headers and system or
-// third-party ones (<...>), never engine/, publish/ or sink/.
-TEST(ToolsIncludes, WriteCommandsIncludeOnlyThePublicApi) {
-  const std::vector<std::string> files = {"cmd_ingest.cc",   "cmd_publish.cc",    "cmd_backfill.cc",
-                                          "ingest_options.h", "ingest_options.cc", "write_results.h",
-                                          "write_results.cc", "progress.h",        "progress.cc"};
-  const std::regex any_include(R"(^\s*#\s*include\s*[<"])");
-  const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
-  for (const std::string& name : files) {
-    std::ifstream f(std::string(SNAPSINK_SOURCE_DIR) + "/tools/" + name);
-    ASSERT_TRUE(f.good()) << name;
-    std::string line;
-    int includes = 0;
-    while (std::getline(f, line)) {
-      if (std::regex_search(line, any_include)) ++includes;
-      std::smatch m;
-      if (!std::regex_search(line, m, include_line)) continue;
-      const std::string header = m[1];
-      EXPECT_TRUE(header.rfind("snapsink/", 0) == 0 || header.rfind("tools/", 0) == 0)
-          << "tools/" << name << " includes \"" << header << "\"";
-    }
-    EXPECT_GT(includes, 0) << "tools/" << name << ": the pattern saw no include";
-  }
 }
 
 }  // namespace
