@@ -53,26 +53,8 @@ if part "build" build_normal; then
   part "tests" bash -c 'cd build && ctest -j2 --output-on-failure'
   part "embedding example (install + find_package)" embed_example
 fi
-# The sanitizer suite is reported, but (until a session has seen it green on
-# the merged serve/follow/id-dedup code) only counts towards the exit status
-# with SNAPSINK_ASAN_FATAL=1.
-asan_failed=0
-asan_part() {
-  local name=$1
-  shift
-  echo "== $name"
-  if "$@"; then
-    results+=("PASS  $name")
-  else
-    results+=("FAIL  $name (not fatal unless SNAPSINK_ASAN_FATAL=1)")
-    asan_failed=1
-  fi
-}
-if asan_part "build under AddressSanitizer + UBSan" build_asan; then
-  asan_part "tests under AddressSanitizer + UBSan" bash -c 'cd build-asan && ctest -j2 --output-on-failure'
-fi
-if [ $asan_failed -ne 0 ] && [ "${SNAPSINK_ASAN_FATAL:-0}" = "1" ]; then
-  failed=1
+if part "build under AddressSanitizer + UBSan" build_asan; then
+  part "tests under AddressSanitizer + UBSan" bash -c 'cd build-asan && ctest -j2 --output-on-failure'
 fi
 
 echo "== summary"
