@@ -19,10 +19,10 @@
 #include "engine/ingest.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
-#include "publish/http_server.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
 #include "publish/seal.h"
+#include "snapsink/serve.h"
 
 namespace snapsink::bench {
 namespace {
@@ -102,12 +102,12 @@ int ServeBenchMain(int argc, char** argv) {
                 static_cast<double>(keys.size()) / s, static_cast<unsigned long long>(rows));
   }
 
-  ServeOptions so;
-  so.port = 0;
+  api::ServeOptions so;
+  so.listen = "127.0.0.1:0";
   so.threads = 16;
-  std::unique_ptr<HttpServer> server;
-  Check(HttpServer::Open(env, root_path, so, &server), "serve");
-  std::thread serving([&] { Check(server->Run(), "run"); });
+  auto started = api::Server::Start(root_path, so);
+  Check(started.status(), "serve");
+  std::unique_ptr<api::Server> server = std::move(*started);
   const int port = server->port();
   const std::string w = FormatIso(window);
   for (int n : clients) {
@@ -142,7 +142,7 @@ int ServeBenchMain(int argc, char** argv) {
                 static_cast<unsigned long long>(failures.load()));
   }
   server->Stop();
-  serving.join();
+  Check(server->Wait(), "serve");
   std::string rm = "rm -rf " + work;
   if (std::system(rm.c_str()) != 0) return 1;
   return 0;

@@ -44,6 +44,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/views.cc
   sink/inspect.cc
   sink/reader.cc
+  sink/serve.cc
   sink/sink.cc
 )
 
@@ -51,6 +52,7 @@ set(SNAPSINK_LIB_SOURCES
 set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/options.h
   include/snapsink/reader.h
+  include/snapsink/serve.h
   include/snapsink/sink.h
   include/snapsink/status.h
 )

@@ -22,10 +22,30 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
-#include "publish/reader.h"
+#include "publish/metrics.h"
+#include "publish/root_status.h"
 #include "publish/views.h"
+#include "snapsink/reader.h"
 
 namespace snapsink {
+
+using api::ServeOptions;
+
+Status ParseListen(const std::string& listen, std::string* host, int* port) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument("--listen " + listen + ": not HOST:PORT");
+  *host = listen.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  const std::string p = listen.substr(colon + 1);
+  int v = -1;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+  if (p.empty() || ec != std::errc() || end != p.data() + p.size() || v < 0 || v > 65535) {
+    return Status::InvalidArgument("--listen " + listen + ": bad port");
+  }
+  *port = v;
+  return Status::OK();
+}
+
 namespace {
 
 // One pinned generation: a pool of Readers on it. The first Reader holds the
@@ -33,13 +53,13 @@ namespace {
 // last shared_ptr to the generation goes, i.e. when its last request ends.
 class PinnedGeneration {
  public:
-  PinnedGeneration(Env* env, std::string root, std::unique_ptr<Reader> first)
-      : env_(env), root_(std::move(root)), generation_(first->generation()) {
+  PinnedGeneration(std::string root, std::unique_ptr<api::Reader> first)
+      : root_(std::move(root)), generation_(first->generation()) {
     free_.push_back(std::move(first));
   }
   uint64_t generation() const { return generation_; }
 
-  Status Borrow(std::unique_ptr<Reader>* out) {
+  Status Borrow(std::unique_ptr<api::Reader>* out) {
     {
       std::lock_guard<std::mutex> l(mu_);
       if (!free_.empty()) {
@@ -49,9 +69,12 @@ class PinnedGeneration {
       }
     }
     // Pinned by the Readers of the pool: opening another one cannot miss it.
-    return Reader::Open(env_, root_, generation_, out);
+    Result<std::unique_ptr<api::Reader>> r = api::Reader::Open(root_, generation_);
+    if (!r.ok()) return r.status();
+    *out = std::move(*r);
+    return Status::OK();
   }
-  void Return(std::unique_ptr<Reader> r) {
+  void Return(std::unique_ptr<api::Reader> r) {
     std::lock_guard<std::mutex> l(mu_);
     free_.push_back(std::move(r));
   }
@@ -62,26 +85,25 @@ class PinnedGeneration {
   std::string health_error;
 
  private:
-  Env* env_;
   const std::string root_;
   const uint64_t generation_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<Reader>> free_;
+  std::vector<std::unique_ptr<api::Reader>> free_;
 };
 
 // A Reader borrowed for one request, returned to its generation's pool.
 struct Lease {
   std::shared_ptr<PinnedGeneration> gen;  // null: reader is a one-off (an older generation)
-  std::unique_ptr<Reader> reader;
+  std::unique_ptr<api::Reader> reader;
   ~Lease() {
     if (gen && reader) gen->Return(std::move(reader));
   }
 };
 
 // Reads every row of every window: every checksum of the generation.
-Status VerifyGeneration(Reader* r) {
-  for (const GenerationEntry& e : r->windows()) {
-    SNAPSINK_RETURN_IF_ERROR(r->Scan(e.window_ms, nullptr, [](const Row&) {}));
+Status VerifyGeneration(api::Reader* r) {
+  for (const api::WindowVersion& e : r->windows()) {
+    SNAPSINK_RETURN_IF_ERROR(r->Scan(e.window_ms, std::nullopt, [](const api::Row&) {}));
   }
   return Status::OK();
 }
@@ -126,10 +148,18 @@ class BoundedPool final : public httplib::TaskQueue {
 
 constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 
+// Opens a Reader of root at generation (0: the current one).
+Status OpenReader(const std::string& root, uint64_t generation, std::unique_ptr<api::Reader>* out) {
+  Result<std::unique_ptr<api::Reader>> r = api::Reader::Open(root, generation);
+  if (!r.ok()) return r.status();
+  *out = std::move(*r);
+  return Status::OK();
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
-  Env* env;
+  Env* env = Env::Default();
   std::string root;
   ServeOptions options;
   httplib::Server http;
@@ -150,7 +180,8 @@ struct HttpServer::Impl {
   double latency_sum = 0;
   uint64_t latency_count = 0;
 
-  std::unique_ptr<Root> own_root;  // when options.root is null
+  Root* state = nullptr;           // live state: the caller's Root, or own_root
+  std::unique_ptr<Root> own_root;
   std::mutex state_mu;             // one reader of LMDB state at a time
 
   ~Impl() {
@@ -171,13 +202,13 @@ struct HttpServer::Impl {
     const uint64_t g = pointer.generation;
     std::shared_ptr<PinnedGeneration> cur = Current();
     if (cur && cur->generation() == g) return;
-    std::unique_ptr<Reader> r;
-    Status s = Reader::Open(env, root, 0, &r);
+    std::unique_ptr<api::Reader> r;
+    Status s = OpenReader(root, 0, &r);
     if (!s.ok()) {
       std::fprintf(stderr, "snapsink serve: %s\n", s.message().c_str());
       return;
     }
-    auto pinned = std::make_shared<PinnedGeneration>(env, root, std::move(r));
+    auto pinned = std::make_shared<PinnedGeneration>(root, std::move(r));
     {
       std::lock_guard<std::mutex> l(current_mu);
       current = pinned;
@@ -283,7 +314,7 @@ struct HttpServer::Impl {
       const std::string w = req.get_param_value("window");
       int64_t ms;
       if (options.parse_window) {
-        Status s = options.parse_window(w, StateRoot()->config().window_ms, &ms);
+        Status s = options.parse_window(w, state->config().window_ms, &ms);
         if (!s.ok()) return Error(res, 400, s.message());
       } else if (!ParseWindowName(w, &ms)) {
         return Error(res, 400, "window: " + w + ": not a window name");
@@ -320,7 +351,7 @@ struct HttpServer::Impl {
       Status s = cur->Borrow(&lease.reader);
       if (!s.ok()) return ErrorFor(res, s);
     } else {
-      Status s = Reader::Open(env, root, generation, &lease.reader);
+      Status s = OpenReader(root, generation, &lease.reader);
       if (!s.ok()) return ErrorFor(res, s);
     }
     const std::string g = std::to_string(lease.reader->generation());
@@ -340,11 +371,9 @@ struct HttpServer::Impl {
     res.set_content(FormatRecords(records, QueryColumns(), format), type);
   }
 
-  Root* StateRoot() { return options.root != nullptr ? options.root : own_root.get(); }
-
   void Windows(httplib::Response& res) {
     std::lock_guard<std::mutex> l(state_mu);
-    Root* r = StateRoot();
+    Root* r = state;
     std::unique_ptr<Txn> txn;
     Status s = r->store()->BeginRead(&txn);
     std::vector<snapsink::Record> records;
@@ -374,13 +403,28 @@ struct HttpServer::Impl {
     res.set_content("{\"generation\":" + std::to_string(cur->generation()) + ",\"ok\":true}\n", "application/json");
   }
 
-  void Metrics(httplib::Response& res) {
-    std::string out;
-    if (options.root_metrics) {
+  // What `snapsink status --json` prints.
+  void StatusJson(httplib::Response& res) {
+    RootStatus st;
+    {
       std::lock_guard<std::mutex> l(state_mu);
-      Status s = options.root_metrics(StateRoot(), &out);
+      Status s = GatherRootStatus(state, &st);
       if (!s.ok()) return ErrorFor(res, s);
     }
+    res.set_content(RootStatusJson(state->path(), st), "application/json");
+  }
+
+  // `snapsink metrics`, then the server's own.
+  void Metrics(httplib::Response& res) {
+    RootStatus st;
+    {
+      std::lock_guard<std::mutex> l(state_mu);
+      Status s = GatherRootStatus(state, &st);
+      if (!s.ok()) return ErrorFor(res, s);
+    }
+    prometheus::Registry registry;
+    AddRootMetrics(st, &registry);
+    std::string out = SerializeMetrics(registry);
     out += OwnMetrics();
     res.set_content(out, "text/plain; version=0.0.4");
   }
@@ -427,37 +471,40 @@ struct HttpServer::Impl {
     http.Get("/v1/query", [this](const httplib::Request& req, httplib::Response& res) { Query(req, res); });
     http.Get("/v1/windows", [this](const httplib::Request&, httplib::Response& res) { Windows(res); });
     http.Get("/v1/generations", [this](const httplib::Request&, httplib::Response& res) { Generations(res); });
-    http.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
-      if (!options.status_text) return Error(res, 404, "status is not available");
-      std::string out;
-      std::lock_guard<std::mutex> l(state_mu);
-      Status s = options.status_text(StateRoot(), &out);
-      if (!s.ok()) return ErrorFor(res, s);
-      res.set_content(out, "application/json");
-    });
+    http.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) { StatusJson(res); });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
     http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
   }
 };
 
-Status HttpServer::Open(Env* env, const std::string& root, ServeOptions options, std::unique_ptr<HttpServer>* out) {
-  if (!env->FileExists(filenames::StateDir(root))) return Status::NotFound(root + " is not a snapsink root");
+Status HttpServer::Open(const std::string& root, const ServeOptions& options, Root* state,
+                        std::unique_ptr<HttpServer>* out) {
+  std::string host;
+  int port = 0;
+  SNAPSINK_RETURN_IF_ERROR(ParseListen(options.listen, &host, &port));
+  auto positive = [](const char* name, int64_t v) {
+    return v > 0 ? Status::OK() : Status::InvalidArgument(std::string(name) + " " + std::to_string(v) + ": must be at least 1");
+  };
+  SNAPSINK_RETURN_IF_ERROR(positive("--threads", options.threads));
+  SNAPSINK_RETURN_IF_ERROR(positive("--max-connections", options.max_connections));
+  SNAPSINK_RETURN_IF_ERROR(positive("--read-timeout (ms)", options.read_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("--write-timeout (ms)", options.write_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("--keep-alive-timeout (ms)", options.keep_alive_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("--max-request-bytes", static_cast<int64_t>(options.max_request_bytes)));
+  SNAPSINK_RETURN_IF_ERROR(positive("poll_ms", options.poll_ms));
   auto impl = std::make_unique<Impl>();
-  impl->env = env;
+  if (!impl->env->FileExists(filenames::StateDir(root))) return Status::NotFound(root + " is not a snapsink root");
   impl->root = root;
-  impl->options = std::move(options);
-  if (impl->options.root == nullptr) {
-    SNAPSINK_RETURN_IF_ERROR(Root::Open(env, root, /*writer=*/false, &impl->own_root));
+  impl->options = options;
+  impl->state = state;
+  if (state == nullptr) {
+    SNAPSINK_RETURN_IF_ERROR(Root::Open(impl->env, root, /*writer=*/false, &impl->own_root));
+    impl->state = impl->own_root.get();
   }
   impl->Routes();
-  const ServeOptions& o = impl->options;
-  if (o.port == 0) {
-    impl->port = impl->http.bind_to_any_port(o.host);
-  } else {
-    impl->port = impl->http.bind_to_port(o.host, o.port) ? o.port : -1;
-  }
+  impl->port = port == 0 ? impl->http.bind_to_any_port(host) : (impl->http.bind_to_port(host, port) ? port : -1);
   if (impl->port <= 0) {
-    return Status::IOError("--listen " + o.host + ":" + std::to_string(o.port) + ": cannot bind (in use, or not an address of this host)");
+    return Status::IOError("--listen " + options.listen + ": cannot bind (in use, or not an address of this host)");
   }
   impl->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (impl->stop_fd < 0) return Status::IOError("eventfd: " + std::string(std::strerror(errno)));

@@ -1,5 +1,6 @@
-// HttpServer: a read-only HTTP/1.1 server over the published generations of
-// a root (cpp-httplib). Endpoints:
+// HttpServer: the engine side of api::Server (include/snapsink/serve.h, which
+// documents endpoints, errors and limits), over cpp-httplib and public
+// api::Readers. Endpoints:
 //
 //   GET /v1/query?window=&metric=&key=&generation=&format=json|csv
 //       the bytes `snapsink query ... --format json|csv` prints for the same
@@ -7,9 +8,9 @@
 //       `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match "G" gives 304.
 //   GET /v1/windows        inspect windows, as NDJSON
 //   GET /v1/generations    inspect generations, as NDJSON
-//   GET /v1/status         status_text(), when set
-//   GET /metrics           root_metrics() (when set) plus the server's own
-//                          Prometheus metrics
+//   GET /v1/status         RootStatusJson (`status --json`)
+//   GET /metrics           the root's metrics (`snapsink metrics`) plus the
+//                          server's own
 //   GET /healthz           200 while the current generation verifies
 //
 // Every answer comes from one pinned generation. The server pins the
@@ -30,50 +31,32 @@
 // root.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
-#include "engine/env.h"
 #include "engine/status.h"
+#include "snapsink/serve.h"
 
 namespace snapsink {
 
 class Root;
 
-struct ServeOptions {
-  std::string host = "127.0.0.1";
-  int port = 8080;  // 0: any free port (see HttpServer::port)
-  int threads = 8;  // worker threads, each serving one connection at a time
-  int max_connections = 64;
-  int read_timeout_ms = 5000;
-  int write_timeout_ms = 5000;
-  int keep_alive_timeout_ms = 5000;
-  size_t max_request_bytes = 64 * 1024;
-  int poll_ms = 500;  // the watcher re-reads CURRENT at least this often
-  // Optional: Prometheus text of the root's own metrics, prepended to /metrics.
-  std::function<Status(Root*, std::string*)> root_metrics;
-  // Optional: the body of /v1/status (404 when unset).
-  std::function<Status(Root*, std::string*)> status_text;
-  // Optional: how the window parameter is read (the tool's window syntax);
-  // unset: a window start (ParseWindowName). InvalidArgument names it.
-  std::function<Status(const std::string& text, int64_t window_ms, int64_t* start)> parse_window;
-  // Optional: the open Root that /v1/windows, /v1/status and /metrics read
-  // LMDB state through (a process that is also the writer must not open its
-  // environment twice). When null the server opens the root read-only once.
-  // Those three endpoints take turns on it.
-  Root* root = nullptr;
-};
+// The parsed "HOST:PORT" / "[V6]:PORT" of ServeOptions::listen.
+Status ParseListen(const std::string& listen, std::string* host, int* port);
 
 class HttpServer {
  public:
-  // Binds host:port and pins the current generation (none yet is fine:
-  // queries then answer 503 until one is published). Does not serve yet.
-  static Status Open(Env* env, const std::string& root, ServeOptions options, std::unique_ptr<HttpServer>* out);
+  // Binds options.listen and pins the current generation (none yet is fine:
+  // queries then answer no rows until one is published). Does not serve yet.
+  // state: the open Root that /v1/windows, /v1/status and /metrics read LMDB
+  // state through (a process that is also the writer must not open its
+  // environment twice); those endpoints take turns on it. Null: the server
+  // opens the root read-only itself.
+  static Status Open(const std::string& root, const api::ServeOptions& options, Root* state,
+                     std::unique_ptr<HttpServer>* out);
   ~HttpServer();
 
-  // The bound port (the chosen one when options.port was 0).
+  // The bound port (the chosen one when the listen port was 0).
   int port() const;
   // Serves until Stop; then finishes the requests in flight and returns.
   Status Run();

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "engine/filenames.h"
+#include "engine/json_escape.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "publish/current_file.h"
@@ -147,6 +148,86 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   }
   out->state_bytes = out->disk[0].bytes;
   return Status::OK();
+}
+
+namespace {
+
+std::string U(uint64_t v) { return std::to_string(v); }
+std::string OnGapName(OnGap g) { return g == OnGap::kStop ? "stop" : "accept"; }
+
+}  // namespace
+
+std::string RootStatusJson(const std::string& path, const RootStatus& s) {
+  auto opt_time = [](const std::optional<int64_t>& t) { return t ? JsonQuote(FormatIso(*t)) : std::string("null"); };
+  std::string o = "{\"root\":" + JsonQuote(path);
+  o += ",\"window\":" + JsonQuote(FormatDuration(s.config.window_ms));
+  o += ",\"lateness\":" + JsonQuote(FormatDuration(s.config.lateness_ms));
+  o += ",\"on_gap\":" + JsonQuote(OnGapName(s.config.on_gap));
+  o += ",\"id_horizon\":" + JsonQuote(FormatDuration(s.config.id_horizon_ms));
+  o += ",\"producer_retention\":" +
+       (s.config.producer_retention_ms > 0 ? JsonQuote(FormatDuration(s.config.producer_retention_ms)) : "null");
+  o += ",\"max_event_ts\":" + opt_time(s.max_event_ts);
+  o += ",\"watermark\":" + opt_time(s.watermark);
+  o += ",\"current_generation\":" + U(s.current_generation);
+  o += ",\"published_at\":" + opt_time(s.published_at_ms);
+  o += ",\"open_windows\":[";
+  bool first = true;
+  for (const WindowStatus& w : s.windows) {
+    if (w.closed) continue;
+    o += first ? "" : ",";
+    first = false;
+    o += "{\"window\":" + JsonQuote(FormatIso(w.start_ms)) + ",\"closes_at\":" + JsonQuote(FormatIso(w.closes_at_ms)) +
+         ",\"dirty\":" + (w.state.dirty ? "true" : "false") + ",\"events\":" + std::to_string(w.totals.events) +
+         ",\"count\":" + std::to_string(w.totals.count) + "}";
+  }
+  o += "],\"staged_windows\":[";
+  first = true;
+  for (const WindowStatus& w : s.windows) {
+    if (!w.staged) continue;
+    o += first ? "" : ",";
+    first = false;
+    o += "{\"window\":" + JsonQuote(FormatIso(w.start_ms)) + ",\"version\":" + U(w.state.last_version) + "}";
+  }
+  o += "],\"sources\":[";
+  first = true;
+  for (const SourceStatus& src : s.sources) {
+    o += first ? "" : ",";
+    first = false;
+    const SourceState& st = src.state;
+    o += "{\"source\":" + JsonQuote(src.name) + ",\"offset\":" + U(st.offset);
+    if (src.file_size >= 0) {
+      const uint64_t size = static_cast<uint64_t>(src.file_size);
+      o += ",\"size\":" + U(size) + ",\"lag\":" + U(size > st.offset ? size - st.offset : 0);
+    } else {
+      o += ",\"size\":null,\"lag\":null";
+    }
+    o += ",\"lines\":" + U(st.lines) + ",\"applied\":" + U(st.applied) + ",\"duplicates\":" + U(st.duplicates) +
+         ",\"fenced\":" + U(st.fenced) + ",\"rejected\":" + U(st.rejected) + ",\"ignored\":" + U(st.ignored) +
+         ",\"duplicates_id\":" + U(src.ids.duplicates_id) + ",\"rejected_horizon\":" + U(src.ids.rejected_horizon) +
+         ",\"rejected_retired\":" + U(src.ids.rejected_retired) + "}";
+  }
+  o += "],\"producers\":" + U(s.producers) + ",\"retired_producers\":" + U(s.retired_producers);
+  o += ",\"ids\":{\"held\":" + U(s.ids.held) + ",\"oldest\":" + opt_time(s.ids.oldest) + ",\"cutoff\":" +
+       (s.ids.cutoff != INT64_MIN ? JsonQuote(FormatIso(s.ids.cutoff)) : std::string("null")) +
+       ",\"table_bytes\":" + U(s.ids.table_bytes) + "}";
+  o += ",\"producers_with_gaps\":[";
+  first = true;
+  for (const ProducerGaps& p : s.gaps) {
+    o += first ? "" : ",";
+    first = false;
+    uint64_t missing = 0;
+    for (const Gap& g : p.gaps) missing += g.hi - g.lo;
+    o += "{\"producer\":" + JsonQuote(p.producer) + ",\"epoch\":" + U(p.epoch) + ",\"open_gaps\":" +
+         U(p.gaps.size()) + ",\"missing\":" + U(missing) + "}";
+  }
+  o += "],\"disk\":{";
+  first = true;
+  for (const DirUsage& d : s.disk) {
+    o += (first ? "" : ",") + JsonQuote(d.dir) + ":" + U(d.bytes);
+    first = false;
+  }
+  o += "}}\n";
+  return o;
 }
 
 }  // namespace snapsink

@@ -64,4 +64,8 @@ struct RootStatus {
 // manifest, and the sizes of the root's files.
 Status GatherRootStatus(Root* root, RootStatus* out);
 
+// What `snapsink status --json` prints and GET /v1/status returns: one JSON
+// object and a newline; path is the root as given.
+std::string RootStatusJson(const std::string& path, const RootStatus& s);
+
 }  // namespace snapsink

@@ -1,6 +1,8 @@
 #include "publish/views.h"
 
+#include <functional>
 #include <map>
+#include <utility>
 
 #include "engine/decimal.h"
 #include "engine/filenames.h"
@@ -20,39 +22,71 @@ const std::vector<std::string>& QueryColumns() {
   return columns;
 }
 
-Status QueryRecords(Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
-  std::vector<GenerationEntry> windows;
-  if (q.window) {
-    if (const GenerationEntry* e = reader->Find(*q.window)) windows.push_back(*e);
-  } else {
-    windows = reader->windows();
-  }
-  const std::string gen = std::to_string(reader->generation());
-  auto emit = [&](const GenerationEntry& e, const Row& row) {
+namespace {
+
+// The query of both Readers (publish/reader.h and the public one): windows
+// are (start, version) pairs; get(w, &row) is a point lookup (NotFound when
+// absent); scan(w, fn) calls fn for each row of w (only q.metric's when set).
+template <typename RowT, typename GetFn, typename ScanFn>
+Status QueryRows(const std::vector<std::pair<int64_t, uint64_t>>& windows, uint64_t generation, const QuerySpec& q,
+                 GetFn&& get, ScanFn&& scan, std::vector<Record>* out) {
+  const std::string gen = std::to_string(generation);
+  auto emit = [&](int64_t window_ms, uint64_t version, const RowT& row) {
     Record r;
-    r.Str("window", FormatIso(e.window_ms));
+    r.Str("window", FormatIso(window_ms));
     r.Str("metric", row.metric);
     r.Str("key", row.key);
     r.Num("count", std::to_string(row.count));
     r.Num("sum", FormatMicros(row.sum_micros));
-    r.Num("version", std::to_string(e.version));
+    r.Num("version", std::to_string(version));
     r.Num("generation", gen);
     out->push_back(std::move(r));
   };
-  for (const GenerationEntry& e : windows) {
+  for (const auto& [w, version] : windows) {
+    if (q.window && *q.window != w) continue;
     if (!q.metric.empty() && q.key) {
-      Row row;
-      Status g = reader->Get(e.window_ms, q.metric, *q.key, &row);
+      RowT row;
+      Status g = get(w, &row);
       if (g.IsNotFound()) continue;
       SNAPSINK_RETURN_IF_ERROR(g);
-      emit(e, row);
+      emit(w, version, row);
       continue;
     }
-    SNAPSINK_RETURN_IF_ERROR(reader->Scan(e.window_ms, q.metric.empty() ? nullptr : &q.metric, [&](const Row& row) {
-      if (!q.key || row.key == *q.key) emit(e, row);
+    SNAPSINK_RETURN_IF_ERROR(scan(w, [&](const RowT& row) {
+      if (!q.key || row.key == *q.key) emit(w, version, row);
     }));
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status QueryRecords(Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
+  std::vector<std::pair<int64_t, uint64_t>> windows;
+  for (const GenerationEntry& e : reader->windows()) windows.emplace_back(e.window_ms, e.version);
+  return QueryRows<Row>(
+      windows, reader->generation(), q,
+      [&](int64_t w, Row* row) { return reader->Get(w, q.metric, *q.key, row); },
+      [&](int64_t w, const std::function<void(const Row&)>& fn) {
+        return reader->Scan(w, q.metric.empty() ? nullptr : &q.metric, fn);
+      },
+      out);
+}
+
+Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
+  std::vector<std::pair<int64_t, uint64_t>> windows;
+  for (const api::WindowVersion& e : reader->windows()) windows.emplace_back(e.window_ms, e.version);
+  std::optional<std::string> metric;
+  if (!q.metric.empty()) metric = q.metric;
+  return QueryRows<api::Row>(
+      windows, reader->generation(), q,
+      [&](int64_t w, api::Row* row) {
+        Result<api::Row> r = reader->Get(w, q.metric, *q.key);
+        if (!r.ok()) return r.status();
+        *row = std::move(*r);
+        return Status::OK();
+      },
+      [&](int64_t w, const std::function<void(const api::Row&)>& fn) { return reader->Scan(w, metric, fn); }, out);
 }
 
 Status PublishedRecords(Env* env, const std::string& root, const std::string& what, std::vector<Record>* out,

@@ -12,6 +12,7 @@
 #include "engine/status.h"
 #include "publish/reader.h"
 #include "publish/records.h"
+#include "snapsink/reader.h"
 
 namespace snapsink {
 
@@ -33,6 +34,8 @@ const std::vector<std::string>& QueryColumns();
 // generation). A point lookup (metric and key) decompresses one block per
 // window. Corruption names the damaged file.
 Status QueryRecords(Reader* reader, const QuerySpec& q, std::vector<Record>* out);
+// The same through a public Reader (the HTTP server's).
+Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out);
 
 // inspect generations|snapshots: the published generations, or every
 // published snapshot and how many generations use it. Sets *columns.

@@ -257,7 +257,7 @@ TEST(ApiHeaders, IncludeOnlyTheStandardLibraryAndEachOther) {
       EXPECT_TRUE(ok) << it->path().filename() << " includes " << name;
     }
   }
-  EXPECT_EQ(headers, 4);
+  EXPECT_EQ(headers, 5);
 }
 
 TEST(ApiDurations, ParseAndFormat) {

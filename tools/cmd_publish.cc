@@ -120,12 +120,13 @@ Status RunFollow(const RunArgs& a) {
   std::thread serving;
   Status serve_status;
   if (!a.serve.empty()) {
-    ServeOptions so;
-    AddToolViews(&so);
-    SNAPSINK_RETURN_IF_ERROR(ParseListen(a.serve, &so.host, &so.port));
-    so.root = root.get();  // one LMDB environment per process
-    SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(root->env(), root->path(), so, &server));
-    std::printf("serving %s on http://%s:%d\n", root->path().c_str(), so.host.c_str(), server->port());
+    api::ServeOptions so;
+    so.listen = a.serve;
+    UseToolWindowSyntax(&so);
+    // One LMDB environment per process: the server reads live state through root.
+    SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(root->path(), so, root.get(), &server));
+    std::printf("serving %s on http://%s:%d\n", root->path().c_str(),
+                a.serve.substr(0, a.serve.rfind(':')).c_str(), server->port());
     std::fflush(stdout);
     serving = std::thread([&] { serve_status = server->Run(); });
   }

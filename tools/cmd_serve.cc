@@ -1,31 +1,15 @@
-// serve: the read-only HTTP server over a root (publish/http_server.h).
+// serve: the read-only HTTP server over a root (include/snapsink/serve.h).
 #include <pthread.h>
 #include <signal.h>
 
 #include <cstdio>
 #include <thread>
 
-#include "engine/root.h"
-#include "publish/http_server.h"
-#include "publish/metrics.h"
-#include "publish/root_status.h"
+#include "snapsink/serve.h"
 #include "tools/commands.h"
 #include "tools/window_arg.h"
 
 namespace snapsink {
-
-Status ParseListen(const std::string& listen, std::string* host, int* port) {
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument("--listen " + listen + ": not HOST:PORT");
-  *host = listen.substr(0, colon);
-  if (host->size() > 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  const std::string p = listen.substr(colon + 1);
-  char* end = nullptr;
-  const long v = std::strtol(p.c_str(), &end, 10);
-  if (p.empty() || *end != '\0' || v < 0 || v > 65535) return Status::InvalidArgument("--listen " + listen + ": bad port");
-  *port = static_cast<int>(v);
-  return Status::OK();
-}
 
 StopSignals::StopSignals() {
   sigemptyset(&set_);
@@ -54,38 +38,41 @@ void StopSignals::Finish() {
   }
 }
 
-void AddToolViews(ServeOptions* o) {
-  o->status_text = [](Root* root, std::string* out) {
-    RootStatus s;
-    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
-    *out = RootStatusJson(root->path(), s);
-    return Status::OK();
-  };
-  o->root_metrics = [](Root* root, std::string* out) {
-    RootStatus s;
-    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
-    prometheus::Registry registry;
-    AddRootMetrics(s, &registry);
-    *out = SerializeMetrics(registry);
-    return Status::OK();
-  };
+namespace {
+
+// listen with its port replaced by the bound one (port 0 picks one).
+std::string BoundAddress(const std::string& listen, int port) {
+  return listen.substr(0, listen.rfind(':')) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+void UseToolWindowSyntax(api::ServeOptions* o) {
   o->parse_window = [](const std::string& text, int64_t window_ms, int64_t* start) {
     return ParseWindowArg("window", text, window_ms, start);
   };
 }
 
 Status CmdServe(const ServeArgs& a) {
-  ServeOptions o;
-  AddToolViews(&o);
-  SNAPSINK_RETURN_IF_ERROR(ParseListen(a.listen, &o.host, &o.port));
-  o.threads = a.threads;
-  StopSignals signals;
-  std::unique_ptr<HttpServer> server;
-  SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(Env::Default(), a.root, o, &server));
-  std::printf("serving %s on http://%s:%d\n", a.root.c_str(), o.host.c_str(), server->port());
+  api::ServeOptions o = a.options;
+  UseToolWindowSyntax(&o);
+  auto duration = [](const char* option, const std::string& text, int* ms) {
+    int64_t v = 0;
+    if (!api::ParseDuration(text, &v) || v <= 0 || v > INT32_MAX) {
+      return Status::InvalidArgument(std::string(option) + " " + text + ": expected a duration such as 5s or 500ms");
+    }
+    *ms = static_cast<int>(v);
+    return Status::OK();
+  };
+  SNAPSINK_RETURN_IF_ERROR(duration("--read-timeout", a.read_timeout, &o.read_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(duration("--write-timeout", a.write_timeout, &o.write_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(duration("--keep-alive-timeout", a.keep_alive_timeout, &o.keep_alive_timeout_ms));
+  StopSignals signals;  // before the server's threads start
+  SNAPSINK_ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(a.root, o));
+  std::printf("serving %s on http://%s\n", a.root.c_str(), BoundAddress(o.listen, server->port()).c_str());
   std::fflush(stdout);
   signals.OnSignal([&server] { server->Stop(); });
-  Status s = server->Run();
+  Status s = server->Wait();
   signals.Finish();  // its thread may still be in Stop: join it before the server goes
   return s;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/status.h"
+#include "snapsink/serve.h"
 #include "tools/table.h"
 
 namespace snapsink {
@@ -96,13 +97,12 @@ Status CmdBackfill(const BackfillArgs& a);
 
 struct ServeArgs {
   std::string root;
-  std::string listen = "127.0.0.1:8080";
-  int threads = 8;
+  api::ServeOptions options;  // listen, threads, max_connections, max_request_bytes
+  std::string read_timeout = "5s", write_timeout = "5s", keep_alive_timeout = "5s";
 };
 Status CmdServe(const ServeArgs& a);
-
-// "HOST:PORT" (or "[V6]:PORT") of --listen; port 0 = any free port.
-Status ParseListen(const std::string& listen, std::string* host, int* port);
+// Gives a server the tool's window syntax (tools/window_arg.h) for ?window=.
+void UseToolWindowSyntax(api::ServeOptions* o);
 
 // SIGTERM/SIGINT as an event: construct before starting threads (it blocks
 // the signals in this thread, which they inherit); OnSignal runs fn on a
@@ -130,13 +130,6 @@ namespace snapsink {
 Status CmdStatus(const std::string& root, bool json);
 // metrics ROOT: see publish/metrics.h.
 Status CmdMetrics(const std::string& root);
-// What `status --json` prints (also GET /v1/status).
-struct RootStatus;
-std::string RootStatusJson(const std::string& path, const RootStatus& s);
-// The ServeOptions callbacks that give serve the tool's status, metrics and
-// window syntax (cmd_serve.cc).
-struct ServeOptions;
-void AddToolViews(ServeOptions* o);
 
 // gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see engine/gap_acceptance.h.
 struct GapsArgs {

@@ -228,8 +228,22 @@ int main(int argc, char** argv) {
   ServeArgs serve;
   auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
   c_serve->add_option("ROOT", serve.root, kRootHelp)->required();
-  c_serve->add_option("--listen", serve.listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
-  c_serve->add_option("--threads", serve.threads, "Worker threads (default 8)")->check(CLI::Range(1, 256));
+  c_serve->add_option("--listen", serve.options.listen,
+                      "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
+  c_serve->add_option("--threads", serve.options.threads, "Worker threads, one connection each at a time (default 8)")
+      ->check(CLI::Range(1, 256));
+  c_serve->add_option("--max-connections", serve.options.max_connections,
+                      "Connections in service at once; beyond: 503 and closed (default 64)")
+      ->check(CLI::Range(1, 65536));
+  c_serve->add_option("--read-timeout", serve.read_timeout,
+                      "A client silent this long in the middle of a request is disconnected (default 5s)");
+  c_serve->add_option("--write-timeout", serve.write_timeout,
+                      "A client not taking the answer for this long is disconnected (default 5s)");
+  c_serve->add_option("--keep-alive-timeout", serve.keep_alive_timeout,
+                      "An idle keep-alive connection is closed after this, whole seconds (default 5s)");
+  c_serve->add_option("--max-request-bytes", serve.options.max_request_bytes,
+                      "Largest request body; beyond: 413 (default 65536; request line: 8 KiB, beyond: 414)")
+      ->check(AtLeast(1));
   c_serve->footer(Footer("Endpoints: /v1/query /v1/windows /v1/generations /v1/status /metrics /healthz. "
                          "Exit status: 0 after SIGTERM/SIGINT; 1 usage or failure.",
                          "snapsink serve /data/orders --listen 127.0.0.1:8080"));

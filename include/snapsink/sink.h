@@ -68,6 +68,7 @@ class ReadOnlySink {
   explicit ReadOnlySink(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend class Sink;
+  friend class Server;  // serve.h: reads live state through this handle
 };
 
 // A root opened by its one writer. Holds LOCK until destroyed.

@@ -1,0 +1,102 @@
+// snapsink public API: serving a root's published generations over HTTP.
+//
+//   snapsink::api::ServeOptions o;
+//   o.listen = "127.0.0.1:0";                       // any free loopback port
+//   auto server = snapsink::api::Server::Start("/data/root", o);
+//   ... (*server)->port() ...
+//   (*server)->Stop();                              // e.g. from a signal thread
+//   snapsink::Status s = (*server)->Wait();
+//
+// A read-only HTTP/1.1 server over public Readers (reader.h):
+//   GET /v1/query?window=&metric=&key=&generation=&format=json|csv
+//       the bytes `snapsink query ... --format json|csv` prints (NDJSON or
+//       CSV), with `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match
+//       "G" gives 304. Every answer comes from one pinned generation.
+//   GET /v1/windows, /v1/generations   `snapsink inspect ... --json`
+//   GET /v1/status                      `snapsink status --json`
+//   GET /metrics                        `snapsink metrics` plus the server's own
+//   GET /healthz                        200 while the served generation verifies
+//
+// Hot switch: a watcher (inotify on the root, and a poll every poll_ms) pins
+// the generation CURRENT names when it changes and reads it whole once, for
+// /healthz; new requests use it from then on, requests in flight finish on
+// theirs, and an old generation's pin goes with its last request, so gc can
+// collect it. An answer is built whole before it is sent: a generation is
+// pinned while an answer is computed, never while a client reads it.
+//
+// Errors: unknown parameter or bad window/generation/format -> 400, unknown
+// generation -> 404, damaged data -> 500 naming the file (other windows
+// are still served), nothing published -> queries return no rows and
+// /healthz 503. Every error body is {"error":"..."}.
+//
+// Limits (each a field below): connections beyond max_connections are
+// answered 503 {"error":"too many connections"} and closed; a request line
+// longer than 8 KiB gets 414, a body beyond max_request_bytes 413; a client
+// that sends nothing for read_timeout_ms mid-request, or does not take the
+// answer for write_timeout_ms, is disconnected, and an idle keep-alive
+// connection is closed after keep_alive_timeout_ms.
+//
+// No endpoint writes to the root.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "snapsink/sink.h"
+#include "snapsink/status.h"
+
+namespace snapsink::api {
+
+struct ServeOptions {
+  // "HOST:PORT" or "[V6]:PORT"; port 0 picks a free one (Server::port).
+  // Loopback by default: serving beyond this host is an explicit choice.
+  std::string listen = "127.0.0.1:8080";
+  int threads = 8;                 // worker threads, one connection each at a time
+  int max_connections = 64;        // accepted connections in service (>= threads)
+  int read_timeout_ms = 5000;      // longest wait for the next bytes of a request
+  int write_timeout_ms = 5000;     // longest wait for a client to take answer bytes
+  int keep_alive_timeout_ms = 5000;  // idle keep-alive connections closed after this (whole seconds, >= 1 s)
+  size_t max_request_bytes = 64 * 1024;  // request body limit (413 beyond)
+  int poll_ms = 500;               // the watcher re-reads CURRENT at least this often
+  // How the window parameter is read; InvalidArgument (the message names the
+  // text) gives 400. Unset: a window name ("2026-10-21T10:00:00Z" or
+  // "20261021T100000Z", see ParseTime) that is a window start.
+  std::function<Status(const std::string& text, int64_t window_ms, int64_t* start)> parse_window;
+};
+
+class Server {
+ public:
+  // Opens the root read-only, binds options.listen, pins the current
+  // generation (none yet is fine) and serves on threads of its own.
+  // InvalidArgument for a bad listen address or limit, IOError when the
+  // address cannot be bound, NotFound when root is not a snapsink root.
+  static Result<std::unique_ptr<Server>> Start(const std::string& root, const ServeOptions& options);
+  // The same, reading live state (/v1/windows, /v1/status, /metrics) through
+  // an open handle, e.g. the writer's Sink in a process that also runs
+  // (LMDB allows one environment per root per process). sink must outlive
+  // the Server; the server's reads of it take turns among themselves only.
+  static Result<std::unique_ptr<Server>> Start(const ReadOnlySink& sink, const ServeOptions& options);
+  // Stop, then Wait.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The bound port (the chosen one when the listen port was 0).
+  int port() const;
+  // Stops accepting. Callable from any thread, more than once; returns at once.
+  void Stop();
+  // Blocks until the server has stopped and the requests in flight are
+  // answered; IOError if the listening socket failed.
+  Status Wait();
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace snapsink::api
