@@ -2,7 +2,9 @@
 //
 // A snapshot file holds the rows of one window, sorted by (metric, key) as
 // byte strings, in zstd-compressed blocks of ~64 KiB (each ending in restart
-// points for binary search), then a bloom filter of every (metric, key), the
+// points for binary search and, since format 3, a hash index that names the
+// restart interval of a key in two bytes a slot), then a bloom filter of
+// every (metric, key), the
 // per-metric stats that reconciliation compares, an index of the blocks and
 // a fixed 64-byte footer. Every block, the filter, the stats, the index and
 // the footer carry an xxh64 (XXH64, seed 0), so a flipped byte anywhere is
@@ -194,8 +196,9 @@ class SnapshotReader {
   }
 
   // Point lookup: the filter first (most absent keys stop there), then a
-  // binary search over the block first keys and over the restart points of
-  // at most one block, which is read, checked whole and cached once.
+  // binary search over the block first keys, then the hash index (or, in a
+  // block without one, a binary search over the restart points) of at most
+  // one block, which is read, checked whole and cached once.
   // NotFound if absent; Corruption if that block is bad.
   Status Get(std::string_view metric, std::string_view key, Row* row) const;
 
