@@ -124,6 +124,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/storable_test.cc
   tests/store_test.cc
   tests/store_unit_test.cc
+  tests/generation_view.cc
   tests/test_util.cc
   tests/timeutil_test.cc
   tests/window_records_test.cc
