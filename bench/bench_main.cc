@@ -1057,6 +1057,11 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   rep->Num("lookups_ratio_vs_unordered_map", Median(ratio));
   rep->Num("absent_lookups_ratio_vs_unordered_map", Median(absent_ratio));
   rep->Num("scan_rows_per_s", Median(scans));
+  rep->Num("hash_index_file_bytes", static_cast<double>(FileSize(hashed_path)));
+  rep->Num("restarts_only_file_bytes", static_cast<double>(FileSize(plain_path)));
+  std::printf("hash index: data file %s with it, %s without (same rows)\n",
+              HumanBytes(static_cast<double>(FileSize(hashed_path))).c_str(),
+              HumanBytes(static_cast<double>(FileSize(plain_path))).c_str());
   hashed.reset();
   plain.reset();
   RemoveTree(hashed_path);
