@@ -36,10 +36,15 @@ std::string Events(uint64_t first, uint64_t n, int64_t base_ms) {
 constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z (an hour start)
 constexpr int64_t kHourMs = 3600000;
 
-// The commands a reader runs, each of which must work read-only.
+// The commands a reader runs, each of which must work read-only. Broke
+// (status, metrics): they opened LMDB for writing and failed with
+// "lmdb open ROOT/state: permission denied" for a user who may not write
+// the root; every read-side command now opens it through
+// api::Sink::OpenReadOnly.
 const std::vector<std::vector<std::string>> kReads = {
     {"verify"}, {"inspect", "generations"}, {"inspect", "snapshots"}, {"inspect", "windows"},
-    {"inspect", "sources"}, {"inspect", "producers"}, {"query"}};
+    {"inspect", "sources"}, {"inspect", "producers"}, {"inspect", "gaps"}, {"inspect", "ids"},
+    {"query"}, {"status"}, {"metrics"}};
 
 void MakeRoot(const std::string& root, const std::string& dir) {
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
