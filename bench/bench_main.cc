@@ -914,17 +914,37 @@ void RunPublish(const Flags& f, const std::string& work, WideRoot* w, Report* re
   rep->Num("snapshot_raw_bytes", static_cast<double>(z.raw_bytes));
 }
 
-void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
+void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report* rep) {
   std::unique_ptr<Reader> reader;
   CheckOk(Reader::Open(Env::Default(), w.root, 0, &reader), "reader");
   // The baseline: the same rows in a std::unordered_map, looked up by the
   // same (metric, key) strings: what an in-memory index costs.
   std::unordered_map<std::string, Row> memory;
   memory.reserve(w.rows);
-  CheckOk(reader->Scan(w.window_ms, nullptr, [&](const Row& x) { memory.emplace(x.metric + '\0' + x.key, x); }),
+  // The same rows in two snapshot files, with and without the blocks' hash
+  // index, looked up through SnapshotReader in the same repetitions: what
+  // the index buys over binary search of the restart points.
+  const std::string hashed_path = work + "/read-hashed", plain_path = work + "/read-restarts";
+  std::unique_ptr<SnapshotWriter> hashed_w, plain_w;
+  SnapshotWriterOptions plain_options;
+  plain_options.block_hash_index = false;
+  CheckOk(SnapshotWriter::Open(Env::Default(), hashed_path, &hashed_w), "open " + hashed_path);
+  CheckOk(SnapshotWriter::Open(Env::Default(), plain_path, &plain_w, plain_options), "open " + plain_path);
+  CheckOk(reader->Scan(w.window_ms, nullptr,
+                       [&](const Row& x) {
+                         memory.emplace(x.metric + '\0' + x.key, x);
+                         CheckOk(hashed_w->Add(x), "add");
+                         CheckOk(plain_w->Add(x), "add");
+                       }),
           "scan into memory");
-  Samples lookups, absent, mem, scans;
-  std::vector<TimeSplit> lookups_t, absent_t, mem_t;
+  SnapshotFileInfo info;
+  CheckOk(hashed_w->Finish(&info), "finish " + hashed_path);
+  CheckOk(plain_w->Finish(&info), "finish " + plain_path);
+  std::unique_ptr<SnapshotReader> hashed, plain;
+  CheckOk(SnapshotReader::Open(Env::Default(), hashed_path, &hashed), "open " + hashed_path);
+  CheckOk(SnapshotReader::Open(Env::Default(), plain_path, &plain), "open " + plain_path);
+  Samples lookups, absent, mem, scans, file_hashed, file_plain;
+  std::vector<TimeSplit> lookups_t, absent_t, mem_t, file_hashed_t, file_plain_t;
   uint64_t scanned = 0;
   for (int r = 0; r < f.reps; ++r) {
     Progress("read (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")");
@@ -967,6 +987,18 @@ void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
     }
     mem.push_back(static_cast<double>(keys.size()) / sw_mem.Seconds());
     mem_t.push_back(sw_mem.Split());
+    for (SnapshotReader* sr : {hashed.get(), plain.get()}) {
+      if (r == 0) {
+        for (const auto& [metric, key] : keys) CheckOk(sr->Get(metric, key, &row), "warm get");
+      }
+      Stopwatch sw_file;
+      for (const auto& [metric, key] : keys) {
+        CheckOk(sr->Get(metric, key, &row), "get " + metric + "/" + key);
+        checksum += row.count;
+      }
+      (sr == hashed.get() ? file_hashed : file_plain).push_back(static_cast<double>(keys.size()) / sw_file.Seconds());
+      (sr == hashed.get() ? file_hashed_t : file_plain_t).push_back(sw_file.Split());
+    }
     g_sink = g_sink + static_cast<uint64_t>(checksum);
     scanned = 0;
     Stopwatch sw2;
@@ -994,6 +1026,26 @@ void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
             "baseline: the same rows in a std::unordered_map, same keys, Row copied; " + Rate(Median(mem_cpu), "lookups") +
                 " per CPU-s",
             MedianPercentages(mem_t)});
+  const Samples file_hashed_cpu = CpuRates(file_hashed_t, f.lookups), file_plain_cpu = CpuRates(file_plain_t, f.lookups);
+  const Samples hash_ratio = Ratio(file_hashed, file_plain), hash_ratio_cpu = Ratio(file_hashed_cpu, file_plain_cpu);
+  rep->Row({"file_get_hash", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_hashed)),
+            Rate(Median(file_hashed), "lookups"),
+            "SnapshotReader::Get, blocks with a hash index; " + Rate(Median(file_hashed_cpu), "lookups") + " per CPU-s" +
+                Fmt("; %.2fx restart-point search", Median(hash_ratio)) + Fmt(" (%.2fx per CPU-s)", Median(hash_ratio_cpu)),
+            MedianPercentages(file_hashed_t)});
+  rep->Row({"file_get_restarts", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_plain)),
+            Rate(Median(file_plain), "lookups"),
+            "the same, blocks without the index (binary search of restart points); " + Rate(Median(file_plain_cpu), "lookups") +
+                " per CPU-s",
+            MedianPercentages(file_plain_t)});
+  rep->Num("file_hash_lookups_per_s", Median(file_hashed));
+  rep->Num("file_hash_lookups_per_cpu_s", Median(file_hashed_cpu));
+  rep->Num("file_restart_lookups_per_s", Median(file_plain));
+  rep->Num("file_restart_lookups_per_cpu_s", Median(file_plain_cpu));
+  rep->Num("hash_index_ratio_vs_restarts", Median(hash_ratio));
+  rep->Array("hash_index_ratio_vs_restarts_reps", hash_ratio);
+  rep->Num("hash_index_ratio_vs_restarts_cpu", Median(hash_ratio_cpu));
+  rep->Num("lookups_ratio_vs_unordered_map_cpu", Median(Ratio(lookups_cpu, mem_cpu)));
   rep->Num("lookups_per_cpu_s", Median(lookups_cpu));
   rep->Num("absent_lookups_per_cpu_s", Median(absent_cpu));
   rep->Num("unordered_map_lookups_per_cpu_s", Median(mem_cpu));
@@ -1005,6 +1057,15 @@ void RunRead(const Flags& f, const WideRoot& w, Report* rep) {
   rep->Num("lookups_ratio_vs_unordered_map", Median(ratio));
   rep->Num("absent_lookups_ratio_vs_unordered_map", Median(absent_ratio));
   rep->Num("scan_rows_per_s", Median(scans));
+  rep->Num("hash_index_file_bytes", static_cast<double>(FileSize(hashed_path)));
+  rep->Num("restarts_only_file_bytes", static_cast<double>(FileSize(plain_path)));
+  std::printf("hash index: data file %s with it, %s without (same rows)\n",
+              HumanBytes(static_cast<double>(FileSize(hashed_path))).c_str(),
+              HumanBytes(static_cast<double>(FileSize(plain_path))).c_str());
+  hashed.reset();
+  plain.reset();
+  RemoveTree(hashed_path);
+  RemoveTree(plain_path);
 }
 
 // The snapshot file alone (publish/snapshot_file.h), no LMDB: write
@@ -1181,7 +1242,7 @@ int Main(int argc, char** argv) {
     } else {
       SealAndPublish(w);
     }
-    if (f.Has("read")) RunRead(f, w, &rep);
+    if (f.Has("read")) RunRead(f, work.path(), w, &rep);
   }
   if (f.Has("snapshot")) RunSnapshotFile(f, work.path(), &rep);
   if (f.Has("windows")) RunWindows(f, work.path(), &rep);

@@ -22,8 +22,8 @@
 // Hot path: the producers of the run and the aggregates of the batch live in
 // hash maps; LMDB is read on the first touch of a key in a batch and written
 // at commit, in key order. No allocation per event once the keys are known.
-// With `parse_ahead`, lines of a file are parsed chunks ahead on other
-// threads (engine/parse_ahead.h); everything else runs on the caller's
+// With `parse_ahead` (the default), lines of a file are parsed chunks ahead on another
+// thread (engine/parse_ahead.h); everything else runs on the caller's
 // thread.
 //
 // The first failure of the store or the file system sticks: every later
@@ -55,10 +55,12 @@ struct IngestOptions {
   bool input_final = false;    // the file will not grow (run --final, an archive)
   // Parse the next lines on other threads while a batch applies and commits
   // (engine/parse_ahead.h); the same results either way. Files only: a pipe
-  // is read line by line, so its lines are never held back. Off by default:
-  // on this project's loaded 2-core machine it measured 0.92-0.95x of parsing
-  // on the ingest thread (README, Performance); the bench measures both.
-  bool parse_ahead = false;
+  // is read line by line, so its lines are never held back. On by default:
+  // with one persistent parse thread it measured 1.25-1.41x of parsing on
+  // the ingest thread on this project's loaded 2-core machine (README,
+  // Performance; the thread-per-chunk design before it: 0.92-1.16x); the
+  // bench measures both.
+  bool parse_ahead = true;
   // Notes for the user ("file was replaced", a half-written line left unread);
   // printed to stderr when unset.
   std::function<void(const std::string&)> on_note;

@@ -5,8 +5,28 @@
 namespace snapsink {
 
 ParseAhead::~ParseAhead() {
-  for (std::future<void>& f : parsed_) {
-    if (f.valid()) f.wait();
+  if (!helper_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  helper_.join();
+}
+
+void ParseAhead::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || queued_ > 0; });
+    if (stop_) return;
+    const size_t slot = queued_head_;
+    lock.unlock();
+    Parse(&chunks_[slot]);
+    lock.lock();
+    queued_head_ = (queued_head_ + 1) % kDepth;
+    --queued_;
+    parsed_[slot] = true;
+    cv_.notify_all();
   }
 }
 
@@ -66,11 +86,24 @@ void ParseAhead::Parse(Chunk* c) {
 bool ParseAhead::FillAndLaunch(size_t slot) {
   Chunk* c = &chunks_[slot];
   if (!Fill(c)) return false;
-  try {
-    parsed_[slot] = std::async(std::launch::async, &ParseAhead::Parse, c);
-  } catch (const std::system_error&) {
-    Parse(c);  // no thread to be had: parse here
+  if (!helper_.joinable() && !helper_failed_) {
+    try {
+      helper_ = std::thread(&ParseAhead::Work, this);
+    } catch (const std::system_error&) {
+      helper_failed_ = true;
+    }
   }
+  if (helper_failed_) {
+    Parse(c);  // no thread to be had: parse here
+    parsed_[slot] = true;
+    return true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queued_ == 0) queued_head_ = slot;
+    ++queued_;
+  }
+  cv_.notify_all();
   return true;
 }
 
@@ -90,7 +123,11 @@ const ParsedLine* ParseAhead::Next() {
       }
     }
     if (inflight_ == 0) return nullptr;
-    if (parsed_[head_].valid()) parsed_[head_].get();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return parsed_[head_]; });
+      parsed_[head_] = false;
+    }
     handing_out_ = true;
     next_ = 0;
   }

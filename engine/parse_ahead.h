@@ -9,16 +9,20 @@
 // them is unchanged, and so is everything it commits.
 //
 // Reading runs up to kDepth - 1 chunks (kChunkLines lines or kChunkBytes
-// bytes each) ahead of the line handed out, each parsed by a thread of its
-// own; on a pipe, a line is handed out once those chunks are full or the
-// input has ended.
+// bytes each) ahead of the line handed out, parsed in order by one helper
+// thread that lives as long as the ParseAhead (started with the first
+// chunk; a thread per chunk cost a thread start, which preempted the
+// caller, every 8192 lines); on a pipe, a line is handed out once those
+// chunks are full or the input has ended.
 //
 // Not thread-safe itself; its helper thread touches only the chunk it parses.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
-#include <future>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/event.h"
@@ -44,7 +48,7 @@ class ParseAhead {
   explicit ParseAhead(LineReader* reader, bool content_ids = false) : reader_(reader) {
     for (Chunk& c : chunks_) c.parser.SetContentIds(content_ids);
   }
-  ~ParseAhead();  // waits for the helper thread
+  ~ParseAhead();  // stops and joins the helper thread
   ParseAhead(const ParseAhead&) = delete;
   ParseAhead& operator=(const ParseAhead&) = delete;
 
@@ -62,12 +66,21 @@ class ParseAhead {
   bool Fill(Chunk* c);         // caller's thread: up to a chunk of lines from the reader
   static void Parse(Chunk* c);  // helper thread
   bool FillAndLaunch(size_t slot);
+  void Work();  // the helper thread: parses queued slots in order until stop_
 
   LineReader* reader_;
   // A ring: chunks_[head_] is handed out (once its parse is done), the
   // next inflight_ - 1 are being parsed.
   Chunk chunks_[kDepth];
-  std::future<void> parsed_[kDepth];  // Parse(&chunks_[i]), if on a thread
+  std::thread helper_;  // runs Work(); not joinable if it could not be started
+  bool helper_failed_ = false;  // no thread to be had: chunks are parsed inline
+  std::mutex mu_;
+  std::condition_variable cv_;
+  // Guarded by mu_: slots filled and waiting for the helper, in order, as
+  // a count after queued_head_; which slots are parsed; stop request.
+  size_t queued_head_ = 0, queued_ = 0;
+  bool parsed_[kDepth] = {};
+  bool stop_ = false;
   size_t head_ = 0;
   size_t inflight_ = 0;
   bool handing_out_ = false;  // chunks_[head_] is parsed, next_ is its next line

@@ -18,7 +18,10 @@ namespace {
 
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr char kMagic[8] = {'S', 'N', 'A', 'P', 'S', 'N', 'K', '1'};
-constexpr uint32_t kFormatVersion = 2;
+// 3: blocks end in a hash index (kHashSlotBytes per slot) after their
+// restart points. Files of version 2 (no hash index) are still read.
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kOldestFormatVersion = 2;
 constexpr size_t kFooterSize = 64;
 constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
@@ -26,8 +29,16 @@ constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB'
 // A block is cut once its rows reach at most kSnapshotBlockBytes, so it never
 // holds more than that plus one maximal row, plus its restart points (a row
 // is at least 5 bytes).
+// Per-block hash index (docs/FORMAT.md): a slot is {restart, fingerprint};
+// restart kHashEmpty marks a free slot, so a block with more restart points
+// than kHashMaxRestarts has no hash index (it is searched by restart points).
+constexpr size_t kHashSlotBytes = 2;
+constexpr uint8_t kHashEmpty = 0xFF;
+constexpr uint32_t kHashMaxRestarts = 255;
+constexpr uint64_t kHashMaxSlots = kHashMaxRestarts * kBlockRestartInterval * 4 / 3 + 1;
 constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 64 +
-                                    4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4;
+                                    4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4 +
+                                    kHashSlotBytes * kHashMaxSlots + 4;
 
 using coding::DecodeFixed32;
 using coding::DecodeFixed64;
@@ -138,22 +149,64 @@ bool FilterMatches(std::string_view filter, uint64_t h64) {
   return true;
 }
 
-// The rows of a decompressed block and its restart points, split apart.
-// False if the trailer is malformed or does not fit `rows`.
+// The slots of a block's hash index of `rows` rows and `num` restart
+// points: 4/3 slot per row (so at least one stays free), or 0 when the
+// restart numbers do not fit a byte.
+uint32_t HashSlots(uint32_t rows, uint32_t num) {
+  return num > kHashMaxRestarts ? 0 : rows + rows / 3 + 1;
+}
+
+// Where a key's probe sequence starts, and the byte stored to tell it from
+// the other keys of the chain; from the filter's hash of the key.
+uint32_t HashBucket(uint64_t h, uint32_t slots) {
+  return static_cast<uint32_t>(((h >> 32) * slots) >> 32);
+}
+uint8_t HashFingerprint(uint64_t h) { return static_cast<uint8_t>(h); }
+
+// Appends the hash index of a block whose row r has hash hashes[r]:
+// `slots` slots, filled by linear probing in row order, then u32 slots.
+void AppendHashIndex(const uint64_t* hashes, uint32_t rows, uint32_t slots, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + kHashSlotBytes * size_t{slots}, static_cast<char>(kHashEmpty));
+  char* t = out->data() + at;
+  for (uint32_t r = 0; r < rows && slots > 0; r++) {
+    uint32_t b = HashBucket(hashes[r], slots);
+    while (static_cast<uint8_t>(t[kHashSlotBytes * b]) != kHashEmpty) b = b + 1 == slots ? 0 : b + 1;
+    t[kHashSlotBytes * b] = static_cast<char>(r / kBlockRestartInterval);
+    t[kHashSlotBytes * b + 1] = static_cast<char>(HashFingerprint(hashes[r]));
+  }
+  PutFixed32(out, slots);
+}
+
+// The rows of a decompressed block, its restart points and (version >= 3)
+// its hash index, split apart. False if the trailer is malformed or does
+// not fit `rows`.
 struct BlockParts {
   std::string_view rows;
   const char* restarts = nullptr;  // num fixed32 offsets
   uint32_t num = 0;
+  const char* slots = nullptr;  // hash index: kHashSlotBytes * num_slots bytes
+  uint32_t num_slots = 0;       // 0: no hash index
 };
-bool SplitBlock(std::string_view plain, uint32_t rows, BlockParts* out) {
+bool SplitBlock(std::string_view plain, uint32_t rows, uint32_t version, BlockParts* out) {
   if (plain.size() < 4) return false;
   const uint32_t num = DecodeFixed32(plain.data() + plain.size() - 4);
   if (num != (rows + kBlockRestartInterval - 1) / kBlockRestartInterval) return false;
-  const uint64_t trailer = 4 * uint64_t{num} + 4;
+  uint64_t trailer = 4 * uint64_t{num} + 4;
+  uint32_t slots = 0;
+  if (version >= 3) {
+    if (plain.size() < 8) return false;
+    slots = DecodeFixed32(plain.data() + plain.size() - 8);
+    // A writer may leave the index out (SnapshotWriterOptions::block_hash_index).
+    if (slots != 0 && slots != HashSlots(rows, num)) return false;
+    trailer += kHashSlotBytes * uint64_t{slots} + 4;
+  }
   if (trailer > plain.size()) return false;
   out->rows = plain.substr(0, plain.size() - trailer);
   out->restarts = plain.data() + out->rows.size();
   out->num = num;
+  out->slots = out->restarts + 4 * uint64_t{num};
+  out->num_slots = slots;
   return true;
 }
 
@@ -177,6 +230,8 @@ std::string EncodeStats(const std::vector<MetricStats>& stats) {
 }
 
 }  // namespace
+
+uint64_t SnapshotKeyHash(std::string_view metric, std::string_view key) { return FilterHash(metric, key); }
 
 // ---------------------------------------------------------------- writer
 
@@ -283,7 +338,12 @@ Status SnapshotWriter::Add(const Row& row) {
 Status SnapshotWriter::FlushBlock() {
   if (block_rows_ == 0) return Status::OK();
   for (uint32_t r : restarts_) PutFixed32(&block_, r);
-  PutFixed32(&block_, static_cast<uint32_t>(restarts_.size()));
+  const uint32_t num = static_cast<uint32_t>(restarts_.size());
+  const size_t index_at = block_.size();
+  AppendHashIndex(key_hashes_.data() + (key_hashes_.size() - block_rows_), block_rows_,
+                  options_.block_hash_index ? HashSlots(block_rows_, num) : 0, &block_);
+  if (flip_hash_index_byte_ < block_.size() - index_at - 4) block_[index_at + flip_hash_index_byte_] ^= 0x01;
+  PutFixed32(&block_, num);
   restarts_.clear();
   compressed_.resize(ZSTD_compressBound(block_.size()));
   size_t n = ZSTD_compressCCtx(cctx_, compressed_.data(), compressed_.size(), block_.data(),
@@ -386,6 +446,8 @@ struct SnapshotReader::Scratch {
   ZSTD_DCtx* dctx;
   std::string compressed;
   std::string plain;
+  std::vector<uint64_t> hashes;  // of the rows of `plain`, to check its hash index
+  std::string table;             // the hash index rebuilt from them
 };
 
 SnapshotReader::SnapshotReader(std::string path, std::unique_ptr<RandomAccessFile> file)
@@ -419,9 +481,9 @@ Status SnapshotReader::ParseFooterAndIndex() {
   const char* f = footer.data();
   if (std::memcmp(f, kMagic, sizeof(kMagic)) != 0) return Corrupt(footer_offset, "bad magic in footer");
   if (DecodeFixed64(f + 56) != XXH64(f, 56, 0)) return Corrupt(footer_offset, "footer checksum mismatch");
-  const uint32_t version = DecodeFixed32(f + 8);
-  if (version != kFormatVersion) {
-    return Corrupt(footer_offset + 8, fmt::format("unknown format version {}", version));
+  version_ = DecodeFixed32(f + 8);
+  if (version_ < kOldestFormatVersion || version_ > kFormatVersion) {
+    return Corrupt(footer_offset + 8, fmt::format("unknown format version {}", version_));
   }
   if (DecodeFixed32(f + 12) != 0) return Corrupt(footer_offset + 12, "reserved footer field is not 0");
   index_offset_ = DecodeFixed64(f + 16);
@@ -562,7 +624,9 @@ template <typename Fn>
 Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) const {
   const IndexEntry& e = index_[i];
   BlockParts parts;
-  if (!SplitBlock(plain, e.rows, &parts)) return Corrupt(e.offset, fmt::format("block {}: bad restart points", i));
+  if (!SplitBlock(plain, e.rows, version_, &parts)) {
+    return Corrupt(e.offset, fmt::format("block {}: bad restart points or hash index", i));
+  }
   const char* const begin = parts.rows.data();
   const char* p = begin;
   const char* const end = p + parts.rows.size();
@@ -594,31 +658,30 @@ size_t SnapshotReader::FindBlock(std::string_view metric, std::string_view key) 
   return it == index_.begin() ? index_.size() : static_cast<size_t>(it - index_.begin()) - 1;
 }
 
-bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric,
-                                 std::string_view key, Row* row) const {
-  // The block was checked whole when it was cached: every restart point is
-  // the start of a row, rows are sorted, so the decoding below cannot fail.
+Status SnapshotReader::CheckHashIndex(size_t i, std::string_view plain, const std::vector<uint64_t>& hashes,
+                                      std::string* scratch) const {
+  const IndexEntry& e = index_[i];
   BlockParts parts;
-  SplitBlock(plain, rows, &parts);
-  const char* const begin = parts.rows.data();
-  const char* const end = begin + parts.rows.size();
-  auto row_at = [&](uint32_t r, RowView* v) {
-    const char* p = begin + DecodeFixed32(parts.restarts + 4 * r);
-    GetRowKey(&p, end, v);
-  };
-  // The last restart whose row is <= (metric, key); row 0 is (FindBlock).
-  uint32_t lo = 0, hi = parts.num - 1;
-  RowView v;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo + 1) / 2;
-    row_at(mid, &v);
-    if (CompareKeys(v.metric, v.key, metric, key) <= 0) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
+  if (!SplitBlock(plain, e.rows, version_, &parts) || hashes.size() != e.rows) {
+    return Corrupt(e.offset, fmt::format("block {}: bad restart points or hash index", i));
   }
-  const char* p = begin + DecodeFixed32(parts.restarts + 4 * lo);
+  if (parts.num_slots == 0) return Status::OK();
+  // The index is a function of the rows: rebuild it and compare, so a
+  // lookup can trust every slot (and find a free one to stop at).
+  scratch->clear();
+  AppendHashIndex(hashes.data(), e.rows, parts.num_slots, scratch);
+  if (std::memcmp(scratch->data(), parts.slots, kHashSlotBytes * size_t{parts.num_slots}) != 0) {
+    return Corrupt(e.offset, fmt::format("block {}: hash index does not match its rows", i));
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// Compares (metric, key) with at most kBlockRestartInterval rows from
+// `p`, in order; fills *row on a match.
+bool ScanRestartInterval(const char* p, const char* end, std::string_view metric, std::string_view key, Row* row) {
+  RowView v;
   for (uint32_t n = 0; n < kBlockRestartInterval && p < end; n++) {
     const char* at = p;
     GetRowKey(&p, end, &v);
@@ -633,16 +696,67 @@ bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::str
   return false;
 }
 
+}  // namespace
+
+bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric,
+                                 std::string_view key, uint64_t hash, Row* row) const {
+  // The block was checked whole when it was cached: every restart point is
+  // the start of a row, rows are sorted, the hash index is the one its rows
+  // give, so the decoding and probing below cannot fail or loop forever.
+  BlockParts parts;
+  SplitBlock(plain, rows, version_, &parts);
+  const char* const begin = parts.rows.data();
+  const char* const end = begin + parts.rows.size();
+  if (parts.num_slots > 0) {
+    // Linear probing from the key's bucket: a free slot ends the chain
+    // (absent); a slot with the key's fingerprint names a restart interval
+    // that may hold it (a fingerprint shared by another key costs one scan).
+    const uint8_t fp = HashFingerprint(hash);
+    uint32_t b = HashBucket(hash, parts.num_slots);
+    for (;;) {
+      const uint8_t restart = static_cast<uint8_t>(parts.slots[kHashSlotBytes * b]);
+      if (restart == kHashEmpty) return false;
+      if (static_cast<uint8_t>(parts.slots[kHashSlotBytes * b + 1]) == fp &&
+          ScanRestartInterval(begin + DecodeFixed32(parts.restarts + 4 * restart), end, metric, key, row)) {
+        return true;
+      }
+      b = b + 1 == parts.num_slots ? 0 : b + 1;
+    }
+  }
+  // No hash index (a version 2 file, or too many restart points): the last
+  // restart whose row is <= (metric, key); row 0 is (FindBlock).
+  uint32_t lo = 0, hi = parts.num - 1;
+  RowView v;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo + 1) / 2;
+    const char* p = begin + DecodeFixed32(parts.restarts + 4 * mid);
+    GetRowKey(&p, end, &v);
+    if (CompareKeys(v.metric, v.key, metric, key) <= 0) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return ScanRestartInterval(begin + DecodeFixed32(parts.restarts + 4 * lo), end, metric, key, row);
+}
+
 Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* row) const {
   // A short message: absent keys are common, and this one fits the string's inline buffer.
-  if (!FilterMayMatch(metric, key)) return Status::NotFound("no such row");
+  const uint64_t hash = FilterHash(metric, key);
+  if (!FilterMatches(filter_, hash)) return Status::NotFound("no such row");
   const size_t i = FindBlock(metric, key);
   if (i == index_.size()) return Status::NotFound("no such row");
   std::lock_guard<std::mutex> lock(get_mu_);
   if (block_cache_.empty()) block_cache_.resize(index_.size());
   if (block_cache_[i] == nullptr) {
-    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, get_scratch_.get()));
-    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, get_scratch_->plain, [](const RowView&) { return true; }));
+    Scratch* scratch = get_scratch_.get();
+    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, scratch));
+    scratch->hashes.clear();
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, [&](const RowView& v) {
+      if (version_ >= 3) scratch->hashes.push_back(FilterHash(v.metric, v.key));
+      return true;
+    }));
+    if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
     if (block_cache_bytes_ + index_[i].usize > kBlockCacheBytes) {
       for (auto& b : block_cache_) b.reset();
       block_cache_bytes_ = 0;
@@ -650,7 +764,7 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     block_cache_bytes_ += index_[i].usize;
     block_cache_[i] = std::make_unique<std::string>(get_scratch_->plain);
   }
-  if (!SearchBlock(*block_cache_[i], index_[i].rows, metric, key, row)) return Status::NotFound("no such row");
+  if (!SearchBlock(*block_cache_[i], index_[i].rows, metric, key, hash, row)) return Status::NotFound("no such row");
   return Status::OK();
 }
 
@@ -718,9 +832,12 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
     bool first = true, ordered = true, filtered = true;
     RowView last;  // points into scratch.plain, valid until the next LoadBlock
+    scratch.hashes.clear();
     SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
       if (first && i > 0 && CompareKeys(last_metric, last_key, v.metric, v.key) >= 0) ordered = false;
-      if (!FilterMayMatch(v.metric, v.key)) filtered = false;
+      const uint64_t h = FilterHash(v.metric, v.key);
+      if (!FilterMatches(filter_, h)) filtered = false;
+      scratch.hashes.push_back(h);
       first = false;
       last = v;
       rows++;
@@ -729,6 +846,7 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
     }));
     if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
     if (!filtered) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
+    if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch.plain, scratch.hashes, &scratch.table));
     last_metric.assign(last.metric);
     last_key.assign(last.key);
   }

@@ -2,7 +2,9 @@
 //
 // A snapshot file holds the rows of one window, sorted by (metric, key) as
 // byte strings, in zstd-compressed blocks of ~64 KiB (each ending in restart
-// points for binary search), then a bloom filter of every (metric, key), the
+// points for binary search and, since format 3, a hash index that names the
+// restart interval of a key in two bytes a slot), then a bloom filter of
+// every (metric, key), the
 // per-metric stats that reconciliation compares, an index of the blocks and
 // a fixed 64-byte footer. Every block, the filter, the stats, the index and
 // the footer carry an xxh64 (XXH64, seed 0), so a flipped byte anywhere is
@@ -88,6 +90,10 @@ struct SnapshotWriterOptions {
   // A block is cut once its uncompressed rows reach this size. 1..64 KiB;
   // smaller only for tests that want many blocks from few rows.
   size_t block_bytes = kSnapshotBlockBytes;
+  // Each block ends in a hash index of its rows (docs/FORMAT.md), so that a
+  // point lookup probes a slot or two instead of binary-searching the
+  // restart points. Off only for tests and benchmarks of the fallback.
+  bool block_hash_index = true;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the
@@ -122,6 +128,11 @@ class SnapshotWriter {
   // Tests only: Finish writes these stats instead of the ones of the rows,
   // with valid checksums, so that reconciliation has something to catch.
   void OverrideStatsForTesting(std::vector<MetricStats> stats) { stats_ = std::move(stats); }
+  // Tests only: byte `at` of the hash index of every block written from now
+  // on is XORed with 0x01 before compression (with a valid checksum), so
+  // that the reader's check of the index against the rows has something to
+  // catch. Ignored for a block whose index is shorter.
+  void FlipHashIndexByteForTesting(size_t at) { flip_hash_index_byte_ = at; }
 
  private:
   struct IndexEntry;
@@ -148,7 +159,12 @@ class SnapshotWriter {
   std::string compressed_;  // reused output buffer of zstd
   std::string last_metric_, last_key_;  // last row added ("" before the first)
   std::vector<IndexEntry> index_;
+  size_t flip_hash_index_byte_ = SIZE_MAX;
 };
+
+// The hash of (metric, key) that the filter and the blocks' hash indexes
+// use (docs/FORMAT.md): XXH64 of the key seeded with XXH64 of the metric.
+uint64_t SnapshotKeyHash(std::string_view metric, std::string_view key);
 
 // Reads one snapshot file. Open checks the footer, the index and the filter
 // (it reads those three); each block is checked (xxh64 of its compressed
@@ -180,8 +196,9 @@ class SnapshotReader {
   }
 
   // Point lookup: the filter first (most absent keys stop there), then a
-  // binary search over the block first keys and over the restart points of
-  // at most one block, which is read, checked whole and cached once.
+  // binary search over the block first keys, then the hash index (or, in a
+  // block without one, a binary search over the restart points) of at most
+  // one block, which is read, checked whole and cached once.
   // NotFound if absent; Corruption if that block is bad.
   Status Get(std::string_view metric, std::string_view key, Row* row) const;
 
@@ -234,14 +251,21 @@ class SnapshotReader {
   size_t FindBlock(std::string_view metric, std::string_view key) const;
   // Reads section s and checks its checksum.
   Status ReadSection(const Section& s, std::string_view name, std::string* out) const;
-  // Binary search over the restart points of a checked block.
+  // Looks (metric, key), whose filter hash is `hash`, up in a checked
+  // block: through its hash index, or a binary search over its restart
+  // points when it has none.
   bool SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric, std::string_view key,
-                   Row* row) const;
+                   uint64_t hash, Row* row) const;
+  // Checks that the hash index of block i (if it has one) is the one its
+  // rows, with filter hashes `hashes`, give. `scratch` is a buffer.
+  Status CheckHashIndex(size_t i, std::string_view plain, const std::vector<uint64_t>& hashes,
+                        std::string* scratch) const;
 
   const std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
   uint64_t size_ = 0;
   uint64_t rows_ = 0;
+  uint32_t version_ = 0;  // of the file's format (footer)
   uint64_t index_offset_ = 0;
   uint64_t prefix_xxh64_ = 0;  // footer: XXH64 of the bytes before the footer
   std::vector<IndexEntry> index_;

@@ -8,6 +8,9 @@
 #include <string>
 
 #include "engine/event_parser.h"
+#include "engine/filenames.h"
+#include "engine/ingest.h"
+#include "engine/root.h"
 #include "engine/line_reader.h"
 #include "tests/test_util.h"
 
@@ -87,6 +90,62 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
   EXPECT_EQ(overlong, 1u);
   EXPECT_GT(bad, 5u);
   EXPECT_GT(events, 2 * ParseAhead::kChunkLines);
+}
+
+// The helper thread is stopped and joined when a ParseAhead goes away with
+// chunks still queued or being parsed (an ingest that stops at a bad line).
+TEST(ParseAheadTest, DestroyedMidInputWithChunksQueued) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  WriteFile(path, Input());
+  for (size_t stop_after : {size_t{0}, size_t{1}, size_t{100}, ParseAhead::kChunkLines + 3}) {
+    std::unique_ptr<LineReader> reader;
+    ASSERT_TRUE(LineReader::Open(path, &reader).ok());
+    ParseAhead ahead(reader.get());
+    for (size_t i = 0; i < stop_after; ++i) ASSERT_NE(ahead.Next(), nullptr) << i;
+  }
+}
+
+// Ingest with parse-ahead commits exactly what ingest on one thread does:
+// same state, same rejected lines, over several chunks with bad lines,
+// duplicates and gaps, at a commit size that does not divide a chunk.
+TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
+  TempDir dir;
+  std::string in;
+  for (size_t i = 0; i < 3 * ParseAhead::kChunkLines + 101; ++i) {
+    const uint64_t seq = i % 1000 == 7 ? i - 5 : (i % 1777 == 3 ? i + 2 : i);  // duplicates, gaps
+    in += i % 613 == 11 ? "{bad " + std::to_string(i) + "\n"
+                        : "{\"producer\":\"p" + std::to_string(i % 5) + "\",\"seq\":" + std::to_string(seq / 5) +
+                              ",\"ts\":" + std::to_string(1792576800000 + 997 * i) + ",\"metric\":\"m" +
+                              std::to_string(i % 3) + "\",\"key\":\"k" + std::to_string(i % 101) +
+                              "\",\"value\":" + std::to_string(i) + ".25}\n";
+  }
+  WriteFile(dir / "in.ndjson", in);
+  std::string outcome[2];
+  for (bool ahead : {false, true}) {
+    const std::string root_path = dir / (ahead ? "ahead" : "one");
+    ASSERT_STATUS_OK(Root::Init(Env::Default(), root_path, RootConfig()));
+    std::unique_ptr<Root> root;
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_path, /*writer=*/true, &root));
+    Ingester ingester(root->env(), root->store(), root->config());
+    IngestOptions o;
+    o.path = dir / "in.ndjson";
+    o.source = "in";
+    o.commit_every = 1000;
+    o.parse_ahead = ahead;
+    o.rejects_file = filenames::RejectsFile(root_path, "in");
+    SourceState st;
+    ASSERT_STATUS_OK(ingester.Run(o, &st));
+    root.reset();
+    outcome[ahead] = StateDump(root_path) + ReadFile(filenames::RejectsFile(root_path, "in"));
+    // Paths differ only in the root's name.
+    const std::string name = ahead ? "ahead" : "one";
+    for (size_t at; (at = outcome[ahead].find("/" + name + "/")) != std::string::npos;) {
+      outcome[ahead].replace(at, name.size() + 2, "/ROOT/");
+    }
+  }
+  EXPECT_NE(outcome[0].find("\"rejected\":"), std::string::npos);
+  EXPECT_EQ(outcome[1], outcome[0]);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -248,6 +249,201 @@ TEST_F(SnapshotFileTest, StatsSectionHoldsPerMetricTotals) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(got, want);
   EXPECT_EQ(got.size(), 11u);
+}
+
+// The hash index (docs/FORMAT.md) answers exactly what the restart-point
+// search answers, for every row and the absent keys beside each, in files
+// with and without it, with many restart intervals per block and one.
+TEST_F(SnapshotFileTest, HashIndexHitsAndMissesMatchBinarySearch) {
+  const std::vector<Row> rows = MakeRows(20000);
+  for (size_t block_bytes : {size_t{300}, size_t{4000}, kSnapshotBlockBytes}) {
+    SCOPED_TRACE(block_bytes);
+    SnapshotWriterOptions hashed, plain;
+    hashed.block_bytes = plain.block_bytes = block_bytes;
+    plain.block_hash_index = false;
+    SnapshotFileInfo hi, pi;
+    Write(Path("hashed"), rows, &hi, hashed);
+    Write(Path("plain"), rows, &pi, plain);
+    CheckContents(Path("hashed"), rows, hi);
+    CheckContents(Path("plain"), rows, pi);
+    auto h = OpenOrDie(Path("hashed"));
+    auto p = OpenOrDie(Path("plain"));
+    ASSERT_EQ(h->blocks(), p->blocks());
+    for (size_t b = 0; b < h->blocks(); b++) {
+      // 2 bytes per slot, 4/3 slot per row (+1): the index is there.
+      const uint32_t rows_in_block = h->block(b).rows;
+      ASSERT_EQ(h->block(b).usize, p->block(b).usize + 2 * (rows_in_block + rows_in_block / 3 + 1)) << b;
+    }
+    Row hr, pr;
+    for (size_t i = 0; i < rows.size(); i++) {
+      ASSERT_TRUE(h->Get(rows[i].metric, rows[i].key, &hr).ok()) << i;
+      ASSERT_EQ(hr, rows[i]) << i;
+      ASSERT_TRUE(p->Get(rows[i].metric, rows[i].key, &pr).ok()) << i;
+      ASSERT_EQ(pr, rows[i]) << i;
+      for (const std::string& absent : {rows[i].key + "x", rows[i].key.substr(0, rows[i].key.size() - 1)}) {
+        EXPECT_TRUE(h->Get(rows[i].metric, absent, &hr).IsNotFound()) << i << " " << absent;
+        EXPECT_TRUE(p->Get(rows[i].metric, absent, &pr).IsNotFound()) << i << " " << absent;
+      }
+    }
+  }
+}
+
+// A block with more than 255 restart points (rows of under ~16 bytes) has
+// no hash index; lookups binary-search its restart points.
+TEST_F(SnapshotFileTest, BlockWithTooManyRestartsHasNoHashIndex) {
+  std::vector<Row> rows;
+  for (int i = 0; i < 4500; i++) rows.push_back({"m", fmt::format("{:04x}", i * 2), i, -i, 1});
+  SnapshotFileInfo info;
+  Write(Path("tiny"), rows, &info);
+  CheckContents(Path("tiny"), rows, info);
+  auto r = OpenOrDie(Path("tiny"));
+  ASSERT_EQ(r->blocks(), 1u);
+  ASSERT_GT(r->block(0).rows, 255 * kBlockRestartInterval);
+  SnapshotWriterOptions plain;
+  plain.block_hash_index = false;
+  SnapshotFileInfo pinfo;
+  Write(Path("plain"), rows, &pinfo, plain);
+  EXPECT_EQ(ReadAll(Path("tiny")), ReadAll(Path("plain")));  // no index: the same bytes
+  Row row;
+  for (int i = 0; i < 4500; i++) {
+    ASSERT_TRUE(r->Get("m", rows[i].key, &row).ok()) << i;
+    ASSERT_EQ(row, rows[i]);
+    EXPECT_TRUE(r->Get("m", fmt::format("{:04x}", i * 2 + 1), &row).IsNotFound()) << i;
+  }
+}
+
+// Keys chosen to share a bucket and a fingerprint (docs/FORMAT.md: bucket
+// (hi32(h) * slots) >> 32, fingerprint the low byte of h) in different
+// restart intervals: the lookup of the second must go on probing after the
+// first slot's interval does not hold it, and an absent key with the same
+// bucket and fingerprint must end in NotFound at a free slot.
+TEST_F(SnapshotFileTest, HashIndexFingerprintCollisions) {
+  // 40 rows in one block: 3 restart intervals, 40 + 13 + 1 = 54 slots.
+  constexpr uint32_t kSlots = 54;
+  auto slot = [](const std::string& key) {
+    const uint64_t h = SnapshotKeyHash("x", key);
+    return static_cast<uint32_t>(((h >> 32) * kSlots) >> 32) << 8 | static_cast<uint8_t>(h);
+  };
+  std::map<uint32_t, std::string> first;  // (bucket, fingerprint) of "a<i>"
+  for (int i = 0; i < 3000; i++) first.emplace(slot(fmt::format("a{}", i)), fmt::format("a{}", i));
+  std::string a, z;
+  for (int j = 0; j < 100000 && z.empty(); j++) {
+    auto it = first.find(slot(fmt::format("z{}", j)));
+    if (it != first.end()) a = it->second, z = fmt::format("z{}", j);
+  }
+  ASSERT_FALSE(z.empty()) << "no colliding pair among the candidates";
+  std::vector<Row> rows = {{"x", a, 1, 11, 1}};
+  for (int i = 0; i < 38; i++) rows.push_back({"x", fmt::format("m{:02d}", i), 2, 22, 2});
+  rows.push_back({"x", z, 3, 33, 3});
+  SnapshotFileInfo info;
+  Write(Path("coll"), rows, &info);
+  CheckContents(Path("coll"), rows, info);
+  auto r = OpenOrDie(Path("coll"));
+  ASSERT_EQ(r->blocks(), 1u);
+  ASSERT_EQ(r->block(0).rows, 40u);
+  Row row;
+  ASSERT_TRUE(r->Get("x", a, &row).ok());
+  EXPECT_EQ(row, rows.front());
+  ASSERT_TRUE(r->Get("x", z, &row).ok());
+  EXPECT_EQ(row, rows.back());
+  // An absent key in the same chain that also passes the filter.
+  std::string absent;
+  for (int k = 0; k < 20000000 && absent.empty(); k++) {
+    const std::string key = fmt::format("q{}", k);
+    if (slot(key) == slot(a) && r->FilterMayMatch("x", key)) absent = key;
+  }
+  ASSERT_FALSE(absent.empty());
+  EXPECT_TRUE(r->Get("x", absent, &row).IsNotFound());
+}
+
+// The hash index lies inside the block's compressed bytes: a flipped byte
+// of a block fails its checksum before any slot is read. An index that
+// does not match its rows under a valid checksum (a writer bug) is caught
+// when the block is checked, by Get and by VerifyAll.
+TEST_F(SnapshotFileTest, CorruptHashIndexIsCaught) {
+  std::vector<Row> rows = MakeRows(200);
+  SnapshotWriterOptions small;
+  small.block_bytes = 2000;
+  SnapshotFileInfo info;
+  Write(Path("good"), rows, &info, small);
+  const std::string good = ReadAll(Path("good"));
+  auto r = OpenOrDie(Path("good"));
+  ASSERT_GE(r->blocks(), 2u);
+  const SnapshotReader::BlockInfo b1 = r->block(1);
+  const Row& probe = rows[r->block(0).rows];  // block 1's first row
+  for (uint64_t at = b1.offset; at < b1.offset + b1.csize; at++) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x01);
+    std::ofstream(Path("bad"), std::ios::binary | std::ios::trunc) << bad;
+    auto br = OpenOrDie(Path("bad"));
+    ASSERT_TRUE(br);
+    Row row;
+    Status s = br->Get(probe.metric, probe.key, &row);
+    EXPECT_TRUE(s.IsCorruption()) << at << ": " << s.ToString();
+    EXPECT_NE(s.message().find("block 1 checksum mismatch"), std::string::npos) << s.ToString();
+  }
+  // Every byte of the index: a restart number or a fingerprint.
+  const uint32_t slots = r->block(0).rows + r->block(0).rows / 3 + 1;
+  for (size_t at = 0; at < 2 * slots; at++) {
+    SCOPED_TRACE(at);
+    std::unique_ptr<SnapshotWriter> w;
+    ASSERT_TRUE(SnapshotWriter::Open(env_, Path("wrong"), &w, small).ok());
+    w->FlipHashIndexByteForTesting(at);
+    for (const Row& row : rows) ASSERT_TRUE(w->Add(row).ok());
+    SnapshotFileInfo winfo;
+    ASSERT_TRUE(w->Finish(&winfo).ok());
+    auto wr = OpenOrDie(Path("wrong"));
+    ASSERT_TRUE(wr);
+    Row row;
+    Status s = wr->Get(rows[0].metric, rows[0].key, &row);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.message().find("block 0: hash index does not match its rows"), std::string::npos) << s.ToString();
+    s = wr->VerifyAll(winfo.xxh64);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_TRUE(wr->Scan(nullptr, [](const Row&) {}).ok());  // Scan does not use the index
+  }
+}
+
+// A version 2 file (before hash indexes), as `snapsink run --final` wrote it
+// on 2026-11-30 from 40 events: rows (m<i%2>, k<i>) = (1, i.5, 1). Readers
+// still serve it, by the restart points.
+TEST_F(SnapshotFileTest, ReadsVersion2File) {
+  const char* const kHex =
+      "28b52ffd600d014d0900d40d026d30026b300202c0843d026d30036b31de810a320202c0f0f50b340202c082ea0d3602"
+      "02c094de0f380202c0a6d21196b10232b8c61332caba1532dcae1732eea2193280971b33928b1d33a4ff1e33b6f32033"
+      "c8e72233dadb24a8a504ba9906cc8d08026d31026b310202c08db701026d31036b31e7fb0a330202c0f9ef0c350202c0"
+      "8be40e370202c09dd810390202c0afcc1232c1c01432d3b41632e5a81832f79c1a3289911c9fab03339b851e33adf91f"
+      "33bfed2133d1e12333e3d525b19f05c39307390202c0d5870900000000cd000000980100000300000041a88154012e76"
+      "9f3150d3483d1080eedfd80887bf450d05550a3aad1b446a280ad40832d6eb74d004696d77b62dfdf28d44d810508508"
+      "8f6042a12203a55936f4888a621550e553a6064e28020a185649b011580830098c001d680c0adc2a92f0154bfb1096b9"
+      "fa6f949c5a4350295500e0c80c5684c618f829e70150019c885410bbc9c5590a4a8103060200000000000000026d3014"
+      "282880b6f7f302026d3114282880ea8087033301000000000000410000000000000058387dfbacae8241740100000000"
+      "00001e00000000000000eecae4904705415301000000000000000000000000000000330100000d02000028000000a906"
+      "d190ad9787b6020000006d30020000006b30534e4150534e4b3102000000000000009201000000000000600000000000"
+      "00002800000000000000d78da98da63dbe95a915350a32a5532d55c41f1c4329c263";
+  std::string bytes;
+  for (const char* p = kHex; *p != '\0'; p += 2) bytes.push_back(static_cast<char>(std::stoi(std::string(p, 2), nullptr, 16)));
+  ASSERT_EQ(bytes.size(), 562u);
+  ASSERT_EQ(bytes.substr(bytes.size() - 64 + 8, 4), std::string("\x02\0\0\0", 4));  // version 2
+  std::ofstream(Path("v2"), std::ios::binary | std::ios::trunc) << bytes;
+  auto r = OpenOrDie(Path("v2"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rows(), 40u);
+  Row row;
+  for (int i = 0; i < 40; i++) {
+    const std::string metric = fmt::format("m{}", i % 2), key = fmt::format("k{}", i);
+    ASSERT_TRUE(r->Get(metric, key, &row).ok()) << i;
+    EXPECT_EQ(row, (Row{metric, key, 1, int64_t{i} * 1000000 + 500000, 1})) << i;
+    EXPECT_TRUE(r->Get(metric, key + "x", &row).IsNotFound()) << i;
+  }
+  size_t n = 0;
+  EXPECT_TRUE(r->Scan(nullptr, [&](const Row&) { n++; }).ok());
+  EXPECT_EQ(n, 40u);
+  Status s = r->VerifyAll(XXH64(bytes.data(), bytes.size(), 0));
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::vector<MetricStats> stats;
+  EXPECT_TRUE(r->ReadStats(&stats).ok());
+  EXPECT_EQ(stats.size(), 2u);
 }
 
 // Section positions, from the footer and the index header (docs/FORMAT.md).
