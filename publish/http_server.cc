@@ -452,11 +452,24 @@ struct HttpServer::Impl {
       return httplib::Server::HandlerResponse::Unhandled;
     });
     http.set_logger([this](const httplib::Request& req, const httplib::Response& res) { Count(req, res); });
-    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (res.body.empty() && res.status >= 400) {
-        res.set_content(JsonError(res.status == 404 ? "no such endpoint: " + req.path : "HTTP " + std::to_string(res.status)),
-                        "application/json");
+    // httplib answers limits itself (413, 414, 400 for an oversized or
+    // malformed header): say which limit, with the option that sets it.
+    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty() || res.status < 400) return;
+      std::string what;
+      switch (res.status) {
+        case 404: what = "no such endpoint: " + req.path; break;
+        case 413:
+          what = "request body larger than " + std::to_string(options.max_request_bytes) + " bytes (--max-request-bytes)";
+          break;
+        case 414: what = "request line longer than " + std::to_string(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH) + " bytes"; break;
+        case 400:
+          what = "malformed request, or a header line longer than " + std::to_string(CPPHTTPLIB_HEADER_MAX_LENGTH) +
+                 " bytes";
+          break;
+        default: what = "HTTP " + std::to_string(res.status);
       }
+      res.set_content(JsonError(what), "application/json");
     });
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "internal error";
