@@ -116,6 +116,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/root_files_test.cc
   tests/root_test.cc
   tests/sequencer_test.cc
+  tests/serve_api_test.cc
   tests/serve_limits_test.cc
   tests/serve_test.cc
   tests/serve_util.cc

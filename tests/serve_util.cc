@@ -13,6 +13,23 @@
 
 namespace snapsink::testing {
 
+Server& Server::operator=(Server&& o) noexcept {
+  if (this != &o) {
+    this->~Server();
+    proc = o.proc;
+    port = o.port;
+    o.proc = Spawned();
+  }
+  return *this;
+}
+
+Server::~Server() {
+  if (proc.pid > 0 && proc.Running()) {
+    ::kill(proc.pid, SIGKILL);
+    proc.Wait();
+  }
+}
+
 int FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

@@ -15,7 +15,14 @@ namespace snapsink::testing {
 // A port that was free a moment ago (bind 0, read it back, close).
 int FreePort();
 
+// A running `snapsink serve`; killed (SIGKILL) when it goes out of scope
+// still running, so that a failed assertion leaves no server behind.
 struct Server {
+  Server() = default;
+  Server(Server&& o) noexcept : proc(o.proc), port(o.port) { o.proc = Spawned(); }
+  Server& operator=(Server&& o) noexcept;
+  ~Server();
+
   Spawned proc;
   int port = 0;  // 0: it did not start
 };
