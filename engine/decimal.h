@@ -33,4 +33,12 @@ inline bool AddMicros(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_add_overflow(a, b, out);
 }
 
+// a + b modulo 2^64: how totals over rows (count, events, sum) add up.
+// Totals wrap the same way everywhere they are computed (seal, the stats
+// section, publish, verify), so they still compare equal; only a total past
+// int64 (9.2e18, no real input reaches it) reads as wrapped.
+inline int64_t WrappingAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 }  // namespace snapsink

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/decimal.h"
 #include "engine/long_key.h"
 
 namespace snapsink {
@@ -114,8 +115,8 @@ Status LedgerTotalsByWindow(Txn* txn, std::map<int64_t, Aggregate>* out) {
     decode = codec::Decode(v, &a);
     if (!decode.ok()) return false;
     Aggregate& t = (*out)[codec::DecodeWindowKey(k)];
-    t.count += a.count;
-    t.events += a.events;
+    t.count = WrappingAdd(t.count, a.count);
+    t.events = WrappingAdd(t.events, a.events);
     return true;
   }));
   return decode;

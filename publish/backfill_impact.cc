@@ -24,9 +24,9 @@ Status WindowTotals(Store* store, const std::set<int64_t>& windows, std::map<int
       Aggregate a;
       decode = codec::Decode(v, &a);
       if (!decode.ok()) return false;
-      t.count += a.count;
-      t.events += a.events;
-      t.sum_micros += a.sum_micros;
+      t.count = WrappingAdd(t.count, a.count);
+      t.events = WrappingAdd(t.events, a.events);
+      t.sum_micros = WrappingAdd(t.sum_micros, a.sum_micros);
       return true;
     }));
     SNAPSINK_RETURN_IF_ERROR(decode);

@@ -123,10 +123,9 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
       current = &it->second;
       current_metric = it->first;
     }
-    current->count += r.count;
-    current->events += r.events;
-    current->sum_micros =
-        static_cast<int64_t>(static_cast<uint64_t>(current->sum_micros) + static_cast<uint64_t>(r.sum_micros));
+    current->count = WrappingAdd(current->count, r.count);
+    current->events = WrappingAdd(current->events, r.events);
+    current->sum_micros = WrappingAdd(current->sum_micros, r.sum_micros);
     ++rows;
   };
   SNAPSINK_RETURN_IF_ERROR(reader->VerifyAll(data->xxh64, &visit));
@@ -170,9 +169,9 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
   // The manifest's window totals against the rows.
   Aggregate total;
   for (const auto& [metric, b] : out) {
-    total.events += b.events;
-    total.count += b.count;
-    total.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(total.sum_micros) + static_cast<uint64_t>(b.sum_micros));
+    total.events = WrappingAdd(total.events, b.events);
+    total.count = WrappingAdd(total.count, b.count);
+    total.sum_micros = WrappingAdd(total.sum_micros, b.sum_micros);
   }
   if (total.events != m.events || total.count != m.count || total.sum_micros != m.sum_micros) {
     return Status::Reconcile(Mismatch(p, "window totals: events", std::to_string(total.events),

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/window_records.h"
@@ -14,9 +15,9 @@ namespace snapsink {
 namespace {
 
 void Add(Aggregate* to, const Aggregate& a) {
-  to->count += a.count;
-  to->events += a.events;
-  to->sum_micros = static_cast<int64_t>(static_cast<uint64_t>(to->sum_micros) + static_cast<uint64_t>(a.sum_micros));
+  to->count = WrappingAdd(to->count, a.count);
+  to->events = WrappingAdd(to->events, a.events);
+  to->sum_micros = WrappingAdd(to->sum_micros, a.sum_micros);
 }
 
 std::string WindowPrefix(int64_t window_ms) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/json_escape.h"
 #include "engine/timeutil.h"
@@ -41,9 +42,9 @@ Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> ma
     decode = codec::Decode(v, &a);
     if (!decode.ok()) return false;
     Aggregate& t = totals[codec::DecodeWindowKey(k)];
-    t.count += a.count;
-    t.events += a.events;
-    t.sum_micros += a.sum_micros;
+    t.count = WrappingAdd(t.count, a.count);
+    t.events = WrappingAdd(t.events, a.events);
+    t.sum_micros = WrappingAdd(t.sum_micros, a.sum_micros);
     return true;
   }));
   SNAPSINK_RETURN_IF_ERROR(decode);
@@ -84,7 +85,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
   if (max_ts) {
     out->max_event_ts = static_cast<int64_t>(*max_ts);
-    out->watermark = *out->max_event_ts - out->config.lateness_ms;
+    out->watermark = Watermark(*out->max_event_ts, out->config.lateness_ms);
   }
 
   std::map<int64_t, WindowStatus> windows;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "engine/crash_point.h"
+#include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -61,11 +62,11 @@ Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path,
     return writer->Add(row);
   }));
   for (const MetricStats& ms : writer->stats()) {
-    m->events += ms.events;
-    m->count += ms.count;
+    m->events = WrappingAdd(m->events, ms.events);
+    m->count = WrappingAdd(m->count, ms.count);
     // Wrapping on purpose: a window total across metrics may exceed int64; it
     // is checked the same way it is made, and per-metric sums are exact.
-    m->sum_micros = static_cast<int64_t>(static_cast<uint64_t>(m->sum_micros) + static_cast<uint64_t>(ms.sum_micros));
+    m->sum_micros = WrappingAdd(m->sum_micros, ms.sum_micros);
   }
   SnapshotFileInfo info;
   SNAPSINK_RETURN_IF_ERROR(writer->FinishUnsynced(&info, file));

@@ -10,6 +10,7 @@
 
 #include "engine/coding.h"
 #include "engine/crash_point.h"
+#include "engine/decimal.h"
 
 namespace snapsink {
 
@@ -256,9 +257,9 @@ Status SnapshotWriter::Add(const Row& row) {
   if (stats_.empty() || stats_.back().metric != row.metric) stats_.push_back(MetricStats{row.metric});
   MetricStats& ms = stats_.back();
   ms.rows += 1;
-  ms.events += row.events;
-  ms.count += row.count;
-  ms.sum_micros = static_cast<int64_t>(static_cast<uint64_t>(ms.sum_micros) + static_cast<uint64_t>(row.sum_micros));
+  ms.events = WrappingAdd(ms.events, row.events);
+  ms.count = WrappingAdd(ms.count, row.count);
+  ms.sum_micros = WrappingAdd(ms.sum_micros, row.sum_micros);
   // One append per row: encoded in place at the end of block_.
   const size_t at = block_.size();
   block_.resize(at + row.metric.size() + row.key.size() + 5 * 10);

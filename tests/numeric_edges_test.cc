@@ -73,6 +73,11 @@ TEST(NumericEdges, LatenessOfInt64MaxMsDoesNotOverflowTheCloseCheck) {
   EXPECT_EQ(w.out.find("\"closed\":true"), std::string::npos) << w.out;
   EXPECT_NE(w.out.find("\"closed\":false"), std::string::npos) << w.out;
   EXPECT_NE(run.out.find("nothing to seal"), std::string::npos) << run.out;
+  // The watermark is shown held at 0000-01-01, not overflowed (UBSan caught
+  // max_event_ts - lateness in `status` and in "nothing to seal").
+  RunResult st = Snapsink({"status", d / "r"});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  EXPECT_NE(st.out.find("watermark   0000-01-01T00:00:00Z"), std::string::npos) << st.out;
 }
 
 // Broke: with a window size that does not divide the time since
