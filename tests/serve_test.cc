@@ -220,7 +220,7 @@ TEST_P(ServeAnswerTest, AnswersAsTheCliDoes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Endpoints, ServeAnswerTest,
+    Serve, ServeAnswerTest,
     ::testing::Values(
         Cli("QueryMetric", "/v1/query?metric=orders", {"query", "ROOT", "--metric", "orders", "--format", "json"}, "2"),
         // The tool's window syntax: any instant inside a window names it.
