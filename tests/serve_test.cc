@@ -132,6 +132,9 @@ struct AnswerCase {
   std::string generation;  // the Snapsink-Generation header, when set
 };
 
+// Test names and failure messages show the case's name and target.
+void PrintTo(const AnswerCase& c, std::ostream* os) { *os << c.name << " " << c.target; }
+
 AnswerCase Cli(std::string name, std::string target, std::vector<std::string> cli, std::string generation = "") {
   AnswerCase c;
   c.name = std::move(name);
