@@ -41,11 +41,15 @@ set(SNAPSINK_LIB_SOURCES
   publish/seal.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
+  publish/state_views.cc
   publish/views.cc
+  publish/view_tables.cc
   sink/inspect.cc
   sink/reader.cc
   sink/serve.cc
   sink/sink.cc
+  sink/state_ops.cc
+  sink/version.cc
 )
 
 # The public API: installed under include/snapsink/. Standard library only.
@@ -55,6 +59,8 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/serve.h
   include/snapsink/sink.h
   include/snapsink/status.h
+  include/snapsink/version.h
+  include/snapsink/views.h
 )
 
 # The command-line tool.
@@ -64,13 +70,14 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cmd_gaps.cc
   tools/cmd_ingest.cc
   tools/cmd_inspect.cc
-  tools/cmd_inspect_ids.cc
   tools/cmd_metrics.cc
   tools/cmd_ops.cc
   tools/cmd_publish.cc
   tools/cmd_query.cc
+  tools/cmd_retire_producers.cc
   tools/cmd_serve.cc
   tools/cmd_status.cc
+  tools/cmd_verify.cc
   tools/impact_table.cc
   tools/main.cc
   tools/progress.cc
@@ -82,6 +89,7 @@ set(SNAPSINK_TOOL_SOURCES
 # GoogleTest suite (SNAPSINK_BUILD_TESTS).
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
+  tests/api_views_test.cc
   tests/backfill_stdin_test.cc
   tests/backfill_test.cc
   tests/cli_operator_test.cc
@@ -127,6 +135,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/storable_test.cc
   tests/store_test.cc
   tests/store_unit_test.cc
+  tests/generation_view.cc
   tests/test_util.cc
   tests/timeutil_test.cc
   tests/window_records_test.cc

@@ -90,6 +90,42 @@ class Env {
   virtual Status LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
 };
 
+// An Env that forwards every call to another (LevelDB's EnvWrapper): a test
+// that changes one operation overrides just that one.
+class EnvWrapper : public Env {
+ public:
+  explicit EnvWrapper(Env* target) : target_(target) {}
+  Env* target() const { return target_; }
+
+  Status NewWritableFile(const std::string& p, std::unique_ptr<WritableFile>* o) override {
+    return target_->NewWritableFile(p, o);
+  }
+  Status NewAppendableFile(const std::string& p, std::unique_ptr<WritableFile>* o) override {
+    return target_->NewAppendableFile(p, o);
+  }
+  Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* o) override {
+    return target_->NewRandomAccessFile(p, o);
+  }
+  Status ReadFileToString(const std::string& p, std::string* o) override { return target_->ReadFileToString(p, o); }
+  bool FileExists(const std::string& p) override { return target_->FileExists(p); }
+  Status GetFileSize(const std::string& p, uint64_t* s) override { return target_->GetFileSize(p, s); }
+  Status GetChildren(const std::string& d, std::vector<std::string>* n) override { return target_->GetChildren(d, n); }
+  Status CreateDir(const std::string& p) override { return target_->CreateDir(p); }
+  Status CreateDirs(const std::string& p) override { return target_->CreateDirs(p); }
+  Status RemoveFile(const std::string& p) override { return target_->RemoveFile(p); }
+  Status RemoveTree(const std::string& p) override { return target_->RemoveTree(p); }
+  Status RenameFile(const std::string& f, const std::string& t) override { return target_->RenameFile(f, t); }
+  Status TruncateFile(const std::string& p, uint64_t s) override { return target_->TruncateFile(p, s); }
+  Status SyncDir(const std::string& d) override { return target_->SyncDir(d); }
+  Status LockFile(const std::string& p, std::unique_ptr<FileLock>* l) override { return target_->LockFile(p, l); }
+  Status LockFileShared(const std::string& p, std::unique_ptr<FileLock>* l) override {
+    return target_->LockFileShared(p, l);
+  }
+
+ private:
+  Env* const target_;
+};
+
 // Writes data to path atomically and durably: temp file, fsync, rename over
 // path, fsync of the directory. Used for CURRENT and every manifest.
 Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data);

@@ -1,10 +1,12 @@
-#include "publish/records.h"
+#include "snapsink/views.h"
 
 #include <algorithm>
 
 #include "engine/json_escape.h"
 
-namespace snapsink {
+// The output formatting of the public views (include/snapsink/views.h);
+// publish/records.h names it for the library.
+namespace snapsink::api {
 namespace {
 
 bool HasControl(const std::string& s) {
@@ -107,4 +109,4 @@ std::string FormatRecords(const std::vector<Record>& records, const std::vector<
   return out;
 }
 
-}  // namespace snapsink
+}  // namespace snapsink::api

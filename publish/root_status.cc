@@ -5,14 +5,15 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/json_escape.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
+#include "engine/window_records.h"
 #include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
+#include "publish/views.h"
 
 namespace snapsink {
 namespace {
@@ -37,17 +38,7 @@ Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> ma
                    std::map<int64_t, WindowStatus>* windows) {
   Status decode;
   std::map<int64_t, Aggregate> totals;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kLedger, "", [&](std::string_view k, std::string_view v) {
-    Aggregate a;
-    decode = codec::Decode(v, &a);
-    if (!decode.ok()) return false;
-    Aggregate& t = totals[codec::DecodeWindowKey(k)];
-    t.count = WrappingAdd(t.count, a.count);
-    t.events = WrappingAdd(t.events, a.events);
-    t.sum_micros = WrappingAdd(t.sum_micros, a.sum_micros);
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(decode);
+  SNAPSINK_RETURN_IF_ERROR(LedgerTotalsByWindow(txn, &totals));
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
     WindowStatus w;
     decode = codec::Decode(v, &w.state);
@@ -74,6 +65,9 @@ Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> ma
     return true;
   });
 }
+
+std::string U(uint64_t v) { return std::to_string(v); }
+std::string OnGapName(OnGap g) { return g == OnGap::kStop ? "stop" : "accept"; }
 
 }  // namespace
 
@@ -107,22 +101,14 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   }
   for (auto& [w, s] : windows) out->windows.push_back(s);
 
-  Status decode;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSources, "", [&](std::string_view name, std::string_view v) {
-    SourceStatus s;
-    s.name = std::string(name);
-    decode = codec::Decode(v, &s.state);
-    if (!decode.ok()) return false;
+  SNAPSINK_RETURN_IF_ERROR(ScanSources(txn.get(), [&](const std::string& name, const SourceState& state,
+                                                      const SourceIdCounts& ids) {
+    SourceStatus s{name, state, ids, -1};
     struct stat st;
-    if (Status ids = ReadSourceIdCounts(txn.get(), s.name, &s.ids); !ids.ok()) {
-      decode = ids;
-      return false;
-    }
-    if (::stat(s.name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
+    if (::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
     out->sources.push_back(std::move(s));
-    return true;
   }));
-  SNAPSINK_RETURN_IF_ERROR(decode);
+  Status decode;
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kProducers, "", [&](std::string_view id, std::string_view v) {
     ProducerState p;
     decode = codec::Decode(v, &p);
@@ -151,12 +137,6 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   return Status::OK();
 }
 
-namespace {
-
-std::string U(uint64_t v) { return std::to_string(v); }
-std::string OnGapName(OnGap g) { return g == OnGap::kStop ? "stop" : "accept"; }
-
-}  // namespace
 
 std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   auto opt_time = [](const std::optional<int64_t>& t) { return t ? JsonQuote(FormatIso(*t)) : std::string("null"); };

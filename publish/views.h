@@ -1,49 +1,79 @@
-// Views of a root as records: what `query` and `inspect` print and what the
-// HTTP server returns. Both go through these functions, so the command line
-// and the server give the same bytes for the same question.
+// Views of a root: what `query`, `inspect` and `status` print, what the HTTP
+// server returns and what the public ReadOnlySink (sink/) hands an embedder.
+// Each view is computed here once, into the public typed records
+// (include/snapsink/views.h); api::ToTable (view_tables.cc) names their
+// fields. The command line, the server and the API all go through these
+// functions, so they give the same bytes for the same question.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/env.h"
+#include "engine/id_dedup.h"
+#include "engine/state_codec.h"
 #include "engine/status.h"
 #include "publish/reader.h"
 #include "publish/records.h"
 #include "snapsink/reader.h"
+#include "snapsink/views.h"
 
 namespace snapsink {
 
 class Root;
 class Txn;
 
-// A query: every filter is optional.
-struct QuerySpec {
-  std::optional<int64_t> window;  // a window start (ParseWindowName)
-  std::string metric;             // empty: every metric
-  std::optional<std::string> key;
-};
+// --- Published state ---------------------------------------------------------
+
+using QuerySpec = api::QuerySpec;
 
 // Columns of a query's table/csv output.
 const std::vector<std::string>& QueryColumns();
 
-// Appends the rows of reader's generation that q selects, sorted by window,
-// metric, key, one record each (window, metric, key, count, sum, version,
-// generation). A point lookup (metric and key) decompresses one block per
-// window. Corruption names the damaged file.
-Status QueryRecords(Reader* reader, const QuerySpec& q, std::vector<Record>* out);
-// The same through a public Reader (the HTTP server's).
+// The rows of reader's generation that q selects, sorted by window, metric,
+// key. A point lookup (metric and key) decompresses one block per window.
+// Corruption names the damaged file.
+Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out);
+// The rows of a public Reader (the HTTP server's) as records (window,
+// metric, key, count, sum, version, generation): api::Reader::Query and
+// api::ToTable.
 Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out);
 
-// inspect generations|snapshots: the published generations, or every
-// published snapshot and how many generations use it. Sets *columns.
+// The kept generations and every published snapshot (with how many kept
+// generations use it), either may be null. A manifest or snapshot that gc
+// removes while it is listed is left out.
+Status ListPublished(Env* env, const std::string& root, std::vector<api::GenerationInfo>* generations,
+                     std::vector<api::SnapshotInfo>* snapshots);
+// inspect generations|snapshots as records. Sets *columns.
 Status PublishedRecords(Env* env, const std::string& root, const std::string& what, std::vector<Record>* out,
                         std::vector<std::string>* columns);
 
-// inspect windows: each window's version, dirty and closed flags, and its
-// ledger totals, read in txn (a read transaction of root's store).
+// --- Live state, each read in txn (a read transaction of the root's store) ---
+
+// Active producers and retired ones (tombstones), by id.
+Status ProducerInfos(Txn* txn, std::vector<api::ProducerInfo>* out);
+// The open gaps of every producer, by producer.
+Status GapInfos(Txn* txn, std::vector<api::GapInfo>* out);
+// Every accepted-gap record (engine/gap_acceptance.h).
+Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out);
+// Calls fn(name, state, id-dedup counts) for every source, by name; long
+// names too (engine/long_key.h).
+Status ScanSources(Txn* txn,
+                   const std::function<void(const std::string&, const SourceState&, const SourceIdCounts&)>& fn);
+// The same as public records.
+Status SourceViews(Txn* txn, std::vector<api::SourceView>* out);
+// The ids held for dedup by id, with root's horizon.
+Status IdsView(const Root& root, Txn* txn, api::IdsInfo* out);
+// Each window's version, dirty and closed flags and its ledger totals.
+Status WindowInfos(const Root& root, Txn* txn, std::vector<api::WindowInfo>* out);
+// inspect windows as records. Sets *columns.
 Status WindowRecords(const Root& root, Txn* txn, std::vector<Record>* out, std::vector<std::string>* columns);
+
+// The public records of the engine's.
+api::SourceView ToSourceView(const std::string& name, const SourceState& s, const SourceIdCounts& ids);
+api::IdsInfo ToIdsInfo(const IdStats& st, int64_t horizon_ms);
 
 }  // namespace snapsink

@@ -1,167 +1,116 @@
-// The inspect views of ReadOnlySink: typed records of the live state (one
-// LMDB read transaction per view) and of what is published on disk.
-#include <map>
-
-#include "engine/filenames.h"
-#include "engine/state_codec.h"
-#include "engine/window_records.h"
-#include "engine/watermark.h"
-#include "publish/current_file.h"
-#include "publish/generation_manifest.h"
-#include "publish/publisher.h"
-#include "publish/reader.h"
-#include "publish/snapshot_manifest.h"
+// The read-side views of ReadOnlySink: each opens one read transaction (or
+// reads the published files) and calls the one implementation of the view
+// in publish/views.h.
+#include "publish/metrics.h"
+#include "publish/root_status.h"
+#include "publish/views.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
-
 namespace {
 
-// Calls fn(key, decoded value) for every record of table t; stops at the
-// first record that does not decode.
-template <typename T, typename Fn>
-Status ScanDecoded(Root* root, Table t, Fn&& fn) {
+// Runs fn(root, txn) in one read transaction of root's store.
+template <typename Fn>
+Status InReadTxn(Root* root, Fn&& fn) {
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
-  Status decode;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(t, "", [&](std::string_view k, std::string_view v) {
-    T value;
-    decode = codec::Decode(v, &value);
-    if (!decode.ok()) return false;
-    fn(k, value);
-    return true;
-  }));
-  return decode;
+  return fn(txn.get());
 }
 
-// Every kept generation manifest, by number, and the current generation.
-Status ReadGenerations(Root* root, std::map<uint64_t, GenerationManifest>* out, uint64_t* current) {
-  Env* env = root->env();
-  CurrentPointer pointer;
-  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root->path(), &pointer));
-  *current = pointer.generation;
-  std::vector<std::string> names;
-  Status s = env->GetChildren(filenames::ManifestsDir(root->path()), &names);
-  if (!s.ok() && !s.IsNotFound()) return s;
-  for (const std::string& n : names) {
-    uint64_t g;
-    if (!filenames::ParseGenerationName(n, &g)) continue;
-    GenerationManifest m;
-    Status read = ReadGenerationManifest(env, root->path(), g, &m);
-    if (read.IsNotFound()) continue;  // gc removed it since the listing
-    SNAPSINK_RETURN_IF_ERROR(read);
-    (*out)[g] = std::move(m);
-  }
-  return Status::OK();
+template <typename T, typename Fn>
+Result<std::vector<T>> LiveView(Root* root, Fn&& fn) {
+  std::vector<T> out;
+  SNAPSINK_RETURN_IF_ERROR(InReadTxn(root, [&](Txn* txn) { return fn(txn, &out); }));
+  return out;
 }
 
 }  // namespace
 
 Result<std::vector<ProducerInfo>> ReadOnlySink::Producers() const {
-  std::vector<ProducerInfo> out;
-  SNAPSINK_RETURN_IF_ERROR(ScanDecoded<ProducerState>(
-      impl_->root.get(), Table::kProducers, [&](std::string_view id, const ProducerState& p) {
-        out.push_back({std::string(id), p.epoch, p.next_seq, p.gaps.size()});
-      }));
-  return out;
+  return LiveView<ProducerInfo>(impl_->root.get(), ProducerInfos);
 }
 
-Result<std::vector<GapInfo>> ReadOnlySink::Gaps() const {
-  std::vector<GapInfo> out;
-  SNAPSINK_RETURN_IF_ERROR(ScanDecoded<ProducerState>(
-      impl_->root.get(), Table::kProducers, [&](std::string_view id, const ProducerState& p) {
-        for (const Gap& g : p.gaps) out.push_back({std::string(id), p.epoch, g.lo, g.hi - 1, g.hi - g.lo});
-      }));
-  return out;
+Result<std::vector<GapInfo>> ReadOnlySink::Gaps() const { return LiveView<GapInfo>(impl_->root.get(), GapInfos); }
+
+Result<std::vector<AcceptedGapInfo>> ReadOnlySink::AcceptedGaps() const {
+  return LiveView<AcceptedGapInfo>(impl_->root.get(), AcceptedGapInfos);
 }
 
-Result<std::vector<SourceInfo>> ReadOnlySink::Sources() const {
-  std::vector<SourceInfo> out;
-  SNAPSINK_RETURN_IF_ERROR(ScanDecoded<SourceState>(
-      impl_->root.get(), Table::kSources, [&](std::string_view name, const SourceState& s) {
-        out.push_back({std::string(name), s.offset, s.lines, s.applied, s.duplicates, s.fenced, s.rejected, s.ignored});
-      }));
+Result<std::vector<SourceView>> ReadOnlySink::Sources() const {
+  return LiveView<SourceView>(impl_->root.get(), SourceViews);
+}
+
+Result<IdsInfo> ReadOnlySink::Ids() const {
+  Root* root = impl_->root.get();
+  IdsInfo out;
+  SNAPSINK_RETURN_IF_ERROR(InReadTxn(root, [&](Txn* txn) { return IdsView(*root, txn, &out); }));
   return out;
 }
 
 Result<std::vector<WindowInfo>> ReadOnlySink::Windows() const {
   Root* root = impl_->root.get();
-  std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
-  // Ledger totals per window, then the window records, in one transaction.
-  std::map<int64_t, Aggregate> totals;
-  SNAPSINK_RETURN_IF_ERROR(LedgerTotalsByWindow(txn.get(), &totals));
-  Status decode;
-  SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
-  std::optional<int64_t> wm;
-  if (max_ts) wm = static_cast<int64_t>(*max_ts);
-  const RootConfig& c = root->config();
-  std::vector<WindowInfo> out;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
-    WindowState w;
-    decode = codec::Decode(v, &w);
-    if (!decode.ok()) return false;
-    const int64_t start = codec::DecodeWindowKey(k);
-    const Aggregate& t = totals[start];
-    out.push_back({start, static_cast<uint64_t>(w.last_version), w.dirty,
-                   WindowClosed(start, c.window_ms, wm, c.lateness_ms), t.events, t.count});
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(decode);
-  return out;
+  return LiveView<WindowInfo>(root, [root](Txn* txn, std::vector<WindowInfo>* out) {
+    return WindowInfos(*root, txn, out);
+  });
 }
 
 Result<std::vector<GenerationInfo>> ReadOnlySink::Generations() const {
-  std::map<uint64_t, GenerationManifest> generations;
-  uint64_t current = 0;
-  SNAPSINK_RETURN_IF_ERROR(ReadGenerations(impl_->root.get(), &generations, &current));
   std::vector<GenerationInfo> out;
-  for (const auto& [g, m] : generations) out.push_back({g, m.parent, m.windows.size(), g == current});
+  SNAPSINK_RETURN_IF_ERROR(ListPublished(impl_->root->env(), path(), &out, nullptr));
   return out;
 }
 
 Result<std::vector<SnapshotInfo>> ReadOnlySink::Snapshots() const {
-  Root* root = impl_->root.get();
-  Env* env = root->env();
-  std::map<uint64_t, GenerationManifest> generations;
-  uint64_t current = 0;
-  SNAPSINK_RETURN_IF_ERROR(ReadGenerations(root, &generations, &current));
-  // Every published snapshot directory, and which generations use it.
-  std::vector<std::string> windows;
-  Status s = env->GetChildren(filenames::SnapshotsDir(root->path()), &windows);
-  if (!s.ok() && !s.IsNotFound()) return s;
   std::vector<SnapshotInfo> out;
-  for (const std::string& wname : windows) {
-    int64_t w;
-    if (!filenames::ParseWindowDirName(wname, &w)) continue;
-    std::vector<std::string> versions;
-    SNAPSINK_RETURN_IF_ERROR(env->GetChildren(filenames::SnapshotWindowDir(root->path(), w), &versions));
-    for (const std::string& vname : versions) {
-      uint64_t v;
-      if (!filenames::ParseVersionDirName(vname, &v)) continue;
-      const std::string dir = filenames::SnapshotDir(root->path(), w, v);
-      std::string text;
-      SnapshotManifest m;
-      SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(filenames::Join(dir, filenames::kSnapshotManifestFile), &text));
-      SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, dir, &m));
-      SnapshotInfo info;
-      info.window_ms = w;
-      info.version = v;
-      info.rows = m.rows;
-      info.events = m.events;
-      for (const FileEntry& f : m.files) info.bytes += f.bytes;
-      for (const auto& [g, gm] : generations) {
-        for (const GenerationEntry& e : gm.windows) {
-          if (e.window_ms == w && e.version == v) {
-            ++info.generations;
-            if (g == current) info.current = true;
-          }
-        }
-      }
-      out.push_back(info);
-    }
-  }
+  SNAPSINK_RETURN_IF_ERROR(ListPublished(impl_->root->env(), path(), nullptr, &out));
   return out;
+}
+
+Result<RootStatus> ReadOnlySink::GetStatus() const {
+  snapsink::RootStatus s;
+  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
+  RootStatus out;
+  out.settings = {s.config.window_ms, s.config.lateness_ms,
+                  s.config.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept};
+  out.id_horizon_ms = s.config.id_horizon_ms;
+  out.producer_retention_ms = s.config.producer_retention_ms;
+  out.max_event_ts = s.max_event_ts;
+  out.watermark = s.watermark;
+  out.current_generation = s.current_generation;
+  out.published_at_ms = s.published_at_ms;
+  out.published_windows = s.published_windows;
+  for (const snapsink::WindowStatus& w : s.windows) {
+    out.windows.push_back({w.start_ms, static_cast<uint64_t>(w.state.last_version), w.state.dirty, w.closed,
+                           w.closes_at_ms, w.totals.events, w.totals.count, w.staged, w.published});
+  }
+  for (const snapsink::SourceStatus& src : s.sources) {
+    out.sources.push_back({ToSourceView(src.name, src.state, src.ids), src.file_size});
+  }
+  out.producers = s.producers;
+  for (const snapsink::ProducerGaps& p : s.gaps) {
+    ProducerGaps g{p.producer, p.epoch, {}};
+    for (const Gap& r : p.gaps) g.missing.push_back({r.lo, r.hi - 1});
+    out.gaps.push_back(std::move(g));
+  }
+  out.retired_producers = s.retired_producers;
+  out.ids = ToIdsInfo(s.ids, s.config.id_horizon_ms);
+  for (const snapsink::DirUsage& d : s.disk) out.disk.push_back({d.dir, d.bytes});
+  out.state_bytes = s.state_bytes;
+  return out;
+}
+
+Result<std::string> ReadOnlySink::StatusJson() const {
+  snapsink::RootStatus s;
+  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
+  return RootStatusJson(path(), s);
+}
+
+Result<std::string> ReadOnlySink::MetricsText() const {
+  snapsink::RootStatus s;
+  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
+  prometheus::Registry registry;
+  AddRootMetrics(s, &registry);
+  return SerializeMetrics(registry);
 }
 
 }  // namespace snapsink::api

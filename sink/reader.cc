@@ -5,6 +5,7 @@
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "publish/reader.h"
+#include "publish/views.h"
 #include "snapsink/options.h"
 
 namespace snapsink::api {
@@ -64,6 +65,10 @@ Status Reader::Scan(int64_t window_ms, const std::optional<std::string>& metric,
     ToPublic(in, &out);
     fn(out);
   });
+}
+
+Status Reader::Query(const QuerySpec& q, std::vector<QueryRow>* out) {
+  return QueryRows(impl_->reader.get(), q, out);
 }
 
 std::string FormatMicros(int64_t micros) { return snapsink::FormatMicros(micros); }

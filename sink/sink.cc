@@ -23,10 +23,28 @@ namespace {
 
 Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<ReadOnlySink::Impl>* out) {
   auto impl = std::make_unique<ReadOnlySink::Impl>();
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), path, writer, &impl->root));
+  impl->read_only = !writer;
+  SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(Env::Default(), path, writer, &impl->root)
+                                  : Root::OpenReadOnly(Env::Default(), path, &impl->root));
   const RootConfig& c = impl->root->config();
   impl->settings = {c.window_ms, c.lateness_ms, c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept};
   *out = std::move(impl);
+  return Status::OK();
+}
+
+// Backfill writes the live state in its last step: a handle opened
+// read-only reopens its store for writing (still without LOCK). One LMDB
+// environment per process, so the read-only one is closed first.
+Status ReopenWritable(ReadOnlySink::Impl* impl) {
+  if (!impl->read_only) return Status::OK();
+  const std::string path = impl->root->path();
+  impl->root.reset();
+  Status s = Root::Open(Env::Default(), path, /*writer=*/false, &impl->root);
+  if (!s.ok()) {
+    (void)Root::OpenReadOnly(Env::Default(), path, &impl->root);  // keep the handle usable for reads
+    return s;
+  }
+  impl->read_only = false;
   return Status::OK();
 }
 
@@ -124,7 +142,8 @@ const RootSettings& ReadOnlySink::settings() const { return impl_->settings; }
 Status ReadOnlySink::Verify(VerifyReport* report) const {
   *report = VerifyReport();
   Root* root = impl_->root.get();
-  Status s = snapsink::Verify(root->env(), root->path(), root->store(), &report->problems, &report->snapshots_checked);
+  Status s = snapsink::Verify(root->env(), root->path(), root->store(), &report->problems, &report->notes,
+                              &report->snapshots_checked);
   std::vector<std::string> unknown;
   Status u = UnknownRootFiles(root->env(), root->path(), &unknown);
   for (const std::string& f : unknown) report->warnings.push_back("unknown file in root: " + f);
@@ -151,6 +170,7 @@ Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) 
   if (dynamic_cast<Sink*>(this) != nullptr) {
     return Status::InvalidArgument("backfill runs from a ReadOnlySink: it takes the root's LOCK itself to publish");
   }
+  SNAPSINK_RETURN_IF_ERROR(ReopenWritable(impl_.get()));
   snapsink::BackfillResult r;
   SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl_->root.get(), b, &r));
   *result = BackfillResult();

@@ -14,6 +14,7 @@ namespace snapsink::api {
 struct ReadOnlySink::Impl {
   std::unique_ptr<Root> root;
   RootSettings settings;
+  bool read_only = false;  // LMDB opened read-only (Sink::OpenReadOnly)
 };
 
 inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {

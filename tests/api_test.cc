@@ -257,7 +257,7 @@ TEST(ApiHeaders, IncludeOnlyTheStandardLibraryAndEachOther) {
       EXPECT_TRUE(ok) << it->path().filename() << " includes " << name;
     }
   }
-  EXPECT_EQ(headers, 5);
+  EXPECT_EQ(headers, 7);
 }
 
 TEST(ApiDurations, ParseAndFormat) {

@@ -651,6 +651,29 @@ TEST(SmallFixes, VerifyPrintsEachProblemOnce) {
   EXPECT_EQ(v.err, "snapsink: 1 problem(s) found\n");
 }
 
+// Issue 10 item 5: files in the root that snapsink does not know are
+// reported by verify as warnings, one line each, and are no corruption.
+TEST(SmallFixes, VerifyWarnsAboutUnknownFilesInTheRoot) {
+  TempDir d;
+  const std::string r = d / "r";
+  const std::string in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
+  WriteFile(in, Events("p", 3));
+  ASSERT_EQ(Snapsink({"run", r, in, "--final"}).exit_code, 0);
+  RunResult clean = Snapsink({"verify", r});
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.out, "ok: 1 snapshot(s) verified\n");
+  WriteFile(r + "/notes.txt", "mine\n");
+  fs::create_directories(r + "/snapshots/backup");
+  RunResult v = Snapsink({"verify", r});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_EQ(v.out,
+            "warning: unknown file in root: notes.txt\n"
+            "warning: unknown file in root: snapshots/backup\n"
+            "ok: 1 snapshot(s) verified\n");
+  EXPECT_EQ(v.err, "");
+}
+
 // Regression: a tab in a key broke the table's alignment.
 TEST(SmallFixes, ControlCharactersInKeysAreEscapedInTables) {
   TempDir d;

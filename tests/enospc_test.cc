@@ -76,6 +76,15 @@ class FullDisk : public ::testing::Test {
     EXPECT_NE(r.err.find(mnt_), std::string::npos) << args[0] << ": the path is named: " << r.err;
     EXPECT_EQ(StateDump(root_), before) << args[0];
   }
+  // On a full disk args fails cleanly; with space again a rerun of it
+  // finishes, and the root ends like the clean one.
+  void FullThenRerunFinishes(const std::vector<std::string>& args) {
+    Fill();
+    FailsFull(args);
+    Free();
+    Both(args);
+    ExpectLikeClean();
+  }
   void ExpectLikeClean() {
     EXPECT_EQ(StateDump(root_), StateDump(clean_));
     EXPECT_EQ(TreeDiff(TreeContents(root_), TreeContents(clean_)), "");
@@ -113,21 +122,14 @@ TEST_F(FullDisk, InitFailsCleanlyAndLeavesNoRoot) {
 TEST_F(FullDisk, IngestSaysNoSpaceAndARerunFinishes) {
   Both({"init"});
   WriteFile(dir_ / "in", Events(0, 20000, "1.25") + "not json\n");
-  Fill();
-  FailsFull({"ingest", dir_ / "in", "--source", "in", "--quiet"});
-  Free();
-  Both({"ingest", dir_ / "in", "--source", "in", "--quiet"});
-  ExpectLikeClean();
+  FullThenRerunFinishes({"ingest", dir_ / "in", "--source", "in", "--quiet"});
 }
 
 TEST_F(FullDisk, SealSaysNoSpaceAndARerunFinishes) {
   Both({"init"});
   WriteFile(dir_ / "in", Events(0, 20000, "2"));
   Both({"ingest", dir_ / "in", "--source", "in", "--quiet"});
-  Fill();
-  FailsFull({"seal", "--all"});
-  Free();
-  Both({"seal", "--all"});
+  FullThenRerunFinishes({"seal", "--all"});
   Both({"publish"});
   ExpectLikeClean();
 }
@@ -139,11 +141,7 @@ TEST_F(FullDisk, PublishSaysNoSpaceAndARerunFinishes) {
   WriteFile(dir_ / "in2", Events(300, 20000, "3"));
   Both({"ingest", dir_ / "in2", "--source", "in2", "--quiet"});
   Both({"seal", "--all"});
-  Fill();
-  FailsFull({"publish"});
-  Free();
-  Both({"publish"});
-  ExpectLikeClean();
+  FullThenRerunFinishes({"publish"});
 }
 
 TEST_F(FullDisk, BackfillSaysNoSpaceAndARerunFinishes) {
@@ -151,11 +149,7 @@ TEST_F(FullDisk, BackfillSaysNoSpaceAndARerunFinishes) {
   WriteFile(dir_ / "in", Events(0, 300, "2"));
   Both({"run", dir_ / "in", "--source", "in", "--final", "--quiet"});
   WriteFile(dir_ / "archive", Events(0, 20000, "5"));
-  Fill();
-  FailsFull({"backfill", "--version", "3", dir_ / "archive", "--quiet"});
-  Free();
-  Both({"backfill", "--version", "3", dir_ / "archive", "--quiet"});
-  ExpectLikeClean();
+  FullThenRerunFinishes({"backfill", "--version", "3", dir_ / "archive", "--quiet"});
 }
 
 // A rollback on a full disk cannot write its manifest: it exits non-zero

@@ -34,6 +34,7 @@
 #include "publish/reader.h"
 #include "publish/seal.h"
 #include "tests/fault_env.h"
+#include "tests/generation_view.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -92,48 +93,6 @@ void PublishClean(const std::string& path, uint64_t* generation, bool seal_first
   *generation = r.generation;
 }
 
-// What a reader sees: NotFound ("none"), or one generation and its rows.
-struct View {
-  bool none = false;
-  uint64_t generation = 0;
-  std::vector<std::string> rows;  // "window metric key count sum events vVERSION"
-
-  bool operator==(const View&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const View& v) {
-  if (v.none) return os << "<nothing published>";
-  os << "generation " << v.generation << " (" << v.rows.size() << " rows)";
-  for (const std::string& r : v.rows) os << "\n  " << r;
-  return os;
-}
-
-// Opens the current generation and reads every row of it, by Scan and by Get.
-void ReadView(const std::string& root, View* out) {
-  *out = View();
-  std::unique_ptr<Reader> reader;
-  Status s = Reader::Open(Env::Default(), root, 0, &reader);
-  if (s.IsNotFound()) {
-    out->none = true;
-    return;
-  }
-  ASSERT_STATUS_OK(s);
-  out->generation = reader->generation();
-  for (const GenerationEntry& e : reader->windows()) {
-    std::vector<Row> rows;
-    ASSERT_STATUS_OK(reader->Scan(e.window_ms, nullptr, [&](const Row& r) { rows.push_back(r); }));
-    ASSERT_FALSE(rows.empty()) << FormatIso(e.window_ms);
-    for (const Row& r : rows) {
-      Row got;
-      ASSERT_STATUS_OK(reader->Get(e.window_ms, r.metric, r.key, &got));
-      ASSERT_EQ(got, r);
-      out->rows.push_back(FormatIso(e.window_ms) + " " + r.metric + " " + r.key + " " + std::to_string(r.count) +
-                          " " + FormatMicros(r.sum_micros) + " " + std::to_string(r.events) + " v" +
-                          std::to_string(e.version));
-    }
-  }
-}
-
 bool StagingEmpty(const std::string& root) {
   std::vector<std::string> names;
   Status s = Env::Default()->GetChildren(filenames::StagingDir(root), &names);
@@ -144,8 +103,8 @@ bool StagingEmpty(const std::string& root) {
 struct Scenario {
   std::string name;
   std::string prepared;  // sealed, not published
-  View before;           // what readers see in `prepared`
-  View after;            // ... after a clean publish
+  GenerationView before;  // what readers see in `prepared`
+  GenerationView after;   // ... after a clean publish
   std::map<std::string, std::string> clean_tree;
 };
 
@@ -156,8 +115,8 @@ class PowerCutTest : public ::testing::Test {
   static void FinishCleanly(const std::string& root, const Scenario& sc, bool seal_first) {
     uint64_t g = 0;
     ASSERT_NO_FATAL_FAILURE(PublishClean(root, &g, seal_first));
-    View rerun;
-    ASSERT_NO_FATAL_FAILURE(ReadView(root, &rerun));
+    GenerationView rerun;
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(root, 0, &rerun));
     EXPECT_EQ(rerun, sc.after);
     EXPECT_EQ(TreeDiff(TreeContents(root), sc.clean_tree), "");
     EXPECT_TRUE(StagingEmpty(root));
@@ -213,7 +172,7 @@ class PowerCutTest : public ::testing::Test {
         }
       }
     }
-    ASSERT_NO_FATAL_FAILURE(ReadView(sc->prepared, &sc->before));
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(sc->prepared, 0, &sc->before));
     EXPECT_EQ(sc->before.none, !second);
 
     const std::string clean = dir_ / (sc->name + "-clean");
@@ -221,7 +180,7 @@ class PowerCutTest : public ::testing::Test {
     uint64_t g = 0;
     ASSERT_NO_FATAL_FAILURE(PublishClean(clean, &g, /*seal_first=*/!sealed));
     ASSERT_EQ(g, second ? 2u : 1u);
-    ASSERT_NO_FATAL_FAILURE(ReadView(clean, &sc->after));
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(clean, 0, &sc->after));
     ASSERT_EQ(sc->after.generation, g);
     sc->clean_tree = TreeContents(clean);
     ASSERT_TRUE(StagingEmpty(clean));
@@ -259,8 +218,8 @@ class PowerCutTest : public ::testing::Test {
       ASSERT_STATUS_OK(env.PowerCut());
     }
 
-    View seen;
-    ASSERT_NO_FATAL_FAILURE(ReadView(root, &seen));
+    GenerationView seen;
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(root, 0, &seen));
     if (*completed) {
       // Acknowledged: nothing of it may be lost.
       EXPECT_EQ(seen, sc.after);
@@ -362,37 +321,19 @@ TEST_F(PowerCutTest, SecondPublishAtEveryOperation) { Sweep(/*second=*/true); }
 
 // Forwards to another Env but skips (and reports OK for) the SyncDir of
 // every directory whose path contains `skip`: a publisher that forgot one.
-class SkipSyncDirEnv final : public Env {
+class SkipSyncDirEnv final : public EnvWrapper {
  public:
-  SkipSyncDirEnv(Env* base, std::string skip) : base_(base), skip_(std::move(skip)) {}
-  Status NewWritableFile(const std::string& p, std::unique_ptr<WritableFile>* o) override { return base_->NewWritableFile(p, o); }
-  Status NewAppendableFile(const std::string& p, std::unique_ptr<WritableFile>* o) override { return base_->NewAppendableFile(p, o); }
-  Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* o) override {
-    return base_->NewRandomAccessFile(p, o);
-  }
-  Status ReadFileToString(const std::string& p, std::string* o) override { return base_->ReadFileToString(p, o); }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  Status GetFileSize(const std::string& p, uint64_t* s) override { return base_->GetFileSize(p, s); }
-  Status GetChildren(const std::string& d, std::vector<std::string>* n) override { return base_->GetChildren(d, n); }
-  Status CreateDir(const std::string& p) override { return base_->CreateDir(p); }
-  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  Status RemoveTree(const std::string& p) override { return base_->RemoveTree(p); }
-  Status RenameFile(const std::string& f, const std::string& t) override { return base_->RenameFile(f, t); }
-  Status TruncateFile(const std::string& p, uint64_t s) override { return base_->TruncateFile(p, s); }
+  SkipSyncDirEnv(Env* base, std::string skip) : EnvWrapper(base), skip_(std::move(skip)) {}
   Status SyncDir(const std::string& d) override {
     if (d.find(skip_) != std::string::npos) {
       ++skipped;
       return Status::OK();
     }
-    return base_->SyncDir(d);
+    return target()->SyncDir(d);
   }
-  Status LockFile(const std::string& p, std::unique_ptr<FileLock>* l) override { return base_->LockFile(p, l); }
-  Status LockFileShared(const std::string& p, std::unique_ptr<FileLock>* l) override { return base_->LockFileShared(p, l); }
   int skipped = 0;
 
  private:
-  Env* base_;
   std::string skip_;
 };
 

@@ -36,10 +36,15 @@ std::string Events(uint64_t first, uint64_t n, int64_t base_ms) {
 constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z (an hour start)
 constexpr int64_t kHourMs = 3600000;
 
-// The commands a reader runs, each of which must work read-only.
+// The commands a reader runs, each of which must work read-only. Broke
+// (status, metrics): they opened LMDB for writing and failed with
+// "lmdb open ROOT/state: permission denied" for a user who may not write
+// the root; every read-side command now opens it through
+// api::Sink::OpenReadOnly.
 const std::vector<std::vector<std::string>> kReads = {
     {"verify"}, {"inspect", "generations"}, {"inspect", "snapshots"}, {"inspect", "windows"},
-    {"inspect", "sources"}, {"inspect", "producers"}, {"query"}};
+    {"inspect", "sources"}, {"inspect", "producers"}, {"inspect", "gaps"}, {"inspect", "ids"},
+    {"query"}, {"status"}, {"metrics"}};
 
 void MakeRoot(const std::string& root, const std::string& dir) {
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
@@ -167,34 +172,17 @@ TEST(ReadersBesideWriter, VerifyAndInspectDuring50PublishesAndGcNeverFail) {
 
 // Env::Default(), except that listing manifests/ also removes the manifest
 // of one generation right after, as a gc running beside the reader would.
-class GcAfterListingEnv final : public Env {
+class GcAfterListingEnv final : public EnvWrapper {
  public:
-  GcAfterListingEnv(std::string manifests, std::string victim) : manifests_(std::move(manifests)), victim_(std::move(victim)) {}
+  GcAfterListingEnv(std::string manifests, std::string victim)
+      : EnvWrapper(Env::Default()), manifests_(std::move(manifests)), victim_(std::move(victim)) {}
   Status GetChildren(const std::string& dir, std::vector<std::string>* names) override {
-    Status s = base_->GetChildren(dir, names);
-    if (dir == manifests_) (void)base_->RemoveFile(victim_);
+    Status s = target()->GetChildren(dir, names);
+    if (dir == manifests_) (void)target()->RemoveFile(victim_);
     return s;
   }
-  Status NewWritableFile(const std::string& p, std::unique_ptr<WritableFile>* o) override { return base_->NewWritableFile(p, o); }
-  Status NewAppendableFile(const std::string& p, std::unique_ptr<WritableFile>* o) override { return base_->NewAppendableFile(p, o); }
-  Status NewRandomAccessFile(const std::string& p, std::unique_ptr<RandomAccessFile>* o) override {
-    return base_->NewRandomAccessFile(p, o);
-  }
-  Status ReadFileToString(const std::string& p, std::string* o) override { return base_->ReadFileToString(p, o); }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  Status GetFileSize(const std::string& p, uint64_t* s) override { return base_->GetFileSize(p, s); }
-  Status CreateDir(const std::string& p) override { return base_->CreateDir(p); }
-  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  Status RemoveTree(const std::string& p) override { return base_->RemoveTree(p); }
-  Status RenameFile(const std::string& f, const std::string& t) override { return base_->RenameFile(f, t); }
-  Status TruncateFile(const std::string& p, uint64_t s) override { return base_->TruncateFile(p, s); }
-  Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
-  Status LockFile(const std::string& p, std::unique_ptr<FileLock>* l) override { return base_->LockFile(p, l); }
-  Status LockFileShared(const std::string& p, std::unique_ptr<FileLock>* l) override { return base_->LockFileShared(p, l); }
 
  private:
-  Env* const base_ = Env::Default();
   const std::string manifests_, victim_;
 };
 

@@ -25,6 +25,7 @@
 #include "publish/reader.h"
 #include "publish/rollback.h"
 #include "tests/fault_env.h"
+#include "tests/generation_view.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -35,40 +36,6 @@ constexpr int64_t kHourMs = 3600 * 1000;
 void CopyTree(const std::string& from, const std::string& to) {
   const std::string cmd = "cp -a '" + from + "' '" + to + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-}
-
-// What a reader of one generation sees: its number, its windows with
-// versions, and every row ("window metric key count sum events").
-struct Seen {
-  uint64_t generation = 0;
-  std::vector<std::string> windows;  // "window vVERSION"
-  std::vector<std::string> rows;
-  bool operator==(const Seen&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const Seen& s) {
-  os << "generation " << s.generation << ":";
-  for (const std::string& w : s.windows) os << " " << w;
-  for (const std::string& r : s.rows) os << "\n  " << r;
-  return os;
-}
-
-// generation 0 = the current one.
-void Look(const std::string& root, uint64_t generation, Seen* out) {
-  *out = Seen();
-  std::unique_ptr<Reader> reader;
-  ASSERT_STATUS_OK(Reader::Open(Env::Default(), root, generation, &reader));
-  out->generation = reader->generation();
-  for (const GenerationEntry& e : reader->windows()) {
-    out->windows.push_back(FormatIso(e.window_ms) + " v" + std::to_string(e.version));
-    size_t n = 0;
-    ASSERT_STATUS_OK(reader->Scan(e.window_ms, nullptr, [&](const Row& r) {
-      ++n;
-      out->rows.push_back(FormatIso(e.window_ms) + " " + r.metric + " " + r.key + " " + std::to_string(r.count) + " " +
-                          std::to_string(r.sum_micros) + " " + std::to_string(r.events));
-    }));
-    EXPECT_GT(n, 0u) << FormatIso(e.window_ms);
-  }
 }
 
 void ExpectVerifies(const std::string& root) {
@@ -113,10 +80,10 @@ class RollbackPowerCutTest : public ::testing::Test {
       RunResult r = Snapsink({"run", prepared_, in, "--final"});
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
-    ASSERT_NO_FATAL_FAILURE(Look(prepared_, 0, &old_));
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(prepared_, 0, &old_));
     ASSERT_EQ(old_.generation, 3u);
-    Seen g1;
-    ASSERT_NO_FATAL_FAILURE(Look(prepared_, 1, &g1));
+    GenerationView g1;
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(prepared_, 1, &g1));
     ASSERT_NE(g1.windows, old_.windows);
 
     clean_ = dir_ / "clean";
@@ -126,7 +93,7 @@ class RollbackPowerCutTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(RollBackTo(Env::Default(), clean_, 1, &s, &result));
     ASSERT_STATUS_OK(s);
     ASSERT_EQ(result.generation, 4u);
-    ASSERT_NO_FATAL_FAILURE(Look(clean_, 0, &new_));
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(clean_, 0, &new_));
     // The new generation is generation 1's windows and rows, numbered 4.
     ASSERT_EQ(new_.generation, 4u);
     ASSERT_EQ(new_.windows, g1.windows);
@@ -156,8 +123,8 @@ class RollbackPowerCutTest : public ::testing::Test {
     if (power_cut) ASSERT_STATUS_OK(env.PowerCut());
 
     // Old or new, never a mix, never broken; acknowledged means new.
-    Seen seen;
-    ASSERT_NO_FATAL_FAILURE(Look(root, 0, &seen));
+    GenerationView seen;
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(root, 0, &seen));
     if (*completed || seen != old_) {
       EXPECT_EQ(seen, new_) << "neither the old generation nor the rolled-back one";
     }
@@ -166,8 +133,8 @@ class RollbackPowerCutTest : public ::testing::Test {
     // The same rollback again finishes the work as a clean one does.
     ASSERT_NO_FATAL_FAILURE(RollBackTo(Env::Default(), root, 1, &s, &result));
     ASSERT_STATUS_OK(s);
-    Seen rerun;
-    ASSERT_NO_FATAL_FAILURE(Look(root, 0, &rerun));
+    GenerationView rerun;
+    ASSERT_NO_FATAL_FAILURE(ReadGenerationView(root, 0, &rerun));
     EXPECT_EQ(rerun, new_);
     EXPECT_EQ(TreeDiff(TreeContents(root), clean_tree_), "");
     EXPECT_EQ(StateDump(root), clean_state_);
@@ -176,7 +143,7 @@ class RollbackPowerCutTest : public ::testing::Test {
 
   TempDir dir_;
   std::string prepared_, clean_;
-  Seen old_, new_;
+  GenerationView old_, new_;
   std::map<std::string, std::string> clean_tree_;
   std::string clean_state_;
 };

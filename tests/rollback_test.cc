@@ -29,6 +29,19 @@ std::string Query(const std::string& root) {
   return r.out;
 }
 
+// The query line of the one row (orders, eu) of `window` ("10:00"), as
+// `query --format json` prints it.
+std::string EuRow(const std::string& window, int count, const std::string& sum, uint64_t version, uint64_t generation) {
+  return "\"window\":\"2026-10-21T" + window + ":00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":" +
+         std::to_string(count) + ",\"sum\":" + sum + ",\"version\":" + std::to_string(version) +
+         ",\"generation\":" + std::to_string(generation) + "}";
+}
+
+void ExpectVerifies(const std::string& root) {
+  RunResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 std::string CurrentGeneration(const std::string& root) {
   const std::string c = ReadFile(root + "/CURRENT");
   return c.substr(0, c.find(' '));
@@ -84,23 +97,16 @@ TEST(Rollback, RollbackThenPublishKeepsRolledBackWindows) {
 
   RunFinal(f.root, f.dir / "c.ndjson", Event("p", 2, kBase + 2 * kHour, "5"), "published generation 4");
   const std::string q = Query(f.root);
-  EXPECT_NE(q.find("\"window\":\"2026-10-21T10:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":1,\"sum\":1.5,"
-                   "\"version\":1,\"generation\":4}"),
-            std::string::npos)
-      << q;
+  EXPECT_NE(q.find(EuRow("10:00", 1, "1.5", 1, 4)), std::string::npos) << q;
   EXPECT_NE(q.find("2026-10-21T12:00:00Z"), std::string::npos) << q;
   EXPECT_EQ(q.find("2026-10-21T11:00:00Z"), std::string::npos) << q;
-  RunResult v = Snapsink({"verify", f.root});
-  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  ExpectVerifies(f.root);
 
   // A late event for 11:00: on top of nothing, as v2 (v1 is never reused).
   RunFinal(f.root, f.dir / "d.ndjson", Event("p", 3, kBase + kHour + 5, "7"), "published generation 5");
-  EXPECT_NE(Query(f.root).find("\"window\":\"2026-10-21T11:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":1,"
-                               "\"sum\":7,\"version\":2,\"generation\":5}"),
-            std::string::npos);
+  EXPECT_NE(Query(f.root).find(EuRow("11:00", 1, "7", 2, 5)), std::string::npos);
   ASSERT_EQ(Snapsink({"gc", f.root, "--keep-generations", "1"}).exit_code, 0);
-  v = Snapsink({"verify", f.root});
-  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  ExpectVerifies(f.root);
 }
 
 // --dry-run prints the same report and changes no byte of the root.
@@ -158,16 +164,9 @@ TEST(Rollback, RollbackPastBackfillRestoresPreBackfillNumbers) {
   EXPECT_EQ(Query(f.root), want);
   RunFinal(f.root, f.dir / "late.ndjson", Event("q", 0, kBase + 2, "10"), "published generation 4");
   const std::string q = Query(f.root);
-  EXPECT_NE(q.find("\"window\":\"2026-10-21T10:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":2,\"sum\":11,"
-                   "\"version\":6,\"generation\":4}"),
-            std::string::npos)
-      << q;
-  EXPECT_NE(q.find("\"window\":\"2026-10-21T11:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":1,\"sum\":1,"
-                   "\"version\":1,\"generation\":4}"),
-            std::string::npos)
-      << q;
-  RunResult v = Snapsink({"verify", f.root});
-  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_NE(q.find(EuRow("10:00", 2, "11", 6, 4)), std::string::npos) << q;
+  EXPECT_NE(q.find(EuRow("11:00", 1, "1", 1, 4)), std::string::npos) << q;
+  ExpectVerifies(f.root);
 }
 
 // A backfill after a rollback: the version rule still counts the versions
@@ -186,16 +185,9 @@ TEST(Rollback, RollbackThenBackfill) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("published generation 4"), std::string::npos) << r.out;
   const std::string q = Query(f.root);
-  EXPECT_NE(q.find("\"window\":\"2026-10-21T10:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":1,\"sum\":3,"
-                   "\"version\":7,\"generation\":4}"),
-            std::string::npos)
-      << q;
-  EXPECT_NE(q.find("\"window\":\"2026-10-21T11:00:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"count\":1,\"sum\":1,"
-                   "\"version\":1,\"generation\":4}"),
-            std::string::npos)
-      << q;
-  RunResult v = Snapsink({"verify", f.root});
-  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_NE(q.find(EuRow("10:00", 1, "3", 7, 4)), std::string::npos) << q;
+  EXPECT_NE(q.find(EuRow("11:00", 1, "1", 1, 4)), std::string::npos) << q;
+  ExpectVerifies(f.root);
 }
 
 // Every rollback crash point: crash, rerun, and the root equals a clean
@@ -219,8 +211,7 @@ TEST(Rollback, EveryRollbackCrashPointThenRerunEqualsCleanRun) {
     ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
     EXPECT_EQ(TreeDiff(TreeContents(f.root), want_tree), "");
     EXPECT_EQ(StateDump(f.root), want);
-    RunResult v = Snapsink({"verify", f.root});
-    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+    ExpectVerifies(f.root);
   }
 }
 
@@ -285,8 +276,7 @@ TEST(Rollback, FailedRollbackChangesNothing) {
         auto engine = [](const std::string& dump) { return dump.substr(0, dump.find("## query")); };
         EXPECT_EQ(engine(state), engine(want_state));
       }
-      RunResult v = Snapsink({"verify", root});
-      EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+      ExpectVerifies(root);
     }
     RunResult rerun = Snapsink({"rollback", root, "--generation", "1"});
     ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
@@ -325,8 +315,7 @@ TEST(Generations, GenerationNumberNeverReusedAfterCrashAfterCurrent) {
     const std::string q = Query(root);
     EXPECT_NE(q.find("2026-10-21T10:00:00Z"), std::string::npos) << q;
     EXPECT_NE(q.find("2026-10-21T11:00:00Z"), std::string::npos) << q;
-    RunResult v = Snapsink({"verify", root});
-    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+    ExpectVerifies(root);
     RunResult rb = Snapsink({"rollback", root, "--generation", "1"});
     if (std::string(point) == "publish.before_current") {
       EXPECT_NE(rb.exit_code, 0) << rb.out;  // 1 was never published
@@ -353,8 +342,7 @@ TEST(Generations, BackfillVersionAboveU32) {
   EXPECT_NE(r.out.find("at v4294967295"), std::string::npos) << r.out;
   RunFinal(root, d / "late.ndjson", Event("q", 0, kBase + 2, "3"), "sealed 2026-10-21T10:00:00Z v4294967296");
   EXPECT_NE(Query(root).find("\"count\":2,\"sum\":5,\"version\":4294967296,\"generation\":3}"), std::string::npos);
-  RunResult v = Snapsink({"verify", root});
-  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  ExpectVerifies(root);
   EXPECT_TRUE(boost::filesystem::exists(root + "/snapshots/20261021T100000Z/v4294967296"));
 }
 

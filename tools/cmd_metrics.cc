@@ -1,20 +1,14 @@
-// metrics: the root's Prometheus metrics, printed once (publish/metrics.h).
+// metrics: the root's Prometheus metrics, printed once (api::ReadOnlySink::MetricsText).
 #include <cstdio>
 
-#include "engine/root.h"
-#include "publish/metrics.h"
+#include "snapsink/sink.h"
 #include "tools/commands.h"
 
 namespace snapsink {
 
 Status CmdMetrics(const std::string& path) {
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), path, /*writer=*/false, &root));
-  RootStatus status;
-  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root.get(), &status));
-  prometheus::Registry registry;
-  AddRootMetrics(status, &registry);
-  const std::string text = SerializeMetrics(registry);
+  SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
+  SNAPSINK_ASSIGN_OR_RETURN(const std::string text, sink->MetricsText());
   std::fwrite(text.data(), 1, text.size(), stdout);
   return Status::OK();
 }

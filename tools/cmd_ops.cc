@@ -1,4 +1,4 @@
-// verify, gc and rollback.
+// gc and rollback (verify: cmd_verify.cc).
 #include <cstdio>
 
 #include "engine/root.h"
@@ -9,18 +9,6 @@
 #include "tools/commands.h"
 
 namespace snapsink {
-
-Status CmdVerify(const std::string& path) {
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::OpenReadOnly(Env::Default(), path, &root));
-  std::vector<std::string> problems, notes;
-  size_t checked = 0;
-  Status s = Verify(root->env(), root->path(), root->store(), &problems, &notes, &checked);
-  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  for (const std::string& p : problems) std::printf("CORRUPT %s\n", p.c_str());
-  if (s.ok()) std::printf("ok: %zu snapshot(s) verified\n", checked);
-  return s;
-}
 
 Status CmdGc(const std::string& path, uint64_t keep) {
   std::unique_ptr<Root> root;

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/status.h"
 #include "snapsink/serve.h"
+#include "snapsink/status.h"
 #include "tools/table.h"
 
 namespace snapsink {
@@ -126,12 +126,12 @@ class StopSignals {
 
 namespace snapsink {
 
-// status ROOT [--json]: see publish/root_status.h.
+// status ROOT [--json]: see api::ReadOnlySink::GetStatus.
 Status CmdStatus(const std::string& root, bool json);
-// metrics ROOT: see publish/metrics.h.
+// metrics ROOT: see api::ReadOnlySink::MetricsText.
 Status CmdMetrics(const std::string& root);
 
-// gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see engine/gap_acceptance.h.
+// gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see api::Sink::AcceptGaps.
 struct GapsArgs {
   std::string root;
   std::string action;

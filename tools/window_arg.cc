@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "engine/timeutil.h"
+#include "snapsink/views.h"
 
 namespace snapsink {
 
@@ -15,8 +15,8 @@ Status ParseInstantArg(const std::string& option, const std::string& text, int64
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), end, v);
   bool ok = !text.empty() && ec == std::errc() && p == end;
-  if (!ok) ok = ParseWindowName(text, &v);
-  if (!ok || v < kMinTimestampMs || v > kMaxTimestampMs) {
+  if (!ok) ok = api::ParseTime(text, &v);
+  if (!ok || v < api::kMinTimeMs || v > api::kMaxTimeMs) {
     return Status::InvalidArgument(option + " '" + text + "': expected " + kWindowForms);
   }
   *ms = v;
@@ -26,7 +26,7 @@ Status ParseInstantArg(const std::string& option, const std::string& text, int64
 Status ParseWindowArg(const std::string& option, const std::string& text, int64_t window_ms, int64_t* start) {
   int64_t ms;
   SNAPSINK_RETURN_IF_ERROR(ParseInstantArg(option, text, &ms));
-  *start = WindowStart(ms, window_ms);
+  *start = api::WindowStart(ms, window_ms);
   return Status::OK();
 }
 

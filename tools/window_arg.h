@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/status.h"
+#include "snapsink/status.h"
 
 namespace snapsink {
 

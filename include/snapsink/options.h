@@ -120,6 +120,7 @@ struct VerifyReport {
   size_t snapshots_checked = 0;
   std::vector<std::string> problems;  // one line each; non-empty means Corruption
   std::vector<std::string> warnings;  // e.g. files in the root snapsink does not know
+  std::vector<std::string> notes;     // what a writer running beside verify explains (not damage)
 };
 
 struct GcResult {
@@ -146,45 +147,7 @@ struct RollbackResult {
   std::vector<RollbackChange> changes;  // by window
 };
 
-// Inspect views (SPEC 6 `inspect`), one record per row.
-struct ProducerInfo {
-  std::string producer;
-  uint64_t epoch = 0;
-  uint64_t next_seq = 0;
-  uint64_t open_gaps = 0;
-};
-
-struct GapInfo {
-  std::string producer;
-  uint64_t epoch = 0;
-  uint64_t from_seq = 0, to_seq = 0;  // both inclusive
-  uint64_t missing = 0;
-};
-
-struct WindowInfo {
-  int64_t window_ms = 0;
-  uint64_t version = 0;  // last sealed version, 0 = none
-  bool dirty = false;    // events applied since the last seal
-  bool closed = false;   // past the watermark plus lateness
-  int64_t events = 0, count = 0;
-};
-
-struct SnapshotInfo {
-  int64_t window_ms = 0;
-  uint64_t version = 0;
-  uint64_t rows = 0;
-  int64_t events = 0;
-  uint64_t bytes = 0;
-  uint64_t generations = 0;  // how many kept generations name it
-  bool current = false;      // named by the current generation
-};
-
-struct GenerationInfo {
-  uint64_t generation = 0;
-  uint64_t parent = 0;
-  size_t windows = 0;
-  bool current = false;
-};
+// The inspect views' records are in views.h.
 
 // "1h", "15m", "30s", "1d", "250ms" <-> milliseconds. false for anything else.
 bool ParseDuration(const std::string& text, int64_t* ms);

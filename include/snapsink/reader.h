@@ -36,6 +36,20 @@ struct WindowVersion {
   uint64_t version = 0;
 };
 
+// A query of one generation (Reader::Query): every filter is optional.
+struct QuerySpec {
+  std::optional<int64_t> window;   // a window start
+  std::string metric;              // empty: every metric
+  std::optional<std::string> key;  // only this key; with metric, a point lookup per window
+};
+
+// One row of a query: a Row of a window and that window's version.
+struct QueryRow {
+  int64_t window_ms = 0;
+  uint64_t version = 0;
+  Row row;
+};
+
 class Reader {
  public:
   // generation 0 = the current one. NotFound when nothing is published yet or
@@ -56,6 +70,10 @@ class Reader {
   // Every row of a window in (metric, key) byte order; only metric's rows
   // when metric is given. NotFound if the window is not in the generation.
   Status Scan(int64_t window_ms, const std::optional<std::string>& metric, const std::function<void(const Row&)>& fn);
+  // The rows q selects, by window, metric, key: what `snapsink query` prints.
+  // A window not in the generation selects nothing; a metric and key
+  // decompress at most one block per window.
+  Status Query(const QuerySpec& q, std::vector<QueryRow>* out);
 
  private:
   struct Impl;

@@ -26,6 +26,7 @@
 #include "snapsink/options.h"
 #include "snapsink/reader.h"
 #include "snapsink/status.h"
+#include "snapsink/views.h"
 
 namespace snapsink::api {
 
@@ -39,20 +40,41 @@ class ReadOnlySink {
   const std::string& path() const;
   const RootSettings& settings() const;
 
-  // Inspect views of the live state (one LMDB read transaction each).
+  // ---- Read-side views (views.h; api::ToTable prints each as the CLI does) ----
+  // Of the live state, one LMDB read transaction each:
+  // producers by id, active and retired (inspect producers);
   Result<std::vector<ProducerInfo>> Producers() const;
+  // the open gaps of every producer (inspect gaps);
   Result<std::vector<GapInfo>> Gaps() const;
-  Result<std::vector<SourceInfo>> Sources() const;
+  // every accepted-gap record, by producer, then as recorded (inspect gaps --all);
+  Result<std::vector<AcceptedGapInfo>> AcceptedGaps() const;
+  // every source's accounting, by name (names over 503 bytes by their first
+  // 503 bytes, then in no set order) (inspect sources);
+  Result<std::vector<SourceView>> Sources() const;
+  // the ids held for dedup by id (inspect ids);
+  Result<IdsInfo> Ids() const;
+  // every window with state, by start (inspect windows).
   Result<std::vector<WindowInfo>> Windows() const;
-  // Inspect views of what is published (snapshots/ and manifests/).
+  // Of what is published (snapshots/ and manifests/); a generation or
+  // snapshot that gc removes while it is listed is left out:
   Result<std::vector<SnapshotInfo>> Snapshots() const;
   Result<std::vector<GenerationInfo>> Generations() const;
+  // Settings, watermark, generation, windows, sources, gaps, ids and disk use
+  // in one look (`snapsink status`); StatusJson is `status --json` (and the
+  // HTTP server's /v1/status), one object and a newline.
+  Result<RootStatus> GetStatus() const;
+  Result<std::string> StatusJson() const;
+  // The root's metrics in the Prometheus text format 0.0.4 (`snapsink metrics`).
+  Result<std::string> MetricsText() const;
 
   // Re-checks every kept generation and snapshot (every checksum, every row
-  // sum, reconciliation with its seal). Fills *report even when it fails:
-  // Corruption when report->problems is non-empty. Files in the root that
-  // snapsink does not know are warnings, not corruption.
+  // sum, reconciliation with its seal), beside a running writer if need be:
+  // what such a writer explains (a generation gc removed meanwhile) is a
+  // note, not a problem. Fills *report even when it fails: Corruption when
+  // report->problems is non-empty. Files in the root that snapsink does not
+  // know are warnings ("unknown file in root: PATH"), not corruption.
   Status Verify(VerifyReport* report) const;
+  // ---- end of the read-side views ----
 
   // A Reader pinned to `generation` (0 = the current one) of this root.
   Result<std::unique_ptr<Reader>> NewReader(uint64_t generation = 0) const;
@@ -78,7 +100,8 @@ class Sink : public ReadOnlySink {
   static Status Create(const std::string& path, const InitOptions& options);
   // Opens the root at path as its writer: Locked when another writer has it.
   static Result<std::unique_ptr<Sink>> Open(const std::string& path);
-  // Opens the root at path without the lock.
+  // Opens the root at path without the lock, LMDB read-only: works on a
+  // read-only file system and for a user who may not write the root.
   static Result<std::unique_ptr<ReadOnlySink>> OpenReadOnly(const std::string& path);
 
   // Applies the files' events exactly once (SPEC 2, 3, 7). *result, when
@@ -97,6 +120,14 @@ class Sink : public ReadOnlySink {
   // versions and rewinds the engine's window state to match (SPEC 10).
   // dry_run: reports the changes and writes nothing.
   Result<RollbackResult> Rollback(uint64_t generation, bool dry_run = false);
+
+  // ---- Operator commands of the read side (views.h) ----
+  // Records an accepted gap (`snapsink gaps accept`), stamped with the wall
+  // clock; returns the record as AcceptedGaps() will list it.
+  Result<AcceptedGapInfo> AcceptGaps(const GapAcceptance& acceptance);
+  // Retires every producer idle for idle_ms (> 0) of event time behind the
+  // watermark (`gc --producers-idle`); returns their ids.
+  Result<std::vector<std::string>> RetireIdleProducers(int64_t idle_ms);
 
  private:
   using ReadOnlySink::ReadOnlySink;

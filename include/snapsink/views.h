@@ -1,0 +1,225 @@
+// snapsink public API: the read-side views of a root as typed records, and
+// the one way to print them.
+//
+// ReadOnlySink (sink.h) returns the records below; ToTable turns a view into
+// named fields and FormatTable into text: an aligned table for people,
+// NDJSON or CSV for machines. `snapsink inspect|query|status` and the HTTP
+// server print exactly these bytes, so an embedder printing a view gets what
+// the command line prints.
+//
+// Times are milliseconds since the Unix epoch (UTC); a window is named by its
+// start. Standard library only, like every header under include/snapsink/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "snapsink/options.h"
+#include "snapsink/reader.h"
+
+namespace snapsink::api {
+
+// --- Text output --------------------------------------------------------
+
+enum class OutputFormat { kTable, kJson, kCsv };
+
+// One output field. A string field is quoted in JSON; any other is written
+// as it is (number, boolean or null text).
+struct Field {
+  std::string name;
+  std::string value;
+  bool is_string = false;
+};
+
+// One output record: ordered fields.
+struct Record {
+  std::vector<Field> fields;
+  void Str(const std::string& name, const std::string& value);
+  void Num(const std::string& name, const std::string& value);  // value is JSON number text (or null)
+  void Bool(const std::string& name, bool value);
+};
+
+// A view ready to print: columns name the table/csv columns (a record may
+// have more fields: json writes every field of each record).
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<Record> records;
+};
+
+// The text of records: a header line and space-aligned columns (cells go
+// through EscapeControl), one JSON object per line (json), or RFC 4180 CSV
+// with a header (csv; a field with a control byte is quoted).
+std::string FormatRecords(const std::vector<Record>& records, const std::vector<std::string>& columns,
+                          OutputFormat format);
+inline std::string FormatTable(const Table& t, OutputFormat format) {
+  return FormatRecords(t.records, t.columns, format);
+}
+
+// s with each control byte (below 0x20, and 0x7f) written as \t, \n, \r or
+// \xHH, so a name holding a tab or newline cannot break a table's alignment.
+std::string EscapeControl(const std::string& s);
+
+// --- Live state (one LMDB read transaction per view) ----------------------
+
+// inspect producers. A retired producer (engine tombstone) has next_seq 0
+// and no gaps; last_seen is the greatest event time heard from it.
+struct ProducerInfo {
+  std::string producer;
+  uint64_t epoch = 0;
+  uint64_t next_seq = 0;
+  uint64_t open_gaps = 0;
+  std::optional<int64_t> last_seen;  // nullopt: not recorded (seen before retention tracking)
+  bool retired = false;
+};
+
+// inspect gaps: an open gap of a producer's current epoch.
+struct GapInfo {
+  std::string producer;
+  uint64_t epoch = 0;
+  uint64_t from_seq = 0, to_seq = 0;  // both inclusive
+  uint64_t missing = 0;
+};
+
+// Sequence numbers first..last, both inclusive.
+struct SeqRange {
+  uint64_t first = 0;
+  uint64_t last = UINT64_MAX - 1;  // the default range: every sequence number
+};
+// "LO..HI" (LO <= HI < 2^64-1) or "N". false for anything else.
+bool ParseSeqRange(const std::string& text, SeqRange* out);
+
+// What `gaps accept` records (Sink::AcceptGaps): ingest under --on-gap stop
+// goes on past the producer's gaps inside range, in epoch (nullopt: every
+// epoch). Accepted gaps still fill if their events arrive.
+struct GapAcceptance {
+  std::string producer;
+  std::optional<uint32_t> epoch;
+  SeqRange range;
+};
+
+// inspect gaps --all: an accepted-gap record, kept for audit.
+struct AcceptedGapInfo {
+  GapAcceptance gap;
+  int64_t accepted_at_ms = 0;  // wall clock, for people only
+};
+
+// inspect sources: a source's totals and the parts of its duplicates and
+// rejected that id dedup and producer retention add.
+struct SourceView : SourceInfo {
+  uint64_t duplicates_id = 0;     // of duplicates: an id seen within the id horizon
+  uint64_t rejected_horizon = 0;  // of rejected: beyond the id horizon
+  uint64_t rejected_retired = 0;  // of rejected: a retired producer at its old epoch
+};
+
+// inspect ids: the ids held for dedup of events without seq.
+struct IdsInfo {
+  uint64_t held = 0;
+  std::optional<int64_t> oldest;  // first-delivery time of the oldest id held
+  int64_t horizon_ms = 0;         // the root's id horizon
+  std::optional<int64_t> cutoff;  // earliest event time still deduplicated; nullopt before any event
+  uint64_t table_bytes = 0;
+};
+
+// inspect windows.
+struct WindowInfo {
+  int64_t window_ms = 0;
+  uint64_t version = 0;  // last sealed version, 0 = none
+  bool dirty = false;    // events applied since the last seal
+  bool closed = false;   // past the watermark plus lateness
+  int64_t events = 0, count = 0;
+};
+
+// --- Published state (snapshots/ and manifests/) ---------------------------
+
+struct SnapshotInfo {
+  int64_t window_ms = 0;
+  uint64_t version = 0;
+  uint64_t rows = 0;
+  int64_t events = 0;
+  uint64_t bytes = 0;
+  uint64_t generations = 0;  // how many kept generations name it
+  bool current = false;      // named by the current generation
+};
+
+struct GenerationInfo {
+  uint64_t generation = 0;
+  uint64_t parent = 0;
+  size_t windows = 0;
+  uint64_t rollback_of = 0;  // the generation it copies (SPEC 10); 0 = none
+  bool current = false;
+};
+
+// --- status (ReadOnlySink::GetStatus) -------------------------------------
+
+struct WindowStatus {
+  int64_t window_ms = 0;
+  uint64_t version = 0;     // last sealed version, 0 = none
+  bool dirty = false;
+  bool closed = false;      // by the watermark
+  int64_t closes_at_ms = 0; // the event time at which it closes: start + window + lateness
+  int64_t events = 0, count = 0;
+  bool staged = false;      // a seal waits for publish
+  bool published = false;   // in the current generation
+};
+
+struct SourceStatus {
+  SourceView source;
+  int64_t file_size = -1;  // size of the file named like the source; -1: not a readable file
+};
+
+struct ProducerGaps {
+  std::string producer;
+  uint32_t epoch = 0;
+  std::vector<SeqRange> missing;
+};
+
+struct DirUsage {
+  std::string dir;  // relative to the root: state, staging, snapshots, manifests, rejects
+  uint64_t bytes = 0;
+};
+
+// One consistent look at a root: what `snapsink status` prints.
+struct RootStatus {
+  RootSettings settings;
+  int64_t id_horizon_ms = 0;
+  int64_t producer_retention_ms = 0;  // 0: never
+  std::optional<int64_t> max_event_ts;
+  std::optional<int64_t> watermark;   // max_event_ts - lateness
+  uint64_t current_generation = 0;    // 0 = none
+  std::optional<int64_t> published_at_ms;  // wall clock, when recorded
+  size_t published_windows = 0;
+  std::vector<WindowStatus> windows;  // every window with state, by start
+  std::vector<SourceStatus> sources;
+  uint64_t producers = 0;
+  std::vector<ProducerGaps> gaps;     // only producers with open gaps
+  uint64_t retired_producers = 0;
+  IdsInfo ids;
+  std::vector<DirUsage> disk;
+  uint64_t state_bytes = 0;
+};
+
+// --- Views as tables: the columns and fields the command line prints -------
+
+Table ToTable(const std::vector<ProducerInfo>& producers);
+Table ToTable(const std::vector<GapInfo>& gaps);
+// Open gaps (state "open") and then every accepted record (state "accepted").
+Table ToTable(const std::vector<GapInfo>& open, const std::vector<AcceptedGapInfo>& accepted);
+Table ToTable(const std::vector<SourceView>& sources);  // the id columns in json only
+Table ToTable(const IdsInfo& ids);
+Table ToTable(const std::vector<WindowInfo>& windows);
+Table ToTable(const std::vector<SnapshotInfo>& snapshots);
+Table ToTable(const std::vector<GenerationInfo>& generations);
+// Query rows of `generation` (Reader::Query).
+Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation);
+
+// --- Times -----------------------------------------------------------------
+
+// The range of event times snapsink takes: 0000-01-01 to 9999-12-31 (UTC).
+inline constexpr int64_t kMinTimeMs = -62167219200000;
+inline constexpr int64_t kMaxTimeMs = 253402300799999;
+// The start of the window of size window_ms (> 0) holding ms.
+int64_t WindowStart(int64_t ms, int64_t window_ms);
+
+}  // namespace snapsink::api

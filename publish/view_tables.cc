@@ -1,0 +1,171 @@
+// api::ToTable (include/snapsink/views.h): the fields and columns of every
+// view, as `snapsink inspect|query` print them (SPEC 6 formats).
+#include "engine/decimal.h"
+#include "engine/timeutil.h"
+#include "snapsink/views.h"
+
+namespace snapsink::api {
+namespace {
+
+std::string U(uint64_t v) { return std::to_string(v); }
+std::string I(int64_t v) { return std::to_string(v); }
+
+// An optional time: its ISO text, or JSON null.
+void OptTime(Record* r, const std::string& name, const std::optional<int64_t>& t) {
+  if (t) {
+    r->Str(name, snapsink::FormatIso(*t));
+  } else {
+    r->Num(name, "null");
+  }
+}
+
+Record OpenGap(const GapInfo& g) {
+  Record r;
+  r.Str("producer", g.producer);
+  r.Num("epoch", U(g.epoch));
+  r.Num("from_seq", U(g.from_seq));
+  r.Num("to_seq", U(g.to_seq));
+  r.Num("missing", U(g.missing));
+  return r;
+}
+
+}  // namespace
+
+Table ToTable(const std::vector<ProducerInfo>& producers) {
+  Table t{{"producer", "epoch", "next_seq", "open_gaps", "last_seen", "retired"}, {}};
+  for (const ProducerInfo& p : producers) {
+    Record r;
+    r.Str("producer", p.producer);
+    r.Num("epoch", U(p.epoch));
+    r.Num("next_seq", U(p.next_seq));
+    r.Num("open_gaps", U(p.open_gaps));
+    OptTime(&r, "last_seen", p.last_seen);
+    r.Bool("retired", p.retired);
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+Table ToTable(const std::vector<GapInfo>& gaps) {
+  Table t{{"producer", "epoch", "from_seq", "to_seq", "missing"}, {}};
+  for (const GapInfo& g : gaps) t.records.push_back(OpenGap(g));
+  return t;
+}
+
+Table ToTable(const std::vector<GapInfo>& open, const std::vector<AcceptedGapInfo>& accepted) {
+  Table t{{"producer", "epoch", "from_seq", "to_seq", "missing", "state", "accepted_at"}, {}};
+  for (const GapInfo& g : open) {
+    Record r = OpenGap(g);
+    r.Str("state", "open");
+    r.Str("accepted_at", "");
+    t.records.push_back(std::move(r));
+  }
+  for (const AcceptedGapInfo& a : accepted) {
+    Record r;
+    r.Str("producer", a.gap.producer);
+    r.Str("epoch", a.gap.epoch ? U(*a.gap.epoch) : "any");
+    r.Num("from_seq", U(a.gap.range.first));
+    r.Num("to_seq", U(a.gap.range.last));
+    r.Str("missing", "");
+    r.Str("state", "accepted");
+    r.Str("accepted_at", snapsink::FormatIso(a.accepted_at_ms));
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+Table ToTable(const std::vector<SourceView>& sources) {
+  Table t{{"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"}, {}};
+  for (const SourceView& s : sources) {
+    Record r;
+    r.Str("source", s.source);
+    r.Num("offset", U(s.offset));
+    r.Num("lines", U(s.lines));
+    r.Num("applied", U(s.applied));
+    r.Num("duplicates", U(s.duplicates));
+    r.Num("fenced", U(s.fenced));
+    r.Num("rejected", U(s.rejected));
+    r.Num("ignored", U(s.ignored));
+    r.Num("duplicates_id", U(s.duplicates_id));
+    r.Num("rejected_horizon", U(s.rejected_horizon));
+    r.Num("rejected_retired", U(s.rejected_retired));
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+Table ToTable(const IdsInfo& ids) {
+  Table t{{"ids", "oldest", "horizon", "cutoff", "table_bytes"}, {}};
+  Record r;
+  r.Num("ids", U(ids.held));
+  OptTime(&r, "oldest", ids.oldest);
+  r.Str("horizon", snapsink::FormatDuration(ids.horizon_ms));
+  OptTime(&r, "cutoff", ids.cutoff);
+  r.Num("table_bytes", U(ids.table_bytes));
+  t.records.push_back(std::move(r));
+  return t;
+}
+
+Table ToTable(const std::vector<WindowInfo>& windows) {
+  Table t{{"window", "version", "dirty", "closed", "events", "count"}, {}};
+  for (const WindowInfo& w : windows) {
+    Record r;
+    r.Str("window", snapsink::FormatIso(w.window_ms));
+    r.Num("version", U(w.version));
+    r.Bool("dirty", w.dirty);
+    r.Bool("closed", w.closed);
+    r.Num("events", I(w.events));
+    r.Num("count", I(w.count));
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+Table ToTable(const std::vector<SnapshotInfo>& snapshots) {
+  Table t{{"window", "version", "rows", "events", "bytes", "generations", "current"}, {}};
+  for (const SnapshotInfo& s : snapshots) {
+    Record r;
+    r.Str("window", snapsink::FormatIso(s.window_ms));
+    r.Num("version", U(s.version));
+    r.Num("rows", U(s.rows));
+    r.Num("events", I(s.events));
+    r.Num("bytes", U(s.bytes));
+    r.Num("generations", U(s.generations));
+    r.Bool("current", s.current);
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+Table ToTable(const std::vector<GenerationInfo>& generations) {
+  Table t{{"generation", "parent", "windows", "rollback_of", "current"}, {}};
+  for (const GenerationInfo& g : generations) {
+    Record r;
+    r.Num("generation", U(g.generation));
+    r.Num("parent", U(g.parent));
+    r.Num("windows", U(g.windows));
+    r.Num("rollback_of", U(g.rollback_of));
+    r.Bool("current", g.current);
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
+  Table t{{"window", "metric", "key", "count", "sum", "version", "generation"}, {}};
+  const std::string gen = U(generation);
+  for (const QueryRow& q : rows) {
+    Record r;
+    r.Str("window", snapsink::FormatIso(q.window_ms));
+    r.Str("metric", q.row.metric);
+    r.Str("key", q.row.key);
+    r.Num("count", I(q.row.count));
+    r.Num("sum", snapsink::FormatMicros(q.row.sum_micros));
+    r.Num("version", U(q.version));
+    r.Num("generation", gen);
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+}  // namespace snapsink::api

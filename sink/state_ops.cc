@@ -1,0 +1,61 @@
+// The operator commands of the read side that write live state: accepting
+// gaps (engine/gap_acceptance.h) and retiring idle producers
+// (engine/producer_retention.h); and the public time and range helpers.
+#include <chrono>
+
+#include "engine/gap_acceptance.h"
+#include "engine/producer_retention.h"
+#include "engine/timeutil.h"
+#include "sink/sink_impl.h"
+
+namespace snapsink::api {
+
+Result<AcceptedGapInfo> Sink::AcceptGaps(const GapAcceptance& a) {
+  if (a.range.first > a.range.last || a.range.last == UINT64_MAX) {
+    return Status::InvalidArgument("gap range " + std::to_string(a.range.first) + ".." +
+                                   std::to_string(a.range.last) + ": expected LO <= HI < 2^64-1");
+  }
+  AcceptedGap rec;
+  rec.producer = a.producer;
+  if (a.epoch) {
+    rec.any_epoch = false;
+    rec.epoch = *a.epoch;
+  }
+  rec.range = Gap{a.range.first, a.range.last + 1};
+  // Wall clock: for the audit record only, never for an output's identity.
+  rec.accepted_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginWrite(&txn));
+  SNAPSINK_RETURN_IF_ERROR(RecordAcceptedGap(txn.get(), rec));
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  return AcceptedGapInfo{a, rec.accepted_at_ms};
+}
+
+Result<std::vector<std::string>> Sink::RetireIdleProducers(int64_t idle_ms) {
+  if (idle_ms <= 0) return Status::InvalidArgument("producer idle time must be positive");
+  Root* root = impl_->root.get();
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(root->store()->BeginWrite(&txn));
+  SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
+  std::optional<int64_t> newest;
+  if (max_ts) newest = static_cast<int64_t>(*max_ts);
+  std::vector<std::string> retired;
+  SNAPSINK_RETURN_IF_ERROR(snapsink::RetireIdleProducers(
+      txn.get(), RetentionCutoff(newest, root->config().lateness_ms, idle_ms), &retired));
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  return retired;
+}
+
+bool ParseSeqRange(const std::string& text, SeqRange* out) {
+  Gap g;
+  if (!snapsink::ParseSeqRange(text, &g)) return false;
+  *out = {g.lo, g.hi - 1};
+  return true;
+}
+
+static_assert(kMinTimeMs == kMinTimestampMs && kMaxTimeMs == kMaxTimestampMs);
+
+int64_t WindowStart(int64_t ms, int64_t window_ms) { return snapsink::WindowStart(ms, window_ms); }
+
+}  // namespace snapsink::api
