@@ -127,7 +127,10 @@ set(SNAPSINK_TEST_SOURCES
   tests/root_files_test.cc
   tests/root_test.cc
   tests/sequencer_test.cc
+  tests/serve_api_test.cc
+  tests/serve_limits_test.cc
   tests/serve_test.cc
+  tests/serve_util.cc
   tests/snapshot_file_test.cc
   tests/source_identity_test.cc
   tests/state_codec_source_test.cc

@@ -1,6 +1,10 @@
 #include "publish/http_server.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -114,6 +118,44 @@ bool ParseU64(const std::string& s, uint64_t* v) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
   return ec == std::errc() && p == s.data() + s.size();
+}
+
+// The socket of this process connected from peer_addr:peer_port to
+// local_port, or -1. Only for the overload path: httplib does not hand a
+// handler its socket.
+int FindConnection(const std::string& peer_addr, int peer_port, int local_port) {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  int found = -1;
+  while (dirent* e = ::readdir(d)) {
+    const int fd = std::atoi(e->d_name);
+    if (fd <= 2 || fd == ::dirfd(d)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t ll = sizeof(local), pl = sizeof(peer);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    int lport = 0, pport = 0;
+    if (peer.ss_family == AF_INET) {
+      auto* p = reinterpret_cast<sockaddr_in*>(&peer);
+      ::inet_ntop(AF_INET, &p->sin_addr, text, sizeof(text));
+      pport = ntohs(p->sin_port);
+      lport = ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    } else if (peer.ss_family == AF_INET6) {
+      auto* p = reinterpret_cast<sockaddr_in6*>(&peer);
+      ::inet_ntop(AF_INET6, &p->sin6_addr, text, sizeof(text));
+      pport = ntohs(p->sin6_port);
+      lport = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
+    } else {
+      continue;
+    }
+    if (pport == peer_port && lport == local_port && peer_addr == text) {
+      found = fd;
+      break;
+    }
+  }
+  ::closedir(d);
+  return found;
 }
 
 thread_local bool t_overloaded = false;
@@ -451,12 +493,35 @@ struct HttpServer::Impl {
       }
       return httplib::Server::HandlerResponse::Unhandled;
     });
-    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) { Count(req, res); });
-    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (res.body.empty() && res.status >= 400) {
-        res.set_content(JsonError(res.status == 404 ? "no such endpoint: " + req.path : "HTTP " + std::to_string(res.status)),
-                        "application/json");
+    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      Count(req, res);
+      if (t_overloaded) {
+        // The 503 is written (the logger runs after): end the connection.
+        // It was answered on the accepting thread, where httplib would
+        // otherwise wait keep_alive_timeout for another request and accept
+        // nothing meanwhile. With its read side shut, the wait ends at once.
+        const int fd = FindConnection(req.remote_addr, req.remote_port, port);
+        if (fd >= 0) ::shutdown(fd, SHUT_RD);
       }
+    });
+    // httplib answers limits itself (413, 414, 400 for an oversized or
+    // malformed header): say which limit, with the option that sets it.
+    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty() || res.status < 400) return;
+      std::string what;
+      switch (res.status) {
+        case 404: what = "no such endpoint: " + req.path; break;
+        case 413:
+          what = "request body larger than " + std::to_string(options.max_request_bytes) + " bytes (--max-request-bytes)";
+          break;
+        case 414: what = "request line longer than " + std::to_string(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH) + " bytes"; break;
+        case 400:
+          what = "malformed request, or a header line longer than " + std::to_string(CPPHTTPLIB_HEADER_MAX_LENGTH) +
+                 " bytes";
+          break;
+        default: what = "HTTP " + std::to_string(res.status);
+      }
+      res.set_content(JsonError(what), "application/json");
     });
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "internal error";

@@ -1,11 +1,9 @@
 // snapsink serve through the binary: every answer equals `query --generation
 // G` for the generation its header names while another process publishes;
-// hot switch; 304, 400, 404, 500 on damage; the old pin released; SIGTERM.
-#include <arpa/inet.h>
-#include <netinet/in.h>
+// hot switch; each endpoint against the CLI, and 400/404 (a table of cases);
+// 304; 500 on damage; the old pin released; SIGTERM. Limits and timeouts:
+// serve_limits_test.cc.
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -18,84 +16,13 @@
 #include <thread>
 
 #include "engine/env.h"
+#include "tests/serve_util.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
 namespace {
 
-// A port that was free a moment ago (bind 0, read it back, close).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-// `snapsink serve ROOT` on a free loopback port; waits (up to ~60 s, by
-// count) until it answers. Retries with another port if the one picked was
-// taken meanwhile.
-struct Server {
-  Spawned proc;
-  int port = 0;
-};
-Server StartServe(const std::string& root, std::vector<std::string> extra = {}) {
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    Server s;
-    s.port = FreePort();
-    std::vector<std::string> args = {"serve", root, "--listen", "127.0.0.1:" + std::to_string(s.port)};
-    args.insert(args.end(), extra.begin(), extra.end());
-    s.proc = SpawnSnapsink(args);
-    httplib::Client c("127.0.0.1", s.port);
-    for (int i = 0; i < 600 && s.proc.Running(); ++i) {
-      if (auto r = c.Get("/healthz"); r) return s;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (s.proc.Running()) {
-      ::kill(s.proc.pid, SIGKILL);
-      s.proc.Wait();
-    }
-  }
-  ADD_FAILURE() << "serve did not start";
-  return {};
-}
-
-std::string Event(int seq, int window, const std::string& metric, const std::string& key, int value) {
-  const int64_t base = 1792576800000LL;  // 2026-10-21T10:00:00Z
-  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) + ",\"ts\":" +
-         std::to_string(base + window * 3600000LL + seq) + ",\"metric\":\"" + metric + "\",\"key\":\"" + key +
-         "\",\"value\":" + std::to_string(value) + "}\n";
-}
-
-class ServeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = dir_ / "root";
-    input_ = dir_ / "events.ndjson";
-    ASSERT_EQ(Snapsink({"init", root_}).exit_code, 0);
-  }
-  // Appends events for round i and publishes them with `run --final`.
-  void PublishRound(int i) {
-    std::string s;
-    s += Event(3 * i, i % 3, "orders", "k" + std::to_string(i % 4), i);
-    s += Event(3 * i + 1, 0, "total", "", 1);
-    s += Event(3 * i + 2, 1, "orders", "eu", 2);
-    AppendFile(input_, s);
-    RunResult r = Snapsink({"run", root_, input_, "--final", "--quiet"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  void Stop(Server& s) {
-    ::kill(s.proc.pid, SIGTERM);
-    EXPECT_EQ(s.proc.Wait(), 0);
-  }
-
-  TempDir dir_;
-  std::string root_, input_;
-};
+class ServeTest : public ServeFixture {};
 
 struct Answer {
   std::string target;  // path and query
@@ -191,7 +118,132 @@ TEST_F(ServeTest, EveryAnswerEqualsQueryAtTheGenerationItNames) {
   std::printf("%zu answers over %zu generations checked\n", answers.size(), generations_seen.size());
 }
 
-TEST_F(ServeTest, NotModifiedBadRequestsNotFoundAndShutdown) {
+// One request to a server over a root with generations 1 and 2, and what it
+// must answer: `status`, and a body equal to the CLI's output for `cli`
+// (ROOT replaced by the root), or exactly `body`, or holding each of
+// `contains`.
+struct AnswerCase {
+  std::string name;
+  std::string target;
+  int status = 200;
+  std::vector<std::string> cli;
+  std::string body;
+  std::vector<std::string> contains;
+  std::string generation;  // the Snapsink-Generation header, when set
+};
+
+// Test names and failure messages show the case's name and target.
+void PrintTo(const AnswerCase& c, std::ostream* os) { *os << c.name << " " << c.target; }
+
+AnswerCase Cli(std::string name, std::string target, std::vector<std::string> cli, std::string generation = "") {
+  AnswerCase c;
+  c.name = std::move(name);
+  c.target = std::move(target);
+  c.cli = std::move(cli);
+  c.generation = std::move(generation);
+  return c;
+}
+AnswerCase Exact(std::string name, std::string target, int status, std::string body) {
+  AnswerCase c;
+  c.name = std::move(name);
+  c.target = std::move(target);
+  c.status = status;
+  c.body = std::move(body);
+  return c;
+}
+AnswerCase Contains(std::string name, std::string target, int status, std::vector<std::string> parts) {
+  AnswerCase c;
+  c.name = std::move(name);
+  c.target = std::move(target);
+  c.status = status;
+  c.contains = std::move(parts);
+  return c;
+}
+
+class ServeAnswerTest : public ::testing::TestWithParam<AnswerCase> {
+ protected:
+  // One root and one server for the whole suite: read-only requests.
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    root_ = new std::string(*dir_ / "root");
+    const std::string input = *dir_ / "events.ndjson";
+    ASSERT_EQ(Snapsink({"init", *root_}).exit_code, 0);
+    for (int i = 0; i < 2; ++i) {
+      AppendFile(input, Event(3 * i, i % 3, "orders", "k" + std::to_string(i % 4), i) + Event(3 * i + 1, 0, "total", "", 1) +
+                            Event(3 * i + 2, 1, "orders", "eu", 2));
+      ASSERT_EQ(Snapsink({"run", *root_, input, "--final", "--quiet"}).exit_code, 0);
+    }
+    server_ = new Server(StartServe(*root_));
+  }
+  static void TearDownTestSuite() {
+    if (server_->port > 0) {
+      ::kill(server_->proc.pid, SIGTERM);
+      EXPECT_EQ(server_->proc.Wait(), 0);
+    }
+    delete server_;
+    delete root_;
+    delete dir_;
+  }
+  static TempDir* dir_;
+  static std::string* root_;
+  static Server* server_;
+};
+TempDir* ServeAnswerTest::dir_ = nullptr;
+std::string* ServeAnswerTest::root_ = nullptr;
+Server* ServeAnswerTest::server_ = nullptr;
+
+TEST_P(ServeAnswerTest, AnswersAsTheCliDoes) {
+  const AnswerCase& c = GetParam();
+  ASSERT_GT(server_->port, 0);
+  httplib::Client client("127.0.0.1", server_->port);
+  auto r = client.Get(c.target);
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, c.status) << r->body;
+  if (!c.cli.empty()) {
+    std::vector<std::string> args = c.cli;
+    for (std::string& a : args) {
+      if (a == "ROOT") a = *root_;
+    }
+    RunResult want = Snapsink(args);
+    ASSERT_EQ(want.exit_code, 0) << want.err;
+    EXPECT_EQ(r->body, want.out);
+  }
+  if (!c.body.empty()) {
+    EXPECT_EQ(r->body, c.body);
+  }
+  for (const std::string& part : c.contains) {
+    EXPECT_NE(r->body.find(part), std::string::npos) << r->body;
+  }
+  if (!c.generation.empty()) {
+    EXPECT_EQ(r->get_header_value("Snapsink-Generation"), c.generation);
+  }
+  if (r->status != 200) {
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Serve, ServeAnswerTest,
+    ::testing::Values(
+        Cli("QueryMetric", "/v1/query?metric=orders", {"query", "ROOT", "--metric", "orders", "--format", "json"}, "2"),
+        // The tool's window syntax: any instant inside a window names it.
+        Cli("QueryInstantInsideWindowCsv", "/v1/query?window=2026-10-21T11:30:00Z&format=csv",
+            {"query", "ROOT", "--window", "2026-10-21T11:30:00Z", "--format", "csv"}),
+        Cli("QueryOlderGeneration", "/v1/query?generation=1&format=csv",
+            {"query", "ROOT", "--generation", "1", "--format", "csv"}, "1"),
+        Cli("Generations", "/v1/generations", {"inspect", "ROOT", "generations", "--json"}),
+        Cli("Windows", "/v1/windows", {"inspect", "ROOT", "windows", "--json"}),
+        Cli("Status", "/v1/status", {"status", "ROOT", "--json"}),
+        Exact("Healthz", "/healthz", 200, "{\"generation\":2,\"ok\":true}\n"),
+        Exact("UnknownParameter", "/v1/query?metrc=orders", 400, "{\"error\":\"unknown parameter: metrc\"}\n"),
+        Contains("BadWindow", "/v1/query?window=yesterday", 400, {"window", "yesterday"}),
+        Contains("BadFormat", "/v1/query?format=table", 400, {"format", "table"}),
+        Contains("BadGeneration", "/v1/query?generation=two", 400, {"generation", "two"}),
+        Contains("UnknownGeneration", "/v1/query?generation=99", 404, {"generation 99"}),
+        Exact("UnknownEndpoint", "/v2/nothing", 404, "{\"error\":\"no such endpoint: /v2/nothing\"}\n")),
+    [](const ::testing::TestParamInfo<AnswerCase>& info) { return info.param.name; });
+
+TEST_F(ServeTest, NotModifiedMetricsAndShutdown) {
   PublishRound(0);
   PublishRound(1);
   Server server = StartServe(root_);
@@ -202,8 +254,6 @@ TEST_F(ServeTest, NotModifiedBadRequestsNotFoundAndShutdown) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("ETag"), "\"2\"");
-  EXPECT_EQ(r->body, Snapsink({"query", root_, "--metric", "orders", "--format", "json"}).out);
-
   r = c.Get("/v1/query?metric=orders", {{"If-None-Match", "\"2\""}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 304);
@@ -211,56 +261,11 @@ TEST_F(ServeTest, NotModifiedBadRequestsNotFoundAndShutdown) {
   r = c.Get("/v1/query?metric=orders", {{"If-None-Match", "\"1\""}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
-
-  r = c.Get("/v1/query?metrc=orders");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_EQ(r->body, "{\"error\":\"unknown parameter: metrc\"}\n");
-  r = c.Get("/v1/query?window=yesterday");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("window"), std::string::npos) << r->body;
-  EXPECT_NE(r->body.find("yesterday"), std::string::npos) << r->body;
-  // The tool's window syntax: any instant inside a window names it.
-  r = c.Get("/v1/query?window=2026-10-21T11:30:00Z&format=csv");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, Snapsink({"query", root_, "--window", "2026-10-21T11:30:00Z", "--format", "csv"}).out);
-  r = c.Get("/v1/query?format=table");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400);
-  r = c.Get("/v1/query?generation=two");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400);
-
-  r = c.Get("/v1/query?generation=99");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 404);
-  EXPECT_NE(r->body.find("generation 99"), std::string::npos) << r->body;
-  r = c.Get("/v1/query?generation=1&format=csv");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->get_header_value("Snapsink-Generation"), "1");
-  EXPECT_EQ(r->body, Snapsink({"query", root_, "--generation", "1", "--format", "csv"}).out);
-  r = c.Get("/v2/nothing");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 404);
-
-  r = c.Get("/v1/generations");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, Snapsink({"inspect", root_, "generations", "--json"}).out);
-  r = c.Get("/v1/windows");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, Snapsink({"inspect", root_, "windows", "--json"}).out);
-  r = c.Get("/healthz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200) << r->body;
-  r = c.Get("/v1/status");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, Snapsink({"status", root_, "--json"}).out);
+  for (const char* bad : {"/v1/query?metrc=orders", "/v1/query?format=table", "/v1/query?generation=two"}) {
+    r = c.Get(bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad;
+  }
 
   r = c.Get("/metrics");
   ASSERT_TRUE(r);
@@ -270,7 +275,8 @@ TEST_F(ServeTest, NotModifiedBadRequestsNotFoundAndShutdown) {
   EXPECT_EQ(r->body.substr(0, root_metrics.size()), root_metrics);
   EXPECT_NE(r->body.find("snapsink_http_requests_total{path=\"/v1/query\",code=\"304\"} 1"), std::string::npos)
       << r->body;
-  EXPECT_NE(r->body.find("snapsink_http_requests_total{path=\"/v1/query\",code=\"400\"} 4"), std::string::npos);
+  EXPECT_NE(r->body.find("snapsink_http_requests_total{path=\"/v1/query\",code=\"400\"} 3"), std::string::npos)
+      << r->body;
   EXPECT_NE(r->body.find("snapsink_served_generation 2"), std::string::npos);
   EXPECT_NE(r->body.find("snapsink_http_request_duration_seconds_bucket{le=\"+Inf\"}"), std::string::npos);
 

@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
                       "Connections in service at once; beyond: 503 and closed (default 64)")
       ->check(CLI::Range(1, 65536));
   c_serve->add_option("--read-timeout", serve.read_timeout,
-                      "A client silent this long in the middle of a request is disconnected (default 5s)");
+                      "A client silent this long mid-request is answered 400, then closed after the keep-alive timeout (default 5s)");
   c_serve->add_option("--write-timeout", serve.write_timeout,
                       "A client not taking the answer for this long is disconnected (default 5s)");
   c_serve->add_option("--keep-alive-timeout", serve.keep_alive_timeout,

@@ -30,11 +30,17 @@
 // /healthz 503. Every error body is {"error":"..."}.
 //
 // Limits (each a field below): connections beyond max_connections are
-// answered 503 {"error":"too many connections"} and closed; a request line
-// longer than 8 KiB gets 414, a body beyond max_request_bytes 413; a client
-// that sends nothing for read_timeout_ms mid-request, or does not take the
-// answer for write_timeout_ms, is disconnected, and an idle keep-alive
-// connection is closed after keep_alive_timeout_ms.
+// answered 503 {"error":"too many connections"} by the accepting thread
+// and closed;
+// a request line longer than 8 KiB gets 414, a header line longer than
+// 8 KiB 400, a body beyond max_request_bytes 413. A client that does not
+// take an answer for write_timeout_ms is disconnected; one that sends
+// nothing for read_timeout_ms mid-request is answered 400 and disconnected
+// after keep_alive_timeout_ms more (httplib waits that long for a next
+// request); an idle keep-alive connection is closed after
+// keep_alive_timeout_ms. Known limit: the accepting thread reads the
+// request of a connection beyond max_connections before answering 503, so
+// a slow client there delays accepting by up to read_timeout_ms.
 //
 // No endpoint writes to the root.
 #pragma once
