@@ -635,6 +635,19 @@ TEST(SmallFixes, GcWithNothingToDoSaysSo) {
   EXPECT_EQ(gc.out, "nothing to remove (keeping the newest 2 generation(s) and what they use)\n");
 }
 
+// Regression: gc removed the temporary files a crash left and still said
+// "nothing to remove".
+TEST(SmallFixes, GcNamesTheTemporaryFilesItRemoves) {
+  TempDir d;
+  const std::string r = d / "r";
+  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
+  WriteFile(r + "/manifests/3.tmp", "half a manifest");
+  RunResult gc = Snapsink({"gc", r});
+  EXPECT_EQ(gc.exit_code, 0) << gc.err;
+  EXPECT_EQ(gc.out, "removed manifests/3.tmp (a temporary file a crash left)\n");
+  EXPECT_FALSE(fs::exists(r + "/manifests/3.tmp"));
+}
+
 // Regression: verify printed its first problem twice (as CORRUPT on stdout
 // and again in the error line on stderr).
 TEST(SmallFixes, VerifyPrintsEachProblemOnce) {
