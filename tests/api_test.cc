@@ -14,12 +14,6 @@ namespace {
 
 namespace api = snapsink::api;
 
-int64_t Ms(const std::string& t) {
-  int64_t ms = 0;
-  EXPECT_TRUE(api::ParseTime(t, &ms)) << t;
-  return ms;
-}
-
 // Two 1h windows: 10:00 (orders eu 1.5 + 2, us 3) and 11:00 (orders eu 4).
 std::string Input() {
   return EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Metric("orders").Key("eu").Value("1.5").Line() +

@@ -19,12 +19,6 @@ namespace api = snapsink::api;
 
 constexpr int64_t kHour = 3600 * 1000;
 
-int64_t Ms(const std::string& t) {
-  int64_t ms = 0;
-  EXPECT_TRUE(api::ParseTime(t, &ms)) << t;
-  return ms;
-}
-
 std::string Json(const api::Table& t) { return api::FormatTable(t, api::OutputFormat::kJson); }
 
 // What the binary prints on stdout for args (it must succeed).

@@ -16,12 +16,6 @@ namespace {
 
 namespace api = snapsink::api;
 
-int64_t Ms(const std::string& t) {
-  int64_t ms = 0;
-  EXPECT_TRUE(api::ParseTime(t, &ms)) << t;
-  return ms;
-}
-
 constexpr int64_t kHour = 3600 * 1000;
 
 class ApiWriteTest : public ::testing::Test {

@@ -13,9 +13,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -26,6 +23,7 @@
 #include <set>
 #include <thread>
 
+#include "tests/serve_util.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -197,15 +195,7 @@ TEST_F(FollowTest, FollowAndServeInOneProcess) {
   std::string data;
   for (int seq = 0; seq < 100; ++seq) data += Event("p", seq, seq);
   WriteFile(file, data);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  const int port = ntohs(a.sin_port);
+  const int port = FreePort();
   Spawned follower = Follow({file}, {"--serve", "127.0.0.1:" + std::to_string(port)});
   httplib::Client c("127.0.0.1", port);
   std::string generation, body;

@@ -12,7 +12,15 @@
 #include <stdexcept>
 #include <thread>
 
+#include "snapsink/options.h"
+
 namespace snapsink::testing {
+
+int64_t Ms(const std::string& time) {
+  int64_t ms = 0;
+  EXPECT_TRUE(api::ParseTime(time, &ms)) << time;
+  return ms;
+}
 namespace fs = boost::filesystem;
 
 TempDir::TempDir() {

@@ -30,6 +30,10 @@ const Status& StatusOf(const Result<T>& r) {
 #define ASSERT_STATUS_OK(expr) SNAPSINK_STATUS_OK_IMPL(expr, FAIL)
 #define EXPECT_STATUS_OK(expr) SNAPSINK_STATUS_OK_IMPL(expr, ADD_FAILURE)
 
+// A time ("2026-10-21T10:00:00Z") as milliseconds, through the public
+// api::ParseTime; a text it does not take is a test failure.
+int64_t Ms(const std::string& time);
+
 // One NDJSON event line (SPEC 1), newline included, fields in the order
 // producer, epoch, seq, ts, metric, key, value, op; optional fields only
 // when set:
