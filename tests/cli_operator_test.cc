@@ -38,6 +38,14 @@ std::string Events(const std::string& p, int n, const std::string& value = "1") 
   return out;
 }
 
+// A new root at r with Events("p", 3) run --final into it: one window, one
+// generation.
+void PublishThreeEvents(const std::string& r, const std::string& in) {
+  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
+  WriteFile(in, Events("p", 3));
+  ASSERT_EQ(Snapsink({"run", r, in, "--final"}).exit_code, 0);
+}
+
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // Every regular file under dir, state/ included, except LMDB's lock.mdb (its
@@ -194,10 +202,7 @@ TEST(WindowSyntax, EveryFormNamesTheWindowHoldingItAcrossCommands) {
 TEST(WindowSyntax, QuerySaysOnStderrWhenAFilterMatchesNothing) {
   TempDir d;
   const std::string r = d / "r";
-  const std::string in = d / "in.ndjson";
-  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
-  WriteFile(in, Events("p", 3));
-  ASSERT_EQ(Snapsink({"run", r, in, "--final"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(PublishThreeEvents(r, d / "in.ndjson"));
   RunResult q = Snapsink({"query", r, "--window", "2026-10-22T10:00:00Z", "--metric", "zz"});
   EXPECT_EQ(q.exit_code, 0);
   EXPECT_EQ(q.err, "snapsink: no rows in generation 1 match --window 2026-10-22T10:00:00Z --metric zz\n");
@@ -653,10 +658,7 @@ TEST(SmallFixes, GcNamesTheTemporaryFilesItRemoves) {
 TEST(SmallFixes, VerifyPrintsEachProblemOnce) {
   TempDir d;
   const std::string r = d / "r";
-  const std::string in = d / "in.ndjson";
-  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
-  WriteFile(in, Events("p", 3));
-  ASSERT_EQ(Snapsink({"run", r, in, "--final"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(PublishThreeEvents(r, d / "in.ndjson"));
   const std::string data = r + "/snapshots/20261021T100000Z/v1/data";
   std::string bytes = ReadFile(data);
   bytes[bytes.size() / 2] ^= 0x55;
@@ -674,10 +676,7 @@ TEST(SmallFixes, VerifyPrintsEachProblemOnce) {
 TEST(SmallFixes, VerifyWarnsAboutUnknownFilesInTheRoot) {
   TempDir d;
   const std::string r = d / "r";
-  const std::string in = d / "in.ndjson";
-  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
-  WriteFile(in, Events("p", 3));
-  ASSERT_EQ(Snapsink({"run", r, in, "--final"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(PublishThreeEvents(r, d / "in.ndjson"));
   RunResult clean = Snapsink({"verify", r});
   EXPECT_EQ(clean.exit_code, 0) << clean.err;
   EXPECT_EQ(clean.out, "ok: 1 snapshot(s) verified\n");
