@@ -182,6 +182,13 @@ TEST_F(FollowTest, KillNineLoopThenRestartEqualsCleanRun) {
     follower.Wait();
   }
   Spawned follower = Follow({file}, {"--commit-every", "7"});
+  // Lines appended after the start: the offset reaches the end only by this
+  // follower's commit, so it has its SIGTERM handling by then. Broke: the
+  // killed followers had often committed everything, the wait returned at
+  // once, and the SIGTERM came before the new process had blocked it (143).
+  std::string tail;
+  for (int i = 0; i < 40; ++i, ++seq) tail += Event("p", seq, seq / 40);
+  AppendFile(file, tail);
   WaitCaughtUp(root_, file, FileSize(file));
   Term(follower);
   RunResult sources = Snapsink({"inspect", root_, "sources", "--json"});
