@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "snapsink/reader.h"
 #include "snapsink/status.h"
 #include "snapsink/views.h"
+#include "snapsink/write_batch.h"
 
 namespace snapsink::api {
 
@@ -129,6 +131,15 @@ class Sink : public ReadOnlySink {
   // Applies the files' events exactly once (SPEC 2, 3, 7). *result, when
   // given, is filled even on a stop (Gap, BadInput): what was committed.
   Status Ingest(const IngestOptions& options, IngestResult* result = nullptr);
+  // Applies a batch from memory (write_batch.h) and commits the source's new
+  // position in the same LMDB transaction: all of the batch or none of it.
+  // Thread-safe, unlike the other methods: callers that arrive while a
+  // commit is in flight are committed together in the next transaction
+  // (group commit), each told its own outcome. Under --on-gap stop a gap
+  // fails the batch (Status Gap) and nothing of it is applied.
+  Status Write(const WriteBatch& batch, const WriteOptions& options = {}, WriteResult* result = nullptr);
+  // The position last committed for `source` by Write; nullopt if none.
+  Result<std::optional<std::string>> Position(const std::string& source) const;
   // Seals windows into staging (not yet visible to readers).
   Result<std::vector<SealedWindow>> Seal(const SealOptions& options);
   // Reconciles every staged snapshot and publishes them in one generation.
