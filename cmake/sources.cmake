@@ -41,6 +41,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/seal.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
+  publish/table_cache.cc
   publish/state_views.cc
   publish/views.cc
   publish/view_tables.cc
@@ -138,6 +139,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/storable_test.cc
   tests/store_test.cc
   tests/store_unit_test.cc
+  tests/table_cache_test.cc
   tests/generation_view.cc
   tests/test_util.cc
   tests/timeutil_test.cc
