@@ -143,6 +143,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/generation_view.cc
   tests/test_util.cc
   tests/timeutil_test.cc
+  tests/verify_messages_test.cc
   tests/window_records_test.cc
 )
 
