@@ -27,9 +27,11 @@ set(SNAPSINK_LIB_SOURCES
   publish/backfill.cc
   publish/backfill_impact.cc
   publish/checked_json.cc
+  publish/current_codec.cc
   publish/current_file.cc
   publish/follow.cc
   publish/generation_manifest.cc
+  publish/http_request.cc
   publish/http_server.cc
   publish/maintenance.cc
   publish/metrics.cc
@@ -140,6 +142,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/store_test.cc
   tests/store_unit_test.cc
   tests/table_cache_test.cc
+  tests/format_bounds_test.cc
   tests/generation_view.cc
   tests/test_util.cc
   tests/timeutil_test.cc
