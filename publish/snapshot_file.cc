@@ -26,6 +26,8 @@ constexpr uint32_t kOldestFormatVersion = 2;
 constexpr size_t kFooterSize = 64;
 constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
+constexpr size_t kFilterLineBytesForSize = 64;
+constexpr uint64_t kMinFileBytes = kFooterSize + (kIndexHeaderSize + 8) + (kFilterLineBytesForSize + 1) + 8;  // 193
 constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB's bloom.cc
 // A block is cut once its rows reach at most kSnapshotBlockBytes, so it never
 // holds more than that plus one maximal row, plus its restart points (a row
@@ -475,7 +477,9 @@ Status SnapshotReader::Open(Env* env, const std::string& path, std::unique_ptr<S
 
 Status SnapshotReader::ParseFooterAndIndex() {
   size_ = file_->Size();
-  if (size_ < kFooterSize + 8) return Corrupt(0, fmt::format("file too short ({} bytes)", size_));
+  // The smallest file (no rows): the footer, an index with no blocks, a
+  // one-line filter and an empty stats section (docs/FORMAT.md).
+  if (size_ < kMinFileBytes) return Corrupt(0, fmt::format("file too short ({} bytes)", size_));
   const uint64_t footer_offset = size_ - kFooterSize;
   std::string footer;
   SNAPSINK_RETURN_IF_ERROR(file_->Read(footer_offset, kFooterSize, &footer));
