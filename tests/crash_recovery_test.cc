@@ -2,7 +2,9 @@
 // can leave that the crash points cannot reach, rerun through the binary and
 // compared byte for byte with a clean run.
 //  - a backfill's LMDB environment whose first write never reached the disk
-//    (zero-filled or truncated data.mdb, nothing committed).
+//    (zero-filled or truncated data.mdb, nothing committed);
+//  - a directory rename a crash left half done: both staging/W/vN and
+//    snapshots/W/vN present.
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
@@ -92,6 +94,53 @@ TEST_P(NeverCommittedBackfillEnv, RerunFinishesAndEqualsACleanRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, NeverCommittedBackfillEnv, ::testing::Values(0, 1, 2, 3));
+
+// Every snapshot directory under `from` (W/vN) copied to the same place under `to`.
+int CopySnapshotDirs(const std::string& from, const std::string& to) {
+  int copied = 0;
+  for (fs::directory_iterator w(from), end; w != end; ++w) {
+    for (fs::directory_iterator v(w->path()); v != end; ++v) {
+      const fs::path dest = fs::path(to) / w->path().filename() / v->path().filename();
+      if (fs::exists(dest)) continue;
+      fs::create_directories(dest);
+      for (fs::directory_iterator f(v->path()); f != end; ++f) fs::copy_file(f->path(), dest / f->path().filename());
+      ++copied;
+    }
+  }
+  return copied;
+}
+
+// Both names of a half-done rename: the rerun keeps the verified copy in
+// snapshots/ (or replaces a damaged one from staging) instead of failing
+// with "Directory not empty".
+class HalfRenamedSnapshot : public ::testing::TestWithParam<bool> {};
+
+TEST_P(HalfRenamedSnapshot, RerunSettlesItAndEqualsACleanRun) {
+  const bool damaged = GetParam();
+  Roots r;
+  const std::string clean = r.Make("clean");
+  const std::string root = r.dir / "crashed";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  RunResult crashed = Snapsink({"run", root, r.live, "--final"},
+                               {{"SNAPSINK_CRASH_AT", "publish.after_rename"}, {"SNAPSINK_CRASH_HIT", "2"}});
+  ASSERT_EQ(crashed.exit_code, 99) << crashed.err;
+  // The two moved snapshots come back to staging/ as well.
+  ASSERT_EQ(CopySnapshotDirs(filenames::SnapshotsDir(root), filenames::StagingDir(root)), 2);
+  if (damaged) {  // the copy in snapshots/ is torn: its data file cut short
+    for (fs::recursive_directory_iterator f(filenames::SnapshotsDir(root)), end; f != end; ++f) {
+      if (f->path().filename() == filenames::kDataFile) {
+        fs::resize_file(f->path(), fs::file_size(f->path()) / 2);
+        break;
+      }
+    }
+  }
+  RunResult rerun = Snapsink({"run", root, r.live, "--final"});
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  ExpectSameRoot(root, clean);
+}
+
+INSTANTIATE_TEST_SUITE_P(Copies, HalfRenamedSnapshot, ::testing::Values(false, true),
+                         [](const auto& info) { return std::string(info.param ? "Damaged" : "Intact"); });
 
 }  // namespace
 }  // namespace snapsink::testing
