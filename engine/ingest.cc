@@ -1,5 +1,7 @@
 #include "engine/ingest.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -471,11 +473,33 @@ Status Stick(Status* sticky, Status s) {
   if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) *sticky = s;
   return s;
 }
+
+// A file that a second pass can read from its committed position again.
+bool Rereadable(const std::string& path) {
+  struct stat st;
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
 }  // namespace
 
 Status Ingester::Run(const IngestOptions& options, SourceState* after, SourceState* before) {
   SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
   Status s = RunSource(options, after, before);
+  // The LMDB map filled during a batch (engine/store.h): nothing of that
+  // batch is committed. Grow the map and go on from the last commit, as a
+  // rerun would (a fresh Impl holds nothing but what is committed). Not for
+  // a pipe: its uncommitted lines are gone; the error stands and the map
+  // is grown by the next write transaction.
+  for (int i = 0; !s.ok() && impl_->store->map_full() && Rereadable(options.path) && i < 32; ++i) {
+    std::unique_ptr<Impl> fresh(new Impl);
+    fresh->env = impl_->env;
+    fresh->store = impl_->store;
+    fresh->config = impl_->config;
+    fresh->first_window = impl_->first_window;
+    fresh->last_window = impl_->last_window;
+    impl_ = std::move(fresh);  // aborts the failed batch's transaction
+    if (Status g = impl_->store->GrowAfterMapFull(); !g.ok()) return Stick(&impl_->sticky, s.Prefixed(g.message() + ": "));
+    s = RunSource(options, after, nullptr);
+  }
   impl_->reader = nullptr;
   impl_->preparsed = nullptr;  // pointed into the run's ParseAhead
   return Stick(&impl_->sticky, s);
