@@ -10,6 +10,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/event_parser.cc
   engine/filenames.cc
   engine/gap_acceptance.cc
+  engine/gap_spill.cc
   engine/id_dedup.cc
   engine/ingest.cc
   engine/json_escape.cc
@@ -106,6 +107,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/follow_test.cc
   tests/fault_env.cc
   tests/gap_acceptance_test.cc
+  tests/gap_spill_test.cc
   tests/gc_rollback_test.cc
   tests/id_dedup_test.cc
   tests/ingest_cli_test.cc

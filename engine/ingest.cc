@@ -18,6 +18,7 @@
 #include "engine/filenames.h"
 #include "engine/id_dedup.h"
 #include "engine/gap_acceptance.h"
+#include "engine/gap_spill.h"
 #include "engine/json_escape.h"
 #include "engine/line_reader.h"
 #include "engine/producer_retention.h"
@@ -114,7 +115,7 @@ struct Ingester::Impl {
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
   Result<CachedProducer*> Producer(std::string_view id);
   Result<SeqDecision> DecideById(std::string* why);
-  void CheckRetired(CachedProducer* p, std::string* why);
+  Status CheckRetired(CachedProducer* p, std::string* why);
   // A storage error met while applying the next line names it.
   Status AtLine(const Status& s) const { return s.Prefixed(source + ":" + std::to_string(src.lines + 1) + ": "); }
   template <typename V>
@@ -207,12 +208,15 @@ Result<SeqDecision> Ingester::Impl::DecideById(std::string* why) {
 
 // Retires p if it has been idle past the retention, then refuses an event
 // at or below a retired producer's epoch.
-void Ingester::Impl::CheckRetired(CachedProducer* p, std::string* why) {
+Status Ingester::Impl::CheckRetired(CachedProducer* p, std::string* why) {
   if (RetireIfIdle(&p->life, p->state, RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms))) {
+    // Its spilled gaps go with its record (in this batch's transaction).
+    if (p->state.spilled > 0) SNAPSINK_RETURN_IF_ERROR(AtLine(DropSpilledGaps(txn.get(), event.producer)));
     p->state = ProducerState();
     p->dirty = true;
   }
   if (p->life.retired && event.epoch <= p->life.retired->epoch) *why = kRetiredReason;
+  return Status::OK();
 }
 
 Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, const std::string& why) {
@@ -259,21 +263,34 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     SNAPSINK_ASSIGN_OR_RETURN(d, DecideById(&why));
   } else if (why.empty()) {
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
-    CheckRetired(producer, &why);
+    SNAPSINK_RETURN_IF_ERROR(CheckRetired(producer, &why));
     if (why.empty()) {
-      d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+      SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,
+                                                   event.seq, stop_on_gap));
       if (d.outcome == SeqOutcome::kGapStop) {
         // An operator accepted this gap (`snapsink gaps accept`): go on as under --on-gap accept.
         SNAPSINK_ASSIGN_OR_RETURN(bool accepted, GapAccepted(txn.get(), event.producer, event.epoch, d.missing));
-        if (accepted) d = Decide(producer->state, event.epoch, event.seq, /*stop_on_gap=*/false);
+        if (accepted) {
+          SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,
+                                                       event.seq, /*stop_on_gap=*/false));
+        }
       }
     }
   }
   if (why.empty()) {
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
-      return Status::Gap(source + ":" + std::to_string(src.line_no + 1) + ": producer " + std::string(event.producer) +
-                         " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
-                         (d.outcome == SeqOutcome::kGapLimit ? " (more than 1024 open gaps)" : ""));
+      std::string what = source + ":" + std::to_string(src.line_no + 1) + ": producer " +
+                         std::string(event.producer) + " epoch " + std::to_string(event.epoch) + ": seq " +
+                         GapText(d.missing) + " missing";
+      if (d.outcome == SeqOutcome::kGapLimit) {
+        what += " (more than " + std::to_string(kMaxOpenGaps + kMaxSpilledGaps) +
+                " open gaps, the most kept per producer: resend its missing events, or restart the producer at a "
+                "higher epoch, which closes them)";
+      } else {
+        what += " (--on-gap stop: resend the missing events, or accept the gap with `snapsink gaps ROOT accept "
+                "--producer " + std::string(event.producer) + "` and run again)";
+      }
+      return Status::Gap(what);
     }
     window = WindowStart(event.ts_ms, config.window_ms);
     in_range = window >= first_window && window <= last_window;
@@ -317,7 +334,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     if (by_id) {
       SNAPSINK_RETURN_IF_ERROR(ids.Insert(txn.get(), id_key, event.ts_ms));
     } else {
-      Accept(&producer->state, event.epoch, event.seq);
+      SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
       producer->dirty = true;
       HeardAt(&producer->life, event.ts_ms);
       if (producer->life.retired) {  // back at a higher epoch: afresh

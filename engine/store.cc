@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kTableNames[kNumTables] = {"meta",  "producers", "sources", "rejectfiles",
                                                  "aggs", "ledger",    "windows", "seals",
                                                  "ids",  "id_expiry", "producer_seen", "producer_idle",
-                                                 "retired", "source_ids"};
+                                                 "retired", "source_ids", "gap_spill"};
 // Tables added after format 1: a root made before them opens without them.
 constexpr int kFirstOptionalTable = static_cast<int>(Table::kIds);
 // Address space only: the file grows as data does. Without an address-space
@@ -161,6 +161,25 @@ Status Txn::Scan(Table t, std::string_view prefix,
   }
   mdb_cursor_close(cur);
   if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return LmdbStatus(rc, "scan");
+  return Status::OK();
+}
+
+Status Txn::Floor(Table t, std::string_view key, std::string_view prefix, std::string_view* found_key,
+                  std::string_view* value) {
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::NotFound("not found");
+  MDB_cursor* cur;
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(txn_, dbis_[static_cast<int>(t)], &cur), "cursor"));
+  MDB_val k = Val(key), v;
+  int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  if (rc == MDB_SUCCESS && View(k) != key) rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+  else if (rc == MDB_NOTFOUND) rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  mdb_cursor_close(cur);
+  if (rc == MDB_NOTFOUND || (rc == MDB_SUCCESS && View(k).substr(0, prefix.size()) != prefix)) {
+    return Status::NotFound("not found");
+  }
+  SNAPSINK_RETURN_IF_ERROR(LmdbStatus(rc, "floor"));
+  *found_key = View(k);
+  *value = View(v);
   return Status::OK();
 }
 

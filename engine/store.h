@@ -56,8 +56,9 @@ enum class Table {
   kProducerIdle,  // last seen (8, ordered) | producer id -> "": producers in idle order
   kRetired,       // producer id -> tombstone: epoch (u32) | last seen (u64)
   kSourceIds,     // SourceIdsKey(source) -> id-dedup and retirement counts (engine/id_dedup.h)
+  kGapSpill,      // producer|epoch|lo -> hi: open gaps beyond a producer record's (engine/gap_spill.h)
 };
-inline constexpr int kNumTables = 14;
+inline constexpr int kNumTables = 15;
 
 class Store;
 
@@ -75,6 +76,9 @@ class Txn {
   // order, until fn returns false.
   Status Scan(Table t, std::string_view prefix,
               const std::function<bool(std::string_view, std::string_view)>& fn);
+  // The last record whose key is <= key and starts with prefix; NotFound if none.
+  Status Floor(Table t, std::string_view key, std::string_view prefix, std::string_view* found_key,
+               std::string_view* value);
   // Removes every record whose key starts with prefix.
   Status DeletePrefix(Table t, std::string_view prefix);
   // Records in t and the bytes of its pages (branch, leaf, overflow).
