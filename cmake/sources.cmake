@@ -122,6 +122,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/producer_retention_test.cc
   tests/progress_test.cc
   tests/publish_crash_test.cc
+  tests/power_cut_lmdb_test.cc
   tests/publish_power_cut_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
