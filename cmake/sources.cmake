@@ -10,6 +10,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/event_parser.cc
   engine/filenames.cc
   engine/gap_acceptance.cc
+  engine/gap_spill.cc
   engine/id_dedup.cc
   engine/ingest.cc
   engine/ingest_batch.cc
@@ -106,12 +107,14 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_smoke_test.cc
   tests/coding_test.cc
   tests/corruption_test.cc
+  tests/crash_recovery_test.cc
   tests/decimal_test.cc
   tests/enospc_test.cc
   tests/event_parser_test.cc
   tests/follow_test.cc
   tests/fault_env.cc
   tests/gap_acceptance_test.cc
+  tests/gap_spill_test.cc
   tests/gc_rollback_test.cc
   tests/id_dedup_test.cc
   tests/ingest_cli_test.cc
@@ -127,6 +130,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/producer_retention_test.cc
   tests/progress_test.cc
   tests/publish_crash_test.cc
+  tests/power_cut_lmdb_test.cc
   tests/publish_power_cut_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc

@@ -27,6 +27,10 @@ std::string BackfillStateDir(const std::string& root, uint64_t version) {
 std::string BackfillLockFile(const std::string& root, uint64_t version) {
   return Join(BackfillStateDir(root, version), "LOCK");
 }
+std::string BackfillEnvBuildDir(const std::string& root, uint64_t version) {
+  return Join(BackfillStateDir(root, version), "state.init-tmp");
+}
+std::string LmdbLockFile(const std::string& dir) { return Join(dir, "lock.mdb"); }
 std::string StagingDir(const std::string& root) { return Join(root, "staging"); }
 std::string StagingWindowDir(const std::string& root, int64_t window_ms) {
   return Join(StagingDir(root), FormatCompact(window_ms));
@@ -143,6 +147,8 @@ bool IsStatePath(const std::vector<std::string_view>& p) {
   if (p.size() == 1) return true;
   const bool backfill = p[1].substr(0, 9) == "backfill-" && IsVersionDir(p[1].substr(9));
   if (p.size() == 2) return lmdb_file(p[1]) || backfill;
+  // state.init-tmp/: where the backfill's environment is built (publish/backfill.cc).
+  if (p.size() >= 3 && backfill && p[2] == "state.init-tmp") return p.size() == 3 || (p.size() == 4 && lmdb_file(p[3]));
   return p.size() == 3 && backfill &&
          (lmdb_file(p[2]) || p[2] == "LOCK" || p[2] == "stdin.spool" || p[2] == "stdin.spool.done");
 }

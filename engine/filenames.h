@@ -36,6 +36,11 @@ std::string InitStateDir(const std::string& root);
 std::string LmdbDataFile(const std::string& dir);
 std::string BackfillStateDir(const std::string& root, uint64_t version);
 std::string BackfillLockFile(const std::string& root, uint64_t version);
+// "<backfill dir>/state.init-tmp": where the backfill's environment is built
+// before its data.mdb is renamed into the backfill dir (publish/backfill.cc).
+std::string BackfillEnvBuildDir(const std::string& root, uint64_t version);
+// "<dir>/lock.mdb": the lock file of the LMDB environment in dir.
+std::string LmdbLockFile(const std::string& dir);
 std::string StagingDir(const std::string& root);
 std::string StagingWindowDir(const std::string& root, int64_t window_ms);
 std::string StagingSnapshotDir(const std::string& root, int64_t window_ms, uint64_t version);

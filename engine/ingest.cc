@@ -1,6 +1,6 @@
 #include "engine/ingest.h"
 
-#include "engine/ingest_impl.h"
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <climits>
@@ -17,7 +17,9 @@
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
 #include "engine/id_dedup.h"
+#include "engine/ingest_impl.h"
 #include "engine/gap_acceptance.h"
+#include "engine/gap_spill.h"
 #include "engine/json_escape.h"
 #include "engine/line_reader.h"
 #include "engine/producer_retention.h"
@@ -149,12 +151,15 @@ Result<SeqDecision> Ingester::Impl::DecideById(std::string* why) {
 
 // Retires p if it has been idle past the retention, then refuses an event
 // at or below a retired producer's epoch.
-void Ingester::Impl::CheckRetired(CachedProducer* p, std::string* why) {
+Status Ingester::Impl::CheckRetired(CachedProducer* p, std::string* why) {
   if (RetireIfIdle(&p->life, p->state, RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms))) {
+    // Its spilled gaps go with its record (in this batch's transaction).
+    if (p->state.spilled > 0) SNAPSINK_RETURN_IF_ERROR(AtLine(DropSpilledGaps(txn.get(), event.producer)));
     p->state = ProducerState();
     p->dirty = true;
   }
   if (p->life.retired && event.epoch <= p->life.retired->epoch) *why = kRetiredReason;
+  return Status::OK();
 }
 
 // A file's line is recorded by its line number and offset; a memory
@@ -208,21 +213,33 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     SNAPSINK_ASSIGN_OR_RETURN(d, DecideById(&why));
   } else if (why.empty()) {
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
-    CheckRetired(producer, &why);
+    SNAPSINK_RETURN_IF_ERROR(CheckRetired(producer, &why));
     if (why.empty()) {
-      d = Decide(producer->state, event.epoch, event.seq, stop_on_gap);
+      SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,
+                                                   event.seq, stop_on_gap));
       if (d.outcome == SeqOutcome::kGapStop) {
         // An operator accepted this gap (`snapsink gaps accept`): go on as under --on-gap accept.
         SNAPSINK_ASSIGN_OR_RETURN(bool accepted, GapAccepted(txn.get(), event.producer, event.epoch, d.missing));
-        if (accepted) d = Decide(producer->state, event.epoch, event.seq, /*stop_on_gap=*/false);
+        if (accepted) {
+          SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,
+                                                       event.seq, /*stop_on_gap=*/false));
+        }
       }
     }
   }
   if (why.empty()) {
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
-      return Status::Gap(Where() + ": producer " + std::string(event.producer) +
-                         " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
-                         (d.outcome == SeqOutcome::kGapLimit ? " (more than 1024 open gaps)" : ""));
+      std::string what = Where() + ": producer " + std::string(event.producer) + " epoch " + std::to_string(event.epoch) + ": seq " +
+                         GapText(d.missing) + " missing";
+      if (d.outcome == SeqOutcome::kGapLimit) {
+        what += " (more than " + std::to_string(kMaxOpenGaps + kMaxSpilledGaps) +
+                " open gaps, the most kept per producer: resend its missing events, or restart the producer at a "
+                "higher epoch, which closes them)";
+      } else {
+        what += " (--on-gap stop: resend the missing events, or accept the gap with `snapsink gaps ROOT accept "
+                "--producer " + std::string(event.producer) + "` and run again)";
+      }
+      return Status::Gap(what);
     }
     window = WindowStart(event.ts_ms, config.window_ms);
     in_range = window >= first_window && window <= last_window;
@@ -266,7 +283,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     if (by_id) {
       SNAPSINK_RETURN_IF_ERROR(ids.Insert(txn.get(), id_key, event.ts_ms));
     } else {
-      Accept(&producer->state, event.epoch, event.seq);
+      SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
       producer->dirty = true;
       HeardAt(&producer->life, event.ts_ms);
       if (producer->life.retired) {  // back at a higher epoch: afresh
@@ -450,11 +467,33 @@ Status Stick(Status* sticky, Status s) {
   if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) *sticky = s;
   return s;
 }
+
+// A file that a second pass can read from its committed position again.
+bool Rereadable(const std::string& path) {
+  struct stat st;
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
 }  // namespace
 
 Status Ingester::Run(const IngestOptions& options, SourceState* after, SourceState* before) {
   SNAPSINK_RETURN_IF_ERROR(impl_->sticky);
   Status s = RunSource(options, after, before);
+  // The LMDB map filled during a batch (engine/store.h): nothing of that
+  // batch is committed. Grow the map and go on from the last commit, as a
+  // rerun would (a fresh Impl holds nothing but what is committed). Not for
+  // a pipe: its uncommitted lines are gone; the error stands and the map
+  // is grown by the next write transaction.
+  for (int i = 0; !s.ok() && impl_->store->map_full() && Rereadable(options.path) && i < 32; ++i) {
+    std::unique_ptr<Impl> fresh(new Impl);
+    fresh->env = impl_->env;
+    fresh->store = impl_->store;
+    fresh->config = impl_->config;
+    fresh->first_window = impl_->first_window;
+    fresh->last_window = impl_->last_window;
+    impl_ = std::move(fresh);  // aborts the failed batch's transaction
+    if (Status g = impl_->store->GrowAfterMapFull(); !g.ok()) return Stick(&impl_->sticky, s.Prefixed(g.message() + ": "));
+    s = RunSource(options, after, nullptr);
+  }
   impl_->reader = nullptr;
   impl_->preparsed = nullptr;  // pointed into the run's ParseAhead
   return Stick(&impl_->sticky, s);

@@ -22,12 +22,19 @@ Status Ingester::Write(const std::vector<WriteRequest*>& group) {
   for (WriteRequest* r : group) r->status = m.sticky;
   SNAPSINK_RETURN_IF_ERROR(m.sticky);
   std::vector<WriteRequest*> live(group);
+  int growths = 0;
   while (!live.empty()) {
     size_t failed = live.size();
     Status s = m.ApplyGroup(live, &failed);
     m.preparsed = nullptr;
     if (s.ok()) return s;
     m.Reset();  // the caches hold the aborted transaction's work
+    // The LMDB map filled (engine/store.h): nothing of the group is
+    // committed and every batch is still in memory, so grow and redo it.
+    if (m.store->map_full() && growths++ < 32) {
+      if (Status g = m.store->GrowAfterMapFull(); !g.ok()) s = s.Prefixed(g.message() + ": ");
+      else continue;
+    }
     if (failed < live.size() && (s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput)) {
       live[failed]->status = s;
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(failed));

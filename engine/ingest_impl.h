@@ -118,7 +118,7 @@ struct Ingester::Impl {
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
   Result<CachedProducer*> Producer(std::string_view id);
   Result<SeqDecision> DecideById(std::string* why);
-  void CheckRetired(CachedProducer* p, std::string* why);
+  Status CheckRetired(CachedProducer* p, std::string* why);
   // Where the line being applied is: "SOURCE:LINE" of a file, "AT:LINE" of a record.
   std::string Where() const {
     return in_memory ? std::string(at_label) + ":" + std::to_string(at_line)

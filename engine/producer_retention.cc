@@ -1,5 +1,7 @@
 #include "engine/producer_retention.h"
 
+#include "engine/gap_spill.h"
+
 #include <climits>
 
 namespace snapsink {
@@ -115,6 +117,7 @@ Status RetireIdleProducers(Txn* txn, int64_t cutoff, std::vector<std::string>* r
     const ProducerTombstone t{state.epoch, codec::DecodeWindowKey(k)};
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRetired, producer, EncodeTombstone(t)));
     SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducers, producer));
+    SNAPSINK_RETURN_IF_ERROR(DropSpilledGaps(txn, producer));
     SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducerSeen, producer));
     SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducerIdle, k));
     if (retired != nullptr) retired->emplace_back(producer);

@@ -20,7 +20,8 @@ enum class SeqOutcome {
   kDuplicate,  // seen before: drop
   kFenced,     // epoch below the producer's current one: drop
   kGapStop,    // would open a gap and the root stops on gaps
-  kGapLimit,   // would leave more than kMaxOpenGaps open gaps: stop
+  kGapLimit,   // would leave more than kMaxOpenGaps open gaps in the record: ingest
+               // spills the lowest (engine/gap_spill.h) and stops only past that table's limit
 };
 
 struct SeqDecision {

@@ -84,6 +84,7 @@ class Reader {
  public:
   explicit Reader(std::string_view s) : s_(s) {}
   uint64_t U64() { return Take(8) ? GetU64(s_.data() + pos_ - 8) : 0; }
+  size_t remaining() const { return ok_ ? s_.size() - pos_ : 0; }
   uint32_t U32() { return Take(4) ? GetU32(s_.data() + pos_ - 4) : 0; }
   uint8_t U8() { return Take(1) ? static_cast<uint8_t>(s_[pos_ - 1]) : 0; }
   std::string Bytes(size_t n) { return Take(n) ? std::string(s_.substr(pos_ - n, n)) : std::string(); }
@@ -131,6 +132,7 @@ std::string Encode(const ProducerState& v) {
     PutU64(&s, g.lo);
     PutU64(&s, g.hi);
   }
+  if (v.spilled != 0) PutU64(&s, v.spilled);  // absent when 0: records as before spilling existed
   return s;
 }
 
@@ -145,6 +147,7 @@ Status Decode(std::string_view src, ProducerState* v) {
     g.lo = r.U64();
     g.hi = r.U64();
   }
+  v->spilled = r.remaining() == 8 ? r.U64() : 0;
   return r.Finish("producer");
 }
 

@@ -43,6 +43,9 @@ struct ProducerState {
   uint32_t epoch = 0;
   uint64_t next_seq = 0;    // the next expected sequence number
   std::vector<Gap> gaps;    // open gaps, sorted, disjoint, all below next_seq
+  // Open gaps of this epoch beyond the record's kMaxOpenGaps, each below
+  // every gap in `gaps`: ranges in Table::kGapSpill (engine/gap_spill.h).
+  uint64_t spilled = 0;
   bool operator==(const ProducerState&) const = default;
 };
 

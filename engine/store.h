@@ -8,6 +8,19 @@
 // Every open runs mdb_reader_check, so reader slots left by killed
 // processes do not pin old pages forever (LMDB's header warns of this).
 //
+// The map (LMDB's address-space reservation) fits the machine: its first
+// size follows RLIMIT_AS (unlimited: 256 GiB of address space, nothing
+// else; under a limit: an eighth of it, at most 1 GiB, and never less than
+// twice the data), and it grows, doubling, up to half the limit: before a
+// write transaction when the data fills half of it, and when a transaction
+// met MDB_MAP_FULL (then the caller aborts it, calls GrowAfterMapFull and
+// redoes its work; the Ingester does, per batch). No size is decided at
+// init. LMDB needs no transaction of this process open while the map
+// changes: every Txn holds a shared lock that growing takes exclusively.
+// A reader whose map is smaller than another process made it gets
+// MDB_MAP_RESIZED from LMDB and adopts the new size (then retries).
+// SNAPSINK_LMDB_MAP_BYTES (tests) sets the first size, to grow with little data.
+//
 // Errors: ENOSPC (and a short write LMDB reports as EIO on a full disk),
 // EACCES and EROFS come back as IOError "no space left on device" /
 // "permission denied" / "read-only file system" naming the directory.
@@ -15,7 +28,10 @@
 
 #include <lmdb.h>
 
+#include <atomic>
 #include <functional>
+#include <mutex>
+#include <shared_mutex>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,8 +56,11 @@ enum class Table {
   kProducerIdle,  // last seen (8, ordered) | producer id -> "": producers in idle order
   kRetired,       // producer id -> tombstone: epoch (u32) | last seen (u64)
   kSourceIds,     // SourceIdsKey(source) -> id-dedup and retirement counts (engine/id_dedup.h)
+  kGapSpill,      // producer|epoch|lo -> hi: open gaps beyond a producer record's (engine/gap_spill.h)
 };
-inline constexpr int kNumTables = 14;
+inline constexpr int kNumTables = 15;
+
+class Store;
 
 class Txn {
  public:
@@ -57,6 +76,9 @@ class Txn {
   // order, until fn returns false.
   Status Scan(Table t, std::string_view prefix,
               const std::function<bool(std::string_view, std::string_view)>& fn);
+  // The last record whose key is <= key and starts with prefix; NotFound if none.
+  Status Floor(Table t, std::string_view key, std::string_view prefix, std::string_view* found_key,
+               std::string_view* value);
   // Removes every record whose key starts with prefix.
   Status DeletePrefix(Table t, std::string_view prefix);
   // Records in t and the bytes of its pages (branch, leaf, overflow).
@@ -68,8 +90,11 @@ class Txn {
 
  private:
   friend class Store;
-  Txn(MDB_txn* txn, const MDB_dbi* dbis, const std::string* dir) : txn_(txn), dbis_(dbis), dir_(dir) {}
+  Txn(MDB_txn* txn, Store* store, std::shared_lock<std::shared_timed_mutex> held);
+  Status Check(int rc, std::string_view what);  // LmdbStatus, noting MDB_MAP_FULL in the Store
+  std::shared_lock<std::shared_timed_mutex> held_;  // the Store's map does not change under this txn
   MDB_txn* txn_;
+  Store* store_;
   const MDB_dbi* dbis_;
   const std::string* dir_;  // the Store's, for error messages
 };
@@ -100,8 +125,25 @@ class Store {
   // of such a root never write; a writer calls this once, holding LOCK.
   Status CreateMissingTables();
 
+  // True when a write transaction of this Store met MDB_MAP_FULL since the
+  // last growth. Then, with no Txn of this Store open in this thread, the
+  // caller calls GrowAfterMapFull and redoes the transaction's work; it
+  // fails when the map is as large as the address-space limit allows.
+  bool map_full() const { return map_full_.load(); }
+  Status GrowAfterMapFull();
+  uint64_t map_bytes() const { return map_size_.load(); }
+
  private:
+  friend class Txn;
   Store() = default;
+  // Grows the map to at least `want` bytes (doubling), within max_map_;
+  // blocking: waits (bounded) for this process's transactions to end.
+  Status Grow(size_t want, bool wait);
+  void MaybeGrowBeforeWrite();
+  std::shared_timed_mutex map_mu_;
+  std::atomic<uint64_t> map_size_{0};
+  size_t max_map_ = 0;
+  std::atomic<bool> map_full_{false};
   static Status OpenEnv(const std::string& dir, unsigned flags, bool create, std::unique_ptr<Store>* out);
   Status Begin(unsigned flags, std::unique_ptr<Txn>* txn);
   std::string dir_;

@@ -74,7 +74,9 @@ Status PlanBackfill(Root* root, const BackfillOptions& o, bool* already_done, st
       if (line.overlong || !parser.Parse(line.data, line.size, line.capacity, &ev, &reason)) continue;
       ProducerState& p = producers[std::string(ev.producer)];
       const SeqDecision d = Decide(p, ev.epoch, ev.seq, /*stop_on_gap=*/false);
-      if (d.outcome != SeqOutcome::kApply) continue;
+      // In memory the gaps need no bound: the backfill itself spills those
+      // beyond kMaxOpenGaps (engine/gap_spill.h) and applies the event.
+      if (d.outcome != SeqOutcome::kApply && d.outcome != SeqOutcome::kGapLimit) continue;
       Accept(&p, ev.epoch, ev.seq);
       const int64_t w = WindowStart(ev.ts_ms, window_ms);
       if (w < first || w > last) continue;

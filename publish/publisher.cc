@@ -81,6 +81,34 @@ Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
   return Status::OK();
 }
 
+// A crash can leave a directory rename half done on some file systems
+// (overlay and network file systems copy, then remove): both
+// staging/W/vN and snapshots/W/vN exist, and renaming onto a non-empty
+// directory fails (ENOTEMPTY) on every rerun. The staged copy has just
+// reconciled. The one in snapshots/ is kept when it verifies and is the
+// same snapshot (its manifest, which carries every file's checksum, has the
+// same bytes): the staging copy goes and *staged becomes false. Otherwise
+// (a torn copy) it is removed, durably, and the staged copy is renamed as
+// usual. It is not published: its seal is still staged, so no generation
+// names it.
+Status SettleHalfRenamed(Env* env, const std::string& root, const PendingSnapshot& p, uint64_t staged_manifest_xxh64,
+                         bool* staged) {
+  const std::string placed = filenames::SnapshotDir(root, p.window_ms, p.version);
+  if (!env->FileExists(placed)) return Status::OK();
+  const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
+  uint64_t placed_xxh64 = 0;
+  Status s = ReconcileSnapshot(env, placed, p, &placed_xxh64);
+  if (s.ok() && placed_xxh64 == staged_manifest_xxh64) {
+    *staged = false;
+    return env->RemoveTree(staging);
+  }
+  if (!s.ok() && s.code() != Status::Code::kCorruption && s.code() != Status::Code::kReconcile && !s.IsNotFound()) {
+    return s;  // an I/O error: decide nothing
+  }
+  SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(placed));
+  return env->SyncDir(filenames::SnapshotWindowDir(root, p.window_ms));
+}
+
 }  // namespace
 
 Status FinishPublish(Env* env, const std::string& root, Store* live) {
@@ -296,6 +324,9 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
     if (!staged[i]) continue;
     window_dirs.push_back(filenames::SnapshotWindowDir(root, pending[i].window_ms));
     SNAPSINK_RETURN_IF_ERROR(env->CreateDir(window_dirs.back()));
+    bool still_staged = true;
+    SNAPSINK_RETURN_IF_ERROR(SettleHalfRenamed(env, root, pending[i], manifest_hashes[i], &still_staged));
+    staged[i] = still_staged;
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
   for (size_t i = 0; i < pending.size(); ++i) {

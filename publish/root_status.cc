@@ -6,6 +6,7 @@
 #include <map>
 
 #include "engine/filenames.h"
+#include "engine/gap_spill.h"
 #include "engine/json_escape.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
@@ -114,7 +115,12 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
     decode = codec::Decode(v, &p);
     if (!decode.ok()) return false;
     ++out->producers;
-    if (!p.gaps.empty()) out->gaps.push_back(ProducerGaps{std::string(id), p.epoch, p.gaps});
+    if (!p.gaps.empty() || p.spilled > 0) {
+      ProducerGaps g{std::string(id), p.epoch, {}};
+      decode = AllOpenGaps(txn.get(), id, p, &g.gaps);  // with those spilled to their table
+      if (!decode.ok()) return false;
+      out->gaps.push_back(std::move(g));
+    }
     return true;
   }));
   SNAPSINK_RETURN_IF_ERROR(decode);

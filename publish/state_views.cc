@@ -3,6 +3,7 @@
 #include <map>
 
 #include "engine/gap_acceptance.h"
+#include "engine/gap_spill.h"
 #include "engine/long_key.h"
 #include "engine/producer_retention.h"
 #include "engine/root.h"
@@ -73,7 +74,7 @@ Status ProducerInfos(Txn* txn, std::vector<api::ProducerInfo>* out) {
   Status life_status;
   SNAPSINK_RETURN_IF_ERROR(ScanDecoded<ProducerState>(txn, Table::kProducers, [&](std::string_view id,
                                                                                   const ProducerState& p) {
-    api::ProducerInfo info{std::string(id), p.epoch, p.next_seq, p.gaps.size(), std::nullopt, false};
+    api::ProducerInfo info{std::string(id), p.epoch, p.next_seq, p.gaps.size() + p.spilled, std::nullopt, false};
     by_id.emplace(info.producer, std::move(info));
   }));
   for (auto& [id, info] : by_id) {
@@ -95,9 +96,15 @@ Status ProducerInfos(Txn* txn, std::vector<api::ProducerInfo>* out) {
 }
 
 Status GapInfos(Txn* txn, std::vector<api::GapInfo>* out) {
-  return ScanDecoded<ProducerState>(txn, Table::kProducers, [&](std::string_view id, const ProducerState& p) {
-    for (const Gap& g : p.gaps) out->push_back({std::string(id), p.epoch, g.lo, g.hi - 1, g.hi - g.lo});
-  });
+  Status st;
+  std::vector<Gap> gaps;
+  SNAPSINK_RETURN_IF_ERROR(
+      ScanDecoded<ProducerState>(txn, Table::kProducers, [&](std::string_view id, const ProducerState& p) {
+        if (!st.ok()) return;
+        st = AllOpenGaps(txn, id, p, &gaps);  // with those spilled to their table
+        for (const Gap& g : gaps) out->push_back({std::string(id), p.epoch, g.lo, g.hi - 1, g.hi - g.lo});
+      }));
+  return st;
 }
 
 Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out) {

@@ -292,14 +292,25 @@ Status Sink::Run(const RunOptions& options, RunResult* result) {
   Root* root = impl_->root.get();
   IngestOptions ingest = options.ingest;
   ingest.final = ingest.final || options.final;
-  SNAPSINK_RETURN_IF_ERROR(IngestInto(root, ingest, &result->ingest));
-  SNAPSINK_RETURN_IF_ERROR(SealRoot(root, SealOptions{{}, options.final}, &result->sealed));
+  // A stop (a gap under --on-gap stop or past the gap limit, bad input under
+  // --on-error stop) commits everything before its line. What that applied
+  // is sealed and published as a run without --final would have (the closed
+  // windows only: a stop is not the end of the input, so --final's "seal
+  // every window" does not apply, and a window still open is not given a
+  // version that the rerun would have to replace), then the stop is the
+  // run's status (exit 3 or 2): a stop never holds back what came before it.
+  const Status ingested = IngestInto(root, ingest, &result->ingest);
+  if (!ingested.ok() && ingested.code() != Status::Code::kGap && ingested.code() != Status::Code::kBadInput) {
+    return ingested;
+  }
+  SNAPSINK_RETURN_IF_ERROR(SealRoot(root, SealOptions{{}, options.final && ingested.ok()}, &result->sealed));
   if (result->sealed.empty()) {
     UnsealedWindows why;
     SNAPSINK_RETURN_IF_ERROR(GatherUnsealed(root, &why));
     result->nothing_sealed = std::move(why);
   }
-  return PublishRoot(root, &result->publish);
+  SNAPSINK_RETURN_IF_ERROR(PublishRoot(root, &result->publish));
+  return ingested;
 }
 
 Result<UnsealedWindows> ReadOnlySink::Unsealed() const {

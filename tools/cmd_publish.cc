@@ -131,9 +131,9 @@ Status CmdRun(const RunArgs& a) {
   // Printed as far as the job got: what was sealed (or why nothing was), then the publish.
   PrintSealed(r.sealed);
   if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, "--final");
-  SNAPSINK_RETURN_IF_ERROR(s);
-  PrintPublishResult(r.publish);
-  return Status::OK();
+  if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
+  PrintPublishResult(r.publish);  // a stop publishes what came before it
+  return s;
 }
 
 }  // namespace snapsink
