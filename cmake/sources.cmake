@@ -37,6 +37,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/maintenance.cc
   publish/metrics.cc
   publish/publisher.cc
+  publish/query_rows.cc
   publish/reader.cc
   publish/records.cc
   publish/rollback.cc
