@@ -129,6 +129,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/progress_test.cc
   tests/publish_crash_test.cc
   tests/publish_power_cut_test.cc
+  tests/query_range_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
   tests/rollback_power_cut_test.cc
