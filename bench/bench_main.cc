@@ -11,6 +11,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "engine/decimal.h"
+#include "publish/views.h"
+
 #include <simdjson.h>
 #include <sqlite3.h>
 #include <zstd.h>
@@ -51,7 +54,7 @@ volatile uint64_t g_sink = 0;
 
 // ---------------------------------------------------------------- flags
 
-const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows",
+const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows", "range",
                                       "snapshot", "write"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
@@ -82,7 +85,7 @@ struct Flags {
 void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
-      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,snapshot,write (default: all)\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -1225,6 +1228,88 @@ void RunWindows(const Flags& f, const std::string& work, Report* rep) {
   rep->Array("windows_ratio_vs_write_fsync_reps", ratio);
 }
 
+// A 24-window range with a one-day roll-up of one (metric, key) over a root
+// of range_windows one-minute windows (on /dev/shm when writable), against
+// the full query of every window filtered and summed here.
+void RunRange(const Flags& f, const std::string& work, Report* rep) {
+  const uint64_t windows = f.quick ? 600 : 10000;
+  std::string dir = work + "/range";
+  if (::access("/dev/shm", W_OK) == 0) dir = "/dev/shm/snapsink_bench_range." + std::to_string(::getpid());
+  RemoveTree(dir);
+  MakeDir(dir);
+  const std::string input = dir + "/in.ndjson", root = dir + "/root";
+  const int64_t start = 1792540800000;  // 2026-10-21T00:00:00Z
+  {
+    std::string text;
+    uint64_t seq = 0;
+    for (uint64_t w = 0; w < windows; ++w) {
+      for (int e = 0; e < 8; ++e) {
+        text += "{\"producer\":\"p\",\"seq\":" + std::to_string(seq++) + ",\"ts\":" +
+                std::to_string(start + static_cast<int64_t>(w) * 60000 + e) + ",\"metric\":\"m" + std::to_string(e % 2) +
+                "\",\"key\":\"k" + std::to_string(e % 4) + "\",\"value\":" + std::to_string(e + 1) + ".25}\n";
+      }
+    }
+    std::FILE* fp = std::fopen(input.c_str(), "w");
+    if (fp == nullptr || std::fwrite(text.data(), 1, text.size(), fp) != text.size() || std::fclose(fp) != 0) {
+      Die("cannot write " + input);
+    }
+  }
+  Progress("range: build a root of " + Count(windows) + " windows, not timed");
+  RootConfig config;
+  config.window_ms = 60000;
+  CheckOk(Root::Init(Env::Default(), root, config), "init " + root);
+  IngestFile(root, input, "range", f.commit_every);
+  {
+    std::unique_ptr<Root> rt;
+    CheckOk(Root::Open(Env::Default(), root, /*writer=*/true, &rt), "open " + root);
+    std::vector<int64_t> dirty;
+    CheckOk(DirtyWindows(rt->store(), rt->config(), /*all=*/true, &dirty), "dirty windows");
+    SealTarget target{rt->env(), rt->path(), rt->store(), rt->config().window_ms};
+    std::vector<SealedWindow> sealed;
+    CheckOk(SealWindows(target, dirty, &sealed), "seal");
+    PublishResult result;
+    CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+  }
+  QuerySpec q;
+  q.from = start + 300 * 60000;
+  q.to = *q.from + 23 * 60000;
+  q.metric = "m1";
+  q.key = "k1";
+  q.rollup_ms = 86400000;
+  Samples ours, base;
+  int64_t want = 0, got = 0;
+  for (int r = 0; r < f.reps; ++r) {
+    std::unique_ptr<Reader> reader;
+    CheckOk(Reader::Open(Env::Default(), root, 0, &reader), "open reader");
+    Stopwatch sw;
+    std::vector<api::RollupRow> rows;
+    CheckOk(RollupRows(reader.get(), q, &rows), "rollup");
+    ours.push_back(sw.Seconds());
+    got = rows.empty() ? 0 : rows[0].sum_micros;
+    std::unique_ptr<Reader> reader2;
+    CheckOk(Reader::Open(Env::Default(), root, 0, &reader2), "open reader");
+    Stopwatch sw2;
+    std::vector<api::QueryRow> all;
+    CheckOk(QueryRows(reader2.get(), QuerySpec{}, &all), "query");
+    want = 0;
+    for (const api::QueryRow& row : all) {
+      if (row.window_ms >= *q.from && row.window_ms <= *q.to && row.row.metric == "m1" && row.row.key == "k1") {
+        want = WrappingAdd(want, row.row.sum_micros);
+      }
+    }
+    base.push_back(sw2.Seconds());
+  }
+  if (got != want) Die("range: roll-up sum " + std::to_string(got) + " != filtered " + std::to_string(want));
+  const Samples ratio = Ratio(base, ours);
+  rep->Row({"range_rollup", Count(windows), Fmt("%.6f", Median(ours)), "",
+            "24-window range, metric+key, --rollup 1d" + Fmt("; %.0fx faster than full query + filter", Median(ratio))});
+  rep->Row({"range_full_filter", Count(windows), Fmt("%.6f", Median(base)), "", "baseline: every window queried, filtered, summed"});
+  rep->Num("range_rollup_seconds", Median(ours));
+  rep->Num("range_full_filter_seconds", Median(base));
+  rep->Num("range_ratio_full_vs_rollup", Median(ratio));
+  RemoveTree(dir);
+}
+
 int Main(int argc, char** argv) {
   const Flags f = ParseFlags(argc, argv);
   MakeDir(f.tmpdir);
@@ -1253,6 +1338,7 @@ int Main(int argc, char** argv) {
   }
   if (f.Has("snapshot")) RunSnapshotFile(f, work.path(), &rep);
   if (f.Has("windows")) RunWindows(f, work.path(), &rep);
+  if (f.Has("range")) RunRange(f, work.path(), &rep);
   if (f.Has("write")) {
     std::map<std::string, double> ratios;
     RunWriteBench(work.path(), {f.write_events, f.write_single_events, f.commit_every, f.reps}, &ratios);

@@ -38,6 +38,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/maintenance.cc
   publish/metrics.cc
   publish/publisher.cc
+  publish/query_rows.cc
   publish/reader.cc
   publish/records.cc
   publish/rollback.cc
@@ -132,6 +133,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/publish_crash_test.cc
   tests/power_cut_lmdb_test.cc
   tests/publish_power_cut_test.cc
+  tests/query_range_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
   tests/rollback_power_cut_test.cc

@@ -36,7 +36,8 @@ const char* EndpointPath(Endpoint e) {
 bool ParseQueryParams(const std::multimap<std::string, std::string>& params, QueryParams* out, std::string* error) {
   *out = QueryParams();
   for (const auto& [name, value] : params) {
-    if (name != "window" && name != "metric" && name != "key" && name != "generation" && name != "format") {
+    if (name != "window" && name != "metric" && name != "key" && name != "generation" && name != "format" &&
+        name != "from" && name != "to" && name != "metric-prefix" && name != "key-prefix" && name != "rollup") {
       *error = "unknown parameter: " + name;
       return false;
     }
@@ -50,6 +51,11 @@ bool ParseQueryParams(const std::multimap<std::string, std::string>& params, Que
   if (const std::string* w = first("window")) out->window = *w;
   if (const std::string* m = first("metric")) out->metric = *m;
   if (const std::string* k = first("key")) out->key = *k;
+  if (const std::string* v = first("from")) out->from = *v;
+  if (const std::string* v = first("to")) out->to = *v;
+  if (const std::string* v = first("metric-prefix")) out->metric_prefix = *v;
+  if (const std::string* v = first("key-prefix")) out->key_prefix = *v;
+  if (const std::string* v = first("rollup")) out->rollup = *v;
   if (const std::string* g = first("generation"); g != nullptr && !ParseU64(*g, &out->generation)) {
     *error = "generation: " + *g + ": not a generation number";
     return false;

@@ -22,6 +22,9 @@ struct QueryParams {
   std::optional<std::string> window;  // as given; the server parses it
   std::string metric;                 // "" = every metric
   std::optional<std::string> key;
+  std::optional<std::string> from, to;  // windows, as given; the server parses them
+  std::string metric_prefix, key_prefix;  // metric-prefix, key-prefix: "" = every one
+  std::optional<std::string> rollup;      // as given; the server parses it
   uint64_t generation = 0;            // 0 = the current one
   bool csv = false;                   // format=csv (default json)
 };

@@ -356,8 +356,31 @@ struct HttpServer::Impl {
       }
       spec.window = ms;
     }
+    const int64_t window_ms = state->config().window_ms;
+    auto parse_bound = [&](const char* name, const std::string& text, std::optional<int64_t>* out) -> Status {
+      int64_t ms = 0;
+      if (options.parse_window_param) {
+        SNAPSINK_RETURN_IF_ERROR(options.parse_window_param(name, text, window_ms, &ms));
+      } else if (!ParseWindowName(text, &ms)) {
+        return Status::InvalidArgument(std::string(name) + ": " + text + ": not a window name");
+      }
+      *out = ms;
+      return Status::OK();
+    };
+    Status bad;
+    if (params.from) bad = parse_bound("from", *params.from, &spec.from);
+    if (bad.ok() && params.to) bad = parse_bound("to", *params.to, &spec.to);
+    if (bad.ok() && spec.from && spec.to) bad = api::CheckRange("from", *params.from, *spec.from, "to", *params.to, *spec.to);
+    if (bad.ok() && params.rollup) {
+      int64_t rollup = 0;
+      bad = api::ParseRollup("rollup", *params.rollup, window_ms, &rollup);
+      spec.rollup_ms = rollup;
+    }
+    if (!bad.ok()) return Error(res, 400, bad.message());
     spec.metric = params.metric;
     spec.key = params.key;
+    spec.metric_prefix = params.metric_prefix;
+    spec.key_prefix = params.key_prefix;
     const uint64_t generation = params.generation;
     const OutputFormat format = params.csv ? OutputFormat::kCsv : OutputFormat::kJson;
     const char* type = format == OutputFormat::kJson ? "application/x-ndjson" : "text/csv";
@@ -368,7 +391,7 @@ struct HttpServer::Impl {
       if (!cur) {
         // As `snapsink query` on a root with nothing published: no rows.
         res.set_header("Snapsink-Generation", "0");
-        res.set_content(FormatRecords({}, QueryColumns(), format), type);
+        res.set_content(FormatRecords({}, QueryColumns(spec.rollup_ms.has_value()), format), type);
         return;
       }
       lease.gen = cur;
@@ -392,7 +415,7 @@ struct HttpServer::Impl {
     std::vector<snapsink::Record> records;
     Status s = QueryRecords(lease.reader.get(), spec, &records);
     if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(FormatRecords(records, QueryColumns(), format), type);
+    res.set_content(FormatRecords(records, QueryColumns(spec.rollup_ms.has_value()), format), type);
   }
 
   void Windows(httplib::Response& res) {

@@ -123,4 +123,11 @@ Status Reader::Scan(int64_t window_ms, const std::string* metric, const std::fun
   return s->Scan(metric, fn);
 }
 
+Status Reader::ScanFrom(int64_t window_ms, std::string_view metric, std::string_view key,
+                        const std::function<SnapshotReader::ScanNext(const RowView&, SnapshotReader::SeekTo*)>& fn) {
+  std::shared_ptr<const SnapshotReader> s;
+  SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &s));
+  return s->ScanFrom(metric, key, fn);
+}
+
 }  // namespace snapsink

@@ -51,6 +51,10 @@ class Reader {
   Status Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row);
   // Every row of a window in (metric, key) order; only metric's rows if metric is non-null.
   Status Scan(int64_t window_ms, const std::string* metric, const std::function<void(const Row&)>& fn);
+  // A range scan of a window (SnapshotReader::ScanFrom). NotFound if the
+  // window is not in the generation.
+  Status ScanFrom(int64_t window_ms, std::string_view metric, std::string_view key,
+                  const std::function<SnapshotReader::ScanNext(const RowView&, SnapshotReader::SeekTo*)>& fn);
 
  private:
   Reader() = default;

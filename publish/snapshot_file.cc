@@ -806,6 +806,39 @@ Status SnapshotReader::Scan(const std::string* metric, const std::function<void(
   return Status::OK();
 }
 
+Status SnapshotReader::ScanFrom(std::string_view metric, std::string_view key,
+                                const std::function<ScanNext(const RowView&, SeekTo*)>& fn) const {
+  SeekTo to{std::string(metric), std::string(key)};
+  size_t i = FindBlock(to.metric, to.key);
+  if (i == index_.size()) i = 0;  // every block starts after it: from the first
+  Scratch scratch;
+  if (scratch.dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
+  bool seeking = true;  // rows before `to` are skipped
+  bool stop = false;
+  while (i < index_.size() && !stop) {
+    size_t next = i + 1;
+    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
+      if (seeking) {
+        if (CompareKeys(v.metric, v.key, to.metric, to.key) < 0) return true;
+        seeking = false;
+      }
+      switch (fn(v, &to)) {
+        case ScanNext::kNext: return true;
+        case ScanNext::kStop: stop = true; return false;
+        case ScanNext::kSeek: break;
+      }
+      seeking = true;
+      const size_t j = FindBlock(to.metric, to.key);
+      if (j == index_.size() || j <= i) return true;  // in this block
+      next = j;
+      return false;
+    }));
+    i = next;
+  }
+  return Status::OK();
+}
+
 Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const {
   // Pass 1: the bytes, with no knowledge of the format beyond the footer.
   XXH64_state_t* state = XXH64_createState();

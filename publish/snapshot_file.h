@@ -215,6 +215,18 @@ class SnapshotReader {
   // first bad block with Corruption (fn has then seen only good rows).
   Status Scan(const std::string* metric, const std::function<void(const Row&)>& fn) const;
 
+  // A range scan: what fn answers for each row, in order, from the first
+  // row >= (metric, key) (a binary search over the block index, then over
+  // the block's rows): go on, stop, or skip ahead to the first row >= *to,
+  // which must be after the row (a later block is found through the index
+  // again, not read through). Reads only the blocks it visits.
+  enum class ScanNext { kNext, kStop, kSeek };
+  struct SeekTo {
+    std::string metric, key;
+  };
+  Status ScanFrom(std::string_view metric, std::string_view key,
+                  const std::function<ScanNext(const RowView&, SeekTo* to)>& fn) const;
+
   // Full check: XXH64 of the whole file (equal to expected_xxh64 unless that
   // is 0), the footer's prefix checksum, every block's checksum and decoding,
   // rows strictly sorted across blocks, the row count of the footer, and

@@ -168,4 +168,21 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
   return t;
 }
 
+Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation) {
+  Table t{{"bucket", "metric", "key", "count", "sum", "windows", "generation"}, {}};
+  const std::string gen = U(generation);
+  for (const RollupRow& q : rows) {
+    Record r;
+    r.Str("bucket", q.bucket_ms ? snapsink::FormatIso(*q.bucket_ms) : "all");
+    r.Str("metric", q.metric);
+    r.Str("key", q.key);
+    r.Num("count", I(q.count));
+    r.Num("sum", snapsink::FormatMicros(q.sum_micros));
+    r.Num("windows", U(q.windows));
+    r.Num("generation", gen);
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
 }  // namespace snapsink::api

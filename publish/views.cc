@@ -9,46 +9,6 @@
 
 namespace snapsink {
 
-const std::vector<std::string>& QueryColumns() {
-  static const std::vector<std::string> columns = api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
-  return columns;
-}
-
-Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out) {
-  std::vector<GenerationEntry> windows;
-  if (q.window) {
-    if (const GenerationEntry* e = reader->Find(*q.window)) windows.push_back(*e);
-  } else {
-    windows = reader->windows();
-  }
-  auto emit = [&](const GenerationEntry& e, const Row& row) {
-    out->push_back({e.window_ms, static_cast<uint64_t>(e.version),
-                    api::Row{row.metric, row.key, row.count, row.sum_micros, row.events}});
-  };
-  for (const GenerationEntry& e : windows) {
-    if (!q.metric.empty() && q.key) {
-      Row row;
-      Status g = reader->Get(e.window_ms, q.metric, *q.key, &row);
-      if (g.IsNotFound()) continue;
-      SNAPSINK_RETURN_IF_ERROR(g);
-      emit(e, row);
-      continue;
-    }
-    SNAPSINK_RETURN_IF_ERROR(reader->Scan(e.window_ms, q.metric.empty() ? nullptr : &q.metric, [&](const Row& row) {
-      if (!q.key || row.key == *q.key) emit(e, row);
-    }));
-  }
-  return Status::OK();
-}
-
-Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
-  std::vector<api::QueryRow> rows;
-  SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
-  api::Table t = api::ToTable(rows, reader->generation());
-  for (Record& r : t.records) out->push_back(std::move(r));
-  return Status::OK();
-}
-
 Status ListPublished(Env* env, const std::string& root, std::vector<api::GenerationInfo>* generations_out,
                      std::vector<api::SnapshotInfo>* snapshots_out) {
   CurrentPointer pointer;

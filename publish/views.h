@@ -30,16 +30,20 @@ class Txn;
 
 using QuerySpec = api::QuerySpec;
 
-// Columns of a query's table/csv output.
-const std::vector<std::string>& QueryColumns();
+// Columns of a query's table/csv output (of a roll-up's with rollup true).
+const std::vector<std::string>& QueryColumns(bool rollup = false);
 
 // The rows of reader's generation that q selects, sorted by window, metric,
-// key. A point lookup (metric and key) decompresses one block per window.
-// Corruption names the damaged file.
+// key (publish/query_rows.cc). Only the windows in q's range are opened; a
+// point lookup (metric and key, no prefix) decompresses one block per
+// window, a prefix is a range scan. Corruption names the damaged file.
+// InvalidArgument if q.rollup_ms is set.
 Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out);
-// The rows of a public Reader (the HTTP server's) as records (window,
-// metric, key, count, sum, version, generation): api::Reader::Query and
-// api::ToTable.
+// The same rows added into buckets of *q.rollup_ms (required), sorted by
+// bucket, metric, key.
+Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow>* out);
+// The rows (or, with q.rollup_ms, the roll-up rows) of a public Reader (the
+// HTTP server's) as records: api::Reader::Query|Rollup and api::ToTable.
 Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out);
 
 // The kept generations and every published snapshot (with how many kept

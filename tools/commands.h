@@ -72,6 +72,10 @@ struct QueryArgs {
   std::string root;
   std::string window, metric, key;
   bool has_key = false;
+  std::string from, to;                    // windows, both inclusive ("" = open)
+  std::string metric_prefix, key_prefix;   // "" = every one
+  std::string rollup;                      // "all" or a duration, if has_rollup
+  bool has_rollup = false;
   uint64_t generation = 0;
   OutputFormat format = OutputFormat::kTable;
 };

@@ -145,6 +145,13 @@ int main(int argc, char** argv) {
   c_query->add_option("--window", query.window, "Only this window. " + kWindowHelp);
   c_query->add_option("--metric", query.metric, "Only this metric");
   auto* key_opt = c_query->add_option("--key", query.key, "Only this key");
+  c_query->add_option("--from", query.from, "Only windows from this one on (inclusive). " + kWindowHelp);
+  c_query->add_option("--to", query.to, "Only windows up to this one (inclusive). " + kWindowHelp);
+  c_query->add_option("--metric-prefix", query.metric_prefix, "Only metrics starting with this (a range scan)");
+  c_query->add_option("--key-prefix", query.key_prefix, "Only keys starting with this (a range scan)");
+  auto* rollup_opt = c_query->add_option("--rollup", query.rollup,
+                      "Add the rows into buckets of this duration (a multiple of the window size, aligned to the "
+                      "Unix epoch; e.g. 1d), or all: bucket, metric, key, count, sum, windows, generation");
   c_query->add_option("--generation", query.generation, "Read this generation (1 or more) instead of the current one")
       ->check(AtLeast(1));
   c_query->add_option("--format", query_format, "table (default), json (one object per line) or csv")
@@ -278,6 +285,7 @@ int main(int argc, char** argv) {
   else if (*c_backfill) s = CmdBackfill(backfill);
   else if (*c_query) {
     query.has_key = key_opt->count() > 0;
+    query.has_rollup = rollup_opt->count() > 0;
     query.format = query_format == "json" ? OutputFormat::kJson
                    : query_format == "csv" ? OutputFormat::kCsv : OutputFormat::kTable;
     s = CmdQuery(query);

@@ -36,12 +36,47 @@ struct WindowVersion {
   uint64_t version = 0;
 };
 
-// A query of one generation (Reader::Query): every filter is optional.
+// A query of one generation (Reader::Query, Reader::Rollup): every filter is
+// optional, and every one given applies.
 struct QuerySpec {
   std::optional<int64_t> window;   // a window start
   std::string metric;              // empty: every metric
   std::optional<std::string> key;  // only this key; with metric, a point lookup per window
+  // Only windows from..to, window starts, both inclusive: a reader opens
+  // only the snapshots of the windows in the range.
+  std::optional<int64_t> from, to;
+  // Only metrics / keys that start with these bytes ("" = every one): a
+  // range scan of each window (seek to the first row >= the prefix through
+  // the block index, stop at the first row past it), not a filter.
+  std::string metric_prefix;
+  std::string key_prefix;
+  // Reader::Rollup only: buckets of this many ms, aligned to the Unix epoch
+  // (a window goes to the bucket holding its start; the command line and
+  // the server take only multiples of the window size); 0 = one bucket of
+  // everything selected. Reader::Query refuses it.
+  std::optional<int64_t> rollup_ms;
 };
+
+// One row of a roll-up: the rows of (metric, key) of the selected windows
+// of one bucket, added exactly (fixed point; sums and counts wrap as two's
+// complement, as every total of the engine does).
+struct RollupRow {
+  std::optional<int64_t> bucket_ms;  // the bucket's start; nullopt: rollup_ms 0 (all)
+  std::string metric;
+  std::string key;
+  int64_t count = 0;
+  int64_t sum_micros = 0;
+  uint64_t windows = 0;  // windows of the generation the bucket holds (of those selected by window/from/to)
+};
+
+// The roll-up of a --rollup/rollup= text: "all" (0), or a duration (1h, 1d
+// ...) that is a positive multiple of window_ms. InvalidArgument names
+// option and text.
+Status ParseRollup(const std::string& option, const std::string& text, int64_t window_ms, int64_t* rollup_ms);
+// InvalidArgument naming both options and texts when window `from` is after
+// window `to`; OK otherwise.
+Status CheckRange(const std::string& from_option, const std::string& from_text, int64_t from,
+                  const std::string& to_option, const std::string& to_text, int64_t to);
 
 // One row of a query: a Row of a window and that window's version.
 struct QueryRow {
@@ -74,6 +109,9 @@ class Reader {
   // A window not in the generation selects nothing; a metric and key
   // decompress at most one block per window.
   Status Query(const QuerySpec& q, std::vector<QueryRow>* out);
+  // The rows q selects added into buckets of q.rollup_ms (required), by
+  // bucket, metric, key: what `snapsink query --rollup` prints.
+  Status Rollup(const QuerySpec& q, std::vector<RollupRow>* out);
 
  private:
   struct Impl;

@@ -213,6 +213,9 @@ Table ToTable(const std::vector<SnapshotInfo>& snapshots);
 Table ToTable(const std::vector<GenerationInfo>& generations);
 // Query rows of `generation` (Reader::Query).
 Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation);
+// Roll-up rows of `generation` (Reader::Rollup): bucket (its start, or
+// "all"), metric, key, count, sum, windows, generation.
+Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation);
 
 // --- Times -----------------------------------------------------------------
 

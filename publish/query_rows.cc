@@ -1,0 +1,144 @@
+// Query and roll-up rows of a pinned generation (publish/views.h): the one
+// code path of `snapsink query`, api::Reader and GET /v1/query.
+#include <algorithm>
+#include <map>
+
+#include "engine/decimal.h"
+#include "publish/views.h"
+
+namespace snapsink {
+
+namespace {
+
+using ScanNext = SnapshotReader::ScanNext;
+
+// The windows of the generation that q's window and from/to select.
+std::vector<GenerationEntry> SelectWindows(const Reader& reader, const QuerySpec& q) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  if (q.window) lo = hi = *q.window;
+  if (q.from) lo = std::max(lo, *q.from);
+  if (q.to) hi = std::min(hi, *q.to);
+  if (lo > hi) return {};
+  const std::vector<GenerationEntry>& all = reader.windows();  // sorted by window_ms
+  auto first = std::lower_bound(all.begin(), all.end(), lo,
+                                [](const GenerationEntry& e, int64_t w) { return e.window_ms < w; });
+  auto last = std::upper_bound(first, all.end(), hi,
+                               [](int64_t w, const GenerationEntry& e) { return w < e.window_ms; });
+  return {first, last};
+}
+
+// Calls emit for every row of window e that q's metric, key and prefixes
+// select, in (metric, key) order.
+Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
+                  const std::function<void(const RowView&)>& emit) {
+  if (!q.metric.empty() && q.key && q.metric_prefix.empty() && q.key_prefix.empty()) {
+    Row row;  // a point lookup: the filter, then at most one block
+    Status g = reader->Get(e.window_ms, q.metric, *q.key, &row);
+    if (g.IsNotFound()) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(g);
+    emit(RowView{row.metric, row.key, row.count, row.sum_micros, row.events});
+    return Status::OK();
+  }
+  // Rows are sorted by (metric, key): the selected metrics are one run from
+  // `first_metric` on, and within each metric the selected keys one run
+  // from `first_key` on. Seek to each run's start, stop at its end.
+  const std::string& first_metric = q.metric.empty() ? q.metric_prefix : q.metric;
+  const std::string& first_key = q.key ? *q.key : q.key_prefix;
+  const bool by_key = q.key || !q.key_prefix.empty();
+  return reader->ScanFrom(e.window_ms, first_metric, first_key, [&](const RowView& v, SnapshotReader::SeekTo* to) {
+    if (!q.metric.empty() && v.metric != q.metric) return ScanNext::kStop;
+    if (!v.metric.starts_with(q.metric_prefix)) return ScanNext::kStop;
+    if (by_key) {
+      if (v.key < first_key) {  // a new metric: to its first selected key
+        to->metric.assign(v.metric);
+        to->key = first_key;
+        return ScanNext::kSeek;
+      }
+      if ((q.key && v.key != *q.key) || !v.key.starts_with(q.key_prefix)) {  // past this metric's run
+        if (!q.metric.empty()) return ScanNext::kStop;
+        to->metric.assign(v.metric);
+        to->metric.push_back('\0');  // the least metric after this one
+        to->key = first_key;
+        return ScanNext::kSeek;
+      }
+    }
+    emit(v);
+    return ScanNext::kNext;
+  });
+}
+
+}  // namespace
+
+const std::vector<std::string>& QueryColumns(bool rollup) {
+  static const std::vector<std::string> query = api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
+  static const std::vector<std::string> rolled = api::ToTable(std::vector<api::RollupRow>{}, 0).columns;
+  return rollup ? rolled : query;
+}
+
+Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out) {
+  if (q.rollup_ms) return Status::InvalidArgument("a roll-up is read by Rollup, not Query");
+  for (const GenerationEntry& e : SelectWindows(*reader, q)) {
+    SNAPSINK_RETURN_IF_ERROR(SelectRows(reader, e, q, [&](const RowView& v) {
+      out->push_back({e.window_ms, static_cast<uint64_t>(e.version),
+                      api::Row{std::string(v.metric), std::string(v.key), v.count, v.sum_micros, v.events}});
+    }));
+  }
+  return Status::OK();
+}
+
+Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow>* out) {
+  if (!q.rollup_ms || *q.rollup_ms < 0) return Status::InvalidArgument("a roll-up needs a bucket size (0: all)");
+  const int64_t size = *q.rollup_ms;
+  auto bucket_of = [size](int64_t w) { return size == 0 ? 0 : api::WindowStart(w, size); };
+  const std::vector<GenerationEntry> windows = SelectWindows(*reader, q);
+  struct Sums {
+    int64_t count = 0, sum_micros = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Sums> sums;  // of one bucket
+  std::pair<std::string, std::string> k;
+  for (size_t i = 0; i < windows.size();) {
+    // Windows are sorted by start, so a bucket's windows are adjacent.
+    const int64_t bucket = bucket_of(windows[i].window_ms);
+    size_t j = i;
+    for (; j < windows.size() && bucket_of(windows[j].window_ms) == bucket; ++j) {
+      SNAPSINK_RETURN_IF_ERROR(SelectRows(reader, windows[j], q, [&](const RowView& v) {
+        k.first.assign(v.metric);
+        k.second.assign(v.key);
+        auto it = sums.find(k);
+        if (it == sums.end()) it = sums.emplace(k, Sums{}).first;
+        it->second.count = WrappingAdd(it->second.count, v.count);
+        it->second.sum_micros = WrappingAdd(it->second.sum_micros, v.sum_micros);
+      }));
+    }
+    for (auto& [mk, s] : sums) {
+      api::RollupRow r;
+      if (size != 0) r.bucket_ms = bucket;
+      r.metric = mk.first;
+      r.key = mk.second;
+      r.count = s.count;
+      r.sum_micros = s.sum_micros;
+      r.windows = j - i;
+      out->push_back(std::move(r));
+    }
+    sums.clear();
+    i = j;
+  }
+  return Status::OK();
+}
+
+Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
+  api::Table t;
+  if (q.rollup_ms) {
+    std::vector<api::RollupRow> rows;
+    SNAPSINK_RETURN_IF_ERROR(reader->Rollup(q, &rows));
+    t = api::ToTable(rows, reader->generation());
+  } else {
+    std::vector<api::QueryRow> rows;
+    SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
+    t = api::ToTable(rows, reader->generation());
+  }
+  for (Record& r : t.records) out->push_back(std::move(r));
+  return Status::OK();
+}
+
+}  // namespace snapsink
