@@ -1,6 +1,7 @@
 #include "publish/http_server.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -36,19 +37,72 @@ namespace snapsink {
 using api::ServeOptions;
 
 Status ParseListen(const std::string& listen, std::string* host, int* port) {
+  // "PORT": loopback; ":PORT": every interface; else HOST:PORT or [V6]:PORT.
   const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument("--listen " + listen + ": not HOST:PORT");
-  *host = listen.substr(0, colon);
+  if (colon == std::string::npos) {
+    *host = "127.0.0.1";
+  } else if (colon == 0) {
+    *host = "0.0.0.0";
+  } else {
+    *host = listen.substr(0, colon);
+  }
   if (host->size() > 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  const std::string p = listen.substr(colon + 1);
+  const std::string p = colon == std::string::npos ? listen : listen.substr(colon + 1);
   int v = -1;
   auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
   if (p.empty() || ec != std::errc() || end != p.data() + p.size() || v < 0 || v > 65535) {
-    return Status::InvalidArgument("--listen " + listen + ": bad port");
+    return Status::InvalidArgument("--listen " + listen + ": expected HOST:PORT, :PORT (every interface) or PORT "
+                                   "(loopback), PORT 0..65535");
   }
   *port = v;
   return Status::OK();
 }
+
+namespace {
+
+// Only SO_REUSEADDR: httplib's default also sets SO_REUSEPORT, which lets a
+// second server bind a port another one listens on and share its requests.
+void ListenSocketOptions(int sock) {
+  int yes = 1;
+  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+// Why host:port cannot be bound, found by binding it once more ourselves
+// (httplib does not keep errno).
+std::string BindFailure(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  const std::string service = std::to_string(port);
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &res) != 0 || res == nullptr) {
+    return "not an address of this host";
+  }
+  std::string why = "cannot bind";
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    ListenSocketOptions(fd);
+    const int rc = ::bind(fd, ai->ai_addr, ai->ai_addrlen);
+    const int err = errno;
+    ::close(fd);
+    if (rc == 0) continue;
+    if (err == EADDRINUSE) {
+      why = "address already in use (port " + service + ": another server listens on it)";
+      break;
+    }
+    if (err == EADDRNOTAVAIL) {
+      why = "not an address of this host";
+    } else {
+      why = std::strerror(err);
+    }
+  }
+  ::freeaddrinfo(res);
+  return why;
+}
+
+}  // namespace
 
 namespace {
 
@@ -110,6 +164,18 @@ Status VerifyGeneration(api::Reader* r) {
     SNAPSINK_RETURN_IF_ERROR(r->Scan(e.window_ms, std::nullopt, [](const api::Row&) {}));
   }
   return Status::OK();
+}
+
+// A query string's '+' decodes to a space: a space where an RFC 3339 offset
+// sign belongs (after the time's ':' and before a digit, as in
+// "2026-10-21T12:30:00+02:00" sent unescaped) is read as '+'.
+std::string OffsetSignFromQuery(std::string text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return text;
+  for (size_t i = colon + 1; i + 1 < text.size(); ++i) {
+    if (text[i] == ' ' && text[i + 1] >= '0' && text[i + 1] <= '9') text[i] = '+';
+  }
+  return text;
 }
 
 std::string JsonError(const std::string& message) { return "{\"error\":" + JsonQuote(message) + "}\n"; }
@@ -205,6 +271,7 @@ struct HttpServer::Impl {
   std::string root;
   ServeOptions options;
   httplib::Server http;
+  std::string host;
   int port = 0;
 
   std::mutex current_mu;
@@ -351,9 +418,14 @@ struct HttpServer::Impl {
         return Error(res, 400, "unknown parameter: " + name);
       }
     }
+    for (const char* name : {"window", "metric", "key", "generation", "format"}) {
+      if (req.get_param_value_count(name) > 1) {
+        return Error(res, 400, std::string(name) + ": given more than once (one value per parameter)");
+      }
+    }
     QuerySpec spec;
     if (req.has_param("window")) {
-      const std::string w = req.get_param_value("window");
+      const std::string w = OffsetSignFromQuery(req.get_param_value("window"));
       int64_t ms;
       if (options.parse_window) {
         Status s = options.parse_window(w, state->config().window_ms, &ms);
@@ -366,8 +438,13 @@ struct HttpServer::Impl {
     spec.metric = req.get_param_value("metric");
     if (req.has_param("key")) spec.key = req.get_param_value("key");
     uint64_t generation = 0;
-    if (req.has_param("generation") && !ParseU64(req.get_param_value("generation"), &generation)) {
-      return Error(res, 400, "generation: " + req.get_param_value("generation") + ": not a generation number");
+    if (req.has_param("generation")) {
+      // The words of `query --generation` (tools/cli_errors.cc AtLeast(1)).
+      const std::string g = req.get_param_value("generation");
+      if (!ParseU64(g, &generation)) {
+        return Error(res, 400, "generation: expected a whole number of at least 1, got '" + g + "'");
+      }
+      if (generation == 0) return Error(res, 400, "generation: must be at least 1, got " + g);
     }
     OutputFormat format = OutputFormat::kJson;
     if (req.has_param("format")) {
@@ -477,6 +554,7 @@ struct HttpServer::Impl {
     };
     // Without it a response written in two pieces waits for the delayed ACK (~40 ms).
     http.set_tcp_nodelay(true);
+    http.set_socket_options(ListenSocketOptions);
     // httplib listens with a backlog of 5: a reconnect every few requests
     // overflows it under a handful of clients (a dropped SYN costs 1 s).
     http.set_keep_alive_max_count(1000);
@@ -484,11 +562,17 @@ struct HttpServer::Impl {
     http.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
     http.set_keep_alive_timeout(std::max(1, options.keep_alive_timeout_ms / 1000));
     http.set_payload_max_length(options.max_request_bytes);
-    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
       t_request_start = std::chrono::steady_clock::now();
       if (t_overloaded) {
         res.set_header("Connection", "close");
         Error(res, 503, "too many connections");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      // Every endpoint is read-only: another method on one of them is 405.
+      if (req.method != "GET" && req.method != "HEAD" && std::string(PathLabel(req.path)) != "other") {
+        res.set_header("Allow", "GET");
+        Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
         return httplib::Server::HandlerResponse::Handled;
       }
       return httplib::Server::HandlerResponse::Unhandled;
@@ -558,8 +642,9 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   SNAPSINK_RETURN_IF_ERROR(positive("--max-request-bytes", static_cast<int64_t>(options.max_request_bytes)));
   SNAPSINK_RETURN_IF_ERROR(positive("poll_ms", options.poll_ms));
   auto impl = std::make_unique<Impl>();
-  if (!impl->env->FileExists(filenames::StateDir(root))) return Status::NotFound(root + " is not a snapsink root");
+  SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(impl->env, root));
   impl->root = root;
+  impl->host = host;
   impl->options = options;
   impl->state = state;
   if (state == nullptr) {
@@ -569,7 +654,7 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   impl->Routes();
   impl->port = port == 0 ? impl->http.bind_to_any_port(host) : (impl->http.bind_to_port(host, port) ? port : -1);
   if (impl->port <= 0) {
-    return Status::IOError("--listen " + options.listen + ": cannot bind (in use, or not an address of this host)");
+    return Status::IOError("--listen " + options.listen + ": " + BindFailure(host, port));
   }
   impl->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (impl->stop_fd < 0) return Status::IOError("eventfd: " + std::string(std::strerror(errno)));
@@ -593,6 +678,11 @@ HttpServer::~HttpServer() {
 }
 
 int HttpServer::port() const { return impl_->port; }
+
+std::string HttpServer::address() const {
+  const std::string& h = impl_->host;
+  return (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + std::to_string(impl_->port);
+}
 
 Status HttpServer::Run() {
   impl_->watcher = std::thread([this] { impl_->Watch(); });
