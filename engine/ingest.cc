@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -93,6 +94,7 @@ struct Ingester::Impl {
 
   std::string rejects_file;
   std::string rejects_key;      // its name: the key of Table::kRejectFiles
+  std::string file_path;        // absolute path of the file being read ("" for standard input)
   uint64_t rejects_length = 0;  // committed length
   std::string rejects_buf;      // this batch's rejects, written at commit
 
@@ -422,6 +424,7 @@ Status Ingester::Impl::CommitBatch() {
   src.offset = batch_end_offset;
   if (reader != nullptr && reader->positionable()) SNAPSINK_RETURN_IF_ERROR(reader->TailHash(src.offset, &src.tail_hash));
   SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kSources, source, codec::Encode(src)));
+  if (!file_path.empty()) SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kMeta, SourcePathKey(source), file_path));
   if (src_ids != SourceIdCounts()) {
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSourceIds, SourceIdsKey(source), Encode(src_ids)));
   }
@@ -509,6 +512,12 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
     SNAPSINK_RETURN_IF_ERROR(m.AdoptRejectsLength(fs.ok() ? size : 0));
   }
 
+  m.file_path.clear();
+  if (options.path != "-") {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(options.path, ec);
+    if (!ec) m.file_path = abs.lexically_normal().string();
+  }
   std::unique_ptr<LineReader> reader;
   SNAPSINK_RETURN_IF_ERROR(LineReader::Open(options.path, &reader));
   m.reader = reader.get();
