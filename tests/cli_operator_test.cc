@@ -565,24 +565,30 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   simdjson::dom::parser ip;
   want.push_back("gauge snapsink_ids_held{} " +
                  std::to_string(Parse(ip, Snapsink({"inspect", r, "ids", "--json"}).out)["ids"].get_uint64().value()));
-  uint64_t open = 0;
+  uint64_t windows = 0, open = 0;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "windows", "--json"}).out)) {
-    open += !Parse(parser, line)["closed"].get_bool().value();
+    simdjson::dom::element e = Parse(parser, line);
+    ++windows;
+    open += !e["closed"].get_bool().value() && e["dirty"].get_bool().value();
   }
-  uint64_t current = 0, published = 0;
+  uint64_t current = 0;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "generations", "--json"}).out)) {
     simdjson::dom::element e = Parse(parser, line);
-    if (e["current"].get_bool().value()) {
-      current = e["generation"].get_uint64().value();
-      published = e["windows"].get_uint64().value();
-    }
+    if (e["current"].get_bool().value()) current = e["generation"].get_uint64().value();
   }
   simdjson::dom::parser sp;
   simdjson::dom::element st = Parse(sp, Snapsink({"status", r, "--json"}).out);
   want.push_back("gauge snapsink_current_generation{} " + std::to_string(current));
-  want.push_back("gauge snapsink_windows{state=open} " + std::to_string(open));
-  want.push_back("gauge snapsink_windows{state=published} " + std::to_string(published));
-  want.push_back("gauge snapsink_windows{state=staged} " + std::to_string(st["staged_windows"].get_array().size()));
+  // Each window in exactly one state: the states add up to the windows.
+  uint64_t in_states = 0;
+  for (const char* state : {"open", "closed_unsealed", "staged", "published", "unpublished"}) {
+    const uint64_t n = st["window_states"][state].get_uint64().value();
+    in_states += n;
+    want.push_back(std::string("gauge snapsink_windows{state=") + state + "} " + std::to_string(n));
+  }
+  EXPECT_EQ(in_states, windows);
+  EXPECT_EQ(st["window_states"]["open"].get_uint64().value(), open);
+  EXPECT_EQ(st["window_states"]["staged"].get_uint64().value(), st["staged_windows"].get_array().size());
   want.push_back("gauge snapsink_state_bytes{} " + std::to_string(st["disk"]["state"].get_uint64().value()));
   want.push_back("gauge snapsink_watermark_seconds{} " + std::to_string((kBase + 80 * kMin) / 1000));  // lateness 0
   std::sort(want.begin(), want.end());
