@@ -311,8 +311,8 @@ TEST(Newcomer, InstallDepsWithoutRootOrSudoSaysWhatToInstall) {
   ::chmod((d / "id").c_str(), 0755);
   ::chmod((d / "dpkg-query").c_str(), 0755);
   for (const char* tool : {"grep", "cat"}) {
-    const std::string real = fs::path("/usr/bin") / tool;
-    const std::string alt = fs::path("/bin") / tool;
+    const std::string real = (fs::path("/usr/bin") / tool).string();
+    const std::string alt = (fs::path("/bin") / tool).string();
     ASSERT_EQ(::symlink(fs::exists(real) ? real.c_str() : alt.c_str(), (d / tool).c_str()), 0);
   }
   const std::string out = d / "out";

@@ -252,18 +252,27 @@ TEST(Status, JsonFieldsMatchInspect) {
   EXPECT_EQ(s["current_generation"].get_uint64().value(), 1u);
   EXPECT_TRUE(s["published_at"].is_string());
 
-  // Windows: open ones against inspect windows (closed false), with when they close.
+  // Windows: open ones (unsealed changes, not closed: issue 20 item 7, a
+  // staged or published window is not also open) against inspect windows,
+  // with when they close.
   std::set<std::string> open_inspect, open_status;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "windows", "--json"}).out)) {
     simdjson::dom::element w = Parse(p2, line);
-    if (!w["closed"].get_bool().value()) open_inspect.insert(std::string(w["window"].get_string().value()));
+    if (!w["closed"].get_bool().value() && w["dirty"].get_bool().value()) {
+      open_inspect.insert(std::string(w["window"].get_string().value()));
+    }
   }
   for (simdjson::dom::element w : s["open_windows"].get_array()) {
     open_status.insert(std::string(w["window"].get_string().value()));
   }
   EXPECT_EQ(open_status, open_inspect);
-  EXPECT_EQ(open_status, (std::set<std::string>{"2026-10-21T11:00:00Z", "2026-10-21T12:00:00Z"}));
-  EXPECT_EQ(std::string(s["open_windows"].at(0)["closes_at"].get_string().value()), "2026-10-21T12:30:00Z");
+  EXPECT_EQ(open_status, (std::set<std::string>{"2026-10-21T12:00:00Z"}));  // 11:00 is staged
+  EXPECT_EQ(std::string(s["open_windows"].at(0)["closes_at"].get_string().value()), "2026-10-21T13:30:00Z");
+  EXPECT_EQ(s["window_states"]["open"].get_uint64().value(), 1u);
+  EXPECT_EQ(s["window_states"]["staged"].get_uint64().value(), 1u);
+  // 10:00 was published, then got q's events: closed, with unsealed changes.
+  EXPECT_EQ(s["window_states"]["closed_unsealed"].get_uint64().value(), 1u);
+  EXPECT_EQ(s["window_states"]["published"].get_uint64().value(), 0u);
   EXPECT_EQ(std::string(s["staged_windows"].at(0)["window"].get_string().value()), "2026-10-21T11:00:00Z");
   EXPECT_EQ(s["staged_windows"].get_array().size(), 1u);
 
