@@ -38,12 +38,12 @@ std::vector<std::string> HelpCommands() {
   RunResult r = Snapsink({"--help"});
   EXPECT_EQ(r.exit_code, 0);
   std::vector<std::string> out;
-  const size_t at = r.out.find("SUBCOMMANDS:");
+  const size_t at = r.out.find("Subcommands:\n");
   EXPECT_NE(at, std::string::npos) << r.out;
   const std::regex line(R"(^  ([a-z]+)\s)");
-  std::istringstream in(r.out.substr(at));
+  std::istringstream in(r.out.substr(at == std::string::npos ? 0 : at));
   std::string l;
-  while (std::getline(in, l)) {
+  while (std::getline(in, l) && !(l.empty() && !out.empty())) {
     std::smatch m;
     if (std::regex_search(l, m, line)) out.push_back(m[1]);
   }
@@ -64,6 +64,7 @@ std::set<std::string> HelpOptions(const std::string& command) {
     if (std::regex_search(l, m, opt)) out.insert(m[1]);
   }
   out.erase("--help");
+  out.erase("--help-all");
   return out;
 }
 

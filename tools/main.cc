@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
   std::string status_root;
   bool status_json = false;
   auto* c_status = app.add_subcommand(
-      "status", "Settings, watermark, current generation, open and staged windows, sources, gaps, disk use");
+      "status", "Settings, watermark, current generation, windows by state, open and staged windows, sources, gaps, disk use");
   c_status->add_option("ROOT", status_root, kRootHelp)->required();
   c_status->add_flag("--json", status_json, "One JSON object");
   c_status->footer(Footer("Exit status: 0 ok; 1 usage or failure.", "snapsink status /data/orders --json"));
