@@ -562,17 +562,11 @@ struct HttpServer::Impl {
     http.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
     http.set_keep_alive_timeout(std::max(1, options.keep_alive_timeout_ms / 1000));
     http.set_payload_max_length(options.max_request_bytes);
-    http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response& res) {
       t_request_start = std::chrono::steady_clock::now();
       if (t_overloaded) {
         res.set_header("Connection", "close");
         Error(res, 503, "too many connections");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      // Every endpoint is read-only: another method on one of them is 405.
-      if (req.method != "GET" && req.method != "HEAD" && std::string(PathLabel(req.path)) != "other") {
-        res.set_header("Allow", "GET");
-        Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
         return httplib::Server::HandlerResponse::Handled;
       }
       return httplib::Server::HandlerResponse::Unhandled;
@@ -623,6 +617,19 @@ struct HttpServer::Impl {
     http.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) { StatusJson(res); });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
     http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
+    // Every endpoint is read-only: another method on one of them is 405
+    // (routed, so a body over the limit is still 413 first).
+    const auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", "GET");
+      Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
+    };
+    for (const char* path : {"/v1/query", "/v1/windows", "/v1/generations", "/v1/status", "/metrics", "/healthz"}) {
+      http.Post(path, not_allowed);
+      http.Put(path, not_allowed);
+      http.Patch(path, not_allowed);
+      http.Delete(path, not_allowed);
+      http.Options(path, not_allowed);
+    }
   }
 };
 

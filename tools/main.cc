@@ -317,9 +317,9 @@ int main(int argc, char** argv) {
   }
   // Commands print their own findings; this is the one line for the failure.
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
-  if (s.code() == Status::Code::kInvalidArgument) {
-    // A usage error found by the command itself: the same second line as
-    // those CLI11 finds.
+  if (s.code() == Status::Code::kInvalidArgument && s.message().rfind("--", 0) == 0) {
+    // A usage error found by the command itself (it names the option): the
+    // same second line as those CLI11 finds.
     for (const CLI::App* command : app.get_subcommands()) {
       std::fprintf(stderr, "Run 'snapsink %s --help' for usage.\n", command->get_name().c_str());
     }
