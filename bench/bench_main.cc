@@ -418,7 +418,9 @@ Samples CpuRates(const std::vector<TimeSplit>& t, uint64_t items) {
 std::string Mark(bool ok) { return ok ? "ok" : "MISSED"; }
 
 // The lead's targets, checked against this run's figures.
-void PrintTargets(const Report& rep) {
+// With --quick the sizes are tiny and the machine may be busy: the targets
+// are shown, but the smoke test checks that every benchmark runs, not speed.
+void PrintTargets(const Report& rep, bool quick) {
   struct Target {
     const char* key;
     bool at_least;
@@ -442,7 +444,14 @@ void PrintTargets(const Report& rep) {
   for (const Target& t : targets) {
     const std::optional<double> v = rep.Get(t.key);
     if (!v) continue;
-    if (!any) std::printf("\ntargets (wall-clock ratio; by CPU time in brackets):\n");
+    if (!any) {
+      std::printf("\ntargets (wall-clock ratio; by CPU time in brackets):\n");
+      if (quick) {
+        std::printf("  --quick: informational only. The smoke test checks that every benchmark runs, not how fast;\n"
+                    "  tiny sizes on a shared machine can miss a target (MISSED) and still PASS. Measure without\n"
+                    "  --quick on an idle machine to judge a target.\n");
+      }
+    }
     any = true;
     const std::optional<double> cpu = rep.Get(std::string(t.key) + "_cpu");
     auto ok = [&](double x) { return t.at_least ? x >= t.bound : x <= t.bound; };
@@ -1349,7 +1358,7 @@ int Main(int argc, char** argv) {
   rep.Note("cpu/queued/blocked %: shares of wall time this thread ran, waited for a CPU (other load), or was blocked "
            "(fsync, I/O); from /proc/thread-self/schedstat.");
   rep.PrintTable();
-  PrintTargets(rep);
+  PrintTargets(rep, f.quick);
   if (!f.json_path.empty()) {
     rep.WriteJson(f.json_path);
     std::printf("\nJSON written to %s\n", f.json_path.c_str());

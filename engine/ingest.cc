@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -378,6 +379,11 @@ Status Ingester::Impl::CommitBatch() {
   for (auto& entry : cursors) {
     if (entry.second.dirty) SNAPSINK_RETURN_IF_ERROR(WriteCursor(&entry.second));
   }
+  // The absolute path of the file being read, so that status finds it from
+  // any working directory (the source keeps the name the user gave).
+  if (!in_memory && cur != nullptr && !cur->file_path.empty()) {
+    SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kMeta, SourcePathKey(cur->name), cur->file_path));
+  }
   MaybeCrash("ingest.before_commit");
   last_txn_id = txn->id();
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
@@ -521,6 +527,12 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
 
   SNAPSINK_RETURN_IF_ERROR(m.TrimRejects(m.cur));
 
+  m.cur->file_path.clear();
+  if (options.path != "-") {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(options.path, ec);
+    if (!ec) m.cur->file_path = abs.lexically_normal().string();
+  }
   std::unique_ptr<LineReader> reader;
   SNAPSINK_RETURN_IF_ERROR(LineReader::Open(options.path, &reader));
   m.reader = reader.get();

@@ -45,6 +45,7 @@ struct SourceCursor {
   SourceState src;
   SourceIdCounts ids;
   std::string rejects_file;
+  std::string file_path;        // absolute path of the file being read ("" for standard input)
   std::string rejects_key;      // its name: the key of Table::kRejectFiles
   uint64_t rejects_length = 0;  // committed length
   std::string rejects_buf;      // this batch's rejects, written at commit

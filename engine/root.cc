@@ -173,7 +173,7 @@ Status Root::OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Roo
   return OpenMode(env, path, /*writer=*/false, /*read_only=*/true, out);
 }
 
-Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_only, std::unique_ptr<Root>* out) {
+Status Root::CheckIsRoot(Env* env, const std::string& path) {
   const std::string state = filenames::StateDir(path);
   if (!env->FileExists(path)) return Status::NotFound("root " + path + " does not exist");
   if (!env->FileExists(filenames::LmdbDataFile(state))) {
@@ -181,6 +181,12 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
     if (env->FileExists(state)) return Status::NotFound(HalfMade(path, false));
     return Status::NotFound(path + " is not a snapsink root (no state/; create one with snapsink init)");
   }
+  return Status::OK();
+}
+
+Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_only, std::unique_ptr<Root>* out) {
+  SNAPSINK_RETURN_IF_ERROR(CheckIsRoot(env, path));
+  const std::string state = filenames::StateDir(path);
   std::unique_ptr<Root> root(new Root);
   root->env_ = env;
   root->path_ = path;

@@ -76,6 +76,9 @@ class Root {
   // read-only, no lock taken, nothing written; works on a read-only file
   // system and for a user without write permission. store() can only read.
   static Status OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Root>* out);
+  // OK when path looks like a whole root; else NotFound with the one message
+  // every command gives (path missing, not a root, half made).
+  static Status CheckIsRoot(Env* env, const std::string& path);
   Root(const Root&) = delete;  // owns LOCK and the Store
   Root& operator=(const Root&) = delete;
 

@@ -92,6 +92,11 @@ struct SourceState {
   bool operator==(const SourceState&) const = default;
 };
 
+// Meta key "source_path/<name>" -> the absolute path of the file a source
+// was last read from (ingest writes it with each commit; not for "-"), so
+// that status finds the file wherever it runs. The name stays as given.
+inline std::string SourcePathKey(std::string_view source) { return "source_path/" + std::string(source); }
+
 // Bytes before a position that its checksum covers: enough to tell a file
 // rewritten in place from the one read, cheap to re-read on every ingest.
 inline constexpr uint64_t kPositionCheckBytes = 4096;

@@ -21,6 +21,8 @@
 #include "engine/timeutil.h"
 #include "publish/backfill_impact.h"
 #include "publish/publisher.h"
+#include "publish/views.h"
+#include "engine/long_key.h"
 
 namespace snapsink {
 namespace {
@@ -116,6 +118,18 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
     ws.dirty = false;
     SNAPSINK_RETURN_IF_ERROR(WriteWindowState(live, p.window_ms, ws));
   }
+  // Its sources stay visible (inspect sources, status, metrics) with their
+  // counts, ignored included, named "backfill vV: NAME": a name no live
+  // source gets by default, and with no position (the archive is read once).
+  Status put;
+  SNAPSINK_RETURN_IF_ERROR(ScanSources(bf.get(), [&](const std::string& name, const SourceState& st, const SourceIdCounts&) {
+    if (!put.ok()) return;
+    SourceState kept = st;
+    kept.flags = 0;
+    kept.dev = kept.ino = kept.tail_hash = 0;
+    put = PutRecord(live, Table::kSources, BackfillSourceName(version, name), codec::Encode(kept));
+  }));
+  SNAPSINK_RETURN_IF_ERROR(put);
   return live->Put(Table::kMeta, meta::BackfillDoneKey(version), "done");
 }
 
@@ -223,6 +237,14 @@ Status RemoveBackfillState(Env* env, const std::string& root, uint64_t version) 
 // LMDB commit that adopts it (a rerun finishes a publish that stopped
 // between the two; verify notes it). A failure before the switch changes
 // nothing a reader sees; the rerun resumes from the backfill's state.
+bool IsBackfillSourceName(std::string_view name) {
+  if (name.substr(0, std::strlen(kBackfillSourcePrefix)) != kBackfillSourcePrefix) return false;
+  size_t i = std::strlen(kBackfillSourcePrefix);
+  const size_t digits = i;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  return i > digits && name.substr(i, 2) == ": ";
+}
+
 Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result) {
   *result = BackfillResult();
   Env* env = root->env();

@@ -77,4 +77,12 @@ struct BackfillResult {
 // backfill takes LOCK itself for step 4 only.
 Status RunBackfill(Root* root, const BackfillOptions& options, BackfillResult* result);
 
+// The name a published backfill's source keeps in live state ("backfill v2:
+// archive"), and whether a source name is one (status looks up no file for it).
+inline constexpr char kBackfillSourcePrefix[] = "backfill v";
+inline std::string BackfillSourceName(uint64_t version, const std::string& source) {
+  return kBackfillSourcePrefix + std::to_string(version) + ": " + source;
+}
+bool IsBackfillSourceName(std::string_view name);
+
 }  // namespace snapsink

@@ -17,6 +17,18 @@ bool ParseU64(const std::string& s, uint64_t* v) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
+// A query string's '+' decodes to a space: a space where an RFC 3339 offset
+// sign belongs (after the time's ':' and before a digit, as in
+// "2026-10-21T12:30:00+02:00" sent unescaped) is read as '+'.
+std::string OffsetSignFromQuery(std::string text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return text;
+  for (size_t i = colon + 1; i + 1 < text.size(); ++i) {
+    if (text[i] == ' ' && text[i + 1] >= '0' && text[i + 1] <= '9') text[i] = '+';
+  }
+  return text;
+}
+
 }  // namespace
 
 Endpoint RouteOf(std::string_view path) {
@@ -42,23 +54,34 @@ bool ParseQueryParams(const std::multimap<std::string, std::string>& params, Que
       return false;
     }
   }
+  for (const auto& [name, value] : params) {
+    if (params.count(name) > 1) {
+      *error = name + ": given more than once (one value per parameter)";
+      return false;
+    }
+  }
   auto first = [&](const char* name) -> const std::string* {
     auto it = params.find(name);
-    // find may return any of equal keys: take the first, as httplib's get_param_value.
-    if (it == params.end()) return nullptr;
-    return &params.equal_range(name).first->second;
+    return it == params.end() ? nullptr : &it->second;
   };
-  if (const std::string* w = first("window")) out->window = *w;
+  if (const std::string* w = first("window")) out->window = OffsetSignFromQuery(*w);
+  if (const std::string* v = first("from")) out->from = OffsetSignFromQuery(*v);
+  if (const std::string* v = first("to")) out->to = OffsetSignFromQuery(*v);
   if (const std::string* m = first("metric")) out->metric = *m;
   if (const std::string* k = first("key")) out->key = *k;
-  if (const std::string* v = first("from")) out->from = *v;
-  if (const std::string* v = first("to")) out->to = *v;
   if (const std::string* v = first("metric-prefix")) out->metric_prefix = *v;
   if (const std::string* v = first("key-prefix")) out->key_prefix = *v;
   if (const std::string* v = first("rollup")) out->rollup = *v;
-  if (const std::string* g = first("generation"); g != nullptr && !ParseU64(*g, &out->generation)) {
-    *error = "generation: " + *g + ": not a generation number";
-    return false;
+  if (const std::string* g = first("generation")) {
+    // The words of `query --generation` (tools/cli_errors.cc AtLeast(1)).
+    if (!ParseU64(*g, &out->generation)) {
+      *error = "generation: expected a whole number of at least 1, got '" + *g + "'";
+      return false;
+    }
+    if (out->generation == 0) {
+      *error = "generation: must be at least 1, got " + *g;
+      return false;
+    }
   }
   if (const std::string* f = first("format")) {
     if (*f == "csv") {

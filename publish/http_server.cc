@@ -1,6 +1,7 @@
 #include "publish/http_server.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -37,19 +38,72 @@ namespace snapsink {
 using api::ServeOptions;
 
 Status ParseListen(const std::string& listen, std::string* host, int* port) {
+  // "PORT": loopback; ":PORT": every interface; else HOST:PORT or [V6]:PORT.
   const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument("--listen " + listen + ": not HOST:PORT");
-  *host = listen.substr(0, colon);
+  if (colon == std::string::npos) {
+    *host = "127.0.0.1";
+  } else if (colon == 0) {
+    *host = "0.0.0.0";
+  } else {
+    *host = listen.substr(0, colon);
+  }
   if (host->size() > 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  const std::string p = listen.substr(colon + 1);
+  const std::string p = colon == std::string::npos ? listen : listen.substr(colon + 1);
   int v = -1;
   auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
   if (p.empty() || ec != std::errc() || end != p.data() + p.size() || v < 0 || v > 65535) {
-    return Status::InvalidArgument("--listen " + listen + ": bad port");
+    return Status::InvalidArgument("--listen " + listen + ": expected HOST:PORT, :PORT (every interface) or PORT "
+                                   "(loopback), PORT 0..65535");
   }
   *port = v;
   return Status::OK();
 }
+
+namespace {
+
+// Only SO_REUSEADDR: httplib's default also sets SO_REUSEPORT, which lets a
+// second server bind a port another one listens on and share its requests.
+void ListenSocketOptions(int sock) {
+  int yes = 1;
+  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+// Why host:port cannot be bound, found by binding it once more ourselves
+// (httplib does not keep errno).
+std::string BindFailure(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  const std::string service = std::to_string(port);
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &res) != 0 || res == nullptr) {
+    return "not an address of this host";
+  }
+  std::string why = "cannot bind";
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    ListenSocketOptions(fd);
+    const int rc = ::bind(fd, ai->ai_addr, ai->ai_addrlen);
+    const int err = errno;
+    ::close(fd);
+    if (rc == 0) continue;
+    if (err == EADDRINUSE) {
+      why = "address already in use (port " + service + ": another server listens on it)";
+      break;
+    }
+    if (err == EADDRNOTAVAIL) {
+      why = "not an address of this host";
+    } else {
+      why = std::strerror(err);
+    }
+  }
+  ::freeaddrinfo(res);
+  return why;
+}
+
+}  // namespace
 
 namespace {
 
@@ -200,6 +254,7 @@ struct HttpServer::Impl {
   std::string root;
   ServeOptions options;
   httplib::Server http;
+  std::string host;
   int port = 0;
 
   std::mutex current_mu;
@@ -482,6 +537,7 @@ struct HttpServer::Impl {
     };
     // Without it a response written in two pieces waits for the delayed ACK (~40 ms).
     http.set_tcp_nodelay(true);
+    http.set_socket_options(ListenSocketOptions);
     // httplib listens with a backlog of 5: a reconnect every few requests
     // overflows it under a handful of clients (a dropped SYN costs 1 s).
     http.set_keep_alive_max_count(1000);
@@ -544,6 +600,21 @@ struct HttpServer::Impl {
     http.Get(EndpointPath(Endpoint::kStatus), [this](const httplib::Request&, httplib::Response& res) { StatusJson(res); });
     http.Get(EndpointPath(Endpoint::kMetrics), [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
     http.Get(EndpointPath(Endpoint::kHealthz), [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
+    // Every endpoint is read-only: another method on one of them is 405
+    // (routed, so a body over the limit is still 413 first).
+    const auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", "GET");
+      Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
+    };
+    for (Endpoint e : {Endpoint::kQuery, Endpoint::kWindows, Endpoint::kGenerations, Endpoint::kStatus, Endpoint::kMetrics,
+                       Endpoint::kHealthz}) {
+      const char* path = EndpointPath(e);
+      http.Post(path, not_allowed);
+      http.Put(path, not_allowed);
+      http.Patch(path, not_allowed);
+      http.Delete(path, not_allowed);
+      http.Options(path, not_allowed);
+    }
   }
 };
 
@@ -563,8 +634,9 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   SNAPSINK_RETURN_IF_ERROR(positive("--max-request-bytes", static_cast<int64_t>(options.max_request_bytes)));
   SNAPSINK_RETURN_IF_ERROR(positive("poll_ms", options.poll_ms));
   auto impl = std::make_unique<Impl>();
-  if (!impl->env->FileExists(filenames::StateDir(root))) return Status::NotFound(root + " is not a snapsink root");
+  SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(impl->env, root));
   impl->root = root;
+  impl->host = host;
   impl->options = options;
   impl->state = state;
   if (state == nullptr) {
@@ -574,7 +646,7 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   impl->Routes();
   impl->port = port == 0 ? impl->http.bind_to_any_port(host) : (impl->http.bind_to_port(host, port) ? port : -1);
   if (impl->port <= 0) {
-    return Status::IOError("--listen " + options.listen + ": cannot bind (in use, or not an address of this host)");
+    return Status::IOError("--listen " + options.listen + ": " + BindFailure(host, port));
   }
   impl->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (impl->stop_fd < 0) return Status::IOError("eventfd: " + std::string(std::strerror(errno)));
@@ -598,6 +670,11 @@ HttpServer::~HttpServer() {
 }
 
 int HttpServer::port() const { return impl_->port; }
+
+std::string HttpServer::address() const {
+  const std::string& h = impl_->host;
+  return (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + std::to_string(impl_->port);
+}
 
 Status HttpServer::Run() {
   impl_->watcher = std::thread([this] { impl_->Watch(); });

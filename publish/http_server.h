@@ -41,7 +41,8 @@ namespace snapsink {
 
 class Root;
 
-// The parsed "HOST:PORT" / "[V6]:PORT" of ServeOptions::listen.
+// The parsed "HOST:PORT" / "[V6]:PORT" / ":PORT" (0.0.0.0) / "PORT" (127.0.0.1)
+// of ServeOptions::listen.
 Status ParseListen(const std::string& listen, std::string* host, int* port);
 
 class HttpServer {
@@ -58,6 +59,8 @@ class HttpServer {
 
   // The bound port (the chosen one when the listen port was 0).
   int port() const;
+  // HOST:PORT as bound ("[V6]:PORT" for an IPv6 host).
+  std::string address() const;
   // Serves until Stop; then finishes the requests in flight and returns.
   Status Run();
   // Stops accepting; Run returns once requests in flight are answered.

@@ -65,18 +65,14 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   if (s.watermark) wm.Add({}).Set(static_cast<double>(*s.watermark) / 1000.0);
   BuildGauge().Name("snapsink_current_generation").Help("The generation CURRENT names (0: none).")
       .Register(*registry).Add({}).Set(D(s.current_generation));
-  uint64_t open = 0, staged = 0;
-  for (const WindowStatus& w : s.windows) {
-    open += !w.closed;
-    staged += w.staged;
-  }
   auto& windows = BuildGauge().Name("snapsink_windows")
-                      .Help("Windows by state: open (not closed by the watermark), staged (sealed, not published), "
-                            "published (in the current generation).")
+                      .Help(std::string("Windows by state, each window in one: ") + kWindowStatesHelp + ".")
                       .Register(*registry);
-  windows.Add({{"state", "open"}}).Set(D(open));
-  windows.Add({{"state", "staged"}}).Set(D(staged));
-  windows.Add({{"state", "published"}}).Set(D(s.published_windows));
+  for (const char* state : kWindowStates) {
+    uint64_t n = 0;
+    for (const WindowStatus& w : s.windows) n += std::string_view(WindowStateName(w)) == state;
+    windows.Add({{"state", state}}).Set(D(n));
+  }
   BuildGauge().Name("snapsink_state_bytes").Help("Bytes of the LMDB state under state/.").Register(*registry)
       .Add({}).Set(D(s.state_bytes));
 }

@@ -78,6 +78,8 @@ std::string FormatRecords(const std::vector<Record>& records, const std::vector<
       for (const std::string& c : columns) {
         auto it = std::find_if(r.fields.begin(), r.fields.end(), [&](const Field& f) { return f.name == c; });
         std::string v = it == r.fields.end() ? "" : it->value;
+        // A table says "none" where JSON says null, as status does.
+        if (format == OutputFormat::kTable && it != r.fields.end() && !it->is_string && v == "null") v = "none";
         row.push_back(format == OutputFormat::kTable ? EscapeControl(v) : std::move(v));
       }
       cells.push_back(std::move(row));

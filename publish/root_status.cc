@@ -8,6 +8,8 @@
 #include "engine/filenames.h"
 #include "engine/gap_spill.h"
 #include "engine/json_escape.h"
+#include "engine/long_key.h"
+#include "publish/backfill.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "engine/window_records.h"
@@ -17,6 +19,12 @@
 #include "publish/views.h"
 
 namespace snapsink {
+
+const char* WindowStateName(bool dirty, bool closed, bool staged, bool published) {
+  if (dirty) return closed ? "closed_unsealed" : "open";
+  if (staged) return "staged";
+  return published ? "published" : "unpublished";
+}
 namespace {
 
 // Bytes of the regular files under dir (0 if it is missing). Read-only, so
@@ -104,9 +112,18 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
 
   SNAPSINK_RETURN_IF_ERROR(ScanSources(txn.get(), [&](const std::string& name, const SourceState& state,
                                                       const SourceIdCounts& ids) {
-    SourceStatus s{name, state, ids, -1};
-    struct stat st;
-    if (::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
+    SourceStatus s{name, state, ids, -1, "", false};
+    if (IsBackfillSourceName(name)) {
+      s.backfill = true;  // an archive read once: no file to look up
+    } else {
+      // The file by its absolute path as ingest recorded it (status may run
+      // elsewhere); a root from before that record: the name as a path.
+      std::string_view recorded;
+      if (GetRecord(txn.get(), Table::kMeta, SourcePathKey(name), &recorded).ok()) s.path = std::string(recorded);
+      const std::string& file = s.path.empty() ? name : s.path;
+      struct stat st;
+      if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
+    }
     out->sources.push_back(std::move(s));
   }));
   Status decode;
@@ -157,10 +174,17 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   o += ",\"watermark\":" + opt_time(s.watermark);
   o += ",\"current_generation\":" + U(s.current_generation);
   o += ",\"published_at\":" + opt_time(s.published_at_ms);
+  o += ",\"window_states\":{";
+  for (size_t i = 0; i < std::size(kWindowStates); ++i) {
+    uint64_t n = 0;
+    for (const WindowStatus& w : s.windows) n += std::string_view(WindowStateName(w)) == kWindowStates[i];
+    o += (i > 0 ? ",\"" : "\"") + std::string(kWindowStates[i]) + "\":" + U(n);
+  }
+  o += "}";
   o += ",\"open_windows\":[";
   bool first = true;
   for (const WindowStatus& w : s.windows) {
-    if (w.closed) continue;
+    if (std::string_view(WindowStateName(w)) != "open") continue;
     o += first ? "" : ",";
     first = false;
     o += "{\"window\":" + JsonQuote(FormatIso(w.start_ms)) + ",\"closes_at\":" + JsonQuote(FormatIso(w.closes_at_ms)) +
@@ -181,7 +205,9 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
     o += first ? "" : ",";
     first = false;
     const SourceState& st = src.state;
-    o += "{\"source\":" + JsonQuote(src.name) + ",\"offset\":" + U(st.offset);
+    o += "{\"source\":" + JsonQuote(src.name) +
+         ",\"path\":" + (src.path.empty() ? std::string("null") : JsonQuote(src.path)) +
+         ",\"backfill\":" + (src.backfill ? "true" : "false") + ",\"offset\":" + U(st.offset);
     if (src.file_size >= 0) {
       const uint64_t size = static_cast<uint64_t>(src.file_size);
       o += ",\"size\":" + U(size) + ",\"lag\":" + U(size > st.offset ? size - st.offset : 0);

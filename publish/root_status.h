@@ -12,6 +12,7 @@
 #include "engine/id_dedup.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
+#include "snapsink/views.h"
 
 namespace snapsink {
 
@@ -25,11 +26,25 @@ struct WindowStatus {
   bool published = false;     // in the current generation
 };
 
+// Each window is in exactly one state (status, metrics): "open" (unsealed
+// changes, the watermark has not passed its end), "closed_unsealed" (closed
+// by the watermark, changes not sealed yet), "staged" (sealed, waiting for
+// publish), "published" (the current generation holds its last version),
+// "unpublished" (sealed before, not in the current generation: rolled back).
+const char* WindowStateName(bool dirty, bool closed, bool staged, bool published);
+inline const char* WindowStateName(const WindowStatus& w) {
+  return WindowStateName(w.state.dirty, w.closed, w.staged, w.published);
+}
+using api::kWindowStates;
+using api::kWindowStatesHelp;
+
 struct SourceStatus {
   std::string name;
   SourceState state;
   SourceIdCounts ids;         // the parts of state.duplicates/rejected that id dedup and retention add
-  int64_t file_size = -1;     // size of the file named like the source; -1 if not a readable file
+  int64_t file_size = -1;     // size of the source's file; -1 if not a readable file
+  std::string path;           // absolute path ingest recorded for it ("" none: standard input, older roots)
+  bool backfill = false;      // a published backfill's source ("backfill vN: NAME"), read once
 };
 
 struct ProducerGaps {

@@ -81,10 +81,11 @@ Result<RootStatus> ReadOnlySink::GetStatus() const {
   out.published_windows = s.published_windows;
   for (const snapsink::WindowStatus& w : s.windows) {
     out.windows.push_back({w.start_ms, static_cast<uint64_t>(w.state.last_version), w.state.dirty, w.closed,
-                           w.closes_at_ms, w.totals.events, w.totals.count, w.staged, w.published});
+                           w.closes_at_ms, w.totals.events, w.totals.count, w.staged, w.published,
+                           snapsink::WindowStateName(w)});
   }
   for (const snapsink::SourceStatus& src : s.sources) {
-    out.sources.push_back({ToSourceView(src.name, src.state, src.ids), src.file_size});
+    out.sources.push_back({ToSourceView(src.name, src.state, src.ids), src.file_size, src.path, src.backfill});
   }
   out.producers = s.producers;
   for (const snapsink::ProducerGaps& p : s.gaps) {

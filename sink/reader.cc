@@ -1,6 +1,8 @@
 // The public Reader: a pimpl over publish/reader.h.
 #include "snapsink/reader.h"
 
+#include "engine/root.h"
+
 #include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
@@ -32,7 +34,7 @@ Reader::~Reader() = default;
 
 Result<std::unique_ptr<Reader>> Reader::Open(const std::string& root, uint64_t generation) {
   Env* env = Env::Default();
-  if (!env->FileExists(filenames::StateDir(root))) return Status::NotFound(root + " is not a snapsink root");
+  if (!env->FileExists(filenames::StateDir(root))) SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(env, root));
   auto impl = std::make_unique<Impl>();
   SNAPSINK_RETURN_IF_ERROR(snapsink::Reader::Open(env, root, generation, &impl->reader));
   for (const GenerationEntry& e : impl->reader->windows()) {

@@ -39,6 +39,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ReadOnlySink& sink, const Se
 
 int Server::port() const { return impl_->http->port(); }
 
+std::string Server::address() const { return impl_->http->address(); }
+
 void Server::Stop() { impl_->http->Stop(); }
 
 Status Server::Wait() {

@@ -273,7 +273,9 @@ TEST_F(ApiViewsTest, StatusAndMetricsTakeASourceNameLongerThanAnLmdbKey) {
   ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
   RunResult status = Snapsink({"status", root_, "--json"});
   ASSERT_EQ(status.exit_code, 0) << status.err;
-  EXPECT_NE(status.out.find("\"source\":\"" + long_name + "\",\"offset\":"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("\"source\":\"" + long_name + "\",\"path\":\"" + in_ + "\",\"backfill\":false,\"offset\":"),
+            std::string::npos)
+      << status.out;
   RunResult metrics = Snapsink({"metrics", root_});
   ASSERT_EQ(metrics.exit_code, 0) << metrics.err;
   EXPECT_NE(metrics.out.find("snapsink_lines_total{source=\"" + long_name + "\"} 1"), std::string::npos);

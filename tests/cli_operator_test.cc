@@ -252,18 +252,27 @@ TEST(Status, JsonFieldsMatchInspect) {
   EXPECT_EQ(s["current_generation"].get_uint64().value(), 1u);
   EXPECT_TRUE(s["published_at"].is_string());
 
-  // Windows: open ones against inspect windows (closed false), with when they close.
+  // Windows: open ones (unsealed changes, not closed: issue 20 item 7, a
+  // staged or published window is not also open) against inspect windows,
+  // with when they close.
   std::set<std::string> open_inspect, open_status;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "windows", "--json"}).out)) {
     simdjson::dom::element w = Parse(p2, line);
-    if (!w["closed"].get_bool().value()) open_inspect.insert(std::string(w["window"].get_string().value()));
+    if (!w["closed"].get_bool().value() && w["dirty"].get_bool().value()) {
+      open_inspect.insert(std::string(w["window"].get_string().value()));
+    }
   }
   for (simdjson::dom::element w : s["open_windows"].get_array()) {
     open_status.insert(std::string(w["window"].get_string().value()));
   }
   EXPECT_EQ(open_status, open_inspect);
-  EXPECT_EQ(open_status, (std::set<std::string>{"2026-10-21T11:00:00Z", "2026-10-21T12:00:00Z"}));
-  EXPECT_EQ(std::string(s["open_windows"].at(0)["closes_at"].get_string().value()), "2026-10-21T12:30:00Z");
+  EXPECT_EQ(open_status, (std::set<std::string>{"2026-10-21T12:00:00Z"}));  // 11:00 is staged
+  EXPECT_EQ(std::string(s["open_windows"].at(0)["closes_at"].get_string().value()), "2026-10-21T13:30:00Z");
+  EXPECT_EQ(s["window_states"]["open"].get_uint64().value(), 1u);
+  EXPECT_EQ(s["window_states"]["staged"].get_uint64().value(), 1u);
+  // 10:00 was published, then got q's events: closed, with unsealed changes.
+  EXPECT_EQ(s["window_states"]["closed_unsealed"].get_uint64().value(), 1u);
+  EXPECT_EQ(s["window_states"]["published"].get_uint64().value(), 0u);
   EXPECT_EQ(std::string(s["staged_windows"].at(0)["window"].get_string().value()), "2026-10-21T11:00:00Z");
   EXPECT_EQ(s["staged_windows"].get_array().size(), 1u);
 
@@ -565,24 +574,30 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   simdjson::dom::parser ip;
   want.push_back("gauge snapsink_ids_held{} " +
                  std::to_string(Parse(ip, Snapsink({"inspect", r, "ids", "--json"}).out)["ids"].get_uint64().value()));
-  uint64_t open = 0;
+  uint64_t windows = 0, open = 0;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "windows", "--json"}).out)) {
-    open += !Parse(parser, line)["closed"].get_bool().value();
+    simdjson::dom::element e = Parse(parser, line);
+    ++windows;
+    open += !e["closed"].get_bool().value() && e["dirty"].get_bool().value();
   }
-  uint64_t current = 0, published = 0;
+  uint64_t current = 0;
   for (const std::string& line : JsonLines(Snapsink({"inspect", r, "generations", "--json"}).out)) {
     simdjson::dom::element e = Parse(parser, line);
-    if (e["current"].get_bool().value()) {
-      current = e["generation"].get_uint64().value();
-      published = e["windows"].get_uint64().value();
-    }
+    if (e["current"].get_bool().value()) current = e["generation"].get_uint64().value();
   }
   simdjson::dom::parser sp;
   simdjson::dom::element st = Parse(sp, Snapsink({"status", r, "--json"}).out);
   want.push_back("gauge snapsink_current_generation{} " + std::to_string(current));
-  want.push_back("gauge snapsink_windows{state=open} " + std::to_string(open));
-  want.push_back("gauge snapsink_windows{state=published} " + std::to_string(published));
-  want.push_back("gauge snapsink_windows{state=staged} " + std::to_string(st["staged_windows"].get_array().size()));
+  // Each window in exactly one state: the states add up to the windows.
+  uint64_t in_states = 0;
+  for (const char* state : {"open", "closed_unsealed", "staged", "published", "unpublished"}) {
+    const uint64_t n = st["window_states"][state].get_uint64().value();
+    in_states += n;
+    want.push_back(std::string("gauge snapsink_windows{state=") + state + "} " + std::to_string(n));
+  }
+  EXPECT_EQ(in_states, windows);
+  EXPECT_EQ(st["window_states"]["open"].get_uint64().value(), open);
+  EXPECT_EQ(st["window_states"]["staged"].get_uint64().value(), st["staged_windows"].get_array().size());
   want.push_back("gauge snapsink_state_bytes{} " + std::to_string(st["disk"]["state"].get_uint64().value()));
   want.push_back("gauge snapsink_watermark_seconds{} " + std::to_string((kBase + 80 * kMin) / 1000));  // lateness 0
   std::sort(want.begin(), want.end());

@@ -240,7 +240,19 @@ INSTANTIATE_TEST_SUITE_P(
         Contains("BadFormat", "/v1/query?format=table", 400, {"format", "table"}),
         Contains("BadGeneration", "/v1/query?generation=two", 400, {"generation", "two"}),
         Contains("UnknownGeneration", "/v1/query?generation=99", 404, {"generation 99"}),
-        Exact("UnknownEndpoint", "/v2/nothing", 404, "{\"error\":\"no such endpoint: /v2/nothing\"}\n")),
+        Exact("UnknownEndpoint", "/v2/nothing", 404, "{\"error\":\"no such endpoint: /v2/nothing\"}\n"),
+        // As `query --generation 0` (cli_operator_test): generations start at 1.
+        Exact("GenerationZero", "/v1/query?generation=0", 400,
+              "{\"error\":\"generation: must be at least 1, got 0\"}\n"),
+        Exact("GenerationNotANumber", "/v1/query?generation=two", 400,
+              "{\"error\":\"generation: expected a whole number of at least 1, got 'two'\"}\n"),
+        Exact("RepeatedParameter", "/v1/query?metric=orders&metric=visits", 400,
+              "{\"error\":\"metric: given more than once (one value per parameter)\"}\n"),
+        // An unescaped '+' of an offset decodes to a space: read as '+'.
+        Cli("WindowOffsetPlusUnescaped", "/v1/query?window=2026-10-21T13:30:00+02:00&format=csv",
+            {"query", "ROOT", "--window", "2026-10-21T13:30:00+02:00", "--format", "csv"}),
+        Cli("WindowOffsetPlusEscaped", "/v1/query?window=2026-10-21T13:30:00%2B02:00&format=csv",
+            {"query", "ROOT", "--window", "2026-10-21T13:30:00+02:00", "--format", "csv"})),
     [](const ::testing::TestParamInfo<AnswerCase>& info) { return info.param.name; });
 
 TEST_F(ServeTest, NotModifiedMetricsAndShutdown) {
@@ -337,6 +349,86 @@ TEST_F(ServeTest, SwitchReleasesTheOldPinForGc) {
   EXPECT_FALSE(Env::Default()->FileExists(root_ + "/manifests/1")) << "the server still pins generation 1";
   EXPECT_TRUE(Env::Default()->FileExists(root_ + "/manifests/3"));
   Stop(server);
+}
+
+
+TEST_F(ServeTest, OtherMethodsAre405WithAllowGet) {
+  PublishRound(0);
+  Server server = StartServe(root_);
+  ASSERT_GT(server.port, 0);
+  httplib::Client client("127.0.0.1", server.port);
+  auto r = client.Post("/v1/query", "", "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET");
+  EXPECT_EQ(r->body, "{\"error\":\"method POST not allowed on /v1/query: use GET\"}\n");
+  r = client.Delete("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  r = client.Post("/v2/nothing", "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << "an unknown path stays 404";
+  Stop(server);
+}
+
+// A second server on a port one already listens on must not share it
+// (httplib's default SO_REUSEPORT would let it): exit 1 naming the port.
+TEST_F(ServeTest, SecondServeOnABoundPortExits1NamingThePort) {
+  PublishRound(0);
+  Server first = StartServe(root_);
+  ASSERT_GT(first.port, 0);
+  const std::string port = std::to_string(first.port);
+  for (const std::string& listen : {"127.0.0.1:" + port, port, ":" + port}) {
+    RunResult r = Snapsink({"serve", root_, "--listen", listen});
+    EXPECT_EQ(r.exit_code, 1) << listen << "\n" << r.out << r.err;
+    EXPECT_EQ(r.err, "snapsink: --listen " + listen + ": address already in use (port " + port +
+                         ": another server listens on it)\n");
+  }
+  // run --follow --serve binds through the same code.
+  RunResult r = Snapsink({"run", root_, input_, "--follow", "--quiet", "--serve", "127.0.0.1:" + port});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("address already in use (port " + port + ":"), std::string::npos) << r.err;
+  // The first one still answers every request.
+  httplib::Client c("127.0.0.1", first.port);
+  auto h = c.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  Stop(first);
+}
+
+// --listen PORT is loopback, --listen :PORT every interface.
+TEST_F(ServeTest, ListenPortAloneAndColonPort) {
+  PublishRound(0);
+  for (const std::string prefix : {"", ":"}) {
+    Server s;
+    for (int attempt = 0; attempt < 5 && s.port == 0; ++attempt) {
+      const int port = FreePort();
+      Spawned p = SpawnSnapsink({"serve", root_, "--listen", prefix + std::to_string(port)});
+      for (int i = 0; i < 600 && p.Running(); ++i) {
+        httplib::Client c("127.0.0.1", port);
+        if (auto r = c.Get("/healthz"); r) {
+          s.proc = p;
+          s.port = port;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (s.port == 0 && p.Running()) {
+        ::kill(p.pid, SIGKILL);
+        p.Wait();
+      }
+    }
+    ASSERT_GT(s.port, 0) << "serve --listen " << prefix << "PORT did not start";
+    Stop(s);
+  }
+  RunResult bad = Snapsink({"serve", root_, "--listen", "http"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--listen http: expected HOST:PORT, :PORT (every interface) or PORT (loopback)"),
+            std::string::npos)
+      << bad.err;
+  RunResult help = Snapsink({"serve", "--help"});
+  EXPECT_NE(help.out.find(":PORT listens on every interface (0.0.0.0), PORT alone on loopback"), std::string::npos)
+      << help.out;
 }
 
 }  // namespace

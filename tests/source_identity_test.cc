@@ -345,6 +345,12 @@ TEST_F(SourceIdentityTest, SummarySaysThisRunThenTotalsAndWhereRejectsWent) {
                        "source totals: lines 7, applied 5, duplicates 1, fenced 0, rejected 1, ignored 0"),
             std::string::npos)
       << r.err;
+  // Issue 20: where rejects went is said by the run that rejected them
+  // (the first one here), not by every later run.
+  EXPECT_EQ(r.err.find("rejected lines in"), std::string::npos) << r.err;
+  AppendFile(in, "bad again\n");
+  r = Ingest(in);
+  EXPECT_NE(r.err.find("rejected 1, ignored 0; source totals:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("rejected lines in " + root + "/rejects/feed.ndjson"), std::string::npos) << r.err;
 }
 

@@ -49,10 +49,11 @@ CLI::Validator AtLeast(uint64_t min) {
 }
 
 CLI::Validator OneOf(std::vector<std::string> names) {
-  std::string list;
+  std::string list, bar_list;
   for (size_t i = 0; i < names.size(); ++i) {
     if (i > 0) list += i + 1 == names.size() ? " or " : ", ";
     list += names[i];
+    bar_list += (i > 0 ? "|" : "") + names[i];
   }
   return CLI::Validator(
       [names, list](std::string& text) -> std::string {
@@ -61,7 +62,7 @@ CLI::Validator OneOf(std::vector<std::string> names) {
         if (auto n = NearestName(text, names)) msg += " (did you mean '" + *n + "'?)";
         return msg;
       },
-      "{" + list + "}");
+      "{" + bar_list + "}");
 }
 
 std::string FailureMessage(const CLI::App* app, const CLI::Error& e) {

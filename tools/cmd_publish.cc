@@ -60,8 +60,7 @@ Status RunFollow(const RunArgs& a) {
     auto started = api::Server::Start(**sink, so);
     if (!started.ok()) return started.status();
     server = std::move(*started);
-    std::printf("serving %s on http://%s:%d\n", (*sink)->path().c_str(),
-                a.serve.substr(0, a.serve.rfind(':')).c_str(), server->port());
+    std::printf("serving %s on http://%s\n", (*sink)->path().c_str(), server->address().c_str());
     std::fflush(stdout);
   }
   signals.OnSignal([&] {

@@ -1,5 +1,6 @@
 // query: rows of the current (or a given) generation (api::Reader::Query).
 #include <cstdio>
+#include <filesystem>
 
 #include "snapsink/sink.h"
 #include "tools/commands.h"
@@ -11,7 +12,8 @@ Status CmdQuery(const QueryArgs& a) {
   // Opened first: it tells a path that is not a root ("X is not a snapsink
   // root") before anything else is said about the arguments.
   Result<std::unique_ptr<api::Reader>> reader = api::Reader::Open(a.root, a.generation);
-  const bool not_a_root = !reader.ok() && reader.status().message() == a.root + " is not a snapsink root";
+  const bool not_a_root =
+      !reader.ok() && reader.status().IsNotFound() && !std::filesystem::exists(std::filesystem::path(a.root) / "state");
   if (not_a_root) return reader.status();
   api::QuerySpec spec;
   if (!a.window.empty() || !a.from.empty() || !a.to.empty() || a.has_rollup) {

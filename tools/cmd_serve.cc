@@ -38,15 +38,6 @@ void StopSignals::Finish() {
   }
 }
 
-namespace {
-
-// listen with its port replaced by the bound one (port 0 picks one).
-std::string BoundAddress(const std::string& listen, int port) {
-  return listen.substr(0, listen.rfind(':')) + ":" + std::to_string(port);
-}
-
-}  // namespace
-
 void UseToolWindowSyntax(api::ServeOptions* o) {
   o->parse_window = [](const std::string& text, int64_t window_ms, int64_t* start) {
     return ParseWindowArg("window", text, window_ms, start);
@@ -72,7 +63,7 @@ Status CmdServe(const ServeArgs& a) {
   SNAPSINK_RETURN_IF_ERROR(duration("--keep-alive-timeout", a.keep_alive_timeout, &o.keep_alive_timeout_ms));
   StopSignals signals;  // before the server's threads start
   SNAPSINK_ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(a.root, o));
-  std::printf("serving %s on http://%s\n", a.root.c_str(), BoundAddress(o.listen, server->port()).c_str());
+  std::printf("serving %s on http://%s\n", a.root.c_str(), server->address().c_str());
   std::fflush(stdout);
   signals.OnSignal([&server] { server->Stop(); });
   Status s = server->Wait();

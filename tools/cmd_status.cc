@@ -29,14 +29,23 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
                 static_cast<unsigned long long>(s.current_generation), s.published_windows,
                 s.published_at_ms ? api::FormatTime(*s.published_at_ms).c_str() : "(time not recorded)");
   }
-  std::printf("open windows (each closes once an event at or after its closing event time is applied):\n");
+  // Each window in one state, so the counts add up to the windows.
+  std::string states;
+  for (const char* state : api::kWindowStates) {
+    size_t k = 0;
+    for (const api::WindowStatus& w : s.windows) k += w.state == state;
+    states += std::string(states.empty() ? "" : ", ") + state + " " + std::to_string(k);
+  }
+  std::printf("windows     %zu: %s\n", s.windows.size(), states.c_str());
+  std::printf("            (%s)\n", api::kWindowStatesHelp);
+  std::printf("open windows (unsealed changes, not yet closed by the watermark; each closes once an event at or "
+              "after its closing event time is applied):\n");
   size_t n = 0;
   for (const api::WindowStatus& w : s.windows) {
-    if (w.closed) continue;
+    if (w.state != "open") continue;
     ++n;
-    std::printf("  %s  closes at event time %s  events %lld%s\n", api::FormatTime(w.window_ms).c_str(),
-                api::FormatTime(w.closes_at_ms).c_str(), static_cast<long long>(w.events),
-                w.dirty ? "  unsealed changes" : "");
+    std::printf("  %s  closes at event time %s  events %lld\n", api::FormatTime(w.window_ms).c_str(),
+                api::FormatTime(w.closes_at_ms).c_str(), static_cast<long long>(w.events));
   }
   if (n == 0) std::printf("  none\n");
   std::printf("staged, not yet published (snapsink publish):\n");
@@ -49,10 +58,12 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
   if (n == 0) std::printf("  none\n");
   std::printf("sources:\n");
   for (const api::SourceStatus& src : s.sources) {
-    std::string lag = "file not found";
+    std::string lag = src.backfill ? "an archive, read once" : "file not found";
+    if (!src.path.empty() && src.path != src.source.source) lag += ", file " + api::EscapeControl(src.path);
     if (src.file_size >= 0) {
       const uint64_t size = static_cast<uint64_t>(src.file_size);
-      lag = "size " + U(size) + ", lag " + U(size > src.source.offset ? size - src.source.offset : 0) + " bytes";
+      lag = "size " + U(size) + ", lag " + U(size > src.source.offset ? size - src.source.offset : 0) + " bytes" +
+            (!src.path.empty() && src.path != src.source.source ? ", file " + api::EscapeControl(src.path) : "");
     }
     const api::SourceView& st = src.source;
     std::printf("  %s  offset %llu (%s), lines %llu\n", api::EscapeControl(st.source).c_str(),

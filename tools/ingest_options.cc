@@ -40,7 +40,8 @@ api::IngestOptions IngestOptionsFor(const IngestArgs& a, std::unique_ptr<Progres
     const api::SourceInfo& st = r.sources.back();
     std::string text = st.source + ": this run: " + Counts(r.this_run.back()) + "; source totals: " + Counts(st) +
                        " (offset " + std::to_string(st.offset) + ")";
-    if (st.rejected > 0) text += "; rejected lines in " + r.rejects_files.back();
+    // Only when this run rejected something: a run that read nothing new says nothing of rejects.
+    if (r.this_run.back().rejected > 0) text += "; rejected lines in " + r.rejects_files.back();
     std::fprintf(stderr, "%s\n", text.c_str());
   };
   return o;

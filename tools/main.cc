@@ -1,5 +1,5 @@
-// snapsink: the command line tool over the engine. The contract is SPEC.md
-// section 6 (../shared/SPEC.md beside the repository, as README.md says); the
+// snapsink: the command line tool over the engine. The contract is
+// docs/CONTRACT.md (commands, exit codes) and docs/EVENTS.md (the input); the
 // map of the code is README.md ("How it works").
 #include <cstdio>
 #include <string>
@@ -32,6 +32,20 @@ std::string Footer(const std::string& exits, const std::string& example) {
   return std::string(exits.empty() ? kExitCommon : exits) + "\nExample: " + example;
 }
 const std::string kWindowHelp = std::string("A window: ") + kWindowForms;
+// The input format in brief; docs/EVENTS.md has it in full.
+constexpr char kEventFields[] =
+    "Input: NDJSON, one event object per line; fields (docs/EVENTS.md):\n"
+    "  producer  string 1..128 bytes; required with seq\n"
+    "  epoch     integer 0..2^32-1; default 0 (a higher epoch fences lower ones)\n"
+    "  seq       integer 0..2^63-1; required unless id (or --id-from-content) dedups the event\n"
+    "  id        string 1..128 bytes; dedup key of an event without seq\n"
+    "  ts        RFC 3339 string or integer ms since the Unix epoch; required\n"
+    "  metric    string 1..128 bytes; required\n"
+    "  key       string 0..256 bytes; default \"\"\n"
+    "  value     JSON number, at most 6 decimal places; default 1\n"
+    "  op        \"add\" or \"retract\"; default \"add\"\n"
+    "Each line counts once: lines = applied + duplicates + fenced + rejected + ignored; bad lines go to "
+    "ROOT/rejects/<source>.ndjson.\n";
 
 }  // namespace
 }  // namespace snapsink
@@ -74,7 +88,7 @@ int main(int argc, char** argv) {
   c_ingest->add_flag("--quiet", ingest.quiet, "No progress on stderr");
   c_ingest->add_flag("--id-from-content", ingest.id_from_content,
                      "Events without seq or id are deduplicated by a hash of their content");
-  c_ingest->footer(Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
+  c_ingest->footer(kEventFields + Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
                           "3 gap under --on-gap stop (see snapsink gaps); 5 root locked.",
                           "snapsink ingest /data/orders events.ndjson"));
 
@@ -108,10 +122,10 @@ int main(int argc, char** argv) {
                   "DIR; seal as the watermark closes windows; stop on SIGTERM/SIGINT");
   c_run->add_option("--publish-every", run.publish_every, "--follow: publish at most this often (default 10s)");
   c_run->add_option("--poll", run.poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
-  c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT (as snapsink serve)");
+  c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT, :PORT (every interface) or PORT (loopback), as snapsink serve");
   c_run->add_flag("--id-from-content", run.ingest.id_from_content,
                   "Events without seq or id are deduplicated by a hash of their content");
-  c_run->footer(Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
+  c_run->footer(kEventFields + Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
                        "3 gap under --on-gap stop; 4 reconciliation failed; 5 root locked.",
                        "snapsink run /data/orders events.ndjson --final"));
 
@@ -207,7 +221,7 @@ int main(int argc, char** argv) {
   std::string status_root;
   bool status_json = false;
   auto* c_status = app.add_subcommand(
-      "status", "Settings, watermark, current generation, open and staged windows, sources, gaps, disk use");
+      "status", "Settings, watermark, current generation, windows by state, open and staged windows, sources, gaps, disk use");
   c_status->add_option("ROOT", status_root, kRootHelp)->required();
   c_status->add_flag("--json", status_json, "One JSON object");
   c_status->footer(Footer("Exit status: 0 ok; 1 usage or failure.", "snapsink status /data/orders --json"));
@@ -236,7 +250,8 @@ int main(int argc, char** argv) {
   auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
   c_serve->add_option("ROOT", serve.root, kRootHelp)->required();
   c_serve->add_option("--listen", serve.options.listen,
-                      "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any free)");
+                      "HOST:PORT to listen on (default 127.0.0.1:8080); :PORT listens on every interface (0.0.0.0), "
+                      "PORT alone on loopback (127.0.0.1); port 0: any free");
   c_serve->add_option("--threads", serve.options.threads, "Worker threads, one connection each at a time (default 8)")
       ->check(CLI::Range(1, 256));
   c_serve->add_option("--max-connections", serve.options.max_connections,
@@ -310,5 +325,12 @@ int main(int argc, char** argv) {
   }
   // Commands print their own findings; this is the one line for the failure.
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
+  if (s.code() == Status::Code::kInvalidArgument && s.message().rfind("--", 0) == 0) {
+    // A usage error found by the command itself (it names the option): the
+    // same second line as those CLI11 finds.
+    for (const CLI::App* command : app.get_subcommands()) {
+      std::fprintf(stderr, "Run 'snapsink %s --help' for usage.\n", command->get_name().c_str());
+    }
+  }
   return ExitCodeFor(s);
 }

@@ -1,4 +1,6 @@
 // snapsink --version: what this binary is built from.
+#include <CLI/Version.hpp>
+
 #include "snapsink/version.h"
 #include "tools/cli_errors.h"
 
@@ -13,7 +15,7 @@ namespace snapsink {
 
 std::string VersionText() {
   return std::string("snapsink ") + SNAPSINK_VERSION + " (" + SNAPSINK_BUILD_TYPE + " build)\n" +
-         api::LibraryVersions();
+         api::LibraryVersions() + ", CLI11 " + CLI11_VERSION;
 }
 
 }  // namespace snapsink

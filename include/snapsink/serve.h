@@ -57,7 +57,8 @@
 namespace snapsink::api {
 
 struct ServeOptions {
-  // "HOST:PORT" or "[V6]:PORT"; port 0 picks a free one (Server::port).
+  // "HOST:PORT", "[V6]:PORT", ":PORT" (every interface, 0.0.0.0) or "PORT"
+  // (loopback); port 0 picks a free one (Server::port).
   // Loopback by default: serving beyond this host is an explicit choice.
   std::string listen = "127.0.0.1:8080";
   int threads = 8;                 // worker threads, one connection each at a time
@@ -96,6 +97,8 @@ class Server {
 
   // The bound port (the chosen one when the listen port was 0).
   int port() const;
+  // HOST:PORT as bound, e.g. "127.0.0.1:8080".
+  std::string address() const;
   // Stops accepting. Callable from any thread, more than once; returns at once.
   void Stop();
   // Blocks until the server has stopped and the requests in flight are

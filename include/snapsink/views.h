@@ -153,6 +153,14 @@ struct GenerationInfo {
 
 // --- status (ReadOnlySink::GetStatus) -------------------------------------
 
+// The states of WindowStatus::state, in the order status and metrics list
+// them; each window is in exactly one.
+inline constexpr const char* kWindowStates[] = {"open", "closed_unsealed", "staged", "published", "unpublished"};
+inline constexpr char kWindowStatesHelp[] =
+    "open: unsealed changes, the watermark has not passed its end; closed_unsealed: closed by the watermark, "
+    "changes not sealed yet; staged: sealed, waiting for publish; published: the current generation holds its "
+    "last version; unpublished: sealed before, not in the current generation (rolled back)";
+
 struct WindowStatus {
   int64_t window_ms = 0;
   uint64_t version = 0;     // last sealed version, 0 = none
@@ -162,11 +170,16 @@ struct WindowStatus {
   int64_t events = 0, count = 0;
   bool staged = false;      // a seal waits for publish
   bool published = false;   // in the current generation
+  // Exactly one of "open", "closed_unsealed", "staged", "published",
+  // "unpublished" (see `snapsink status`).
+  std::string state;
 };
 
 struct SourceStatus {
   SourceView source;
-  int64_t file_size = -1;  // size of the file named like the source; -1: not a readable file
+  int64_t file_size = -1;  // size of the source's file; -1: not a readable file
+  std::string path;        // the absolute path the source was read from ("": standard input, or not recorded)
+  bool backfill = false;   // a published backfill's source, named "backfill vN: NAME"
 };
 
 struct ProducerGaps {

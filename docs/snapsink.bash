@@ -1,0 +1,54 @@
+# bash completion for snapsink. Installed by cmake --install into
+# share/bash-completion/completions/snapsink. Every command and option of
+# `snapsink COMMAND --help` is listed here (tests/cli_newcomer_test.cc checks it).
+_snapsink() {
+  local cur prev words cword
+  if declare -F _init_completion >/dev/null; then
+    _init_completion || return
+  else
+    cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+  fi
+  local commands="init ingest seal publish run backfill query inspect verify gc rollback status metrics gaps serve"
+  if [[ $cword -eq 1 ]]; then
+    COMPREPLY=($(compgen -W "$commands --help --help-all --version" -- "$cur"))
+    return
+  fi
+  local command="${words[1]}" opts=""
+  case "$command" in
+    init) opts="--window --lateness --on-gap --id-horizon --producer-retention" ;;
+    ingest) opts="--source --commit-every --on-error --quiet --id-from-content" ;;
+    seal) opts="--window --all" ;;
+    publish) opts="" ;;
+    run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content" ;;
+    backfill) opts="--version --source --from --to --commit-every --quiet --dry-run" ;;
+    query) opts="--window --metric --key --generation --format" ;;
+    inspect) opts="--json --all" ;;
+    verify) opts="" ;;
+    gc) opts="--keep-generations --producers-idle" ;;
+    rollback) opts="--generation --dry-run" ;;
+    status) opts="--json" ;;
+    metrics) opts="" ;;
+    gaps) opts="--producer --epoch --range" ;;
+    serve) opts="--listen --threads --max-connections --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes" ;;
+  esac
+  case "$prev" in
+    --on-gap) COMPREPLY=($(compgen -W "accept stop" -- "$cur")); return ;;
+    --on-error) COMPREPLY=($(compgen -W "skip stop" -- "$cur")); return ;;
+    --format) COMPREPLY=($(compgen -W "table json csv" -- "$cur")); return ;;
+  esac
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
+    return
+  fi
+  # The word after ROOT: inspect's WHAT, gaps' ACTION.
+  if [[ $cword -eq 3 && "$command" == inspect ]]; then
+    COMPREPLY=($(compgen -W "producers gaps sources windows ids snapshots generations" -- "$cur"))
+    return
+  fi
+  if [[ $cword -eq 3 && "$command" == gaps ]]; then
+    COMPREPLY=($(compgen -W "accept" -- "$cur"))
+    return
+  fi
+  COMPREPLY=($(compgen -f -- "$cur"))
+}
+complete -o filenames -F _snapsink snapsink
