@@ -6,6 +6,7 @@
 #include "engine/long_key.h"
 #include "engine/producer_retention.h"
 #include "engine/root.h"
+#include "engine/source_gap_acceptance.h"
 #include "engine/window_records.h"
 #include "engine/watermark.h"
 #include "publish/views.h"
@@ -110,6 +111,15 @@ Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out) {
     info.gap.range = {g.range.lo, g.range.hi - 1};
     info.accepted_at_ms = g.accepted_at_ms;
     out->push_back(std::move(info));
+  }
+  return Status::OK();
+}
+
+Status AcceptedSourceGapInfos(Txn* txn, std::vector<api::AcceptedSourceGapInfo>* out) {
+  std::vector<AcceptedSourceGap> accepted;
+  SNAPSINK_RETURN_IF_ERROR(ListAcceptedSourceGaps(txn, &accepted));
+  for (const AcceptedSourceGap& g : accepted) {
+    out->push_back(api::AcceptedSourceGapInfo{{g.source, g.lo, g.hi}, g.accepted_at_ms});
   }
   return Status::OK();
 }

@@ -74,6 +74,21 @@ Table ToTable(const std::vector<GapInfo>& open, const std::vector<AcceptedGapInf
   return t;
 }
 
+Table ToTable(const std::vector<AcceptedSourceGapInfo>& accepted) {
+  Table t{{"source", "from_position", "to_position", "missing", "state", "accepted_at"}, {}};
+  for (const AcceptedSourceGapInfo& a : accepted) {
+    Record r;
+    r.Str("source", a.gap.source);
+    r.Num("from_position", U(a.gap.first));
+    r.Num("to_position", U(a.gap.last));
+    r.Num("missing", U(a.gap.last - a.gap.first + 1));
+    r.Str("state", "accepted");
+    r.Str("accepted_at", snapsink::FormatIso(a.accepted_at_ms));
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
 Table ToTable(const std::vector<SourceView>& sources) {
   Table t{{"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"}, {}};
   for (const SourceView& s : sources) {
