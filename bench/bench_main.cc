@@ -33,6 +33,7 @@
 #include "bench/baselines.h"
 #include "bench/bench_util.h"
 #include "bench/id_state_bench.h"
+#include "bench/write_bench.h"
 #include "bench/input_gen.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
@@ -51,7 +52,7 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows",
-                                      "snapshot"};
+                                      "snapshot", "write"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -67,6 +68,8 @@ struct Flags {
   uint64_t windows = 5000;          // one-minute windows sealed and published by "windows"
   uint64_t commit_every = 10000;    // lines per transaction, for snapsink and the ledgers alike
   uint64_t id_events = 10000000;    // id-only events of the ids benchmark
+  uint64_t write_events = 200000;   // bench/write_bench.h (a)
+  uint64_t write_single_events = 4000;  // bench/write_bench.h (b): one Write each
   StreamSpec spec;
   std::string tmpdir;
   std::string json_path;
@@ -79,7 +82,7 @@ struct Flags {
 void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
-      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,snapshot (default: all)\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,snapshot,write (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -131,6 +134,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.wide_rows = 20000;
       f.lookups = 2000;
       f.windows = 50;
+      f.write_events = 20000;
+      f.write_single_events = 400;
     }
   }
   for (int i = 1; i < argc; ++i) {
@@ -427,6 +432,8 @@ void PrintTargets(const Report& rep) {
       {"lookups_per_cpu_s", true, 1e6, "lookups >= 1 M per CPU-s"},
       {"absent_lookups_per_cpu_s", true, 2e6, "absent >= 2 M per CPU-s"},
       {"windows_ratio_vs_write_fsync", false, 2, "5000 windows <= 2x write+fsync"},
+      {"write_ratio_vs_ingest", true, 0.9, "Write >= 0.9x file ingest"},
+      {"group_commit_ratio", true, 5, "8-thread Writes >= 5x 1 thread"},
   };
   bool any = false;
   for (const Target& t : targets) {
@@ -1246,6 +1253,11 @@ int Main(int argc, char** argv) {
   }
   if (f.Has("snapshot")) RunSnapshotFile(f, work.path(), &rep);
   if (f.Has("windows")) RunWindows(f, work.path(), &rep);
+  if (f.Has("write")) {
+    std::map<std::string, double> ratios;
+    RunWriteBench(work.path(), {f.write_events, f.write_single_events, f.commit_every, f.reps}, &ratios);
+    for (const auto& [key, v] : ratios) rep.Num(key, v);
+  }
 
   std::printf("\n");
   rep.Note("cpu/queued/blocked %: shares of wall time this thread ran, waited for a CPU (other load), or was blocked "

@@ -12,6 +12,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/gap_acceptance.cc
   engine/id_dedup.cc
   engine/ingest.cc
+  engine/ingest_batch.cc
   engine/json_escape.cc
   engine/line_reader.cc
   engine/parse_ahead.cc
@@ -52,6 +53,8 @@ set(SNAPSINK_LIB_SOURCES
   sink/sink.cc
   sink/state_ops.cc
   sink/version.cc
+  sink/write_batch.cc
+  sink/write_queue.cc
 )
 
 # The public API: installed under include/snapsink/. Standard library only.
@@ -63,6 +66,7 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/status.h
   include/snapsink/version.h
   include/snapsink/views.h
+  include/snapsink/write_batch.h
 )
 
 # utilities/: programs' libraries over the public API only.
@@ -125,6 +129,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/id_dedup_test.cc
   tests/ingest_cli_test.cc
   tests/ingest_crash_test.cc
+  tests/ingest_batch_test.cc
   tests/ingest_model_test.cc
   tests/ingest_power_cut_test.cc
   tests/init_atomic_test.cc
@@ -158,6 +163,8 @@ set(SNAPSINK_TEST_SOURCES
   tests/test_util.cc
   tests/timeutil_test.cc
   tests/window_records_test.cc
+  tests/write_batch_crash_test.cc
+  tests/write_batch_test.cc
 )
 
 # Benchmark (SNAPSINK_BUILD_BENCH; needs SQLite for its baseline).
@@ -168,4 +175,5 @@ set(SNAPSINK_BENCH_SOURCES
   bench/id_state_bench.cc
   bench/input_gen.cc
   bench/serve_bench.cc
+  bench/write_bench.cc
 )

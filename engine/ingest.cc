@@ -1,5 +1,7 @@
 #include "engine/ingest.h"
 
+#include "engine/ingest_impl.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -28,21 +30,6 @@
 namespace snapsink {
 namespace {
 
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
-};
-static_assert(kLinePadding >= kEventPadding, "lines must be parseable where they lie in the block buffer");
-
-template <typename V>
-using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
-
-struct CachedProducer {
-  ProducerState state;
-  bool dirty = false;
-  ProducerLife life;  // last seen, tombstone
-};
-
 constexpr char kBeyondHorizon[] = "beyond the dedup horizon";
 
 std::string GapText(const Gap& g) {
@@ -50,74 +37,6 @@ std::string GapText(const Gap& g) {
 }
 
 }  // namespace
-
-struct Ingester::Impl {
-  Env* env;
-  Store* store;
-  RootConfig config;
-
-  EventParser parser;
-  const ParsedLine* preparsed = nullptr;  // the line Apply gets, parsed ahead (else Apply parses)
-  Event event;
-  std::string reason;
-  std::string key_scratch;
-  std::string ledger_key_scratch;
-  std::string id_key;
-  IdIndex ids;
-  SourceIdCounts src_ids;
-
-  StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
-  struct CachedAgg {
-    Aggregate agg;
-    Aggregate* totals = nullptr;  // its (window, metric) entry of `ledger`: one lookup per event
-  };
-  StringMap<CachedAgg> aggs;            // this batch's touched aggregates
-  std::vector<const StringMap<CachedAgg>::value_type*> sorted_aggs;  // Commit's scratch
-  struct CachedTotals {
-    Aggregate agg;
-  };
-  StringMap<CachedTotals> ledger;       // this batch's touched (window, metric) totals
-  std::unordered_set<int64_t> windows;  // windows this batch applied events to
-
-  // The first failure of LMDB or the file system sticks: after it the
-  // in-memory caches no longer match what is committed.
-  Status sticky;
-
-  std::unique_ptr<Txn> txn;
-  std::string source;
-  bool source_loaded = false;
-  SourceState src;
-  uint64_t batch_lines = 0;
-  uint64_t batch_end_offset = 0;
-  LineReader* reader = nullptr;  // of the source being read: Commit hashes the bytes before the position
-
-  std::string rejects_file;
-  std::string rejects_key;      // its name: the key of Table::kRejectFiles
-  uint64_t rejects_length = 0;  // committed length
-  std::string rejects_buf;      // this batch's rejects, written at commit
-
-  int64_t first_window = INT64_MIN;
-  int64_t last_window = INT64_MAX;
-
-  std::optional<int64_t> max_ts;
-  bool max_ts_loaded = false;
-  bool max_ts_dirty = false;
-
-  Status Begin(const std::string& source_name, const std::string& rejects_path);
-  Status Commit();
-  Status CommitBatch();
-  Status AdoptRejectsLength(uint64_t size);
-  Status Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong,
-               bool stop_on_error);
-  Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
-  Result<CachedProducer*> Producer(std::string_view id);
-  Result<SeqDecision> DecideById(std::string* why);
-  void CheckRetired(CachedProducer* p, std::string* why);
-  // A storage error met while applying the next line names it.
-  Status AtLine(const Status& s) const { return s.Prefixed(source + ":" + std::to_string(src.lines + 1) + ": "); }
-  template <typename V>
-  Result<V*> Cached(StringMap<V>* map, Table table, const std::string& key);
-};
 
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
   txn.reset();  // never two write transactions in one thread: LMDB would wait on itself
@@ -128,29 +47,54 @@ Status Ingester::Impl::Begin(const std::string& source_name, const std::string& 
     if (ts) max_ts = static_cast<int64_t>(*ts);
     max_ts_loaded = true;
   }
-  if (source_loaded && source_name == source) return Status::OK();
-  source = source_name;
-  src = SourceState();
+  return source_name.empty() ? Status::OK() : LoadCursor(source_name, rejects_path);
+}
+
+// Makes source_name the current source (read from LMDB on its first touch)
+// and marks it to be written by the next commit.
+Status Ingester::Impl::LoadCursor(const std::string& source_name, const std::string& rejects_path) {
+  if (auto it = cursors.find(source_name); it != cursors.end()) {
+    cur = &it->second;
+    cur->dirty = true;
+    return Status::OK();
+  }
+  SourceCursor c;
+  c.name = source_name;
   std::string_view v;
-  Status s = GetRecord(txn.get(), Table::kSources, source, &v);
+  Status s = GetRecord(txn.get(), Table::kSources, source_name, &v);
   if (s.ok()) {
-    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &src));
+    SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &c.src));
   } else if (!s.IsNotFound()) {
     return s;
   }
-  SNAPSINK_RETURN_IF_ERROR(ReadSourceIdCounts(txn.get(), source, &src_ids));
-  batch_end_offset = src.offset;
-  rejects_file = rejects_path;
-  rejects_key = rejects_path.substr(rejects_path.find_last_of('/') + 1);
-  rejects_length = 0;
-  s = txn->Get(Table::kRejectFiles, rejects_key, &v);
+  SNAPSINK_RETURN_IF_ERROR(ReadSourceIdCounts(txn.get(), source_name, &c.ids));
+  c.end_offset = c.src.offset;
+  c.rejects_file = rejects_path;
+  c.rejects_key = rejects_path.substr(rejects_path.find_last_of('/') + 1);
+  s = txn->Get(Table::kRejectFiles, c.rejects_key, &v);
   if (s.ok() && v.size() == 8) {
-    rejects_length = codec::GetU64(v.data());
+    c.rejects_length = codec::GetU64(v.data());
   } else if (!s.IsNotFound()) {
     return s.ok() ? Status::Corruption("malformed rejects record in state") : s;
   }
-  source_loaded = true;
+  c.dirty = true;
+  cur = &cursors.emplace(source_name, std::move(c)).first->second;
   return Status::OK();
+}
+
+void Ingester::Impl::Reset() {
+  txn.reset();
+  producers.clear();
+  aggs.clear();
+  ledger.clear();
+  windows.clear();
+  cursors.clear();
+  cur = nullptr;
+  ids = IdIndex();
+  max_ts.reset();
+  max_ts_loaded = false;
+  max_ts_dirty = false;
+  batch_lines = 0;
 }
 
 Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
@@ -194,9 +138,9 @@ Result<SeqDecision> Ingester::Impl::DecideById(std::string* why) {
     return d;
   }
   if (event.id.empty()) {
-    id_key = IdKey(event, source, IdSource::kContent, ContentId(event));
+    id_key = IdKey(event, cur->name, IdSource::kContent, ContentId(event));
   } else {
-    id_key = IdKey(event, source, IdSource::kGiven, event.id);
+    id_key = IdKey(event, cur->name, IdSource::kGiven, event.id);
   }
   SNAPSINK_ASSIGN_OR_RETURN(bool seen, ids.Seen(txn.get(), id_key, cutoff));
   if (seen) d.outcome = SeqOutcome::kDuplicate;
@@ -213,20 +157,27 @@ void Ingester::Impl::CheckRetired(CachedProducer* p, std::string* why) {
   if (p->life.retired && event.epoch <= p->life.retired->epoch) *why = kRetiredReason;
 }
 
+// A file's line is recorded by its line number and offset; a memory
+// record's by its `at` label and the line within it (from 1).
 Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, const std::string& why) {
-  const uint64_t line_no = src.line_no + 1;
-  const uint64_t offset = batch_end_offset;
-  rejects_buf.append("{\"source\":");
-  rejects_buf.append(JsonQuote(source));
-  rejects_buf.append(",\"line\":" + std::to_string(line_no) + ",\"offset\":" + std::to_string(offset) +
-                     ",\"reason\":");
-  rejects_buf.append(JsonQuote(why));
-  rejects_buf.append(",\"raw\":");
+  std::string& buf = cur->rejects_buf;
+  buf.append("{\"source\":");
+  buf.append(JsonQuote(cur->name));
+  if (in_memory) {
+    buf.append(",\"at\":");
+    buf.append(JsonQuote(at_label));
+    buf.append(",\"line\":" + std::to_string(at_line) + ",\"reason\":");
+  } else {
+    buf.append(",\"line\":" + std::to_string(cur->src.line_no + 1) + ",\"offset\":" + std::to_string(cur->end_offset) +
+               ",\"reason\":");
+  }
+  buf.append(JsonQuote(why));
+  buf.append(",\"raw\":");
   if (!overlong && size > 0 && data[size - 1] == '\r') --size;  // the CR of a CRLF terminator
-  rejects_buf.append(JsonQuote(std::string_view(data, size)));
-  if (overlong) rejects_buf.append(",\"truncated\":true");
-  rejects_buf.append("}\n");
-  ++src.rejected;
+  buf.append(JsonQuote(std::string_view(data, size)));
+  if (overlong) buf.append(",\"truncated\":true");
+  buf.append("}\n");
+  ++cur->src.rejected;
   return Status::OK();
 }
 
@@ -269,7 +220,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   }
   if (why.empty()) {
     if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
-      return Status::Gap(source + ":" + std::to_string(src.line_no + 1) + ": producer " + std::string(event.producer) +
+      return Status::Gap(Where() + ": producer " + std::string(event.producer) +
                          " epoch " + std::to_string(event.epoch) + ": seq " + GapText(d.missing) + " missing" +
                          (d.outcome == SeqOutcome::kGapLimit ? " (more than 1024 open gaps)" : ""));
     }
@@ -300,16 +251,16 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     }
   }
   if (!why.empty()) {
-    if (stop_on_error) return Status::BadInput(source + ":" + std::to_string(src.line_no + 1) + ": " + why);
+    if (stop_on_error) return Status::BadInput(Where() + ": " + why);
     SNAPSINK_RETURN_IF_ERROR(Reject(data, size, overlong, why));
-    if (why == kBeyondHorizon) ++src_ids.rejected_horizon;
-    if (why == kRetiredReason) ++src_ids.rejected_retired;
+    if (why == kBeyondHorizon) ++cur->ids.rejected_horizon;
+    if (why == kRetiredReason) ++cur->ids.rejected_retired;
   } else if (d.outcome == SeqOutcome::kDuplicate) {
-    ++src.duplicates;
-    if (by_id) ++src_ids.duplicates_id;
+    ++cur->src.duplicates;
+    if (by_id) ++cur->ids.duplicates_id;
     if (!by_id) HeardAt(&producer->life, event.ts_ms);
   } else if (d.outcome == SeqOutcome::kFenced) {
-    ++src.fenced;
+    ++cur->src.fenced;
     HeardAt(&producer->life, event.ts_ms);
   } else {
     if (by_id) {
@@ -324,7 +275,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       }
     }
     if (!in_range) {
-      ++src.ignored;
+      ++cur->src.ignored;
     } else {
       const int64_t step = event.retract ? -1 : 1;
       for (Aggregate* a : {agg, totals}) {
@@ -337,13 +288,14 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
         max_ts = event.ts_ms;
         max_ts_dirty = true;
       }
-      ++src.applied;
+      if (!cur->src.newest_ts_ms || event.ts_ms > *cur->src.newest_ts_ms) cur->src.newest_ts_ms = event.ts_ms;
+      ++cur->src.applied;
     }
   }
-  ++src.lines;
-  ++src.line_no;
+  ++cur->src.lines;
+  ++cur->src.line_no;
   ++batch_lines;
-  batch_end_offset = end_offset;
+  cur->end_offset = end_offset;
   return Status::OK();
 }
 
@@ -351,7 +303,8 @@ Status Ingester::Impl::Commit() {
   // A storage error names the source and the batch's last line.
   Status s = CommitBatch();
   if (s.ok()) return s;
-  return s.Prefixed(source + ":" + std::to_string(src.lines) + ": (committing the batch that ends here) ");
+  return s.Prefixed((in_memory ? Where() : cur->name + ":" + std::to_string(cur->src.lines)) +
+                    ": (committing the batch that ends here) ");
 }
 
 Status Ingester::Impl::CommitBatch() {
@@ -399,33 +352,17 @@ Status Ingester::Impl::CommitBatch() {
   if (max_ts_dirty) {
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kMaxEventTs, static_cast<uint64_t>(*max_ts)));
   }
-  if (!rejects_buf.empty()) {
-    // The rejects are durable before the offset that skips their lines is.
-    std::unique_ptr<WritableFile> f;
-    if (const size_t slash = rejects_file.find_last_of('/'); slash != std::string::npos) {
-      SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, rejects_file.substr(0, slash)));  // deleted by hand: made again
+  if (!in_memory) {
+    cur->src.offset = cur->end_offset;
+    if (reader != nullptr && reader->positionable()) {
+      SNAPSINK_RETURN_IF_ERROR(reader->TailHash(cur->src.offset, &cur->src.tail_hash));
     }
-    SNAPSINK_RETURN_IF_ERROR(env->NewAppendableFile(rejects_file, &f));
-    SNAPSINK_RETURN_IF_ERROR(f->Append(rejects_buf));
-    SNAPSINK_RETURN_IF_ERROR(f->Sync());
-    SNAPSINK_RETURN_IF_ERROR(f->Close());
-    // ... and so is the file's name, the first time it holds committed lines.
-    if (rejects_length == 0) {
-      const size_t slash = rejects_file.find_last_of('/');
-      SNAPSINK_RETURN_IF_ERROR(env->SyncDir(slash == std::string::npos ? "." : rejects_file.substr(0, slash)));
-    }
-    rejects_length += rejects_buf.size();
-    std::string len;
-    codec::PutU64(&len, rejects_length);
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, rejects_key, len));
   }
-  src.offset = batch_end_offset;
-  if (reader != nullptr && reader->positionable()) SNAPSINK_RETURN_IF_ERROR(reader->TailHash(src.offset, &src.tail_hash));
-  SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kSources, source, codec::Encode(src)));
-  if (src_ids != SourceIdCounts()) {
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSourceIds, SourceIdsKey(source), Encode(src_ids)));
+  for (auto& entry : cursors) {
+    if (entry.second.dirty) SNAPSINK_RETURN_IF_ERROR(WriteCursor(&entry.second));
   }
   MaybeCrash("ingest.before_commit");
+  last_txn_id = txn->id();
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   txn.reset();
   for (const std::string& id : retired) producers.erase(id);  // reloaded as retired on next touch
@@ -433,22 +370,64 @@ Status Ingester::Impl::CommitBatch() {
   aggs.clear();
   ledger.clear();
   windows.clear();
-  rejects_buf.clear();
+  for (auto& entry : cursors) {
+    entry.second.rejects_buf.clear();
+    entry.second.dirty = false;
+  }
   max_ts_dirty = false;
   batch_lines = 0;
   return Status::OK();
 }
 
-// The rejects file was deleted or cut by hand: what is there now is its
+// A source's record, its id counts and its rejects: the rejects are durable
+// before the position that skips their lines is.
+Status Ingester::Impl::WriteCursor(SourceCursor* c) {
+  if (!c->rejects_buf.empty()) {
+    std::unique_ptr<WritableFile> f;
+    const size_t slash = c->rejects_file.find_last_of('/');
+    if (slash != std::string::npos) {
+      SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, c->rejects_file.substr(0, slash)));  // deleted by hand: made again
+    }
+    SNAPSINK_RETURN_IF_ERROR(env->NewAppendableFile(c->rejects_file, &f));
+    SNAPSINK_RETURN_IF_ERROR(f->Append(c->rejects_buf));
+    SNAPSINK_RETURN_IF_ERROR(f->Sync());
+    SNAPSINK_RETURN_IF_ERROR(f->Close());
+    // ... and so is the file's name, the first time it holds committed lines.
+    if (c->rejects_length == 0) {
+      SNAPSINK_RETURN_IF_ERROR(env->SyncDir(slash == std::string::npos ? "." : c->rejects_file.substr(0, slash)));
+    }
+    c->rejects_length += c->rejects_buf.size();
+    std::string len;
+    codec::PutU64(&len, c->rejects_length);
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, c->rejects_key, len));
+  }
+  SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kSources, c->name, codec::Encode(c->src)));
+  if (c->ids != SourceIdCounts()) {
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSourceIds, SourceIdsKey(c->name), Encode(c->ids)));
+  }
+  return Status::OK();
+}
+
+// Lines of a batch that never committed may have left rejects behind: cut
+// them off. A rejects file deleted or cut by hand: what is there now is its
 // committed length, recorded before any batch appends to it, so that a
 // crashed batch's rejects are cut back to it and not kept twice.
-Status Ingester::Impl::AdoptRejectsLength(uint64_t size) {
+Status Ingester::Impl::TrimRejects(SourceCursor* c) {
+  uint64_t size = 0;
+  Status fs = env->GetFileSize(c->rejects_file, &size);
+  if (fs.ok() && size > c->rejects_length) return env->TruncateFile(c->rejects_file, c->rejects_length);
+  if ((fs.ok() || fs.IsNotFound()) && size < c->rejects_length) return AdoptRejectsLength(c, fs.ok() ? size : 0);
+  return Status::OK();
+}
+
+Status Ingester::Impl::AdoptRejectsLength(SourceCursor* c, uint64_t size) {
   std::string len;
   codec::PutU64(&len, size);
-  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, rejects_key, len));
+  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRejectFiles, c->rejects_key, len));
+  last_txn_id = txn->id();
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   txn.reset();
-  rejects_length = size;
+  c->rejects_length = size;
   return store->BeginWrite(&txn);
 }
 
@@ -489,9 +468,10 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   Impl& m = *impl_;
   const std::string source = options.source.empty() ? options.path : options.source;
   const uint64_t every = options.commit_every == 0 ? 1 : options.commit_every;
+  m.in_memory = false;
   SNAPSINK_RETURN_IF_ERROR(m.Begin(source, options.rejects_file));
   m.parser.SetContentIds(options.id_from_content);
-  if (before != nullptr) *before = m.src;
+  if (before != nullptr) *before = m.cur->src;
   auto note = [&](const std::string& text) {
     if (options.on_note) {
       options.on_note(text);
@@ -500,20 +480,13 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
     }
   };
 
-  // Lines of a batch that never committed may have left rejects behind.
-  uint64_t size = 0;
-  Status fs = m.env->GetFileSize(m.rejects_file, &size);
-  if (fs.ok() && size > m.rejects_length) {
-    SNAPSINK_RETURN_IF_ERROR(m.env->TruncateFile(m.rejects_file, m.rejects_length));
-  } else if ((fs.ok() || fs.IsNotFound()) && size < m.rejects_length) {
-    SNAPSINK_RETURN_IF_ERROR(m.AdoptRejectsLength(fs.ok() ? size : 0));
-  }
+  SNAPSINK_RETURN_IF_ERROR(m.TrimRejects(m.cur));
 
   std::unique_ptr<LineReader> reader;
   SNAPSINK_RETURN_IF_ERROR(LineReader::Open(options.path, &reader));
   m.reader = reader.get();
-  const SourceState committed = m.src;
-  SourceState& src = m.src;
+  const SourceState committed = m.cur->src;
+  SourceState& src = m.cur->src;
   bool resumed = false;
   SNAPSINK_RETURN_IF_ERROR(reader->Resume(src, &resumed));
   if (!resumed) {
@@ -535,7 +508,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   if ((src.flags & SourceState::kPartialTail) != 0 && reader->SkipBlankTail() != LineReader::Tail::kPending) {
     src.flags &= static_cast<uint8_t>(~SourceState::kPartialTail);
   }
-  m.batch_end_offset = reader->position();
+  m.cur->end_offset = reader->position();
   const bool can_grow = reader->positionable() && !options.input_final;
 
   ParseAhead ahead(reader.get(), options.id_from_content);
@@ -550,7 +523,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
     return m.preparsed != nullptr;
   };
   while (next_line()) {
-    m.batch_end_offset = line.offset;  // after a skipped BOM or blank tail too
+    m.cur->end_offset = line.offset;  // after a skipped BOM or blank tail too
     if (!line.terminated && can_grow &&
         (line.overlong || !(m.preparsed != nullptr ? m.preparsed->ok
                                                    : m.parser.Parse(line.data, line.size, line.capacity, &m.event,
@@ -566,7 +539,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
       // Everything before the offending line is committed; it is not.
       if (m.batch_lines > 0) SNAPSINK_RETURN_IF_ERROR(m.Commit());
       m.txn.reset();
-      *after = m.src;
+      *after = m.cur->src;
       return s;
     }
     if (!line.terminated && reader->positionable() && src.rejected == rejected) {
@@ -574,19 +547,19 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
     }
     if (m.batch_lines >= every) {
       SNAPSINK_RETURN_IF_ERROR(m.Commit());
-      if (options.on_commit) options.on_commit(m.src, reader->size());
+      if (options.on_commit) options.on_commit(m.cur->src, reader->size());
       SNAPSINK_RETURN_IF_ERROR(m.Begin(source, options.rejects_file));
     }
   }
   SNAPSINK_RETURN_IF_ERROR(reader->status());
   SourceState pending = src;
-  pending.offset = m.batch_end_offset;
+  pending.offset = m.cur->end_offset;
   if (m.batch_lines > 0 || pending != committed) {  // a moved position commits even without lines
     SNAPSINK_RETURN_IF_ERROR(m.Commit());
-    if (options.on_commit) options.on_commit(m.src, reader->size());
+    if (options.on_commit) options.on_commit(m.cur->src, reader->size());
   }
   m.txn.reset();
-  *after = m.src;
+  *after = m.cur->src;
   return Status::OK();
 }
 

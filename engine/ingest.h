@@ -36,7 +36,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/env.h"
 #include "engine/root.h"
@@ -68,6 +71,28 @@ struct IngestOptions {
   std::function<void(const SourceState&, int64_t input_size)> on_commit;
 };
 
+// One batch of records from memory (api::WriteBatch, sink/write_queue.cc):
+// applied whole or not at all, with the source's new position.
+struct WriteRequest {
+  struct Record {
+    const char* data;     // one or more NDJSON lines, '\n'-separated; a last '\n' ends the last line
+    size_t size;
+    size_t capacity;      // bytes readable from data (>= size + kEventPadding: parsed in place)
+    std::string_view at;  // names the record in rejects and errors
+  };
+  std::string_view source;
+  std::string rejects_file;  // engine/filenames.h builds it
+  std::vector<Record> records;
+  const std::string* position = nullptr;  // unset: unchanged
+  std::optional<SourceState::Progress> progress;
+  bool stop_on_error = false;
+  bool id_from_content = false;
+  // Outcome: OK, or the stop (Gap, BadInput naming `at` and the line) that
+  // left this batch out; the source's state before and after it.
+  Status status;
+  SourceState before, after;
+};
+
 class Ingester {
  public:
   Ingester(Env* env, Store* store, const RootConfig& config);
@@ -84,6 +109,17 @@ class Ingester {
   // *before (if given) gets the committed state before this run, so the
   // caller can tell what this run did.
   Status Run(const IngestOptions& options, SourceState* after, SourceState* before = nullptr);
+
+  // Applies the memory batches of `group` in order in ONE LMDB write
+  // transaction (group commit), each all or nothing: a batch that stops
+  // (bad input under stop_on_error, a gap under --on-gap stop) gets its
+  // status and is left out whole, and the others commit as if it had never
+  // been offered. Returns a failure of the store or file system (sticky,
+  // every batch's status too); OK when the commit (of the batches that did
+  // not stop) went through. The Ingester keeps its caches between calls
+  // while it is the root's only writer, and reloads them when another
+  // transaction committed in between (a file ingest, a seal, a rollback).
+  Status Write(const std::vector<WriteRequest*>& group);
 
  private:
   Status RunSource(const IngestOptions& options, SourceState* after, SourceState* before);

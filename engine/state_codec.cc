@@ -148,19 +148,38 @@ Status Decode(std::string_view src, ProducerState* v) {
   return r.Finish("producer");
 }
 
+// Presence bits of the format 3 extension, kept in the flags byte beside
+// SourceState's own flags (do not change these values).
+constexpr uint8_t kExtPosition = 4;
+constexpr uint8_t kExtProgress = 8;
+constexpr uint8_t kExtNewestTs = 16;
+constexpr size_t kSourceV1Size = 7 * 8;
+constexpr size_t kSourceV2Size = 11 * 8 + 1;
+
 std::string Encode(const SourceState& v) {
   std::string s;
   for (uint64_t x : {v.offset, v.lines, v.applied, v.duplicates, v.fenced, v.rejected, v.ignored, v.dev, v.ino,
                      v.tail_hash, v.line_no}) {
     PutU64(&s, x);
   }
-  s.push_back(static_cast<char>(v.flags));
+  uint8_t ext = 0;
+  if (v.position) ext |= kExtPosition;
+  if (v.progress) ext |= kExtProgress;
+  if (v.newest_ts_ms) ext |= kExtNewestTs;
+  s.push_back(static_cast<char>((v.flags & 3) | ext));
+  if (ext == 0) return s;  // format 2, byte for byte
+  // Format 3: progress read, end, newest event time, position length, position.
+  PutU64(&s, v.progress ? v.progress->read : 0);
+  PutU64(&s, v.progress ? v.progress->end : 0);
+  PutU64(&s, static_cast<uint64_t>(v.newest_ts_ms.value_or(0)));
+  PutU32(&s, static_cast<uint32_t>(v.position ? v.position->size() : 0));
+  if (v.position) s.append(*v.position);
   return s;
 }
 
 Status Decode(std::string_view src, SourceState* v) {
   *v = SourceState();
-  if (src.size() == 7 * 8) {  // format 1: no position identity; the file is read again from its start
+  if (src.size() == kSourceV1Size) {  // format 1: no position identity; the file is read again from its start
     Reader r(src);
     for (uint64_t* x : {&v->offset, &v->lines, &v->applied, &v->duplicates, &v->fenced, &v->rejected, &v->ignored}) {
       *x = r.U64();
@@ -172,7 +191,23 @@ Status Decode(std::string_view src, SourceState* v) {
                       &v->dev, &v->ino, &v->tail_hash, &v->line_no}) {
     *x = r.U64();
   }
-  v->flags = r.U8();
+  const uint8_t flags = r.U8();
+  v->flags = flags & 3;
+  const uint8_t ext = flags & (kExtPosition | kExtProgress | kExtNewestTs);
+  if ((flags & ~(3 | kExtPosition | kExtProgress | kExtNewestTs)) != 0 || (ext == 0) != (src.size() == kSourceV2Size)) {
+    return Status::Corruption("malformed source record in state");
+  }
+  if (ext != 0) {
+    SourceState::Progress p;
+    p.read = r.U64();
+    p.end = r.U64();
+    const int64_t newest = static_cast<int64_t>(r.U64());
+    const uint32_t n = r.U32();
+    std::string position = r.Bytes(n);
+    if (ext & kExtProgress) v->progress = p;
+    if (ext & kExtNewestTs) v->newest_ts_ms = newest;
+    if (ext & kExtPosition) v->position = std::move(position);
+  }
   return r.Finish("source");
 }
 

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +73,19 @@ struct SourceState {
   uint64_t ino = 0;
   uint64_t tail_hash = 0;
   uint64_t line_no = 0;  // lines of the current file before offset (for SOURCE:LINE)
-  uint8_t flags = 0;
+  uint8_t flags = 0;     // kHasPosition, kPartialTail only
+  // Of the write path (api::Sink::Write), stored after the fields above only
+  // when one is set (format 3 of the record; formats 1 and 2 still decode):
+  // the source's opaque position (a Kafka offset, a request id), its
+  // optional progress (read of end: how far it has been read, how far it
+  // reaches), and the newest event time applied from it (any source).
+  struct Progress {
+    uint64_t read = 0, end = 0;
+    bool operator==(const Progress&) const = default;
+  };
+  std::optional<std::string> position;
+  std::optional<Progress> progress;
+  std::optional<int64_t> newest_ts_ms;
   bool operator==(const SourceState&) const = default;
 };
 

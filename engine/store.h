@@ -62,6 +62,9 @@ class Txn {
   // Records in t and the bytes of its pages (branch, leaf, overflow).
   Status Stat(Table t, uint64_t* entries, uint64_t* bytes);
   Status Commit();
+  // LMDB's id of this transaction: a write transaction's is the last
+  // committed one's + 1, so a writer can tell whether another committed since.
+  uint64_t id() const { return mdb_txn_id(txn_); }
 
  private:
   friend class Store;

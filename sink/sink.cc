@@ -18,6 +18,7 @@
 #include "publish/rollback.h"
 #include "publish/root_status.h"
 #include "sink/sink_impl.h"
+#include "sink/write_queue.h"
 
 namespace snapsink::api {
 
@@ -238,6 +239,7 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
 Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {
   std::unique_ptr<Impl> impl;
   SNAPSINK_RETURN_IF_ERROR(OpenRoot(path, /*writer=*/true, &impl));
+  impl->writes = std::make_shared<WriteQueue>(impl->root.get());
   return std::unique_ptr<Sink>(new Sink(std::move(impl)));
 }
 
@@ -252,6 +254,22 @@ Status Sink::Ingest(const IngestOptions& options, IngestResult* result) {
   if (result == nullptr) result = &local;
   *result = IngestResult();
   return IngestInto(impl_->root.get(), options, result);
+}
+
+Status Sink::Write(const WriteBatch& batch, const WriteOptions& options, WriteResult* result) {
+  return impl_->writes->Write(batch, options, result);
+}
+
+Result<std::optional<std::string>> Sink::Position(const std::string& source) const {
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginRead(&txn));
+  std::string_view v;
+  Status s = GetRecord(txn.get(), Table::kSources, source, &v);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  SNAPSINK_RETURN_IF_ERROR(s);
+  SourceState st;
+  SNAPSINK_RETURN_IF_ERROR(codec::Decode(v, &st));
+  return st.position;
 }
 
 Result<std::vector<SealedWindow>> Sink::Seal(const SealOptions& options) {

@@ -11,8 +11,11 @@
 
 namespace snapsink::api {
 
+class WriteQueue;  // sink/write_queue.h
+
 struct ReadOnlySink::Impl {
   std::unique_ptr<Root> root;
+  std::shared_ptr<WriteQueue> writes;  // a Sink's group commit (Sink::Write); after root: destroyed first
   RootSettings settings;
   bool read_only = false;  // LMDB opened read-only (Sink::OpenReadOnly)
 };

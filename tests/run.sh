@@ -38,6 +38,17 @@ embed_example() {
     cmake -S examples/embed -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null &&
     cmake --build "$tmp/build" &&
     "$tmp/build/embed" "$tmp/root" sample/events.ndjson | tail -n 1 || rc=1
+  # The write path: a crash at a commit point, a restart from the stored
+  # position, and the same published rows as a clean run.
+  if [ $rc -eq 0 ]; then
+    "$tmp/build/embed_write" "$tmp/clean" sample/events.ndjson >"$tmp/clean.out" || rc=1
+    SNAPSINK_CRASH_AT=ingest.after_commit SNAPSINK_CRASH_HIT=3 "$tmp/build/embed_write" "$tmp/crashed" \
+      sample/events.ndjson >/dev/null 2>&1
+    [ $? -eq 99 ] || { echo "embed_write: expected the crash point to end it (99)"; rc=1; }
+    "$tmp/build/embed_write" "$tmp/crashed" sample/events.ndjson >"$tmp/crashed.out" || rc=1
+    cmp "$tmp/clean.out" "$tmp/crashed.out" && [ -s "$tmp/clean.out" ] &&
+      echo "embed_write: crashed and resumed from its position: $(wc -l <"$tmp/clean.out") rows equal a clean run" || rc=1
+  fi
   rm -rf "$tmp"
   return $rc
 }

@@ -1,0 +1,101 @@
+// The Ingester's memory path: batches of records (api::WriteBatch) applied
+// through the same Begin/Apply/Reject/CommitBatch as a file's lines.
+#include "engine/ingest_impl.h"
+
+namespace snapsink {
+
+// A batch that stops (Gap, or BadInput under stop_on_error) must leave no
+// trace, while the others of its group commit. Two ways were open: a nested
+// LMDB transaction per batch, or redoing the group without the batch. The
+// apply path keeps much of a transaction's work in memory (producers,
+// aggregates and ledger totals written at commit, the watermark, the
+// sources' counters, rejects buffered until commit), so a nested
+// transaction alone would not undo it: each batch would also need a
+// checkpoint of those caches. Redoing costs nothing when no batch stops
+// (the common case) and needs no second undo mechanism: the transaction is
+// aborted, every cache dropped (Reset) and the group applied again without
+// the batch. Batches before it give the same results again; each round
+// leaves one batch out, so a group of N ends within N rounds, and every
+// batch gets the outcome it would have had alone, in queue order.
+Status Ingester::Write(const std::vector<WriteRequest*>& group) {
+  Impl& m = *impl_;
+  for (WriteRequest* r : group) r->status = m.sticky;
+  SNAPSINK_RETURN_IF_ERROR(m.sticky);
+  std::vector<WriteRequest*> live(group);
+  while (!live.empty()) {
+    size_t failed = live.size();
+    Status s = m.ApplyGroup(live, &failed);
+    m.preparsed = nullptr;
+    if (s.ok()) return s;
+    m.Reset();  // the caches hold the aborted transaction's work
+    if (failed < live.size() && (s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput)) {
+      live[failed]->status = s;
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(failed));
+      continue;
+    }
+    m.sticky = s;
+    for (WriteRequest* r : live) r->status = s;
+    return s;
+  }
+  return Status::OK();
+}
+
+Status Ingester::Impl::ApplyGroup(const std::vector<WriteRequest*>& group, size_t* failed) {
+  in_memory = true;
+  preparsed = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(Begin(std::string(), std::string()));
+  if (txn->id() != last_txn_id + 1) {
+    // Another transaction committed since this Ingester's last one (a file
+    // ingest, a seal, a rollback, gaps accept): every cache may be stale.
+    Reset();
+    SNAPSINK_RETURN_IF_ERROR(Begin(std::string(), std::string()));
+  }
+  // Rejects left past the committed length by a batch that never committed
+  // are cut off before any batch of this group buffers its own (this may
+  // commit the length alone: nothing of the group is in the transaction yet).
+  for (WriteRequest* r : group) {
+    const std::string name(r->source);
+    if (cursors.count(name) != 0) continue;
+    SNAPSINK_RETURN_IF_ERROR(LoadCursor(name, r->rejects_file));
+    SNAPSINK_RETURN_IF_ERROR(TrimRejects(cur));
+  }
+  for (size_t i = 0; i < group.size(); ++i) {
+    Status s = ApplyRequest(group[i]);
+    if (!s.ok()) {
+      *failed = i;
+      txn.reset();
+      return s;
+    }
+  }
+  return Commit();
+}
+
+Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
+  SNAPSINK_RETURN_IF_ERROR(LoadCursor(std::string(r->source), r->rejects_file));
+  parser.SetContentIds(r->id_from_content);
+  r->before = cur->src;
+  for (const WriteRequest::Record& rec : r->records) {
+    at_label = rec.at;
+    at_line = 0;
+    size_t pos = 0;
+    do {  // an empty record is one empty line; a last '\n' ends the last line
+      size_t nl = std::string_view(rec.data + pos, rec.size - pos).find('\n');
+      const size_t end = nl == std::string_view::npos ? rec.size : pos + nl;
+      size_t len = end - pos;
+      size_t content = len;
+      if (content > 0 && rec.data[end - 1] == '\r') --content;
+      const bool overlong = content > kMaxLineBytes;
+      if (overlong) len = kMaxLineBytes;
+      ++at_line;
+      SNAPSINK_RETURN_IF_ERROR(Apply(rec.data + pos, len, rec.capacity - pos, cur->end_offset, overlong,
+                                     r->stop_on_error));
+      pos = end + 1;
+    } while (pos < rec.size);
+  }
+  if (r->position != nullptr) cur->src.position = *r->position;
+  if (r->progress) cur->src.progress = r->progress;
+  r->after = cur->src;
+  return Status::OK();
+}
+
+}  // namespace snapsink

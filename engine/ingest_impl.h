@@ -1,0 +1,140 @@
+// Internal to engine/ingest*.cc: the Ingester's state. One apply path
+// (Begin, Apply, Reject, CommitBatch) serves both inputs: lines of a file
+// (ingest.cc) and records of memory batches (ingest_batch.cc).
+#pragma once
+
+#include <climits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <xxhash.h>
+
+#include "engine/event_parser.h"
+#include "engine/id_dedup.h"
+#include "engine/ingest.h"
+#include "engine/line_reader.h"
+#include "engine/parse_ahead.h"
+#include "engine/producer_retention.h"
+#include "engine/sequencer.h"
+
+namespace snapsink {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
+};
+static_assert(kLinePadding >= kEventPadding, "lines must be parseable where they lie in the block buffer");
+
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+struct CachedProducer {
+  ProducerState state;
+  bool dirty = false;
+  ProducerLife life;  // last seen, tombstone
+};
+
+// One source as the open transaction sees it: its counters, position and
+// rejects file. A file run has one; a group of memory batches one per source.
+struct SourceCursor {
+  std::string name;
+  SourceState src;
+  SourceIdCounts ids;
+  std::string rejects_file;
+  std::string rejects_key;      // its name: the key of Table::kRejectFiles
+  uint64_t rejects_length = 0;  // committed length
+  std::string rejects_buf;      // this batch's rejects, written at commit
+  uint64_t end_offset = 0;      // file path: the offset after the last line applied
+  bool dirty = false;           // to be written by the next commit
+};
+
+struct Ingester::Impl {
+  Env* env;
+  Store* store;
+  RootConfig config;
+
+  EventParser parser;
+  const ParsedLine* preparsed = nullptr;  // the line Apply gets, parsed ahead (else Apply parses)
+  Event event;
+  std::string reason;
+  std::string key_scratch;
+  std::string ledger_key_scratch;
+  std::string id_key;
+  IdIndex ids;
+
+  StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
+  struct CachedAgg {
+    Aggregate agg;
+    Aggregate* totals = nullptr;  // its (window, metric) entry of `ledger`: one lookup per event
+  };
+  StringMap<CachedAgg> aggs;            // this batch's touched aggregates
+  std::vector<const StringMap<CachedAgg>::value_type*> sorted_aggs;  // Commit's scratch
+  struct CachedTotals {
+    Aggregate agg;
+  };
+  StringMap<CachedTotals> ledger;       // this batch's touched (window, metric) totals
+  std::unordered_set<int64_t> windows;  // windows this batch applied events to
+
+  // The first failure of LMDB or the file system sticks: after it the
+  // in-memory caches no longer match what is committed.
+  Status sticky;
+
+  std::unique_ptr<Txn> txn;
+  StringMap<SourceCursor> cursors;  // sources loaded in this Ingester's life
+  SourceCursor* cur = nullptr;      // the source whose lines Apply takes
+  uint64_t batch_lines = 0;
+  LineReader* reader = nullptr;  // of the source being read: Commit hashes the bytes before the position
+
+  // A memory batch's record: rejects and errors name it and the line within
+  // it (from 1) instead of a file line and offset.
+  bool in_memory = false;
+  std::string_view at_label;
+  uint64_t at_line = 0;
+  uint64_t last_txn_id = 0;  // of this Ingester's last commit (memory path: are the caches current?)
+
+  int64_t first_window = INT64_MIN;
+  int64_t last_window = INT64_MAX;
+
+  std::optional<int64_t> max_ts;
+  bool max_ts_loaded = false;
+  bool max_ts_dirty = false;
+
+  Status Begin(const std::string& source_name, const std::string& rejects_path);
+  Status LoadCursor(const std::string& source_name, const std::string& rejects_path);
+  Status Commit();
+  Status CommitBatch();
+  Status WriteCursor(SourceCursor* c);
+  Status TrimRejects(SourceCursor* c);
+  Status AdoptRejectsLength(SourceCursor* c, uint64_t size);
+  // Drops every cache (producers, aggregates, sources, watermark, ids):
+  // the next transaction reads them again from LMDB.
+  void Reset();
+  Status Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong,
+               bool stop_on_error);
+  Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
+  Result<CachedProducer*> Producer(std::string_view id);
+  Result<SeqDecision> DecideById(std::string* why);
+  void CheckRetired(CachedProducer* p, std::string* why);
+  // Where the line being applied is: "SOURCE:LINE" of a file, "AT:LINE" of a record.
+  std::string Where() const {
+    return in_memory ? std::string(at_label) + ":" + std::to_string(at_line)
+                     : cur->name + ":" + std::to_string(cur->src.line_no + 1);
+  }
+  // A storage error met while applying the next line names it.
+  Status AtLine(const Status& s) const {
+    return s.Prefixed(in_memory ? Where() + ": " : cur->name + ":" + std::to_string(cur->src.lines + 1) + ": ");
+  }
+  template <typename V>
+  Result<V*> Cached(StringMap<V>* map, Table table, const std::string& key);
+
+  // Memory batches (ingest_batch.cc): applies `group` in one transaction;
+  // on a stop (Gap, BadInput) *failed is the batch's index and nothing is committed.
+  Status ApplyGroup(const std::vector<WriteRequest*>& group, size_t* failed);
+  Status ApplyRequest(WriteRequest* r);
+};
+
+}  // namespace snapsink
