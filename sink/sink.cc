@@ -8,6 +8,7 @@
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
+#include "engine/long_key.h"
 #include "engine/root_files.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -264,7 +265,7 @@ Result<std::optional<std::string>> Sink::Position(const std::string& source) con
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginRead(&txn));
   std::string_view v;
-  Status s = GetRecord(txn.get(), Table::kSources, source, &v);
+  Status s = snapsink::GetRecord(txn.get(), snapsink::Table::kSources, source, &v);
   if (s.IsNotFound()) return std::optional<std::string>();
   SNAPSINK_RETURN_IF_ERROR(s);
   SourceState st;
