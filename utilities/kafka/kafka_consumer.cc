@@ -341,8 +341,12 @@ Status Consumer::Round(RoundResult* result) {
 bool Consumer::CaughtUp() const {
   const Impl& m = *impl_;
   if (!m.assigned_once) return false;
+  // Between a revoke and the next assignment nothing is assigned: caught up
+  // only if every partition ever assigned was.
+  bool any_assigned = false;
+  for (const auto& [p, part] : m.parts) any_assigned = any_assigned || part.assigned;
   for (const auto& [p, part] : m.parts) {
-    if (part.assigned && part.committed < part.start_hwm) return false;
+    if ((part.assigned || !any_assigned) && part.committed < part.start_hwm) return false;
   }
   return true;
 }

@@ -63,7 +63,9 @@ class Consumer {
   Status Round(RoundResult* result);
 
   // Every partition assigned has reached the high watermark it had when it
-  // was first assigned (false before the first assignment).
+  // was first assigned (false before the first assignment; with nothing
+  // assigned, as between a revoke and the next assignment, every partition
+  // ever assigned must have).
   bool CaughtUp() const;
 
   // Leaves the group (revoking writes nothing new: every round flushes) and
