@@ -54,6 +54,12 @@ api::SourceView ToSourceView(const std::string& name, const SourceState& s, cons
   v.duplicates_id = ids.duplicates_id;
   v.rejected_horizon = ids.rejected_horizon;
   v.rejected_retired = ids.rejected_retired;
+  v.position = s.position;
+  if (s.progress) {
+    v.read = s.progress->read;
+    v.end = s.progress->end;
+  }
+  v.newest_event_ms = s.newest_ts_ms;
   return v;
 }
 

@@ -91,6 +91,11 @@ Table ToTable(const std::vector<AcceptedSourceGapInfo>& accepted) {
 
 Table ToTable(const std::vector<SourceView>& sources) {
   Table t{{"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"}, {}};
+  // Sources of the write path (a Kafka partition) add their progress; a
+  // root of files only prints the columns it always did.
+  bool progress = false;
+  for (const SourceView& s : sources) progress = progress || s.position || s.read || s.newest_event_ms;
+  if (progress) t.columns.insert(t.columns.end(), {"position", "high_watermark", "lag", "newest_event"});
   for (const SourceView& s : sources) {
     Record r;
     r.Str("source", s.source);
@@ -104,6 +109,16 @@ Table ToTable(const std::vector<SourceView>& sources) {
     r.Num("duplicates_id", U(s.duplicates_id));
     r.Num("rejected_horizon", U(s.rejected_horizon));
     r.Num("rejected_retired", U(s.rejected_retired));
+    if (progress) {
+      if (s.position) {
+        r.Str("position", *s.position);
+      } else {
+        r.Num("position", "null");
+      }
+      r.Num("high_watermark", s.end ? U(*s.end) : "null");
+      r.Num("lag", s.end && s.read ? U(*s.end > *s.read ? *s.end - *s.read : 0) : "null");
+      OptTime(&r, "newest_event", s.newest_event_ms);
+    }
     t.records.push_back(std::move(r));
   }
   return t;

@@ -141,6 +141,22 @@ TEST_F(KafkaMock, RunFinalPublishesWhatAFileRunPublishes) {
   ASSERT_FALSE(expected.empty());
   EXPECT_EQ(Query(root), expected);
   CheckAccounting(root, s.lines);
+  // Per partition: committed offset, high watermark, lag, newest event time.
+  int64_t lo = 0, hi = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 2, &lo, &hi));
+  const std::string hw = std::to_string(hi);
+  r = Snapsink({"inspect", root, "sources", "--json"});
+  EXPECT_NE(r.out.find(R"("position":")" + hw + R"(","high_watermark":)" + hw + R"(,"lag":0,"newest_event":"2026-)"),
+            std::string::npos) << r.out;
+  r = Snapsink({"status", root, "--json"});
+  EXPECT_NE(r.out.find(R"("position":")" + hw + R"(","read":)" + hw + R"(,"high_watermark":)" + hw), std::string::npos)
+      << r.out;
+  r = Snapsink({"status", root});
+  EXPECT_NE(r.out.find("kafka:orders/2  offset"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("high watermark " + hw + ", lag 0, newest event 2026-"), std::string::npos) << r.out;
+  r = Snapsink({"metrics", root});
+  EXPECT_NE(r.out.find("snapsink_source_lag{source=\"kafka:orders/2\"} 0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("snapsink_source_end_position{source=\"kafka:orders/2\"} " + hw + "\n"), std::string::npos);
   // A second run finds nothing new and changes nothing.
   r = Snapsink(RunArgs(root, "g1", {"--final"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;

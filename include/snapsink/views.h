@@ -127,6 +127,13 @@ struct SourceView : SourceInfo {
   uint64_t duplicates_id = 0;     // of duplicates: an id seen within the id horizon
   uint64_t rejected_horizon = 0;  // of rejected: beyond the id horizon
   uint64_t rejected_retired = 0;  // of rejected: a retired producer at its old epoch
+  // Of the write path (WriteBatch::SetPosition/SetProgress), e.g. a Kafka
+  // partition: its opaque position, how far it has been read and how far it
+  // reaches (the high watermark; lag = end - read), and the newest event
+  // time applied from it.
+  std::optional<std::string> position;
+  std::optional<uint64_t> read, end;
+  std::optional<int64_t> newest_event_ms;
 };
 
 // inspect ids: the ids held for dedup of events without seq.
