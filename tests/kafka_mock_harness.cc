@@ -157,6 +157,10 @@ TEST_F(KafkaMock, RunFinalPublishesWhatAFileRunPublishes) {
   r = Snapsink({"metrics", root});
   EXPECT_NE(r.out.find("snapsink_source_lag{source=\"kafka:orders/2\"} 0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("snapsink_source_end_position{source=\"kafka:orders/2\"} " + hw + "\n"), std::string::npos);
+  // A bad line is recorded with its record's partition and offset.
+  const std::string rejects = ReadFile(root + "/rejects/kafka_orders_1.ndjson");
+  EXPECT_NE(rejects.find(R"("source":"kafka:orders/1")"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("kafka:orders/1@"), std::string::npos) << rejects;
   // A second run finds nothing new and changes nothing.
   r = Snapsink(RunArgs(root, "g1", {"--final"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -220,7 +224,10 @@ TEST_F(KafkaMock, FollowStopsCleanlyAtSigtermThenFinalSameRows) {
   const EventStream second = GenerateEvents(kPartitions, 150, 5, 150);
   ProduceStream(first);
   const std::string root = NewRoot("kafka-root");
-  Child follow(g_snapsink, RunArgs(root, "g4", {"--follow", "--publish-every", "1s"}), {}, dir_);
+  Child follow(g_snapsink,
+               RunArgs(root, "g4", {"--follow", "--publish-every", "1s", "--kafka-config",
+                                    "partition.assignment.strategy=cooperative-sticky"}),
+               {}, dir_);
   // Wait for the first half, then produce the second while it follows.
   auto lines_in_root = [&] {
     ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
@@ -296,6 +303,24 @@ TEST_F(KafkaMock, PositionDeletedByRetentionExits3UntilTheLossIsAccepted) {
   r = Snapsink({"query", root, "--metric", "pad", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"count\":" + std::to_string(end - start) + ","), std::string::npos) << r.out;
+}
+
+TEST_F(KafkaMock, KafkaStartLatestRecordsTheEndAndTakesOnlyWhatComesAfter) {
+  const EventStream old = GenerateEvents(kPartitions, 40, 7);
+  const EventStream later = GenerateEvents(kPartitions, 40, 8, 40);
+  ProduceStream(old);
+  const std::string root = NewRoot("kafka-root");
+  ChildResult r = Snapsink(RunArgs(root, "g7", {"--kafka-start", "latest"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kafka:orders/0: new partition, starting at offset " + std::to_string(old.records[0].size()) +
+                       " (latest)"), std::string::npos) << r.err;
+  CheckAccounting(root, std::vector<uint64_t>(kPartitions, 0));
+  ProduceStream(later);
+  // The choice was recorded: a later run (even asked for earliest) goes on from there.
+  r = Snapsink(RunArgs(root, "g7", {"--final", "--kafka-start", "earliest"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CheckAccounting(root, later.lines);
+  EXPECT_EQ(Query(root), FileQuery({&later}));
 }
 
 TEST_F(KafkaMock, ConfigThatWouldLetKafkaDecidePositionsIsRefused) {

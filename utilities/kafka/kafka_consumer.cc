@@ -175,7 +175,7 @@ struct Consumer::Impl {
           off = RD_KAFKA_OFFSET_END;  // assigned but never taken: the run stops with error
         }
         tp->offset = off;
-        parts[tp->partition].assigned = true;
+        parts[tp->partition].assigned = s.ok();  // a failed one's records are never taken
       }
       if (cooperative) {
         if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, list)) {
