@@ -31,7 +31,12 @@ void ExpectRoundTrip(const T& v, size_t legacy_size = 0) {
 TEST(StateCodecTest, RecordsRoundTrip) {
   ExpectRoundTrip(ProducerState{7, 100, {Gap{3, 5}, Gap{10, 11}}});
   ExpectRoundTrip(ProducerState{});
-  SourceState source{4096, 10, 5, 2, 1, 1, 1};
+  SourceState source;
+  source.offset = 4096;
+  source.lines = 10;
+  source.applied = 5;
+  source.duplicates = 2;
+  source.fenced = source.rejected = source.ignored = 1;
   source.dev = 3;
   source.ino = 77;
   source.tail_hash = 0xfeed;
