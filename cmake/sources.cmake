@@ -74,6 +74,7 @@ set(SNAPSINK_KAFKA_SOURCES
   utilities/kafka/kafka_config.cc
   utilities/kafka/kafka_consumer.cc
   utilities/kafka/kafka_run.cc
+  utilities/kafka/partition_writer.cc
 )
 
 # librdkafka mock-cluster tests of `run --kafka` (their own executable).

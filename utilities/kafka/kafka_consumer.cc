@@ -24,28 +24,18 @@ std::optional<int64_t> ParseOffset(const std::string& text) {
 
 }  // namespace
 
-std::string SourceName(std::string_view topic, int32_t partition) {
-  return "kafka:" + std::string(topic) + "/" + std::to_string(partition);
-}
-
 struct Consumer::Impl {
+  Impl(api::Sink* sink_in, ConsumerOptions options)
+      : sink(sink_in), o(std::move(options)), w(sink_in, o.topic, o.write) {}
+
   api::Sink* sink = nullptr;
   ConsumerOptions o;
+  PartitionWriter w;
   rd_kafka_t* rk = nullptr;
   bool closed = false;
   bool assigned_once = false;
   Status error;  // sticky: set where a Status cannot be returned (the rebalance callback)
-
-  struct Partition {
-    int64_t next = 0;        // next offset to read: the root's position plus what is pending
-    int64_t committed = 0;   // the root's position
-    int64_t start_hwm = -1;  // the high watermark at the first assignment
-    int64_t hwm = 0;         // the newest high watermark known
-    bool assigned = false;
-    api::WriteBatch batch{""};
-    size_t bytes = 0;
-  };
-  std::map<int32_t, Partition> parts;
+  using Partition = PartitionWriter::Partition;
 
   void Note(const std::string& m) const {
     if (o.on_note) {
@@ -54,7 +44,7 @@ struct Consumer::Impl {
       std::fprintf(stderr, "%s\n", m.c_str());
     }
   }
-  std::string Source(int32_t p) const { return SourceName(o.topic, p); }
+  std::string Source(int32_t p) const { return w.Source(p); }
 
   Status QueryWatermarks(int32_t p, int64_t* lo, int64_t* hi) {
     rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -65,47 +55,25 @@ struct Consumer::Impl {
     return Status::IOError(Source(p) + ": cannot query the watermarks: " + rd_kafka_err2str(err));
   }
 
-  // Writes the partition's batch (its records, position and progress).
-  Status FlushOne(int32_t p, Partition& part, RoundResult* r) {
-    if (part.batch.records() == 0 && part.next == part.committed) return Status::OK();
-    part.batch.SetPosition(std::to_string(part.next));
-    part.batch.SetProgress(static_cast<uint64_t>(part.next),
-                           static_cast<uint64_t>(std::max(part.hwm, part.next)));
-    api::WriteResult wr;
-    Status s = sink->Write(part.batch, o.write, &wr);
-    part.batch.Clear();
-    part.bytes = 0;
-    if (!s.ok()) {
-      part.next = part.committed;  // nothing of the batch was applied
-      return s.Prefixed(Source(p) + ": ");
-    }
-    part.committed = part.next;
-    if (r) {
-      r->lines.lines += wr.lines;
-      r->lines.applied += wr.applied;
-      r->lines.duplicates += wr.duplicates;
-      r->lines.fenced += wr.fenced;
-      r->lines.rejected += wr.rejected;
-      r->lines.ignored += wr.ignored;
-    }
-    return Status::OK();
-  }
-
   // Writes every pending batch, then tells Kafka the new offsets (lag tools only).
   Status Flush(RoundResult* r) {
-    rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(static_cast<int>(parts.size()));
-    Status first;
-    for (auto& [p, part] : parts) {
-      const int64_t before = part.committed;
-      Status s = FlushOne(p, part, r);
-      if (!s.ok() && first.ok()) first = s;
-      if (s.ok() && part.committed != before) {
-        rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = part.committed;
+    for (const auto& [p, part] : w.partitions()) {  // the high watermarks of the last fetches
+      int64_t lo = 0, hi = 0;
+      if (!rd_kafka_get_watermark_offsets(rk, o.topic.c_str(), p, &lo, &hi) && hi >= 0) {
+        w.Get(p).hwm = std::max(part.hwm, hi);
       }
     }
-    if (offsets->cnt > 0 && !closed) rd_kafka_commit(rk, offsets, /*async=*/1);  // failures ignored
-    rd_kafka_topic_partition_list_destroy(offsets);
-    return first;
+    std::vector<std::pair<int32_t, int64_t>> flushed;
+    api::WriteResult sum;
+    Status s = w.Flush(&sum, &flushed);
+    if (r) r->lines = sum;
+    if (!flushed.empty() && !closed) {
+      rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(static_cast<int>(flushed.size()));
+      for (const auto& [p, off] : flushed) rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = off;
+      rd_kafka_commit(rk, offsets, /*async=*/1);  // failures ignored
+      rd_kafka_topic_partition_list_destroy(offsets);
+    }
+    return s;
   }
 
   // next lies below the log start lo: go on past an accepted range, or Gap.
@@ -124,7 +92,7 @@ struct Consumer::Impl {
         }
       }
     }
-    if (part.next >= lo) return FlushOne(p, part, nullptr);
+    if (part.next >= lo) return w.FlushOne(p, nullptr);
     const std::string range = std::to_string(part.next) + ".." + std::to_string(lo - 1);
     return Status::Gap("topic " + o.topic + " partition " + std::to_string(p) + " (source " + Source(p) +
                        "): offsets " + range + " are no longer in Kafka (deleted by retention; the log starts at " +
@@ -134,8 +102,7 @@ struct Consumer::Impl {
 
   // Where partition p starts: the root's position, or --kafka-start (recorded at once).
   Status StartOffset(int32_t p, int64_t* offset) {
-    Partition& part = parts[p];
-    if (part.batch.source().empty()) part.batch = api::WriteBatch(Source(p));
+    Partition& part = w.Get(p);
     int64_t lo = 0, hi = 0;
     SNAPSINK_RETURN_IF_ERROR(QueryWatermarks(p, &lo, &hi));
     part.hwm = std::max(part.hwm, hi);
@@ -152,11 +119,11 @@ struct Consumer::Impl {
                            " (was the topic recreated, or records lost by the brokers?)");
       }
     } else {
-      part.committed = -1;  // forces the first FlushOne to record the choice
+      part.committed = -1;  // the first FlushOne records the choice
       part.next = o.start_latest ? hi : lo;
       Note(Source(p) + ": new partition, starting at offset " + std::to_string(part.next) +
            (o.start_latest ? " (latest)" : " (earliest)"));
-      SNAPSINK_RETURN_IF_ERROR(FlushOne(p, part, nullptr));
+      SNAPSINK_RETURN_IF_ERROR(w.FlushOne(p, nullptr));
     }
     *offset = part.next;
     return Status::OK();
@@ -175,7 +142,7 @@ struct Consumer::Impl {
           off = RD_KAFKA_OFFSET_END;  // assigned but never taken: the run stops with error
         }
         tp->offset = off;
-        parts[tp->partition].assigned = s.ok();  // a failed one's records are never taken
+        w.Get(tp->partition).assigned = s.ok();  // a failed one's records are never taken
       }
       if (cooperative) {
         if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, list)) {
@@ -191,7 +158,7 @@ struct Consumer::Impl {
     // this process included, starts exactly after it.
     Status s = Flush(nullptr);
     if (!s.ok() && error.ok()) error = s;
-    for (int i = 0; i < list->cnt; ++i) parts[list->elems[i].partition].assigned = false;
+    for (int i = 0; i < list->cnt; ++i) w.Get(list->elems[i].partition).assigned = false;
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, list)) rd_kafka_error_destroy(e);
     } else {
@@ -201,7 +168,7 @@ struct Consumer::Impl {
 
   // The partition's next offset is gone from the log (or past its end).
   Status OnOffsetOutOfRange(int32_t p) {
-    Partition& part = parts[p];
+    Partition& part = w.Get(p);
     SNAPSINK_RETURN_IF_ERROR(Flush(nullptr));
     int64_t lo = 0, hi = 0;
     SNAPSINK_RETURN_IF_ERROR(QueryWatermarks(p, &lo, &hi));
@@ -228,29 +195,23 @@ struct Consumer::Impl {
     const int32_t p = m->partition;
     switch (m->err) {
       case RD_KAFKA_RESP_ERR_NO_ERROR: {
-        auto it = parts.find(p);
-        if (it == parts.end() || !it->second.assigned || m->offset < it->second.next) return Status::OK();
-        Partition& part = it->second;
-        if (m->len > 0) {
-          const std::string at = Source(p) + "@" + std::to_string(m->offset);
-          part.batch.Add(std::string_view(static_cast<const char*>(m->payload), m->len), at);
-          part.bytes += m->len;
-          *bytes += m->len;
-        }
-        part.next = m->offset + 1;
+        auto it = w.partitions().find(p);
+        if (it == w.partitions().end() || !it->second.assigned) return Status::OK();
+        *bytes += w.Add(p, m->offset, std::string_view(static_cast<const char*>(m->payload), m->payload ? m->len : 0));
         return Status::OK();
       }
       case RD_KAFKA_RESP_ERR__PARTITION_EOF: {
-        auto it = parts.find(p);
-        if (it == parts.end() || !it->second.assigned) return Status::OK();
-        it->second.hwm = std::max(it->second.hwm, m->offset);
+        auto it = w.partitions().find(p);
+        if (it == w.partitions().end() || !it->second.assigned) return Status::OK();
+        Partition& part = w.Get(p);
+        part.hwm = std::max(part.hwm, m->offset);
         // Past control records (transaction markers) that carry no message.
-        if (m->offset > it->second.next) it->second.next = m->offset;
+        if (m->offset > part.next) part.next = m->offset;
         return Status::OK();
       }
       case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
       case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
-        if (m->rkt && parts.count(p)) return OnOffsetOutOfRange(p);
+        if (m->rkt && w.partitions().count(p)) return OnOffsetOutOfRange(p);
         return Status::OK();
       default: {
         char reason[512];
@@ -278,9 +239,7 @@ Consumer::Consumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Consumer::~Consumer() { (void)Close(); }
 
 Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOptions options) {
-  auto impl = std::make_unique<Impl>();
-  impl->sink = sink;
-  impl->o = std::move(options);
+  auto impl = std::make_unique<Impl>(sink, std::move(options));
   const ConsumerOptions& o = impl->o;
   if (o.topic.empty() || o.group.empty() || o.brokers.empty()) {
     return Status::InvalidArgument("--kafka needs brokers, --topic and --group");
@@ -344,8 +303,8 @@ bool Consumer::CaughtUp() const {
   // Between a revoke and the next assignment nothing is assigned: caught up
   // only if every partition ever assigned was.
   bool any_assigned = false;
-  for (const auto& [p, part] : m.parts) any_assigned = any_assigned || part.assigned;
-  for (const auto& [p, part] : m.parts) {
+  for (const auto& [p, part] : m.w.partitions()) any_assigned = any_assigned || part.assigned;
+  for (const auto& [p, part] : m.w.partitions()) {
     if ((part.assigned || !any_assigned) && part.committed < part.start_hwm) return false;
   }
   return true;

@@ -26,6 +26,7 @@
 
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_config.h"
+#include "utilities/kafka/partition_writer.h"
 
 namespace snapsink::kafka {
 
@@ -40,9 +41,6 @@ struct ConsumerOptions {
   // Notes for people (a broker error that librdkafka retries); stderr when unset.
   std::function<void(const std::string&)> on_note;
 };
-
-// "kafka:T/P".
-std::string SourceName(std::string_view topic, int32_t partition);
 
 // What one Round wrote.
 struct RoundResult {
