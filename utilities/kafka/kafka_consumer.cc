@@ -172,12 +172,13 @@ struct Consumer::Impl {
     SNAPSINK_RETURN_IF_ERROR(Flush(nullptr));
     int64_t lo = 0, hi = 0;
     SNAPSINK_RETURN_IF_ERROR(QueryWatermarks(p, &lo, &hi));
-    if (part.next >= lo && part.next <= hi) return Status::OK();  // a stale error: the fetch goes on
+    // Either way the partition is fetched again from next (librdkafka stops
+    // fetching it after the error): a stale error, or past an accepted loss.
     if (part.next > hi) {
       return Status::Gap("topic " + o.topic + " partition " + std::to_string(p) + ": the root's position " +
                          std::to_string(part.next) + " is beyond the partition's end " + std::to_string(hi));
     }
-    SNAPSINK_RETURN_IF_ERROR(PastLostRange(p, part, lo));
+    if (part.next < lo) SNAPSINK_RETURN_IF_ERROR(PastLostRange(p, part, lo));
     rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(l, o.topic.c_str(), p)->offset = part.next;
     rd_kafka_error_t* e = rd_kafka_seek_partitions(rk, l, kQueryTimeoutMs);
