@@ -50,8 +50,9 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
     rejected.Add({{"source", src.name}, {"reason", "horizon"}}).Increment(D(ids.rejected_horizon));
     rejected.Add({{"source", src.name}, {"reason", "retired"}}).Increment(D(ids.rejected_retired));
   }
-  // Sources of the write path with progress (a Kafka partition: read = the
-  // committed offset, end = the high watermark).
+  // Sources of the write path with progress only (a Kafka partition: read =
+  // the committed offset, end = the high watermark); a family with no
+  // source prints its HELP and TYPE lines only.
   auto& read = BuildGauge().Name("snapsink_source_read_position")
                    .Help("How far a source is read and committed (a Kafka partition's next offset).")
                    .Register(*registry);
@@ -64,11 +65,11 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
                      .Help("The newest event time applied from a source, seconds since the Unix epoch.")
                      .Register(*registry);
   for (const SourceStatus& src : s.sources) {
-    if (const auto& p = src.state.progress) {
-      read.Add({{"source", src.name}}).Set(D(p->read));
-      end.Add({{"source", src.name}}).Set(D(p->end));
-      lag.Add({{"source", src.name}}).Set(D(p->end > p->read ? p->end - p->read : 0));
-    }
+    const auto& p = src.state.progress;
+    if (!p) continue;
+    read.Add({{"source", src.name}}).Set(D(p->read));
+    end.Add({{"source", src.name}}).Set(D(p->end));
+    lag.Add({{"source", src.name}}).Set(D(p->end > p->read ? p->end - p->read : 0));
     if (src.state.newest_ts_ms) {
       newest.Add({{"source", src.name}}).Set(static_cast<double>(*src.state.newest_ts_ms) / 1000.0);
     }

@@ -188,7 +188,7 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
          ",\"fenced\":" + U(st.fenced) + ",\"rejected\":" + U(st.rejected) + ",\"ignored\":" + U(st.ignored) +
          ",\"duplicates_id\":" + U(src.ids.duplicates_id) + ",\"rejected_horizon\":" + U(src.ids.rejected_horizon) +
          ",\"rejected_retired\":" + U(src.ids.rejected_retired);
-    if (st.position || st.progress || st.newest_ts_ms) {
+    if (st.position || st.progress) {  // a source of the write path (a Kafka partition)
       o += ",\"position\":" + (st.position ? JsonQuote(*st.position) : std::string("null"));
       o += ",\"read\":" + (st.progress ? U(st.progress->read) : std::string("null"));
       o += ",\"high_watermark\":" + (st.progress ? U(st.progress->end) : std::string("null"));

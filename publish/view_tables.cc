@@ -94,7 +94,7 @@ Table ToTable(const std::vector<SourceView>& sources) {
   // Sources of the write path (a Kafka partition) add their progress; a
   // root of files only prints the columns it always did.
   bool progress = false;
-  for (const SourceView& s : sources) progress = progress || s.position || s.read || s.newest_event_ms;
+  for (const SourceView& s : sources) progress = progress || s.position || s.read;
   if (progress) t.columns.insert(t.columns.end(), {"position", "high_watermark", "lag", "newest_event"});
   for (const SourceView& s : sources) {
     Record r;

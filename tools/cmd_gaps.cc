@@ -25,8 +25,9 @@ Status AcceptSourceGap(const GapsArgs& a) {
 }  // namespace
 
 Status CmdGaps(const GapsArgs& a) {
-  if (a.producer.empty() == a.source.empty()) {
-    return Status::InvalidArgument("gaps accept: give exactly one of --producer and --source");
+  if (a.producer.empty() && a.source.empty()) return Status::InvalidArgument("--producer is required");
+  if (!a.producer.empty() && !a.source.empty()) {
+    return Status::InvalidArgument("gaps accept: give one of --producer and --source, not both");
   }
   if (!a.source.empty()) return AcceptSourceGap(a);
   api::GapAcceptance acceptance;
