@@ -4,7 +4,7 @@
 // round written by utilities/kafka/PartitionWriter (one Sink::Write per
 // partition with its position and progress), as `run --kafka` does.
 //
-//   snapsink_kafka_bench [--records=N] [--partitions=P] [--round=R] [--quick]
+//   snapsink_kafka_bench [--records=N] [--partitions=P] [--round=R] [--serial=1] [--quick]
 #include <stdlib.h>
 
 #include <chrono>
@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   auto sink = api::Sink::Open(root);
   Check(sink.status(), "open");
   kafka::PartitionWriter w(sink->get(), "bench", {});
+  const bool serial = Flag(argc, argv, "--serial", 0) != 0;
+  w.set_parallel(!serial);
   api::WriteResult sum;
   uint64_t commits = 0;
   std::vector<size_t> next(partitions, 0);
@@ -93,9 +95,9 @@ int main(int argc, char** argv) {
     commits += flushed.size();
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("kafka_write_loop  %llu records, %llu lines (%.1f MiB) in %llu Writes over %d partitions, rounds of %llu: "
+  std::printf("kafka_write_loop%s  %llu records, %llu lines (%.1f MiB) in %llu Writes over %d partitions, rounds of %llu: "
               "%.3f s, %.0f lines/s, %.1f MiB/s; applied %llu\n",
-              static_cast<unsigned long long>(records), static_cast<unsigned long long>(lines),
+              serial ? " (serial Writes)" : " (concurrent Writes)", static_cast<unsigned long long>(records), static_cast<unsigned long long>(lines),
               static_cast<double>(bytes) / (1 << 20), static_cast<unsigned long long>(commits), partitions,
               static_cast<unsigned long long>(round), secs, static_cast<double>(lines) / secs,
               static_cast<double>(bytes) / (1 << 20) / secs, static_cast<unsigned long long>(sum.applied));

@@ -1,6 +1,7 @@
 #include "utilities/kafka/partition_writer.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace snapsink::kafka {
 
@@ -53,12 +54,42 @@ Status PartitionWriter::FlushOne(int32_t p, api::WriteResult* sum) {
 }
 
 Status PartitionWriter::Flush(api::WriteResult* sum, std::vector<std::pair<int32_t, int64_t>>* flushed) {
-  Status first;
+  struct Job {
+    int32_t p;
+    int64_t before;
+    Status s;
+    api::WriteResult r;
+  };
+  std::vector<Job> jobs;
   for (auto& [p, part] : parts_) {
-    const int64_t before = part.committed;
-    Status s = FlushOne(p, sum);
-    if (!s.ok() && first.ok()) first = s;
-    if (s.ok() && part.committed != before && flushed) flushed->emplace_back(p, part.committed);
+    if (part.batch.records() > 0 || part.next != part.committed) jobs.push_back({p, part.committed, {}, {}});
+  }
+  // Concurrent Writes commit together (Sink::Write's group commit): about
+  // one LMDB transaction a round instead of one per partition.
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < jobs.size() && parallel_; ++i) {
+    threads.emplace_back([this, &job = jobs[i]] { job.s = FlushOne(job.p, &job.r); });
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (i == 0 || !parallel_) jobs[i].s = FlushOne(jobs[i].p, &jobs[i].r);
+  }
+  for (std::thread& t : threads) t.join();
+  Status first;
+  for (Job& job : jobs) {
+    if (!job.s.ok()) {
+      if (first.ok()) first = job.s;
+      continue;
+    }
+    if (sum) {
+      sum->lines += job.r.lines;
+      sum->applied += job.r.applied;
+      sum->duplicates += job.r.duplicates;
+      sum->fenced += job.r.fenced;
+      sum->rejected += job.r.rejected;
+      sum->ignored += job.r.ignored;
+    }
+    const int64_t committed = parts_.at(job.p).committed;
+    if (committed != job.before && flushed) flushed->emplace_back(job.p, committed);
   }
   return first;
 }

@@ -48,13 +48,17 @@ class PartitionWriter {
   Status FlushOne(int32_t p, api::WriteResult* sum);
   // FlushOne for every partition; *flushed (if given) gets each (partition,
   // committed offset) that moved. Returns the first failure.
+  // The partitions' Writes run concurrently (one thread each) unless
+  // set_parallel(false): Sink::Write commits them together.
   Status Flush(api::WriteResult* sum, std::vector<std::pair<int32_t, int64_t>>* flushed);
+  void set_parallel(bool on) { parallel_ = on; }
 
  private:
   api::Sink* sink_;
   std::string topic_;
   api::WriteOptions options_;
   std::map<int32_t, Partition> parts_;
+  bool parallel_ = true;
 };
 
 }  // namespace snapsink::kafka
