@@ -208,8 +208,9 @@ TEST_F(KafkaMock, BrokerFaultsSameResult) {
   rd_kafka_mock_broker_set_up(mc, 2);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   for (int p = 0; p < kPartitions; p += 2) rd_kafka_mock_partition_set_leader(mc, kTopic, p, 1 + (p / 2) % 3);
-  rd_kafka_mock_push_request_errors(mc, kFetch, 2, RD_KAFKA_RESP_ERR__TRANSPORT,
-                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  // An out-of-range answer for offsets the log still holds: the partitions are sought back, nothing lost.
+  rd_kafka_mock_push_request_errors(mc, kFetch, 3, RD_KAFKA_RESP_ERR__TRANSPORT,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE);
   ChildResult r = run.Wait(90);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   rd_kafka_mock_clear_request_errors(mc, kFetch);
@@ -303,6 +304,49 @@ TEST_F(KafkaMock, PositionDeletedByRetentionExits3UntilTheLossIsAccepted) {
   r = Snapsink({"query", root, "--metric", "pad", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"count\":" + std::to_string(end - start) + ","), std::string::npos) << r.out;
+}
+
+// The same loss while a follower runs: its fetches are held back (4 s
+// round trips) while partition 3 overflows, so its next fetch is out of range.
+TEST_F(KafkaMock, PositionDeletedWhileFollowingExits3NamingTheRange) {
+  rd_kafka_mock_cluster_t* mc = cluster_->mock();
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc, kTopic, 3, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  const EventStream s = GenerateEvents(kPartitions, 30, 9);
+  ProduceStream(s);
+  int64_t lo = 0, committed = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 3, &lo, &committed));
+  const std::string root = NewRoot("kafka-root");
+  Child follow(g_snapsink, RunArgs(root, "g8", {"--follow", "--publish-every", "1s"}), {}, dir_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {  // until partition 3 is committed at its end
+    ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
+    if (r.out.find(R"("source":"kafka:orders/3","offset":0,"lines":)" + std::to_string(s.lines[3])) !=
+        std::string::npos) {
+      break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << r.out;
+    ASSERT_TRUE(follow.Running());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  rd_kafka_mock_broker_push_request_error_rtts(mc, 1, kFetch, 2, RD_KAFKA_RESP_ERR_NO_ERROR, 4000,
+                                               RD_KAFKA_RESP_ERR_NO_ERROR, 4000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the next fetch is in flight, held
+  std::vector<std::string> big;
+  const std::string pad(100000, 'x');
+  for (int i = 0; i < 70; ++i) {
+    big.push_back(R"({"producer":"big","seq":)" + std::to_string(i) + R"(,"ts":1792580000000,"metric":"pad","pad":")" +
+                  pad + "\"}");
+  }
+  ASSERT_TRUE(cluster_->Produce(kTopic, 3, big));
+  int64_t start = 0, end = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 3, &start, &end));
+  ASSERT_GT(start, committed);
+  ChildResult r = follow.Wait(60);
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("kafka:orders/3): offsets " + std::to_string(committed) + ".." + std::to_string(start - 1) +
+                       " are no longer in Kafka"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(KafkaMock, KafkaStartLatestRecordsTheEndAndTakesOnlyWhatComesAfter) {
