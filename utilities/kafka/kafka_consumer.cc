@@ -35,6 +35,7 @@ struct Consumer::Impl {
   bool closed = false;
   bool assigned_once = false;
   Status error;  // sticky: set where a Status cannot be returned (the rebalance callback)
+  api::WriteResult unreported;  // lines written outside a Round's own flush (a revoke, a seek)
   using Partition = PartitionWriter::Partition;
 
   void Note(const std::string& m) const {
@@ -64,9 +65,11 @@ struct Consumer::Impl {
       }
     }
     std::vector<std::pair<int32_t, int64_t>> flushed;
-    api::WriteResult sum;
-    Status s = w.Flush(&sum, &flushed);
-    if (r) r->lines = sum;
+    Status s = w.Flush(&unreported, &flushed);
+    if (r) {
+      r->lines = unreported;
+      unreported = {};
+    }
     if (!flushed.empty() && !closed) {
       rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(static_cast<int>(flushed.size()));
       for (const auto& [p, off] : flushed) rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = off;
