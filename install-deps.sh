@@ -7,6 +7,7 @@ packages=(
   liblmdb-dev libboost-filesystem-dev libzstd-dev libfmt-dev libsimdjson-dev
   libcli11-dev libxxhash-dev prometheus-cpp-dev python3-prometheus-client libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
   libcpp-httplib-dev librdkafka-dev
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -29,9 +29,11 @@ set(SNAPSINK_LIB_SOURCES
   publish/backfill.cc
   publish/backfill_impact.cc
   publish/checked_json.cc
+  publish/current_codec.cc
   publish/current_file.cc
   publish/follow.cc
   publish/generation_manifest.cc
+  publish/http_request.cc
   publish/http_server.cc
   publish/maintenance.cc
   publish/metrics.cc
@@ -43,6 +45,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/seal.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
+  publish/table_cache.cc
   publish/state_views.cc
   publish/views.cc
   publish/view_tables.cc
@@ -160,9 +163,12 @@ set(SNAPSINK_TEST_SOURCES
   tests/storable_test.cc
   tests/store_test.cc
   tests/store_unit_test.cc
+  tests/table_cache_test.cc
+  tests/format_bounds_test.cc
   tests/generation_view.cc
   tests/test_util.cc
   tests/timeutil_test.cc
+  tests/verify_messages_test.cc
   tests/window_records_test.cc
   tests/write_batch_crash_test.cc
   tests/write_batch_test.cc

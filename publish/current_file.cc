@@ -13,10 +13,6 @@ std::string TmpPath(const std::string& root) { return filenames::Current(root) +
 
 }  // namespace
 
-std::string EncodeCurrent(const CurrentPointer& c) {
-  return std::to_string(c.generation) + " " + Hex64(c.manifest_xxh64) + "\n";
-}
-
 Status ReadCurrentPointer(Env* env, const std::string& root, CurrentPointer* out) {
   *out = CurrentPointer();
   const std::string path = filenames::Current(root);
@@ -24,15 +20,7 @@ Status ReadCurrentPointer(Env* env, const std::string& root, CurrentPointer* out
   Status s = env->ReadFileToString(path, &text);
   if (s.IsNotFound()) return Status::OK();
   SNAPSINK_RETURN_IF_ERROR(s);
-  std::string_view line(text);
-  const size_t space = line.find(' ');
-  if (line.empty() || line.back() != '\n' || space == std::string_view::npos ||
-      !filenames::ParseGenerationName(line.substr(0, space), &out->generation) ||
-      !ParseHex64(line.substr(space + 1, line.size() - space - 2), &out->manifest_xxh64)) {
-    *out = CurrentPointer();
-    return Status::Corruption(path + ": not \"<generation> <xxh64 of its manifest>\"");
-  }
-  return Status::OK();
+  return DecodeCurrent(text, path, out);
 }
 
 Status ReadManifestNamedBy(Env* env, const std::string& root, const CurrentPointer& c, GenerationManifest* out,

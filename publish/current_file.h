@@ -41,6 +41,9 @@ struct CurrentPointer {
 
 // "<generation> <16 hex>\n".
 std::string EncodeCurrent(const CurrentPointer& c);
+// Parses the bytes of a CURRENT file (Corruption naming path unless they
+// are exactly EncodeCurrent's shape). publish/current_codec.cc.
+Status DecodeCurrent(std::string_view text, const std::string& path, CurrentPointer* out);
 
 // Parses CURRENT (a missing file is generation 0). Corruption naming the file
 // when it is not exactly one such line.

@@ -26,6 +26,7 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
+#include "publish/http_request.h"
 #include "publish/metrics.h"
 #include "publish/root_status.h"
 #include "publish/views.h"
@@ -113,12 +114,6 @@ Status VerifyGeneration(api::Reader* r) {
 }
 
 std::string JsonError(const std::string& message) { return "{\"error\":" + JsonQuote(message) + "}\n"; }
-
-bool ParseU64(const std::string& s, uint64_t* v) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
 
 // The socket of this process connected from peer_addr:peer_port to
 // local_port, or -1. Only for the overload path: httplib does not hand a
@@ -346,14 +341,12 @@ struct HttpServer::Impl {
   }
 
   void Query(const httplib::Request& req, httplib::Response& res) {
-    for (const auto& [name, value] : req.params) {
-      if (name != "window" && name != "metric" && name != "key" && name != "generation" && name != "format") {
-        return Error(res, 400, "unknown parameter: " + name);
-      }
-    }
+    QueryParams params;
+    std::string error;
+    if (!ParseQueryParams(req.params, &params, &error)) return Error(res, 400, error);
     QuerySpec spec;
-    if (req.has_param("window")) {
-      const std::string w = req.get_param_value("window");
+    if (params.window) {
+      const std::string& w = *params.window;
       int64_t ms;
       if (options.parse_window) {
         Status s = options.parse_window(w, state->config().window_ms, &ms);
@@ -363,21 +356,10 @@ struct HttpServer::Impl {
       }
       spec.window = ms;
     }
-    spec.metric = req.get_param_value("metric");
-    if (req.has_param("key")) spec.key = req.get_param_value("key");
-    uint64_t generation = 0;
-    if (req.has_param("generation") && !ParseU64(req.get_param_value("generation"), &generation)) {
-      return Error(res, 400, "generation: " + req.get_param_value("generation") + ": not a generation number");
-    }
-    OutputFormat format = OutputFormat::kJson;
-    if (req.has_param("format")) {
-      const std::string f = req.get_param_value("format");
-      if (f == "csv") {
-        format = OutputFormat::kCsv;
-      } else if (f != "json") {
-        return Error(res, 400, "format: " + f + ": not json or csv");
-      }
-    }
+    spec.metric = params.metric;
+    spec.key = params.key;
+    const uint64_t generation = params.generation;
+    const OutputFormat format = params.csv ? OutputFormat::kCsv : OutputFormat::kJson;
     const char* type = format == OutputFormat::kJson ? "application/x-ndjson" : "text/csv";
 
     Lease lease;
@@ -533,12 +515,12 @@ struct HttpServer::Impl {
       }
       Error(res, 500, what);
     });
-    http.Get("/v1/query", [this](const httplib::Request& req, httplib::Response& res) { Query(req, res); });
-    http.Get("/v1/windows", [this](const httplib::Request&, httplib::Response& res) { Windows(res); });
-    http.Get("/v1/generations", [this](const httplib::Request&, httplib::Response& res) { Generations(res); });
-    http.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) { StatusJson(res); });
-    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
-    http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
+    http.Get(EndpointPath(Endpoint::kQuery), [this](const httplib::Request& req, httplib::Response& res) { Query(req, res); });
+    http.Get(EndpointPath(Endpoint::kWindows), [this](const httplib::Request&, httplib::Response& res) { Windows(res); });
+    http.Get(EndpointPath(Endpoint::kGenerations), [this](const httplib::Request&, httplib::Response& res) { Generations(res); });
+    http.Get(EndpointPath(Endpoint::kStatus), [this](const httplib::Request&, httplib::Response& res) { StatusJson(res); });
+    http.Get(EndpointPath(Endpoint::kMetrics), [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
+    http.Get(EndpointPath(Endpoint::kHealthz), [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
   }
 };
 

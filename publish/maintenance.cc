@@ -10,6 +10,7 @@
 #include "engine/root_files.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
+#include "publish/checked_json.h"
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
 #include "publish/publisher.h"
@@ -73,8 +74,15 @@ void CheckCurrentOnce(Env* env, const std::string& root, Store* live, std::vecto
     if (!s.ok()) {
       found->push_back(s.message());
     } else if (current != recorded && !SwitchPending(env, root, recorded)) {
-      found->push_back(filenames::Current(root) + ": names generation " + std::to_string(current.generation) +
-                       ", but state records generation " + std::to_string(recorded.generation) + " as current");
+      if (current.generation == recorded.generation) {
+        // Same generation, another manifest checksum: say so, not "1 but 1".
+        found->push_back(filenames::Current(root) + ": names generation " + std::to_string(current.generation) +
+                         " with manifest checksum " + Hex64(current.manifest_xxh64) +
+                         ", but state records checksum " + Hex64(recorded.manifest_xxh64) + " for it");
+      } else {
+        found->push_back(filenames::Current(root) + ": names generation " + std::to_string(current.generation) +
+                         ", but state records generation " + std::to_string(recorded.generation) + " as current");
+      }
     }
   } else if (recorded.generation != 0 && !SwitchPending(env, root, recorded)) {
     found->push_back(filenames::Current(root) + ": missing, but state records generation " +

@@ -173,9 +173,18 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
     total.count = WrappingAdd(total.count, b.count);
     total.sum_micros = WrappingAdd(total.sum_micros, b.sum_micros);
   }
-  if (total.events != m.events || total.count != m.count || total.sum_micros != m.sum_micros) {
+  // Name the field that differs (events, count or sum), with both values.
+  if (total.events != m.events) {
     return Status::Reconcile(Mismatch(p, "window totals: events", std::to_string(total.events),
                                       "manifest " + std::to_string(m.events)));
+  }
+  if (total.count != m.count) {
+    return Status::Reconcile(Mismatch(p, "window totals: count", std::to_string(total.count),
+                                      "manifest " + std::to_string(m.count)));
+  }
+  if (total.sum_micros != m.sum_micros) {
+    return Status::Reconcile(Mismatch(p, "window totals: sum", FormatMicros(total.sum_micros),
+                                      "manifest " + FormatMicros(m.sum_micros)));
   }
   return Status::OK();
 }

@@ -2,10 +2,13 @@
 
 #include <xxhash.h>
 
+#include <fmt/format.h>
+
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
 #include "publish/snapshot_manifest.h"
+#include "publish/table_cache.h"
 
 namespace snapsink {
 
@@ -65,47 +68,57 @@ const GenerationEntry* Reader::Find(int64_t window_ms) const {
   return nullptr;
 }
 
-Status Reader::Snapshot(int64_t window_ms, const SnapshotReader** out) {
-  auto it = open_.find(window_ms);
-  if (it != open_.end()) {
-    *out = it->second.get();
-    return Status::OK();
+Status Reader::Snapshot(int64_t window_ms, std::shared_ptr<const SnapshotReader>* out) {
+  auto it = files_.find(window_ms);
+  if (it == files_.end()) {
+    const GenerationEntry* e = Find(window_ms);
+    if (e == nullptr) return Status::NotFound("window " + FormatIso(window_ms) + " is not in generation " + std::to_string(generation()));
+    const std::string dir = filenames::SnapshotDir(root_, window_ms, e->version);
+    const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
+    std::string text;
+    Status s = env_->ReadFileToString(manifest_path, &text);
+    if (s.IsNotFound()) return Missing(manifest_path);
+    SNAPSINK_RETURN_IF_ERROR(s);
+    if (XXH64(text.data(), text.size(), 0) != e->manifest_xxh64) {
+      return Status::Corruption(manifest_path + ": checksum differs from the one generation " + std::to_string(generation()) + " recorded");
+    }
+    SnapshotManifest m;
+    SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, manifest_path, &m));
+    WindowFile w;
+    w.path = filenames::Join(dir, filenames::kDataFile);
+    w.rows = m.rows;
+    uint64_t file_xxh64 = 0;
+    for (const auto& f : m.files) {
+      if (f.name == filenames::kDataFile) file_xxh64 = f.xxh64;
+    }
+    const std::string identity = TableCache::FileIdentity(w.path);
+    if (identity.empty()) return Missing(w.path);
+    w.cache_key = fmt::format("{}\n{}\n{:016x}", w.path, identity, file_xxh64);
+    it = files_.emplace(window_ms, std::move(w)).first;
   }
-  const GenerationEntry* e = Find(window_ms);
-  if (e == nullptr) return Status::NotFound("window " + FormatIso(window_ms) + " is not in generation " + std::to_string(generation()));
-  const std::string dir = filenames::SnapshotDir(root_, window_ms, e->version);
-  const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
-  // A pinned generation's snapshots are never removed: a missing one is damage.
-  auto missing = [&](const std::string& path) {
-    return Status::Corruption(path + ": missing, but generation " + std::to_string(generation()) + " names it");
-  };
-  std::string text;
-  Status s = env_->ReadFileToString(manifest_path, &text);
-  if (s.IsNotFound()) return missing(manifest_path);
+  const WindowFile& w = it->second;
+  std::shared_ptr<const SnapshotReader> reader;
+  Status s = TableCache::Default()->Find(env_, w.path, w.cache_key, &reader);
+  if (s.IsNotFound()) return Missing(w.path);
   SNAPSINK_RETURN_IF_ERROR(s);
-  if (XXH64(text.data(), text.size(), 0) != e->manifest_xxh64) {
-    return Status::Corruption(manifest_path + ": checksum differs from the one generation " + std::to_string(generation()) + " recorded");
-  }
-  SnapshotManifest m;
-  SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, manifest_path, &m));
-  std::unique_ptr<SnapshotReader> reader;
-  s = SnapshotReader::Open(env_, filenames::Join(dir, filenames::kDataFile), &reader);
-  if (s.IsNotFound()) return missing(filenames::Join(dir, filenames::kDataFile));
-  SNAPSINK_RETURN_IF_ERROR(s);
-  if (reader->rows() != m.rows) return Status::Corruption(filenames::Join(dir, filenames::kDataFile) + ": row count differs from its manifest");
-  *out = reader.get();
-  open_[window_ms] = std::move(reader);
+  if (reader->rows() != w.rows) return Status::Corruption(w.path + ": row count differs from its manifest");
+  *out = std::move(reader);
   return Status::OK();
 }
 
+Status Reader::Missing(const std::string& path) const {
+  // A pinned generation's snapshots are never removed: a missing one is damage.
+  return Status::Corruption(path + ": missing, but generation " + std::to_string(generation()) + " names it");
+}
+
 Status Reader::Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row) {
-  const SnapshotReader* s;
+  std::shared_ptr<const SnapshotReader> s;
   SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &s));
   return s->Get(metric, key, row);
 }
 
 Status Reader::Scan(int64_t window_ms, const std::string* metric, const std::function<void(const Row&)>& fn) {
-  const SnapshotReader* s;
+  std::shared_ptr<const SnapshotReader> s;
   SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &s));
   return s->Scan(metric, fn);
 }

@@ -12,6 +12,11 @@
 //
 // A Reader needs no lock of the root and never blocks its writer. It is not
 // thread-safe; open one per thread.
+//
+// Snapshot files are opened through the process's TableCache
+// (publish/table_cache.h): however many windows a generation has, at most
+// its max_open_files stay open; a file it closed is reopened (and checked
+// again) when a window needs it, which the pin makes safe.
 #pragma once
 
 #include <cstdint>
@@ -49,13 +54,24 @@ class Reader {
 
  private:
   Reader() = default;
-  Status Snapshot(int64_t window_ms, const SnapshotReader** out);
+  // The data file of a window, opened (or found in the TableCache); hold it
+  // only while using it.
+  Status Snapshot(int64_t window_ms, std::shared_ptr<const SnapshotReader>* out);
+
+  // What the snapshot manifest of a window said, checked once per Reader.
+  struct WindowFile {
+    std::string path;       // of the data file
+    std::string cache_key;  // path, file identity, the manifest's XXH64 of it
+    uint64_t rows = 0;
+  };
 
   Env* env_ = nullptr;
   std::string root_;
   std::unique_ptr<FileLock> pin_;
   GenerationManifest manifest_;
-  std::map<int64_t, std::unique_ptr<SnapshotReader>> open_;
+  Status Missing(const std::string& path) const;
+
+  std::map<int64_t, WindowFile> files_;
 };
 
 }  // namespace snapsink

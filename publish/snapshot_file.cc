@@ -11,6 +11,7 @@
 #include "engine/coding.h"
 #include "engine/crash_point.h"
 #include "engine/decimal.h"
+#include "publish/table_cache.h"
 
 namespace snapsink {
 
@@ -25,6 +26,8 @@ constexpr uint32_t kOldestFormatVersion = 2;
 constexpr size_t kFooterSize = 64;
 constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
+constexpr size_t kFilterLineBytesForSize = 64;
+constexpr uint64_t kMinFileBytes = kFooterSize + (kIndexHeaderSize + 8) + (kFilterLineBytesForSize + 1) + 8;  // 193
 constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB's bloom.cc
 // A block is cut once its rows reach at most kSnapshotBlockBytes, so it never
 // holds more than that plus one maximal row, plus its restart points (a row
@@ -451,9 +454,10 @@ struct SnapshotReader::Scratch {
 };
 
 SnapshotReader::SnapshotReader(std::string path, std::unique_ptr<RandomAccessFile> file)
-    : path_(std::move(path)), file_(std::move(file)), get_scratch_(new Scratch) {}
+    : path_(std::move(path)), file_(std::move(file)), get_scratch_(new Scratch),
+      cache_id_(BlockCache::Default()->NewId()) {}
 
-SnapshotReader::~SnapshotReader() = default;
+SnapshotReader::~SnapshotReader() { BlockCache::Default()->Erase(cache_id_, index_.size()); }
 
 Status SnapshotReader::Corrupt(uint64_t offset, std::string_view what) const {
   return Status::Corruption(fmt::format("snapshot {}: offset {}: {}", path_, offset, what));
@@ -473,7 +477,9 @@ Status SnapshotReader::Open(Env* env, const std::string& path, std::unique_ptr<S
 
 Status SnapshotReader::ParseFooterAndIndex() {
   size_ = file_->Size();
-  if (size_ < kFooterSize + 8) return Corrupt(0, fmt::format("file too short ({} bytes)", size_));
+  // The smallest file (no rows): the footer, an index with no blocks, a
+  // one-line filter and an empty stats section (docs/FORMAT.md).
+  if (size_ < kMinFileBytes) return Corrupt(0, fmt::format("file too short ({} bytes)", size_));
   const uint64_t footer_offset = size_ - kFooterSize;
   std::string footer;
   SNAPSINK_RETURN_IF_ERROR(file_->Read(footer_offset, kFooterSize, &footer));
@@ -746,25 +752,28 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
   if (!FilterMatches(filter_, hash)) return Status::NotFound("no such row");
   const size_t i = FindBlock(metric, key);
   if (i == index_.size()) return Status::NotFound("no such row");
-  std::lock_guard<std::mutex> lock(get_mu_);
-  if (block_cache_.empty()) block_cache_.resize(index_.size());
-  if (block_cache_[i] == nullptr) {
+  BlockCache* cache = BlockCache::Default();
+  std::shared_ptr<const std::string> block = cache->Lookup(cache_id_, i);
+  if (block == nullptr) {
+    std::lock_guard<std::mutex> lock(get_mu_);
     Scratch* scratch = get_scratch_.get();
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, scratch));
     scratch->hashes.clear();
+    bool filtered = true;
     SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, [&](const RowView& v) {
-      if (version_ >= 3) scratch->hashes.push_back(FilterHash(v.metric, v.key));
+      const uint64_t h = FilterHash(v.metric, v.key);
+      if (!FilterMatches(filter_, h)) filtered = false;
+      scratch->hashes.push_back(h);
       return true;
     }));
+    // The filter must hold every row: one that misses a row hides it from
+    // lookups. Rows of a block Get reads are checked here; VerifyAll checks all.
+    if (!filtered) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
-    if (block_cache_bytes_ + index_[i].usize > kBlockCacheBytes) {
-      for (auto& b : block_cache_) b.reset();
-      block_cache_bytes_ = 0;
-    }
-    block_cache_bytes_ += index_[i].usize;
-    block_cache_[i] = std::make_unique<std::string>(get_scratch_->plain);
+    block = std::make_shared<const std::string>(scratch->plain);
+    cache->Insert(cache_id_, i, block);
   }
-  if (!SearchBlock(*block_cache_[i], index_[i].rows, metric, key, hash, row)) return Status::NotFound("no such row");
+  if (!SearchBlock(*block, index_[i].rows, metric, key, hash, row)) return Status::NotFound("no such row");
   return Status::OK();
 }
 

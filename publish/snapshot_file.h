@@ -77,7 +77,8 @@ struct SnapshotFileInfo {
 // Limits of the format (a longer metric or key is InvalidArgument).
 inline constexpr size_t kSnapshotMaxFieldBytes = 1 << 20;
 inline constexpr size_t kSnapshotBlockBytes = 64 << 10;  // default block target (uncompressed)
-// Decompressed blocks a SnapshotReader keeps for point lookups (Get).
+// Decompressed blocks that point lookups (Get) keep, all files of a process
+// together (BlockCache, publish/table_cache.h).
 inline constexpr size_t kBlockCacheBytes = size_t{64} << 20;
 // A block records the offset of every kBlockRestartInterval-th row.
 inline constexpr uint32_t kBlockRestartInterval = 16;
@@ -170,8 +171,8 @@ uint64_t SnapshotKeyHash(std::string_view metric, std::string_view key);
 // (it reads those three); each block is checked (xxh64 of its compressed
 // bytes, exact decoded size and row count, sorted rows, first row equal to
 // the index, restart points on row boundaries) when it is read.
-// Thread-safe: Get shares one decompression context and a cache of checked,
-// decompressed blocks under a mutex; Scan and VerifyAll use their own. `fn`
+// Thread-safe: Get shares one decompression context under a mutex and keeps
+// the blocks it has checked in the process's BlockCache; Scan and VerifyAll use their own. `fn`
 // of Scan may call back into the reader.
 class SnapshotReader {
  public:
@@ -274,10 +275,9 @@ class SnapshotReader {
 
   mutable std::mutex get_mu_;
   std::unique_ptr<Scratch> get_scratch_;  // guarded by get_mu_
-  // Decompressed blocks that Get has read and checked whole, by block
-  // number, up to kBlockCacheBytes (then all are dropped); guarded by get_mu_.
-  mutable std::vector<std::unique_ptr<std::string>> block_cache_;
-  mutable size_t block_cache_bytes_ = 0;
+  // Names this reader's blocks in the process's BlockCache, where Get keeps
+  // the blocks it has read and checked whole.
+  uint64_t cache_id_ = 0;
 };
 
 }  // namespace snapsink

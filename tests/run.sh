@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: a warnings-fatal build, the benchmark smoke test, the
 # normal ctest suite, the embedding example built against an install of the
-# library, then ctest again under AddressSanitizer + UBSan. Every part runs
+# library, the libFuzzer targets (clang, a bounded number of inputs each, from
+# the seed corpus in fuzz/corpus/), then ctest again under AddressSanitizer + UBSan. Every part runs
 # even when an earlier one failed; the exit status is non-zero if any did.
 # The normal build is the same `build` directory, with the same flags, as
 # README command 1.
@@ -59,11 +60,33 @@ build_asan() {
     cmake --build build-asan -j2
 }
 
+# The libFuzzer targets of fuzz/ in their own build directory (clang++, only
+# the library sources they need), each run for a fixed number of inputs from
+# its seed corpus (new inputs go to a temporary directory, not the repository).
+FUZZ_RUNS=${FUZZ_RUNS:-100000}
+fuzz() {
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DSNAPSINK_FUZZ=ON -DSNAPSINK_BUILD_TESTS=OFF -DSNAPSINK_BUILD_BENCH=OFF >/dev/null &&
+    cmake --build build-fuzz -j2 --target fuzz_all || return 1
+  local t tmp rc=0
+  for t in fuzz_event_parser fuzz_decimal_time fuzz_snapshot_file fuzz_manifest fuzz_current fuzz_http_request; do
+    tmp=$(mktemp -d) || return 1
+    if ./build-fuzz/fuzz/$t -runs="$FUZZ_RUNS" -seed=1 -max_len=65536 "$tmp" "fuzz/corpus/$t" >"$tmp.log" 2>&1; then
+      echo "$t: $(grep -E '^#[0-9]+.*DONE' "$tmp.log" | tail -n 1)"
+    else
+      echo "$t: FAILED"; tail -n 40 "$tmp.log"; rc=1
+    fi
+    rm -rf "$tmp" "$tmp.log"
+  done
+  return $rc
+}
+
 if part "build" build_normal; then
   part "benchmark smoke test" ./build/snapsink_bench --quick
   part "tests" bash -c 'cd build && ctest -j2 --output-on-failure'
   part "embedding example (install + find_package)" embed_example
 fi
+part "fuzz" fuzz
 if part "build under AddressSanitizer + UBSan" build_asan; then
   part "tests under AddressSanitizer + UBSan" bash -c 'cd build-asan && ctest -j2 --output-on-failure'
 fi

@@ -1,0 +1,25 @@
+// libFuzzer: the generation and snapshot manifest decoders (checked JSON,
+// docs/FORMAT.md sections 2-4). What decodes must encode back to the same
+// bytes (the encoding is canonical, and the checksum covers them).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "publish/generation_manifest.h"
+#include "publish/snapshot_manifest.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  snapsink::GenerationManifest g;
+  if (snapsink::GenerationManifest::Decode(text, "fuzz", &g).ok()) {
+    snapsink::GenerationManifest again;
+    if (!snapsink::GenerationManifest::Decode(g.Encode(), "fuzz", &again).ok() || !(again == g)) std::abort();
+  }
+  snapsink::SnapshotManifest m;
+  if (snapsink::SnapshotManifest::Decode(text, "fuzz", &m).ok()) {
+    snapsink::SnapshotManifest again;
+    if (!snapsink::SnapshotManifest::Decode(m.Encode(), "fuzz", &again).ok() || !(again == m)) std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,27 @@
+// CURRENT's one line (docs/FORMAT.md section 5), apart from the file
+// operations of current_file.cc so that it builds without LMDB (fuzz/).
+#include "engine/filenames.h"
+#include "publish/checked_json.h"
+#include "publish/current_file.h"
+
+namespace snapsink {
+
+std::string EncodeCurrent(const CurrentPointer& c) {
+  return std::to_string(c.generation) + " " + Hex64(c.manifest_xxh64) + "\n";
+}
+
+Status DecodeCurrent(std::string_view text, const std::string& path, CurrentPointer* out) {
+  *out = CurrentPointer();
+  std::string_view line(text);
+  const size_t space = line.find(' ');
+  // The generation: decimal, no sign, no leading zero, > 0; the checksum: 16 lowercase hex digits.
+  if (line.empty() || line.back() != '\n' || space == std::string_view::npos ||
+      !filenames::ParseGenerationName(line.substr(0, space), &out->generation) ||
+      !ParseHex64(line.substr(space + 1, line.size() - space - 2), &out->manifest_xxh64)) {
+    *out = CurrentPointer();
+    return Status::Corruption(path + ": not \"<generation> <xxh64 of its manifest>\"");
+  }
+  return Status::OK();
+}
+
+}  // namespace snapsink

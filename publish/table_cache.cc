@@ -1,0 +1,167 @@
+#include "publish/table_cache.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace snapsink {
+
+namespace {
+
+size_t DefaultMaxOpenFiles() {
+  struct rlimit rl;
+  size_t n = 500;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    n = std::min<size_t>(n, static_cast<size_t>(rl.rlim_cur / 4));
+  }
+  return std::max<size_t>(n, 8);
+}
+
+}  // namespace
+
+TableCache* TableCache::Default() {
+  static TableCache* cache = new TableCache();  // never destroyed: used until exit
+  return cache;
+}
+
+TableCache::TableCache(size_t max_open_files)
+    : max_open_files_(max_open_files == 0 ? DefaultMaxOpenFiles() : max_open_files) {}
+
+std::string TableCache::FileIdentity(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
+         std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+}
+
+Status TableCache::Find(Env* env, const std::string& path, const std::string& key,
+                        std::shared_ptr<const SnapshotReader>* out) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      *out = it->second->reader;
+      return Status::OK();
+    }
+  }
+  // Opened without the lock (it reads the footer, index and filter); two
+  // threads may open the same file at once: the first to insert wins.
+  std::unique_ptr<SnapshotReader> opened;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env, path, &opened));
+  std::shared_ptr<const SnapshotReader> reader(std::move(opened));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);
+    *out = it->second->reader;
+    return Status::OK();
+  }
+  lru_.push_front(Entry{key, reader});
+  map_[key] = lru_.begin();
+  *out = std::move(reader);
+  EvictLocked();
+  return Status::OK();
+}
+
+void TableCache::EvictLocked() {
+  // Least recently used first, skipping files in use (held by a caller):
+  // those are closed when their last user lets go, not under its feet.
+  auto it = lru_.end();
+  while (lru_.size() > max_open_files_ && it != lru_.begin()) {
+    --it;
+    if (it->reader.use_count() > 1) continue;
+    map_.erase(it->key);
+    it = lru_.erase(it);
+  }
+}
+
+void TableCache::SetMaxOpenFiles(size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_open_files_ = n == 0 ? DefaultMaxOpenFiles() : n;
+  EvictLocked();
+}
+
+size_t TableCache::max_open_files() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return max_open_files_;
+}
+
+size_t TableCache::cached_files() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lru_.size();
+}
+
+BlockCache* BlockCache::Default() {
+  static BlockCache* cache = new BlockCache(kBlockCacheBytes);  // never destroyed
+  return cache;
+}
+
+uint64_t BlockCache::NewId() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_id_++;
+}
+
+std::shared_ptr<const std::string> BlockCache::Lookup(uint64_t id, uint64_t block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(Key{id, block});
+  if (it == map_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->data;
+}
+
+void BlockCache::Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::string> data) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Key key{id, block};
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    bytes_ -= it->second->data->size();
+    lru_.erase(it->second);
+    map_.erase(it);
+  }
+  bytes_ += data->size();
+  lru_.push_front(Entry{key, std::move(data)});
+  map_[key] = lru_.begin();
+  EvictLocked();
+}
+
+void BlockCache::Erase(uint64_t id, uint64_t blocks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (map_.empty()) return;
+  for (uint64_t b = 0; b < blocks; b++) {
+    auto it = map_.find(Key{id, b});
+    if (it == map_.end()) continue;
+    bytes_ -= it->second->data->size();
+    lru_.erase(it->second);
+    map_.erase(it);
+  }
+}
+
+void BlockCache::EvictLocked() {
+  // A block larger than the whole cache is still kept (alone) until the next insert.
+  while (bytes_ > capacity_ && lru_.size() > 1) {
+    Entry& e = lru_.back();
+    bytes_ -= e.data->size();
+    map_.erase(e.key);
+    lru_.pop_back();
+  }
+}
+
+void BlockCache::SetCapacity(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  capacity_ = bytes;
+  EvictLocked();
+}
+
+size_t BlockCache::capacity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return capacity_;
+}
+
+size_t BlockCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+}  // namespace snapsink

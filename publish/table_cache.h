@@ -1,0 +1,100 @@
+// Process-wide caches in front of snapshot files (after LevelDB's TableCache
+// and block cache): however many windows the Readers of a process touch, at
+// most `max_open_files` snapshot files stay open (plus those in use at the
+// moment), and the decompressed blocks that point lookups keep take at most
+// kBlockCacheBytes (BlockCache).
+//
+// A file is cached under its path and identity (device, inode, size, mtime)
+// and the whole-file XXH64 its snapshot manifest records, so a file that was
+// replaced or changed is opened afresh. Snapshot files are immutable and a
+// Reader pins its generation (gc keeps every file it names), so a file closed
+// by eviction is reopened, and checked again, when it is needed next.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "engine/env.h"
+#include "publish/snapshot_file.h"
+
+namespace snapsink {
+
+class TableCache {
+ public:
+  // The cache of this process.
+  static TableCache* Default();
+  // max_open_files 0 = the default: min(500, RLIMIT_NOFILE / 4), at least 8.
+  explicit TableCache(size_t max_open_files = 0);
+
+  // The identity of the file at path, part of its cache key ("" if it cannot be stat'ed).
+  static std::string FileIdentity(const std::string& path);
+
+  // The reader of the snapshot file `path` under `key` (FileIdentity and
+  // whatever else tells its contents apart), opened through env if it is not
+  // cached. Hold *out only while using it: a held reader is never closed.
+  Status Find(Env* env, const std::string& path, const std::string& key,
+              std::shared_ptr<const SnapshotReader>* out);
+
+  void SetMaxOpenFiles(size_t n);  // 0 = the default
+  size_t max_open_files() const;
+  size_t cached_files() const;  // files the cache holds open now
+
+ private:
+  struct Entry {
+    std::string key;
+    std::shared_ptr<const SnapshotReader> reader;
+  };
+  void EvictLocked();
+
+  mutable std::mutex mu_;
+  size_t max_open_files_;
+  std::list<Entry> lru_;  // most recently used first
+  std::unordered_map<std::string, std::list<Entry>::iterator> map_;
+};
+
+// Checked, decompressed blocks of snapshot files, shared by every
+// SnapshotReader of the process, least recently used dropped first.
+class BlockCache {
+ public:
+  static BlockCache* Default();
+  explicit BlockCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+  // A fresh id for the blocks of one SnapshotReader.
+  uint64_t NewId();
+  std::shared_ptr<const std::string> Lookup(uint64_t id, uint64_t block);
+  void Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::string> data);
+  // Drops the blocks [0, blocks) of id.
+  void Erase(uint64_t id, uint64_t blocks);
+
+  void SetCapacity(size_t bytes);
+  size_t capacity() const;
+  size_t bytes() const;
+
+ private:
+  struct Key {
+    uint64_t id, block;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.id * 0x9e3779b97f4a7c15ULL ^ k.block); }
+  };
+  struct Entry {
+    Key key;
+    std::shared_ptr<const std::string> data;
+  };
+  void EvictLocked();
+
+  mutable std::mutex mu_;
+  size_t capacity_;
+  size_t bytes_ = 0;
+  uint64_t next_id_ = 1;
+  std::list<Entry> lru_;
+  std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> map_;
+};
+
+}  // namespace snapsink

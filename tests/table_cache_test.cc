@@ -1,0 +1,264 @@
+// Bounded open files and block memory however many windows a root has
+// (publish/table_cache.h): the TableCache and BlockCache on their own, a
+// Reader that touches more windows than the cache holds (and a pinned
+// generation read again after its files were closed and gc ran), and, with
+// `ulimit -n 64`, `query` and `serve` over a root of 5,000 windows.
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "engine/env.h"
+#include "publish/reader.h"
+#include "publish/snapshot_file.h"
+#include "publish/table_cache.h"
+#include "tests/serve_util.h"
+#include "tests/test_util.h"
+
+namespace snapsink::testing {
+namespace {
+
+int OpenFds() {
+  int n = 0;
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  while (struct dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') n++;
+  }
+  ::closedir(d);
+  return n - 1;  // the directory stream itself
+}
+
+// A directory for a root with thousands of windows: on tmpfs when there is
+// one (publishing 5,000 windows syncs thousands of files and directories,
+// which costs minutes on a disk and nothing there), else under $TMPDIR.
+class FastDir {
+ public:
+  FastDir() {
+    char tmpl[] = "/dev/shm/snapsink-test-XXXXXX";
+    if (::access("/dev/shm", W_OK) == 0 && ::mkdtemp(tmpl) != nullptr) {
+      path_ = tmpl;
+    } else {
+      fallback_ = std::make_unique<TempDir>();
+      path_ = fallback_->path();
+    }
+  }
+  ~FastDir() {
+    if (!fallback_) (void)Env::Default()->RemoveTree(path_);
+  }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<TempDir> fallback_;
+};
+
+constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
+
+// A root with `windows` one-minute windows, one row (m, k) each with value
+// i + 1 in window i, published in one generation by one `run --final`.
+void MakeRoot(const std::string& root, const std::string& input, int windows) {
+  std::string lines;
+  for (int i = 0; i < windows; i++) {
+    lines += EventLine().Seq(i).Ts(kBase + int64_t{i} * 60000).Metric("m").Key("k").Value(i + 1).Line();
+  }
+  WriteFile(input, lines);
+  RunResult r = Snapsink({"init", root, "--window", "1m"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Snapsink({"run", root, input, "--final", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Writes a snapshot file with rows ("m", "k<i>") i < n and opens it.
+void WriteSnapshot(const std::string& path, int n) {
+  std::unique_ptr<SnapshotWriter> w;
+  ASSERT_STATUS_OK(SnapshotWriter::Open(Env::Default(), path, &w));
+  for (int i = 0; i < n; i++) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "k%05d", i);
+    ASSERT_STATUS_OK(w->Add(Row{"m", key, 1, i, 1}));
+  }
+  SnapshotFileInfo info;
+  ASSERT_STATUS_OK(w->Finish(&info));
+}
+
+TEST(TableCache, KeepsAtMostMaxOpenFilesAndNeverClosesOneInUse) {
+  TempDir dir;
+  constexpr int kFiles = 20;
+  for (int i = 0; i < kFiles; i++) WriteSnapshot(dir / std::to_string(i), 10 + i);
+  TableCache cache(4);
+  const int before = OpenFds();
+  std::shared_ptr<const SnapshotReader> held;
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < kFiles; i++) {
+      const std::string path = dir / std::to_string(i);
+      std::shared_ptr<const SnapshotReader> r;
+      ASSERT_STATUS_OK(cache.Find(Env::Default(), path, path + TableCache::FileIdentity(path), &r));
+      EXPECT_EQ(r->rows(), static_cast<uint64_t>(10 + i));
+      Row row;
+      ASSERT_STATUS_OK(r->Get("m", "k00009", &row));
+      EXPECT_EQ(row.sum_micros, 9);
+      if (i == 0 && round == 0) held = r;
+      EXPECT_LE(cache.cached_files(), 4u);
+      // The held file (in use) stays open beside at most 4 cached ones.
+      EXPECT_LE(OpenFds() - before, 5 + 1);
+    }
+  }
+  // The held reader was evicted from the cache but still works.
+  Row row;
+  ASSERT_STATUS_OK(held->Get("m", "k00003", &row));
+  EXPECT_EQ(row.sum_micros, 3);
+  held.reset();
+  cache.SetMaxOpenFiles(1);
+  EXPECT_EQ(cache.cached_files(), 1u);
+  EXPECT_LE(OpenFds() - before, 1);
+}
+
+TEST(TableCache, DefaultIsWellUnderTheProcessLimit) {
+  struct rlimit rl;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);
+  TableCache cache;
+  EXPECT_LE(cache.max_open_files(), 500u);
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= 32) {
+    EXPECT_LE(cache.max_open_files(), rl.rlim_cur / 4);
+  }
+}
+
+TEST(BlockCache, HoldsAtMostItsCapacityInBytes) {
+  BlockCache cache(10000);
+  const uint64_t id = cache.NewId();
+  for (uint64_t b = 0; b < 100; b++) {
+    cache.Insert(id, b, std::make_shared<const std::string>(1000, 'x'));
+    EXPECT_LE(cache.bytes(), 10000u);
+  }
+  EXPECT_EQ(cache.Lookup(id, 0), nullptr);  // least recently used, dropped
+  EXPECT_NE(cache.Lookup(id, 99), nullptr);
+  cache.Erase(id, 100);
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
+// A Reader whose generation has more windows than the cache holds files:
+// the open files stay bounded, and after a newer generation and gc (which
+// keeps the pinned one), every window read again (its file reopened) gives
+// the pinned generation's rows.
+TEST(TableCache, PinnedGenerationStaysCorrectWhenItsFilesAreReopened) {
+  TempDir dir;
+  const std::string root = dir / "root";
+  constexpr int kWindows = 60;
+  MakeRoot(root, dir / "in.ndjson", kWindows);
+  TableCache* cache = TableCache::Default();
+  cache->SetMaxOpenFiles(8);
+  const int before = OpenFds();
+  std::unique_ptr<Reader> reader;
+  ASSERT_STATUS_OK(Reader::Open(Env::Default(), root, 0, &reader));
+  ASSERT_EQ(reader->windows().size(), static_cast<size_t>(kWindows));
+  auto check_all = [&] {
+    for (int i = 0; i < kWindows; i++) {
+      Row row;
+      ASSERT_STATUS_OK(reader->Get(kBase + int64_t{i} * 60000, "m", "k", &row));
+      EXPECT_EQ(row.sum_micros, int64_t{i + 1} * 1000000) << i;
+      EXPECT_LE(OpenFds() - before, 1 + 8 + 1);  // the pin, the cache, slack
+    }
+  };
+  check_all();
+  // Generation 2 changes every window; gc drops what nothing pins.
+  std::string more;
+  for (int i = 0; i < kWindows; i++) {
+    more += EventLine().Seq(kWindows + i).Ts(kBase + int64_t{i} * 60000).Metric("m").Key("k").Value(1000).Line();
+  }
+  AppendFile(dir / "in.ndjson", more);
+  RunResult r = Snapsink({"run", root, dir / "in.ndjson", "--final", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Snapsink({"gc", root});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  check_all();
+  std::unique_ptr<Reader> now;
+  ASSERT_STATUS_OK(Reader::Open(Env::Default(), root, 0, &now));
+  EXPECT_EQ(now->generation(), 2u);
+  Row row;
+  ASSERT_STATUS_OK(now->Get(kBase, "m", "k", &row));
+  EXPECT_EQ(row.sum_micros, 1001 * 1000000);
+  cache->SetMaxOpenFiles(0);
+}
+
+// `ulimit -n 64` for the duration of a scope (for the processes it forks).
+class FileLimit {
+ public:
+  explicit FileLimit(rlim_t n) {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    struct rlimit rl = saved_;
+    rl.rlim_cur = std::min(n, saved_.rlim_cur);
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  ~FileLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+
+ private:
+  struct rlimit saved_;
+};
+
+std::string Shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return "popen failed";
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int rc = ::pclose(p);
+  return out + "\nexit " + std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+}
+
+// 5,000 windows, 64 descriptors: `query` through the binary and a `serve`
+// query (and /healthz, which reads every block) that touch every window.
+TEST(TableCache, FiveThousandWindowsUnderUlimit64) {
+  FastDir dir;
+  const std::string root = dir / "root";
+  constexpr int kWindows = 5000;
+  MakeRoot(root, dir / "in.ndjson", kWindows);
+
+  const std::string out =
+      Shell("bash -c 'ulimit -n 64 && exec \"$0\" query \"$1\" --metric m --key k --format csv' " +
+            std::string(SNAPSINK_BINARY) + " " + root + " 2>&1");
+  ASSERT_NE(out.find("\nexit 0"), std::string::npos) << out.substr(0, 2000);
+  size_t rows = 0;
+  for (char c : out) rows += c == '\n';
+  EXPECT_EQ(rows, static_cast<size_t>(kWindows) + 1 /* header */ + 1 /* exit line */) << out.substr(0, 2000);
+  EXPECT_NE(out.find(",5000"), std::string::npos);
+  EXPECT_EQ(out.find("Too many open files"), std::string::npos);
+
+  Server server;
+  const int port = FreePort();
+  {
+    FileLimit limit(64);
+    server.proc = SpawnSnapsink({"serve", root, "--listen", "127.0.0.1:" + std::to_string(port)});
+  }
+  server.port = port;
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(std::chrono::seconds(60));
+  int health = 0;
+  for (int i = 0; i < 600 && health != 200 && server.proc.Running(); i++) {
+    auto res = c.Get("/healthz");
+    if (res) health = res->status;
+    if (health != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(health, 200);
+  auto res = c.Get("/v1/query?metric=m&key=k&format=csv");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  size_t lines = 0;
+  for (char ch : res->body) lines += ch == '\n';
+  EXPECT_EQ(lines, static_cast<size_t>(kWindows) + 1);
+  ::kill(server.proc.pid, SIGTERM);
+  EXPECT_EQ(server.proc.Wait(), 0);
+}
+
+}  // namespace
+}  // namespace snapsink::testing

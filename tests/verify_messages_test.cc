@@ -1,0 +1,89 @@
+// verify names what differs (issue 26): a snapshot manifest whose window
+// count or sum differs from its rows names that field (it used to say
+// `events`), and CURRENT whose manifest checksum differs from the one state
+// records for the same generation says so (it used to say "names generation
+// 1, but state records generation 1"). Through the binary.
+#include <xxhash.h>
+
+#include <gtest/gtest.h>
+
+#include "engine/filenames.h"
+#include "publish/checked_json.h"
+#include "publish/current_file.h"
+#include "publish/generation_manifest.h"
+#include "publish/snapshot_manifest.h"
+#include "tests/test_util.h"
+
+namespace snapsink::testing {
+namespace {
+
+enum class Field { kCount, kSum };
+
+// A root with one published window, whose snapshot manifest then gets
+// another window count or sum, with every checksum made valid again (the
+// generation manifest records the new manifest's XXH64, CURRENT the new
+// generation manifest's): only the rows and the seal record still disagree.
+void PublishThenTamper(const TempDir& dir, Field field, std::string* root_out) {
+  const std::string root = dir / "root";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  WriteFile(dir / "in.ndjson", EventLine().Seq(0).Ts("2026-10-21T10:00:01Z").Metric("orders").Key("eu").Value("1.5").Line() +
+                                   EventLine().Seq(1).Ts("2026-10-21T10:00:02Z").Metric("orders").Key("us").Value("2").Line());
+  RunResult r = Snapsink({"run", root, dir / "in.ndjson", "--final"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(Snapsink({"verify", root}).exit_code, 0);
+
+  const std::string gpath = filenames::GenerationManifest(root, 1);
+  GenerationManifest g;
+  ASSERT_TRUE(GenerationManifest::Decode(ReadFile(gpath), gpath, &g).ok());
+  ASSERT_EQ(g.windows.size(), 1u);
+  const std::string mpath = filenames::Join(filenames::SnapshotDir(root, g.windows[0].window_ms, g.windows[0].version),
+                                            filenames::kSnapshotManifestFile);
+  SnapshotManifest m;
+  ASSERT_TRUE(SnapshotManifest::Decode(ReadFile(mpath), mpath, &m).ok());
+  if (field == Field::kCount) {
+    m.count += 1;
+  } else {
+    m.sum_micros += 250000;
+  }
+  const std::string mtext = m.Encode();
+  WriteFile(mpath, mtext);
+  g.windows[0].manifest_xxh64 = XXH64(mtext.data(), mtext.size(), 0);
+  const std::string gtext = g.Encode();
+  WriteFile(gpath, gtext);
+  WriteFile(filenames::Current(root), EncodeCurrent(CurrentPointer{1, XXH64(gtext.data(), gtext.size(), 0)}));
+  *root_out = root;
+}
+
+TEST(VerifyMessages, WindowCountMismatchNamesCount) {
+  TempDir dir;
+  std::string root;
+  PublishThenTamper(dir, Field::kCount, &root);
+  RunResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 10) << v.out << v.err;
+  EXPECT_NE(v.out.find("window totals: count 2 in the staged files, manifest 3"), std::string::npos) << v.out;
+  EXPECT_EQ(v.out.find("window totals: events"), std::string::npos) << v.out;
+}
+
+TEST(VerifyMessages, WindowSumMismatchNamesSum) {
+  TempDir dir;
+  std::string root;
+  PublishThenTamper(dir, Field::kSum, &root);
+  RunResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 10) << v.out << v.err;
+  EXPECT_NE(v.out.find("window totals: sum 3.5 in the staged files, manifest 3.75"), std::string::npos) << v.out;
+  EXPECT_EQ(v.out.find("window totals: events"), std::string::npos) << v.out;
+}
+
+TEST(VerifyMessages, CurrentChecksumMismatchSaysTheChecksumDiffers) {
+  TempDir dir;
+  std::string root;
+  PublishThenTamper(dir, Field::kCount, &root);
+  RunResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 10) << v.out << v.err;
+  EXPECT_EQ(v.out.find("names generation 1, but state records generation 1"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("CURRENT: names generation 1 with manifest checksum "), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find(", but state records checksum "), std::string::npos) << v.out;
+}
+
+}  // namespace
+}  // namespace snapsink::testing
