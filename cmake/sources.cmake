@@ -21,6 +21,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/producer_retention.cc
   engine/root.cc
   engine/root_files.cc
+  engine/source_gap_acceptance.cc
   engine/sequencer.cc
   engine/state_codec.cc
   engine/store.cc
@@ -73,12 +74,28 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/write_batch.h
 )
 
+# utilities/: programs' libraries over the public API only.
+set(SNAPSINK_KAFKA_SOURCES
+  utilities/kafka/kafka_config.cc
+  utilities/kafka/kafka_consumer.cc
+  utilities/kafka/kafka_run.cc
+  utilities/kafka/partition_writer.cc
+)
+
+# librdkafka mock-cluster tests of `run --kafka` (their own executable).
+set(SNAPSINK_KAFKA_TEST_SOURCES
+  tests/kafka_mock_harness.cc
+  tests/kafka_mock_cluster.cc
+  tests/kafka_events.cc
+)
+
 # The command-line tool.
 set(SNAPSINK_TOOL_SOURCES
   tools/cli_errors.cc
   tools/cmd_backfill.cc
   tools/cmd_gaps.cc
   tools/cmd_ingest.cc
+  tools/cmd_kafka.cc
   tools/cmd_inspect.cc
   tools/cmd_metrics.cc
   tools/cmd_ops.cc

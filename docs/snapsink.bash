@@ -19,22 +19,23 @@ _snapsink() {
     ingest) opts="--source --commit-every --on-error --quiet --id-from-content" ;;
     seal) opts="--window --all" ;;
     publish) opts="" ;;
-    run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content" ;;
+    run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content --kafka --topic --group --kafka-start --kafka-config" ;;
     backfill) opts="--version --source --from --to --commit-every --quiet --dry-run" ;;
-    query) opts="--window --metric --key --generation --format" ;;
+    query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup" ;;
     inspect) opts="--json --all" ;;
     verify) opts="" ;;
     gc) opts="--keep-generations --producers-idle" ;;
     rollback) opts="--generation --dry-run" ;;
     status) opts="--json" ;;
     metrics) opts="" ;;
-    gaps) opts="--producer --epoch --range" ;;
+    gaps) opts="--producer --epoch --range --source" ;;
     serve) opts="--listen --threads --max-connections --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes" ;;
   esac
   case "$prev" in
     --on-gap) COMPREPLY=($(compgen -W "accept stop" -- "$cur")); return ;;
     --on-error) COMPREPLY=($(compgen -W "skip stop" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "table json csv" -- "$cur")); return ;;
+    --kafka-start) COMPREPLY=($(compgen -W "earliest latest" -- "$cur")); return ;;
   esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))

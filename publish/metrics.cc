@@ -50,6 +50,30 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
     rejected.Add({{"source", src.name}, {"reason", "horizon"}}).Increment(D(ids.rejected_horizon));
     rejected.Add({{"source", src.name}, {"reason", "retired"}}).Increment(D(ids.rejected_retired));
   }
+  // Sources of the write path with progress only (a Kafka partition: read =
+  // the committed offset, end = the high watermark); a family with no
+  // source prints its HELP and TYPE lines only.
+  auto& read = BuildGauge().Name("snapsink_source_read_position")
+                   .Help("How far a source is read and committed (a Kafka partition's next offset).")
+                   .Register(*registry);
+  auto& end = BuildGauge().Name("snapsink_source_end_position")
+                  .Help("How far a source reaches (a Kafka partition's high watermark), as last seen.")
+                  .Register(*registry);
+  auto& lag = BuildGauge().Name("snapsink_source_lag").Help("end - read, per source with progress.")
+                  .Register(*registry);
+  auto& newest = BuildGauge().Name("snapsink_source_newest_event_seconds")
+                     .Help("The newest event time applied from a source, seconds since the Unix epoch.")
+                     .Register(*registry);
+  for (const SourceStatus& src : s.sources) {
+    const auto& p = src.state.progress;
+    if (!p) continue;
+    read.Add({{"source", src.name}}).Set(D(p->read));
+    end.Add({{"source", src.name}}).Set(D(p->end));
+    lag.Add({{"source", src.name}}).Set(D(p->end > p->read ? p->end - p->read : 0));
+    if (src.state.newest_ts_ms) {
+      newest.Add({{"source", src.name}}).Set(static_cast<double>(*src.state.newest_ts_ms) / 1000.0);
+    }
+  }
   auto& gaps = BuildGauge().Name("snapsink_open_gaps").Help("Open sequence gaps, per producer that has any.")
                    .Register(*registry);
   for (const ProducerGaps& p : s.gaps) gaps.Add({{"producer", p.producer}}).Set(D(p.gaps.size()));

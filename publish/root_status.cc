@@ -208,7 +208,9 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
     o += "{\"source\":" + JsonQuote(src.name) +
          ",\"path\":" + (src.path.empty() ? std::string("null") : JsonQuote(src.path)) +
          ",\"backfill\":" + (src.backfill ? "true" : "false") + ",\"offset\":" + U(st.offset);
-    if (src.file_size >= 0) {
+    if (st.progress) {  // the write path's progress (a Kafka partition): lag = end - read
+      o += ",\"size\":null,\"lag\":" + U(st.progress->end > st.progress->read ? st.progress->end - st.progress->read : 0);
+    } else if (src.file_size >= 0) {
       const uint64_t size = static_cast<uint64_t>(src.file_size);
       o += ",\"size\":" + U(size) + ",\"lag\":" + U(size > st.offset ? size - st.offset : 0);
     } else {
@@ -217,7 +219,14 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
     o += ",\"lines\":" + U(st.lines) + ",\"applied\":" + U(st.applied) + ",\"duplicates\":" + U(st.duplicates) +
          ",\"fenced\":" + U(st.fenced) + ",\"rejected\":" + U(st.rejected) + ",\"ignored\":" + U(st.ignored) +
          ",\"duplicates_id\":" + U(src.ids.duplicates_id) + ",\"rejected_horizon\":" + U(src.ids.rejected_horizon) +
-         ",\"rejected_retired\":" + U(src.ids.rejected_retired) + "}";
+         ",\"rejected_retired\":" + U(src.ids.rejected_retired);
+    if (st.position || st.progress) {  // a source of the write path (a Kafka partition)
+      o += ",\"position\":" + (st.position ? JsonQuote(*st.position) : std::string("null"));
+      o += ",\"read\":" + (st.progress ? U(st.progress->read) : std::string("null"));
+      o += ",\"high_watermark\":" + (st.progress ? U(st.progress->end) : std::string("null"));
+      o += ",\"newest_event\":" + opt_time(st.newest_ts_ms);
+    }
+    o += "}";
   }
   o += "],\"producers\":" + U(s.producers) + ",\"retired_producers\":" + U(s.retired_producers);
   o += ",\"ids\":{\"held\":" + U(s.ids.held) + ",\"oldest\":" + opt_time(s.ids.oldest) + ",\"cutoff\":" +

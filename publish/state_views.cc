@@ -7,6 +7,7 @@
 #include "engine/long_key.h"
 #include "engine/producer_retention.h"
 #include "engine/root.h"
+#include "engine/source_gap_acceptance.h"
 #include "engine/window_records.h"
 #include "engine/watermark.h"
 #include "publish/views.h"
@@ -54,6 +55,12 @@ api::SourceView ToSourceView(const std::string& name, const SourceState& s, cons
   v.duplicates_id = ids.duplicates_id;
   v.rejected_horizon = ids.rejected_horizon;
   v.rejected_retired = ids.rejected_retired;
+  v.position = s.position;
+  if (s.progress) {
+    v.read = s.progress->read;
+    v.end = s.progress->end;
+  }
+  v.newest_event_ms = s.newest_ts_ms;
   return v;
 }
 
@@ -117,6 +124,15 @@ Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out) {
     info.gap.range = {g.range.lo, g.range.hi - 1};
     info.accepted_at_ms = g.accepted_at_ms;
     out->push_back(std::move(info));
+  }
+  return Status::OK();
+}
+
+Status AcceptedSourceGapInfos(Txn* txn, std::vector<api::AcceptedSourceGapInfo>* out) {
+  std::vector<AcceptedSourceGap> accepted;
+  SNAPSINK_RETURN_IF_ERROR(ListAcceptedSourceGaps(txn, &accepted));
+  for (const AcceptedSourceGap& g : accepted) {
+    out->push_back(api::AcceptedSourceGapInfo{{g.source, g.lo, g.hi}, g.accepted_at_ms});
   }
   return Status::OK();
 }

@@ -74,8 +74,28 @@ Table ToTable(const std::vector<GapInfo>& open, const std::vector<AcceptedGapInf
   return t;
 }
 
+Table ToTable(const std::vector<AcceptedSourceGapInfo>& accepted) {
+  Table t{{"source", "from_position", "to_position", "missing", "state", "accepted_at"}, {}};
+  for (const AcceptedSourceGapInfo& a : accepted) {
+    Record r;
+    r.Str("source", a.gap.source);
+    r.Num("from_position", U(a.gap.first));
+    r.Num("to_position", U(a.gap.last));
+    r.Num("missing", U(a.gap.last - a.gap.first + 1));
+    r.Str("state", "accepted");
+    r.Str("accepted_at", snapsink::FormatIso(a.accepted_at_ms));
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
 Table ToTable(const std::vector<SourceView>& sources) {
   Table t{{"source", "offset", "lines", "applied", "duplicates", "fenced", "rejected", "ignored"}, {}};
+  // Sources of the write path (a Kafka partition) add their progress; a
+  // root of files only prints the columns it always did.
+  bool progress = false;
+  for (const SourceView& s : sources) progress = progress || s.position || s.read;
+  if (progress) t.columns.insert(t.columns.end(), {"position", "high_watermark", "lag", "newest_event"});
   for (const SourceView& s : sources) {
     Record r;
     r.Str("source", s.source);
@@ -89,6 +109,16 @@ Table ToTable(const std::vector<SourceView>& sources) {
     r.Num("duplicates_id", U(s.duplicates_id));
     r.Num("rejected_horizon", U(s.rejected_horizon));
     r.Num("rejected_retired", U(s.rejected_retired));
+    if (progress) {
+      if (s.position) {
+        r.Str("position", *s.position);
+      } else {
+        r.Num("position", "null");
+      }
+      r.Num("high_watermark", s.end ? U(*s.end) : "null");
+      r.Num("lag", s.end && s.read ? U(*s.end > *s.read ? *s.end - *s.read : 0) : "null");
+      OptTime(&r, "newest_event", s.newest_event_ms);
+    }
     t.records.push_back(std::move(r));
   }
   return t;

@@ -63,6 +63,7 @@ Status ProducerInfos(Txn* txn, std::vector<api::ProducerInfo>* out);
 Status GapInfos(Txn* txn, std::vector<api::GapInfo>* out);
 // Every accepted-gap record (engine/gap_acceptance.h).
 Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out);
+Status AcceptedSourceGapInfos(Txn* txn, std::vector<api::AcceptedSourceGapInfo>* out);
 // Calls fn(name, state, id-dedup counts) for every source, by name; long
 // names too (engine/long_key.h).
 Status ScanSources(Txn* txn,

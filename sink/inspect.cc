@@ -36,6 +36,10 @@ Result<std::vector<AcceptedGapInfo>> ReadOnlySink::AcceptedGaps() const {
   return LiveView<AcceptedGapInfo>(impl_->root.get(), AcceptedGapInfos);
 }
 
+Result<std::vector<AcceptedSourceGapInfo>> ReadOnlySink::AcceptedSourceGaps() const {
+  return LiveView<AcceptedSourceGapInfo>(impl_->root.get(), AcceptedSourceGapInfos);
+}
+
 Result<std::vector<SourceView>> ReadOnlySink::Sources() const {
   return LiveView<SourceView>(impl_->root.get(), SourceViews);
 }

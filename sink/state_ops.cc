@@ -5,6 +5,7 @@
 
 #include "engine/gap_acceptance.h"
 #include "engine/producer_retention.h"
+#include "engine/source_gap_acceptance.h"
 #include "engine/timeutil.h"
 #include "sink/sink_impl.h"
 
@@ -30,6 +31,23 @@ Result<AcceptedGapInfo> Sink::AcceptGaps(const GapAcceptance& a) {
   SNAPSINK_RETURN_IF_ERROR(RecordAcceptedGap(txn.get(), rec));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   return AcceptedGapInfo{a, rec.accepted_at_ms};
+}
+
+Result<AcceptedSourceGapInfo> Sink::AcceptSourceGap(const SourceGapAcceptance& a) {
+  if (a.source.empty()) return Status::InvalidArgument("gaps accept --source: empty source name");
+  if (a.first > a.last || a.last == UINT64_MAX) {
+    return Status::InvalidArgument("source range " + std::to_string(a.first) + ".." + std::to_string(a.last) +
+                                   ": expected LO <= HI < 2^64-1");
+  }
+  AcceptedSourceGap rec{a.source, a.first, a.last, 0};
+  // Wall clock: for the audit record only, never for an output's identity.
+  rec.accepted_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginWrite(&txn));
+  SNAPSINK_RETURN_IF_ERROR(RecordAcceptedSourceGap(txn.get(), rec));
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  return AcceptedSourceGapInfo{a, rec.accepted_at_ms};
 }
 
 Result<std::vector<std::string>> Sink::RetireIdleProducers(int64_t idle_ms) {

@@ -327,11 +327,35 @@ TEST(ToolsIncludes, EveryToolsFileIncludesOnlyThePublicApi) {
       std::smatch m;
       if (!std::regex_search(line, m, include_line)) continue;
       const std::string header = m[1];
-      EXPECT_TRUE(header.rfind("snapsink/", 0) == 0 || header.rfind("tools/", 0) == 0)
+      EXPECT_TRUE(header.rfind("snapsink/", 0) == 0 || header.rfind("tools/", 0) == 0 ||
+                  header.rfind("utilities/", 0) == 0)
           << "tools/" << name << " includes \"" << header << "\"";
     }
     EXPECT_GT(includes, 0) << name;
   }
+}
+
+// utilities/ (the Kafka consumer) is built as a user would build it: on
+// include/snapsink/ and its own headers only.
+TEST(UtilitiesIncludes, EveryUtilitiesFileIncludesOnlyThePublicApi) {
+  const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
+  int files = 0;
+  for (boost::filesystem::recursive_directory_iterator it(std::string(SNAPSINK_SOURCE_DIR) + "/utilities"), end;
+       it != end; ++it) {
+    if (!boost::filesystem::is_regular_file(it->path())) continue;
+    ++files;
+    std::ifstream f(it->path().string());
+    ASSERT_TRUE(f.good()) << it->path();
+    std::string line;
+    while (std::getline(f, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_line)) continue;
+      const std::string header = m[1];
+      EXPECT_TRUE(header.rfind("snapsink/", 0) == 0 || header.rfind("utilities/", 0) == 0)
+          << it->path() << " includes \"" << header << "\"";
+    }
+  }
+  EXPECT_GE(files, 6) << "the directory scan found too few files";
 }
 
 }  // namespace

@@ -6,7 +6,30 @@
 
 namespace snapsink {
 
+namespace {
+
+Status AcceptSourceGap(const GapsArgs& a) {
+  if (a.epoch) return Status::InvalidArgument("--epoch goes with --producer, not --source");
+  api::SeqRange range;
+  if (a.range.empty() || !api::ParseSeqRange(a.range, &range)) {
+    return Status::InvalidArgument("--source needs --range LO..HI (positions, both inclusive, LO <= HI) or one number");
+  }
+  SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::Open(a.root));
+  SNAPSINK_ASSIGN_OR_RETURN(auto rec, sink->AcceptSourceGap({a.source, range.first, range.last}));
+  std::printf("accepted the loss of positions %llu..%llu of source %s: its reader goes on from %llu\n",
+              static_cast<unsigned long long>(rec.gap.first), static_cast<unsigned long long>(rec.gap.last),
+              rec.gap.source.c_str(), static_cast<unsigned long long>(rec.gap.last + 1));
+  return Status::OK();
+}
+
+}  // namespace
+
 Status CmdGaps(const GapsArgs& a) {
+  if (a.producer.empty() && a.source.empty()) return Status::InvalidArgument("--producer is required");
+  if (!a.producer.empty() && !a.source.empty()) {
+    return Status::InvalidArgument("gaps accept: give one of --producer and --source, not both");
+  }
+  if (!a.source.empty()) return AcceptSourceGap(a);
   api::GapAcceptance acceptance;
   acceptance.producer = a.producer;
   acceptance.epoch = a.epoch;

@@ -1,5 +1,7 @@
 // inspect producers|gaps|sources|ids|windows|snapshots|generations: a view of
 // api::ReadOnlySink, printed by api::ToTable.
+#include <cstdio>
+
 #include "snapsink/sink.h"
 #include "tools/commands.h"
 
@@ -24,6 +26,11 @@ Status CmdInspect(const InspectArgs& a) {
     SNAPSINK_ASSIGN_OR_RETURN(auto open, sink->Gaps());
     SNAPSINK_ASSIGN_OR_RETURN(auto accepted, sink->AcceptedGaps());
     PrintTable(api::ToTable(open, accepted), format);
+    SNAPSINK_ASSIGN_OR_RETURN(auto sources, sink->AcceptedSourceGaps());
+    if (!sources.empty()) {
+      if (format == OutputFormat::kTable) std::printf("\n");
+      PrintTable(api::ToTable(sources), format);
+    }
     return Status::OK();
   }
   if (a.what == "gaps") return Print(sink->Gaps(), format);

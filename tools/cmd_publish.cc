@@ -116,6 +116,11 @@ Status CmdPublish(const std::string& path) {
 }
 
 Status CmdRun(const RunArgs& a) {
+  if (!a.kafka.empty()) return CmdRunKafka(a);
+  if (!a.topic.empty() || !a.group.empty() || !a.kafka_config.empty()) {
+    return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");
+  }
+  if (a.ingest.files.empty()) return Status::InvalidArgument("run: give FILE... or --kafka BROKERS");
   if (a.follow) return RunFollow(a);
   if (!a.serve.empty()) return Status::InvalidArgument("--serve goes with --follow");
   auto sink = api::Sink::Open(a.ingest.root);

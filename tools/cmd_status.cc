@@ -60,7 +60,12 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
   for (const api::SourceStatus& src : s.sources) {
     std::string lag = src.backfill ? "an archive, read once" : "file not found";
     if (!src.path.empty() && src.path != src.source.source) lag += ", file " + api::EscapeControl(src.path);
-    if (src.file_size >= 0) {
+    if (src.source.end && src.source.read) {  // the write path's progress (a Kafka partition)
+      const uint64_t read = *src.source.read, end = *src.source.end;
+      lag = "position " + src.source.position.value_or("none") + ", high watermark " + U(end) + ", lag " +
+            U(end > read ? end - read : 0) + ", newest event " +
+            (src.source.newest_event_ms ? api::FormatTime(*src.source.newest_event_ms) : std::string("none"));
+    } else if (src.file_size >= 0) {
       const uint64_t size = static_cast<uint64_t>(src.file_size);
       lag = "size " + U(size) + ", lag " + U(size > src.source.offset ? size - src.source.offset : 0) + " bytes" +
             (!src.path.empty() && src.path != src.source.source ? ", file " + api::EscapeControl(src.path) : "");

@@ -65,8 +65,14 @@ struct RunArgs {
   std::string publish_every = "10s";   // --follow: publish at most this often
   std::string poll = "1s";             // --follow: longest sleep between passes
   std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
+  // run --kafka BROKERS --topic T --group G: consume a topic (tools/cmd_kafka.cc)
+  std::string kafka, topic, group;
+  std::string kafka_start = "earliest";
+  std::vector<std::string> kafka_config;  // KEY=VALUE, as kcat -X
 };
 Status CmdRun(const RunArgs& a);
+// run --kafka: utilities/kafka/ (kafka::Run) with the tool's printing and signals.
+Status CmdRunKafka(const RunArgs& a);
 
 struct QueryArgs {
   std::string root;
@@ -140,6 +146,7 @@ struct GapsArgs {
   std::string root;
   std::string action;
   std::string producer;
+  std::string source;  // instead of producer: accept lost positions of a source (Sink::AcceptSourceGap)
   std::optional<uint32_t> epoch;
   std::string range;
 };

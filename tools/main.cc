@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   RunArgs run;
   auto* c_run = app.add_subcommand("run", "Ingest, seal closed windows, publish");
   c_run->add_option("ROOT", run.ingest.root, kRootHelp)->required();
-  c_run->add_option("FILE", run.ingest.files, "NDJSON files; - is standard input")->required();
+  c_run->add_option("FILE", run.ingest.files, "NDJSON files; - is standard input (or --kafka instead)");
   c_run->add_option("--source", run.ingest.source, "Source name (default: the path as given; one FILE only)");
   c_run->add_option("--commit-every", run.ingest.commit_every, "Lines per transaction (default 10000)")
       ->check(AtLeast(1));
@@ -125,9 +125,23 @@ int main(int argc, char** argv) {
   c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT, :PORT (every interface) or PORT (loopback), as snapsink serve");
   c_run->add_flag("--id-from-content", run.ingest.id_from_content,
                   "Events without seq or id are deduplicated by a hash of their content");
+  c_run->add_option("--kafka", run.kafka,
+                    "Instead of FILE: consume a Kafka topic from these bootstrap brokers (host:port,...); each "
+                    "partition P is the source kafka:T/P, its offset kept in the root (README, Kafka)");
+  c_run->add_option("--topic", run.topic, "--kafka: the topic T");
+  c_run->add_option("--group", run.group, "--kafka: the consumer group G");
+  c_run->add_option("--kafka-start", run.kafka_start,
+                    "--kafka: where a partition the root has never seen starts: earliest (default) or latest")
+      ->check(OneOf({"earliest", "latest"}));
+  c_run->add_option("--kafka-config", run.kafka_config,
+                    "--kafka: a librdkafka property KEY=VALUE (repeatable, as kcat -X); those that would let Kafka "
+                    "decide a position (enable.auto.commit, auto.offset.reset, ...) are refused");
   c_run->footer(kEventFields + Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
-                       "3 gap under --on-gap stop; 4 reconciliation failed; 5 root locked.",
-                       "snapsink run /data/orders events.ndjson --final"));
+                       "3 gap under --on-gap stop, or a Kafka position deleted by retention (see snapsink gaps "
+                       "accept --source); 4 reconciliation failed; 5 root locked.",
+                       "snapsink run /data/orders events.ndjson --final\n"
+                       "         snapsink run /data/orders --kafka broker1:9092 --topic orders --group snapsink "
+                       "--follow"));
 
   BackfillArgs backfill;
   auto* c_backfill = app.add_subcommand(
@@ -235,16 +249,21 @@ int main(int argc, char** argv) {
   uint32_t gaps_epoch = 0;
   auto* c_gaps = app.add_subcommand(
       "gaps", "accept: let ingest under --on-gap stop go on past a producer's gaps (recorded for audit; "
-              "shown by inspect gaps --all); accepted gaps still fill if their events arrive");
+              "shown by inspect gaps --all); accepted gaps still fill if their events arrive. "
+              "With --source: let a Kafka partition go on past offsets retention deleted (run exits 3 naming them)");
   c_gaps->add_option("ROOT", gaps.root, kRootHelp)->required();
   c_gaps->add_option("ACTION", gaps.action, "accept: record the producer's gaps as accepted")
       ->required()->check(OneOf({"accept"}));
-  c_gaps->add_option("--producer", gaps.producer, "The producer whose gap to accept")->required();
+  c_gaps->add_option("--producer", gaps.producer, "The producer whose gap to accept");
+  c_gaps->add_option("--source", gaps.source,
+                     "Instead of --producer: a source whose positions LO..HI (--range) are lost for good, "
+                     "e.g. kafka:T/P offsets deleted by retention; its reader goes on from HI+1");
   auto* epoch_opt = c_gaps->add_option("--epoch", gaps_epoch, "Only gaps in this epoch (default: every epoch)")
       ->check(AtLeast(0));
   c_gaps->add_option("--range", gaps.range,
                      "Only missing sequence numbers inside LO..HI, both inclusive (default: every gap)");
-  c_gaps->footer(Footer("", "snapsink gaps /data/orders accept --producer p1 --epoch 2 --range 100..199"));
+  c_gaps->footer(Footer("", "snapsink gaps /data/orders accept --producer p1 --epoch 2 --range 100..199\n"
+                            "         snapsink gaps /data/orders accept --source kafka:orders/3 --range 1042..5999"));
 
   ServeArgs serve;
   auto* c_serve = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");

@@ -50,6 +50,8 @@ class ReadOnlySink {
   Result<std::vector<GapInfo>> Gaps() const;
   // every accepted-gap record, by producer, then as recorded (inspect gaps --all);
   Result<std::vector<AcceptedGapInfo>> AcceptedGaps() const;
+  // every accepted source range, as recorded (inspect gaps --all);
+  Result<std::vector<AcceptedSourceGapInfo>> AcceptedSourceGaps() const;
   // every source's accounting, by name (names over 503 bytes by their first
   // 503 bytes, then in no set order) (inspect sources);
   Result<std::vector<SourceView>> Sources() const;
@@ -162,6 +164,9 @@ class Sink : public ReadOnlySink {
   // Records an accepted gap (`snapsink gaps accept`), stamped with the wall
   // clock; returns the record as AcceptedGaps() will list it.
   Result<AcceptedGapInfo> AcceptGaps(const GapAcceptance& acceptance);
+  // Records positions first..last of a source as lost for good (`snapsink
+  // gaps accept --source S --range LO..HI`), stamped with the wall clock.
+  Result<AcceptedSourceGapInfo> AcceptSourceGap(const SourceGapAcceptance& acceptance);
   // Retires every producer idle for idle_ms (> 0) of event time behind the
   // watermark (`gc --producers-idle`); returns their ids.
   Result<std::vector<std::string>> RetireIdleProducers(int64_t idle_ms);

@@ -105,12 +105,35 @@ struct AcceptedGapInfo {
   int64_t accepted_at_ms = 0;  // wall clock, for people only
 };
 
+// What `gaps accept --source S --range LO..HI` records
+// (Sink::AcceptSourceGap): positions LO..HI (both inclusive; e.g. a Kafka
+// partition's offsets that retention deleted before they were read) of
+// source S are lost for good; a reader of S whose position lies inside goes
+// on from HI+1 (utilities/kafka/).
+struct SourceGapAcceptance {
+  std::string source;
+  uint64_t first = 0, last = 0;
+};
+
+// inspect gaps --all: an accepted source range, kept for audit.
+struct AcceptedSourceGapInfo {
+  SourceGapAcceptance gap;
+  int64_t accepted_at_ms = 0;  // wall clock, for people only
+};
+
 // inspect sources: a source's totals and the parts of its duplicates and
 // rejected that id dedup and producer retention add.
 struct SourceView : SourceInfo {
   uint64_t duplicates_id = 0;     // of duplicates: an id seen within the id horizon
   uint64_t rejected_horizon = 0;  // of rejected: beyond the id horizon
   uint64_t rejected_retired = 0;  // of rejected: a retired producer at its old epoch
+  // Of the write path (WriteBatch::SetPosition/SetProgress), e.g. a Kafka
+  // partition: its opaque position, how far it has been read and how far it
+  // reaches (the high watermark; lag = end - read), and the newest event
+  // time applied from it.
+  std::optional<std::string> position;
+  std::optional<uint64_t> read, end;
+  std::optional<int64_t> newest_event_ms;
 };
 
 // inspect ids: the ids held for dedup of events without seq.
@@ -219,6 +242,8 @@ Table ToTable(const std::vector<ProducerInfo>& producers);
 Table ToTable(const std::vector<GapInfo>& gaps);
 // Open gaps (state "open") and then every accepted record (state "accepted").
 Table ToTable(const std::vector<GapInfo>& open, const std::vector<AcceptedGapInfo>& accepted);
+// Accepted source ranges (inspect gaps --all, after the producers' gaps).
+Table ToTable(const std::vector<AcceptedSourceGapInfo>& accepted);
 Table ToTable(const std::vector<SourceView>& sources);  // the id columns in json only
 Table ToTable(const IdsInfo& ids);
 Table ToTable(const std::vector<WindowInfo>& windows);

@@ -1,0 +1,66 @@
+// librdkafka's in-process mock cluster, hosted by a producer handle, and the
+// snapsink child processes the Kafka tests run against it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct rd_kafka_s;
+struct rd_kafka_mock_cluster_s;
+
+namespace snapsink::kafkatest {
+
+class MockCluster {
+ public:
+  explicit MockCluster(int brokers);
+  ~MockCluster();
+  MockCluster(const MockCluster&) = delete;
+  MockCluster& operator=(const MockCluster&) = delete;
+
+  const std::string& bootstraps() const { return bootstraps_; }
+  rd_kafka_mock_cluster_s* mock() const { return mock_; }
+  void CreateTopic(const std::string& topic, int partitions);
+  // Produces values to the partition, in order; true when every one was acknowledged.
+  bool Produce(const std::string& topic, int32_t partition, const std::vector<std::string>& values);
+  bool Watermarks(const std::string& topic, int32_t partition, int64_t* lo, int64_t* hi);
+
+ private:
+  rd_kafka_s* rk_ = nullptr;
+  rd_kafka_mock_cluster_s* mock_ = nullptr;
+  std::string bootstraps_;
+};
+
+struct ChildResult {
+  int exit_code = -1;  // 128+N when killed by signal N
+  std::string out, err;
+};
+
+class Child {
+ public:
+  // Starts `binary args...` with extra environment entries ("K=V"),
+  // stdout/stderr into files under dir.
+  Child(const std::string& binary, const std::vector<std::string>& args, const std::vector<std::string>& env,
+        const std::string& dir);
+  ~Child();
+  void Signal(int sig);
+  bool Running();
+  ChildResult Wait(int timeout_s = 120);  // SIGKILL after the timeout
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_path_, err_path_;
+  int status_ = 0;
+  bool reaped_ = false;
+};
+
+ChildResult RunChild(const std::string& binary, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env, const std::string& dir, int timeout_s = 120);
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& data);
+
+}  // namespace snapsink::kafkatest

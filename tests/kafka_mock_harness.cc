@@ -1,0 +1,392 @@
+// `snapsink run --kafka` end to end, against librdkafka's in-process mock
+// cluster (3 brokers, a topic of 8 partitions) hosted by this process: the
+// real snapsink binary runs as a child (path: SNAPSINK_BINARY, or
+// --snapsink=PATH). Every test compares what the Kafka run published with
+// what `run --final` publishes over the same events from a file, partition
+// after partition in offset order.
+//
+// The mock is slow to form a group (~3 s for a first join); timeouts are
+// short (session 3 s) so the whole file stays well under two minutes.
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <thread>
+
+#include "tests/kafka_events.h"
+#include "tests/kafka_mock_cluster.h"
+
+#ifdef SNAPSINK_SANITIZED
+// The harness process hosts librdkafka (not built with the sanitizers),
+// whose threads may still hold memory when a test's process exits; the
+// snapsink children, which run the code under test, keep leak detection.
+extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
+#endif
+
+namespace snapsink::kafkatest {
+namespace {
+
+std::string g_snapsink = SNAPSINK_BINARY;
+constexpr char kTopic[] = "orders";
+constexpr int kPartitions = 8;
+
+// librdkafka protocol ApiKeys (rdkafka_protocol.h is not installed).
+constexpr int16_t kFetch = 1, kOffsetCommit = 8, kHeartbeat = 12, kSyncGroup = 14;
+
+class KafkaMock : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/snapsink-kafka-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    cluster_ = std::make_unique<MockCluster>(3);
+    cluster_->CreateTopic(kTopic, kPartitions);
+  }
+  void TearDown() override {
+    cluster_.reset();
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+    else std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
+  }
+
+  ChildResult Snapsink(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                       int timeout_s = 90) {
+    return RunChild(g_snapsink, args, env, dir_, timeout_s);
+  }
+  std::string NewRoot(const std::string& name) {
+    const std::string root = dir_ + "/" + name;
+    ChildResult r = Snapsink({"init", root});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return root;
+  }
+  std::vector<std::string> RunArgs(const std::string& root, const std::string& group,
+                                   std::vector<std::string> extra = {}) {
+    std::vector<std::string> a{"run", root, "--kafka", cluster_->bootstraps(), "--topic", kTopic, "--group", group,
+                               "--kafka-config", "session.timeout.ms=3000", "--kafka-config",
+                               "heartbeat.interval.ms=300", "--kafka-config", "fetch.wait.max.ms=50",
+                               "--kafka-config", "topic.metadata.refresh.interval.ms=1000"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  void ProduceStream(const EventStream& s) {
+    for (int p = 0; p < kPartitions; ++p) ASSERT_TRUE(cluster_->Produce(kTopic, p, s.records[p])) << p;
+  }
+  std::string Query(const std::string& root) {
+    ChildResult r = Snapsink({"query", root, "--format", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+  // What `run --final` publishes over the streams as one file.
+  std::string FileQuery(const std::vector<const EventStream*>& streams) {
+    const std::string root = NewRoot("file-root");
+    std::string data;
+    for (const EventStream* s : streams) data += AsFile(*s);
+    WriteFile(dir_ + "/events.ndjson", data);
+    ChildResult r = Snapsink({"run", root, dir_ + "/events.ndjson", "--final", "--quiet"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Query(root);
+  }
+  // lines = applied + duplicates + fenced + rejected + ignored for every
+  // partition's source, and lines = what was produced to it.
+  void CheckAccounting(const std::string& root, const std::vector<uint64_t>& lines) {
+    ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto field = [](const std::string& line, const std::string& name) -> uint64_t {
+      std::smatch m;
+      if (!std::regex_search(line, m, std::regex("\"" + name + "\":([0-9]+)"))) return UINT64_MAX;
+      return std::stoull(m[1]);
+    };
+    int seen = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, std::regex(R"re("source":"kafka:orders/([0-9]+)")re"))) continue;
+      const int p = std::stoi(m[1]);
+      ++seen;
+      const uint64_t n = field(line, "lines");
+      EXPECT_EQ(n, lines[p]) << line;
+      EXPECT_EQ(n, field(line, "applied") + field(line, "duplicates") + field(line, "fenced") +
+                       field(line, "rejected") + field(line, "ignored"))
+          << line;
+    }
+    EXPECT_EQ(seen, kPartitions) << r.out;
+  }
+  static std::vector<uint64_t> Sum(const EventStream& a, const EventStream* b = nullptr) {
+    std::vector<uint64_t> v = a.lines;
+    if (b) for (size_t i = 0; i < v.size(); ++i) v[i] += b->lines[i];
+    return v;
+  }
+
+  std::string dir_;
+  std::unique_ptr<MockCluster> cluster_;
+};
+
+// version and generation depend on how often a follower published; the rows do not.
+std::string Rows(const std::string& query_json) {
+  return std::regex_replace(query_json, std::regex(R"(,"version":[0-9]+,"generation":[0-9]+)"), "");
+}
+
+TEST_F(KafkaMock, RunFinalPublishesWhatAFileRunPublishes) {
+  const EventStream s = GenerateEvents(kPartitions, 300, 1);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  ChildResult r = Snapsink(RunArgs(root, "g1", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string expected = FileQuery({&s});
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(Query(root), expected);
+  CheckAccounting(root, s.lines);
+  // Per partition: committed offset, high watermark, lag, newest event time.
+  int64_t lo = 0, hi = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 2, &lo, &hi));
+  const std::string hw = std::to_string(hi);
+  r = Snapsink({"inspect", root, "sources", "--json"});
+  EXPECT_NE(r.out.find(R"("position":")" + hw + R"(","high_watermark":)" + hw + R"(,"lag":0,"newest_event":"2026-)"),
+            std::string::npos) << r.out;
+  r = Snapsink({"status", root, "--json"});
+  EXPECT_NE(r.out.find(R"("position":")" + hw + R"(","read":)" + hw + R"(,"high_watermark":)" + hw), std::string::npos)
+      << r.out;
+  r = Snapsink({"status", root});
+  EXPECT_NE(r.out.find("kafka:orders/2  offset"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("high watermark " + hw + ", lag 0, newest event 2026-"), std::string::npos) << r.out;
+  r = Snapsink({"metrics", root});
+  EXPECT_NE(r.out.find("snapsink_source_lag{source=\"kafka:orders/2\"} 0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("snapsink_source_end_position{source=\"kafka:orders/2\"} " + hw + "\n"), std::string::npos);
+  // A bad line is recorded with its record's partition and offset.
+  const std::string rejects = ReadFile(root + "/rejects/kafka_orders_1.ndjson");
+  EXPECT_NE(rejects.find(R"("source":"kafka:orders/1")"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("kafka:orders/1@"), std::string::npos) << rejects;
+  // A second run finds nothing new and changes nothing.
+  r = Snapsink(RunArgs(root, "g1", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Query(root), expected);
+  CheckAccounting(root, s.lines);
+}
+
+TEST_F(KafkaMock, KilledAtIngestCrashPointsThenRestartedSameResult) {
+  const EventStream s = GenerateEvents(kPartitions, 400, 2);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  // Each crashed run gets further; the last one finishes.
+  const std::vector<std::pair<std::string, int>> crashes = {
+      {"ingest.before_commit", 2}, {"ingest.after_commit", 3}, {"ingest.before_commit", 5}, {"ingest.after_commit", 1}};
+  for (const auto& [point, hit] : crashes) {
+    ChildResult r = Snapsink(RunArgs(root, "g2", {"--final", "--kafka-config", "max.partition.fetch.bytes=4096"}),
+                             {"SNAPSINK_CRASH_AT=" + point, "SNAPSINK_CRASH_HIT=" + std::to_string(hit)});
+    ASSERT_EQ(r.exit_code, 99) << point << " " << hit << "\n" << r.err;
+  }
+  ChildResult r = Snapsink(RunArgs(root, "g2", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Query(root), FileQuery({&s}));
+  CheckAccounting(root, s.lines);
+}
+
+TEST_F(KafkaMock, BrokerFaultsSameResult) {
+  const EventStream s = GenerateEvents(kPartitions, 300, 3);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  rd_kafka_mock_cluster_t* mc = cluster_->mock();
+  // The group's coordinator is broker 2, down when the run starts.
+  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc, "group", "g3", 2), RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_mock_broker_set_down(mc, 2);
+  rd_kafka_mock_push_request_errors(mc, kHeartbeat, 2, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  rd_kafka_mock_push_request_errors(mc, kOffsetCommit, 3, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID);
+  rd_kafka_mock_push_request_errors(mc, kFetch, 4, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                    RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+                                    RD_KAFKA_RESP_ERR__TRANSPORT);
+  rd_kafka_mock_push_request_errors(mc, kSyncGroup, 1, RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  Child run(g_snapsink, RunArgs(root, "g3", {"--final", "--kafka-config", "max.partition.fetch.bytes=2048"}), {},
+            dir_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  rd_kafka_mock_broker_set_up(mc, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  for (int p = 0; p < kPartitions; p += 2) rd_kafka_mock_partition_set_leader(mc, kTopic, p, 1 + (p / 2) % 3);
+  // An out-of-range answer for offsets the log still holds: the partitions are sought back, nothing lost.
+  rd_kafka_mock_push_request_errors(mc, kFetch, 3, RD_KAFKA_RESP_ERR__TRANSPORT,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE);
+  ChildResult r = run.Wait(90);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rd_kafka_mock_clear_request_errors(mc, kFetch);
+  rd_kafka_mock_clear_request_errors(mc, kHeartbeat);
+  rd_kafka_mock_clear_request_errors(mc, kOffsetCommit);
+  EXPECT_EQ(Query(root), FileQuery({&s}));
+  CheckAccounting(root, s.lines);
+}
+
+TEST_F(KafkaMock, FollowStopsCleanlyAtSigtermThenFinalSameRows) {
+  const EventStream first = GenerateEvents(kPartitions, 150, 4);
+  const EventStream second = GenerateEvents(kPartitions, 150, 5, 150);
+  ProduceStream(first);
+  const std::string root = NewRoot("kafka-root");
+  Child follow(g_snapsink,
+               RunArgs(root, "g4", {"--follow", "--publish-every", "1s", "--kafka-config",
+                                    "partition.assignment.strategy=cooperative-sticky"}),
+               {}, dir_);
+  // Wait for the first half, then produce the second while it follows.
+  auto lines_in_root = [&] {
+    ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
+    uint64_t total = 0;
+    std::smatch m;
+    std::string out = r.out;
+    while (std::regex_search(out, m, std::regex(R"re("lines":([0-9]+))re"))) {
+      total += std::stoull(m[1]);
+      out = m.suffix();
+    }
+    return total;
+  };
+  uint64_t want = 0;
+  for (uint64_t n : first.lines) want += n;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (lines_in_root() < want && std::chrono::steady_clock::now() < deadline && follow.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ProduceStream(second);
+  for (uint64_t n : second.lines) want += n;
+  while (lines_in_root() < want && std::chrono::steady_clock::now() < deadline && follow.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(lines_in_root(), want);
+  follow.Signal(SIGTERM);
+  ChildResult r = follow.Wait(30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("published generation"), std::string::npos) << r.out;
+  r = Snapsink(RunArgs(root, "g4", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&first, &second})));
+  CheckAccounting(root, Sum(first, &second));
+}
+
+TEST_F(KafkaMock, PositionDeletedByRetentionExits3UntilTheLossIsAccepted) {
+  const EventStream s = GenerateEvents(kPartitions, 50, 6);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  ChildResult r = Snapsink(RunArgs(root, "g5", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int64_t lo = 0, committed = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 3, &lo, &committed));
+  // While snapsink is stopped, partition 3 gets more than the mock keeps
+  // (5 MiB): its log start moves past the root's position.
+  std::vector<std::string> big;
+  const std::string pad(100000, 'x');
+  for (int i = 0; i < 70; ++i) {
+    big.push_back(R"({"producer":"big","seq":)" + std::to_string(i) +
+                  R"(,"ts":1792580000000,"metric":"pad","pad":")" + pad + "\"}");
+  }
+  ASSERT_TRUE(cluster_->Produce(kTopic, 3, big));
+  int64_t start = 0, end = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 3, &start, &end));
+  ASSERT_GT(start, committed) << "the mock kept every record";
+  const std::string range = std::to_string(committed) + ".." + std::to_string(start - 1);
+  r = Snapsink(RunArgs(root, "g5", {"--final"}));
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("partition 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kafka:orders/3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(range), std::string::npos) << r.err;
+  // Accepting the loss lets it go on from start.
+  r = Snapsink({"gaps", root, "accept", "--source", "kafka:orders/3", "--range", range});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Snapsink(RunArgs(root, "g5", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Snapsink({"inspect", root, "gaps", "--all", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"("source":"kafka:orders/3","from_position":)" + std::to_string(committed) +
+                       R"(,"to_position":)" + std::to_string(start - 1)),
+            std::string::npos)
+      << r.out;
+  // The records left after the loss were applied: end - start "pad" events.
+  r = Snapsink({"query", root, "--metric", "pad", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"count\":" + std::to_string(end - start) + ","), std::string::npos) << r.out;
+}
+
+// The same loss while a follower runs: its fetches are held back (4 s
+// round trips) while partition 3 overflows, so its next fetch is out of range.
+TEST_F(KafkaMock, PositionDeletedWhileFollowingExits3NamingTheRange) {
+  rd_kafka_mock_cluster_t* mc = cluster_->mock();
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc, kTopic, 3, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  const EventStream s = GenerateEvents(kPartitions, 30, 9);
+  ProduceStream(s);
+  int64_t lo = 0, committed = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 3, &lo, &committed));
+  const std::string root = NewRoot("kafka-root");
+  Child follow(g_snapsink, RunArgs(root, "g8", {"--follow", "--publish-every", "1s"}), {}, dir_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {  // until partition 3 is committed at its end
+    ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
+    if (r.out.find(R"("source":"kafka:orders/3","offset":0,"lines":)" + std::to_string(s.lines[3])) !=
+        std::string::npos) {
+      break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << r.out;
+    ASSERT_TRUE(follow.Running());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  rd_kafka_mock_broker_push_request_error_rtts(mc, 1, kFetch, 2, RD_KAFKA_RESP_ERR_NO_ERROR, 4000,
+                                               RD_KAFKA_RESP_ERR_NO_ERROR, 4000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the next fetch is in flight, held
+  std::vector<std::string> big;
+  const std::string pad(100000, 'x');
+  for (int i = 0; i < 70; ++i) {
+    big.push_back(R"({"producer":"big","seq":)" + std::to_string(i) + R"(,"ts":1792580000000,"metric":"pad","pad":")" +
+                  pad + "\"}");
+  }
+  ASSERT_TRUE(cluster_->Produce(kTopic, 3, big));
+  int64_t start = 0, end = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 3, &start, &end));
+  ASSERT_GT(start, committed);
+  ChildResult r = follow.Wait(60);
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("kafka:orders/3): offsets " + std::to_string(committed) + ".." + std::to_string(start - 1) +
+                       " are no longer in Kafka"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(KafkaMock, KafkaStartLatestRecordsTheEndAndTakesOnlyWhatComesAfter) {
+  const EventStream old = GenerateEvents(kPartitions, 40, 7);
+  const EventStream later = GenerateEvents(kPartitions, 40, 8, 40);
+  ProduceStream(old);
+  const std::string root = NewRoot("kafka-root");
+  ChildResult r = Snapsink(RunArgs(root, "g7", {"--kafka-start", "latest"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kafka:orders/0: new partition, starting at offset " + std::to_string(old.records[0].size()) +
+                       " (latest)"), std::string::npos) << r.err;
+  CheckAccounting(root, std::vector<uint64_t>(kPartitions, 0));
+  ProduceStream(later);
+  // The choice was recorded: a later run (even asked for earliest) goes on from there.
+  r = Snapsink(RunArgs(root, "g7", {"--final", "--kafka-start", "earliest"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CheckAccounting(root, later.lines);
+  EXPECT_EQ(Query(root), FileQuery({&later}));
+}
+
+TEST_F(KafkaMock, ConfigThatWouldLetKafkaDecidePositionsIsRefused) {
+  const std::string root = NewRoot("kafka-root");
+  for (const std::string kv : {"enable.auto.commit=true", "auto.offset.reset=earliest", "group.id=other",
+                               "enable.auto.offset.store=true", "isolation.level=read_uncommitted"}) {
+    ChildResult r = Snapsink(RunArgs(root, "g6", {"--kafka-config", kv}));
+    EXPECT_EQ(r.exit_code, 1) << kv;
+    EXPECT_NE(r.err.find(kv.substr(0, kv.find('=')) + " is refused"), std::string::npos) << r.err;
+  }
+  ChildResult r = Snapsink(RunArgs(root, "g6", {"--kafka-config", "no-equals-sign"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+}
+
+}  // namespace
+}  // namespace snapsink::kafkatest
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--snapsink=", 0) == 0) snapsink::kafkatest::g_snapsink = a.substr(11);
+  }
+  return RUN_ALL_TESTS();
+}

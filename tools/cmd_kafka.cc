@@ -1,0 +1,65 @@
+// run ROOT --kafka BROKERS --topic T --group G: kafka::Run (utilities/kafka/)
+// with the tool's printing and SIGTERM/SIGINT handling.
+#include <atomic>
+#include <cstdio>
+
+#include "snapsink/sink.h"
+#include "tools/commands.h"
+#include "tools/write_results.h"
+#include "utilities/kafka/kafka_run.h"
+
+namespace snapsink {
+
+Status CmdRunKafka(const RunArgs& a) {
+  if (!a.ingest.files.empty()) return Status::InvalidArgument("--kafka reads a topic, not FILE...");
+  if (!a.ingest.source.empty()) return Status::InvalidArgument("--source does not go with --kafka (sources are kafka:T/P)");
+  if (!a.serve.empty()) return Status::InvalidArgument("--serve does not go with --kafka");
+  if (a.topic.empty() || a.group.empty()) return Status::InvalidArgument("--kafka needs --topic and --group");
+  if (a.follow && a.final) return Status::InvalidArgument("--final and --follow exclude each other");
+  kafka::RunOptions o;
+  o.consumer.brokers = a.kafka;
+  o.consumer.topic = a.topic;
+  o.consumer.group = a.group;
+  o.consumer.start_latest = a.kafka_start == "latest";
+  SNAPSINK_RETURN_IF_ERROR(kafka::ParseUserConfig(a.kafka_config, &o.consumer.user_config));
+  o.consumer.write.stop_on_error = a.ingest.on_error == "stop";
+  o.consumer.write.id_from_content = a.ingest.id_from_content;
+  o.follow = a.follow;
+  o.final = a.final;
+  if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
+    return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
+  }
+  o.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {
+    PrintSealed(sealed);
+    std::fflush(stdout);
+  };
+  o.on_published = [](const api::PublishResult& r) {
+    if (r.generation == 0) {
+      std::printf("nothing to publish\n");
+    } else {
+      PrintPublished(r);
+    }
+    std::fflush(stdout);
+  };
+  o.on_nothing_sealed = [&](const api::UnsealedWindows& why) { PrintNothingToSeal(why, "--final"); };
+  StopSignals signals;  // before librdkafka starts its threads: they inherit the blocked signals
+  auto sink = api::Sink::Open(a.ingest.root);
+  if (!sink.ok()) return sink.status();
+  std::atomic<bool> stop{false};
+  signals.OnSignal([&] { stop.store(true); });
+  kafka::RunTotals totals;
+  Status s = kafka::Run(sink->get(), o, &stop, &totals);
+  signals.Finish();
+  if (!a.ingest.quiet) {
+    std::fprintf(stderr, "kafka %s: %llu records, %llu lines: %llu applied, %llu duplicates, %llu fenced, %llu rejected\n",
+                 a.topic.c_str(), static_cast<unsigned long long>(totals.records),
+                 static_cast<unsigned long long>(totals.lines.lines),
+                 static_cast<unsigned long long>(totals.lines.applied),
+                 static_cast<unsigned long long>(totals.lines.duplicates),
+                 static_cast<unsigned long long>(totals.lines.fenced),
+                 static_cast<unsigned long long>(totals.lines.rejected));
+  }
+  return s;
+}
+
+}  // namespace snapsink

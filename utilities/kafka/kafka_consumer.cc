@@ -1,0 +1,329 @@
+#include "utilities/kafka/kafka_consumer.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+
+namespace snapsink::kafka {
+namespace {
+
+constexpr int kQueryTimeoutMs = 5000;
+constexpr int kQueryAttempts = 4;
+
+std::optional<int64_t> ParseOffset(const std::string& text) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+struct Consumer::Impl {
+  Impl(api::Sink* sink_in, ConsumerOptions options)
+      : sink(sink_in), o(std::move(options)), w(sink_in, o.topic, o.write) {}
+
+  api::Sink* sink = nullptr;
+  ConsumerOptions o;
+  PartitionWriter w;
+  rd_kafka_t* rk = nullptr;
+  bool closed = false;
+  bool assigned_once = false;
+  Status error;  // sticky: set where a Status cannot be returned (the rebalance callback)
+  api::WriteResult unreported;  // lines written outside a Round's own flush (a revoke, a seek)
+  using Partition = PartitionWriter::Partition;
+
+  void Note(const std::string& m) const {
+    if (o.on_note) {
+      o.on_note(m);
+    } else {
+      std::fprintf(stderr, "%s\n", m.c_str());
+    }
+  }
+  std::string Source(int32_t p) const { return w.Source(p); }
+
+  Status QueryWatermarks(int32_t p, int64_t* lo, int64_t* hi) {
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (int attempt = 0; attempt < kQueryAttempts; ++attempt) {
+      err = rd_kafka_query_watermark_offsets(rk, o.topic.c_str(), p, lo, hi, kQueryTimeoutMs);
+      if (!err) return Status::OK();
+    }
+    return Status::IOError(Source(p) + ": cannot query the watermarks: " + rd_kafka_err2str(err));
+  }
+
+  // Writes every pending batch, then tells Kafka the new offsets (lag tools only).
+  Status Flush(RoundResult* r) {
+    for (const auto& [p, part] : w.partitions()) {  // the high watermarks of the last fetches
+      int64_t lo = 0, hi = 0;
+      if (!rd_kafka_get_watermark_offsets(rk, o.topic.c_str(), p, &lo, &hi) && hi >= 0) {
+        w.Get(p).hwm = std::max(part.hwm, hi);
+      }
+    }
+    std::vector<std::pair<int32_t, int64_t>> flushed;
+    Status s = w.Flush(&unreported, &flushed);
+    if (r) {
+      r->lines = unreported;
+      unreported = {};
+    }
+    if (!flushed.empty() && !closed) {
+      rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(static_cast<int>(flushed.size()));
+      for (const auto& [p, off] : flushed) rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = off;
+      rd_kafka_commit(rk, offsets, /*async=*/1);  // failures ignored
+      rd_kafka_topic_partition_list_destroy(offsets);
+    }
+    return s;
+  }
+
+  // next lies below the log start lo: go on past an accepted range, or Gap.
+  Status PastLostRange(int32_t p, Partition& part, int64_t lo) {
+    SNAPSINK_ASSIGN_OR_RETURN(auto accepted, sink->AcceptedSourceGaps());
+    bool moved = true;
+    while (moved && part.next < lo) {
+      moved = false;
+      for (const api::AcceptedSourceGapInfo& a : accepted) {
+        if (a.gap.source == Source(p) && a.gap.first <= static_cast<uint64_t>(part.next) &&
+            static_cast<uint64_t>(part.next) <= a.gap.last) {
+          Note(Source(p) + ": going on at offset " + std::to_string(a.gap.last + 1) + " past the accepted range " +
+               std::to_string(a.gap.first) + ".." + std::to_string(a.gap.last));
+          part.next = static_cast<int64_t>(a.gap.last) + 1;
+          moved = true;
+        }
+      }
+    }
+    if (part.next >= lo) return w.FlushOne(p, nullptr);
+    const std::string range = std::to_string(part.next) + ".." + std::to_string(lo - 1);
+    return Status::Gap("topic " + o.topic + " partition " + std::to_string(p) + " (source " + Source(p) +
+                       "): offsets " + range + " are no longer in Kafka (deleted by retention; the log starts at " +
+                       std::to_string(lo) + "). To go on without them: snapsink gaps " + sink->path() +
+                       " accept --source " + Source(p) + " --range " + range);
+  }
+
+  // Where partition p starts: the root's position, or --kafka-start (recorded at once).
+  Status StartOffset(int32_t p, int64_t* offset) {
+    Partition& part = w.Get(p);
+    int64_t lo = 0, hi = 0;
+    SNAPSINK_RETURN_IF_ERROR(QueryWatermarks(p, &lo, &hi));
+    part.hwm = std::max(part.hwm, hi);
+    if (part.start_hwm < 0) part.start_hwm = hi;
+    SNAPSINK_ASSIGN_OR_RETURN(auto pos, sink->Position(Source(p)));
+    if (pos) {
+      auto off = ParseOffset(*pos);
+      if (!off) return Status::Corruption(Source(p) + ": the root's position '" + *pos + "' is not a Kafka offset");
+      part.next = part.committed = *off;
+      if (part.next < lo) SNAPSINK_RETURN_IF_ERROR(PastLostRange(p, part, lo));
+      if (part.next > hi) {
+        return Status::Gap("topic " + o.topic + " partition " + std::to_string(p) + ": the root's position " +
+                           std::to_string(part.next) + " is beyond the partition's end " + std::to_string(hi) +
+                           " (was the topic recreated, or records lost by the brokers?)");
+      }
+    } else {
+      part.committed = -1;  // the first FlushOne records the choice
+      part.next = o.start_latest ? hi : lo;
+      Note(Source(p) + ": new partition, starting at offset " + std::to_string(part.next) +
+           (o.start_latest ? " (latest)" : " (earliest)"));
+      SNAPSINK_RETURN_IF_ERROR(w.FlushOne(p, nullptr));
+    }
+    *offset = part.next;
+    return Status::OK();
+  }
+
+  void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* list) {
+    const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      assigned_once = true;
+      for (int i = 0; i < list->cnt; ++i) {
+        rd_kafka_topic_partition_t* tp = &list->elems[i];
+        int64_t off = 0;
+        Status s = error.ok() ? StartOffset(tp->partition, &off) : error;
+        if (!s.ok()) {
+          if (error.ok()) error = s;
+          off = RD_KAFKA_OFFSET_END;  // assigned but never taken: the run stops with error
+        }
+        tp->offset = off;
+        w.Get(tp->partition).assigned = s.ok();  // a failed one's records are never taken
+      }
+      if (cooperative) {
+        if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, list)) {
+          if (error.ok()) error = Status::IOError(std::string("kafka: incremental assign: ") + rd_kafka_error_string(e));
+          rd_kafka_error_destroy(e);
+        }
+      } else if (rd_kafka_resp_err_t e = rd_kafka_assign(rk, list)) {
+        if (error.ok()) error = Status::IOError(std::string("kafka: assign: ") + rd_kafka_err2str(e));
+      }
+      return;
+    }
+    // Revoked (or lost): what was read is written first, so the next owner,
+    // this process included, starts exactly after it.
+    Status s = Flush(nullptr);
+    if (!s.ok() && error.ok()) error = s;
+    for (int i = 0; i < list->cnt; ++i) w.Get(list->elems[i].partition).assigned = false;
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, list)) rd_kafka_error_destroy(e);
+    } else {
+      rd_kafka_assign(rk, nullptr);
+    }
+  }
+
+  // The partition's next offset is gone from the log (or past its end).
+  Status OnOffsetOutOfRange(int32_t p) {
+    Partition& part = w.Get(p);
+    SNAPSINK_RETURN_IF_ERROR(Flush(nullptr));
+    int64_t lo = 0, hi = 0;
+    SNAPSINK_RETURN_IF_ERROR(QueryWatermarks(p, &lo, &hi));
+    // Either way the partition is fetched again from next (librdkafka stops
+    // fetching it after the error): a stale error, or past an accepted loss.
+    if (part.next > hi) {
+      return Status::Gap("topic " + o.topic + " partition " + std::to_string(p) + ": the root's position " +
+                         std::to_string(part.next) + " is beyond the partition's end " + std::to_string(hi));
+    }
+    if (part.next < lo) SNAPSINK_RETURN_IF_ERROR(PastLostRange(p, part, lo));
+    rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, o.topic.c_str(), p)->offset = part.next;
+    rd_kafka_error_t* e = rd_kafka_seek_partitions(rk, l, kQueryTimeoutMs);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (e) {
+      Status s = Status::IOError(Source(p) + ": seek: " + rd_kafka_error_string(e));
+      rd_kafka_error_destroy(e);
+      return s;
+    }
+    return Status::OK();
+  }
+
+  // Takes one polled message or event.
+  Status Take(const rd_kafka_message_t* m, size_t* bytes) {
+    const int32_t p = m->partition;
+    switch (m->err) {
+      case RD_KAFKA_RESP_ERR_NO_ERROR: {
+        auto it = w.partitions().find(p);
+        if (it == w.partitions().end() || !it->second.assigned) return Status::OK();
+        *bytes += w.Add(p, m->offset, std::string_view(static_cast<const char*>(m->payload), m->payload ? m->len : 0));
+        return Status::OK();
+      }
+      case RD_KAFKA_RESP_ERR__PARTITION_EOF: {
+        auto it = w.partitions().find(p);
+        if (it == w.partitions().end() || !it->second.assigned) return Status::OK();
+        Partition& part = w.Get(p);
+        part.hwm = std::max(part.hwm, m->offset);
+        // Past control records (transaction markers) that carry no message.
+        if (m->offset > part.next) part.next = m->offset;
+        return Status::OK();
+      }
+      case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+      case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+        if (m->rkt && w.partitions().count(p)) return OnOffsetOutOfRange(p);
+        return Status::OK();
+      default: {
+        char reason[512];
+        if (rd_kafka_fatal_error(rk, reason, sizeof(reason))) {
+          return Status::IOError(std::string("kafka: fatal error: ") + reason);
+        }
+        if (m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+          return Status::NotFound("kafka: topic " + o.topic + ": " + rd_kafka_err2str(m->err));
+        }
+        Note(std::string("kafka: ") + rd_kafka_err2str(m->err) + " (retried)");
+        return Status::OK();
+      }
+    }
+  }
+};
+
+namespace {
+void RebalanceCallback(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* list, void* opaque) {
+  static_cast<Consumer::Impl*>(opaque)->OnRebalance(err, list);
+}
+}  // namespace
+
+Consumer::Consumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Consumer::~Consumer() { (void)Close(); }
+
+Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOptions options) {
+  auto impl = std::make_unique<Impl>(sink, std::move(options));
+  const ConsumerOptions& o = impl->o;
+  if (o.topic.empty() || o.group.empty() || o.brokers.empty()) {
+    return Status::InvalidArgument("--kafka needs brokers, --topic and --group");
+  }
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  ConfigPairs all = {{"log.connection.close", "false"}};
+  all.insert(all.end(), o.user_config.begin(), o.user_config.end());
+  for (auto& kv : FixedConfig(o.brokers, o.group, UniqueClientId())) all.push_back(kv);
+  for (const auto& [k, v] : all) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return Status::InvalidArgument("--kafka-config " + k + "=" + v + ": " + err);
+    }
+  }
+  rd_kafka_conf_set_opaque(conf, impl.get());
+  rd_kafka_conf_set_rebalance_cb(conf, RebalanceCallback);
+  impl->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (!impl->rk) {
+    rd_kafka_conf_destroy(conf);
+    return Status::InvalidArgument(std::string("kafka: ") + err);
+  }
+  rd_kafka_poll_set_consumer(impl->rk);
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, o.topic.c_str(), RD_KAFKA_PARTITION_UA);
+  rd_kafka_resp_err_t e = rd_kafka_subscribe(impl->rk, topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  std::unique_ptr<Consumer> c(new Consumer(std::move(impl)));
+  if (e) return Status::IOError(std::string("kafka: subscribe to ") + o.topic + ": " + rd_kafka_err2str(e));
+  return c;
+}
+
+Status Consumer::Round(RoundResult* result) {
+  Impl& m = *impl_;
+  if (m.closed) return Status::InvalidArgument("kafka: consumer closed");
+  if (!m.error.ok()) return m.error;
+  size_t records = 0, bytes = 0;
+  int timeout = m.o.poll_timeout_ms;
+  Status s;
+  while (records < m.o.max_round_records && bytes < m.o.max_round_bytes) {
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(m.rk, timeout);
+    if (!msg) break;
+    timeout = 0;
+    if (!msg->err) ++records;
+    s = m.Take(msg, &bytes);
+    rd_kafka_message_destroy(msg);
+    if (!s.ok() || !m.error.ok()) break;
+  }
+  RoundResult r;
+  r.records = records;
+  Status f = m.Flush(&r);
+  if (result) *result = r;
+  if (!m.error.ok()) return m.error;
+  SNAPSINK_RETURN_IF_ERROR(s);
+  return f;
+}
+
+bool Consumer::CaughtUp() const {
+  const Impl& m = *impl_;
+  if (!m.assigned_once) return false;
+  // Between a revoke and the next assignment nothing is assigned: caught up
+  // only if every partition ever assigned was.
+  bool any_assigned = false;
+  for (const auto& [p, part] : m.w.partitions()) any_assigned = any_assigned || part.assigned;
+  for (const auto& [p, part] : m.w.partitions()) {
+    if ((part.assigned || !any_assigned) && part.committed < part.start_hwm) return false;
+  }
+  return true;
+}
+
+Status Consumer::Close() {
+  Impl& m = *impl_;
+  if (m.closed || !m.rk) return Status::OK();
+  const rd_kafka_resp_err_t e = rd_kafka_consumer_close(m.rk);  // revokes through the callback, which flushes
+  m.closed = true;
+  rd_kafka_destroy(m.rk);
+  m.rk = nullptr;
+  if (!m.error.ok()) return m.error;
+  if (e) return Status::IOError(std::string("kafka: leaving the group: ") + rd_kafka_err2str(e));
+  return Status::OK();
+}
+
+}  // namespace snapsink::kafka

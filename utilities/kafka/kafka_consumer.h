@@ -1,0 +1,80 @@
+// A Kafka consumer that stores its offsets in a snapsink root, not in Kafka
+// (SPEC 11): built on the public API only (snapsink/*.h), as a user would.
+//
+// Each partition P of the topic is the source "kafka:T/P"; its position (the
+// Write path's opaque position, decimal text) is the next offset to read,
+// committed by Sink::Write in the same LMDB transaction as the effects of the
+// records before it. Every assignment (eager or cooperative) starts each
+// partition at the root's position; a partition the root has never seen
+// starts at the log start (or end, start_latest), and that choice is
+// committed at once. Offsets are committed to Kafka after each root commit,
+// asynchronously, for lag tools only.
+//
+// A position Kafka no longer holds (retention deleted it) is Status Gap
+// naming the topic, partition and missing range LO..HI, unless an accepted
+// source gap (Sink::AcceptSourceGap) covers it: the partition then goes on
+// from HI+1.
+//
+// Not thread-safe except Stop(); one Consumer per Sink.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "snapsink/sink.h"
+#include "utilities/kafka/kafka_config.h"
+#include "utilities/kafka/partition_writer.h"
+
+namespace snapsink::kafka {
+
+struct ConsumerOptions {
+  std::string brokers, topic, group;
+  bool start_latest = false;  // --kafka-start latest
+  ConfigPairs user_config;    // checked by ParseUserConfig
+  api::WriteOptions write;    // stop_on_error, id_from_content
+  size_t max_round_records = 20000;
+  size_t max_round_bytes = 32 << 20;
+  int poll_timeout_ms = 200;
+  // Notes for people (a broker error that librdkafka retries); stderr when unset.
+  std::function<void(const std::string&)> on_note;
+};
+
+// What one Round wrote.
+struct RoundResult {
+  uint64_t records = 0;  // Kafka records taken
+  api::WriteResult lines;  // summed over the round's batches
+};
+
+class Consumer {
+ public:
+  // Subscribes to the topic (the group join happens in the first rounds).
+  static Result<std::unique_ptr<Consumer>> Create(api::Sink* sink, ConsumerOptions options);
+  ~Consumer();  // Close()s if not closed
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  // Polls up to max_round_records records (waiting up to poll_timeout_ms for
+  // the first) and writes them, one Sink::Write per partition with records.
+  Status Round(RoundResult* result);
+
+  // Every partition assigned has reached the high watermark it had when it
+  // was first assigned (false before the first assignment; with nothing
+  // assigned, as between a revoke and the next assignment, every partition
+  // ever assigned must have).
+  bool CaughtUp() const;
+
+  // Leaves the group (revoking writes nothing new: every round flushes) and
+  // destroys the handle. Safe to call twice.
+  Status Close();
+
+  struct Impl;
+
+ private:
+  explicit Consumer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace snapsink::kafka

@@ -1,0 +1,70 @@
+#include "utilities/kafka/kafka_run.h"
+
+#include <chrono>
+
+namespace snapsink::kafka {
+namespace {
+
+int64_t NowMs() {  // steady: only how often to publish, never what
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Status SealAndReport(api::Sink* sink, const RunOptions& o, bool all, bool report_nothing) {
+  api::SealOptions so;
+  so.all = all;
+  SNAPSINK_ASSIGN_OR_RETURN(auto sealed, sink->Seal(so));
+  if (!sealed.empty() && o.on_sealed) o.on_sealed(sealed);
+  if (sealed.empty() && report_nothing && o.on_nothing_sealed) {
+    SNAPSINK_ASSIGN_OR_RETURN(auto why, sink->Unsealed());
+    o.on_nothing_sealed(why);
+  }
+  return Status::OK();
+}
+
+Status PublishAndReport(api::Sink* sink, const RunOptions& o, bool always_report) {
+  SNAPSINK_ASSIGN_OR_RETURN(auto published, sink->Publish());
+  if ((published.generation != 0 || always_report) && o.on_published) o.on_published(published);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+  if (o.follow && o.final) return Status::InvalidArgument("--final and --follow exclude each other");
+  // What a crashed run staged is published first (as file run --follow does).
+  if (o.follow) SNAPSINK_RETURN_IF_ERROR(PublishAndReport(sink, o, false));
+  SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
+  int64_t last_publish = NowMs();
+  while (!stop || !stop->load()) {
+    RoundResult r;
+    Status s = consumer->Round(&r);
+    if (totals) {
+      totals->records += r.records;
+      totals->lines.lines += r.lines.lines;
+      totals->lines.applied += r.lines.applied;
+      totals->lines.duplicates += r.lines.duplicates;
+      totals->lines.fenced += r.lines.fenced;
+      totals->lines.rejected += r.lines.rejected;
+      totals->lines.ignored += r.lines.ignored;
+    }
+    if (!s.ok()) {
+      (void)consumer->Close();
+      return s;
+    }
+    if (!o.follow) {
+      if (consumer->CaughtUp()) break;
+      continue;
+    }
+    if (r.lines.lines > 0) SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, false, false));
+    if (NowMs() - last_publish >= o.publish_every_ms) {
+      SNAPSINK_RETURN_IF_ERROR(PublishAndReport(sink, o, false));
+      last_publish = NowMs();
+    }
+  }
+  SNAPSINK_RETURN_IF_ERROR(consumer->Close());  // leaves the group; every round was committed
+  SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, o.final, !o.follow));
+  return PublishAndReport(sink, o, !o.follow);
+}
+
+}  // namespace snapsink::kafka

@@ -1,0 +1,39 @@
+// `snapsink run ROOT --kafka ...` as a library call: consume (Consumer),
+// seal, publish. Seal decisions depend on event time and offsets only: after
+// each round that wrote lines, the windows the watermark has closed are
+// sealed; a publish happens at most every publish_every_ms (--follow) and at
+// the end.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <vector>
+
+#include "snapsink/sink.h"
+#include "utilities/kafka/kafka_consumer.h"
+
+namespace snapsink::kafka {
+
+struct RunOptions {
+  ConsumerOptions consumer;
+  bool follow = false;  // go on until *stop; else end once caught up (Consumer::CaughtUp)
+  bool final = false;   // at the end, seal every window (not with follow)
+  int64_t publish_every_ms = 10000;
+  std::function<void(const std::vector<api::SealedWindow>&)> on_sealed;
+  std::function<void(const api::PublishResult&)> on_published;  // each publish of a generation
+  std::function<void(const api::UnsealedWindows&)> on_nothing_sealed;  // the end's seal found nothing
+};
+
+struct RunTotals {
+  uint64_t records = 0;
+  api::WriteResult lines;
+};
+
+// Runs until caught up (or *stop, or an error). On *stop (set from any
+// thread, e.g. at SIGTERM): finishes the round, commits, seals the closed
+// windows, publishes, leaves the group, returns OK. A Gap (a position that
+// retention deleted) or a write error returns after committing what came
+// before, without sealing.
+Status Run(api::Sink* sink, const RunOptions& options, const std::atomic<bool>* stop, RunTotals* totals);
+
+}  // namespace snapsink::kafka

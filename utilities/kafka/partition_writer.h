@@ -1,0 +1,64 @@
+// The write side of the Kafka consumer, apart from librdkafka: per partition
+// a pending api::WriteBatch of the records read since the last commit, and
+// the next offset; Flush writes each partition's batch with its position
+// (the next offset, decimal text) and progress (next offset, high watermark)
+// through Sink::Write. The Consumer feeds it from rd_kafka_consumer_poll; the
+// benchmark (bench/kafka_bench.cc) from memory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "snapsink/sink.h"
+
+namespace snapsink::kafka {
+
+// "kafka:T/P".
+std::string SourceName(std::string_view topic, int32_t partition);
+
+class PartitionWriter {
+ public:
+  struct Partition {
+    int64_t next = 0;        // next offset to read: the root's position plus what is pending
+    int64_t committed = -1;  // the root's position (-1: none yet; the first flush records one)
+    int64_t start_hwm = -1;  // the high watermark at the first assignment
+    int64_t hwm = 0;         // the newest high watermark known
+    bool assigned = false;
+    api::WriteBatch batch{"-"};
+  };
+
+  PartitionWriter(api::Sink* sink, std::string topic, api::WriteOptions options);
+
+  // Partition p's state, made on first use.
+  Partition& Get(int32_t p);
+  const std::map<int32_t, Partition>& partitions() const { return parts_; }
+  std::string Source(int32_t p) const { return SourceName(topic_, p); }
+
+  // Adds record `offset` of p (ignored below p's next offset: a redelivery
+  // of what is pending or committed); returns the bytes taken.
+  size_t Add(int32_t p, int64_t offset, std::string_view payload);
+
+  // Writes p's batch with its position and progress, if there is anything
+  // new; adds what it did to *sum. On failure nothing of it was applied and
+  // p is back at its committed offset.
+  Status FlushOne(int32_t p, api::WriteResult* sum);
+  // FlushOne for every partition; *flushed (if given) gets each (partition,
+  // committed offset) that moved. Returns the first failure.
+  // The partitions' Writes run concurrently (one thread each) unless
+  // set_parallel(false): Sink::Write commits them together.
+  Status Flush(api::WriteResult* sum, std::vector<std::pair<int32_t, int64_t>>* flushed);
+  void set_parallel(bool on) { parallel_ = on; }
+
+ private:
+  api::Sink* sink_;
+  std::string topic_;
+  api::WriteOptions options_;
+  std::map<int32_t, Partition> parts_;
+  bool parallel_ = true;
+};
+
+}  // namespace snapsink::kafka
