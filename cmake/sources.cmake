@@ -42,6 +42,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/rollback.cc
   publish/root_status.cc
   publish/seal.cc
+  publish/serve_auth.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
   publish/table_cache.cc

@@ -41,6 +41,8 @@ int Server::port() const { return impl_->http->port(); }
 
 void Server::Stop() { impl_->http->Stop(); }
 
+Status Server::Reload() { return impl_->http->Reload(); }
+
 Status Server::Wait() {
   if (impl_->serving.joinable()) impl_->serving.join();
   return impl_->result;
