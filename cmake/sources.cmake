@@ -138,6 +138,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/sequencer_test.cc
   tests/serve_api_test.cc
   tests/serve_limits_test.cc
+  tests/serve_tls_test.cc
   tests/serve_test.cc
   tests/serve_util.cc
   tests/snapshot_file_test.cc
