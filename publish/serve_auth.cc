@@ -113,15 +113,18 @@ Status TlsCredentials::Load(const std::string& cert_file, const std::string& key
   ERR_clear_error();
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
   if (!ctx) return Status::IOError("TLS: cannot create a context: " + SslErrors());
-  if (SSL_CTX_use_certificate_chain_file(ctx.get(), cert_file.c_str()) != 1) {
-    return Status::InvalidArgument("--tls-cert " + cert_file + ": cannot load a PEM certificate: " + SslErrors());
-  }
+  // The key first: loaded after the certificate, a key that does not match
+  // would fail to load, which would hide why.
   if (SSL_CTX_use_PrivateKey_file(ctx.get(), key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
     return Status::InvalidArgument("--tls-key " + key_file + ": cannot load a PEM private key: " + SslErrors());
   }
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), cert_file.c_str()) != 1) {
+    return Status::InvalidArgument("--tls-cert " + cert_file + ": cannot load a PEM certificate: " + SslErrors());
+  }
   if (SSL_CTX_check_private_key(ctx.get()) != 1) {
+    ERR_clear_error();
     return Status::InvalidArgument("--tls-key " + key_file + ": does not match the certificate of --tls-cert " +
-                                   cert_file + ": " + SslErrors());
+                                   cert_file);
   }
   out->ctx = std::move(ctx);
   return Status::OK();

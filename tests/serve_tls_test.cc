@@ -222,6 +222,7 @@ TEST_F(ServeTlsTest, TokensAndTheirReloadOnSighup) {
   }
   EXPECT_NE(ReadFile(dir_ / "serve.err").find("reload failed"), std::string::npos);
   EXPECT_EQ(ka_get("Charlie-Token-3"), 200);
+  ka.stop();  // the server's stop waits for open connections
   Stop(s);
 
   const std::string text = ReadFile(log);
@@ -278,11 +279,12 @@ TEST_F(ServeTlsTest, NonLoopbackNeedsTlsAndTokensOrInsecure) {
   // Loopback needs neither.
   for (const char* host : {"127.0.0.2", "localhost", "[::1]"}) {
     Server s;
-    s.proc = SpawnLogged({"serve", root_, "--listen", std::string(host) + ":0"}, dir_ / "lo.out", dir_ / "lo.err");
-    for (int i = 0; i < 600 && s.proc.Running() && ReadFile(dir_ / "lo.out").empty(); ++i) {
+    const std::string out = dir_ / (std::string(host) + ".out"), err_file = dir_ / (std::string(host) + ".err");
+    s.proc = SpawnLogged({"serve", root_, "--listen", std::string(host) + ":0"}, out, err_file);
+    for (int i = 0; i < 600 && s.proc.Running() && ReadFile(out).empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    const std::string err = ReadFile(dir_ / "lo.err");
+    const std::string err = ReadFile(err_file);
     EXPECT_TRUE(s.proc.Running() || err.find("cannot bind") != std::string::npos) << host << ": " << err;  // no ::1 here
     EXPECT_EQ(err.find("warning"), std::string::npos) << err;
     if (s.proc.Running()) Stop(s);
