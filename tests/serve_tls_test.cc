@@ -142,6 +142,43 @@ TEST_F(ServeTlsTest, CurlTrustsTheCertificateOverTlsOnly) {
   Stop(s);
 }
 
+TEST_F(ServeTlsTest, CertificateReloadedOnSighup) {
+  MakeCert("first");
+  MakeCert("second");
+  const std::string cert = dir_ / "live.crt", key = dir_ / "live.key";
+  auto install = [&](const std::string& name) {
+    WriteFile(cert, ReadFile(dir_ / name + ".crt"));
+    WriteFile(key, ReadFile(dir_ / name + ".key"));
+  };
+  install("first");
+  Server s = Start({"--tls-cert", cert, "--tls-key", key, "--token-file", TokenFile("t:tok-1\n")}, true);
+  ASSERT_GT(s.port, 0);
+  const std::string url = "https://127.0.0.1:" + std::to_string(s.port) + "/healthz";
+  const std::string first = "--cacert " + (dir_ / "first.crt"), second = "--cacert " + (dir_ / "second.crt");
+  EXPECT_EQ(Curl(first, url), "503");  // nothing published: an answer all the same
+  install("second");
+  ::kill(s.proc.pid, SIGHUP);
+  std::string code;
+  for (int i = 0; i < 600 && code != "503"; ++i) {
+    code = Curl(second, url);
+    if (code != "503") std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(code, "503");
+  EXPECT_EQ(Curl(first, url), "000");
+  // A key that does not match: the reload fails, the second pair stays.
+  WriteFile(key, ReadFile(dir_ / "first.key"));
+  ::kill(s.proc.pid, SIGHUP);
+  for (int i = 0; i < 600 && ReadFile(dir_ / "serve.err").find("reload failed") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string err = ReadFile(dir_ / "serve.err");
+  EXPECT_NE(err.find("reload failed"), std::string::npos) << err;
+  EXPECT_NE(err.find(key + ": does not match"), std::string::npos) << err;
+  EXPECT_EQ(Curl(second, url), "503");
+  EXPECT_TRUE(s.proc.Running());
+  Stop(s);
+}
+
 TEST_F(ServeTlsTest, BadCertificateOrKeyExitsOneNamingTheFile) {
   MakeCert("a");
   MakeCert("b");
