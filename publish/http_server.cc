@@ -157,6 +157,7 @@ int FindConnection(const std::string& peer_addr, int peer_port, int local_port) 
 thread_local bool t_overloaded = false;
 thread_local std::chrono::steady_clock::time_point t_request_start;
 thread_local std::string t_token_name;  // the access token's name for the access log, empty: none
+thread_local bool t_routed = false;     // the pre-routing handler ran (t_request_start is this request's)
 
 // Worker threads plus a bound on connections in service: beyond it the
 // accepting thread answers the connection itself with 503, so no unbounded
@@ -297,9 +298,11 @@ struct HttpServer::Impl {
 
   void AccessLog(const httplib::Request& req, const httplib::Response& res) {
     if (options.access_log.empty()) return;
-    const auto micros =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t_request_start)
-            .count();
+    // A request httplib refused itself (414, 400) has no start time: 0.
+    const auto micros = !t_routed ? 0
+                                  : std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - t_request_start)
+                                        .count();
     const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
@@ -554,6 +557,7 @@ struct HttpServer::Impl {
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       t_request_start = std::chrono::steady_clock::now();
       t_token_name.clear();
+      t_routed = true;
       if (t_overloaded) {
         res.set_header("Connection", "close");
         Error(res, 503, "too many connections");
@@ -576,6 +580,7 @@ struct HttpServer::Impl {
       Count(req, res);
       AccessLog(req, res);
       t_token_name.clear();
+      t_routed = false;
       if (t_overloaded) {
         // The 503 is written (the logger runs after): end the connection.
         // It was answered on the accepting thread, where httplib would
