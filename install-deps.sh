@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   liblmdb-dev libboost-filesystem-dev libzstd-dev libfmt-dev libsimdjson-dev
   libcli11-dev libxxhash-dev prometheus-cpp-dev python3-prometheus-client libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
-  libcpp-httplib-dev librdkafka-dev
+  libcpp-httplib-dev librdkafka-dev libssl-dev openssl curl
   clang libclang-rt-14-dev
 )
 missing=()

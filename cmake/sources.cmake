@@ -45,6 +45,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/rollback.cc
   publish/root_status.cc
   publish/seal.cc
+  publish/serve_auth.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
   publish/table_cache.cc
@@ -161,6 +162,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/sequencer_test.cc
   tests/serve_api_test.cc
   tests/serve_limits_test.cc
+  tests/serve_tls_test.cc
   tests/serve_test.cc
   tests/serve_util.cc
   tests/snapshot_file_test.cc

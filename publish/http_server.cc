@@ -30,6 +30,7 @@
 #include "publish/http_request.h"
 #include "publish/metrics.h"
 #include "publish/root_status.h"
+#include "publish/serve_auth.h"
 #include "publish/views.h"
 #include "snapsink/reader.h"
 
@@ -209,6 +210,8 @@ int FindConnection(const std::string& peer_addr, int peer_port, int local_port) 
 
 thread_local bool t_overloaded = false;
 thread_local std::chrono::steady_clock::time_point t_request_start;
+thread_local std::string t_token_name;  // the access token's name for the access log, empty: none
+thread_local bool t_routed = false;     // the pre-routing handler ran (t_request_start is this request's)
 
 // Worker threads plus a bound on connections in service: beyond it the
 // accepting thread answers the connection itself with 503, so no unbounded
@@ -250,10 +253,12 @@ Status OpenReader(const std::string& root, uint64_t generation, std::unique_ptr<
 }  // namespace
 
 struct HttpServer::Impl {
+  explicit Impl(std::unique_ptr<httplib::Server> server) : http_owner(std::move(server)), http(*http_owner) {}
   Env* env = Env::Default();
   std::string root;
   ServeOptions options;
-  httplib::Server http;
+  std::unique_ptr<httplib::Server> http_owner;  // an httplib::SSLServer with TLS
+  httplib::Server& http;
   std::string host;
   int port = 0;
 
@@ -276,9 +281,92 @@ struct HttpServer::Impl {
   std::unique_ptr<Root> own_root;
   std::mutex state_mu;             // one reader of LMDB state at a time
 
+  // Issue 28: tokens, TLS credentials and the access log, replaced whole by Reload.
+  std::mutex auth_mu;
+  std::shared_ptr<const TokenSet> tokens;       // null: no token needed
+  std::shared_ptr<const TlsCredentials> tls;    // null: plain HTTP
+  std::mutex log_mu;
+  std::FILE* log = nullptr;                     // null: no access log
+  bool log_owned = false;
+
   ~Impl() {
     if (inotify_fd >= 0) ::close(inotify_fd);
     if (stop_fd >= 0) ::close(stop_fd);
+    if (log_owned) std::fclose(log);
+  }
+
+  std::shared_ptr<const TokenSet> Tokens() {
+    std::lock_guard<std::mutex> l(auth_mu);
+    return tokens;
+  }
+  std::shared_ptr<const TlsCredentials> Tls() {
+    std::lock_guard<std::mutex> l(auth_mu);
+    return tls;
+  }
+
+  // Every handshake takes the certificate and key of the latest (re)load:
+  // the shared SSL_CTX is never modified while connections use it.
+  static int CertCallback(SSL* ssl, void* arg) {
+    std::shared_ptr<const TlsCredentials> c = static_cast<Impl*>(arg)->Tls();
+    return c && c->Apply(ssl) ? 1 : 0;
+  }
+
+  Status OpenLog() {
+    if (options.access_log.empty()) return Status::OK();
+    std::FILE* f = stderr;
+    if (options.access_log != "-") {
+      f = std::fopen(options.access_log.c_str(), "ae");
+      if (f == nullptr) return Status::IOError("--access-log " + options.access_log + ": " + std::strerror(errno));
+    }
+    std::lock_guard<std::mutex> l(log_mu);
+    if (log_owned) std::fclose(log);
+    log = f;
+    log_owned = f != stderr;
+    return Status::OK();
+  }
+
+  // Loads what the options name; on an error keeps what was there.
+  Status LoadAuth() {
+    std::string errors;
+    if (!options.token_file.empty()) {
+      std::shared_ptr<const TokenSet> t;
+      Status s = TokenSet::Load(options.token_file, &t);
+      if (s.ok()) {
+        std::lock_guard<std::mutex> l(auth_mu);
+        tokens = std::move(t);
+      } else {
+        errors += s.message();
+      }
+    }
+    if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+      auto c = std::make_shared<TlsCredentials>();
+      Status s = TlsCredentials::Load(options.tls_cert_file, options.tls_key_file, c.get());
+      if (s.ok()) {
+        std::lock_guard<std::mutex> l(auth_mu);
+        tls = std::move(c);
+      } else {
+        errors += (errors.empty() ? "" : "; ") + s.message();
+      }
+    }
+    return errors.empty() ? Status::OK() : Status::InvalidArgument(errors);
+  }
+
+  void AccessLog(const httplib::Request& req, const httplib::Response& res) {
+    if (options.access_log.empty()) return;
+    // A request httplib refused itself (414, 400) has no start time: 0.
+    const auto micros = !t_routed ? 0
+                                  : std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - t_request_start)
+                                        .count();
+    const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    const std::string line = AccessLogLine(now_us - micros, req.remote_addr, req.remote_port, t_token_name,
+                                           req.method, req.target, res.status, res.body.size(), micros);
+    std::lock_guard<std::mutex> l(log_mu);
+    if (log == nullptr) return;
+    std::fwrite(line.data(), 1, line.size(), log);
+    std::fflush(log);
   }
 
   std::shared_ptr<PinnedGeneration> Current() {
@@ -545,17 +633,33 @@ struct HttpServer::Impl {
     http.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
     http.set_keep_alive_timeout(std::max(1, options.keep_alive_timeout_ms / 1000));
     http.set_payload_max_length(options.max_request_bytes);
-    http.set_pre_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       t_request_start = std::chrono::steady_clock::now();
+      t_token_name.clear();
+      t_routed = true;
       if (t_overloaded) {
         res.set_header("Connection", "close");
         Error(res, 503, "too many connections");
         return httplib::Server::HandlerResponse::Handled;
       }
+      if (std::shared_ptr<const TokenSet> set = Tokens(); set && req.path != EndpointPath(Endpoint::kHealthz)) {
+        std::string token;
+        const bool has = BearerToken(req.get_header_value("Authorization"), &token);
+        const std::string* name = has ? set->Match(token) : nullptr;
+        if (name == nullptr) {
+          res.set_header("WWW-Authenticate", "Bearer");
+          Error(res, 401, has ? "access token not accepted" : "an access token is needed: Authorization: Bearer TOKEN");
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        t_token_name = *name;
+      }
       return httplib::Server::HandlerResponse::Unhandled;
     });
     http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       Count(req, res);
+      AccessLog(req, res);
+      t_token_name.clear();
+      t_routed = false;
       if (t_overloaded) {
         // The 503 is written (the logger runs after): end the connection.
         // It was answered on the accepting thread, where httplib would
@@ -633,7 +737,36 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   SNAPSINK_RETURN_IF_ERROR(positive("--keep-alive-timeout (ms)", options.keep_alive_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(positive("--max-request-bytes", static_cast<int64_t>(options.max_request_bytes)));
   SNAPSINK_RETURN_IF_ERROR(positive("poll_ms", options.poll_ms));
-  auto impl = std::make_unique<Impl>();
+  const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
+  const bool loopback = IsLoopbackHost(host);
+  if (!loopback && !(tls && !options.token_file.empty()) && !options.insecure) {
+    return Status::InvalidArgument("--listen " + options.listen +
+                                   ": not a loopback address; serving beyond this host needs --tls-cert, --tls-key "
+                                   "and --token-file (or --insecure to serve without them)");
+  }
+  std::unique_ptr<httplib::Server> server;
+  std::shared_ptr<const TlsCredentials> creds;
+  if (tls) {
+    auto c = std::make_shared<TlsCredentials>();
+    SNAPSINK_RETURN_IF_ERROR(TlsCredentials::Load(options.tls_cert_file, options.tls_key_file, c.get()));
+    creds = c;
+    auto ssl = std::make_unique<httplib::SSLServer>([c](SSL_CTX& ctx) {
+      SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+      SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+      STACK_OF(X509)* chain = nullptr;
+      SSL_CTX_get0_chain_certs(c->ctx.get(), &chain);
+      return SSL_CTX_use_certificate(&ctx, SSL_CTX_get0_certificate(c->ctx.get())) == 1 &&
+             SSL_CTX_use_PrivateKey(&ctx, SSL_CTX_get0_privatekey(c->ctx.get())) == 1 &&
+             SSL_CTX_set1_chain(&ctx, chain) == 1;
+    });
+    if (!ssl->is_valid()) return Status::IOError("TLS: cannot set up the server's SSL context");
+    server = std::move(ssl);
+  } else {
+    server = std::make_unique<httplib::Server>();
+  }
+  auto impl = std::make_unique<Impl>(std::move(server));
+  impl->tls = creds;
+  if (tls) SSL_CTX_set_cert_cb(static_cast<httplib::SSLServer&>(impl->http).ssl_context(), &Impl::CertCallback, impl.get());
   SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(impl->env, root));
   impl->root = root;
   impl->host = host;
@@ -643,6 +776,8 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
     SNAPSINK_RETURN_IF_ERROR(Root::Open(impl->env, root, /*writer=*/false, &impl->own_root));
     impl->state = impl->own_root.get();
   }
+  if (!options.token_file.empty()) SNAPSINK_RETURN_IF_ERROR(TokenSet::Load(options.token_file, &impl->tokens));
+  SNAPSINK_RETURN_IF_ERROR(impl->OpenLog());
   impl->Routes();
   impl->port = port == 0 ? impl->http.bind_to_any_port(host) : (impl->http.bind_to_port(host, port) ? port : -1);
   if (impl->port <= 0) {
@@ -656,6 +791,11 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
       ::inotify_add_watch(impl->inotify_fd, root.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE) < 0) {
     ::close(impl->inotify_fd);
     impl->inotify_fd = -1;
+  }
+  if (!loopback && !(tls && impl->tokens)) {
+    std::fprintf(stderr, "snapsink serve: warning: --insecure: serving on %s beyond this host%s%s\n",
+                 options.listen.c_str(), tls ? "" : " without TLS (plain HTTP)",
+                 impl->tokens ? "" : (tls ? " without access tokens" : " and without access tokens"));
   }
   impl->Refresh();
   out->reset(new HttpServer(std::move(impl)));
@@ -685,6 +825,12 @@ Status HttpServer::Run() {
   impl_->watcher.join();
   if (!ok && !impl_->stopping) return Status::IOError("serve: the listening socket failed");
   return Status::OK();
+}
+
+Status HttpServer::Reload() {
+  Status s = impl_->LoadAuth();
+  Status l = impl_->log_owned ? impl_->OpenLog() : Status::OK();
+  return s.ok() ? l : s;
 }
 
 void HttpServer::Stop() {

@@ -63,6 +63,8 @@ class HttpServer {
   std::string address() const;
   // Serves until Stop; then finishes the requests in flight and returns.
   Status Run();
+  // Re-reads token file and TLS files, reopens the access log (api::Server::Reload).
+  Status Reload();
   // Stops accepting; Run returns once requests in flight are answered.
   void Stop();
 

@@ -43,6 +43,8 @@ std::string Server::address() const { return impl_->http->address(); }
 
 void Server::Stop() { impl_->http->Stop(); }
 
+Status Server::Reload() { return impl_->http->Reload(); }
+
 Status Server::Wait() {
   if (impl_->serving.joinable()) impl_->serving.join();
   return impl_->result;

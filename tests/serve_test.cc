@@ -379,7 +379,10 @@ TEST_F(ServeTest, SecondServeOnABoundPortExits1NamingThePort) {
   ASSERT_GT(first.port, 0);
   const std::string port = std::to_string(first.port);
   for (const std::string& listen : {"127.0.0.1:" + port, port, ":" + port}) {
-    RunResult r = Snapsink({"serve", root_, "--listen", listen});
+    // Every interface needs TLS and tokens, or --insecure, before it binds.
+    std::vector<std::string> args = {"serve", root_, "--listen", listen};
+    if (listen[0] == ':') args.push_back("--insecure");
+    RunResult r = Snapsink(args);
     EXPECT_EQ(r.exit_code, 1) << listen << "\n" << r.out << r.err;
     EXPECT_EQ(r.err, "snapsink: --listen " + listen + ": address already in use (port " + port +
                          ": another server listens on it)\n");
@@ -403,7 +406,9 @@ TEST_F(ServeTest, ListenPortAloneAndColonPort) {
     Server s;
     for (int attempt = 0; attempt < 5 && s.port == 0; ++attempt) {
       const int port = FreePort();
-      Spawned p = SpawnSnapsink({"serve", root_, "--listen", prefix + std::to_string(port)});
+      std::vector<std::string> args = {"serve", root_, "--listen", prefix + std::to_string(port)};
+      if (!prefix.empty()) args.push_back("--insecure");  // every interface: refused without TLS and tokens
+      Spawned p = SpawnSnapsink(args);
       for (int i = 0; i < 600 && p.Running(); ++i) {
         httplib::Client c("127.0.0.1", port);
         if (auto r = c.Get("/healthz"); r) {

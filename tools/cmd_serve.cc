@@ -2,7 +2,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "snapsink/serve.h"
@@ -38,6 +40,44 @@ void StopSignals::Finish() {
   }
 }
 
+namespace {
+
+// SIGHUP as an event, as StopSignals: construct before starting threads;
+// OnSignal runs fn on a thread of its own at every SIGHUP until Finish.
+class HangupSignals {
+ public:
+  HangupSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+  }
+  ~HangupSignals() { Finish(); }
+  void OnSignal(std::function<void()> fn) {
+    thread_ = std::thread([this, fn = std::move(fn)] {
+      for (;;) {
+        int sig = 0;
+        sigwait(&set_, &sig);
+        if (done_) return;
+        fn();
+      }
+    });
+  }
+  void Finish() {
+    if (thread_.joinable()) {
+      done_ = true;
+      pthread_kill(thread_.native_handle(), SIGHUP);
+      thread_.join();
+    }
+  }
+
+ private:
+  sigset_t set_;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+};
+
+}  // namespace
+
 void UseToolWindowSyntax(api::ServeOptions* o) {
   o->parse_window = [](const std::string& text, int64_t window_ms, int64_t* start) {
     return ParseWindowArg("window", text, window_ms, start);
@@ -61,12 +101,24 @@ Status CmdServe(const ServeArgs& a) {
   SNAPSINK_RETURN_IF_ERROR(duration("--read-timeout", a.read_timeout, &o.read_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(duration("--write-timeout", a.write_timeout, &o.write_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(duration("--keep-alive-timeout", a.keep_alive_timeout, &o.keep_alive_timeout_ms));
+  o.access_log = a.quiet ? "" : a.access_log.empty() ? "-" : a.access_log;
   StopSignals signals;  // before the server's threads start
+  HangupSignals hangups;
   SNAPSINK_ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(a.root, o));
-  std::printf("serving %s on http://%s\n", a.root.c_str(), server->address().c_str());
+  const bool tls = !o.tls_cert_file.empty();
+  std::printf("serving %s on %s://%s\n", a.root.c_str(), tls ? "https" : "http", server->address().c_str());
   std::fflush(stdout);
   signals.OnSignal([&server] { server->Stop(); });
+  hangups.OnSignal([&server] {
+    Status r = server->Reload();
+    if (r.ok()) {
+      std::fprintf(stderr, "snapsink serve: SIGHUP: reloaded the token file, certificate and key\n");
+    } else {
+      std::fprintf(stderr, "snapsink serve: SIGHUP: reload failed, the old ones stay in use: %s\n", r.message().c_str());
+    }
+  });
   Status s = server->Wait();
+  hangups.Finish();
   signals.Finish();  // its thread may still be in Stop: join it before the server goes
   return s;
 }

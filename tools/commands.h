@@ -109,6 +109,8 @@ struct ServeArgs {
   std::string root;
   api::ServeOptions options;  // listen, threads, max_connections, max_request_bytes
   std::string read_timeout = "5s", write_timeout = "5s", keep_alive_timeout = "5s";
+  std::string access_log;  // empty: stderr
+  bool quiet = false;      // no access log
 };
 Status CmdServe(const ServeArgs& a);
 // Gives a server the tool's window syntax (tools/window_arg.h) for ?window=.

@@ -122,7 +122,9 @@ int main(int argc, char** argv) {
                   "DIR; seal as the watermark closes windows; stop on SIGTERM/SIGINT");
   c_run->add_option("--publish-every", run.publish_every, "--follow: publish at most this often (default 10s)");
   c_run->add_option("--poll", run.poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
-  c_run->add_option("--serve", run.serve, "--follow: also serve HTTP on HOST:PORT, :PORT (every interface) or PORT (loopback), as snapsink serve");
+  c_run->add_option("--serve", run.serve,
+                    "--follow: also serve HTTP on a loopback HOST:PORT, or PORT (loopback), as snapsink serve but "
+                    "without TLS, tokens or access log: use snapsink serve for those");
   c_run->add_flag("--id-from-content", run.ingest.id_from_content,
                   "Events without seq or id are deduplicated by a hash of their content");
   c_run->add_option("--kafka", run.kafka,
@@ -285,7 +287,19 @@ int main(int argc, char** argv) {
   c_serve->add_option("--max-request-bytes", serve.options.max_request_bytes,
                       "Largest request body; beyond: 413 (default 65536; request line: 8 KiB, beyond: 414)")
       ->check(AtLeast(1));
+  c_serve->add_option("--tls-cert", serve.options.tls_cert_file,
+                      "PEM certificate (chain) file: serve HTTPS (TLS 1.2+); re-read on SIGHUP");
+  c_serve->add_option("--tls-key", serve.options.tls_key_file, "PEM private key file of --tls-cert; re-read on SIGHUP");
+  c_serve->add_option("--token-file", serve.options.token_file,
+                      "Access tokens, one a line (name:token); every request but /healthz needs "
+                      "'Authorization: Bearer TOKEN'; mode 600; re-read on SIGHUP");
+  c_serve->add_flag("--insecure", serve.options.insecure,
+                    "Allow a non-loopback --listen without --tls-cert/--tls-key and --token-file (warns)");
+  c_serve->add_option("--access-log", serve.access_log,
+                      "Append the access log (one line a request) to this file instead of stderr; reopened on SIGHUP");
+  c_serve->add_flag("--quiet", serve.quiet, "No access log");
   c_serve->footer(Footer("Endpoints: /v1/query /v1/windows /v1/generations /v1/status /metrics /healthz. "
+                         "Beyond loopback: --tls-cert, --tls-key and --token-file, or --insecure. SIGHUP re-reads them. "
                          "Exit status: 0 after SIGTERM/SIGINT; 1 usage or failure.",
                          "snapsink serve /data/orders --listen 127.0.0.1:8080"));
 

@@ -42,6 +42,9 @@
 // request of a connection beyond max_connections before answering 503, so
 // a slow client there delays accepting by up to read_timeout_ms.
 //
+// Beyond loopback: TLS, bearer tokens, an access log and Reload (issue 28;
+// the fields below, and README "Serving over a network").
+//
 // No endpoint writes to the root.
 #pragma once
 
@@ -76,6 +79,24 @@ struct ServeOptions {
   // message names it. Unset: a window name, as above.
   std::function<Status(const std::string& name, const std::string& text, int64_t window_ms, int64_t* start)>
       parse_window_param;
+
+  // Serving beyond this host. A listen address other than loopback
+  // (127.0.0.0/8, ::1, localhost) needs TLS and a token file both, unless
+  // insecure (then a warning on stderr at Start); InvalidArgument otherwise.
+  // TLS: PEM certificate (chain) and key files, both or neither; TLS 1.2 at
+  // least. A certificate or key that does not load or match: InvalidArgument
+  // naming the file.
+  std::string tls_cert_file, tls_key_file;
+  // Bearer tokens: one a line, optionally "name:token"; blank lines and
+  // '#' comments ignored; refused when group/other may access it (mode &
+  // 077). Then every request but /healthz needs "Authorization: Bearer
+  // TOKEN", else 401 with "WWW-Authenticate: Bearer".
+  std::string token_file;
+  bool insecure = false;
+  // One line per request: "" none, "-" stderr, else a file appended to.
+  // "TIME PEER TOKEN-NAME METHOD TARGET STATUS BYTES MICROSECONDS", TIME UTC
+  // RFC 3339, TOKEN-NAME "-" without one; never the token.
+  std::string access_log;
 };
 
 class Server {
@@ -101,6 +122,11 @@ class Server {
   std::string address() const;
   // Stops accepting. Callable from any thread, more than once; returns at once.
   void Stop();
+  // Re-reads the token file and the certificate and key, and reopens the
+  // access log file (what SIGHUP does to `snapsink serve`). A failed reload
+  // keeps the old ones and returns why. Callable from any thread; requests
+  // in flight and open connections go on.
+  Status Reload();
   // Blocks until the server has stopped and the requests in flight are
   // answered; IOError if the listening socket failed.
   Status Wait();
