@@ -38,28 +38,6 @@ const std::vector<std::string> kMetrics = {"orders", "orders.eu", "refunds"};
 const std::vector<std::string> kKeyPrefixes = {"", "k/", "k/store-9/", "k/store-9", "k/\xc3", "k/e", "zz", "k/us"};
 const std::vector<std::string> kMetricPrefixes = {"", "orders", "orders.", "r", "x"};
 
-// A directory on tmpfs when there is one (thousands of windows publish in
-// seconds there), else under $TMPDIR.
-class FastDir {
- public:
-  FastDir() {
-    char tmpl[] = "/dev/shm/snapsink-test-XXXXXX";
-    if (::access("/dev/shm", W_OK) == 0 && ::mkdtemp(tmpl) != nullptr) {
-      path_ = tmpl;
-    } else {
-      fallback_ = std::make_unique<TempDir>();
-      path_ = fallback_->path();
-    }
-  }
-  ~FastDir() {
-    if (!fallback_) (void)Env::Default()->RemoveTree(path_);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-  std::unique_ptr<TempDir> fallback_;
-};
 
 // A root of `windows` one-minute windows from kBase, each with rows of some
 // (metric, key) pairs and values with micros, some negative; one run --final.

@@ -38,29 +38,6 @@ int OpenFds() {
   return n - 1;  // the directory stream itself
 }
 
-// A directory for a root with thousands of windows: on tmpfs when there is
-// one (publishing 5,000 windows syncs thousands of files and directories,
-// which costs minutes on a disk and nothing there), else under $TMPDIR.
-class FastDir {
- public:
-  FastDir() {
-    char tmpl[] = "/dev/shm/snapsink-test-XXXXXX";
-    if (::access("/dev/shm", W_OK) == 0 && ::mkdtemp(tmpl) != nullptr) {
-      path_ = tmpl;
-    } else {
-      fallback_ = std::make_unique<TempDir>();
-      path_ = fallback_->path();
-    }
-  }
-  ~FastDir() {
-    if (!fallback_) (void)Env::Default()->RemoveTree(path_);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-  std::unique_ptr<TempDir> fallback_;
-};
 
 constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
 

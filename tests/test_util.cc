@@ -35,6 +35,22 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+FastDir::FastDir() {
+  char tmpl[] = "/dev/shm/snapsink-test-XXXXXX";
+  if (::access("/dev/shm", W_OK) == 0 && ::mkdtemp(tmpl) != nullptr) {
+    path_ = tmpl;
+  } else {
+    fallback_ = std::make_unique<TempDir>();
+    path_ = fallback_->path();
+  }
+}
+
+FastDir::~FastDir() {
+  if (fallback_) return;  // the TempDir removes itself
+  boost::system::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 namespace {
 std::string Drain(int fd) {
   std::string s;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,22 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A directory for a root with thousands of windows: on tmpfs when there is
+// one (publishing thousands of windows syncs thousands of files and
+// directories, which costs minutes on a disk and nothing there), else a
+// TempDir under $TMPDIR. Removed with everything in it.
+class FastDir {
+ public:
+  FastDir();
+  ~FastDir();
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<TempDir> fallback_;
 };
 
 struct RunResult {
