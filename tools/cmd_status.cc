@@ -1,7 +1,10 @@
 // status: one look at a root for operators (api::ReadOnlySink::GetStatus;
 // --json is api::ReadOnlySink::StatusJson).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
+#include "sink/status_page.h"
 #include "snapsink/sink.h"
 #include "tools/commands.h"
 
@@ -98,7 +101,19 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
 
 }  // namespace
 
-Status CmdStatus(const std::string& path, bool json) {
+Status CmdStatus(const std::string& path, bool json, const std::string& html_file) {
+  if (!html_file.empty()) {
+    std::string html;
+    SNAPSINK_RETURN_IF_ERROR(RenderStatusPage(path, 0, &html));
+    std::FILE* f = std::fopen(html_file.c_str(), "wb");
+    if (f == nullptr) return Status::IOError("--html " + html_file + ": cannot create: " + std::strerror(errno));
+    const bool ok = std::fwrite(html.data(), 1, html.size(), f) == html.size();
+    if (std::fclose(f) != 0 || !ok) return Status::IOError("--html " + html_file + ": write failed");
+    if (!json) {
+      std::printf("wrote %s (%zu bytes)\n", html_file.c_str(), html.size());
+      return Status::OK();
+    }
+  }
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
   if (json) {
     SNAPSINK_ASSIGN_OR_RETURN(const std::string text, sink->StatusJson());
