@@ -96,7 +96,8 @@ void Timeline(const StatusPageData& d, const std::vector<Mark>& marks, std::stri
   const int64_t window = std::max<int64_t>(1, d.status.settings.window_ms);
   const int64_t lo = marks.front().window_ms, hi = marks.back().window_ms + window;
   const double span = static_cast<double>(hi - lo);
-  const double w = std::max(1.0, kWidth * static_cast<double>(window) / span);
+  const double slot = kWidth * static_cast<double>(window) / span;
+  const double w = std::max(1.0, slot - std::min(3.0, slot * 0.15));  // a gap between neighbours
   auto x_of = [&](int64_t ms) { return kLeft + kWidth * static_cast<double>(ms - lo) / span; };
   auto y_of = [&](const Mark& m) { return kTop + Lane(m.state) * kLaneH + 2; };
   const double h = kLaneH - 5;
