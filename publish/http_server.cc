@@ -772,6 +772,11 @@ struct HttpServer::Impl {
       http.Delete(path, not_allowed);
       http.Options(path, not_allowed);
     }
+    http.Post("/", not_allowed);  // the status page
+    http.Put("/", not_allowed);
+    http.Patch("/", not_allowed);
+    http.Delete("/", not_allowed);
+    http.Options("/", not_allowed);
   }
 };
 

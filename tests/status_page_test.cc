@@ -376,6 +376,12 @@ TEST_F(StatusPageTest, ServeAnswersTheSamePageAtAGeneration) {
   auto bad = c.Get("/?generation=x");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
+  auto post = c.Post("/", "", "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  auto other = c.Get("/?window=x");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 400);
   auto gone = c.Get("/?generation=99");
   ASSERT_TRUE(gone);
   EXPECT_EQ(gone->status, 404);
