@@ -57,8 +57,11 @@ std::vector<Mark> Marks(const StatusPageData& d) {
     m.window_ms = w.window_ms;
     m.in_generation = true;
     if (m.state.empty()) m.state = "published";
-    m.rolled_back = m.live != nullptr && m.live_version > w.version && m.state != "staged" && m.state != "open" &&
-                    m.state != "closed_unsealed";
+    // At the current generation, a live version newer than the published
+    // one that is not waiting to publish was rolled back; an older
+    // generation just predates the newer versions.
+    m.rolled_back = !d.historical && m.live != nullptr && m.live_version > w.version && m.state != "staged" &&
+                    m.state != "open" && m.state != "closed_unsealed";
     m.version = w.version;
   }
   std::vector<Mark> out;

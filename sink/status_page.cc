@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
-#include "engine/env.h"
 #include "engine/root.h"
 #include "publish/root_status.h"
 #include "publish/status_page.h"
@@ -116,11 +116,14 @@ Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader
   return Status::OK();
 }
 
-Status RenderStatusPage(const std::string& path, uint64_t generation, std::string* html) {
-  std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::OpenReadOnly(Env::Default(), path, &root));
-  std::unique_ptr<api::Reader> reader;
-  if (auto r = api::Reader::Open(path, generation); r.ok()) {
+}  // namespace snapsink
+
+namespace snapsink::api {
+
+Result<std::string> ReadOnlySink::StatusPage(uint64_t generation) const {
+  Root* root = impl_->root.get();
+  std::unique_ptr<Reader> reader;
+  if (auto r = Reader::Open(path(), generation); r.ok()) {
     reader = std::move(*r);
   } else if (generation != 0 || !r.status().IsNotFound()) {
     return r.status();
@@ -128,11 +131,13 @@ Status RenderStatusPage(const std::string& path, uint64_t generation, std::strin
   uint64_t current = 0;
   {
     snapsink::RootStatus st;
-    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root.get(), &st));
+    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &st));
     current = st.current_generation;
   }
   const bool historical = reader != nullptr && reader->generation() != current;
-  return RenderStatusPage(root.get(), path, reader.get(), historical, std::nullopt, html);
+  std::string html;
+  SNAPSINK_RETURN_IF_ERROR(RenderStatusPage(root, path(), reader.get(), historical, std::nullopt, &html));
+  return html;
 }
 
-}  // namespace snapsink
+}  // namespace snapsink::api

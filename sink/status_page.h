@@ -24,8 +24,7 @@ struct PageHealth {
 // (null: nothing published). historical: not the current one.
 Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader, bool historical,
                         const std::optional<PageHealth>& health, std::string* html);
-
-// The same, opening the root read-only and pinning `generation` (0: current).
-Status RenderStatusPage(const std::string& path, uint64_t generation, std::string* html);
+// ReadOnlySink::StatusPage pins the generation and verifies it for the
+// verdict; the server passes its pinned Reader and its own verdict.
 
 }  // namespace snapsink

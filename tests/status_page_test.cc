@@ -357,6 +357,36 @@ TEST_F(StatusPageTest, EveryWindowGenerationGapAndSourceAppearsEscaped) {
   EXPECT_TRUE(changed);
 }
 
+TEST_F(StatusPageTest, ARollbackShowsItsSourceGenerationAndTheRolledBackWindows) {
+  Prepare();
+  RunResult r = Snapsink({"rollback", root_, "--generation", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string file = dir_ / "page.html";
+  r = Snapsink({"status", root_, "--html", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = ReadFile(file);
+  CheckPage(html, root_, 0);
+  Xml x(html);
+  auto doc = x.Parse();
+  ASSERT_NE(doc, nullptr) << x.error();
+  bool gen3 = false;
+  for (const Node* tr : Section(*doc, "generations")->All("tr")) {
+    if (tr->Attr("data-generation") != "3") continue;
+    const std::vector<std::string> c = Cells(tr);
+    gen3 = c[3] == "1" && c[4].find("removed 1: 2026-10-21T12:00:00Z v1") != std::string::npos &&
+           c[4].find("replaced 1: 2026-10-21T10:00:00Z v2 \xe2\x86\x92 v1") != std::string::npos;
+    EXPECT_TRUE(gen3) << c[3] << " " << c[4];
+  }
+  EXPECT_TRUE(gen3);
+  std::map<std::string, const Node*> rects;
+  for (const Node* n : doc->All("rect")) rects[n->Attr("data-window")] = n;
+  ASSERT_TRUE(rects.count("2026-10-21T12:00:00Z"));
+  EXPECT_EQ(rects["2026-10-21T12:00:00Z"]->Attr("data-state"), "unpublished");
+  EXPECT_TRUE(rects["2026-10-21T12:00:00Z"]->HasClass("rolledback"));
+  EXPECT_TRUE(rects["2026-10-21T10:00:00Z"]->HasClass("rolledback"));  // v2 live, v1 published
+  EXPECT_FALSE(rects["2026-10-21T11:00:00Z"]->HasClass("rolledback"));
+}
+
 TEST_F(StatusPageTest, ServeAnswersTheSamePageAtAGeneration) {
   Prepare();
   Server server = StartServe(root_);
@@ -373,6 +403,9 @@ TEST_F(StatusPageTest, ServeAnswersTheSamePageAtAGeneration) {
   ASSERT_EQ(old->status, 200) << old->body;
   EXPECT_EQ(old->get_header_value("Snapsink-Generation"), "1");
   CheckPage(old->body, root_, 1);
+  // An older generation predates newer versions: nothing rolled back.
+  EXPECT_EQ(old->body.find(" rolledback\""), std::string::npos);
+  EXPECT_NE(old->body.find("not the current one"), std::string::npos);
   auto bad = c.Get("/?generation=x");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);

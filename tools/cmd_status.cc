@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "sink/status_page.h"
 #include "snapsink/sink.h"
 #include "tools/commands.h"
 
@@ -102,9 +101,9 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
 }  // namespace
 
 Status CmdStatus(const std::string& path, bool json, const std::string& html_file) {
+  SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
   if (!html_file.empty()) {
-    std::string html;
-    SNAPSINK_RETURN_IF_ERROR(RenderStatusPage(path, 0, &html));
+    SNAPSINK_ASSIGN_OR_RETURN(const std::string html, sink->StatusPage());
     std::FILE* f = std::fopen(html_file.c_str(), "wb");
     if (f == nullptr) return Status::IOError("--html " + html_file + ": cannot create: " + std::strerror(errno));
     const bool ok = std::fwrite(html.data(), 1, html.size(), f) == html.size();
@@ -114,7 +113,6 @@ Status CmdStatus(const std::string& path, bool json, const std::string& html_fil
       return Status::OK();
     }
   }
-  SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
   if (json) {
     SNAPSINK_ASSIGN_OR_RETURN(const std::string text, sink->StatusJson());
     std::fwrite(text.data(), 1, text.size(), stdout);
