@@ -6,7 +6,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   liblmdb-dev libboost-filesystem-dev libzstd-dev libfmt-dev libsimdjson-dev
   libcli11-dev libxxhash-dev prometheus-cpp-dev python3-prometheus-client libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
-  libcpp-httplib-dev librdkafka-dev libssl-dev openssl curl
+  libcpp-httplib-dev librdkafka-dev libssl-dev openssl curl zlib1g-dev
+  chromium  # the status page browser test (tests/status_page_test.cc) and docs/status-page.png
   clang libclang-rt-14-dev
 )
 missing=()

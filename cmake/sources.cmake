@@ -48,6 +48,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/serve_auth.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
+  publish/status_page.cc
   publish/table_cache.cc
   publish/state_views.cc
   publish/views.cc
@@ -56,6 +57,7 @@ set(SNAPSINK_LIB_SOURCES
   sink/inspect.cc
   sink/reader.cc
   sink/serve.cc
+  sink/status_page.cc
   sink/sink.cc
   sink/state_ops.cc
   sink/version.cc
@@ -164,6 +166,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/serve_limits_test.cc
   tests/serve_tls_test.cc
   tests/serve_test.cc
+  tests/status_page_test.cc
   tests/serve_util.cc
   tests/snapshot_file_test.cc
   tests/source_identity_test.cc

@@ -26,7 +26,7 @@ _snapsink() {
     verify) opts="" ;;
     gc) opts="--keep-generations --producers-idle" ;;
     rollback) opts="--generation --dry-run" ;;
-    status) opts="--json" ;;
+    status) opts="--json --html" ;;
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source" ;;
     serve) opts="--listen --threads --max-connections --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --tls-cert --tls-key --token-file --insecure --access-log --quiet" ;;

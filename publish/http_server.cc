@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "publish/root_status.h"
 #include "publish/serve_auth.h"
 #include "publish/views.h"
+#include "sink/status_page.h"
 #include "snapsink/reader.h"
 
 namespace snapsink {
@@ -417,7 +419,7 @@ struct HttpServer::Impl {
   }
 
   static const char* PathLabel(const std::string& path) {
-    static const char* const kPaths[] = {"/v1/query", "/v1/windows", "/v1/generations", "/v1/status", "/metrics",
+    static const char* const kPaths[] = {"/", "/v1/query", "/v1/windows", "/v1/generations", "/v1/status", "/metrics",
                                          "/healthz"};
     for (const char* p : kPaths) {
       if (path == p) return p;
@@ -604,6 +606,56 @@ struct HttpServer::Impl {
     res.set_content(RootStatusJson(state->path(), st), "application/json");
   }
 
+  // The status page (publish/status_page.h) at the served generation, or
+  // at ?generation=G.
+  void Page(const httplib::Request& req, httplib::Response& res) {
+    uint64_t generation = 0;
+    for (const auto& [k, v] : req.params) {
+      if (k != "generation") return Error(res, 400, "unknown parameter: " + k + " (only generation)");
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), generation);
+      if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
+        return Error(res, 400, "generation: " + v + ": not a generation number");
+      }
+    }
+    Lease lease;
+    std::optional<PageHealth> health;
+    std::shared_ptr<PinnedGeneration> cur = Current();
+    if (generation == 0 || (cur && cur->generation() == generation)) {
+      if (cur) {
+        lease.gen = cur;
+        Status s = cur->Borrow(&lease.reader);
+        if (!s.ok()) return ErrorFor(res, s);
+        const int h = cur->health;
+        PageHealth ph;
+        ph.ok = h > 0;
+        if (h == 0) {
+          ph.text = "generation " + std::to_string(cur->generation()) + " not verified yet";
+        } else if (h > 0) {
+          ph.text = "generation " + std::to_string(cur->generation()) + " verified";
+        } else {
+          std::lock_guard<std::mutex> l(cur->health_mu);
+          ph.text = cur->health_error;
+        }
+        health = ph;
+      } else {
+        health = PageHealth{false, "nothing is published in " + root + " yet"};
+      }
+    } else {
+      Status s = OpenReader(root, generation, &lease.reader);
+      if (!s.ok()) return ErrorFor(res, s);
+    }
+    std::string html;
+    {
+      std::lock_guard<std::mutex> l(state_mu);
+      Status s = RenderStatusPage(state, root, lease.reader.get(), generation != 0 && !(cur && cur->generation() == generation),
+                                  health, &html);
+      if (!s.ok()) return ErrorFor(res, s);
+    }
+    if (lease.reader) res.set_header("Snapsink-Generation", std::to_string(lease.reader->generation()));
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(html, "text/html; charset=utf-8");
+  }
+
   // `snapsink metrics`, then the server's own.
   void Metrics(httplib::Response& res) {
     RootStatus st;
@@ -704,6 +756,7 @@ struct HttpServer::Impl {
     http.Get(EndpointPath(Endpoint::kStatus), [this](const httplib::Request&, httplib::Response& res) { StatusJson(res); });
     http.Get(EndpointPath(Endpoint::kMetrics), [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
     http.Get(EndpointPath(Endpoint::kHealthz), [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
+    http.Get("/", [this](const httplib::Request& req, httplib::Response& res) { Page(req, res); });
     // Every endpoint is read-only: another method on one of them is 405
     // (routed, so a body over the limit is still 413 first).
     const auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
@@ -719,6 +772,11 @@ struct HttpServer::Impl {
       http.Delete(path, not_allowed);
       http.Options(path, not_allowed);
     }
+    http.Post("/", not_allowed);  // the status page
+    http.Put("/", not_allowed);
+    http.Patch("/", not_allowed);
+    http.Delete("/", not_allowed);
+    http.Options("/", not_allowed);
   }
 };
 

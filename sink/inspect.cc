@@ -73,6 +73,10 @@ Result<std::vector<SnapshotInfo>> ReadOnlySink::Snapshots() const {
 Result<RootStatus> ReadOnlySink::GetStatus() const {
   snapsink::RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
+  return ToPublic(s);
+}
+
+RootStatus ToPublic(const snapsink::RootStatus& s) {
   RootStatus out;
   out.settings = {s.config.window_ms, s.config.lateness_ms,
                   s.config.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept};

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "engine/root.h"
+#include "publish/root_status.h"
 #include "publish/seal.h"
 #include "snapsink/sink.h"
 
@@ -23,5 +24,8 @@ struct ReadOnlySink::Impl {
 inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {
   return {s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events};
 }
+
+// The public RootStatus (GetStatus) of the engine's (publish/root_status.h).
+RootStatus ToPublic(const snapsink::RootStatus& s);
 
 }  // namespace snapsink::api

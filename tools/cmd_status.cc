@@ -1,6 +1,8 @@
 // status: one look at a root for operators (api::ReadOnlySink::GetStatus;
 // --json is api::ReadOnlySink::StatusJson).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "snapsink/sink.h"
 #include "tools/commands.h"
@@ -98,8 +100,19 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
 
 }  // namespace
 
-Status CmdStatus(const std::string& path, bool json) {
+Status CmdStatus(const std::string& path, bool json, const std::string& html_file) {
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
+  if (!html_file.empty()) {
+    SNAPSINK_ASSIGN_OR_RETURN(const std::string html, sink->StatusPage());
+    std::FILE* f = std::fopen(html_file.c_str(), "wb");
+    if (f == nullptr) return Status::IOError("--html " + html_file + ": cannot create: " + std::strerror(errno));
+    const bool ok = std::fwrite(html.data(), 1, html.size(), f) == html.size();
+    if (std::fclose(f) != 0 || !ok) return Status::IOError("--html " + html_file + ": write failed");
+    if (!json) {
+      std::printf("wrote %s (%zu bytes)\n", html_file.c_str(), html.size());
+      return Status::OK();
+    }
+  }
   if (json) {
     SNAPSINK_ASSIGN_OR_RETURN(const std::string text, sink->StatusJson());
     std::fwrite(text.data(), 1, text.size(), stdout);

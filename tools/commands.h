@@ -139,7 +139,8 @@ class StopSignals {
 namespace snapsink {
 
 // status ROOT [--json]: see api::ReadOnlySink::GetStatus.
-Status CmdStatus(const std::string& root, bool json);
+// html: also write the status page (sink/status_page.h) to this file ("": none).
+Status CmdStatus(const std::string& root, bool json, const std::string& html = "");
 // metrics ROOT: see api::ReadOnlySink::MetricsText.
 Status CmdMetrics(const std::string& root);
 

@@ -240,6 +240,11 @@ int main(int argc, char** argv) {
       "status", "Settings, watermark, current generation, windows by state, open and staged windows, sources, gaps, disk use");
   c_status->add_option("ROOT", status_root, kRootHelp)->required();
   c_status->add_flag("--json", status_json, "One JSON object");
+  std::string status_html;
+  c_status->add_option("--html", status_html,
+                       "Write the status page (what `serve` answers GET / with) to FILE: windows, generations, gaps, "
+                       "sources, health and disk use")
+      ->type_name("FILE");
   c_status->footer(Footer("Exit status: 0 ok; 1 usage or failure.", "snapsink status /data/orders --json"));
 
   std::string metrics_root;
@@ -350,7 +355,7 @@ int main(int argc, char** argv) {
     if (s.ok()) s = CmdGc(gc_root, keep);
   } else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
   else if (*c_serve) s = CmdServe(serve);
-  else if (*c_status) s = CmdStatus(status_root, status_json);
+  else if (*c_status) s = CmdStatus(status_root, status_json, status_html);
   else if (*c_metrics) s = CmdMetrics(metrics_root);
   else if (*c_gaps) {
     if (epoch_opt->count() > 0) gaps.epoch = gaps_epoch;

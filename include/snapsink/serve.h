@@ -16,6 +16,7 @@
 //   GET /v1/status                      `snapsink status --json`
 //   GET /metrics                        `snapsink metrics` plus the server's own
 //   GET /healthz                        200 while the served generation verifies
+//   GET /?generation=G                  the status page (HTML; `snapsink status --html`)
 //
 // Hot switch: a watcher (inotify on the root, and a poll every poll_ms) pins
 // the generation CURRENT names when it changes and reads it whole once, for

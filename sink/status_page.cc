@@ -1,0 +1,143 @@
+#include "sink/status_page.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "engine/root.h"
+#include "publish/root_status.h"
+#include "publish/status_page.h"
+#include "publish/views.h"
+#include "sink/sink_impl.h"
+
+namespace snapsink {
+namespace {
+
+// Generations whose changes the page works out (each opens two manifests).
+constexpr size_t kChangedGenerations = 50;
+
+GenerationChange Diff(const std::vector<api::WindowVersion>& now, const std::vector<api::WindowVersion>* before) {
+  GenerationChange c;
+  c.known = true;
+  std::map<int64_t, uint64_t> old;
+  if (before != nullptr) {
+    for (const api::WindowVersion& w : *before) old[w.window_ms] = w.version;
+  }
+  for (const api::WindowVersion& w : now) {
+    auto it = old.find(w.window_ms);
+    if (it == old.end()) {
+      c.added.push_back(w);
+    } else {
+      if (it->second != w.version) c.replaced.push_back({w.window_ms, it->second, w.version});
+      old.erase(it);
+    }
+  }
+  for (const auto& [ms, v] : old) c.removed.push_back({ms, v});
+  return c;
+}
+
+bool Covered(const std::vector<api::AcceptedGapInfo>& accepted, const std::string& producer, uint32_t epoch,
+             const api::SeqRange& r) {
+  for (const api::AcceptedGapInfo& a : accepted) {
+    if (a.gap.producer != producer || (a.gap.epoch && *a.gap.epoch != epoch)) continue;
+    if (a.gap.range.first <= r.first && r.last <= a.gap.range.last) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader, bool historical,
+                        const std::optional<PageHealth>& health, std::string* html) {
+  StatusPageData d;
+  d.root = path;
+  snapsink::RootStatus st;
+  std::vector<api::AcceptedGapInfo> accepted;
+  {
+    std::unique_ptr<Txn> txn;
+    SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
+    SNAPSINK_RETURN_IF_ERROR(AcceptedGapInfos(txn.get(), &accepted));
+  }
+  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &st));
+  d.status = api::ToPublic(st);
+  for (const api::ProducerGaps& p : d.status.gaps) {
+    for (const api::SeqRange& r : p.missing) {
+      d.gaps.push_back({p.producer, p.epoch, r, Covered(accepted, p.producer, p.epoch, r)});
+    }
+  }
+  SNAPSINK_RETURN_IF_ERROR(ListPublished(root->env(), path, &d.generations, nullptr));
+  std::sort(d.generations.begin(), d.generations.end(),
+            [](const api::GenerationInfo& a, const api::GenerationInfo& b) { return a.generation > b.generation; });
+  if (reader != nullptr) {
+    d.generation = reader->generation();
+    d.historical = historical;
+    d.windows = reader->windows();
+  }
+  // What each generation changed: its windows against its parent's.
+  std::map<uint64_t, std::optional<std::vector<api::WindowVersion>>> windows;
+  auto windows_of = [&](uint64_t g) -> const std::vector<api::WindowVersion>* {
+    auto it = windows.find(g);
+    if (it == windows.end()) {
+      std::optional<std::vector<api::WindowVersion>> w;
+      if (reader != nullptr && g == reader->generation()) {
+        w = reader->windows();
+      } else if (auto r = api::Reader::Open(path, g); r.ok()) {
+        w = (*r)->windows();
+      }
+      it = windows.emplace(g, std::move(w)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  };
+  for (size_t i = 0; i < d.generations.size(); ++i) {
+    const api::GenerationInfo& g = d.generations[i];
+    if (i >= kChangedGenerations) break;
+    const std::vector<api::WindowVersion>* now = windows_of(g.generation);
+    const std::vector<api::WindowVersion>* before = g.parent ? windows_of(g.parent) : nullptr;
+    GenerationChange c;
+    if (now != nullptr && (g.parent == 0 || before != nullptr)) c = Diff(*now, before);
+    d.changes.push_back(std::move(c));
+  }
+  if (health) {
+    d.healthy = health->ok;
+    d.health = health->text;
+  } else if (reader == nullptr) {
+    d.health = "nothing is published in " + path + " yet";
+  } else {
+    // What /healthz checks: every block of the generation reads back.
+    Status s;
+    for (const api::WindowVersion& w : reader->windows()) {
+      s = reader->Scan(w.window_ms, std::nullopt, [](const api::Row&) {});
+      if (!s.ok()) break;
+    }
+    d.healthy = s.ok();
+    d.health = s.ok() ? "generation " + std::to_string(reader->generation()) + " verified" : s.message();
+  }
+  *html = StatusPageHtml(d);
+  return Status::OK();
+}
+
+}  // namespace snapsink
+
+namespace snapsink::api {
+
+Result<std::string> ReadOnlySink::StatusPage(uint64_t generation) const {
+  Root* root = impl_->root.get();
+  std::unique_ptr<Reader> reader;
+  if (auto r = Reader::Open(path(), generation); r.ok()) {
+    reader = std::move(*r);
+  } else if (generation != 0 || !r.status().IsNotFound()) {
+    return r.status();
+  }
+  uint64_t current = 0;
+  {
+    snapsink::RootStatus st;
+    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &st));
+    current = st.current_generation;
+  }
+  const bool historical = reader != nullptr && reader->generation() != current;
+  std::string html;
+  SNAPSINK_RETURN_IF_ERROR(RenderStatusPage(root, path(), reader.get(), historical, std::nullopt, &html));
+  return html;
+}
+
+}  // namespace snapsink::api

@@ -1,0 +1,30 @@
+// Gathers the status page (publish/status_page.h) of a root from the public
+// views (the numbers of `status --json`, `inspect generations` and a
+// Reader), for one pinned generation.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "engine/status.h"
+#include "snapsink/reader.h"
+
+namespace snapsink {
+
+class Root;
+
+// The page's health verdict when the caller knows it (the server's verified
+// pin); otherwise the page verifies the pinned generation itself.
+struct PageHealth {
+  bool ok = false;
+  std::string text;
+};
+
+// The page of root (path as given) with `reader` as the pinned generation
+// (null: nothing published). historical: not the current one.
+Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader, bool historical,
+                        const std::optional<PageHealth>& health, std::string* html);
+// ReadOnlySink::StatusPage pins the generation and verifies it for the
+// verdict; the server passes its pinned Reader and its own verdict.
+
+}  // namespace snapsink
