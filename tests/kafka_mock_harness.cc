@@ -470,6 +470,19 @@ TEST_F(KafkaStates, ThreeProcessesEachPartitionsNewestOwnerHoldsExactlyItsEvents
   EXPECT_EQ(r.err.find("unknown file"), std::string::npos) << r.err;
 }
 
+TEST_F(KafkaStates, KilledWhileClaimingAPartitionThenRerunSameResult) {
+  const EventStream s = GenerateEvents(kPartitions, 100, 14);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  const std::string state = dir_ + "/state";
+  ChildResult r = Snapsink(StateArgs(root, "gs3", state, {"--final"}),
+                           {"SNAPSINK_CRASH_AT=owner.before_claim", "SNAPSINK_CRASH_HIT=3"});
+  ASSERT_EQ(r.exit_code, 99) << r.err;
+  r = Snapsink(StateArgs(root, "gs3", state, {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectOwnersHold(root, {&s});
+}
+
 TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedIsFencedAndCountsNothingTwice) {
   const EventStream first = GenerateEvents(kPartitions, 150, 12);
   const EventStream second = GenerateEvents(kPartitions, 150, 13, 150);
