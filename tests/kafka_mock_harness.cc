@@ -483,13 +483,17 @@ TEST_F(KafkaStates, KilledWhileClaimingAPartitionThenRerunSameResult) {
   ExpectOwnersHold(root, {&s});
 }
 
-TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedIsFencedAndCountsNothingTwice) {
+TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStatesAndCountsNothingTwice) {
   const EventStream first = GenerateEvents(kPartitions, 150, 12);
   const EventStream second = GenerateEvents(kPartitions, 150, 13, 150);
   ProduceStream(first);
   const std::string root = NewRoot("kafka-root");
   const std::string state_a = dir_ + "/state-a";
-  Child a(g_snapsink, StateArgs(root, "gs2", state_a, {"--follow"}), {}, dir_);
+  // Cooperative-sticky here (the other tests rebalance eagerly).
+  const std::vector<std::string> coop = {"--kafka-config", "partition.assignment.strategy=cooperative-sticky"};
+  std::vector<std::string> follow = coop;
+  follow.push_back("--follow");
+  Child a(g_snapsink, StateArgs(root, "gs2", state_a, follow), {}, dir_);
   // Wait until A has read the whole of the first stream.
   auto a_has = [&](const EventStream& s) {
     for (int p = 0; p < kPartitions; ++p) {
@@ -506,30 +510,37 @@ TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedIsFencedAndCountsNoth
   a.Signal(SIGSTOP);
   ProduceStream(second);
   // B takes every partition once A's session (3 s) has expired, and reads them all.
-  ChildResult b = Snapsink(StateArgs(root, "gs2", dir_ + "/state-b", {"--final"}), {}, 60);
+  std::vector<std::string> final_args = coop;
+  final_args.push_back("--final");
+  ChildResult b = Snapsink(StateArgs(root, "gs2", dir_ + "/state-b", final_args), {}, 60);
   ASSERT_EQ(b.exit_code, 0) << b.err;
   for (int p = 0; p < kPartitions; ++p) EXPECT_EQ(OwnerState(root, p), dir_ + "/state-b/orders/" + std::to_string(p));
   ExpectOwnersHold(root, {&first, &second});
   // A wakes up holding partitions it lost: whatever it had read is refused,
   // and when the group gives it partitions back it starts them over.
   a.Signal(SIGCONT);
-  auto owners_have_all = [&] {
+  // B has left the group: A rejoins and is given every partition back, each
+  // at a newer epoch than B's. Its own copies are stale (B owned them
+  // since), so it makes new states and reads the partitions from the start.
+  auto a_owns_all = [&] {
     for (int p = 0; p < kPartitions; ++p) {
-      ChildResult r = Snapsink({"inspect", OwnerState(root, p), "sources", "--json"});
+      const std::string state = OwnerState(root, p);
+      if (state != state_a + "/orders/" + std::to_string(p)) return false;
+      ChildResult r = Snapsink({"inspect", state, "sources", "--json"});
       const uint64_t lines = first.lines[p] + second.lines[p];
       if (r.out.find("\"lines\":" + std::to_string(lines) + ",") == std::string::npos) return false;
     }
     return true;
   };
   const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-  std::this_thread::sleep_for(std::chrono::seconds(4));  // A notices it was left behind and rejoins
-  while (!owners_have_all() && std::chrono::steady_clock::now() < later && a.Running()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  while (!a_owns_all() && std::chrono::steady_clock::now() < later && a.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
+  EXPECT_TRUE(a_owns_all());
   a.Signal(SIGTERM);
   ChildResult ra = a.Wait(30);
   EXPECT_EQ(ra.exit_code, 0) << ra.err;
-  std::fprintf(stderr, "A after waking:\n%s\n", ra.err.c_str());
+  EXPECT_NE(ra.err.find("taken at owner epoch 3 (new state)"), std::string::npos) << ra.err;
   ExpectOwnersHold(root, {&first, &second});
 }
 
