@@ -55,6 +55,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/view_tables.cc
   sink/follow.cc
   sink/inspect.cc
+  sink/owners.cc
   sink/reader.cc
   sink/serve.cc
   sink/status_page.cc
@@ -82,6 +83,7 @@ set(SNAPSINK_KAFKA_SOURCES
   utilities/kafka/kafka_config.cc
   utilities/kafka/kafka_consumer.cc
   utilities/kafka/kafka_run.cc
+  utilities/kafka/partition_states.cc
   utilities/kafka/partition_writer.cc
 )
 
@@ -148,6 +150,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/line_reader_test.cc
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
+  tests/owner_epoch_test.cc
   tests/parse_ahead_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc

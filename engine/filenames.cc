@@ -64,6 +64,28 @@ std::string RejectsFile(const std::string& root, std::string_view source) {
   return Join(RejectsDir(root), RejectsFileName(source));
 }
 
+std::string OwnersDir(const std::string& root) { return Join(root, "owners"); }
+
+std::string OwnerDir(const std::string& root, std::string_view source) {
+  std::string stem = RejectsFileName(source);  // the same sanitized, bounded stem
+  stem.resize(stem.size() - std::string_view(".ndjson").size());
+  return Join(OwnersDir(root), stem);
+}
+
+std::string OwnerClaimFile(const std::string& root, std::string_view source, uint64_t epoch) {
+  return Join(OwnerDir(root, source), fmt::format("{:020d}", epoch));
+}
+
+std::string OwnerLockFile(const std::string& root, std::string_view source) {
+  return Join(OwnerDir(root, source), "LOCK");
+}
+
+bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch) {
+  if (name.size() != 20) return false;
+  auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), *epoch);
+  return ec == std::errc() && p == name.data() + name.size() && *epoch > 0;
+}
+
 std::string BackfillRejectsFile(const std::string& root, uint64_t version, std::string_view source) {
   return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + RejectsFileName(source));
 }
@@ -78,7 +100,7 @@ std::string BackfillSpoolDoneFile(const std::string& root, uint64_t version) {
 bool IsRootEntry(std::string_view name) {
   // The last component of each path the functions above build under a root.
   for (const std::string& p : {LockFile("r"), StateDir("r"), InitStateDir("r"), StagingDir("r"), SnapshotsDir("r"),
-                               ManifestsDir("r"), Current("r"), RejectsDir("r")}) {
+                               ManifestsDir("r"), Current("r"), RejectsDir("r"), OwnersDir("r")}) {
     if (std::string_view(p).substr(2) == name) return true;
   }
   return false;
@@ -181,6 +203,10 @@ FileKind ClassifyRootPath(std::string_view relative) {
     return FileKind::kManifests;
   }
   if (p[0] == "rejects" && (p.size() == 1 || (p.size() == 2 && EndsWith(p[1], ".ndjson")))) return FileKind::kRejects;
+  uint64_t e;
+  if (p[0] == "owners" && (p.size() <= 2 || (p.size() == 3 && (p[2] == "LOCK" || ParseOwnerClaimName(p[2], &e))))) {
+    return FileKind::kOwners;
+  }
   return FileKind::kUnknown;
 }
 
@@ -193,6 +219,7 @@ const char* FileKindName(FileKind kind) {
     case FileKind::kManifests: return "manifests";
     case FileKind::kCurrent: return "current";
     case FileKind::kRejects: return "rejects";
+    case FileKind::kOwners: return "owners";
     case FileKind::kTemp: return "temp";
     case FileKind::kUnknown: break;
   }

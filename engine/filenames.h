@@ -51,6 +51,14 @@ std::string ManifestsDir(const std::string& root);
 std::string GenerationManifest(const std::string& root, uint64_t generation);
 std::string Current(const std::string& root);
 std::string RejectsDir(const std::string& root);
+// Owner epochs of partitions shared by many processes (SPEC 12):
+// owners/<sanitized source>/<epoch, 20 digits> holds who took that epoch;
+// owners/<sanitized source>/LOCK serializes the claims.
+std::string OwnersDir(const std::string& root);
+std::string OwnerDir(const std::string& root, std::string_view source);
+std::string OwnerClaimFile(const std::string& root, std::string_view source, uint64_t epoch);
+std::string OwnerLockFile(const std::string& root, std::string_view source);
+bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch);
 // A file name component is at most 255 bytes; the longest prefix put before
 // a rejects file name is "backfill-v4294967295-" (21). A sanitized source
 // name longer than kMaxRejectsStem is cut to kRejectsStemCut bytes and
@@ -89,7 +97,7 @@ std::string SanitizeSourceName(std::string_view source);
 // "snapshots/20261021T100000Z/v1/data"). kTemp is a *.tmp a crash left
 // outside state/ (LMDB owns everything in there); kUnknown is anything this
 // build does not write.
-enum class FileKind { kLock, kState, kStaging, kSnapshots, kManifests, kCurrent, kRejects, kTemp, kUnknown };
+enum class FileKind { kLock, kState, kStaging, kSnapshots, kManifests, kCurrent, kRejects, kOwners, kTemp, kUnknown };
 FileKind ClassifyRootPath(std::string_view relative);
 const char* FileKindName(FileKind kind);
 

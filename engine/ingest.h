@@ -87,6 +87,10 @@ struct WriteRequest {
   std::optional<SourceState::Progress> progress;
   bool stop_on_error = false;
   bool id_from_content = false;
+  // Unset: no owner check. Else the source's owner epoch must equal it
+  // (take: be below it, and becomes it), or the batch fails with Locked.
+  std::optional<uint64_t> owner_epoch;
+  bool take_owner = false;
   // Outcome: OK, or the stop (Gap, BadInput naming `at` and the line) that
   // left this batch out; the source's state before and after it.
   Status status;

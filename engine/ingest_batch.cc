@@ -35,7 +35,8 @@ Status Ingester::Write(const std::vector<WriteRequest*>& group) {
       if (Status g = m.store->GrowAfterMapFull(); !g.ok()) s = s.Prefixed(g.message() + ": ");
       else continue;
     }
-    if (failed < live.size() && (s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput)) {
+    if (failed < live.size() && (s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput ||
+                                 s.code() == Status::Code::kLocked)) {
       live[failed]->status = s;
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(failed));
       continue;
@@ -80,6 +81,15 @@ Status Ingester::Impl::ApplyGroup(const std::vector<WriteRequest*>& group, size_
 Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
   SNAPSINK_RETURN_IF_ERROR(LoadCursor(std::string(r->source), r->rejects_file));
   parser.SetContentIds(r->id_from_content);
+  if (r->owner_epoch) {  // the fence of a shared source (SPEC 12), checked in the commit's transaction
+    const uint64_t stored = cur->src.owner_epoch.value_or(0);
+    const uint64_t mine = *r->owner_epoch;
+    if (r->take_owner ? stored >= mine : stored != mine) {
+      return Status::Locked(std::string(r->source) + ": owner epoch " + std::to_string(mine) +
+                            (r->take_owner ? " cannot take it: it is at owner epoch " : " was fenced: it is at owner epoch ") +
+                            std::to_string(stored));
+    }
+  }
   r->before = cur->src;
   for (const WriteRequest::Record& rec : r->records) {
     at_label = rec.at;
@@ -101,6 +111,7 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
   }
   if (r->position != nullptr) cur->src.position = *r->position;
   if (r->progress) cur->src.progress = r->progress;
+  if (r->owner_epoch) cur->src.owner_epoch = r->owner_epoch;
   r->after = cur->src;
   return Status::OK();
 }

@@ -156,6 +156,7 @@ Status Decode(std::string_view src, ProducerState* v) {
 constexpr uint8_t kExtPosition = 4;
 constexpr uint8_t kExtProgress = 8;
 constexpr uint8_t kExtNewestTs = 16;
+constexpr uint8_t kExtOwner = 32;  // format 4: the owner epoch follows the position
 constexpr size_t kSourceV1Size = 7 * 8;
 constexpr size_t kSourceV2Size = 11 * 8 + 1;
 
@@ -169,6 +170,7 @@ std::string Encode(const SourceState& v) {
   if (v.position) ext |= kExtPosition;
   if (v.progress) ext |= kExtProgress;
   if (v.newest_ts_ms) ext |= kExtNewestTs;
+  if (v.owner_epoch) ext |= kExtOwner;
   s.push_back(static_cast<char>((v.flags & 3) | ext));
   if (ext == 0) return s;  // format 2, byte for byte
   // Format 3: progress read, end, newest event time, position length, position.
@@ -177,6 +179,7 @@ std::string Encode(const SourceState& v) {
   PutU64(&s, static_cast<uint64_t>(v.newest_ts_ms.value_or(0)));
   PutU32(&s, static_cast<uint32_t>(v.position ? v.position->size() : 0));
   if (v.position) s.append(*v.position);
+  if (v.owner_epoch) PutU64(&s, *v.owner_epoch);
   return s;
 }
 
@@ -196,8 +199,8 @@ Status Decode(std::string_view src, SourceState* v) {
   }
   const uint8_t flags = r.U8();
   v->flags = flags & 3;
-  const uint8_t ext = flags & (kExtPosition | kExtProgress | kExtNewestTs);
-  if ((flags & ~(3 | kExtPosition | kExtProgress | kExtNewestTs)) != 0 || (ext == 0) != (src.size() == kSourceV2Size)) {
+  const uint8_t ext = flags & (kExtPosition | kExtProgress | kExtNewestTs | kExtOwner);
+  if ((flags & ~(3 | kExtPosition | kExtProgress | kExtNewestTs | kExtOwner)) != 0 || (ext == 0) != (src.size() == kSourceV2Size)) {
     return Status::Corruption("malformed source record in state");
   }
   if (ext != 0) {
@@ -210,6 +213,7 @@ Status Decode(std::string_view src, SourceState* v) {
     if (ext & kExtProgress) v->progress = p;
     if (ext & kExtNewestTs) v->newest_ts_ms = newest;
     if (ext & kExtPosition) v->position = std::move(position);
+    if (ext & kExtOwner) v->owner_epoch = r.U64();
   }
   return r.Finish("source");
 }

@@ -89,6 +89,9 @@ struct SourceState {
   std::optional<std::string> position;
   std::optional<Progress> progress;
   std::optional<int64_t> newest_ts_ms;
+  // The owner epoch of a source that many processes take turns at (a Kafka
+  // partition, SPEC 12): raised by each new owner, checked by every commit.
+  std::optional<uint64_t> owner_epoch;
   bool operator==(const SourceState&) const = default;
 };
 

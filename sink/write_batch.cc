@@ -24,10 +24,16 @@ void WriteBatch::SetPosition(std::string position) { position_ = std::move(posit
 
 void WriteBatch::SetProgress(uint64_t read, uint64_t end) { progress_ = Progress{read, end}; }
 
+void WriteBatch::SetOwner(uint64_t epoch, bool take) {
+  owner_epoch_ = epoch;
+  take_owner_ = take;
+}
+
 void WriteBatch::Clear() {
   records_.clear();
   position_.reset();
   progress_.reset();
+  take_owner_ = false;  // a take is one batch's; the epoch stays for the next
 }
 
 }  // namespace snapsink::api

@@ -32,6 +32,8 @@ Status WriteQueue::Write(const WriteBatch& batch, const WriteOptions& options, W
   r.stop_on_error = options.stop_on_error;
   r.id_from_content = options.id_from_content;
   if (batch.position()) r.position = &*batch.position();
+  r.owner_epoch = batch.owner_epoch();
+  r.take_owner = batch.take_owner();
   if (batch.progress()) r.progress = SourceState::Progress{batch.progress()->read, batch.progress()->end};
   const auto& records = batch.record_list();
   r.records.reserve(records.size());

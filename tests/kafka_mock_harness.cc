@@ -379,6 +379,171 @@ TEST_F(KafkaMock, ConfigThatWouldLetKafkaDecidePositionsIsRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
 }
 
+
+// ---- --state DIR: many processes over one topic (SPEC 12) ----
+
+// The state directory that holds partition p now: the one named by the
+// newest owner claim in ROOT ("CLIENT-ID STATE-DIR").
+std::string OwnerState(const std::string& root, int p) {
+  const std::string dir = root + "/owners/kafka_orders_" + std::to_string(p);
+  std::string newest;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() == 20 && name > newest) newest = name;
+  }
+  if (newest.empty()) return "";
+  std::string who = ReadFile(dir + "/" + newest);
+  while (!who.empty() && who.back() == '\n') who.pop_back();
+  return who.substr(who.find(' ') + 1) + "/orders/" + std::to_string(p);
+}
+
+class KafkaStates : public KafkaMock {
+ protected:
+  // What partition p's state holds, sealed and published in place.
+  std::string StateQuery(const std::string& state) {
+    ChildResult r = Snapsink({"seal", state, "--all"});
+    EXPECT_EQ(r.exit_code, 0) << state << ": " << r.err;
+    r = Snapsink({"publish", state});
+    EXPECT_EQ(r.exit_code, 0) << state << ": " << r.err;
+    return Rows(Query(state));
+  }
+  std::string PartitionFileQuery(const std::vector<const EventStream*>& streams, int p) {
+    const std::string root = NewRoot("file-" + std::to_string(p) + "-" + std::to_string(files_++));
+    std::string data;
+    for (const EventStream* s : streams) {
+      EventStream one;
+      one.records = {s->records[p]};
+      one.lines = {s->lines[p]};
+      data += AsFile(one);
+    }
+    WriteFile(root + ".ndjson", data);
+    ChildResult r = Snapsink({"run", root, root + ".ndjson", "--final", "--quiet"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Rows(Query(root));
+  }
+  // Every partition's newest owner holds exactly its events, once.
+  void ExpectOwnersHold(const std::string& root, const std::vector<const EventStream*>& streams) {
+    for (int p = 0; p < kPartitions; ++p) {
+      const std::string state = OwnerState(root, p);
+      ASSERT_FALSE(state.empty()) << "partition " << p << " was never taken";
+      const std::string want = PartitionFileQuery(streams, p);
+      ASSERT_FALSE(want.empty());
+      EXPECT_EQ(StateQuery(state), want) << "partition " << p << " in " << state;
+      uint64_t lines = 0;
+      for (const EventStream* s : streams) lines += s->lines[p];
+      ChildResult r = Snapsink({"inspect", state, "sources", "--json"});
+      EXPECT_NE(r.out.find("\"lines\":" + std::to_string(lines) + ","), std::string::npos) << p << ": " << r.out;
+    }
+  }
+  std::vector<std::string> StateArgs(const std::string& root, const std::string& group, const std::string& state,
+                                     std::vector<std::string> extra = {}) {
+    extra.insert(extra.begin(), {"--state", state});
+    return RunArgs(root, group, extra);
+  }
+  int files_ = 0;
+};
+
+TEST_F(KafkaStates, ThreeProcessesEachPartitionsNewestOwnerHoldsExactlyItsEvents) {
+  const EventStream s = GenerateEvents(kPartitions, 300, 11);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  std::vector<std::unique_ptr<Child>> procs;
+  for (int i = 0; i < 3; ++i) {
+    procs.push_back(std::make_unique<Child>(
+        g_snapsink, StateArgs(root, "gs1", dir_ + "/state" + std::to_string(i), {"--final"}), std::vector<std::string>{},
+        dir_));
+  }
+  int took = 0;
+  for (auto& c : procs) {
+    ChildResult r = c->Wait(90);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    if (r.err.find("taken at owner epoch") != std::string::npos) ++took;
+  }
+  EXPECT_GE(took, 1);
+  ExpectOwnersHold(root, {&s});
+  // ROOT holds the claims, no state of its own: nothing was written there.
+  ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
+  EXPECT_EQ(r.out.find("kafka:orders"), std::string::npos) << r.out;
+  r = Snapsink({"verify", root});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("unknown file"), std::string::npos) << r.err;
+}
+
+TEST_F(KafkaStates, KilledWhileClaimingAPartitionThenRerunSameResult) {
+  const EventStream s = GenerateEvents(kPartitions, 100, 14);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  const std::string state = dir_ + "/state";
+  ChildResult r = Snapsink(StateArgs(root, "gs3", state, {"--final"}),
+                           {"SNAPSINK_CRASH_AT=owner.before_claim", "SNAPSINK_CRASH_HIT=3"});
+  ASSERT_EQ(r.exit_code, 99) << r.err;
+  r = Snapsink(StateArgs(root, "gs3", state, {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectOwnersHold(root, {&s});
+}
+
+TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStatesAndCountsNothingTwice) {
+  const EventStream first = GenerateEvents(kPartitions, 150, 12);
+  const EventStream second = GenerateEvents(kPartitions, 150, 13, 150);
+  ProduceStream(first);
+  const std::string root = NewRoot("kafka-root");
+  const std::string state_a = dir_ + "/state-a";
+  // Cooperative-sticky here (the other tests rebalance eagerly).
+  const std::vector<std::string> coop = {"--kafka-config", "partition.assignment.strategy=cooperative-sticky"};
+  std::vector<std::string> follow = coop;
+  follow.push_back("--follow");
+  Child a(g_snapsink, StateArgs(root, "gs2", state_a, follow), {}, dir_);
+  // Wait until A has read the whole of the first stream.
+  auto a_has = [&](const EventStream& s) {
+    for (int p = 0; p < kPartitions; ++p) {
+      ChildResult r = Snapsink({"inspect", state_a + "/orders/" + std::to_string(p), "sources", "--json"});
+      if (r.out.find("\"lines\":" + std::to_string(s.lines[p]) + ",") == std::string::npos) return false;
+    }
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (!a_has(first) && std::chrono::steady_clock::now() < deadline && a.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(a_has(first));
+  a.Signal(SIGSTOP);
+  ProduceStream(second);
+  // B takes every partition once A's session (3 s) has expired, and reads them all.
+  std::vector<std::string> final_args = coop;
+  final_args.push_back("--final");
+  ChildResult b = Snapsink(StateArgs(root, "gs2", dir_ + "/state-b", final_args), {}, 60);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  for (int p = 0; p < kPartitions; ++p) EXPECT_EQ(OwnerState(root, p), dir_ + "/state-b/orders/" + std::to_string(p));
+  ExpectOwnersHold(root, {&first, &second});
+  // A wakes up holding partitions it lost: whatever it had read is refused,
+  // and when the group gives it partitions back it starts them over.
+  a.Signal(SIGCONT);
+  // B has left the group: A rejoins and is given every partition back, each
+  // at a newer epoch than B's. Its own copies are stale (B owned them
+  // since), so it makes new states and reads the partitions from the start.
+  auto a_owns_all = [&] {
+    for (int p = 0; p < kPartitions; ++p) {
+      const std::string state = OwnerState(root, p);
+      if (state != state_a + "/orders/" + std::to_string(p)) return false;
+      ChildResult r = Snapsink({"inspect", state, "sources", "--json"});
+      const uint64_t lines = first.lines[p] + second.lines[p];
+      if (r.out.find("\"lines\":" + std::to_string(lines) + ",") == std::string::npos) return false;
+    }
+    return true;
+  };
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (!a_owns_all() && std::chrono::steady_clock::now() < later && a.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_TRUE(a_owns_all());
+  a.Signal(SIGTERM);
+  ChildResult ra = a.Wait(30);
+  EXPECT_EQ(ra.exit_code, 0) << ra.err;
+  EXPECT_NE(ra.err.find("taken at owner epoch 3 (new state)"), std::string::npos) << ra.err;
+  ExpectOwnersHold(root, {&first, &second});
+}
+
 }  // namespace
 }  // namespace snapsink::kafkatest
 

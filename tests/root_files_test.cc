@@ -26,11 +26,18 @@ TEST(RootFilesTest, ClassifiesEveryPathSnapsinkWrites) {
   EXPECT_EQ(ClassifyRootPath("rejects/a.ndjson"), FileKind::kRejects);
   EXPECT_EQ(ClassifyRootPath("CURRENT.tmp"), FileKind::kTemp);
   EXPECT_EQ(ClassifyRootPath("manifests/12.tmp"), FileKind::kTemp);
+  EXPECT_EQ(ClassifyRootPath("owners"), FileKind::kOwners);
+  EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3"), FileKind::kOwners);
+  EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3/00000000000000000007"), FileKind::kOwners);
+  EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3/LOCK"), FileKind::kOwners);
+  EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3/00000000000000000007.tmp"), FileKind::kTemp);
+  EXPECT_EQ(filenames::OwnerClaimFile("r", "kafka:orders/3", 7), "r/owners/kafka_orders_3/00000000000000000007");
 }
 
 TEST(RootFilesTest, AnythingElseIsUnknown) {
   for (const char* p : {"notes.txt", "state/other", "snapshots/yesterday", "snapshots/20261021T100000Z/v0",
-                        "snapshots/20261021T100000Z/v1/extra", "manifests/007", "rejects/a.txt", "LOCK/x"}) {
+                        "snapshots/20261021T100000Z/v1/extra", "manifests/007", "rejects/a.txt", "LOCK/x",
+                        "owners/kafka_orders_3/7", "owners/kafka_orders_3/00000000000000000000", "owners/a/b/c"}) {
     EXPECT_EQ(ClassifyRootPath(p), FileKind::kUnknown) << p;
   }
 }

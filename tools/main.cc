@@ -138,6 +138,9 @@ int main(int argc, char** argv) {
   c_run->add_option("--kafka-config", run.kafka_config,
                     "--kafka: a librdkafka property KEY=VALUE (repeatable, as kcat -X); those that would let Kafka "
                     "decide a position (enable.auto.commit, auto.offset.reset, ...) are refused");
+  c_run->add_option("--state", run.state,
+                    "--kafka: many processes share the topic (README, Running many processes): each partition's "
+                    "state lives in its own LMDB environment under this local DIR, fenced by owner epochs in ROOT");
   c_run->footer(kEventFields + Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
                        "3 gap under --on-gap stop, or a Kafka position deleted by retention (see snapsink gaps "
                        "accept --source); 4 reconciliation failed; 5 root locked.",

@@ -87,6 +87,18 @@ class ReadOnlySink {
   Status Verify(VerifyReport* report) const;
   // ---- end of the read-side views ----
 
+  // ---- Owners of a source that processes take turns at (SPEC 12) ----
+  // Claims the next owner epoch of `source` in this root (owners/): one more
+  // than the newest claimed, recorded with `who` (client id, host, pid).
+  // Processes that claim at once each get their own epoch; the newest wins.
+  Result<uint64_t> ClaimOwner(const std::string& source, const std::string& who);
+  struct OwnerClaim {
+    uint64_t epoch = 0;  // 0: never claimed
+    std::string who;
+  };
+  // The newest claim of `source`.
+  Result<OwnerClaim> NewestOwner(const std::string& source) const;
+
   // A Reader pinned to `generation` (0 = the current one) of this root.
   Result<std::unique_ptr<Reader>> NewReader(uint64_t generation = 0) const;
 
@@ -146,6 +158,8 @@ class Sink : public ReadOnlySink {
   Status Write(const WriteBatch& batch, const WriteOptions& options = {}, WriteResult* result = nullptr);
   // The position last committed for `source` by Write; nullopt if none.
   Result<std::optional<std::string>> Position(const std::string& source) const;
+  // The owner epoch committed for `source` by WriteBatch::SetOwner (0: none).
+  Result<uint64_t> OwnerEpoch(const std::string& source) const;
   // Seals windows into staging (not yet visible to readers).
   Result<std::vector<SealedWindow>> Seal(const SealOptions& options);
   // Reconciles every staged snapshot and publishes them in one generation.

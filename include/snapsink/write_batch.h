@@ -50,7 +50,14 @@ class WriteBatch {
   // reaches (e.g. the partition's high watermark); lag = end - read.
   void SetProgress(uint64_t read, uint64_t end);
 
-  void Clear();  // keeps the source name
+  // For a source that processes take turns at (a Kafka partition shared by
+  // a consumer group, SPEC 12): the batch commits only if the source's owner
+  // epoch, stored with it, equals `epoch`; with take, only if it is below
+  // `epoch`, and the batch then raises it to `epoch`. Otherwise nothing of
+  // the batch is applied and Write returns Status Locked naming both epochs.
+  void SetOwner(uint64_t epoch, bool take = false);
+
+  void Clear();  // keeps the source name and the owner
   size_t records() const { return records_.size(); }
   const std::string& source() const { return source_; }
 
@@ -64,12 +71,16 @@ class WriteBatch {
     uint64_t read = 0, end = 0;
   };
   const std::optional<Progress>& progress() const { return progress_; }
+  const std::optional<uint64_t>& owner_epoch() const { return owner_epoch_; }
+  bool take_owner() const { return take_owner_; }
 
  private:
   std::string source_;
   std::vector<Record> records_;
   std::optional<std::string> position_;
   std::optional<Progress> progress_;
+  std::optional<uint64_t> owner_epoch_;
+  bool take_owner_ = false;
 };
 
 struct WriteOptions {

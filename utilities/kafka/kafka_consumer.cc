@@ -26,7 +26,33 @@ std::optional<int64_t> ParseOffset(const std::string& text) {
 
 struct Consumer::Impl {
   Impl(api::Sink* sink_in, ConsumerOptions options)
-      : sink(sink_in), o(std::move(options)), w(sink_in, o.topic, o.write) {}
+      : sink(sink_in), o(std::move(options)), w(sink_in, o.topic, o.write) {
+    if (o.states == nullptr) return;
+    w.set_before_write([this](int32_t p) { return o.states->Check(p, Source(p)); });
+    w.set_on_failure([this](int32_t p, const Status& s) {
+      if (s.code() != Status::Code::kLocked) return false;
+      Lose(p, s);
+      return true;
+    });
+  }
+
+  // --state: a newer owner fenced p. Its in-flight records are dropped (the
+  // newer owner reads them), and the other partitions go on.
+  void Lose(int32_t p, const Status& why) {
+    Note(why.message() + "; giving up " + Source(p) + " (its records since offset " +
+         std::to_string(w.Get(p).committed) + " are the new owner's)");
+    Partition& part = w.Get(p);
+    part.assigned = false;
+    part.sink = nullptr;
+    part.batch.Clear();
+    o.states->Drop(p);
+  }
+
+  // The state p's positions and gaps are in: its own with --state, else the root.
+  api::Sink* SinkFor(int32_t p) {
+    api::Sink* s = w.Get(p).sink;
+    return s != nullptr ? s : sink;
+  }
 
   api::Sink* sink = nullptr;
   ConsumerOptions o;
@@ -81,7 +107,7 @@ struct Consumer::Impl {
 
   // next lies below the log start lo: go on past an accepted range, or Gap.
   Status PastLostRange(int32_t p, Partition& part, int64_t lo) {
-    SNAPSINK_ASSIGN_OR_RETURN(auto accepted, sink->AcceptedSourceGaps());
+    SNAPSINK_ASSIGN_OR_RETURN(auto accepted, SinkFor(p)->AcceptedSourceGaps());
     bool moved = true;
     while (moved && part.next < lo) {
       moved = false;
@@ -99,7 +125,7 @@ struct Consumer::Impl {
     const std::string range = std::to_string(part.next) + ".." + std::to_string(lo - 1);
     return Status::Gap("topic " + o.topic + " partition " + std::to_string(p) + " (source " + Source(p) +
                        "): offsets " + range + " are no longer in Kafka (deleted by retention; the log starts at " +
-                       std::to_string(lo) + "). To go on without them: snapsink gaps " + sink->path() +
+                       std::to_string(lo) + "). To go on without them: snapsink gaps " + SinkFor(p)->path() +
                        " accept --source " + Source(p) + " --range " + range);
   }
 
@@ -110,7 +136,17 @@ struct Consumer::Impl {
     SNAPSINK_RETURN_IF_ERROR(QueryWatermarks(p, &lo, &hi));
     part.hwm = std::max(part.hwm, hi);
     if (part.start_hwm < 0) part.start_hwm = hi;
-    SNAPSINK_ASSIGN_OR_RETURN(auto pos, sink->Position(Source(p)));
+    bool from_start = false;  // --state: a remade state has only the topic to rebuild from
+    if (o.states != nullptr) {
+      SNAPSINK_RETURN_IF_ERROR(o.states->Take(p, Source(p)));
+      PartitionStates::Owned* owned = o.states->Get(p);
+      part.sink = owned->sink.get();
+      part.batch.SetOwner(owned->epoch);
+      from_start = owned->fresh && owned->epoch > 1;
+      Note(Source(p) + ": taken at owner epoch " + std::to_string(owned->epoch) +
+           (owned->fresh ? " (new state)" : ""));
+    }
+    SNAPSINK_ASSIGN_OR_RETURN(auto pos, SinkFor(p)->Position(Source(p)));
     if (pos) {
       auto off = ParseOffset(*pos);
       if (!off) return Status::Corruption(Source(p) + ": the root's position '" + *pos + "' is not a Kafka offset");
@@ -123,9 +159,9 @@ struct Consumer::Impl {
       }
     } else {
       part.committed = -1;  // the first FlushOne records the choice
-      part.next = o.start_latest ? hi : lo;
+      part.next = o.start_latest && !from_start ? hi : lo;
       Note(Source(p) + ": new partition, starting at offset " + std::to_string(part.next) +
-           (o.start_latest ? " (latest)" : " (earliest)"));
+           (o.start_latest && !from_start ? " (latest)" : " (earliest)"));
       SNAPSINK_RETURN_IF_ERROR(w.FlushOne(p, nullptr));
     }
     *offset = part.next;
@@ -161,7 +197,16 @@ struct Consumer::Impl {
     // this process included, starts exactly after it.
     Status s = Flush(nullptr);
     if (!s.ok() && error.ok()) error = s;
-    for (int i = 0; i < list->cnt; ++i) w.Get(list->elems[i].partition).assigned = false;
+    for (int i = 0; i < list->cnt; ++i) {
+      const int32_t p = list->elems[i].partition;
+      Partition& part = w.Get(p);
+      part.assigned = false;
+      if (o.states != nullptr) {
+        part.sink = nullptr;
+        part.batch.Clear();  // a fenced flush leaves nothing behind; a good one left nothing to write
+        o.states->Drop(p);
+      }
+    }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, list)) rd_kafka_error_destroy(e);
     } else {

@@ -26,6 +26,7 @@
 
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_config.h"
+#include "utilities/kafka/partition_states.h"
 #include "utilities/kafka/partition_writer.h"
 
 namespace snapsink::kafka {
@@ -38,6 +39,10 @@ struct ConsumerOptions {
   size_t max_round_records = 20000;
   size_t max_round_bytes = 32 << 20;
   int poll_timeout_ms = 200;
+  // --state DIR (SPEC 12): each partition's state is its own (taken with a
+  // new owner epoch at each assignment, dropped when revoked or fenced); the
+  // Sink given to Create is then unused. Not owned; outlives the Consumer.
+  PartitionStates* states = nullptr;
   // Notes for people (a broker error that librdkafka retries); stderr when unset.
   std::function<void(const std::string&)> on_note;
 };

@@ -28,10 +28,39 @@ Status PublishAndReport(api::Sink* sink, const RunOptions& o, bool always_report
   return Status::OK();
 }
 
+void Add(const RoundResult& r, RunTotals* totals) {
+  if (!totals) return;
+  totals->records += r.records;
+  totals->lines.lines += r.lines.lines;
+  totals->lines.applied += r.lines.applied;
+  totals->lines.duplicates += r.lines.duplicates;
+  totals->lines.fenced += r.lines.fenced;
+  totals->lines.rejected += r.lines.rejected;
+  totals->lines.ignored += r.lines.ignored;
+}
+
+// --state: the partitions' own states take the records; sealing them and
+// the merged publish into ROOT are not built yet (docs/SCALE-OUT.md).
+Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+  SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(nullptr, o.consumer));
+  while (!stop || !stop->load()) {
+    RoundResult r;
+    Status s = consumer->Round(&r);
+    Add(r, totals);
+    if (!s.ok()) {
+      (void)consumer->Close();
+      return s;
+    }
+    if (!o.follow && consumer->CaughtUp()) break;
+  }
+  return consumer->Close();
+}
+
 }  // namespace
 
 Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
   if (o.follow && o.final) return Status::InvalidArgument("--final and --follow exclude each other");
+  if (o.consumer.states != nullptr) return RunStates(o, stop, totals);
   // What a crashed run staged is published first (as file run --follow does).
   if (o.follow) SNAPSINK_RETURN_IF_ERROR(PublishAndReport(sink, o, false));
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
@@ -39,15 +68,7 @@ Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, 
   while (!stop || !stop->load()) {
     RoundResult r;
     Status s = consumer->Round(&r);
-    if (totals) {
-      totals->records += r.records;
-      totals->lines.lines += r.lines.lines;
-      totals->lines.applied += r.lines.applied;
-      totals->lines.duplicates += r.lines.duplicates;
-      totals->lines.fenced += r.lines.fenced;
-      totals->lines.rejected += r.lines.rejected;
-      totals->lines.ignored += r.lines.ignored;
-    }
+    Add(r, totals);
     if (!s.ok()) {
       (void)consumer->Close();
       return s;

@@ -34,6 +34,9 @@ struct RunTotals {
 // windows, publishes, leaves the group, returns OK. A Gap (a position that
 // retention deleted) or a write error returns after committing what came
 // before, without sealing.
+// With options.consumer.states (--state DIR) sink is unused (may be null):
+// the records go to the partitions' own states, nothing is sealed or
+// published (the merged publish is not built yet).
 Status Run(api::Sink* sink, const RunOptions& options, const std::atomic<bool>* stop, RunTotals* totals);
 
 }  // namespace snapsink::kafka

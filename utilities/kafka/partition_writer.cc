@@ -35,7 +35,8 @@ Status PartitionWriter::FlushOne(int32_t p, api::WriteResult* sum) {
   part.batch.SetPosition(std::to_string(part.next));
   part.batch.SetProgress(static_cast<uint64_t>(part.next), static_cast<uint64_t>(std::max(part.hwm, part.next)));
   api::WriteResult wr;
-  Status s = sink_->Write(part.batch, options_, &wr);
+  Status s = before_write_ ? before_write_(p) : Status::OK();
+  if (s.ok()) s = (part.sink != nullptr ? part.sink : sink_)->Write(part.batch, options_, &wr);
   part.batch.Clear();
   if (!s.ok()) {
     if (part.committed >= 0) part.next = part.committed;  // nothing of the batch was applied
@@ -77,6 +78,7 @@ Status PartitionWriter::Flush(api::WriteResult* sum, std::vector<std::pair<int32
   Status first;
   for (Job& job : jobs) {
     if (!job.s.ok()) {
+      if (on_failure_ && on_failure_(job.p, job.s)) continue;
       if (first.ok()) first = job.s;
       continue;
     }

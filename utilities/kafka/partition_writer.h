@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@ class PartitionWriter {
     int64_t hwm = 0;         // the newest high watermark known
     bool assigned = false;
     api::WriteBatch batch{"-"};
+    api::Sink* sink = nullptr;  // --state: the partition's own state (owner epoch set on batch); else the root
   };
 
   PartitionWriter(api::Sink* sink, std::string topic, api::WriteOptions options);
@@ -52,6 +54,13 @@ class PartitionWriter {
   // set_parallel(false): Sink::Write commits them together.
   Status Flush(api::WriteResult* sum, std::vector<std::pair<int32_t, int64_t>>* flushed);
   void set_parallel(bool on) { parallel_ = on; }
+  // Called before each partition's Write (--state: is this process still the
+  // partition's newest owner?); a failure fails that partition's flush.
+  void set_before_write(std::function<Status(int32_t)> f) { before_write_ = std::move(f); }
+  // Flush asks it about each partition's failure (after every Write of the
+  // round has returned); true: handled (the partition was given up), not
+  // returned.
+  void set_on_failure(std::function<bool(int32_t, const Status&)> f) { on_failure_ = std::move(f); }
 
  private:
   api::Sink* sink_;
@@ -59,6 +68,8 @@ class PartitionWriter {
   api::WriteOptions options_;
   std::map<int32_t, Partition> parts_;
   bool parallel_ = true;
+  std::function<Status(int32_t)> before_write_;
+  std::function<bool(int32_t, const Status&)> on_failure_;
 };
 
 }  // namespace snapsink::kafka

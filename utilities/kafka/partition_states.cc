@@ -1,0 +1,75 @@
+#include "utilities/kafka/partition_states.h"
+
+#include <filesystem>
+#include <system_error>
+
+namespace snapsink::kafka {
+namespace {
+
+api::InitOptions InitLike(const api::RootSettings& s) {
+  api::InitOptions o;
+  o.window_ms = s.window_ms;
+  o.lateness_ms = s.lateness_ms;
+  o.on_gap = s.on_gap;
+  o.id_horizon_ms = s.id_horizon_ms;
+  o.producer_retention_ms = s.producer_retention_ms;
+  return o;
+}
+
+}  // namespace
+
+PartitionStates::PartitionStates(api::ReadOnlySink* root, std::string dir, std::string topic, std::string who)
+    : root_(root), dir_(std::move(dir)), topic_(std::move(topic)), who_(std::move(who)) {}
+
+std::string PartitionStates::PartitionDir(int32_t p) const { return dir_ + "/" + topic_ + "/" + std::to_string(p); }
+
+Status PartitionStates::Take(int32_t p, const std::string& source) {
+  owned_.erase(p);
+  SNAPSINK_ASSIGN_OR_RETURN(const uint64_t epoch, root_->ClaimOwner(source, who_));
+  const std::string path = PartitionDir(p);
+  std::error_code ec;
+  bool fresh = !std::filesystem::exists(path + "/CURRENT", ec) && !std::filesystem::exists(path + "/state", ec);
+  std::unique_ptr<api::Sink> sink;
+  if (!fresh) {
+    SNAPSINK_ASSIGN_OR_RETURN(sink, api::Sink::Open(path));
+    SNAPSINK_ASSIGN_OR_RETURN(const uint64_t stored, sink->OwnerEpoch(source));
+    if (stored + 1 != epoch) {  // others owned it since: this copy is stale
+      sink.reset();
+      std::filesystem::remove_all(path, ec);
+      if (ec) return Status::IOError(path + ": removing a stale partition state: " + ec.message());
+      fresh = true;
+    }
+  }
+  if (fresh) {
+    std::filesystem::create_directories(dir_ + "/" + topic_, ec);
+    if (ec) return Status::IOError(dir_ + "/" + topic_ + ": " + ec.message());
+    std::filesystem::remove_all(path, ec);  // a half-made one
+    SNAPSINK_RETURN_IF_ERROR(api::Sink::Create(path, InitLike(root_->settings())));
+    SNAPSINK_ASSIGN_OR_RETURN(sink, api::Sink::Open(path));
+  }
+  api::WriteBatch take(source);  // the new epoch, in one LMDB write
+  take.SetOwner(epoch, /*take=*/true);
+  SNAPSINK_RETURN_IF_ERROR(sink->Write(take));
+  owned_[p] = Owned{std::move(sink), epoch, fresh};
+  return Status::OK();
+}
+
+Status PartitionStates::Check(int32_t p, const std::string& source) const {
+  auto it = owned_.find(p);
+  if (it == owned_.end()) return Status::Locked(source + ": not owned by this process");
+  SNAPSINK_ASSIGN_OR_RETURN(auto newest, root_->NewestOwner(source));
+  if (newest.epoch != it->second.epoch) {
+    return Status::Locked(source + ": owner epoch " + std::to_string(it->second.epoch) + " was fenced by epoch " +
+                          std::to_string(newest.epoch) + " (" + newest.who + ")");
+  }
+  return Status::OK();
+}
+
+void PartitionStates::Drop(int32_t p) { owned_.erase(p); }
+
+PartitionStates::Owned* PartitionStates::Get(int32_t p) {
+  auto it = owned_.find(p);
+  return it == owned_.end() ? nullptr : &it->second;
+}
+
+}  // namespace snapsink::kafka

@@ -1,0 +1,63 @@
+// `run ROOT --kafka ... --state DIR` (SPEC 12): each partition of the topic
+// has its own state, a snapsink root of its own at DIR/<topic>/<partition>
+// (its LMDB environment: producers, open windows, position, owner epoch),
+// made with ROOT's settings. DIR is this process's local disk; ROOT is
+// shared by every process of the group.
+//
+// The owner epoch is the fence. Taking a partition claims its next epoch in
+// ROOT (ReadOnlySink::ClaimOwner: each epoch goes to one process) and raises
+// the state's owner epoch to it in one LMDB write; every later batch carries
+// the epoch (WriteBatch::SetOwner), which the commit checks in its own
+// transaction, and before each commit Check() asks ROOT whether a newer
+// owner has claimed the partition since. A process that lost its partition
+// (stopped past the session timeout, cut off from the group) therefore
+// fails its next commit with Status Locked naming the newer owner.
+//
+// A state whose owner epoch is not the one just before the new claim was
+// left behind by this process while others owned the partition: it is
+// stale, so it is removed and the partition is read again from the start of
+// the topic (until checkpoints in ROOT exist, the topic is the only copy).
+//
+// Built on the public API only. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "snapsink/sink.h"
+
+namespace snapsink::kafka {
+
+class PartitionStates {
+ public:
+  // root: ROOT, opened without its LOCK; dir: --state DIR; who: this
+  // process as claims record it ("client id host pid").
+  PartitionStates(api::ReadOnlySink* root, std::string dir, std::string topic, std::string who);
+
+  struct Owned {
+    std::unique_ptr<api::Sink> sink;
+    uint64_t epoch = 0;
+    bool fresh = false;  // the state was made (or remade) by this take: no position of its own
+  };
+
+  // Claims p, opens (or makes) its state and commits the new owner epoch.
+  Status Take(int32_t p, const std::string& source);
+  // OK while this process's epoch of p is the newest claim in ROOT; else
+  // Locked naming the newer owner.
+  Status Check(int32_t p, const std::string& source) const;
+  // Closes p's state (lost, revoked, fenced).
+  void Drop(int32_t p);
+  // p's state while owned; nullptr otherwise.
+  Owned* Get(int32_t p);
+  const std::string& dir() const { return dir_; }
+  std::string PartitionDir(int32_t p) const;
+
+ private:
+  api::ReadOnlySink* root_;
+  std::string dir_, topic_, who_;
+  std::map<int32_t, Owned> owned_;
+};
+
+}  // namespace snapsink::kafka
