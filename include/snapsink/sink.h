@@ -166,8 +166,8 @@ class Sink : public ReadOnlySink {
   // publish and gc), so other writers (gc, rollback, backfill, gaps accept,
   // ...) run between steps in other processes, waiting for a step to end;
   // a second Follow on the root is Locked. It holds LOCK again when Follow
-  // returns. Do not call other methods of this Sink from other threads
-  // while Follow runs.
+  // returns. Call no writing method of this Sink while Follow runs (reads,
+  // as a Server over it does, are fine).
   Status Follow(const FollowOptions& options, FollowStop* stop);
   // Removes generations beyond the `keep` newest (never the current one or
   // one a Reader pins), snapshots no generation names, and stray *.tmp files.
