@@ -20,6 +20,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/long_key.cc
   engine/producer_retention.cc
   engine/root.cc
+  engine/writer_lock.cc
   engine/root_files.cc
   engine/source_gap_acceptance.cc
   engine/sequencer.cc
@@ -144,6 +145,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/ingest_cli_test.cc
   tests/ingest_crash_test.cc
   tests/ingest_batch_test.cc
+  tests/live_root_test.cc
   tests/ingest_model_test.cc
   tests/ingest_power_cut_test.cc
   tests/init_atomic_test.cc

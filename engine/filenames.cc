@@ -18,6 +18,8 @@ std::string Join(const std::string& dir, std::string_view name) {
 }
 
 std::string LockFile(const std::string& root) { return Join(root, "LOCK"); }
+std::string FollowerLockFile(const std::string& root) { return Join(root, "LOCK.follower"); }
+std::string LockQueueFile(const std::string& root) { return Join(root, "LOCK.queue"); }
 std::string StateDir(const std::string& root) { return Join(root, "state"); }
 std::string InitStateDir(const std::string& root) { return Join(root, "state.init-tmp"); }
 std::string LmdbDataFile(const std::string& dir) { return Join(dir, "data.mdb"); }
@@ -194,7 +196,7 @@ FileKind ClassifyRootPath(std::string_view relative) {
   if (p.empty()) return FileKind::kUnknown;
   if (p[0] == "state") return IsStatePath(p) ? FileKind::kState : FileKind::kUnknown;
   if (EndsWith(p.back(), ".tmp")) return FileKind::kTemp;
-  if (p.size() == 1 && p[0] == "LOCK") return FileKind::kLock;
+  if (p.size() == 1 && (p[0] == "LOCK" || p[0] == "LOCK.follower" || p[0] == "LOCK.queue")) return FileKind::kLock;
   if (p.size() == 1 && p[0] == "CURRENT") return FileKind::kCurrent;
   if (p[0] == "staging") return IsSnapshotPath(p) ? FileKind::kStaging : FileKind::kUnknown;
   if (p[0] == "snapshots") return IsSnapshotPath(p) ? FileKind::kSnapshots : FileKind::kUnknown;

@@ -1,6 +1,8 @@
 // Every path inside a snapsink root is built here, and parsed back here.
 //
 //   ROOT/LOCK                                 one writer at a time
+//   ROOT/LOCK.follower                        held by a running follower (engine/writer_lock.h)
+//   ROOT/LOCK.queue                           writers waiting for the follower's step
 //   ROOT/state/                               LMDB: live engine state
 //   ROOT/state.init-tmp/                      LMDB being built by init (renamed to state/)
 //   ROOT/state/backfill-v<V>/                 LMDB: state of backfill version V
@@ -30,6 +32,10 @@ inline constexpr char kDataFile[] = "data";
 inline constexpr char kSnapshotManifestFile[] = "manifest.json";
 
 std::string LockFile(const std::string& root);
+// "ROOT/LOCK.follower": held by a running `run --follow` for its life.
+std::string FollowerLockFile(const std::string& root);
+// "ROOT/LOCK.queue": held (shared) by writers waiting for the follower's step.
+std::string LockQueueFile(const std::string& root);
 std::string StateDir(const std::string& root);
 std::string InitStateDir(const std::string& root);
 // "<dir>/data.mdb": the data file of the LMDB environment in dir.

@@ -27,24 +27,6 @@ Status Root::PutMetaU64(Txn* txn, std::string_view key, uint64_t value) {
   return txn->Put(Table::kMeta, key, v);
 }
 
-Status LockRoot(Env* env, const std::string& path, std::unique_ptr<FileLock>* lock) {
-  const std::string lock_path = filenames::LockFile(path);
-  Status s = env->LockFile(lock_path, lock);
-  if (s.code() == Status::Code::kLocked) {
-    std::string holder;
-    (void)env->ReadFileToString(lock_path, &holder);
-    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    return Status::Locked("root " + path + " is locked by another writer" +
-                          (holder.empty() ? std::string() : " (" + holder + ")"));
-  }
-  SNAPSINK_RETURN_IF_ERROR(s);
-  // Name the holder for whoever is refused next; the lock itself is the fcntl lock.
-  std::unique_ptr<WritableFile> f;
-  SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(lock_path, &f));
-  SNAPSINK_RETURN_IF_ERROR(f->Append("pid " + std::to_string(::getpid()) + "\n"));
-  return f->Close();
-}
-
 namespace {
 
 std::string ParentDir(const std::string& path) {

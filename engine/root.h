@@ -9,7 +9,9 @@
 // Open checks that a directory is a root of a format this build understands,
 // and names a half-made root (also one an older snapsink left) as such. A writer (ingest, seal, publish, gc, rollback)
 // holds LOCK, an exclusive file lock, for as long as the Root is open; a
-// second writer gets Status::Locked naming the holder's pid. Readers (query,
+// second writer gets Status::Locked naming the holder's pid, or waits for a
+// running follower's step (engine/writer_lock.h). A follower takes the lock
+// out of its Root (ReleaseWriterLock) and holds it one step at a time. Readers (query,
 // inspect, verify) open without the lock and never block the writer.
 #pragma once
 
@@ -20,6 +22,7 @@
 
 #include "engine/env.h"
 #include "engine/store.h"
+#include "engine/writer_lock.h"
 
 namespace snapsink {
 
@@ -87,6 +90,11 @@ class Root {
   Store* store() const { return store_.get(); }
   const RootConfig& config() const { return config_; }
 
+  // The follower's hand-over (engine/writer_lock.h): gives up the LOCK this
+  // Root holds (nullptr when opened without it), and takes one back.
+  std::unique_ptr<FileLock> ReleaseWriterLock() { return std::move(lock_); }
+  void HoldWriterLock(std::unique_ptr<FileLock> lock) { lock_ = std::move(lock); }
+
   // Reads/writes a u64 of the meta table in txn (absent = nullopt).
   static Result<std::optional<uint64_t>> GetMetaU64(Txn* txn, std::string_view key);
   static Status PutMetaU64(Txn* txn, std::string_view key, uint64_t value);
@@ -100,8 +108,5 @@ class Root {
   std::unique_ptr<Store> store_;
   RootConfig config_;
 };
-
-// Takes the writer lock of the root at path; Locked names the holder.
-Status LockRoot(Env* env, const std::string& path, std::unique_ptr<FileLock>* lock);
 
 }  // namespace snapsink

@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -28,15 +26,7 @@ namespace snapsink {
 namespace {
 
 // How long step 4 waits for a live writer to let go of the root.
-constexpr int kLockWaitMs = 60 * 1000;
-
-Status LockRootWaiting(Env* env, const std::string& root, std::unique_ptr<FileLock>* lock) {
-  for (int waited = 0;; waited += 100) {
-    Status s = LockRoot(env, root, lock);
-    if (s.code() != Status::Code::kLocked || waited >= kLockWaitMs) return s;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
+constexpr int64_t kLockWaitMs = 60 * 1000;
 
 Result<bool> IsDone(Store* live, uint64_t version) {
   std::unique_ptr<Txn> txn;
@@ -257,7 +247,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
     // It may have stopped after its commit: finish that under the lock.
     result->already_done = true;
     std::unique_ptr<FileLock> lock;
-    SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, &lock));
+    SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kLockWaitMs, &lock));
     SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, path, root->store()));
     return RemoveBackfillState(env, path, o.version);
   }
@@ -335,7 +325,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
 
   // 4. Seal and publish in one generation, under the root's lock.
   std::unique_ptr<FileLock> lock;
-  SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, &lock));
+  SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kLockWaitMs, &lock));
   SNAPSINK_ASSIGN_OR_RETURN(done, IsDone(root->store(), o.version));
   if (done) {
     result->already_done = true;

@@ -10,9 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <thread>
 
 #include "engine/filenames.h"
 #include "engine/ingest.h"
+#include "engine/writer_lock.h"
+#include "publish/maintenance.h"
 
 namespace snapsink {
 namespace {
@@ -81,9 +84,21 @@ std::vector<std::string> Follower::Sources() {
   return out;
 }
 
+// REQUIRES: LOCK held (one step).
 Status Follower::Pass(bool final_pass) {
+  // Another writer may have published or rolled back what this one staged,
+  // or staged seals of its own: what is staged now decides.
+  std::vector<PendingSnapshot> staged;
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
+  pending_publish_ = !staged.empty();
+  more_to_read_ = false;
   Ingester ingester(root_->env(), root_->store(), root_->config());
   for (const std::string& path : Sources()) {
+    // A writer waits for LOCK: let it in now, read the rest next step.
+    if (!final_pass && WritersWaiting(root_->env(), root_->path())) {
+      more_to_read_ = true;
+      break;
+    }
     IngestOptions opt;
     opt.path = path;
     opt.source = path;
@@ -119,8 +134,19 @@ Status Follower::Pass(bool final_pass) {
     pending_publish_ = false;
     last_publish_ms_ = NowMs();
     if (r.generation != 0 && options_.on_published) options_.on_published(r);
+    if (r.generation != 0) CollectGarbageAfterPublish();
   }
   return Status::OK();
+}
+
+// A failed gc loses nothing (what it left, the next one removes): it is
+// said once, and following goes on.
+void Follower::CollectGarbageAfterPublish() {
+  GcResult gc;
+  Status s = CollectGarbage(root_->env(), root_->path(), root_->store(), options_.keep_generations, &gc);
+  const std::string note = s.ok() ? std::string() : "gc after publish failed (following goes on): " + s.ToString();
+  if (!note.empty() && note != last_gc_note_) options_.on_note(note);
+  last_gc_note_ = note;
 }
 
 void Follower::Wait(int64_t timeout_ms) {
@@ -134,20 +160,43 @@ void Follower::Wait(int64_t timeout_ms) {
 }
 
 Status Follower::Run() {
-  // Seals staged before a crash are published on the first pass.
-  std::vector<PendingSnapshot> staged;
-  SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
-  pending_publish_ = !staged.empty();
+  Env* env = root_->env();
+  const std::string& path = root_->path();
+  std::unique_ptr<FileLock> life;
+  SNAPSINK_RETURN_IF_ERROR(LockFollower(env, path, &life));
+  // From here LOCK is held one step at a time (engine/writer_lock.h).
+  std::unique_ptr<FileLock> step = root_->ReleaseWriterLock();
+  auto sleep = [this](int64_t ms) { Wait(ms); };
   last_publish_ms_ = NowMs() - options_.publish_every_ms;
-  while (!stop_) {
-    SNAPSINK_RETURN_IF_ERROR(Pass(/*final_pass=*/false));
-    int64_t timeout = options_.poll_ms;
+  Status s;
+  while (!stop_ && s.ok()) {
+    if (step == nullptr) {
+      Status l = LockRootForStep(env, path, [this] { return stop_.load(); }, sleep, &step);
+      if (l.code() == Status::Code::kLocked) break;  // stopped while waiting: the last step follows
+      s = l;
+      if (!s.ok()) break;
+    }
+    s = Pass(/*final_pass=*/false);
+    step.reset();  // other writers may run between steps
+    if (!s.ok() || stop_) break;
+    int64_t timeout = more_to_read_ ? 0 : options_.poll_ms;
     if (pending_publish_) {
       timeout = std::min(timeout, last_publish_ms_ + options_.publish_every_ms - NowMs());
     }
-    if (!stop_) Wait(timeout);
+    Wait(timeout);
   }
-  return Pass(/*final_pass=*/true);
+  // The last step waits for LOCK as long as it takes (what was sealed is
+  // published), and the Root holds LOCK after Run, as it did before, also
+  // after an error.
+  if (step == nullptr) {
+    Status l = LockRootForStep(
+        env, path, [] { return false; },
+        [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }, &step);
+    if (s.ok()) s = l;
+  }
+  if (s.ok()) s = Pass(/*final_pass=*/true);
+  root_->HoldWriterLock(std::move(step));
+  return s;
 }
 
 }  // namespace snapsink

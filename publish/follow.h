@@ -10,8 +10,18 @@
 //
 // After each pass over the inputs, windows the watermark has closed are
 // sealed; everything sealed is published at most every publish_every_ms, all
-// in one generation. Between passes the follower sleeps on inotify (the
+// in one generation, and garbage is collected after each publish
+// (CollectGarbage: keep_generations, the current one and every generation a
+// reader pins stay). Between passes the follower sleeps on inotify (the
 // directories of the inputs) or at most poll_ms: it never busy-waits.
+//
+// LOCK (engine/writer_lock.h): the follower holds LOCK.follower for its life
+// and LOCK only for a step (a pass, its seal, publish and gc), so gc,
+// rollback, backfill, gaps accept and the like run beside it in their own
+// processes, each between two steps. A step ends early, between sources,
+// when a writer waits; the rest is read at once in the next step. Each step
+// starts from what LMDB and the files hold, never from memory of the last
+// one: another writer may have published, rolled back or sealed between.
 //
 // Stop (any thread, or a signal handler's thread) ends the loop after one
 // last pass: what was read is committed, what was sealed is published, and
@@ -20,7 +30,8 @@
 // from the committed positions and publishes what was staged, so nothing is
 // lost or counted twice.
 //
-// REQUIRES: root is open as the writer (holds LOCK). Run is not reentrant.
+// REQUIRES: root is open as a writer (with or without LOCK; Run takes it
+// from the Root and gives it back when it returns). Run is not reentrant.
 #pragma once
 
 #include <atomic>
@@ -44,6 +55,7 @@ struct FollowOptions {
   bool id_from_content = false;  // IngestOptions::id_from_content
   int64_t publish_every_ms = 10000;
   int64_t poll_ms = 1000;
+  uint64_t keep_generations = 2;  // gc after each publish; >= 1
   // Reports (stderr when unset): notes of the ingester, each said once
   // while it holds; sealed windows; published generations.
   std::function<void(const std::string&)> on_note;
@@ -63,6 +75,7 @@ class Follower {
 
  private:
   Status Pass(bool final_pass);
+  void CollectGarbageAfterPublish();
   std::vector<std::string> Sources();
   void Wait(int64_t timeout_ms);
 
@@ -72,8 +85,10 @@ class Follower {
   int stop_fd_ = -1;
   int inotify_fd_ = -1;
   bool pending_publish_ = false;
+  bool more_to_read_ = false;  // the last step ended early for a waiting writer
   int64_t last_publish_ms_ = 0;
   std::map<std::string, std::string> last_note_;  // source -> the note last said
+  std::string last_gc_note_;
 };
 
 }  // namespace snapsink

@@ -31,6 +31,7 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   if (o.inputs.empty()) return Status::InvalidArgument("follow needs at least one file or directory");
   if (o.publish_every_ms < 0) return Status::InvalidArgument("publish interval must not be negative");
   if (o.poll_ms <= 0) return Status::InvalidArgument("poll interval must be positive");
+  if (o.keep_generations == 0) return Status::InvalidArgument("generations to keep must be at least 1");
   snapsink::FollowOptions f;
   f.inputs = o.inputs;
   f.commit_every = o.commit_every;
@@ -38,6 +39,7 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   f.id_from_content = o.id_from_content;
   f.publish_every_ms = o.publish_every_ms;
   f.poll_ms = o.poll_ms;
+  f.keep_generations = o.keep_generations;
   f.on_note = o.on_note;
   if (o.on_sealed) {
     f.on_sealed = [&o](const std::vector<snapsink::SealedWindow>& sealed) {

@@ -331,10 +331,9 @@ Result<GcResult> Sink::Gc(uint64_t keep) {
   return out;
 }
 
-Result<RollbackResult> Sink::Rollback(uint64_t generation, bool dry_run) {
-  Root* root = impl_->root.get();
-  snapsink::RollbackResult r;
-  SNAPSINK_RETURN_IF_ERROR(snapsink::Rollback(root->env(), root->path(), root->store(), generation, dry_run, &r));
+namespace {
+
+RollbackResult ToPublic(const snapsink::RollbackResult& r) {
   RollbackResult out;
   out.generation = r.generation;
   out.rollback_of = r.rollback_of;
@@ -344,6 +343,23 @@ Result<RollbackResult> Sink::Rollback(uint64_t generation, bool dry_run) {
                            c.before.sum_micros, c.after.events, c.after.count, c.after.sum_micros});
   }
   return out;
+}
+
+}  // namespace
+
+Result<RollbackResult> Sink::Rollback(uint64_t generation, bool dry_run) {
+  Root* root = impl_->root.get();
+  snapsink::RollbackResult r;
+  SNAPSINK_RETURN_IF_ERROR(snapsink::Rollback(root->env(), root->path(), root->store(), generation, dry_run, &r));
+  return ToPublic(r);
+}
+
+Result<RollbackResult> ReadOnlySink::RollbackDryRun(uint64_t generation) const {
+  Root* root = impl_->root.get();
+  snapsink::RollbackResult r;
+  SNAPSINK_RETURN_IF_ERROR(
+      snapsink::Rollback(root->env(), root->path(), root->store(), generation, /*dry_run=*/true, &r));
+  return ToPublic(r);
 }
 
 bool ParseDuration(const std::string& text, int64_t* ms) { return snapsink::ParseDuration(text, ms); }

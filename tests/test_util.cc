@@ -168,7 +168,7 @@ std::map<std::string, std::string> TreeContents(const std::string& dir) {
   std::map<std::string, std::string> out;
   for (fs::recursive_directory_iterator it(dir), end; it != end; ++it) {
     const std::string rel = fs::relative(it->path(), dir).string();
-    if (rel == "state" || rel == "LOCK") {
+    if (rel == "state" || rel == "LOCK" || rel == "LOCK.follower" || rel == "LOCK.queue") {
       if (fs::is_directory(it->path())) it.disable_recursion_pending();
       continue;
     }

@@ -116,7 +116,7 @@ void WriteFile(const std::string& path, const std::string& data);
 void AppendFile(const std::string& path, const std::string& data);
 
 // Every regular file under dir (relative path -> contents), skipping state/
-// (LMDB files) and LOCK. For byte-for-byte comparison of two roots.
+// (LMDB files) and the lock files (LOCK, LOCK.follower, LOCK.queue). For byte-for-byte comparison of two roots.
 std::map<std::string, std::string> TreeContents(const std::string& dir);
 
 // The paths where two TreeContents differ, one line each ("" when equal).

@@ -22,10 +22,24 @@ Status CmdGc(const std::string& path, uint64_t keep) {
   return Status::OK();
 }
 
-Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
+namespace {
+
+// A dry run reads only: no LOCK, so it never waits for a writer (SPEC 13).
+Result<api::RollbackResult> DoRollback(const std::string& path, uint64_t generation, bool dry_run) {
+  if (dry_run) {
+    auto reader = api::Sink::OpenReadOnly(path);
+    if (!reader.ok()) return reader.status();
+    return (*reader)->RollbackDryRun(generation);
+  }
   auto sink = api::Sink::Open(path);
   if (!sink.ok()) return sink.status();
-  auto r = (*sink)->Rollback(generation, dry_run);
+  return (*sink)->Rollback(generation);
+}
+
+}  // namespace
+
+Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
+  auto r = DoRollback(path, generation, dry_run);
   if (!r.ok()) return r.status();
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   auto version = [&](uint64_t v) { return v == 0 ? std::string("unpublished") : "v" + std::to_string(v); };

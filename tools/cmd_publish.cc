@@ -33,6 +33,7 @@ Status RunFollow(const RunArgs& a) {
   o.commit_every = a.ingest.commit_every;
   o.stop_on_error = a.ingest.on_error == "stop";
   o.id_from_content = a.ingest.id_from_content;
+  o.keep_generations = a.keep_generations;
   if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }
@@ -116,6 +117,9 @@ Status CmdPublish(const std::string& path) {
 }
 
 Status CmdRun(const RunArgs& a) {
+  if (a.keep_generations_given && (!a.follow || !a.kafka.empty())) {
+    return Status::InvalidArgument("--keep-generations goes with --follow on files and directories");
+  }
   if (!a.kafka.empty()) return CmdRunKafka(a);
   if (!a.topic.empty() || !a.group.empty() || !a.kafka_config.empty()) {
     return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");

@@ -65,6 +65,8 @@ struct RunArgs {
   std::string publish_every = "10s";   // --follow: publish at most this often
   std::string poll = "1s";             // --follow: longest sleep between passes
   std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
+  uint64_t keep_generations = 2;       // --follow: gc after each publish keeps this many
+  bool keep_generations_given = false;
   // run --kafka BROKERS --topic T --group G: consume a topic (tools/cmd_kafka.cc)
   std::string kafka, topic, group;
   std::string kafka_start = "earliest";

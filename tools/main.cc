@@ -122,6 +122,10 @@ int main(int argc, char** argv) {
                   "DIR; seal as the watermark closes windows; stop on SIGTERM/SIGINT");
   c_run->add_option("--publish-every", run.publish_every, "--follow: publish at most this often (default 10s)");
   c_run->add_option("--poll", run.poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
+  auto* run_keep = c_run->add_option("--keep-generations", run.keep_generations,
+                                     "--follow: gc after each publish keeps this many newest generations, the current "
+                                     "one and every one a reader holds (default 2)")
+                       ->check(AtLeast(1));
   c_run->add_option("--serve", run.serve,
                     "--follow: also serve HTTP on a loopback HOST:PORT, or PORT (loopback), as snapsink serve but "
                     "without TLS, tokens or access log: use snapsink serve for those");
@@ -337,7 +341,10 @@ int main(int argc, char** argv) {
   else if (*c_ingest) s = CmdIngest(ingest);
   else if (*c_seal) s = CmdSeal(seal);
   else if (*c_publish) s = CmdPublish(publish_root);
-  else if (*c_run) s = CmdRun(run);
+  else if (*c_run) {
+    run.keep_generations_given = run_keep->count() > 0;
+    s = CmdRun(run);
+  }
   else if (*c_backfill) s = CmdBackfill(backfill);
   else if (*c_query) {
     query.has_key = key_opt->count() > 0;

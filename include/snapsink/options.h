@@ -138,6 +138,9 @@ struct FollowOptions {
   bool id_from_content = false;
   int64_t publish_every_ms = 10000;  // >= 0
   int64_t poll_ms = 1000;            // > 0: longest sleep between passes
+  // After each publish, gc keeps this many newest generations (>= 1), the
+  // current one and every generation a Reader pins (Sink::Gc).
+  uint64_t keep_generations = 2;
   // Reports (stderr when unset): notes of the ingester, each said once while
   // it holds; windows sealed by a pass; generations published.
   std::function<void(const std::string& note)> on_note;

@@ -6,8 +6,10 @@
 //   s = (*sink)->Run({.ingest = {.files = {"events.ndjson"}}, .final = true}, &r);
 //
 // A Sink is the writer: it holds the root's LOCK (an exclusive file lock) for
-// its whole life, so holding a Sink means holding the lock; a second writer,
-// in this process or another, gets Status Locked naming the holder's pid.
+// its whole life (except inside Follow, which holds it one step at a time),
+// so holding a Sink means holding the lock; a second writer, in this process
+// or another, gets Status Locked naming the holder's pid (beside a running
+// Follow, after waiting up to a minute for its step to end).
 // A ReadOnlySink (Sink::OpenReadOnly) takes no lock and never blocks the
 // writer: inspect, verify, backfill (which takes LOCK itself for its final
 // step only) and Readers (reader.h) of published generations.
@@ -99,6 +101,10 @@ class ReadOnlySink {
   // The newest claim of `source`.
   Result<OwnerClaim> NewestOwner(const std::string& source) const;
 
+  // What Sink::Rollback(generation) would change, computed without LOCK
+  // and writing nothing: works beside a running writer (`rollback --dry-run`).
+  Result<RollbackResult> RollbackDryRun(uint64_t generation) const;
+
   // A Reader pinned to `generation` (0 = the current one) of this root.
   Result<std::unique_ptr<Reader>> NewReader(uint64_t generation = 0) const;
 
@@ -169,6 +175,13 @@ class Sink : public ReadOnlySink {
   // `run --follow`: ingests, seals and publishes as the inputs grow, until
   // stop->Stop() (OK) or an error (a gap or bad line under stop, a failed
   // write). Each step is crash-safe: a new Follow resumes where one left.
+  // Garbage is collected after each publish (options.keep_generations).
+  // While it runs this Sink holds LOCK only for each step (a pass, its seal,
+  // publish and gc), so other writers (gc, rollback, backfill, gaps accept,
+  // ...) run between steps in other processes, waiting for a step to end;
+  // a second Follow on the root is Locked. It holds LOCK again when Follow
+  // returns. Call no writing method of this Sink while Follow runs (reads,
+  // as a Server over it does, are fine).
   Status Follow(const FollowOptions& options, FollowStop* stop);
   // Removes generations beyond the `keep` newest (never the current one or
   // one a Reader pins), snapshots no generation names, and stray *.tmp files.
