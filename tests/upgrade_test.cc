@@ -3,6 +3,7 @@
 // with the rows each build's own `query` printed for every generation).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -10,7 +11,7 @@
 
 #include "tests/test_util.h"
 
-namespace snapsink {
+namespace snapsink::testing {
 namespace {
 
 namespace fs = std::filesystem;
@@ -44,12 +45,14 @@ std::map<std::string, std::string> AllFiles(const std::string& root) {
 // What two upgraded roots must agree on beyond their files (LMDB's pages
 // differ with its allocation history, not its records).
 std::string Records(const std::string& root) {
-  std::string dump = StateDump(root);
+  std::string dump;
   for (const char* what : {"snapshots", "generations"}) {
     RunResult r = Snapsink({"inspect", root, what, "--json"});
     dump += std::string("## ") + what + " rc=" + std::to_string(r.exit_code) + "\n" + r.out;
   }
-  return dump;
+  const std::string parent = fs::path(root).parent_path().string();
+  for (size_t pos; (pos = dump.find(parent)) != std::string::npos;) dump.replace(pos, parent.size(), "$DIR");
+  return StateDump(root) + dump;
 }
 
 // The generations the old build's query printed (query-g<G>.json).
@@ -202,4 +205,4 @@ TEST(UpgradeCli, CurrentRootIsNothingToDo) {
 }
 
 }  // namespace
-}  // namespace snapsink
+}  // namespace snapsink::testing
