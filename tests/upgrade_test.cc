@@ -88,7 +88,8 @@ TEST_P(UpgradeTest, DryRunChangesNothing) {
   RunResult r = Snapsink({"upgrade", root, "--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   if (GetParam().needs_upgrade) {
-    EXPECT_NE(r.out.find("would convert snapshots/"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("would convert manifests/1: generation manifest format 1 -> 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("would rewrite CURRENT"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("would convert the state"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("dry run: nothing changed"), std::string::npos) << r.out;
   } else {
