@@ -172,7 +172,39 @@ class Upgrader {
       SNAPSINK_RETURN_IF_ERROR(s);
       uint64_t version;
       SNAPSINK_RETURN_IF_ERROR(old_format::ManifestVersion(text, path, &version));
-      if (version == 1) snapshot_dirs_.push_back(dir);
+      if (version != 1) continue;
+      SNAPSINK_RETURN_IF_ERROR(CheckOldSnapshot(dir, text));
+      snapshot_dirs_.push_back(dir);
+    }
+    return Status::OK();
+  }
+
+  // Reads every row of an old snapshot and checks it against its manifest,
+  // so that damage stops the upgrade before it changes anything.
+  Status CheckOldSnapshot(const std::string& dir, std::string_view text) {
+    const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
+    const std::string data = filenames::Join(dir, filenames::kDataFile);
+    SnapshotManifest m;
+    SNAPSINK_RETURN_IF_ERROR(old_format::DecodeSnapshotManifestV1(text, manifest_path, &m));
+    if (m.files.size() != 1 || m.files[0].name != filenames::kDataFile) {
+      return Status::Corruption(manifest_path + ": a snapshot of format 1 holds one file, data");
+    }
+    uint32_t data_version;
+    SNAPSINK_RETURN_IF_ERROR(old_format::DataFileVersion(env_, data, &data_version));
+    if (data_version != 1) return Status::OK();  // converted before a crash; checked as it is read
+    Totals t;
+    SNAPSINK_RETURN_IF_ERROR(old_format::ScanDataFileV1(env_, data, m.files[0].xxh64, [&](const Row& row) {
+      t.Add(row.count, row.sum_micros, row.events);
+      return Status::OK();
+    }));
+    return CheckTotals(dir, m, t);
+  }
+
+  Status CheckTotals(const std::string& dir, const SnapshotManifest& m, const Totals& t) {
+    if (t.rows != m.rows || static_cast<int64_t>(t.events) != m.events || static_cast<int64_t>(t.count) != m.count ||
+        static_cast<int64_t>(t.sum_micros) != m.sum_micros) {
+      return Status::Corruption(fmt::format("{}: the rows of {} do not add up to its manifest's totals",
+                                            Relative(root_, dir), filenames::kDataFile));
     }
     return Status::OK();
   }
@@ -249,10 +281,7 @@ class Upgrader {
     std::string text;
     SNAPSINK_RETURN_IF_ERROR(env_->ReadFileToString(manifest_path, &text));
     SnapshotManifest m;
-    SNAPSINK_RETURN_IF_ERROR(old_format::DecodeSnapshotManifestV1(text, manifest_path, &m));
-    if (m.files.size() != 1 || m.files[0].name != filenames::kDataFile) {
-      return Status::Corruption(manifest_path + ": a snapshot of format 1 holds one file, data");
-    }
+    SNAPSINK_RETURN_IF_ERROR(old_format::DecodeSnapshotManifestV1(text, manifest_path, &m));  // checked by the plan
     uint32_t data_version;
     SNAPSINK_RETURN_IF_ERROR(old_format::DataFileVersion(env_, data, &data_version));
     if (dry_run_) {
@@ -285,11 +314,7 @@ class Upgrader {
       std::function<void(const RowView&)> visit = [&](const RowView& r) { t.Add(r.count, r.sum_micros, r.events); };
       SNAPSINK_RETURN_IF_ERROR(reader->VerifyAll(info.xxh64, &visit));
     }
-    if (t.rows != m.rows || static_cast<int64_t>(t.events) != m.events || static_cast<int64_t>(t.count) != m.count ||
-        static_cast<int64_t>(t.sum_micros) != m.sum_micros) {
-      return Status::Corruption(fmt::format("{}: the rows of {} do not add up to its manifest's totals",
-                                            Relative(root_, dir), filenames::kDataFile));
-    }
+    SNAPSINK_RETURN_IF_ERROR(CheckTotals(dir, m, t));
     m.files[0].bytes = info.bytes;
     m.files[0].xxh64 = info.xxh64;
     SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env_, manifest_path, m.Encode()));

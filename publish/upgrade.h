@@ -3,7 +3,10 @@
 // format this build writes, keeping every published generation: the rows a
 // query of any generation gives are the same after as before.
 //
-// Steps, in this order (each a crash point, each idempotent, so that a rerun
+// First it reads everything it will convert (every row of every old data
+// file against its manifest, every generation manifest's links), so that
+// damage stops it (Corruption, exit 10) before it changes anything. Then the
+// steps, in this order (each a crash point, each idempotent, so that a rerun
 // after a crash anywhere finishes the work and leaves the same bytes as an
 // upgrade that never stopped):
 //   1. upgrade.snapshot   every snapshot (published or staged) whose

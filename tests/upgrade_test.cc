@@ -193,6 +193,27 @@ INSTANTIATE_TEST_SUITE_P(OldRoots, UpgradeTest, ::testing::ValuesIn(kOldRoots),
                            return n;
                          });
 
+// Damage in an old data file stops the upgrade before it changes anything.
+TEST(UpgradeCli, DamagedOldSnapshotStopsBeforeAnyChange) {
+  TempDir dir;
+  const std::string root = CopyOldRoot("format1", dir);
+  const std::string data = root + "/snapshots/20261021T110000Z/v2/data";
+  std::string bytes = ReadFile(data);
+  bytes[bytes.size() / 3] ^= 0x20;
+  WriteFile(data, bytes);
+  const auto before = AllFiles(root);
+  RunResult r = Snapsink({"upgrade", root});
+  EXPECT_EQ(r.exit_code, 10) << r.err;
+  EXPECT_NE(r.err.find(data), std::string::npos) << r.err;
+  auto after = AllFiles(root);
+  after.erase("LOCK");  // the writer's pid
+  auto want = before;
+  want.erase("LOCK");
+  EXPECT_EQ(TreeDiff(after, want), "");
+  RunResult dry = Snapsink({"upgrade", root, "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 10) << dry.err;
+}
+
 TEST(UpgradeCli, CurrentRootIsNothingToDo) {
   TempDir dir;
   const std::string root = dir / "root";
