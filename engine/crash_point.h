@@ -8,9 +8,7 @@
 // publish.after_current, publish.after_commit, rollback.before_current,
 // rollback.after_commit, rollback.after_current; backfill.before_spool_done
 // (`backfill -`: the spool is written and synced, its completeness marker
-// not yet), backfill.after_spool (the marker is durable, nothing ingested);
-// upgrade.snapshot_data, upgrade.snapshot, upgrade.manifest, upgrade.current,
-// upgrade.backfill_state (publish/upgrade.h).
+// not yet), backfill.after_spool (the marker is durable, nothing ingested).
 #pragma once
 
 namespace snapsink {

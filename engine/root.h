@@ -30,8 +30,7 @@ namespace snapsink {
 // seal records, CURRENT's checksum in meta; the id-dedup and producer
 // retention tables.
 inline constexpr uint32_t kFormatVersion = 3;
-// Roots of older formats are refused, naming `snapsink upgrade` (publish/
-// upgrade.h), which converts them: their window and seal records hold
+// Roots of older formats are refused: their window and seal records hold
 // 32-bit versions, and generation manifests and CURRENT have no checksum.
 inline constexpr uint32_t kOldestReadableFormat = 3;
 
