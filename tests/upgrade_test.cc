@@ -73,10 +73,9 @@ struct OldRoot {
 };
 
 const OldRoot kOldRoots[] = {
-    {"format1", true},          // state 1, data 1, manifests 1, CURRENT without checksum
-    {"format2", true},          // state 2 (source identity, long keys), else as format1
+    {"format1", true},            // state 1, data 1, manifests 1, CURRENT without checksum
     {"format2-snapshot2", true},  // state 2, data 2 and snapshot manifest 2, generation manifest 1
-    {"format3-data2", false},   // state 3, data file 2 (no hash index): read as it is
+    {"format3-data2", false},     // state 3, data file 2 (no hash index): read as it is
 };
 
 class UpgradeTest : public ::testing::TestWithParam<OldRoot> {};
