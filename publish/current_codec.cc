@@ -29,12 +29,13 @@ Status DecodeCurrent(std::string_view text, const std::string& path, CurrentPoin
       !filenames::ParseGenerationName(line.substr(0, space), &out->generation) ||
       !ParseHex64(line.substr(space + 1, line.size() - space - 2), &out->manifest_xxh64)) {
     *out = CurrentPointer();
-    if (IsOldCurrent(text)) {
+    std::string hint;
+    if (IsOldCurrent(text)) {  // damage, or a root of an older snapsink: name the way out of the second
       const std::string root = path.size() > 8 ? path.substr(0, path.size() - 8) : std::string(".");
-      return Status::InvalidArgument(path + " was written by an older snapsink (no manifest checksum): convert " +
-                                     "the root in place with `snapsink upgrade " + root + "`");
+      hint = "; \"<generation>\" alone is what an older snapsink wrote: if one made this root, convert it with "
+             "`snapsink upgrade " + root + "`";
     }
-    return Status::Corruption(path + ": not \"<generation> <xxh64 of its manifest>\"");
+    return Status::Corruption(path + ": not \"<generation> <xxh64 of its manifest>\"" + hint);
   }
   return Status::OK();
 }
