@@ -39,6 +39,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/http_server.cc
   publish/maintenance.cc
   publish/metrics.cc
+  publish/old_formats.cc
   publish/publisher.cc
   publish/query_rows.cc
   publish/reader.cc
@@ -51,6 +52,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/snapshot_manifest.cc
   publish/status_page.cc
   publish/table_cache.cc
+  publish/upgrade.cc
   publish/state_views.cc
   publish/views.cc
   publish/view_tables.cc
@@ -181,6 +183,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/store_test.cc
   tests/store_unit_test.cc
   tests/table_cache_test.cc
+  tests/upgrade_test.cc
   tests/format_bounds_test.cc
   tests/generation_view.cc
   tests/test_util.cc

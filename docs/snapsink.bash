@@ -8,7 +8,7 @@ _snapsink() {
   else
     cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
   fi
-  local commands="init ingest seal publish run backfill query inspect verify gc rollback status metrics gaps serve"
+  local commands="init ingest seal publish run backfill query inspect verify gc rollback upgrade status metrics gaps serve"
   if [[ $cword -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands --help --help-all --version" -- "$cur"))
     return
@@ -26,6 +26,7 @@ _snapsink() {
     verify) opts="" ;;
     gc) opts="--keep-generations --producers-idle" ;;
     rollback) opts="--generation --dry-run" ;;
+    upgrade) opts="--dry-run" ;;
     status) opts="--json --html" ;;
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source" ;;

@@ -6,6 +6,16 @@
 
 namespace snapsink {
 
+namespace {
+
+// "<generation>\n", as builds before format 3 wrote it (publish/old_formats.h).
+bool IsOldCurrent(std::string_view text) {
+  if (text.size() < 2 || text.size() > 21 || text.back() != '\n' || text[0] == '0') return false;
+  return text.substr(0, text.size() - 1).find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+}  // namespace
+
 std::string EncodeCurrent(const CurrentPointer& c) {
   return std::to_string(c.generation) + " " + Hex64(c.manifest_xxh64) + "\n";
 }
@@ -19,7 +29,13 @@ Status DecodeCurrent(std::string_view text, const std::string& path, CurrentPoin
       !filenames::ParseGenerationName(line.substr(0, space), &out->generation) ||
       !ParseHex64(line.substr(space + 1, line.size() - space - 2), &out->manifest_xxh64)) {
     *out = CurrentPointer();
-    return Status::Corruption(path + ": not \"<generation> <xxh64 of its manifest>\"");
+    std::string hint;
+    if (IsOldCurrent(text)) {  // damage, or a root of an older snapsink: name the way out of the second
+      const std::string root = path.size() > 8 ? path.substr(0, path.size() - 8) : std::string(".");
+      hint = "; \"<generation>\" alone is what an older snapsink wrote: if one made this root, convert it with "
+             "`snapsink upgrade " + root + "`";
+    }
+    return Status::Corruption(path + ": not \"<generation> <xxh64 of its manifest>\"" + hint);
   }
   return Status::OK();
 }

@@ -17,6 +17,7 @@
 #include "publish/maintenance.h"
 #include "publish/publisher.h"
 #include "publish/rollback.h"
+#include "publish/upgrade.h"
 #include "publish/root_status.h"
 #include "sink/sink_impl.h"
 #include "sink/write_queue.h"
@@ -248,6 +249,17 @@ Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path
   std::unique_ptr<Impl> impl;
   SNAPSINK_RETURN_IF_ERROR(OpenRoot(path, /*writer=*/false, &impl));
   return std::unique_ptr<ReadOnlySink>(new ReadOnlySink(std::move(impl)));
+}
+
+Result<UpgradeResult> Sink::Upgrade(const std::string& path, bool dry_run) {
+  snapsink::UpgradeReport r;
+  SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(Env::Default(), path, dry_run, &r));
+  UpgradeResult out;
+  out.format_before = r.format_before;
+  out.format_after = r.format_after;
+  out.nothing_to_do = r.nothing_to_do;
+  out.actions = std::move(r.actions);
+  return out;
 }
 
 Status Sink::Ingest(const IngestOptions& options, IngestResult* result) {

@@ -1,4 +1,4 @@
-// gc and rollback (verify: cmd_verify.cc).
+// gc, rollback and upgrade (verify: cmd_verify.cc).
 #include <cstdio>
 
 #include "snapsink/sink.h"
@@ -58,6 +58,25 @@ Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
     std::printf("dry run: nothing changed\n");
   } else {
     std::printf("published generation %llu: a copy of generation %llu\n", u(r->generation), u(generation));
+  }
+  return Status::OK();
+}
+
+Status CmdUpgrade(const std::string& path, bool dry_run) {
+  auto r = api::Sink::Upgrade(path, dry_run);
+  if (!r.ok()) return r.status();
+  if (r->nothing_to_do) {
+    std::printf("%s is already of format %llu; nothing to do\n", path.c_str(),
+                static_cast<unsigned long long>(r->format_after));
+    return Status::OK();
+  }
+  for (const std::string& line : r->actions) std::printf("%s\n", line.c_str());
+  if (dry_run) {
+    std::printf("dry run: nothing changed (format %llu -> %llu)\n", static_cast<unsigned long long>(r->format_before),
+                static_cast<unsigned long long>(r->format_after));
+  } else {
+    std::printf("upgraded %s from format %llu to %llu\n", path.c_str(),
+                static_cast<unsigned long long>(r->format_before), static_cast<unsigned long long>(r->format_after));
   }
   return Status::OK();
 }

@@ -95,6 +95,7 @@ Status CmdGc(const std::string& root, uint64_t keep_generations);
 // gc --producers-idle D: retires producers idle for D of event time.
 Status CmdRetireProducers(const std::string& root, const std::string& idle);
 Status CmdRollback(const std::string& root, uint64_t generation, bool dry_run);
+Status CmdUpgrade(const std::string& root, bool dry_run);
 
 struct BackfillArgs {
   std::string root;

@@ -241,6 +241,16 @@ int main(int argc, char** argv) {
   c_rollback->add_flag("--dry-run", rollback_dry_run, "Print what would change; change nothing");
   c_rollback->footer(Footer("", "snapsink rollback /data/orders --generation 3"));
 
+  std::string upgrade_root;
+  bool upgrade_dry_run = false;
+  auto* c_upgrade = app.add_subcommand(
+      "upgrade",
+      "Convert a root written by an earlier snapsink to this build's format, in place, keeping every published "
+      "generation. Crash-safe: run it again after a crash and it finishes.");
+  c_upgrade->add_option("ROOT", upgrade_root, kRootHelp)->required();
+  c_upgrade->add_flag("--dry-run", upgrade_dry_run, "Print what would change; change nothing (takes no lock)");
+  c_upgrade->footer(Footer("", "snapsink upgrade /data/orders --dry-run"));
+
   std::string status_root;
   bool status_json = false;
   auto* c_status = app.add_subcommand(
@@ -364,6 +374,7 @@ int main(int argc, char** argv) {
     if (!producers_idle.empty()) s = CmdRetireProducers(gc_root, producers_idle);
     if (s.ok()) s = CmdGc(gc_root, keep);
   } else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
+  else if (*c_upgrade) s = CmdUpgrade(upgrade_root, upgrade_dry_run);
   else if (*c_serve) s = CmdServe(serve);
   else if (*c_status) s = CmdStatus(status_root, status_json, status_html);
   else if (*c_metrics) s = CmdMetrics(metrics_root);

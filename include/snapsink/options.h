@@ -213,6 +213,15 @@ struct RollbackResult {
   std::vector<RollbackChange> changes;  // by window
 };
 
+// What `snapsink upgrade` did (or, on a dry run, would do) to a root of an
+// earlier format (Sink::Upgrade).
+struct UpgradeResult {
+  uint64_t format_before = 0;        // the root's state format before
+  uint64_t format_after = 0;         // this build's
+  bool nothing_to_do = false;        // already of this build's format
+  std::vector<std::string> actions;  // one line per step, in order
+};
+
 // The inspect views' records are in views.h.
 
 // "1h", "15m", "30s", "1d", "250ms" <-> milliseconds. false for anything else.

@@ -151,6 +151,12 @@ class Sink : public ReadOnlySink {
   // Opens the root at path without the lock, LMDB read-only: works on a
   // read-only file system and for a user who may not write the root.
   static Result<std::unique_ptr<ReadOnlySink>> OpenReadOnly(const std::string& path);
+  // Converts, in place, a root written by an earlier snapsink to this
+  // build's format, keeping every published generation (`snapsink upgrade`).
+  // Takes LOCK; crash-safe (a rerun finishes it). dry_run: takes no lock,
+  // writes nothing, reports what it would do. A root of this build's format
+  // is nothing_to_do.
+  static Result<UpgradeResult> Upgrade(const std::string& path, bool dry_run = false);
 
   // Applies the files' events exactly once (SPEC 2, 3, 7). *result, when
   // given, is filled even on a stop (Gap, BadInput): what was committed.
