@@ -8,7 +8,10 @@
 // publish.after_current, publish.after_commit, rollback.before_current,
 // rollback.after_commit, rollback.after_current; backfill.before_spool_done
 // (`backfill -`: the spool is written and synced, its completeness marker
-// not yet), backfill.after_spool (the marker is durable, nothing ingested).
+// not yet), backfill.after_spool (the marker is durable, nothing ingested);
+// owner.before_claim (a partition's owner claim synced, not yet renamed);
+// upgrade.snapshot_data, upgrade.snapshot, upgrade.manifest, upgrade.current,
+// upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h).
 #pragma once
 
 namespace snapsink {
