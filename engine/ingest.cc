@@ -43,6 +43,7 @@ std::string GapText(const Gap& g) {
 
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
   txn.reset();  // never two write transactions in one thread: LMDB would wait on itself
+  window_runs.clear();  // views into the last transaction's pages
   SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
   batch_lines = 0;
   if (!max_ts_loaded) {
@@ -87,6 +88,7 @@ Status Ingester::Impl::LoadCursor(const std::string& source_name, const std::str
 
 void Ingester::Impl::Reset() {
   txn.reset();
+  window_runs.clear();
   producers.clear();
   aggs.clear();
   ledger.clear();
@@ -129,6 +131,17 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
     return AtLine(s);
   }
   return &map->emplace(key, entry).first->second;
+}
+
+Result<Ingester::Impl::CachedAgg*> Ingester::Impl::CachedAggregate(int64_t window, const std::string& key) {
+  auto it = aggs.find(key);
+  if (it != aggs.end()) return &it->second;
+  auto [runs, first] = window_runs.try_emplace(window);
+  if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(LoadWindowRuns(txn.get(), window, &runs->second)));
+  CachedAgg entry;
+  bool found = false;
+  SNAPSINK_RETURN_IF_ERROR(AtLine(GetLiveAggregate(txn.get(), key, runs->second, &entry.agg, &found)));
+  return &aggs.emplace(key, entry).first->second;
 }
 
 // An event without seq: a duplicate if its id was seen within the horizon.
@@ -204,6 +217,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   const bool stop_on_gap = config.on_gap == OnGap::kStop;
   CachedProducer* producer = nullptr;
   Aggregate* agg = nullptr;
+  Aggregate* agg_delta = nullptr;
   Aggregate* totals = nullptr;
   SeqDecision d;
   int64_t window = 0;
@@ -254,13 +268,14 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     } else if (d.outcome == SeqOutcome::kApply && in_range) {
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
-      SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, Cached(&aggs, Table::kAggs, key_scratch));
+      SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, key_scratch));
       if (cached->totals == nullptr) {
         codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
         SNAPSINK_ASSIGN_OR_RETURN(CachedTotals * t, Cached(&ledger, Table::kLedger, ledger_key_scratch));
         cached->totals = &t->agg;
       }
       agg = &cached->agg;
+      agg_delta = &cached->delta;
       totals = cached->totals;
       int64_t unused;
       if (!AddMicros(agg->sum_micros, delta, &unused) || !AddMicros(totals->sum_micros, delta, &unused)) {
@@ -296,7 +311,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       ++cur->src.ignored;
     } else {
       const int64_t step = event.retract ? -1 : 1;
-      for (Aggregate* a : {agg, totals}) {
+      for (Aggregate* a : {agg, agg_delta, totals}) {
         a->count += step;
         a->sum_micros += delta;
         a->events += 1;
@@ -343,18 +358,23 @@ Status Ingester::Impl::CommitBatch() {
   SNAPSINK_RETURN_IF_ERROR(RetireIdleProducers(
       txn.get(), RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms), &retired));
   // events == 0: only looked at for an event that was then rejected (sum
-  // overflow) or ignored; it must not leave an empty row behind.
-  // In key order: a batch of new keys spread over a large table then walks
-  // the B-tree once, left to right, instead of at random (issue 13).
+  // overflow) or ignored; it must not leave an empty entry behind.
+  // One run of deltas per window (engine/window_records_runs.h): keys in
+  // order, and a window's keys are adjacent (its 8-byte prefix leads).
   sorted_aggs.clear();
   for (const auto& entry : aggs) {
-    if (entry.second.agg.events != 0) sorted_aggs.push_back(&entry);
+    if (entry.second.delta.events != 0) sorted_aggs.push_back(&entry);
   }
   std::sort(sorted_aggs.begin(), sorted_aggs.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
-  for (const auto* entry : sorted_aggs) {
-    codec::EncodeInto(&value, entry->second.agg);
-    SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kAggs, entry->first, value));
+  for (size_t i = 0; i < sorted_aggs.size();) {
+    const std::string_view window_key = std::string_view(sorted_aggs[i]->first).substr(0, 8);
+    run_scratch.clear();
+    for (; i < sorted_aggs.size() && std::string_view(sorted_aggs[i]->first).substr(0, 8) == window_key; ++i) {
+      run_scratch.emplace_back(std::string_view(sorted_aggs[i]->first).substr(8), sorted_aggs[i]->second.delta);
+    }
+    SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), codec::DecodeWindowKey(window_key), run_scratch));
   }
+  window_runs.clear();  // views into runs the appends may have replaced
   for (const auto& [key, t] : ledger) {
     if (t.agg.events == 0) continue;
     codec::EncodeInto(&value, t.agg);
