@@ -44,6 +44,7 @@ std::string GapText(const Gap& g) {
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
   txn.reset();  // never two write transactions in one thread: LMDB would wait on itself
   window_runs.clear();  // views into the last transaction's pages
+  bounds.clear();
   SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
   batch_lines = 0;
   if (!max_ts_loaded) {
@@ -89,6 +90,7 @@ Status Ingester::Impl::LoadCursor(const std::string& source_name, const std::str
 void Ingester::Impl::Reset() {
   txn.reset();
   window_runs.clear();
+  bounds.clear();
   producers.clear();
   aggs.clear();
   ledger.clear();
@@ -133,15 +135,33 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
   return &map->emplace(key, entry).first->second;
 }
 
-Result<Ingester::Impl::CachedAgg*> Ingester::Impl::CachedAggregate(int64_t window, const std::string& key) {
+// The batch's entry for an aggregate key; its live value is not read here
+// (see MakeLive).
+Result<Ingester::Impl::CachedAgg*> Ingester::Impl::CachedAggregate(int64_t, const std::string& key) {
   auto it = aggs.find(key);
   if (it != aggs.end()) return &it->second;
+  return &aggs.emplace(key, CachedAgg()).first->second;
+}
+
+Status Ingester::Impl::MakeLive(int64_t window, const std::string& key, CachedAgg* cached) {
+  if (cached->live) return Status::OK();
   auto [runs, first] = window_runs.try_emplace(window);
   if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(LoadWindowRuns(txn.get(), window, &runs->second)));
-  CachedAgg entry;
+  Aggregate live;
   bool found = false;
-  SNAPSINK_RETURN_IF_ERROR(AtLine(GetLiveAggregate(txn.get(), key, runs->second, &entry.agg, &found)));
-  return &aggs.emplace(key, entry).first->second;
+  SNAPSINK_RETURN_IF_ERROR(AtLine(GetLiveAggregate(txn.get(), key, runs->second, &live, &found)));
+  live.count = WrappingAdd(live.count, cached->delta.count);
+  live.sum_micros = WrappingAdd(live.sum_micros, cached->delta.sum_micros);
+  live.events = WrappingAdd(live.events, cached->delta.events);
+  cached->agg = live;
+  cached->live = true;
+  return Status::OK();
+}
+
+Result<Ingester::Impl::SumBound*> Ingester::Impl::Bound(int64_t window) {
+  auto [it, first] = bounds.try_emplace(window);
+  if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(ReadSumBound(txn.get(), window, &it->second.bound, &it->second.known)));
+  return &it->second;
 }
 
 // An event without seq: a duplicate if its id was seen within the horizon.
@@ -219,6 +239,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   Aggregate* agg = nullptr;
   Aggregate* agg_delta = nullptr;
   Aggregate* totals = nullptr;
+  SumBound* bound = nullptr;
+  uint64_t magnitude_added = 0;
   SeqDecision d;
   int64_t window = 0;
   bool in_range = true;
@@ -277,8 +299,15 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       agg = &cached->agg;
       agg_delta = &cached->delta;
       totals = cached->totals;
+      SNAPSINK_ASSIGN_OR_RETURN(bound, Bound(window));
+      // |delta| within the window's bound's headroom: no key can overflow.
+      const uint64_t magnitude = delta < 0 ? 0 - static_cast<uint64_t>(delta) : static_cast<uint64_t>(delta);
+      magnitude_added = magnitude;
+      const uint64_t max = static_cast<uint64_t>(INT64_MAX);
+      const bool key_checked = !bound->known || bound->bound > max || magnitude > max - bound->bound;
+      if (key_checked) SNAPSINK_RETURN_IF_ERROR(MakeLive(window, key_scratch, cached));
       int64_t unused;
-      if (!AddMicros(agg->sum_micros, delta, &unused) || !AddMicros(totals->sum_micros, delta, &unused)) {
+      if ((key_checked && !AddMicros(agg->sum_micros, delta, &unused)) || !AddMicros(totals->sum_micros, delta, &unused)) {
         why = "field value: sum would overflow";
       }
     }
@@ -317,6 +346,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
         a->events += 1;
       }
       windows.insert(window);
+      bound->bound = magnitude_added > UINT64_MAX - bound->bound ? UINT64_MAX : bound->bound + magnitude_added;
+      bound->dirty = true;
       if (!max_ts || event.ts_ms > *max_ts) {
         max_ts = event.ts_ms;
         max_ts_dirty = true;
@@ -375,6 +406,10 @@ Status Ingester::Impl::CommitBatch() {
     SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), codec::DecodeWindowKey(window_key), run_scratch));
   }
   window_runs.clear();  // views into runs the appends may have replaced
+  for (const auto& [w, b] : bounds) {
+    if (b.known && b.dirty) SNAPSINK_RETURN_IF_ERROR(WriteSumBound(txn.get(), w, b.bound));
+  }
+  bounds.clear();
   for (const auto& [key, t] : ledger) {
     if (t.agg.events == 0) continue;
     codec::EncodeInto(&value, t.agg);

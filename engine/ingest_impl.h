@@ -70,7 +70,8 @@ struct Ingester::Impl {
 
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
   struct CachedAgg {
-    Aggregate agg;                // the live value (checked against overflow)
+    Aggregate agg;                // the live value, once `live` (read only when the sum bound does not rule out overflow)
+    bool live = false;
     Aggregate delta;              // what this batch added: its entry of the window's new run
     Aggregate* totals = nullptr;  // its (window, metric) entry of `ledger`: one lookup per event
   };
@@ -79,6 +80,12 @@ struct Ingester::Impl {
   // transaction sees them (engine/window_records_runs.h); dropped at commit.
   std::unordered_map<int64_t, WindowRuns> window_runs;
   std::vector<std::pair<std::string_view, Aggregate>> run_scratch;  // Commit's
+  struct SumBound {
+    uint64_t bound = 0;  // engine/window_records_runs.h
+    bool known = false;
+    bool dirty = false;
+  };
+  std::unordered_map<int64_t, SumBound> bounds;  // windows this batch applied values to
   std::vector<const StringMap<CachedAgg>::value_type*> sorted_aggs;  // Commit's scratch
   struct CachedTotals {
     Aggregate agg;
@@ -138,6 +145,9 @@ struct Ingester::Impl {
   // The batch's entry for aggregate key `key` of window: on its first touch
   // in the batch, the live value (base record plus the window's runs).
   Result<CachedAgg*> CachedAggregate(int64_t window, const std::string& key);
+  // Reads the live value of `cached` (key of window) once in the batch.
+  Status MakeLive(int64_t window, const std::string& key, CachedAgg* cached);
+  Result<SumBound*> Bound(int64_t window);
   template <typename V>
   Result<V*> Cached(StringMap<V>* map, Table table, const std::string& key);
 

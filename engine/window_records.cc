@@ -170,8 +170,13 @@ Status LiveAggregateTotals(Txn* txn, std::map<int64_t, Aggregate>* out) {
   }));
   SNAPSINK_RETURN_IF_ERROR(st);
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, "", [&](std::string_view k, std::string_view v) {
+    if (k.size() != 16) {
+      st = Status::Corruption("malformed aggregate run key in state");
+      return false;
+    }
+    if (k.substr(8) == std::string_view("\0\0\0\0\0\0\0\0", 8)) return true;  // run 0: the sum bound
     AggRun run;
-    st = k.size() == 16 ? AggRun::Decode(v, &run) : Status::Corruption("malformed aggregate run key in state");
+    st = AggRun::Decode(v, &run);
     if (!st.ok()) return false;
     const int64_t w = codec::DecodeWindowKey(k);
     if (run.size() > 0) (*out)[w];

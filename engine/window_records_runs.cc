@@ -1,5 +1,6 @@
 #include "engine/window_records_runs.h"
 
+#include <cstring>
 #include <memory>
 
 #include "engine/coding.h"
@@ -11,13 +12,26 @@ namespace snapsink {
 namespace {
 
 using coding::DecodeBigEndian;
-using coding::DecodeFixed32;
-using coding::DecodeFixed64;
 using coding::PutBigEndian;
 using coding::PutFixed32;
 using coding::PutFixed64;
 
+// Inline little-endian loads: lookups and merges decode offsets by the
+// million (coding::DecodeFixed32 is out of line).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "runs are read with native loads");
+inline uint32_t DecodeFixed32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline uint64_t DecodeFixed64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
 constexpr char kRunVersion = 1;
+constexpr uint64_t kBoundNumber = 0;
 constexpr size_t kAggBytes = 24;
 constexpr size_t kWindowBytes = 8;
 
@@ -41,11 +55,11 @@ void AddWrapping(Aggregate* to, const Aggregate& a) {
 
 void AppendEntry(std::string* out, std::vector<uint32_t>* offsets, std::string_view key, const Aggregate& a) {
   offsets->push_back(static_cast<uint32_t>(out->size()));
-  PutFixed32(out, static_cast<uint32_t>(key.size()));
+  const uint32_t len = static_cast<uint32_t>(key.size());
+  const int64_t fields[3] = {a.count, a.sum_micros, a.events};
+  out->append(reinterpret_cast<const char*>(&len), 4);
   out->append(key);
-  PutFixed64(out, static_cast<uint64_t>(a.count));
-  PutFixed64(out, static_cast<uint64_t>(a.sum_micros));
-  PutFixed64(out, static_cast<uint64_t>(a.events));
+  out->append(reinterpret_cast<const char*>(fields), sizeof(fields));
 }
 
 void FinishRun(std::string* out, const std::vector<uint32_t>& offsets) {
@@ -139,14 +153,46 @@ Status LoadWindowRuns(Txn* txn, int64_t window_ms, WindowRuns* out) {
       st = Status::Corruption("malformed aggregate run key in state");
       return false;
     }
+    const uint64_t number = DecodeBigEndian(k.data() + kWindowBytes, 8);
+    if (number == kBoundNumber) return true;
     AggRun run;
     st = AggRun::Decode(v, &run);
     if (!st.ok()) return false;
-    out->numbers.push_back(DecodeBigEndian(k.data() + kWindowBytes, 8));
+    out->numbers.push_back(number);
     out->runs.push_back(run);
     return true;
   }));
   return st;
+}
+
+Status ReadSumBound(Txn* txn, int64_t window_ms, uint64_t* bound, bool* known) {
+  *bound = 0;
+  *known = false;
+  std::string_view v;
+  Status s = txn->Get(Table::kAggRuns, RunKey(window_ms, kBoundNumber), &v);
+  if (s.ok()) {
+    if (v.size() != 8) return Status::Corruption("malformed aggregate sum bound in state");
+    *bound = DecodeFixed64(v.data());
+    *known = true;
+    return Status::OK();
+  }
+  if (!s.IsNotFound()) return s;
+  // No bound: known (zero) only for a window with no aggregates at all.
+  bool any = false;
+  for (Table t : {Table::kAggs, Table::kAggRuns}) {
+    SNAPSINK_RETURN_IF_ERROR(txn->Scan(t, WindowKey(window_ms), [&](std::string_view, std::string_view) {
+      any = true;
+      return false;
+    }));
+  }
+  *known = !any;
+  return Status::OK();
+}
+
+Status WriteSumBound(Txn* txn, int64_t window_ms, uint64_t bound) {
+  std::string v;
+  PutFixed64(&v, bound);
+  return txn->Put(Table::kAggRuns, RunKey(window_ms, kBoundNumber), v);
 }
 
 Status GetLiveAggregate(Txn* txn, std::string_view key, const WindowRuns& runs, Aggregate* out, bool* found) {

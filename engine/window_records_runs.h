@@ -19,6 +19,14 @@
 // whatever the grouping, base + runs is the exact live value, which ingest
 // keeps within int64 by checking every event against it.
 //
+// Run number 0 is no run: it holds a bound on the absolute sum of every key
+// of the window (u64, little-endian; the sum of |value| over every event
+// applied to it, saturating). While the bound plus an event's |value| fits
+// in int64, no key's sum can overflow and ingest need not read the key's
+// live value at all; past it, it reads it (base plus runs). A window with
+// base records or runs but no bound (rollback and backfill write base
+// records) has no bound: every new key of it is read, as before runs.
+//
 // Run format (little-endian):
 //   u8 version (1)
 //   entries: u32 key length | key | i64 count | i64 sum_micros | i64 events
@@ -66,6 +74,10 @@ struct WindowRuns {
 };
 // The runs stay valid until the transaction writes Table::kAggRuns.
 Status LoadWindowRuns(Txn* txn, int64_t window_ms, WindowRuns* out);
+
+// The window's sum bound (see above): *known false when it has none.
+Status ReadSumBound(Txn* txn, int64_t window_ms, uint64_t* bound, bool* known);
+Status WriteSumBound(Txn* txn, int64_t window_ms, uint64_t bound);
 
 // The live aggregate of natural aggregate key `key` (codec::AggKeyInto) of
 // window_ms: its base record plus every run's entry. *found is false (and

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -189,6 +190,57 @@ TEST_F(WindowRunsTest, DamagedRunIsCorruption) {
   WindowRuns runs;
   EXPECT_TRUE(LoadWindowRuns(txn_.get(), kW, &runs).IsCorruption());
 }
+
+}  // namespace
+}  // namespace snapsink::testing
+
+namespace snapsink::testing {
+namespace {
+
+// Sums near the int64 limit: the window's sum bound must never let an
+// overflowing event through, in one commit or across many, and the bound
+// saturating must not reject what fits.
+class RunsOverflowTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RunsOverflowTest, OverflowIsRejectedWhateverTheCommits) {
+  TempDir d;
+  const std::string root = d / "root", in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  const int64_t ts = Ms("2026-10-21T10:00:00Z");
+  std::string lines;
+  uint64_t seq = 0;
+  auto add = [&](const std::string& key, const std::string& value) {
+    lines += EventLine().Seq(seq++).Ts(ts).Metric("m").Key(key).Value(value).Line();
+  };
+  // One metric; a and z cancel in its total, so only the keys' own sums
+  // can overflow (the metric's total is checked apart).
+  add("a", "9000000000000");   // 1: 9e18 micros, fits
+  add("z", "-9000000000000");  // 2: fits
+  add("a", "9000000000000");   // 3: a would overflow (the total would not): rejected
+  add("b", "1");               // 4
+  add("z", "-300000000000");   // 5: z would overflow downwards: rejected
+  add("a", "-1");              // 6
+  WriteFile(in, lines);
+  RunResult r = Snapsink({"run", root, in, "--final", "--commit-every", GetParam()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string rejects = ReadFile(root + "/rejects/" + [&] {
+    std::string s = in;
+    for (char& ch : s)
+      if (!isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
+    return s;
+  }() + ".ndjson");
+  EXPECT_NE(rejects.find("\"line\":3,"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("\"line\":5,"), std::string::npos) << rejects;
+  EXPECT_EQ(std::count(rejects.begin(), rejects.end(), '\n'), 2) << rejects;
+  EXPECT_NE(rejects.find("sum would overflow"), std::string::npos) << rejects;
+  RunResult q = Snapsink({"query", root, "--format", "csv"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find(",a,2,8999999999999,"), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find(",b,1,1,"), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find(",z,1,-9000000000000,"), std::string::npos) << q.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(CommitEvery, RunsOverflowTest, ::testing::Values("1", "2", "1000"));
 
 }  // namespace
 }  // namespace snapsink::testing
