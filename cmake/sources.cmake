@@ -28,6 +28,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/store.cc
   engine/timeutil.cc
   engine/window_records.cc
+  engine/window_records_runs.cc
   publish/backfill.cc
   publish/backfill_impact.cc
   publish/checked_json.cc
@@ -190,6 +191,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/timeutil_test.cc
   tests/verify_messages_test.cc
   tests/window_records_test.cc
+  tests/window_records_runs_test.cc
   tests/write_batch_crash_test.cc
   tests/write_batch_test.cc
 )

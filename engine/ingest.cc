@@ -43,6 +43,8 @@ std::string GapText(const Gap& g) {
 
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
   txn.reset();  // never two write transactions in one thread: LMDB would wait on itself
+  window_runs.clear();  // views into the last transaction's pages
+  bounds.clear();
   SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
   batch_lines = 0;
   if (!max_ts_loaded) {
@@ -87,6 +89,8 @@ Status Ingester::Impl::LoadCursor(const std::string& source_name, const std::str
 
 void Ingester::Impl::Reset() {
   txn.reset();
+  window_runs.clear();
+  bounds.clear();
   producers.clear();
   aggs.clear();
   ledger.clear();
@@ -129,6 +133,35 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
     return AtLine(s);
   }
   return &map->emplace(key, entry).first->second;
+}
+
+// The batch's entry for an aggregate key; its live value is not read here
+// (see MakeLive).
+Result<Ingester::Impl::CachedAgg*> Ingester::Impl::CachedAggregate(int64_t, const std::string& key) {
+  auto it = aggs.find(key);
+  if (it != aggs.end()) return &it->second;
+  return &aggs.emplace(key, CachedAgg()).first->second;
+}
+
+Status Ingester::Impl::MakeLive(int64_t window, const std::string& key, CachedAgg* cached) {
+  if (cached->live) return Status::OK();
+  auto [runs, first] = window_runs.try_emplace(window);
+  if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(LoadWindowRuns(txn.get(), window, &runs->second)));
+  Aggregate live;
+  bool found = false;
+  SNAPSINK_RETURN_IF_ERROR(AtLine(GetLiveAggregate(txn.get(), key, runs->second, &live, &found)));
+  live.count = WrappingAdd(live.count, cached->delta.count);
+  live.sum_micros = WrappingAdd(live.sum_micros, cached->delta.sum_micros);
+  live.events = WrappingAdd(live.events, cached->delta.events);
+  cached->agg = live;
+  cached->live = true;
+  return Status::OK();
+}
+
+Result<Ingester::Impl::SumBound*> Ingester::Impl::Bound(int64_t window) {
+  auto [it, first] = bounds.try_emplace(window);
+  if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(ReadSumBound(txn.get(), window, &it->second.bound, &it->second.known)));
+  return &it->second;
 }
 
 // An event without seq: a duplicate if its id was seen within the horizon.
@@ -204,7 +237,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   const bool stop_on_gap = config.on_gap == OnGap::kStop;
   CachedProducer* producer = nullptr;
   Aggregate* agg = nullptr;
+  Aggregate* agg_delta = nullptr;
   Aggregate* totals = nullptr;
+  SumBound* bound = nullptr;
+  uint64_t magnitude_added = 0;
   SeqDecision d;
   int64_t window = 0;
   bool in_range = true;
@@ -254,16 +290,24 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     } else if (d.outcome == SeqOutcome::kApply && in_range) {
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
-      SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, Cached(&aggs, Table::kAggs, key_scratch));
+      SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, key_scratch));
       if (cached->totals == nullptr) {
         codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
         SNAPSINK_ASSIGN_OR_RETURN(CachedTotals * t, Cached(&ledger, Table::kLedger, ledger_key_scratch));
         cached->totals = &t->agg;
       }
       agg = &cached->agg;
+      agg_delta = &cached->delta;
       totals = cached->totals;
+      SNAPSINK_ASSIGN_OR_RETURN(bound, Bound(window));
+      // |delta| within the window's bound's headroom: no key can overflow.
+      const uint64_t magnitude = delta < 0 ? 0 - static_cast<uint64_t>(delta) : static_cast<uint64_t>(delta);
+      magnitude_added = magnitude;
+      const uint64_t max = static_cast<uint64_t>(INT64_MAX);
+      const bool key_checked = !bound->known || bound->bound > max || magnitude > max - bound->bound;
+      if (key_checked) SNAPSINK_RETURN_IF_ERROR(MakeLive(window, key_scratch, cached));
       int64_t unused;
-      if (!AddMicros(agg->sum_micros, delta, &unused) || !AddMicros(totals->sum_micros, delta, &unused)) {
+      if ((key_checked && !AddMicros(agg->sum_micros, delta, &unused)) || !AddMicros(totals->sum_micros, delta, &unused)) {
         why = "field value: sum would overflow";
       }
     }
@@ -296,12 +340,14 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       ++cur->src.ignored;
     } else {
       const int64_t step = event.retract ? -1 : 1;
-      for (Aggregate* a : {agg, totals}) {
+      for (Aggregate* a : {agg, agg_delta, totals}) {
         a->count += step;
         a->sum_micros += delta;
         a->events += 1;
       }
       windows.insert(window);
+      bound->bound = magnitude_added > UINT64_MAX - bound->bound ? UINT64_MAX : bound->bound + magnitude_added;
+      bound->dirty = true;
       if (!max_ts || event.ts_ms > *max_ts) {
         max_ts = event.ts_ms;
         max_ts_dirty = true;
@@ -343,18 +389,27 @@ Status Ingester::Impl::CommitBatch() {
   SNAPSINK_RETURN_IF_ERROR(RetireIdleProducers(
       txn.get(), RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms), &retired));
   // events == 0: only looked at for an event that was then rejected (sum
-  // overflow) or ignored; it must not leave an empty row behind.
-  // In key order: a batch of new keys spread over a large table then walks
-  // the B-tree once, left to right, instead of at random (issue 13).
+  // overflow) or ignored; it must not leave an empty entry behind.
+  // One run of deltas per window (engine/window_records_runs.h): keys in
+  // order, and a window's keys are adjacent (its 8-byte prefix leads).
   sorted_aggs.clear();
   for (const auto& entry : aggs) {
-    if (entry.second.agg.events != 0) sorted_aggs.push_back(&entry);
+    if (entry.second.delta.events != 0) sorted_aggs.push_back(&entry);
   }
   std::sort(sorted_aggs.begin(), sorted_aggs.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
-  for (const auto* entry : sorted_aggs) {
-    codec::EncodeInto(&value, entry->second.agg);
-    SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kAggs, entry->first, value));
+  for (size_t i = 0; i < sorted_aggs.size();) {
+    const std::string_view window_key = std::string_view(sorted_aggs[i]->first).substr(0, 8);
+    run_scratch.clear();
+    for (; i < sorted_aggs.size() && std::string_view(sorted_aggs[i]->first).substr(0, 8) == window_key; ++i) {
+      run_scratch.emplace_back(std::string_view(sorted_aggs[i]->first).substr(8), sorted_aggs[i]->second.delta);
+    }
+    SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), codec::DecodeWindowKey(window_key), run_scratch));
   }
+  window_runs.clear();  // views into runs the appends may have replaced
+  for (const auto& [w, b] : bounds) {
+    if (b.known && b.dirty) SNAPSINK_RETURN_IF_ERROR(WriteSumBound(txn.get(), w, b.bound));
+  }
+  bounds.clear();
   for (const auto& [key, t] : ledger) {
     if (t.agg.events == 0) continue;
     codec::EncodeInto(&value, t.agg);

@@ -20,6 +20,7 @@
 #include "engine/parse_ahead.h"
 #include "engine/producer_retention.h"
 #include "engine/sequencer.h"
+#include "engine/window_records_runs.h"
 
 namespace snapsink {
 
@@ -69,10 +70,22 @@ struct Ingester::Impl {
 
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
   struct CachedAgg {
-    Aggregate agg;
+    Aggregate agg;                // the live value, once `live` (read only when the sum bound does not rule out overflow)
+    bool live = false;
+    Aggregate delta;              // what this batch added: its entry of the window's new run
     Aggregate* totals = nullptr;  // its (window, metric) entry of `ledger`: one lookup per event
   };
   StringMap<CachedAgg> aggs;            // this batch's touched aggregates
+  // The runs of the windows this batch looked keys up in, as the open
+  // transaction sees them (engine/window_records_runs.h); dropped at commit.
+  std::unordered_map<int64_t, WindowRuns> window_runs;
+  std::vector<std::pair<std::string_view, Aggregate>> run_scratch;  // Commit's
+  struct SumBound {
+    uint64_t bound = 0;  // engine/window_records_runs.h
+    bool known = false;
+    bool dirty = false;
+  };
+  std::unordered_map<int64_t, SumBound> bounds;  // windows this batch applied values to
   std::vector<const StringMap<CachedAgg>::value_type*> sorted_aggs;  // Commit's scratch
   struct CachedTotals {
     Aggregate agg;
@@ -129,6 +142,12 @@ struct Ingester::Impl {
   Status AtLine(const Status& s) const {
     return s.Prefixed(in_memory ? Where() + ": " : cur->name + ":" + std::to_string(cur->src.lines + 1) + ": ");
   }
+  // The batch's entry for aggregate key `key` of window: on its first touch
+  // in the batch, the live value (base record plus the window's runs).
+  Result<CachedAgg*> CachedAggregate(int64_t window, const std::string& key);
+  // Reads the live value of `cached` (key of window) once in the batch.
+  Status MakeLive(int64_t window, const std::string& key, CachedAgg* cached);
+  Result<SumBound*> Bound(int64_t window);
   template <typename V>
   Result<V*> Cached(StringMap<V>* map, Table table, const std::string& key);
 

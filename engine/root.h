@@ -31,8 +31,9 @@ namespace snapsink {
 // 2: source records carry the position identity; long-form keys
 // (engine/long_key.h) in sources and aggs. 3: 64-bit versions in window and
 // seal records, CURRENT's checksum in meta; the id-dedup and producer
-// retention tables.
-inline constexpr uint32_t kFormatVersion = 3;
+// retention tables. 4: aggregate delta runs (engine/window_records_runs.h);
+// a format-3 root becomes 4 with the first commit that writes a run.
+inline constexpr uint32_t kFormatVersion = 4;
 // Roots of older formats are refused: their window and seal records hold
 // 32-bit versions, and generation manifests and CURRENT have no checksum.
 inline constexpr uint32_t kOldestReadableFormat = 3;

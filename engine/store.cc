@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kTableNames[kNumTables] = {"meta",  "producers", "sources", "rejectfiles",
                                                  "aggs", "ledger",    "windows", "seals",
                                                  "ids",  "id_expiry", "producer_seen", "producer_idle",
-                                                 "retired", "source_ids", "gap_spill"};
+                                                 "retired", "source_ids", "gap_spill", "agg_runs"};
 // Tables added after format 1: a root made before them opens without them.
 constexpr int kFirstOptionalTable = static_cast<int>(Table::kIds);
 // Address space only: the file grows as data does. Without an address-space

@@ -57,8 +57,9 @@ enum class Table {
   kRetired,       // producer id -> tombstone: epoch (u32) | last seen (u64)
   kSourceIds,     // SourceIdsKey(source) -> id-dedup and retirement counts (engine/id_dedup.h)
   kGapSpill,      // producer|epoch|lo -> hi: open gaps beyond a producer record's (engine/gap_spill.h)
+  kAggRuns,       // window|run number -> a sorted run of aggregate deltas (engine/window_records_runs.h)
 };
-inline constexpr int kNumTables = 15;
+inline constexpr int kNumTables = 16;
 
 class Store;
 

@@ -5,6 +5,7 @@
 
 #include "engine/decimal.h"
 #include "engine/long_key.h"
+#include "engine/window_records_runs.h"
 
 namespace snapsink {
 namespace {
@@ -61,7 +62,10 @@ Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint64_t keep_version, 
   return Status::OK();
 }
 
-Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& fn) {
+namespace {
+
+// The base records of window_ms (Table::kAggs) in natural (metric, key) order.
+Status ScanBaseAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& fn) {
   struct Entry {
     std::string metric, key;
     Aggregate agg;
@@ -106,6 +110,80 @@ Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor&
   }));
   SNAPSINK_RETURN_IF_ERROR(st);
   return flush();
+}
+
+}  // namespace
+
+// The base records and the runs' merged entries, both in natural key order
+// (escaped metric | key), merged as two sorted streams.
+Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& fn) {
+  WindowRuns runs;
+  SNAPSINK_RETURN_IF_ERROR(LoadWindowRuns(txn, window_ms, &runs));
+  MergedRuns deltas(runs);
+  std::string metric, natural;
+  // Emits the runs' entries before `bound` (all of them when bound is null).
+  auto drain = [&](const std::string* bound) -> Status {
+    for (; deltas.Valid() && (bound == nullptr || deltas.key() < *bound); deltas.Next()) {
+      std::string_view key;
+      if (!codec::SplitEscapedMetric(deltas.key(), &metric, &key)) {
+        return Status::Corruption("malformed aggregate key in an aggregate run");
+      }
+      SNAPSINK_RETURN_IF_ERROR(fn(metric, key, deltas.agg()));
+    }
+    return Status::OK();
+  };
+  SNAPSINK_RETURN_IF_ERROR(
+      ScanBaseAggregates(txn, window_ms, [&](const std::string& m, std::string_view key, const Aggregate& agg) {
+        if (!deltas.Valid()) return fn(m, key, agg);
+        codec::AggKeyInto(&natural, window_ms, m, key);
+        natural.erase(0, 8);
+        SNAPSINK_RETURN_IF_ERROR(drain(&natural));
+        if (deltas.Valid() && deltas.key() == natural) {
+          Aggregate sum = agg;
+          sum.count = WrappingAdd(sum.count, deltas.agg().count);
+          sum.sum_micros = WrappingAdd(sum.sum_micros, deltas.agg().sum_micros);
+          sum.events = WrappingAdd(sum.events, deltas.agg().events);
+          deltas.Next();
+          return fn(m, key, sum);
+        }
+        return fn(m, key, agg);
+      }));
+  return drain(nullptr);
+}
+
+Status LiveAggregateTotals(Txn* txn, std::map<int64_t, Aggregate>* out) {
+  auto add = [&](int64_t w, const Aggregate& a) {
+    Aggregate& t = (*out)[w];
+    t.count = WrappingAdd(t.count, a.count);
+    t.sum_micros = WrappingAdd(t.sum_micros, a.sum_micros);
+    t.events = WrappingAdd(t.events, a.events);
+  };
+  Status st;
+  std::string natural;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, "", [&](std::string_view k, std::string_view v) {
+    std::string_view payload;
+    Aggregate a;
+    st = DecodeRecord(k, v, &natural, &payload);
+    if (st.ok()) st = codec::Decode(payload, &a);
+    if (st.ok()) add(codec::DecodeWindowKey(k), a);
+    return st.ok();
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, "", [&](std::string_view k, std::string_view v) {
+    if (k.size() != 16) {
+      st = Status::Corruption("malformed aggregate run key in state");
+      return false;
+    }
+    if (k.substr(8) == std::string_view("\0\0\0\0\0\0\0\0", 8)) return true;  // run 0: the sum bound
+    AggRun run;
+    st = AggRun::Decode(v, &run);
+    if (!st.ok()) return false;
+    const int64_t w = codec::DecodeWindowKey(k);
+    if (run.size() > 0) (*out)[w];
+    for (size_t i = 0; i < run.size(); ++i) add(w, run.agg(i));
+    return true;
+  }));
+  return st;
 }
 
 Status LedgerTotalsByWindow(Txn* txn, std::map<int64_t, Aggregate>* out) {

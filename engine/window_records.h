@@ -33,6 +33,10 @@ Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint64_t keep_version, 
 using AggregateVisitor = std::function<Status(const std::string& metric, std::string_view key, const Aggregate& agg)>;
 Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& fn);
 
+// The sums of every window's live aggregates (base records and runs) over
+// all its keys: count, sum and events, added with wrap-around.
+Status LiveAggregateTotals(Txn* txn, std::map<int64_t, Aggregate>* out);
+
 // Count and events of every window over all its metrics, from the ledger.
 Status LedgerTotalsByWindow(Txn* txn, std::map<int64_t, Aggregate>* out);
 

@@ -17,6 +17,7 @@
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/timeutil.h"
+#include "engine/window_records_runs.h"
 #include "publish/backfill_impact.h"
 #include "publish/publisher.h"
 #include "publish/views.h"
@@ -93,7 +94,7 @@ Status AdoptBackfill(Txn* live, Store* backfill, const std::vector<PendingSnapsh
   for (const PendingSnapshot& p : pending) {
     std::string prefix;
     codec::AppendWindowKey(&prefix, p.window_ms);
-    SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kAggs, prefix));
+    SNAPSINK_RETURN_IF_ERROR(CopyWindowAggregates(bf.get(), live, p.window_ms));
     SNAPSINK_RETURN_IF_ERROR(ReplacePrefix(bf.get(), live, Table::kLedger, prefix));
     // A live version staged but not published must not later replace the backfill.
     std::vector<uint64_t> staged;

@@ -7,6 +7,7 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/window_records.h"
+#include "engine/window_records_runs.h"
 #include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
@@ -41,16 +42,13 @@ Status ReadLive(Txn* txn, std::map<int64_t, LiveWindow>* out) {
     return st.ok();
   }));
   SNAPSINK_RETURN_IF_ERROR(st);
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, "", [&](std::string_view k, std::string_view v) {
-    Aggregate a;
-    st = codec::Decode(v, &a);
-    if (!st.ok()) return false;
-    LiveWindow& w = (*out)[codec::DecodeWindowKey(k)];
+  std::map<int64_t, Aggregate> totals;
+  SNAPSINK_RETURN_IF_ERROR(LiveAggregateTotals(txn, &totals));
+  for (const auto& [window, t] : totals) {
+    LiveWindow& w = (*out)[window];
     w.has_aggs = true;
-    Add(&w.totals, a);
-    return true;
-  }));
-  SNAPSINK_RETURN_IF_ERROR(st);
+    Add(&w.totals, t);
+  }
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
     SealRecord r;
     st = codec::Decode(v, &r);
@@ -65,7 +63,7 @@ Status ReadLive(Txn* txn, std::map<int64_t, LiveWindow>* out) {
 Status RewindWindow(Txn* txn, int64_t w, uint64_t version, const std::vector<Row>* rows,
                     std::vector<std::pair<int64_t, uint64_t>>* superseded) {
   const std::string prefix = WindowPrefix(w);
-  SNAPSINK_RETURN_IF_ERROR(txn->DeletePrefix(Table::kAggs, prefix));
+  SNAPSINK_RETURN_IF_ERROR(DeleteWindowAggregates(txn, w));
   SNAPSINK_RETURN_IF_ERROR(txn->DeletePrefix(Table::kLedger, prefix));
   SealRecord seal;
   seal.state = SealState::kPublished;

@@ -1,0 +1,118 @@
+// Delta runs: how ingest stores a window's aggregates (issue 25).
+//
+// A window's live aggregates are the sum of two parts:
+//   base records  Table::kAggs     window|metric|key -> Aggregate (rollback
+//                                  and backfill write these, and roots made
+//                                  before runs hold only these);
+//   delta runs    Table::kAggRuns  window (8) | run number (8, big-endian)
+//                                  -> one run: the sums a group of commits
+//                                  added, sorted by key.
+// Each ingest commit appends one run per window it touched: one sequential
+// write of its deltas, instead of a put into the window's B-tree per key,
+// which for a batch of new keys spread over a large window copies most of
+// the tree's leaf pages every commit. Runs are compacted in the same
+// transaction as the commit that appends one (two neighbours merge while the
+// older has at most twice the entries of the newer), so a window holds
+// about log2(commits) runs and every delta is rewritten about that often.
+//
+// Sums are commutative and are added with wrap-around (two's complement):
+// whatever the grouping, base + runs is the exact live value, which ingest
+// keeps within int64 by checking every event against it.
+//
+// Run number 0 is no run: it holds a bound on the absolute sum of every key
+// of the window (u64, little-endian; the sum of |value| over every event
+// applied to it, saturating). While the bound plus an event's |value| fits
+// in int64, no key's sum can overflow and ingest need not read the key's
+// live value at all; past it, it reads it (base plus runs). A window with
+// base records or runs but no bound (rollback and backfill write base
+// records) has no bound: every new key of it is read, as before runs.
+//
+// Run format (little-endian):
+//   u8 version (1)
+//   entries: u32 key length | key | i64 count | i64 sum_micros | i64 events
+//   u32 offset of every entry (from the start), in key order
+//   u32 number of entries
+// A key is the natural aggregate key without its 8-byte window prefix
+// (escaped metric | key: codec::AggKeyInto), unique within a run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/state_codec.h"
+#include "engine/store.h"
+
+namespace snapsink {
+
+// A decoded run; views into the bytes it was decoded from.
+class AggRun {
+ public:
+  // Checks the framing of every entry; Corruption if it does not hold.
+  static Status Decode(std::string_view bytes, AggRun* out);
+  size_t size() const { return n_; }
+  std::string_view key(size_t i) const;
+  Aggregate agg(size_t i) const;
+  // The index of key, or size() when absent (binary search).
+  size_t Find(std::string_view key) const;
+
+ private:
+  std::string_view bytes_;
+  const char* offsets_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Encodes entries (sorted by key, keys unique) as one run.
+void EncodeAggRun(const std::vector<std::pair<std::string_view, Aggregate>>& entries, std::string* out);
+
+// One window's runs as a transaction sees them, oldest first.
+struct WindowRuns {
+  std::vector<uint64_t> numbers;
+  std::vector<AggRun> runs;
+};
+// The runs stay valid until the transaction writes Table::kAggRuns.
+Status LoadWindowRuns(Txn* txn, int64_t window_ms, WindowRuns* out);
+
+// The window's sum bound (see above): *known false when it has none.
+Status ReadSumBound(Txn* txn, int64_t window_ms, uint64_t* bound, bool* known);
+Status WriteSumBound(Txn* txn, int64_t window_ms, uint64_t bound);
+
+// The live aggregate of natural aggregate key `key` (codec::AggKeyInto) of
+// window_ms: its base record plus every run's entry. *found is false (and
+// *out zero) when neither holds it.
+Status GetLiveAggregate(Txn* txn, std::string_view key, const WindowRuns& runs, Aggregate* out, bool* found);
+
+// Appends a run of deltas (sorted by key without the window prefix, unique)
+// to window_ms, then compacts the window's runs (see above).
+Status AppendWindowRun(Txn* txn, int64_t window_ms,
+                       const std::vector<std::pair<std::string_view, Aggregate>>& deltas);
+
+// Deletes every live aggregate of window_ms: its base records and its runs.
+// The one place a window's live state is dropped (rollback, backfill).
+Status DeleteWindowAggregates(Txn* txn, int64_t window_ms);
+
+// Replaces window_ms's live aggregates in `to` by those in `from` (the
+// records of both tables copied as they are).
+Status CopyWindowAggregates(Txn* from, Txn* to, int64_t window_ms);
+
+// The entries of a window's runs merged in key order (the key without its
+// window prefix; the entries of one key summed). Borrows runs.
+class MergedRuns {
+ public:
+  explicit MergedRuns(const WindowRuns& runs);
+  bool Valid() const { return valid_; }
+  std::string_view key() const { return key_; }
+  const Aggregate& agg() const { return agg_; }
+  void Next();
+
+ private:
+  const WindowRuns& runs_;
+  std::vector<size_t> pos_;
+  bool valid_ = false;
+  std::string_view key_;
+  Aggregate agg_;
+};
+
+}  // namespace snapsink

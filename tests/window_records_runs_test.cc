@@ -1,0 +1,246 @@
+// engine/window_records_runs: a window's aggregates as base records plus
+// sorted runs of deltas; merged reads, compaction, deletion.
+#include "engine/window_records_runs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/long_key.h"
+#include "engine/root.h"
+#include "engine/window_records.h"
+#include "tests/test_util.h"
+
+namespace snapsink::testing {
+namespace {
+
+constexpr int64_t kW = 3600000;
+
+std::string NaturalKey(int64_t w, const std::string& metric, const std::string& key) {
+  std::string k;
+  codec::AggKeyInto(&k, w, metric, key);
+  return k;
+}
+
+class WindowRunsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_STATUS_OK(Store::Open(dir_.path(), /*create=*/true, &store_));
+    ASSERT_STATUS_OK(store_->BeginWrite(&txn_));
+  }
+  // Appends one run to window w: key -> delta, keys taken as metric "m".
+  void Append(int64_t w, const std::map<std::string, Aggregate>& deltas) {
+    std::vector<std::string> keys;
+    for (const auto& [k, a] : deltas) keys.push_back(NaturalKey(w, "m", k).substr(8));
+    std::vector<std::pair<std::string_view, Aggregate>> entries;
+    size_t i = 0;
+    for (const auto& [k, a] : deltas) entries.emplace_back(keys[i++], a);
+    ASSERT_STATUS_OK(AppendWindowRun(txn_.get(), w, entries));
+  }
+  std::map<std::string, Aggregate> Scan(int64_t w) {
+    std::map<std::string, Aggregate> out;
+    std::string last;
+    EXPECT_STATUS_OK(ScanWindowAggregates(txn_.get(), w, [&](const std::string& m, std::string_view key, const Aggregate& a) {
+      EXPECT_EQ(m, "m");
+      EXPECT_TRUE(out.empty() || std::string(key) > last) << "out of order: " << key << " after " << last;
+      last = std::string(key);
+      EXPECT_TRUE(out.emplace(std::string(key), a).second) << "key twice: " << key;
+      return Status::OK();
+    }));
+    return out;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Txn> txn_;
+};
+
+TEST_F(WindowRunsTest, RunsAddToBaseRecordsInKeyOrder) {
+  ASSERT_STATUS_OK(PutRecord(txn_.get(), Table::kAggs, NaturalKey(kW, "m", "b"), codec::Encode(Aggregate{1, 10, 1})));
+  ASSERT_STATUS_OK(PutRecord(txn_.get(), Table::kAggs, NaturalKey(kW, "m", "d"), codec::Encode(Aggregate{2, 20, 2})));
+  Append(kW, {{"a", {1, 1, 1}}, {"b", {1, 5, 1}}});
+  Append(kW, {{"b", {-1, -2, 1}}, {"c", {3, 3, 3}}, {"e", {1, 7, 1}}});
+  const std::map<std::string, Aggregate> want = {
+      {"a", {1, 1, 1}}, {"b", {1, 13, 3}}, {"c", {3, 3, 3}}, {"d", {2, 20, 2}}, {"e", {1, 7, 1}}};
+  EXPECT_EQ(Scan(kW), want);
+
+  WindowRuns runs;
+  ASSERT_STATUS_OK(LoadWindowRuns(txn_.get(), kW, &runs));
+  for (const auto& [k, a] : want) {
+    Aggregate got;
+    bool found = false;
+    ASSERT_STATUS_OK(GetLiveAggregate(txn_.get(), NaturalKey(kW, "m", k), runs, &got, &found));
+    EXPECT_TRUE(found) << k;
+    EXPECT_EQ(got, a) << k;
+  }
+  Aggregate got;
+  bool found = true;
+  ASSERT_STATUS_OK(GetLiveAggregate(txn_.get(), NaturalKey(kW, "m", "zz"), runs, &got, &found));
+  EXPECT_FALSE(found);
+  EXPECT_EQ(got, Aggregate());
+}
+
+TEST_F(WindowRunsTest, CompactionKeepsFewRunsAndEverySum) {
+  std::map<std::string, Aggregate> want;
+  for (int c = 0; c < 200; ++c) {
+    std::map<std::string, Aggregate> batch;
+    for (int k = 0; k < 10; ++k) {
+      const std::string key = "k" + std::to_string((c * 7 + k * 13) % 300);
+      batch[key] = Aggregate{1, c, 1};
+      want[key].count += 1;
+      want[key].sum_micros += c;
+      want[key].events += 1;
+    }
+    Append(kW, batch);
+  }
+  WindowRuns runs;
+  ASSERT_STATUS_OK(LoadWindowRuns(txn_.get(), kW, &runs));
+  EXPECT_GE(runs.runs.size(), 1u);
+  EXPECT_LE(runs.runs.size(), 10u);  // about log2(200 commits)
+  EXPECT_EQ(Scan(kW), want);
+}
+
+TEST_F(WindowRunsTest, SumsWrapAcrossRunsToTheExactValue) {
+  // +MAX then -MAX then +5: each live value fits, the merged deltas do not.
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  Append(kW, {{"k", {1, max, 1}}});
+  Append(kW, {{"k", {1, -max, 1}}});
+  Append(kW, {{"k", {1, -max, 1}}});
+  Append(kW, {{"k", {1, max, 1}}});
+  Append(kW, {{"k", {1, 5, 1}}});
+  EXPECT_EQ(Scan(kW), (std::map<std::string, Aggregate>{{"k", {5, 5, 5}}}));
+}
+
+TEST_F(WindowRunsTest, DeleteWindowAggregatesDropsBaseAndRunsOfThatWindowOnly) {
+  ASSERT_STATUS_OK(PutRecord(txn_.get(), Table::kAggs, NaturalKey(kW, "m", "a"), codec::Encode(Aggregate{1, 1, 1})));
+  Append(kW, {{"b", {1, 1, 1}}});
+  Append(2 * kW, {{"c", {1, 1, 1}}});
+  ASSERT_STATUS_OK(DeleteWindowAggregates(txn_.get(), kW));
+  EXPECT_TRUE(Scan(kW).empty());
+  WindowRuns runs;
+  ASSERT_STATUS_OK(LoadWindowRuns(txn_.get(), kW, &runs));
+  EXPECT_TRUE(runs.runs.empty());
+  EXPECT_EQ(Scan(2 * kW), (std::map<std::string, Aggregate>{{"c", {1, 1, 1}}}));
+  std::map<int64_t, Aggregate> totals;
+  ASSERT_STATUS_OK(LiveAggregateTotals(txn_.get(), &totals));
+  EXPECT_EQ(totals, (std::map<int64_t, Aggregate>{{2 * kW, {1, 1, 1}}}));
+}
+
+TEST_F(WindowRunsTest, LiveTotalsCountBaseAndRuns) {
+  ASSERT_STATUS_OK(PutRecord(txn_.get(), Table::kAggs, NaturalKey(kW, "m", "a"), codec::Encode(Aggregate{1, 10, 1})));
+  Append(kW, {{"a", {2, 20, 2}}, {"b", {1, 1, 1}}});
+  std::map<int64_t, Aggregate> totals;
+  ASSERT_STATUS_OK(LiveAggregateTotals(txn_.get(), &totals));
+  EXPECT_EQ(totals, (std::map<int64_t, Aggregate>{{kW, {4, 31, 4}}}));
+}
+
+TEST_F(WindowRunsTest, CopyWindowAggregatesReplacesBoth) {
+  TempDir other_dir;
+  std::unique_ptr<Store> other;
+  ASSERT_STATUS_OK(Store::Open(other_dir.path(), /*create=*/true, &other));
+  {
+    std::unique_ptr<Txn> t;
+    ASSERT_STATUS_OK(other->BeginWrite(&t));
+    ASSERT_STATUS_OK(PutRecord(t.get(), Table::kAggs, NaturalKey(kW, "m", "x"), codec::Encode(Aggregate{1, 1, 1})));
+    std::string key = NaturalKey(kW, "m", "y").substr(8);
+    ASSERT_STATUS_OK(AppendWindowRun(t.get(), kW, {{key, Aggregate{2, 2, 2}}}));
+    ASSERT_STATUS_OK(t->Commit());
+  }
+  Append(kW, {{"old", {1, 1, 1}}});
+  std::unique_ptr<Txn> from;
+  ASSERT_STATUS_OK(other->BeginRead(&from));
+  ASSERT_STATUS_OK(CopyWindowAggregates(from.get(), txn_.get(), kW));
+  EXPECT_EQ(Scan(kW), (std::map<std::string, Aggregate>{{"x", {1, 1, 1}}, {"y", {2, 2, 2}}}));
+}
+
+TEST_F(WindowRunsTest, AppendingARunMarksTheRootFormat) {
+  ASSERT_STATUS_OK(Root::PutMetaU64(txn_.get(), meta::kFormat, 3));
+  Append(kW, {{"a", {1, 1, 1}}});
+  auto format = Root::GetMetaU64(txn_.get(), meta::kFormat);
+  ASSERT_STATUS_OK(format);
+  ASSERT_TRUE(format->has_value());
+  EXPECT_EQ(**format, kFormatVersion);
+  EXPECT_GE(kFormatVersion, 4u);
+}
+
+TEST_F(WindowRunsTest, DamagedRunIsCorruption) {
+  Append(kW, {{"a", {1, 1, 1}}, {"b", {1, 1, 1}}});
+  std::string key;
+  codec::AppendWindowKey(&key, kW);
+  std::string raw;
+  ASSERT_STATUS_OK(txn_->Scan(Table::kAggRuns, key, [&](std::string_view k, std::string_view v) {
+    key.assign(k);
+    raw.assign(v);
+    return false;
+  }));
+  ASSERT_FALSE(raw.empty());
+  for (size_t cut : {size_t{1}, raw.size() / 2, raw.size() - 1}) {
+    ASSERT_STATUS_OK(txn_->Put(Table::kAggRuns, key, raw.substr(0, cut)));
+    WindowRuns runs;
+    EXPECT_TRUE(LoadWindowRuns(txn_.get(), kW, &runs).IsCorruption()) << cut;
+  }
+  std::string bad = raw;
+  bad[1] = '\x7f';  // the first key's length
+  ASSERT_STATUS_OK(txn_->Put(Table::kAggRuns, key, bad));
+  WindowRuns runs;
+  EXPECT_TRUE(LoadWindowRuns(txn_.get(), kW, &runs).IsCorruption());
+}
+
+}  // namespace
+}  // namespace snapsink::testing
+
+namespace snapsink::testing {
+namespace {
+
+// Sums near the int64 limit: the window's sum bound must never let an
+// overflowing event through, in one commit or across many, and the bound
+// saturating must not reject what fits.
+class RunsOverflowTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RunsOverflowTest, OverflowIsRejectedWhateverTheCommits) {
+  TempDir d;
+  const std::string root = d / "root", in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  const int64_t ts = Ms("2026-10-21T10:00:00Z");
+  std::string lines;
+  uint64_t seq = 0;
+  auto add = [&](const std::string& key, const std::string& value) {
+    lines += EventLine().Seq(seq++).Ts(ts).Metric("m").Key(key).Value(value).Line();
+  };
+  // One metric; a and z cancel in its total, so only the keys' own sums
+  // can overflow (the metric's total is checked apart).
+  add("a", "9000000000000");   // 1: 9e18 micros, fits
+  add("z", "-9000000000000");  // 2: fits
+  add("a", "9000000000000");   // 3: a would overflow (the total would not): rejected
+  add("b", "1");               // 4
+  add("z", "-300000000000");   // 5: z would overflow downwards: rejected
+  add("a", "-1");              // 6
+  WriteFile(in, lines);
+  RunResult r = Snapsink({"run", root, in, "--final", "--commit-every", GetParam()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string rejects = ReadFile(root + "/rejects/" + [&] {
+    std::string s = in;
+    for (char& ch : s)
+      if (!isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
+    return s;
+  }() + ".ndjson");
+  EXPECT_NE(rejects.find("\"line\":3,"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("\"line\":5,"), std::string::npos) << rejects;
+  EXPECT_EQ(std::count(rejects.begin(), rejects.end(), '\n'), 2) << rejects;
+  EXPECT_NE(rejects.find("sum would overflow"), std::string::npos) << rejects;
+  RunResult q = Snapsink({"query", root, "--format", "csv"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find(",a,2,8999999999999,"), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find(",b,1,1,"), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find(",z,1,-9000000000000,"), std::string::npos) << q.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(CommitEvery, RunsOverflowTest, ::testing::Values("1", "2", "1000"));
+
+}  // namespace
+}  // namespace snapsink::testing
