@@ -124,7 +124,10 @@ class Upgrader {
     if (!dry_run_) SNAPSINK_RETURN_IF_ERROR(LockRoot(env_, root_, &lock_));
     SNAPSINK_RETURN_IF_ERROR(ReadState());
     report_->format_after = kFormatVersion;
-    if (report_->format_before == kFormatVersion) {
+    if (report_->format_before >= kOldestReadableFormat && report_->format_before <= kFormatVersion) {
+      // Format 3 is read as it is and becomes 4 with its first delta run
+      // (engine/root.h): nothing to convert.
+      report_->format_after = report_->format_before;
       report_->nothing_to_do = true;
       return Status::OK();
     }
