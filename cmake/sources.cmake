@@ -124,6 +124,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc
   tests/backfill_test.cc
+  tests/cli_golden_test.cc
   tests/cli_newcomer_test.cc
   tests/cli_operator_test.cc
   tests/cli_smoke_test.cc

@@ -180,6 +180,32 @@ TEST_F(ApiViewsTest, GenerationsNameWhatARollbackCopied) {
   EXPECT_EQ(Json(api::ToTable(*windows)), Cli({"inspect", root_, "windows", "--json"}));
 }
 
+// GetStatus()->settings once carried only window, lateness and gap policy:
+// id_horizon_ms and producer_retention_ms read 0 while settings() had them.
+TEST(ApiStatus, SettingsMatchTheRootsSettingsFieldByField) {
+  TempDir dir;
+  const std::string root = dir / "root";
+  api::InitOptions init;
+  init.window_ms = 2 * kHour;
+  init.lateness_ms = 3 * kHour;
+  init.on_gap = api::GapPolicy::kStop;
+  init.id_horizon_ms = 5 * kHour;
+  init.producer_retention_ms = 11 * kHour;
+  ASSERT_STATUS_OK(api::Sink::Create(root, init));
+  auto ro = api::Sink::OpenReadOnly(root);
+  ASSERT_STATUS_OK(ro);
+  auto s = (*ro)->GetStatus();
+  ASSERT_STATUS_OK(s);
+  const api::RootSettings& want = (*ro)->settings();
+  EXPECT_EQ(want.id_horizon_ms, 5 * kHour);
+  EXPECT_EQ(want.producer_retention_ms, 11 * kHour);
+  EXPECT_EQ(s->settings.window_ms, want.window_ms);
+  EXPECT_EQ(s->settings.lateness_ms, want.lateness_ms);
+  EXPECT_EQ(s->settings.on_gap, want.on_gap);
+  EXPECT_EQ(s->settings.id_horizon_ms, want.id_horizon_ms);
+  EXPECT_EQ(s->settings.producer_retention_ms, want.producer_retention_ms);
+}
+
 TEST_F(ApiViewsTest, StatusAndMetrics) {
   Run(EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Metric("orders").Key("eu").Value("1.5").Line() +
       EventLine().Seq(3).Ts("2026-10-21T11:00:00Z").Metric("orders").Key("eu").Value("4").Line());
