@@ -90,6 +90,7 @@ set(SNAPSINK_KAFKA_TEST_SOURCES
   tests/kafka_mock_harness.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
+  tests/file_util.cc
 )
 
 # The command-line tool.
@@ -136,6 +137,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/event_parser_test.cc
   tests/follow_test.cc
   tests/fault_env.cc
+  tests/file_util.cc
   tests/gap_acceptance_test.cc
   tests/gap_spill_test.cc
   tests/gc_rollback_test.cc

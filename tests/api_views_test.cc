@@ -38,12 +38,7 @@ class ApiViewsTest : public ::testing::Test {
   // Runs `run --final` over text with the writer handle, then closes it.
   void Run(const std::string& text) {
     WriteFile(in_, text);
-    auto sink = api::Sink::Open(root_);
-    ASSERT_STATUS_OK(sink);
-    api::RunOptions run;
-    run.ingest.files = {in_};
-    run.final = true;
-    ASSERT_STATUS_OK((*sink)->Run(run));
+    ASSERT_STATUS_OK(RunFinalWithApi(root_, in_));
   }
   std::unique_ptr<api::ReadOnlySink> ReadOnly() {
     auto ro = api::Sink::OpenReadOnly(root_);
@@ -331,7 +326,7 @@ TEST(ApiFormat, TablesAlignJsonQuotesStringsOnly) {
   EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kCsv), "a,b\n\"x\ty\",12\n");
 }
 
-// Issue 10: tools/ is argument parsing and printing over the public API.
+// tools/ is argument parsing and printing over the public API.
 // Every file in tools/ may include only include/snapsink/ headers, its own
 // tools/ helpers and system or third-party headers (<...>); never the
 // engine's internals (engine/, publish/, sink/).

@@ -1,4 +1,4 @@
-// Open gaps beyond the record's 1024 spill to their own table (issue 26):
+// Open gaps beyond the record's 1024 spill to their own table:
 // heavily reordered input never dead-ends, and dedup stays exact.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-// Rollback under a power cut (issue 9, "Tests"; STYLE: fault_injection_test).
+// Rollback under a power cut leaves the old generation or the new one, never
+// a mix (in the manner of LevelDB's fault_injection_test).
 //
 // A root with three published generations (different windows and versions)
 // is rolled back to generation 1 through a FaultInjectionEnv whose k-th file
