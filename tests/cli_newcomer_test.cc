@@ -118,6 +118,24 @@ TEST(Newcomer, NothingPointsAtTheSharedSpecOutsideTheClone) {
   EXPECT_TRUE(fs::exists(kSource + "/docs/CONTRACT.md"));
 }
 
+// What a user reads (the installed headers, README, docs/) cites the
+// contract's sections as docs/CONTRACT.md N, not by the spec's old name.
+TEST(Newcomer, UserFacingFilesCiteTheContractInTheRepository) {
+  const std::regex old_cite(std::string("\\bSP") + "EC [0-9]");
+  std::vector<std::string> files = {kSource + "/README.md"};
+  for (const char* dir : {"/include/snapsink", "/docs"}) {
+    for (fs::recursive_directory_iterator it(kSource + dir), end; it != end; ++it) {
+      if (fs::is_regular_file(it->path())) files.push_back(it->path().string());
+    }
+  }
+  ASSERT_GT(files.size(), 10u);
+  for (const std::string& f : files) {
+    std::smatch m;
+    const std::string text = ReadFile(f);
+    EXPECT_FALSE(std::regex_search(text, m, old_cite)) << f << " cites \"" << m.str() << "\"";
+  }
+}
+
 // ---- 4. A backfill's sources and counts stay visible ------------------------
 
 TEST(Newcomer, BackfillSourcesAreListedWithTheirCounts) {
