@@ -93,14 +93,14 @@ int64_t NowMs() {
 }
 
 // What differs from run to run: the paths and the wall-clock times.
-struct Run {
+struct GoldenRun {
   std::string dir;
   int64_t start_ms = 0;
 };
 
 // The output with the run's own paths written as they are in the script and
 // the times it read from the wall clock as $NOW (event times stay).
-std::string Normalize(std::string s, const Run& run) {
+std::string Normalize(std::string s, const GoldenRun& run) {
   ReplaceAll(&s, SNAPSINK_BINARY, "snapsink");
   ReplaceAll(&s, run.dir, "$DIR");
   ReplaceAll(&s, kSource, "$SRC");
@@ -126,7 +126,7 @@ std::string Section(const std::string& name, const std::string& text) {
 }
 
 // One command's record in the transcript.
-std::string Entry(const Command& c, const RunResult& r, const Run& run) {
+std::string Entry(const Command& c, const RunResult& r, const GoldenRun& run) {
   return "==== " + c.line + "\n---- exit " + std::to_string(r.exit_code) + "\n" +
          Section("stdout", Normalize(r.out, run)) + Section("stderr", Normalize(r.err, run));
 }
@@ -146,7 +146,7 @@ std::vector<std::string> Entries(const std::string& transcript) {
 
 TEST(CliGolden, EveryCommandPrintsWhatItPrintedBefore) {
   TempDir d;
-  const Run run{d.path(), NowMs()};
+  const GoldenRun run{d.path(), NowMs()};
   const std::vector<Command> commands = ReadCommands(d.path());
   ASSERT_GE(commands.size(), 50u);
   std::string got;

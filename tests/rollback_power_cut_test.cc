@@ -121,7 +121,9 @@ class RollbackPowerCutTest : public ::testing::Test {
       EXPECT_FALSE(env.failed());
       EXPECT_EQ(result.generation, 4u);
     }
-    if (power_cut) ASSERT_STATUS_OK(env.PowerCut());
+    if (power_cut) {
+      ASSERT_STATUS_OK(env.PowerCut());
+    }
 
     // Old or new, never a mix, never broken; acknowledged means new.
     GenerationView seen;

@@ -26,7 +26,7 @@ const Status& StatusOf(const Result<T>& r) {
 // Result<T>) is OK; the failure message names the expression and the status.
 // Like gtest's own assertions, more context may be streamed:
 //   ASSERT_STATUS_OK(w->Add(row)) << "row " << i;
-// (switch/if-else, as gtest does it, so that a dangling else binds right.)
+// Brace it under an unbraced if: gcc's -Wdangling-else sees through switch.
 #define SNAPSINK_STATUS_OK_IMPL(expr, fail)                                                    \
   switch (0)                                                                                   \
   case 0:                                                                                      \
