@@ -92,7 +92,7 @@ TEST(Newcomer, EventFormatIsDocumentedAndListedInHelp) {
 }
 
 // A clone is all a user has: no file may cite a contract or spec kept
-// beside the repository (the team's ../shared/ directory). Every file of the
+// beside the repository (a shared directory next to the clone). Every file of the
 // tree is read, .git and build trees (a directory holding CMakeCache.txt)
 // aside; the needles are assembled so that this file does not match itself.
 TEST(Newcomer, NothingPointsAtTheSharedSpecOutsideTheClone) {

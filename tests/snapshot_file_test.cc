@@ -20,10 +20,10 @@
 namespace snapsink {
 namespace {
 
-class SnapshotFileTest : public testing::Test {
+class SnapshotFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = testing::TempDir() + "snapshot_file_test.XXXXXX";
+    std::string tmpl = ::testing::TempDir() + "snapshot_file_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
   }
@@ -605,7 +605,7 @@ TEST_F(SnapshotFileTest, CrashMidDataLeavesPartialFile) {
         SnapshotFileInfo info;
         Write(path, rows, &info);
       },
-      testing::ExitedWithCode(99), "");
+      ::testing::ExitedWithCode(99), "");
   unsetenv("SNAPSHOT_FILE_TEST_CRASH_PATH");
   uint64_t size = 0;
   ASSERT_STATUS_OK(env_->GetFileSize(path, &size));
