@@ -297,22 +297,27 @@ void ReadRows(Env* env, const std::string& path, std::vector<Row>* rows) {
   ASSERT_STATUS_OK(reader->Scan(nullptr, [&](const Row& row) { rows->push_back(row); }));
 }
 
+// A root at `root` (inputs beside it in d) with in1 published and in2
+// sealed: window W1's v2 staged at root/staging/W1/v2, not yet published.
+void StageSecondVersion(const TempDir& d, const std::string& root) {
+  WriteInputs(d);
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"run", root, d / "in1.ndjson", "--final"}, {"ingest", root, d / "in2.ndjson"}, {"seal", root, "--all"}}) {
+    RunResult r = Snapsink(args);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+  }
+}
+
 class ReconcileGateTest : public ::testing::TestWithParam<Tamper> {};
 
 TEST_P(ReconcileGateTest, PublishRefusesStagedNumbersThatDifferFromTheLedger) {
   const Tamper tamper = GetParam();
   TempDir d;
-  WriteInputs(d);
   const std::string root = d / "root";
-  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  RunResult r = Snapsink({"run", root, d / "in1.ndjson", "--final"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = Snapsink({"ingest", root, d / "in2.ndjson"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = Snapsink({"seal", root, "--all"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(StageSecondVersion(d, root));
   const std::string staged = root + "/staging/" + kW1 + "/v2";
-  ASSERT_TRUE(boost::filesystem::exists(staged + "/data")) << r.out;
+  ASSERT_TRUE(boost::filesystem::exists(staged + "/data")) << staged;
 
   // Rewrite the staged snapshot: one row changed, checksums all valid.
   Env* env = Env::Default();
@@ -398,13 +403,8 @@ uint64_t Fixed64At(const std::string& s, size_t p) {
 // query, which never reads the section, prints what it printed before.
 TEST(StatsSectionTest, StagedStatsThatDisagreeWithTheRowsAreRefusedAndDamagedPublishedStatsAreFound) {
   TempDir d;
-  WriteInputs(d);
   const std::string root = d / "root";
-  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  RunResult r = Snapsink({"run", root, d / "in1.ndjson", "--final"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_EQ(Snapsink({"ingest", root, d / "in2.ndjson"}).exit_code, 0);
-  ASSERT_EQ(Snapsink({"seal", root, "--all"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StageSecondVersion(d, root));
   const std::string staged = root + "/staging/" + kW1 + "/v2";
   const std::string original_data = ReadFile(staged + "/data");
   const std::string original_manifest = ReadFile(staged + "/manifest.json");
