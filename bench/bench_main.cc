@@ -483,6 +483,19 @@ std::string Written(const std::vector<TimeSplit>& t, uint64_t items) {
 
 // ---------------------------------------------------------------- snapsink
 
+// As `snapsink seal ROOT --all` then `snapsink publish ROOT` do it: every
+// window with changes sealed, then one publish.
+PublishResult SealAndPublishAll(Root* rt) {
+  std::vector<int64_t> dirty;
+  CheckOk(DirtyWindows(rt->store(), rt->config(), /*all=*/true, &dirty), "dirty windows");
+  SealTarget target{rt->env(), rt->path(), rt->store(), rt->config().window_ms};
+  std::vector<SealedWindow> sealed;
+  CheckOk(SealWindows(target, dirty, &sealed), "seal");
+  PublishResult result;
+  CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+  return result;
+}
+
 struct IngestRun {
   SourceState state;
   double seconds = 0;
@@ -1191,13 +1204,7 @@ void RunWindows(const Flags& f, const std::string& work, Report* rep) {
       std::unique_ptr<Root> rt;
       CheckOk(Root::Open(Env::Default(), root, /*writer=*/true, &rt), "open " + root);
       Stopwatch sw;
-      std::vector<int64_t> dirty;
-      CheckOk(DirtyWindows(rt->store(), rt->config(), /*all=*/true, &dirty), "dirty windows");
-      SealTarget target{rt->env(), rt->path(), rt->store(), rt->config().window_ms};
-      std::vector<SealedWindow> sealed;
-      CheckOk(SealWindows(target, dirty, &sealed), "seal");
-      PublishResult result;
-      CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+      const PublishResult result = SealAndPublishAll(rt.get());
       if (result.windows != f.windows) Die("windows: published " + Count(result.windows) + " of " + Count(f.windows));
       ours.push_back(sw.Seconds());
       ours_t.push_back(sw.Split());
@@ -1271,13 +1278,7 @@ void RunRange(const Flags& f, const std::string& work, Report* rep) {
   {
     std::unique_ptr<Root> rt;
     CheckOk(Root::Open(Env::Default(), root, /*writer=*/true, &rt), "open " + root);
-    std::vector<int64_t> dirty;
-    CheckOk(DirtyWindows(rt->store(), rt->config(), /*all=*/true, &dirty), "dirty windows");
-    SealTarget target{rt->env(), rt->path(), rt->store(), rt->config().window_ms};
-    std::vector<SealedWindow> sealed;
-    CheckOk(SealWindows(target, dirty, &sealed), "seal");
-    PublishResult result;
-    CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+    SealAndPublishAll(rt.get());
   }
   QuerySpec q;
   q.from = start + 300 * 60000;

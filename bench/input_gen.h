@@ -1,4 +1,4 @@
-// Deterministic benchmark input: NDJSON event streams (SPEC 1) from a seed.
+// Deterministic benchmark input: NDJSON event streams (docs/CONTRACT.md 1) from a seed.
 //
 // The same spec and seed give the same bytes on every machine: the generator
 // uses its own PRNG (splitmix64) and its own number and date formatting,
@@ -10,7 +10,7 @@
 //     (any producer), i.e. duplicates the engine must drop;
 //   - now and then a producer skips 1-3 seqs (a gap); most skipped seqs are
 //     delivered later, out of order (they fill the gap), the rest stay open
-//     (at most kMaxOpenPerProducer per producer, far below SPEC 2's 1024);
+//     (at most kMaxOpenPerProducer per producer, far below docs/CONTRACT.md 2's 1024);
 //   - event times move through `hours` hours from start_ms with a little
 //     jitter (a few lines carry integer milliseconds instead of RFC 3339);
 //   - `metrics` metrics x `keys` keys per metric, values with up to 6

@@ -96,6 +96,7 @@ set(SNAPSINK_KAFKA_TEST_SOURCES
   tests/kafka_mock_harness.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
+  tests/file_util.cc
 )
 
 # The command-line tool.
@@ -130,6 +131,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc
   tests/backfill_test.cc
+  tests/cli_golden_test.cc
   tests/cli_newcomer_test.cc
   tests/cli_operator_test.cc
   tests/cli_smoke_test.cc
@@ -141,6 +143,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/event_parser_test.cc
   tests/follow_test.cc
   tests/fault_env.cc
+  tests/file_util.cc
   tests/gap_acceptance_test.cc
   tests/gap_spill_test.cc
   tests/gc_rollback_test.cc

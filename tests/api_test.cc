@@ -149,7 +149,7 @@ TEST_F(ApiTest, SealRefusesATimeThatIsNotAWindowStart) {
   EXPECT_NE(r.status().message().find("not the start of a 1h window"), std::string::npos) << r.status().message();
 }
 
-// SPEC 7: every input is checked before any changes state.
+// docs/CONTRACT.md 7: every input is checked before any changes state.
 TEST_F(ApiTest, IngestChecksEveryInputFirst) {
   auto sink = api::Sink::Open(root_);
   ASSERT_STATUS_OK(sink);
@@ -202,7 +202,7 @@ TEST_F(ApiTest, GcRemovesTempFilesAndRollbackPublishesACopy) {
   auto gc = (*sink)->Gc(5);
   ASSERT_STATUS_OK(gc);
   EXPECT_EQ(gc->removed_temp_files, std::vector<std::string>{"manifests/3.tmp"});
-  // A rollback publishes a new generation with generation 1's windows (SPEC 10).
+  // A rollback publishes a new generation with generation 1's windows (docs/CONTRACT.md 10).
   auto rolled = (*sink)->Rollback(1);
   ASSERT_STATUS_OK(rolled);
   EXPECT_EQ(rolled->generation, 3u);

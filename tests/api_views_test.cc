@@ -38,12 +38,7 @@ class ApiViewsTest : public ::testing::Test {
   // Runs `run --final` over text with the writer handle, then closes it.
   void Run(const std::string& text) {
     WriteFile(in_, text);
-    auto sink = api::Sink::Open(root_);
-    ASSERT_STATUS_OK(sink);
-    api::RunOptions run;
-    run.ingest.files = {in_};
-    run.final = true;
-    ASSERT_STATUS_OK((*sink)->Run(run));
+    ASSERT_STATUS_OK(RunFinalWithApi(root_, in_));
   }
   std::unique_ptr<api::ReadOnlySink> ReadOnly() {
     auto ro = api::Sink::OpenReadOnly(root_);
@@ -180,6 +175,32 @@ TEST_F(ApiViewsTest, GenerationsNameWhatARollbackCopied) {
   EXPECT_EQ(Json(api::ToTable(*windows)), Cli({"inspect", root_, "windows", "--json"}));
 }
 
+// GetStatus()->settings once carried only window, lateness and gap policy:
+// id_horizon_ms and producer_retention_ms read 0 while settings() had them.
+TEST(ApiStatus, SettingsMatchTheRootsSettingsFieldByField) {
+  TempDir dir;
+  const std::string root = dir / "root";
+  api::InitOptions init;
+  init.window_ms = 2 * kHour;
+  init.lateness_ms = 3 * kHour;
+  init.on_gap = api::GapPolicy::kStop;
+  init.id_horizon_ms = 5 * kHour;
+  init.producer_retention_ms = 11 * kHour;
+  ASSERT_STATUS_OK(api::Sink::Create(root, init));
+  auto ro = api::Sink::OpenReadOnly(root);
+  ASSERT_STATUS_OK(ro);
+  auto s = (*ro)->GetStatus();
+  ASSERT_STATUS_OK(s);
+  const api::RootSettings& want = (*ro)->settings();
+  EXPECT_EQ(want.id_horizon_ms, 5 * kHour);
+  EXPECT_EQ(want.producer_retention_ms, 11 * kHour);
+  EXPECT_EQ(s->settings.window_ms, want.window_ms);
+  EXPECT_EQ(s->settings.lateness_ms, want.lateness_ms);
+  EXPECT_EQ(s->settings.on_gap, want.on_gap);
+  EXPECT_EQ(s->settings.id_horizon_ms, want.id_horizon_ms);
+  EXPECT_EQ(s->settings.producer_retention_ms, want.producer_retention_ms);
+}
+
 TEST_F(ApiViewsTest, StatusAndMetrics) {
   Run(EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Metric("orders").Key("eu").Value("1.5").Line() +
       EventLine().Seq(3).Ts("2026-10-21T11:00:00Z").Metric("orders").Key("eu").Value("4").Line());
@@ -305,7 +326,7 @@ TEST(ApiFormat, TablesAlignJsonQuotesStringsOnly) {
   EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kCsv), "a,b\n\"x\ty\",12\n");
 }
 
-// Issue 10: tools/ is argument parsing and printing over the public API.
+// tools/ is argument parsing and printing over the public API.
 // Every file in tools/ may include only include/snapsink/ headers, its own
 // tools/ helpers and system or third-party headers (<...>); never the
 // engine's internals (engine/, publish/, sink/).

@@ -251,14 +251,7 @@ TEST_F(ApiWriteTest, FollowRefusesStandardInput) {
 TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
   Create();
   WriteFile(in_, EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Metric("orders").Value("1").Line());
-  {
-    auto sink = api::Sink::Open(root_);
-    ASSERT_STATUS_OK(sink);
-    api::RunOptions run;
-    run.ingest.files = {in_};
-    run.final = true;
-    ASSERT_STATUS_OK((*sink)->Run(run));
-  }
+  ASSERT_STATUS_OK(RunFinalWithApi(root_, in_));
   const std::string archive = dir_ / "archive.ndjson";
   WriteFile(archive, EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Metric("orders").Value("1").Line() +
                          EventLine().Seq(1).Ts("2026-10-21T10:05:00Z").Metric("orders").Value("2.5").Line() +

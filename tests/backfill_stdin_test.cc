@@ -1,4 +1,4 @@
-// `backfill -` (SPEC 9, issue 8 item 5): standard input is spooled into the
+// `backfill -` (docs/CONTRACT.md 9): standard input is spooled into the
 // backfill's own state first, then read like a file; a crash at any point
 // followed by a rerun with the same pipe equals a clean run; a version is
 // used up only by a backfill that published.
@@ -24,8 +24,14 @@ std::string Events(const std::string& producer, int hours, int per_hour, const s
   for (int h = 0; h < hours; ++h) {
     for (int i = 0; i < per_hour; ++i) {
       const int64_t ts = kBase + h * kHour + i * 1000;
-      out += "{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq++) + ",\"ts\":" + std::to_string(ts) +
-             ",\"metric\":\"orders\",\"key\":\"k" + std::to_string(i % 7) + "\",\"value\":" + value + "}\n";
+      out += EventLine()
+                 .Producer(producer)
+                 .Seq(seq++)
+                 .Ts(ts)
+                 .Metric("orders")
+                 .Key("k" + std::to_string(i % 7))
+                 .Value(value)
+                 .Line();
     }
   }
   return out;
@@ -146,7 +152,7 @@ TEST(BackfillStdin, DifferentPipeOnRerunIsRefused) {
   EXPECT_EQ(StateDump(f.root), StateDump(clean.root));
 }
 
-// SPEC 9: a version is used up only by a backfill that published.
+// docs/CONTRACT.md 9: a version is used up only by a backfill that published.
 TEST(BackfillStdin, VersionIsUsedUpOnlyByAPublish) {
   Fixture f;
   // Nothing in range: nothing published, v2 stays free.

@@ -1,4 +1,4 @@
-// Backfill (SPEC 9): isolation, the version rule, one switch, crash and
+// Backfill (docs/CONTRACT.md 9): isolation, the version rule, one switch, crash and
 // repeat safety, the backfill as the base of later live events, and live
 // ingest while a backfill runs.
 #include <gtest/gtest.h>
@@ -26,8 +26,7 @@ std::string Events(const std::string& producer, int hours, int per_hour, const s
   for (int h = 0; h < hours; ++h) {
     for (int i = 0; i < per_hour; ++i) {
       const int64_t ts = kBase + h * kHour + i * 1000;
-      out += "{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq++) + ",\"ts\":" + std::to_string(ts) +
-             ",\"metric\":\"orders\",\"key\":\"" + (i % 2 ? "eu" : "us") + "\",\"value\":" + value + "}\n";
+      out += EventLine().Producer(producer).Seq(seq++).Ts(ts).Metric("orders").Key(i % 2 ? "eu" : "us").Value(value).Line();
     }
   }
   return out;
@@ -63,7 +62,7 @@ TEST(Backfill, SwitchesOnlyTheBackfilledWindowsInOneGeneration) {
   EXPECT_NE(before.find("\"sum\":5,\"version\":1,\"generation\":1"), std::string::npos) << before;
   // A reader pinned to generation 1 before the backfill keeps seeing it.
   std::unique_ptr<Reader> pinned;
-  ASSERT_TRUE(Reader::Open(Env::Default(), f.root, 0, &pinned).ok());
+  ASSERT_STATUS_OK(Reader::Open(Env::Default(), f.root, 0, &pinned));
 
   RunResult r = Snapsink({"backfill", f.root, "--version", "2", f.archive, "--from", "2026-10-21T11:00:00Z", "--to",
                           "2026-10-21T13:00:00Z"});
@@ -85,7 +84,7 @@ TEST(Backfill, SwitchesOnlyTheBackfilledWindowsInOneGeneration) {
   EXPECT_EQ(pinned->generation(), 1u);
   for (const GenerationEntry& e : pinned->windows()) EXPECT_EQ(e.version, 1u);
   Row row;
-  ASSERT_TRUE(pinned->Get(kBase + kHour, "orders", "eu", &row).ok());
+  ASSERT_STATUS_OK(pinned->Get(kBase + kHour, "orders", "eu", &row));
   EXPECT_EQ(row.sum_micros, 5 * 1000000);
   // The backfill's own state is gone; verify passes.
   EXPECT_FALSE(boost::filesystem::exists(f.root + "/state/backfill-v2"));
@@ -118,7 +117,7 @@ TEST(Backfill, LiveLateEventLandsOnTopOfTheCorrection) {
   Fixture f;
   ASSERT_EQ(Snapsink({"backfill", f.root, "--version", "2", f.archive}).exit_code, 0);
   const std::string late = f.dir / "late.ndjson";
-  WriteFile(late, "{\"producer\":\"q\",\"seq\":0,\"ts\":\"2026-10-21T10:30:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"value\":100}\n");
+  WriteFile(late, EventLine().Producer("q").Seq(0).Ts("2026-10-21T10:30:00Z").Metric("orders").Key("eu").Value("100").Line());
   RunResult r = Snapsink({"run", f.root, late, "--final"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string out = Query(f.root, {"--window", "2026-10-21T10:00:00Z", "--key", "eu", "--metric", "orders"});

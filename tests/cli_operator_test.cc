@@ -1,4 +1,4 @@
-// The operator's tool (issue 11), through the binary: errors in one voice,
+// The operator's tool, through the binary: errors in one voice,
 // one window syntax, status, metrics, accepting a gap, backfill's dry run,
 // and the small fixes.
 #include <gtest/gtest.h>
@@ -27,8 +27,7 @@ constexpr int64_t kMin = 60 * 1000;
 
 std::string Event(const std::string& producer, uint64_t seq, int64_t ts, const std::string& key = "k",
                   const std::string& value = "1", uint32_t epoch = 0) {
-  return "{\"producer\":\"" + producer + "\",\"epoch\":" + std::to_string(epoch) + ",\"seq\":" + std::to_string(seq) +
-         ",\"ts\":" + std::to_string(ts) + ",\"metric\":\"m\",\"key\":\"" + key + "\",\"value\":" + value + "}\n";
+  return EventLine().Producer(producer).Epoch(epoch).Seq(seq).Ts(ts).Key(key).Value(value).Line();
 }
 
 // n events of producer p from seq 0, one every 10 minutes from kBase.
@@ -252,7 +251,7 @@ TEST(Status, JsonFieldsMatchInspect) {
   EXPECT_EQ(s["current_generation"].get_uint64().value(), 1u);
   EXPECT_TRUE(s["published_at"].is_string());
 
-  // Windows: open ones (unsealed changes, not closed: issue 20 item 7, a
+  // Windows: open ones (unsealed changes, not closed: a
   // staged or published window is not also open) against inspect windows,
   // with when they close.
   std::set<std::string> open_inspect, open_status;
@@ -686,7 +685,7 @@ TEST(SmallFixes, VerifyPrintsEachProblemOnce) {
   EXPECT_EQ(v.err, "snapsink: 1 problem(s) found\n");
 }
 
-// Issue 10 item 5: files in the root that snapsink does not know are
+// Files in the root that snapsink does not know are
 // reported by verify as warnings, one line each, and are no corruption.
 TEST(SmallFixes, VerifyWarnsAboutUnknownFilesInTheRoot) {
   TempDir d;

@@ -10,10 +10,9 @@ TEST(CliSmoke, RunThenQuery) {
   TempDir d;
   const std::string root = d / "root";
   const std::string in = d / "in.ndjson";
-  WriteFile(in,
-            "{\"producer\":\"p\",\"seq\":0,\"ts\":\"2026-10-21T10:15:03Z\",\"metric\":\"orders\",\"key\":\"eu\",\"value\":12.5}\n"
-            "{\"producer\":\"p\",\"seq\":1,\"ts\":\"2026-10-21T10:20:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"value\":25}\n"
-            "{\"producer\":\"p\",\"seq\":1,\"ts\":\"2026-10-21T10:20:00Z\",\"metric\":\"orders\",\"key\":\"eu\",\"value\":25}\n");
+  const std::string repeated = EventLine().Seq(1).Ts("2026-10-21T10:20:00Z").Metric("orders").Key("eu").Value("25").Line();
+  WriteFile(in, EventLine().Seq(0).Ts("2026-10-21T10:15:03Z").Metric("orders").Key("eu").Value("12.5").Line() +
+                    repeated + repeated);
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
   RunResult r = Snapsink({"run", root, in, "--final"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -1,5 +1,5 @@
 // Damaged files of a published root, and the reconciliation gate
-// (SPEC 4, 6; STYLE: corruption_test).
+// (docs/CONTRACT.md 4, 6; STYLE: corruption_test).
 //
 // A byte flipped in each kind of published file (snapshot data, snapshot
 // manifest.json, generation manifest, CURRENT) must make `verify` exit 10
@@ -208,7 +208,7 @@ TEST_F(CorruptionTest, CurrentNamesMissingGeneration) {
   EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
 }
 
-// Regression (SPEC 10): CURRENT was a bare number, so a manifest swapped or
+// Regression (docs/CONTRACT.md 10): CURRENT was a bare number, so a manifest swapped or
 // rewritten after CURRENT named it was read as that generation. CURRENT now
 // holds the XXH64 of the manifest; a reader and verify refuse a mismatch.
 TEST_F(CorruptionTest, CurrentWithWrongChecksumRefused) {
@@ -254,7 +254,7 @@ TEST_F(CorruptionTest, CurrentNamesAnotherExistingGeneration) {
   EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
 }
 
-// Regression (SPEC 4): a staged snapshot whose checksum fails is a failed
+// Regression (docs/CONTRACT.md 4): a staged snapshot whose checksum fails is a failed
 // reconciliation, exit 4 naming the window; it used to exit 10 as if
 // published data were corrupt. Nothing moves.
 TEST(ReconcileGate, StagedSnapshotChecksumFailureExits4) {
@@ -290,33 +290,41 @@ void PrintTo(Tamper t, std::ostream* os) {
   *os << (t == Tamper::kCount ? "count" : t == Tamper::kSum ? "sum" : t == Tamper::kEvents ? "events" : "extra row");
 }
 
+// Every row of the data file at path, in order.
+void ReadRows(Env* env, const std::string& path, std::vector<Row>* rows) {
+  std::unique_ptr<SnapshotReader> reader;
+  ASSERT_STATUS_OK(SnapshotReader::Open(env, path, &reader));
+  ASSERT_STATUS_OK(reader->Scan(nullptr, [&](const Row& row) { rows->push_back(row); }));
+}
+
+// A root at `root` (inputs beside it in d) with in1 published and in2
+// sealed: window W1's v2 staged at root/staging/W1/v2, not yet published.
+void StageSecondVersion(const TempDir& d, const std::string& root) {
+  WriteInputs(d);
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"run", root, d / "in1.ndjson", "--final"}, {"ingest", root, d / "in2.ndjson"}, {"seal", root, "--all"}}) {
+    RunResult r = Snapsink(args);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+  }
+}
+
 class ReconcileGateTest : public ::testing::TestWithParam<Tamper> {};
 
 TEST_P(ReconcileGateTest, PublishRefusesStagedNumbersThatDifferFromTheLedger) {
   const Tamper tamper = GetParam();
   TempDir d;
-  WriteInputs(d);
   const std::string root = d / "root";
-  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  RunResult r = Snapsink({"run", root, d / "in1.ndjson", "--final"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = Snapsink({"ingest", root, d / "in2.ndjson"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = Snapsink({"seal", root, "--all"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(StageSecondVersion(d, root));
   const std::string staged = root + "/staging/" + kW1 + "/v2";
-  ASSERT_TRUE(boost::filesystem::exists(staged + "/data")) << r.out;
+  ASSERT_TRUE(boost::filesystem::exists(staged + "/data")) << staged;
 
   // Rewrite the staged snapshot: one row changed, checksums all valid.
   Env* env = Env::Default();
   std::vector<Row> rows;
-  {
-    std::unique_ptr<SnapshotReader> reader;
-    ASSERT_TRUE(SnapshotReader::Open(env, staged + "/data", &reader).ok());
-    ASSERT_TRUE(reader->Scan(nullptr, [&](const Row& row) { rows.push_back(row); }).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(ReadRows(env, staged + "/data", &rows));
   SnapshotManifest m;
-  ASSERT_TRUE(SnapshotManifest::Decode(ReadFile(staged + "/manifest.json"), "manifest.json", &m).ok());
+  ASSERT_STATUS_OK(SnapshotManifest::Decode(ReadFile(staged + "/manifest.json"), "manifest.json", &m));
   Row& victim = rows.back();  // an "orders" row
   MetricStats victim_stats;  // the victim's metric as the rows (and the ledger) hold it
   for (const Row& row : rows) {
@@ -352,9 +360,9 @@ TEST_P(ReconcileGateTest, PublishRefusesStagedNumbersThatDifferFromTheLedger) {
   SnapshotFileInfo info;
   {
     std::unique_ptr<SnapshotWriter> w;
-    ASSERT_TRUE(SnapshotWriter::Open(env, staged + "/data", &w).ok());
-    for (const Row& row : rows) ASSERT_TRUE(w->Add(row).ok());
-    ASSERT_TRUE(w->Finish(&info).ok());
+    ASSERT_STATUS_OK(SnapshotWriter::Open(env, staged + "/data", &w));
+    for (const Row& row : rows) ASSERT_STATUS_OK(w->Add(row));
+    ASSERT_STATUS_OK(w->Finish(&info));
   }
   ASSERT_EQ(m.files.size(), 1u);
   m.files[0].bytes = info.bytes;
@@ -395,13 +403,8 @@ uint64_t Fixed64At(const std::string& s, size_t p) {
 // query, which never reads the section, prints what it printed before.
 TEST(StatsSectionTest, StagedStatsThatDisagreeWithTheRowsAreRefusedAndDamagedPublishedStatsAreFound) {
   TempDir d;
-  WriteInputs(d);
   const std::string root = d / "root";
-  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  RunResult r = Snapsink({"run", root, d / "in1.ndjson", "--final"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_EQ(Snapsink({"ingest", root, d / "in2.ndjson"}).exit_code, 0);
-  ASSERT_EQ(Snapsink({"seal", root, "--all"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StageSecondVersion(d, root));
   const std::string staged = root + "/staging/" + kW1 + "/v2";
   const std::string original_data = ReadFile(staged + "/data");
   const std::string original_manifest = ReadFile(staged + "/manifest.json");
@@ -409,24 +412,20 @@ TEST(StatsSectionTest, StagedStatsThatDisagreeWithTheRowsAreRefusedAndDamagedPub
   // Same rows, stats of "orders" off by one count, all checksums valid.
   Env* env = Env::Default();
   std::vector<Row> rows;
-  {
-    std::unique_ptr<SnapshotReader> reader;
-    ASSERT_TRUE(SnapshotReader::Open(env, staged + "/data", &reader).ok());
-    ASSERT_TRUE(reader->Scan(nullptr, [&](const Row& row) { rows.push_back(row); }).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(ReadRows(env, staged + "/data", &rows));
   SnapshotFileInfo info;
   {
     std::unique_ptr<SnapshotWriter> w;
-    ASSERT_TRUE(SnapshotWriter::Open(env, staged + "/data", &w).ok());
-    for (const Row& row : rows) ASSERT_TRUE(w->Add(row).ok());
+    ASSERT_STATUS_OK(SnapshotWriter::Open(env, staged + "/data", &w));
+    for (const Row& row : rows) ASSERT_STATUS_OK(w->Add(row));
     std::vector<MetricStats> stats = w->stats();
     ASSERT_EQ(stats.back().metric, "orders");
     stats.back().count += 1;
     w->OverrideStatsForTesting(stats);
-    ASSERT_TRUE(w->Finish(&info).ok());
+    ASSERT_STATUS_OK(w->Finish(&info));
   }
   SnapshotManifest m;
-  ASSERT_TRUE(SnapshotManifest::Decode(original_manifest, "manifest.json", &m).ok());
+  ASSERT_STATUS_OK(SnapshotManifest::Decode(original_manifest, "manifest.json", &m));
   m.files[0].bytes = info.bytes;
   m.files[0].xxh64 = info.xxh64;
   WriteFile(staged + "/manifest.json", m.Encode());

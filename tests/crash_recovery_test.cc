@@ -1,4 +1,4 @@
-// Crash states made by hand (issue 26): what a power cut or a file system
+// Crash states made by hand: what a power cut or a file system
 // can leave that the crash points cannot reach, rerun through the binary and
 // compared byte for byte with a clean run.
 //  - a backfill's LMDB environment whose first write never reached the disk

@@ -1,4 +1,4 @@
-// A full disk (SPEC 10, issue 9): init, ingest, seal, publish, backfill and rollback
+// A full disk: init, ingest, seal, publish, backfill and rollback
 // on a small tmpfs that is full exit non-zero saying "no space left on
 // device" with the path, change nothing a reader sees, and a rerun once
 // space is freed leaves the root as a clean run does.
@@ -25,9 +25,12 @@ namespace fs = boost::filesystem;
 std::string Events(uint64_t first, uint64_t n, const std::string& value) {
   std::string text;
   for (uint64_t i = first; i < first + n; ++i) {
-    text += "{\"producer\":\"p\",\"seq\":" + std::to_string(i) + ",\"ts\":" +
-            std::to_string(1792576800000LL + static_cast<int64_t>(i % 3) * 3600000) +
-            ",\"metric\":\"m\",\"key\":\"key-" + std::to_string(i) + "\",\"value\":" + value + "}\n";
+    text += EventLine()
+                .Seq(i)
+                .Ts(1792576800000LL + static_cast<int64_t>(i % 3) * 3600000)
+                .Key("key-" + std::to_string(i))
+                .Value(value)
+                .Line();
   }
   return text;
 }
@@ -149,7 +152,7 @@ TEST_F(FullDisk, BackfillSaysNoSpaceAndARerunFinishes) {
   WriteFile(dir_ / "in", Events(0, 300, "2"));
   Both({"run", dir_ / "in", "--source", "in", "--final", "--quiet"});
   WriteFile(dir_ / "archive", Events(0, 20000, "5"));
-  // Named: a published backfill's source stays in state (issue 20), and the
+  // Named: a published backfill's source stays in state, and the
   // two roots compared are in different directories.
   FullThenRerunFinishes({"backfill", "--version", "3", dir_ / "archive", "--source", "archive", "--quiet"});
 }

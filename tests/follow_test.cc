@@ -32,9 +32,13 @@ namespace {
 constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z
 
 std::string Event(const std::string& producer, int seq, int minute) {
-  return "{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq) +
-         ",\"ts\":" + std::to_string(kBaseMs + minute * 60000LL) + ",\"metric\":\"m\",\"key\":\"k" +
-         std::to_string(seq % 3) + "\",\"value\":" + std::to_string(seq % 7) + ".5}\n";
+  return EventLine()
+      .Producer(producer)
+      .Seq(static_cast<uint64_t>(seq))
+      .Ts(kBaseMs + minute * 60000LL)
+      .Key("k" + std::to_string(seq % 3))
+      .Value(std::to_string(seq % 7) + ".5")
+      .Line();
 }
 
 // query --format json without generation and version: one line per row.

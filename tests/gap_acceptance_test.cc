@@ -26,22 +26,22 @@ TEST(GapAcceptance, ParseSeqRange) {
 TEST(GapAcceptance, CoversOnlyWhollyInsideTheRangeAndTheEpoch) {
   TempDir d;
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::Open(d.path(), /*create=*/true, &store).ok());
+  ASSERT_STATUS_OK(Store::Open(d.path(), /*create=*/true, &store));
   std::unique_ptr<Txn> txn;
-  ASSERT_TRUE(store->BeginWrite(&txn).ok());
+  ASSERT_STATUS_OK(store->BeginWrite(&txn));
   // Producer ids that share a prefix, or hold a NUL, must not see each other's records.
   AcceptedGap a{"p", /*any_epoch=*/false, /*epoch=*/2, Gap{10, 20}, 1000};
   AcceptedGap b{std::string("p\0x", 3), /*any_epoch=*/true, 0, Gap{0, UINT64_MAX}, 2000};
   AcceptedGap c{"p", /*any_epoch=*/true, 0, Gap{100, 101}, 3000};
-  ASSERT_TRUE(RecordAcceptedGap(txn.get(), a).ok());
-  ASSERT_TRUE(RecordAcceptedGap(txn.get(), b).ok());
-  ASSERT_TRUE(RecordAcceptedGap(txn.get(), c).ok());
-  ASSERT_TRUE(txn->Commit().ok());
+  ASSERT_STATUS_OK(RecordAcceptedGap(txn.get(), a));
+  ASSERT_STATUS_OK(RecordAcceptedGap(txn.get(), b));
+  ASSERT_STATUS_OK(RecordAcceptedGap(txn.get(), c));
+  ASSERT_STATUS_OK(txn->Commit());
 
-  ASSERT_TRUE(store->BeginRead(&txn).ok());
+  ASSERT_STATUS_OK(store->BeginRead(&txn));
   auto accepted = [&](std::string_view producer, uint32_t epoch, Gap g) {
     Result<bool> r = GapAccepted(txn.get(), producer, epoch, g);
-    EXPECT_TRUE(r.ok());
+    EXPECT_STATUS_OK(r);
     return r.ok() && *r;
   };
   EXPECT_TRUE(accepted("p", 2, Gap{10, 20}));
@@ -55,7 +55,7 @@ TEST(GapAcceptance, CoversOnlyWhollyInsideTheRangeAndTheEpoch) {
   EXPECT_TRUE(accepted(std::string_view("p\0x", 3), 9, Gap{5, 1000}));
 
   std::vector<AcceptedGap> all;
-  ASSERT_TRUE(ListAcceptedGaps(txn.get(), &all).ok());
+  ASSERT_STATUS_OK(ListAcceptedGaps(txn.get(), &all));
   ASSERT_EQ(all.size(), 3u);
   // By producer (escaped key order), then in the order recorded.
   EXPECT_EQ(all[0], a);

@@ -1,4 +1,4 @@
-// Open gaps beyond the record's 1024 spill to their own table (issue 26):
+// Open gaps beyond the record's 1024 spill to their own table:
 // heavily reordered input never dead-ends, and dedup stays exact.
 #include <gtest/gtest.h>
 
@@ -43,7 +43,9 @@ TEST(GapSpill, DedupStaysExactBeyondTheRecordsGaps) {
       ASSERT_STATUS_OK(d);
       const bool fresh = seen.insert(seq).second;
       ASSERT_EQ(d->outcome, fresh ? SeqOutcome::kApply : SeqOutcome::kDuplicate) << "seq " << seq << " at " << j;
-      if (fresh) ASSERT_STATUS_OK(AcceptWithSpill(txn.get(), "p", &p, 0, seq));
+      if (fresh) {
+        ASSERT_STATUS_OK(AcceptWithSpill(txn.get(), "p", &p, 0, seq));
+      }
       ASSERT_LE(p.gaps.size(), kMaxOpenGaps);
       most_spilled = std::max(most_spilled, p.spilled);
     }

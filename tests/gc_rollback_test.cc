@@ -1,4 +1,4 @@
-// gc and rollback (SPEC 6; publish/maintenance.h).
+// gc and rollback (docs/CONTRACT.md 6; publish/maintenance.h).
 //
 // Four publishes make generations 1..4:
 //   1: 10:00 v1, 11:00 v1
@@ -9,7 +9,7 @@
 // 11:00 v1, which only 1 and 2 use. A Reader holding generation 1 open, in
 // this process or another, keeps it and its snapshots until it closes.
 // `rollback --generation 2` publishes generation 5, a copy of 2, and the next
-// publish (6) builds on 5 (SPEC 10).
+// publish (6) builds on 5 (docs/CONTRACT.md 10).
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
@@ -101,7 +101,7 @@ class GcRollbackTest : public ::testing::Test {
                ",\"version\":" + std::to_string(e.version) + ",\"generation\":" + std::to_string(reader->generation()) +
                "}\n";
       });
-      EXPECT_TRUE(s.ok()) << s.ToString();
+      EXPECT_STATUS_OK(s);
     }
     return out;
   }
@@ -164,16 +164,16 @@ TEST_F(GcRollbackTest, GcKeepsTheSnapshotsARollbackGenerationNames) {
 
 TEST_F(GcRollbackTest, PinnedReaderKeepsItsGenerationUntilClosed) {
   std::unique_ptr<Reader> reader;
-  ASSERT_TRUE(Reader::Open(Env::Default(), root_, 1, &reader).ok());
+  ASSERT_STATUS_OK(Reader::Open(Env::Default(), root_, 1, &reader));
   ASSERT_EQ(reader->generation(), 1u);
 
   // In this process: the OFD locks of the reader and of gc conflict here too.
   {
     std::unique_ptr<Root> root;
-    ASSERT_TRUE(Root::Open(Env::Default(), root_, /*writer=*/true, &root).ok());
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_, /*writer=*/true, &root));
     GcResult result;
     Status s = CollectGarbage(Env::Default(), root_, root->store(), 2, &result);
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_STATUS_OK(s);
     EXPECT_EQ(result.pinned, std::vector<uint64_t>{1});
     EXPECT_EQ(result.removed_generations, std::vector<uint64_t>{2});
     EXPECT_TRUE(result.removed_snapshots.empty()) << ::testing::PrintToString(result.removed_snapshots);

@@ -41,8 +41,12 @@ class IngestBatchTest : public ::testing::Test {
     std::string_view v;
     SourceState s;
     Status st = GetRecord(txn.get(), Table::kSources, name, &v);
-    if (st.ok()) EXPECT_STATUS_OK(codec::Decode(v, &s));
-    if (!st.IsNotFound()) EXPECT_STATUS_OK(st);
+    if (st.ok()) {
+      EXPECT_STATUS_OK(codec::Decode(v, &s));
+    }
+    if (!st.IsNotFound()) {
+      EXPECT_STATUS_OK(st);
+    }
     return s;
   }
 

@@ -1,4 +1,4 @@
-// `snapsink ingest` on bad input and on errors (SPEC 1, 2, 5, 7), through the binary.
+// `snapsink ingest` on bad input and on errors (docs/CONTRACT.md 1, 2, 5, 7), through the binary.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -304,7 +304,7 @@ TEST_F(IngestCliTest, OverlongLinesRejectedAndIngestGoesOn) {
   WriteFile(in, f.data);
   RunResult r = Ingest({in}, {"--commit-every", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // SPEC 1: a last line without '\n' that is not a whole event may still be
+  // docs/CONTRACT.md 1: a last line without '\n' that is not a whole event may still be
   // being written: it is left unread (the position stays before it) ...
   EXPECT_EQ(Inspect(root, "sources"), SourceJson(in, f.starts[6], 6, 4, 0, 0, 2));
   EXPECT_NE(r.err.find(":7: last line has no newline"), std::string::npos) << r.err;
@@ -419,7 +419,7 @@ TEST_F(IngestCliTest, OnGapStopAlsoForNewEpochAboveZero) {
   EXPECT_EQ(Inspect(d / "r2", "producers"), "{\"producer\":\"p\",\"epoch\":1,\"next_seq\":1,\"open_gaps\":0}\n");
 }
 
-// Broke (issue 26): a 1025th open gap stopped the source for good (exit 3
+// Broke: a 1025th open gap stopped the source for good (exit 3
 // on every rerun). The record keeps 1024; the lowest spill to their table
 // (engine/gap_spill.h), and dedup stays exact across both.
 TEST_F(IngestCliTest, MoreThan1024GapsSpillAndStillFill) {
@@ -494,7 +494,7 @@ TEST_F(IngestCliTest, NotARootExitsOne) {
 }
 
 // Was: a file shorter than its committed offset exited 1. New contract
-// (SPEC 5): a position is never a reason to skip; a truncated file is read
+// (docs/CONTRACT.md 5): a position is never a reason to skip; a truncated file is read
 // again from its start and sequence numbers drop what was applied.
 TEST_F(IngestCliTest, FileShorterThanCommittedOffsetIsReadFromItsStart) {
   WriteFile(in, L("p", 0) + "\n" + L("p", 1) + "\n" + L("p", 2) + "\n");
@@ -526,7 +526,7 @@ TEST_F(IngestCliTest, RejectRawOfACrlfLineHasNoCr) {
 }
 
 // Was: standard input resumed by skipping the committed bytes (a second,
-// different stream lost its head). New contract (SPEC 5): `-` is read from
+// different stream lost its head). New contract (docs/CONTRACT.md 5): `-` is read from
 // its start every time; sequence numbers decide.
 TEST_F(IngestCliTest, StdinIsReadFromItsStartEveryTime) {
   const std::string first = L("p", 0) + "\n" + L("p", 1) + "\n" + "bad\n";

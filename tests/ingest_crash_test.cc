@@ -1,4 +1,4 @@
-// Crashes during ingest (SPEC 2, 5, 8): after a crash at any point, or a
+// Crashes during ingest (docs/CONTRACT.md 2, 5, 8): after a crash at any point, or a
 // kill -9 at any moment, rerunning the same ingest leaves the root exactly as
 // a run without the crash would have.
 #include <fcntl.h>

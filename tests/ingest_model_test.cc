@@ -1,4 +1,4 @@
-// An adversarial generated stream against an independent model of SPEC 2/3.
+// An adversarial generated stream against an independent model of docs/CONTRACT.md 2/3.
 //
 // Several producers send through several sources (files appended to and
 // resumed, and standard input): redeliveries, replayed ranges, gaps filled
@@ -423,7 +423,7 @@ TEST_P(IngestModelTest, MatchesModel) {
     const std::string every = n > 200 && rng() % 2 ? "50" : every_choices[rng() % 5];
     const std::string source = which == 3 ? stdin_source : files[which];
     std::string chunk;
-    // Standard input has no position (SPEC 5): each step pipes a new stream,
+    // Standard input has no position (docs/CONTRACT.md 5): each step pipes a new stream,
     // read from its start; the source's offset is what the last read consumed.
     if (which == 3) model.sources[stdin_source].offset = 0;
     for (size_t i = pos; i < pos + n; ++i) {

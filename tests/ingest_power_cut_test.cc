@@ -28,9 +28,9 @@ namespace {
 namespace fs = boost::filesystem;
 
 std::string Event(uint64_t seq, int minute, const std::string& value) {
-  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) + ",\"ts\":\"2026-10-21T1" +
-         std::to_string(minute / 60) + ":" + (minute % 60 < 10 ? "0" : "") + std::to_string(minute % 60) +
-         ":00Z\",\"metric\":\"m\",\"key\":\"k" + std::to_string(seq % 3) + "\",\"value\":" + value + "}\n";
+  const std::string ts = "2026-10-21T1" + std::to_string(minute / 60) + ":" + (minute % 60 < 10 ? "0" : "") +
+                         std::to_string(minute % 60) + ":00Z";
+  return EventLine().Seq(seq).Ts(ts).Key("k" + std::to_string(seq % 3)).Value(value).Line();
 }
 
 // 24 lines, every fourth one bad, minutes_apart from each other (7: over
@@ -120,7 +120,7 @@ class PowerCutSweep : public ::testing::Test {
       }
       ASSERT_FALSE(s.ok()) << "step " << k;
       Status rerun = work(Env::Default(), root);
-      ASSERT_TRUE(rerun.ok()) << "step " << k << ": " << rerun.ToString() << " (the failure: " << s.ToString() << ")";
+      ASSERT_STATUS_OK(rerun) << "step " << k << " (the failure: " << s.ToString() << ")";
       EXPECT_EQ(Outcome(root), want) << "step " << k << ", failed at: " << s.ToString();
       if (HasFailure()) return;
       fs::remove_all(root);

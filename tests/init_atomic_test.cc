@@ -1,4 +1,4 @@
-// init leaves no root or a whole one (SPEC 10, issue 9).
+// init leaves no root or a whole one, never a half-made one that looks whole.
 //
 // Through the binary: a crash at each of init's crash points leaves a
 // half-made root that every other command names as such and a rerun of
@@ -24,8 +24,7 @@ namespace fs = boost::filesystem;
 constexpr char kHalfMade[] = "is a half-made root from an interrupted init";
 
 std::string Event(uint64_t seq) {
-  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) +
-         ",\"ts\":\"2026-10-21T10:00:00Z\",\"metric\":\"m\",\"key\":\"k\",\"value\":1}\n";
+  return EventLine().Seq(seq).Ts("2026-10-21T10:00:00Z").Key("k").Value(int64_t{1}).Line();
 }
 
 // What a whole root answers: the settings it was made with, and a run on it.
@@ -105,7 +104,7 @@ TEST(InitAtomic, HalfMadeRootOfAnOlderInitIsNamedWithWhatToDo) {
   fs::remove(root + "/state/data.mdb");
   {
     std::unique_ptr<Store> store;
-    ASSERT_TRUE(Store::Open(filenames::StateDir(root), /*create=*/true, &store).ok());
+    ASSERT_STATUS_OK(Store::Open(filenames::StateDir(root), /*create=*/true, &store));
   }
   RunResult r = Snapsink({"inspect", root, "windows"});
   EXPECT_EQ(r.exit_code, 1);
@@ -129,12 +128,12 @@ TEST(InitAtomic, PowerCutAtEveryStepOfInitLeavesNoRootOrAWholeOne) {
     env.FailAtOp(k);
     Status s = Root::Init(&env, root, config);
     const bool failed = env.failed();
-    ASSERT_TRUE(env.PowerCut().ok());
+    ASSERT_STATUS_OK(env.PowerCut());
     if (!failed) {
-      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_STATUS_OK(s);
       // Done: nothing of it may be lost any more.
       std::unique_ptr<Root> r;
-      ASSERT_TRUE(Root::Open(Env::Default(), root, false, &r).ok());
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, false, &r));
       EXPECT_EQ(r->config().window_ms, config.window_ms);
       break;
     }
@@ -154,9 +153,9 @@ TEST(InitAtomic, PowerCutAtEveryStepOfInitLeavesNoRootOrAWholeOne) {
                   m.find("run snapsink init again to finish it") != std::string::npos)
           << "step " << k << ": " << m;
       Status again = Root::Init(Env::Default(), root, config);
-      ASSERT_TRUE(again.ok()) << "step " << k << ": " << again.ToString();
+      ASSERT_STATUS_OK(again) << "step " << k;
     }
-    ASSERT_TRUE(Root::Open(Env::Default(), root, true, &r).ok()) << "step " << k;
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root, true, &r)) << "step " << k;
     EXPECT_EQ(r->config().lateness_ms, 0);
     EXPECT_FALSE(fs::exists(filenames::InitStateDir(root))) << "step " << k;
   }

@@ -12,8 +12,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -164,18 +162,6 @@ ChildResult RunChild(const std::string& binary, const std::vector<std::string>& 
                      const std::vector<std::string>& env, const std::string& dir, int timeout_s) {
   Child c(binary, args, env, dir);
   return c.Wait(timeout_s);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << data;
 }
 
 }  // namespace snapsink::kafkatest

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/file_util.h"
+
 struct rd_kafka_s;
 struct rd_kafka_mock_cluster_s;
 
@@ -60,7 +62,7 @@ class Child {
 ChildResult RunChild(const std::string& binary, const std::vector<std::string>& args,
                      const std::vector<std::string>& env, const std::string& dir, int timeout_s = 120);
 
-std::string ReadFile(const std::string& path);
-void WriteFile(const std::string& path, const std::string& data);
+using snapsink::testing::ReadFile;
+using snapsink::testing::WriteFile;
 
 }  // namespace snapsink::kafkatest

@@ -23,7 +23,7 @@ struct Got {
 std::vector<Got> ReadAll(const std::string& path) {
   std::unique_ptr<LineReader> r;
   Status s = LineReader::Open(path, &r);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_STATUS_OK(s);
   std::vector<Got> out;
   if (!s.ok()) return out;
   Line line;
@@ -31,7 +31,7 @@ std::vector<Got> ReadAll(const std::string& path) {
     EXPECT_GE(line.capacity, line.size + kLinePadding);
     out.push_back({std::string(line.data, line.size), line.offset, line.end_offset, line.overlong, line.terminated});
   }
-  EXPECT_TRUE(r->status().ok()) << r->status().ToString();
+  EXPECT_STATUS_OK(r->status());
   return out;
 }
 

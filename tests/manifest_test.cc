@@ -9,6 +9,7 @@
 #include "publish/checked_json.h"
 #include "publish/generation_manifest.h"
 #include "publish/snapshot_manifest.h"
+#include "tests/test_util.h"
 
 namespace snapsink {
 namespace {
@@ -18,12 +19,12 @@ TEST(CheckedJsonTest, SealAndOpen) {
   const uint64_t h = XXH64(R"({"a":1,"b":"x")", 14, 0);
   EXPECT_EQ(sealed, fmt::format(R"({{"a":1,"b":"x","checksum":"{:016x}"}})", h) + "\n");
   std::string_view body;
-  ASSERT_TRUE(OpenJson(sealed, &body, "t").ok());
+  ASSERT_STATUS_OK(OpenJson(sealed, &body, "t"));
   EXPECT_EQ(body, sealed.substr(0, sealed.size() - 1));
 
   std::string empty = SealJson("{}");
   EXPECT_EQ(empty, fmt::format(R"({{"checksum":"{:016x}"}})", XXH64("{", 1, 0)) + "\n");
-  ASSERT_TRUE(OpenJson(empty, &body, "t").ok());
+  ASSERT_STATUS_OK(OpenJson(empty, &body, "t"));
 }
 
 TEST(CheckedJsonTest, RejectsMissingOrWrongChecksum) {
@@ -106,11 +107,11 @@ TEST(SnapshotManifestTest, RoundTripAndFixedBytes) {
   EXPECT_EQ(text, SealJson(body));
   SnapshotManifest got;
   Status s = SnapshotManifest::Decode(text, "manifest.json", &got);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_STATUS_OK(s);
   EXPECT_EQ(got, m);
 
   SnapshotManifest empty;
-  ASSERT_TRUE(SnapshotManifest::Decode(empty.Encode(), "m", &got).ok());
+  ASSERT_STATUS_OK(SnapshotManifest::Decode(empty.Encode(), "m", &got));
   EXPECT_EQ(got, empty);
 
   SnapshotManifest big = m;
@@ -118,7 +119,7 @@ TEST(SnapshotManifestTest, RoundTripAndFixedBytes) {
   big.events = INT64_MIN;
   big.sum_micros = INT64_MAX;
   big.version = UINT32_MAX;
-  ASSERT_TRUE(SnapshotManifest::Decode(big.Encode(), "m", &got).ok());
+  ASSERT_STATUS_OK(SnapshotManifest::Decode(big.Encode(), "m", &got));
   EXPECT_EQ(got, big);
 }
 
@@ -138,7 +139,7 @@ TEST(SnapshotManifestTest, RejectsMalformed) {
     SnapshotManifest m;
     return SnapshotManifest::Decode(SealJson(b), "m.json", &m);
   };
-  ASSERT_TRUE(decode(body).ok());
+  ASSERT_STATUS_OK(decode(body));
   auto replace = [&](std::string_view from, std::string_view to) {
     std::string b = body;
     size_t at = b.find(from);
@@ -149,7 +150,7 @@ TEST(SnapshotManifestTest, RejectsMalformed) {
            replace("snapsink.snapshot", "snapsink.generation"),
            replace("\"format_version\":2", "\"format_version\":1"),
            replace("\"window_ms\":1792576800000", "\"window_ms\":1.5"),
-           replace("\"version\":2", "\"version\":18446744073709551616"),  // versions are 64-bit (SPEC 10)
+           replace("\"version\":2", "\"version\":18446744073709551616"),  // versions are 64-bit (docs/CONTRACT.md 10)
            replace("\"rows\":3", "\"rows\":-3"),
            replace("\"count\":7", "\"count\":\"7\""),
            replace("\"name\":\"data.snap\"", "\"name\":\"../data.snap\""),
@@ -199,12 +200,12 @@ TEST(GenerationManifestTest, RoundTripAndFixedBytes) {
                            R"("windows":[{"window_ms":1792573200000,"version":1,"manifest_xxh64":"1111111111111111"},)"
                            R"({"window_ms":1792576800000,"version":4294967296,"manifest_xxh64":"abcdef0123456789"}]})"));
   GenerationManifest got;
-  ASSERT_TRUE(GenerationManifest::Decode(text, "manifests/7", &got).ok());
+  ASSERT_STATUS_OK(GenerationManifest::Decode(text, "manifests/7", &got));
   EXPECT_EQ(got, g);
 
   GenerationManifest first;
   first.generation = 1;
-  ASSERT_TRUE(GenerationManifest::Decode(first.Encode(), "g", &got).ok());
+  ASSERT_STATUS_OK(GenerationManifest::Decode(first.Encode(), "g", &got));
   EXPECT_EQ(got, first);
 
   GenerationManifest shuffled = g;

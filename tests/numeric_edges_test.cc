@@ -1,4 +1,4 @@
-// Numeric edges of issue 9 ("Numbers"), through the binary; each test is
+// Numeric edges (values, times, sequence numbers), through the binary; each test is
 // named after the bug it guards against.
 #include <gtest/gtest.h>
 

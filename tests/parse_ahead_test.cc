@@ -45,8 +45,8 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
   WriteFile(path, Input());
 
   std::unique_ptr<LineReader> plain, ahead_reader;
-  ASSERT_TRUE(LineReader::Open(path, &plain).ok());
-  ASSERT_TRUE(LineReader::Open(path, &ahead_reader).ok());
+  ASSERT_STATUS_OK(LineReader::Open(path, &plain));
+  ASSERT_STATUS_OK(LineReader::Open(path, &ahead_reader));
   ParseAhead ahead(ahead_reader.get());
   EventParser parser;
   Line line;
@@ -85,7 +85,7 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
     ++n;
   }
   EXPECT_EQ(ahead.Next(), nullptr);
-  EXPECT_TRUE(ahead_reader->status().ok());
+  EXPECT_STATUS_OK(ahead_reader->status());
   EXPECT_EQ(n, 2 * ParseAhead::kChunkLines + 778);
   EXPECT_EQ(overlong, 1u);
   EXPECT_GT(bad, 5u);
@@ -100,7 +100,7 @@ TEST(ParseAheadTest, DestroyedMidInputWithChunksQueued) {
   WriteFile(path, Input());
   for (size_t stop_after : {size_t{0}, size_t{1}, size_t{100}, ParseAhead::kChunkLines + 3}) {
     std::unique_ptr<LineReader> reader;
-    ASSERT_TRUE(LineReader::Open(path, &reader).ok());
+    ASSERT_STATUS_OK(LineReader::Open(path, &reader));
     ParseAhead ahead(reader.get());
     for (size_t i = 0; i < stop_after; ++i) ASSERT_NE(ahead.Next(), nullptr) << i;
   }

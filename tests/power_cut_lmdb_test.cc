@@ -1,4 +1,5 @@
-// Power-cut states that cover LMDB's own writes (issue 26 E).
+// Power-cut states that cover LMDB's own writes: a root a power cut left
+// during any LMDB write reopens and a rerun equals a clean run.
 //
 // tests/fault_env drops what snapsink's Env did not sync, but LMDB writes
 // data.mdb itself (pwrite, lseek+writev, meta pages through an O_DSYNC

@@ -16,8 +16,7 @@ constexpr int64_t kHour = 3600 * 1000;
 constexpr int64_t kT0 = 1792576800000;  // 2026-10-21T10:00:00Z
 
 std::string Ev(const std::string& producer, uint32_t epoch, uint64_t seq, int64_t ts) {
-  return "{\"producer\":\"" + producer + "\",\"epoch\":" + std::to_string(epoch) + ",\"seq\":" + std::to_string(seq) +
-         ",\"ts\":" + std::to_string(ts) + ",\"metric\":\"m\"}\n";
+  return EventLine().Producer(producer).Epoch(epoch).Seq(seq).Ts(ts).Line();
 }
 
 std::string Inspect(const std::string& root, const std::string& what) {

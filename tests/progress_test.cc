@@ -16,8 +16,7 @@ namespace {
 std::string Lines(int n) {
   std::string s;
   for (int i = 0; i < n; ++i) {
-    s += "{\"producer\":\"p\",\"seq\":" + std::to_string(i) + ",\"ts\":" + std::to_string(1792576800000 + i) +
-         ",\"metric\":\"m\"}\n";
+    s += EventLine().Seq(static_cast<uint64_t>(i)).Ts(int64_t{1792576800000} + i).Line();
   }
   return s;
 }
@@ -28,15 +27,7 @@ std::string OnATerminal(const std::vector<std::string>& args) {
   int master = -1;
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid < 0) return "forkpty failed";
-  if (pid == 0) {
-    std::string bin = SNAPSINK_BINARY;
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv{bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
+  if (pid == 0) ExecSnapsink(args);
   std::string out;
   char buf[4096];
   ssize_t n;
@@ -62,7 +53,7 @@ TEST(Progress, OnlyOnATerminalAndNotWithQuiet) {
   const std::string tty = OnATerminal({"ingest", d / "b", in, "--commit-every", "10"});
   EXPECT_NE(tty.find("lines/s"), std::string::npos) << tty;
   EXPECT_NE(tty.find("left"), std::string::npos) << tty;
-  // Regression (issue 11): the summary was glued to the last progress line
+  // Regression: the summary was glued to the last progress line
   // (its newline came after it). It must start a line of its own.
   const size_t summary = tty.find(in + ": this run: lines 50");
   ASSERT_NE(summary, std::string::npos) << tty;

@@ -1,4 +1,4 @@
-// Crash points of seal and publish (SPEC 8), through the binary.
+// Crash points of seal and publish (docs/CONTRACT.md 8), through the binary.
 //
 // For every seal/publish crash point, at hits 1..3 for the points reached once
 // per window and hit 1 for the points reached once per publish, the command

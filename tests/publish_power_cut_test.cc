@@ -50,8 +50,7 @@ int64_t BaseMs() {
 
 std::string Event(const std::string& producer, uint64_t seq, int64_t ts_ms, const std::string& metric,
                   const std::string& key, const std::string& value) {
-  return "{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq) + ",\"ts\":" + std::to_string(ts_ms) +
-         ",\"metric\":\"" + metric + "\",\"key\":\"" + key + "\",\"value\":" + value + "}\n";
+  return EventLine().Producer(producer).Seq(seq).Ts(ts_ms).Metric(metric).Key(key).Value(value).Line();
 }
 
 void CopyTree(const std::string& from, const std::string& to) {

@@ -1,4 +1,5 @@
-// query --from/--to, --metric-prefix/--key-prefix and --rollup (issue 22):
+// query --from/--to, --metric-prefix/--key-prefix and --rollup give exactly
+// the rows a full scan filtered by hand gives:
 // random (seeded) ranges, prefixes and roll-ups over a root of 2,000
 // one-minute windows against a reference computed here from a full
 // `query --format json` with exact integer micros; the edges of ranges and

@@ -1,4 +1,4 @@
-// Readers in other processes during dozens of publishes (SPEC 4, 5).
+// Readers in other processes during dozens of publishes (docs/CONTRACT.md 4, 5).
 //
 // The parent appends two events to an input and runs `run ROOT FILE --final`
 // forty times: generation G is then the result of the first G iterations,
@@ -46,11 +46,14 @@ int64_t BaseMs() {
 std::string IterationEvents(int i) {
   const int64_t base = BaseMs();
   std::string s;
-  s += "{\"producer\":\"p\",\"seq\":" + std::to_string(2 * i) + ",\"ts\":" +
-       std::to_string(base + (i % kWindows) * kHourMs + i * 1000) + ",\"metric\":\"orders\",\"key\":\"k" +
-       std::to_string(i % 3) + "\",\"value\":" + std::to_string(i) + ".25}\n";
-  s += "{\"producer\":\"p\",\"seq\":" + std::to_string(2 * i + 1) + ",\"ts\":" + std::to_string(base + i * 1000) +
-       ",\"metric\":\"total\",\"value\":1}\n";
+  s += EventLine()
+           .Seq(static_cast<uint64_t>(2 * i))
+           .Ts(base + (i % kWindows) * kHourMs + i * 1000)
+           .Metric("orders")
+           .Key("k" + std::to_string(i % 3))
+           .Value(std::to_string(i) + ".25")
+           .Line();
+  s += EventLine().Seq(static_cast<uint64_t>(2 * i + 1)).Ts(base + i * 1000).Metric("total").Value(int64_t{1}).Line();
   return s;
 }
 

@@ -1,5 +1,5 @@
 // verify, inspect and query on a root they may only read, and beside a
-// writer that publishes and collects garbage (SPEC 5, 10; issue 9).
+// writer that publishes and collects garbage (docs/CONTRACT.md 5, 10).
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,9 +26,12 @@ namespace fs = boost::filesystem;
 std::string Events(uint64_t first, uint64_t n, int64_t base_ms) {
   std::string text;
   for (uint64_t i = first; i < first + n; ++i) {
-    text += "{\"producer\":\"p\",\"seq\":" + std::to_string(i) + ",\"ts\":" +
-            std::to_string(base_ms + static_cast<int64_t>(i % 2) * 60000) + ",\"metric\":\"m\",\"key\":\"k" +
-            std::to_string(i % 5) + "\",\"value\":1}\n";
+    text += EventLine()
+                .Seq(i)
+                .Ts(base_ms + static_cast<int64_t>(i % 2) * 60000)
+                .Key("k" + std::to_string(i % 5))
+                .Value(int64_t{1})
+                .Line();
   }
   return text;
 }
@@ -196,11 +199,11 @@ TEST(ReadersBesideWriter, GenerationRemovedByGcWhileVerifyRunsIsSkippedAndSaid) 
   ASSERT_EQ(Snapsink({"run", root, d / "in2", "--final", "--quiet"}).exit_code, 0);
   GcAfterListingEnv env(filenames::ManifestsDir(root), filenames::GenerationManifest(root, 1));
   std::unique_ptr<Root> r;
-  ASSERT_TRUE(Root::OpenReadOnly(&env, root, &r).ok());
+  ASSERT_STATUS_OK(Root::OpenReadOnly(&env, root, &r));
   std::vector<std::string> problems, notes;
   size_t checked = 0;
   Status s = Verify(&env, root, r->store(), &problems, &notes, &checked);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_STATUS_OK(s);
   EXPECT_TRUE(problems.empty()) << problems.front();
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0], "generation 1: removed by gc while verify ran; skipped");

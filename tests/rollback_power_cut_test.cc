@@ -1,4 +1,5 @@
-// Rollback under a power cut (issue 9, "Tests"; STYLE: fault_injection_test).
+// Rollback under a power cut leaves the old generation or the new one, never
+// a mix (in the manner of LevelDB's fault_injection_test).
 //
 // A root with three published generations (different windows and versions)
 // is rolled back to generation 1 through a FaultInjectionEnv whose k-th file
@@ -120,7 +121,9 @@ class RollbackPowerCutTest : public ::testing::Test {
       EXPECT_FALSE(env.failed());
       EXPECT_EQ(result.generation, 4u);
     }
-    if (power_cut) ASSERT_STATUS_OK(env.PowerCut());
+    if (power_cut) {
+      ASSERT_STATUS_OK(env.PowerCut());
+    }
 
     // Old or new, never a mix, never broken; acknowledged means new.
     GenerationView seen;

@@ -1,5 +1,5 @@
 // Rollback as a new generation and a rewind, and generation numbers that are
-// never reused (SPEC 10; publish/rollback.h, publish/publisher.h), mostly
+// never reused (docs/CONTRACT.md 10; publish/rollback.h, publish/publisher.h), mostly
 // through the binary.
 #include <gtest/gtest.h>
 
@@ -19,8 +19,7 @@ constexpr int64_t kHour = 3600 * 1000;
 
 std::string Event(const std::string& producer, uint64_t seq, int64_t ts, const std::string& value,
                   const std::string& key = "eu") {
-  return "{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq) + ",\"ts\":" + std::to_string(ts) +
-         ",\"metric\":\"orders\",\"key\":\"" + key + "\",\"value\":" + value + "}\n";
+  return EventLine().Producer(producer).Seq(seq).Ts(ts).Metric("orders").Key(key).Value(value).Line();
 }
 
 std::string Query(const std::string& root) {
@@ -72,7 +71,7 @@ struct TwoGenerations {
   }
 };
 
-// Regression (issue 9): publish 10:00 (gen 1), 11:00 (gen 2), rollback to 1,
+// Regression: publish 10:00 (gen 1), 11:00 (gen 2), rollback to 1,
 // a new event for 12:00 and `run --final` published 10:00+12:00 only while
 // 11:00 stayed counted in state ("nothing to seal"), and gc deleted its
 // snapshot. Now the rollback is generation 3 = generation 1, 11:00 leaves the
@@ -148,7 +147,7 @@ struct Backfilled {
   }
 };
 
-// Regression (issue 9): after rolling back past a backfill, a window touched
+// Regression: after rolling back past a backfill, a window touched
 // later was built on the backfilled numbers while untouched ones showed the
 // pre-backfill ones. Now every window returns to its generation-1 numbers,
 // and a later live event lands on those, as v6 (above the backfill's v5).
@@ -215,7 +214,7 @@ TEST(Rollback, EveryRollbackCrashPointThenRerunEqualsCleanRun) {
   }
 }
 
-// Regression (issue 9): a rollback on a full disk exited 1 after changing
+// Regression: a rollback on a full disk exited 1 after changing
 // state; verify then exited 10 and the next run built on the "failed"
 // rollback. Every file operation of a rollback fails in turn (an IOError from
 // the fault Env, as ENOSPC writing CURRENT.tmp would): before the commit the
@@ -251,14 +250,14 @@ TEST(Rollback, FailedRollbackChangesNothing) {
     Status s;
     {
       std::unique_ptr<Root> r;
-      ASSERT_TRUE(Root::Open(Env::Default(), root, /*writer=*/true, &r).ok());
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
       FaultInjectionEnv env;
       env.FailAtOp(k);
       RollbackResult result;
       s = Rollback(&env, root, r->store(), 1, /*dry_run=*/false, &result);
       finished = !env.failed();
       if (finished) {
-        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_STATUS_OK(s);
       }
     }
     if (!s.ok()) {
@@ -288,7 +287,7 @@ TEST(Rollback, FailedRollbackChangesNothing) {
   EXPECT_GT(after_commit, 0);
 }
 
-// Regression (issue 9): `SNAPSINK_CRASH_AT=publish.after_current publish`,
+// Regression: `SNAPSINK_CRASH_AT=publish.after_current publish`,
 // then a run with new input printed "published generation 1" again and
 // rewrote manifests/1 with other windows. A generation's manifest is never
 // rewritten: after a crash after the commit the next publish is 2; after a
@@ -328,7 +327,7 @@ TEST(Generations, GenerationNumberNeverReusedAfterCrashAfterCurrent) {
   }
 }
 
-// Regression (issue 9): `backfill --version 4294967295` made the next live
+// Regression: `backfill --version 4294967295` made the next live
 // seal of its window v0 (a 32-bit version wrapped), a stuck window. Versions
 // are 64-bit: the next live seal is v4294967296.
 TEST(Generations, BackfillVersionAboveU32) {

@@ -15,9 +15,9 @@ TEST(Root, InitStoresSettingsAndOpenReadsThem) {
   c.window_ms = 15 * 60 * 1000;
   c.lateness_ms = 0;
   c.on_gap = OnGap::kStop;
-  ASSERT_TRUE(Root::Init(Env::Default(), d / "r", c).ok());
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", c));
   std::unique_ptr<Root> root;
-  ASSERT_TRUE(Root::Open(Env::Default(), d / "r", false, &root).ok());
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), d / "r", false, &root));
   EXPECT_EQ(root->config().window_ms, c.window_ms);
   EXPECT_EQ(root->config().lateness_ms, 0);
   EXPECT_EQ(root->config().on_gap, OnGap::kStop);
@@ -25,7 +25,7 @@ TEST(Root, InitStoresSettingsAndOpenReadsThem) {
 
 TEST(Root, InitTwiceIsRefused) {
   TempDir d;
-  ASSERT_TRUE(Root::Init(Env::Default(), d / "r", RootConfig()).ok());
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", RootConfig()));
   Status s = Root::Init(Env::Default(), d / "r", RootConfig());
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("already a snapsink root"), std::string::npos);
@@ -44,14 +44,14 @@ TEST(Root, NotARootIsACleanError) {
 
 TEST(Root, NewerFormatIsRefused) {
   TempDir d;
-  ASSERT_TRUE(Root::Init(Env::Default(), d / "r", RootConfig()).ok());
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", RootConfig()));
   {
     std::unique_ptr<Store> store;
-    ASSERT_TRUE(Store::Open(filenames::StateDir(d / "r"), false, &store).ok());
+    ASSERT_STATUS_OK(Store::Open(filenames::StateDir(d / "r"), false, &store));
     std::unique_ptr<Txn> txn;
-    ASSERT_TRUE(store->BeginWrite(&txn).ok());
-    ASSERT_TRUE(Root::PutMetaU64(txn.get(), meta::kFormat, kFormatVersion + 1).ok());
-    ASSERT_TRUE(txn->Commit().ok());
+    ASSERT_STATUS_OK(store->BeginWrite(&txn));
+    ASSERT_STATUS_OK(Root::PutMetaU64(txn.get(), meta::kFormat, kFormatVersion + 1));
+    ASSERT_STATUS_OK(txn->Commit());
   }
   RunResult r = Snapsink({"inspect", d / "r", "sources"});
   EXPECT_EQ(r.exit_code, 1);
@@ -60,9 +60,9 @@ TEST(Root, NewerFormatIsRefused) {
 
 TEST(Root, SecondWriterIsLockedOutAndToldTheHolder) {
   TempDir d;
-  ASSERT_TRUE(Root::Init(Env::Default(), d / "r", RootConfig()).ok());
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", RootConfig()));
   std::unique_ptr<Root> writer;
-  ASSERT_TRUE(Root::Open(Env::Default(), d / "r", true, &writer).ok());
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), d / "r", true, &writer));
   // In this process (open-file-description locks exclude the same process too)…
   std::unique_ptr<FileLock> lock;
   EXPECT_EQ(LockRoot(Env::Default(), d / "r", &lock).code(), Status::Code::kLocked);

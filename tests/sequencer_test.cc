@@ -1,4 +1,4 @@
-// SPEC 2, row by row, against the pure sequencer functions Decide/Accept.
+// docs/CONTRACT.md 2, row by row, against the pure sequencer functions Decide/Accept.
 #include "engine/sequencer.h"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,8 @@
-// snapsink serve beyond loopback (issue 28) through the binary: TLS with a
+// snapsink serve beyond loopback, through the binary: TLS with a
 // certificate made here by `openssl` and checked by `curl`, bearer tokens
 // and their reload on SIGHUP, the refusal of a non-loopback address without
 // TLS and tokens, token file permissions, the access log. Servers listen on
 // 127.0.0.1 only, except the --insecure one (0.0.0.0, asked on 127.0.0.1).
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,25 +37,6 @@ std::string Shell(const std::string& cmd, int* code = nullptr) {
   return out;
 }
 
-// `snapsink ARGS` with stdout and stderr to files.
-Spawned SpawnLogged(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
-  Spawned s;
-  s.pid = ::fork();
-  if (s.pid == 0) {
-    ::dup2(::open("/dev/null", O_RDONLY), 0);
-    ::dup2(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
-    ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
-    std::string bin = SNAPSINK_BINARY;
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv{bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  return s;
-}
-
 class ServeTlsTest : public ServeFixture {
  protected:
   void SetUp() override {
@@ -88,7 +68,7 @@ class ServeTlsTest : public ServeFixture {
       s.port = FreePort();
       std::vector<std::string> args = {"serve", root_, "--listen", "127.0.0.1:" + std::to_string(s.port)};
       args.insert(args.end(), extra.begin(), extra.end());
-      s.proc = SpawnLogged(args, dir_ / "serve.out", dir_ / "serve.err");
+      s.proc = SpawnSnapsink(args, {}, dir_ / "serve.out", dir_ / "serve.err");
       for (int i = 0; i < 600 && s.proc.Running(); ++i) {
         if (tls) {
           httplib::SSLClient c("127.0.0.1", s.port);
@@ -317,7 +297,7 @@ TEST_F(ServeTlsTest, NonLoopbackNeedsTlsAndTokensOrInsecure) {
   for (const char* host : {"127.0.0.2", "localhost", "[::1]"}) {
     Server s;
     const std::string out = dir_ / (std::string(host) + ".out"), err_file = dir_ / (std::string(host) + ".err");
-    s.proc = SpawnLogged({"serve", root_, "--listen", std::string(host) + ":0"}, out, err_file);
+    s.proc = SpawnSnapsink({"serve", root_, "--listen", std::string(host) + ":0"}, {}, out, err_file);
     for (int i = 0; i < 600 && s.proc.Running() && ReadFile(out).empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -329,7 +309,7 @@ TEST_F(ServeTlsTest, NonLoopbackNeedsTlsAndTokensOrInsecure) {
   // --insecure: serves (asked on 127.0.0.1) and warns.
   PublishRound(0);
   Server s;
-  s.proc = SpawnLogged({"serve", root_, "--listen", "0.0.0.0:0", "--insecure"}, dir_ / "out", dir_ / "err");
+  s.proc = SpawnSnapsink({"serve", root_, "--listen", "0.0.0.0:0", "--insecure"}, {}, dir_ / "out", dir_ / "err");
   std::smatch m;
   const std::regex serving(R"(serving .* on http://0\.0\.0\.0:(\d+))");
   std::string out;

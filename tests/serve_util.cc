@@ -65,9 +65,13 @@ Server StartServe(const std::string& root, const std::vector<std::string>& extra
 
 std::string Event(int seq, int window, const std::string& metric, const std::string& key, int value) {
   const int64_t base = 1792576800000LL;  // 2026-10-21T10:00:00Z
-  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) + ",\"ts\":" +
-         std::to_string(base + window * 3600000LL + seq) + ",\"metric\":\"" + metric + "\",\"key\":\"" + key +
-         "\",\"value\":" + std::to_string(value) + "}\n";
+  return EventLine()
+      .Seq(static_cast<uint64_t>(seq))
+      .Ts(base + window * 3600000LL + seq)
+      .Metric(metric)
+      .Key(key)
+      .Value(int64_t{value})
+      .Line();
 }
 
 void ServeFixture::SetUp() {

@@ -15,14 +15,15 @@
 #include <fmt/format.h>
 
 #include "engine/env.h"
+#include "tests/test_util.h"
 
 namespace snapsink {
 namespace {
 
-class SnapshotFileTest : public testing::Test {
+class SnapshotFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = testing::TempDir() + "snapshot_file_test.XXXXXX";
+    std::string tmpl = ::testing::TempDir() + "snapshot_file_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
   }
@@ -47,22 +48,22 @@ class SnapshotFileTest : public testing::Test {
   void Write(const std::string& path, const std::vector<Row>& rows, SnapshotFileInfo* info,
              const SnapshotWriterOptions& options = SnapshotWriterOptions()) {
     std::unique_ptr<SnapshotWriter> w;
-    ASSERT_TRUE(SnapshotWriter::Open(env_, path, &w, options).ok());
-    for (const Row& r : rows) ASSERT_TRUE(w->Add(r).ok());
+    ASSERT_STATUS_OK(SnapshotWriter::Open(env_, path, &w, options));
+    for (const Row& r : rows) ASSERT_STATUS_OK(w->Add(r));
     Status s = w->Finish(info);
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_STATUS_OK(s);
   }
 
   std::unique_ptr<SnapshotReader> OpenOrDie(const std::string& path) {
     std::unique_ptr<SnapshotReader> r;
     Status s = SnapshotReader::Open(env_, path, &r);
-    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_STATUS_OK(s);
     return r;
   }
 
   std::string ReadAll(const std::string& path) {
     std::string data;
-    EXPECT_TRUE(env_->ReadFileToString(path, &data).ok());
+    EXPECT_STATUS_OK(env_->ReadFileToString(path, &data));
     return data;
   }
 
@@ -77,11 +78,11 @@ class SnapshotFileTest : public testing::Test {
     EXPECT_EQ(r->rows(), rows.size());
     size_t i = 0;
     bool same = true;
-    ASSERT_TRUE(r->Scan(nullptr, [&](const Row& row) { same = same && i < rows.size() && row == rows[i++]; }).ok());
+    ASSERT_STATUS_OK(r->Scan(nullptr, [&](const Row& row) { same = same && i < rows.size() && row == rows[i++]; }));
     EXPECT_TRUE(same);
     EXPECT_EQ(i, rows.size());
     Status s = r->VerifyAll(info.xxh64);
-    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_STATUS_OK(s);
   }
 
   Env* env_ = Env::Default();
@@ -98,7 +99,7 @@ TEST_F(SnapshotFileTest, EmptyFile) {
   EXPECT_TRUE(r->Get("m", "k", &row).IsNotFound());
   EXPECT_TRUE(r->Get("", "", &row).IsNotFound());
   std::string m = "m";
-  EXPECT_TRUE(r->Scan(&m, [](const Row&) { ADD_FAILURE(); }).ok());
+  EXPECT_STATUS_OK(r->Scan(&m, [](const Row&) { ADD_FAILURE(); }));
 }
 
 TEST_F(SnapshotFileTest, OneRow) {
@@ -108,7 +109,7 @@ TEST_F(SnapshotFileTest, OneRow) {
   CheckContents(Path("one"), rows, info);
   auto r = OpenOrDie(Path("one"));
   Row row;
-  ASSERT_TRUE(r->Get("orders", "eu", &row).ok());
+  ASSERT_STATUS_OK(r->Get("orders", "eu", &row));
   EXPECT_EQ(row, rows[0]);
   EXPECT_TRUE(r->Get("orders", "e", &row).IsNotFound());
   EXPECT_TRUE(r->Get("orders", std::string_view("eu\0", 3), &row).IsNotFound());
@@ -129,7 +130,7 @@ TEST_F(SnapshotFileTest, ExtremeValuesAndBytes) {
   auto r = OpenOrDie(Path("x"));
   for (const Row& want : rows) {
     Row row;
-    ASSERT_TRUE(r->Get(want.metric, want.key, &row).ok());
+    ASSERT_STATUS_OK(r->Get(want.metric, want.key, &row));
     EXPECT_EQ(row, want);
   }
 }
@@ -150,22 +151,22 @@ TEST_F(SnapshotFileTest, ManyBlocks) {
     SnapshotReader::BlockInfo bi = r->block(b);
     ASSERT_EQ(bi.first_metric, rows[first].metric);
     ASSERT_EQ(bi.first_key, rows[first].key);
-    ASSERT_TRUE(r->Get(rows[first].metric, rows[first].key, &row).ok());
+    ASSERT_STATUS_OK(r->Get(rows[first].metric, rows[first].key, &row));
     EXPECT_EQ(row, rows[first]);
     const size_t last = first + bi.rows - 1;
-    ASSERT_TRUE(r->Get(rows[last].metric, rows[last].key, &row).ok());
+    ASSERT_STATUS_OK(r->Get(rows[last].metric, rows[last].key, &row));
     EXPECT_EQ(row, rows[last]);
     EXPECT_TRUE(r->Get(rows[first].metric, rows[first].key + std::string("\0", 1), &row).IsNotFound());
     EXPECT_TRUE(r->Get(rows[last].metric, rows[last].key + "\x01", &row).IsNotFound());
     if (first > 0) {
-      ASSERT_TRUE(r->Get(rows[first - 1].metric, rows[first - 1].key, &row).ok());
+      ASSERT_STATUS_OK(r->Get(rows[first - 1].metric, rows[first - 1].key, &row));
       EXPECT_EQ(row, rows[first - 1]);
     }
     first += bi.rows;
   }
   EXPECT_EQ(first, rows.size());
   for (size_t i = 0; i < rows.size(); i += 997) {
-    ASSERT_TRUE(r->Get(rows[i].metric, rows[i].key, &row).ok());
+    ASSERT_STATUS_OK(r->Get(rows[i].metric, rows[i].key, &row));
     EXPECT_EQ(row, rows[i]);
   }
   EXPECT_TRUE(r->Get("metric00", "", &row).IsNotFound());
@@ -194,7 +195,7 @@ TEST_F(SnapshotFileTest, GetHitsAndMissesAcrossBlocksAndRestartPoints) {
   ASSERT_EQ(first, rows.size());
   Row row;
   for (size_t i = 0; i < rows.size(); i++) {
-    ASSERT_TRUE(r->Get(rows[i].metric, rows[i].key, &row).ok()) << i;
+    ASSERT_STATUS_OK(r->Get(rows[i].metric, rows[i].key, &row)) << i;
     ASSERT_EQ(row, rows[i]) << i;
     // Keys are "key" + 9 digits, 7 apart: "...0" + "\0", "...1" sort between neighbours.
     EXPECT_TRUE(r->Get(rows[i].metric, rows[i].key + std::string("\0", 1), &row).IsNotFound()) << i;
@@ -246,7 +247,7 @@ TEST_F(SnapshotFileTest, StatsSectionHoldsPerMetricTotals) {
   }
   std::vector<MetricStats> got;
   Status s = r->ReadStats(&got);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_STATUS_OK(s);
   EXPECT_EQ(got, want);
   EXPECT_EQ(got.size(), 11u);
 }
@@ -276,9 +277,9 @@ TEST_F(SnapshotFileTest, HashIndexHitsAndMissesMatchBinarySearch) {
     }
     Row hr, pr;
     for (size_t i = 0; i < rows.size(); i++) {
-      ASSERT_TRUE(h->Get(rows[i].metric, rows[i].key, &hr).ok()) << i;
+      ASSERT_STATUS_OK(h->Get(rows[i].metric, rows[i].key, &hr)) << i;
       ASSERT_EQ(hr, rows[i]) << i;
-      ASSERT_TRUE(p->Get(rows[i].metric, rows[i].key, &pr).ok()) << i;
+      ASSERT_STATUS_OK(p->Get(rows[i].metric, rows[i].key, &pr)) << i;
       ASSERT_EQ(pr, rows[i]) << i;
       for (const std::string& absent : {rows[i].key + "x", rows[i].key.substr(0, rows[i].key.size() - 1)}) {
         EXPECT_TRUE(h->Get(rows[i].metric, absent, &hr).IsNotFound()) << i << " " << absent;
@@ -306,7 +307,7 @@ TEST_F(SnapshotFileTest, BlockWithTooManyRestartsHasNoHashIndex) {
   EXPECT_EQ(ReadAll(Path("tiny")), ReadAll(Path("plain")));  // no index: the same bytes
   Row row;
   for (int i = 0; i < 4500; i++) {
-    ASSERT_TRUE(r->Get("m", rows[i].key, &row).ok()) << i;
+    ASSERT_STATUS_OK(r->Get("m", rows[i].key, &row)) << i;
     ASSERT_EQ(row, rows[i]);
     EXPECT_TRUE(r->Get("m", fmt::format("{:04x}", i * 2 + 1), &row).IsNotFound()) << i;
   }
@@ -342,9 +343,9 @@ TEST_F(SnapshotFileTest, HashIndexFingerprintCollisions) {
   ASSERT_EQ(r->blocks(), 1u);
   ASSERT_EQ(r->block(0).rows, 40u);
   Row row;
-  ASSERT_TRUE(r->Get("x", a, &row).ok());
+  ASSERT_STATUS_OK(r->Get("x", a, &row));
   EXPECT_EQ(row, rows.front());
-  ASSERT_TRUE(r->Get("x", z, &row).ok());
+  ASSERT_STATUS_OK(r->Get("x", z, &row));
   EXPECT_EQ(row, rows.back());
   // An absent key in the same chain that also passes the filter.
   std::string absent;
@@ -387,11 +388,11 @@ TEST_F(SnapshotFileTest, CorruptHashIndexIsCaught) {
   for (size_t at = 0; at < 2 * slots; at++) {
     SCOPED_TRACE(at);
     std::unique_ptr<SnapshotWriter> w;
-    ASSERT_TRUE(SnapshotWriter::Open(env_, Path("wrong"), &w, small).ok());
+    ASSERT_STATUS_OK(SnapshotWriter::Open(env_, Path("wrong"), &w, small));
     w->FlipHashIndexByteForTesting(at);
-    for (const Row& row : rows) ASSERT_TRUE(w->Add(row).ok());
+    for (const Row& row : rows) ASSERT_STATUS_OK(w->Add(row));
     SnapshotFileInfo winfo;
-    ASSERT_TRUE(w->Finish(&winfo).ok());
+    ASSERT_STATUS_OK(w->Finish(&winfo));
     auto wr = OpenOrDie(Path("wrong"));
     ASSERT_TRUE(wr);
     Row row;
@@ -400,7 +401,7 @@ TEST_F(SnapshotFileTest, CorruptHashIndexIsCaught) {
     EXPECT_NE(s.message().find("block 0: hash index does not match its rows"), std::string::npos) << s.ToString();
     s = wr->VerifyAll(winfo.xxh64);
     EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_TRUE(wr->Scan(nullptr, [](const Row&) {}).ok());  // Scan does not use the index
+    EXPECT_STATUS_OK(wr->Scan(nullptr, [](const Row&) {}));  // Scan does not use the index
   }
 }
 
@@ -432,17 +433,17 @@ TEST_F(SnapshotFileTest, ReadsVersion2File) {
   Row row;
   for (int i = 0; i < 40; i++) {
     const std::string metric = fmt::format("m{}", i % 2), key = fmt::format("k{}", i);
-    ASSERT_TRUE(r->Get(metric, key, &row).ok()) << i;
+    ASSERT_STATUS_OK(r->Get(metric, key, &row)) << i;
     EXPECT_EQ(row, (Row{metric, key, 1, int64_t{i} * 1000000 + 500000, 1})) << i;
     EXPECT_TRUE(r->Get(metric, key + "x", &row).IsNotFound()) << i;
   }
   size_t n = 0;
-  EXPECT_TRUE(r->Scan(nullptr, [&](const Row&) { n++; }).ok());
+  EXPECT_STATUS_OK(r->Scan(nullptr, [&](const Row&) { n++; }));
   EXPECT_EQ(n, 40u);
   Status s = r->VerifyAll(XXH64(bytes.data(), bytes.size(), 0));
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_STATUS_OK(s);
   std::vector<MetricStats> stats;
-  EXPECT_TRUE(r->ReadStats(&stats).ok());
+  EXPECT_STATUS_OK(r->ReadStats(&stats));
   EXPECT_EQ(stats.size(), 2u);
 }
 
@@ -494,7 +495,7 @@ TEST_F(SnapshotFileTest, CorruptedFilterIndexAndStatsAreDetected) {
     auto r = OpenOrDie(flipped(at));
     ASSERT_TRUE(r);
     Row row;
-    EXPECT_TRUE(r->Get(rows[7].metric, rows[7].key, &row).ok());
+    EXPECT_STATUS_OK(r->Get(rows[7].metric, rows[7].key, &row));
     std::vector<MetricStats> stats;
     Status s = r->ReadStats(&stats);
     EXPECT_TRUE(s.IsCorruption()) << s.ToString();
@@ -519,7 +520,7 @@ TEST_F(SnapshotFileTest, ScanByMetric) {
     }
     std::vector<Row> got;
     Status s = r->Scan(&metric, [&](const Row& row) { got.push_back(row); });
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_STATUS_OK(s);
     EXPECT_EQ(got.size(), want.size()) << metric;
     EXPECT_TRUE(got == want) << metric;
   }
@@ -536,18 +537,18 @@ TEST_F(SnapshotFileTest, UnsortedAddRejected) {
            {{"m", "\x80"}, {"m", "\x7f"}},    // bytes compare unsigned
        }) {
     std::unique_ptr<SnapshotWriter> w;
-    ASSERT_TRUE(SnapshotWriter::Open(env_, Path("bad"), &w).ok());
-    ASSERT_TRUE(w->Add(c.a).ok());
+    ASSERT_STATUS_OK(SnapshotWriter::Open(env_, Path("bad"), &w));
+    ASSERT_STATUS_OK(w->Add(c.a));
     Status s = w->Add(c.b);
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << c.a.key << " " << c.b.key;
     SnapshotFileInfo info;
     EXPECT_FALSE(w->Finish(&info).ok());  // the error sticks
   }
   std::unique_ptr<SnapshotWriter> w;
-  ASSERT_TRUE(SnapshotWriter::Open(env_, Path("bad"), &w).ok());
-  EXPECT_TRUE(w->Add({"m", "\x7f"}).ok());
-  EXPECT_TRUE(w->Add({"m", "\x80"}).ok());
-  EXPECT_TRUE(w->Add({"m\x01", ""}).ok());
+  ASSERT_STATUS_OK(SnapshotWriter::Open(env_, Path("bad"), &w));
+  EXPECT_STATUS_OK(w->Add({"m", "\x7f"}));
+  EXPECT_STATUS_OK(w->Add({"m", "\x80"}));
+  EXPECT_STATUS_OK(w->Add({"m\x01", ""}));
 }
 
 TEST_F(SnapshotFileTest, DeterministicBytes) {
@@ -568,7 +569,7 @@ TEST_F(SnapshotFileTest, VerifyAllComparesExpectedChecksum) {
   SnapshotFileInfo info;
   Write(Path("v"), rows, &info);
   auto r = OpenOrDie(Path("v"));
-  EXPECT_TRUE(r->VerifyAll(0).ok());
+  EXPECT_STATUS_OK(r->VerifyAll(0));
   EXPECT_TRUE(r->VerifyAll(info.xxh64 ^ 1).IsCorruption());
 }
 
@@ -578,14 +579,14 @@ TEST_F(SnapshotFileTest, TruncatedFile) {
   Write(Path("t"), rows, &info);
   for (uint64_t size : {uint64_t{0}, uint64_t{10}, info.bytes / 2, info.bytes - 64, info.bytes - 1}) {
     Write(Path("t"), rows, &info);
-    ASSERT_TRUE(env_->TruncateFile(Path("t"), size).ok());
+    ASSERT_STATUS_OK(env_->TruncateFile(Path("t"), size));
     std::unique_ptr<SnapshotReader> r;
     Status s = SnapshotReader::Open(env_, Path("t"), &r);
     EXPECT_TRUE(s.IsCorruption()) << size << " " << s.ToString();
   }
 }
 
-// SPEC 8: seal.mid_data ends the process once the first block is on file,
+// docs/CONTRACT.md 8: seal.mid_data ends the process once the first block is on file,
 // leaving a partial file that a reader rejects.
 TEST_F(SnapshotFileTest, CrashMidDataLeavesPartialFile) {
   // The child re-runs this test from its start (threadsafe style, so the
@@ -604,10 +605,10 @@ TEST_F(SnapshotFileTest, CrashMidDataLeavesPartialFile) {
         SnapshotFileInfo info;
         Write(path, rows, &info);
       },
-      testing::ExitedWithCode(99), "");
+      ::testing::ExitedWithCode(99), "");
   unsetenv("SNAPSHOT_FILE_TEST_CRASH_PATH");
   uint64_t size = 0;
-  ASSERT_TRUE(env_->GetFileSize(path, &size).ok());
+  ASSERT_STATUS_OK(env_->GetFileSize(path, &size));
   EXPECT_GT(size, 0u);
   SnapshotFileInfo info;
   Write(Path("whole"), rows, &info);
@@ -624,7 +625,7 @@ class FlipChecker {
   FlipChecker(Env* env, std::string path, std::vector<Row> rows, SnapshotFileInfo info)
       : env_(env), path_(std::move(path)), rows_(std::move(rows)), info_(info) {
     std::unique_ptr<SnapshotReader> r;
-    EXPECT_TRUE(SnapshotReader::Open(env_, path_, &r).ok());
+    EXPECT_STATUS_OK(SnapshotReader::Open(env_, path_, &r));
     size_t first = 0;
     for (size_t b = 0; b < r->blocks(); b++) {
       blocks_.push_back({r->block(b).offset, r->block(b).csize, first, r->block(b).rows});

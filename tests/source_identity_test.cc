@@ -1,4 +1,4 @@
-// Nothing lost at the source (issue 8, SPEC 1 and 5), through the binary:
+// Nothing lost at the source (docs/CONTRACT.md 1 and 5), through the binary:
 // positions that are only a fast path (rotation, rewrite in place,
 // truncation), standard input read from its start, half-written last lines,
 // the 1 MiB CRLF line, the depth limit's reason, a byte order mark.
@@ -19,9 +19,15 @@ namespace snapsink::testing {
 namespace {
 
 std::string Ev(const std::string& producer, uint64_t seq) {
-  return "{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq) +
-         ",\"ts\":\"2026-10-21T10:15:03Z\",\"metric\":\"m\",\"key\":\"k" + std::to_string(seq % 3) +
-         "\",\"value\":" + std::to_string(seq + 1) + "}";
+  std::string line = EventLine()
+                         .Producer(producer)
+                         .Seq(seq)
+                         .Ts("2026-10-21T10:15:03Z")
+                         .Key("k" + std::to_string(seq % 3))
+                         .Value(static_cast<int64_t>(seq + 1))
+                         .Line();
+  line.pop_back();  // without its '\n'
+  return line;
 }
 
 // Lines Ev(producer, seq) for seq in [from, to), each ended by eol.
@@ -345,7 +351,7 @@ TEST_F(SourceIdentityTest, SummarySaysThisRunThenTotalsAndWhereRejectsWent) {
                        "source totals: lines 7, applied 5, duplicates 1, fenced 0, rejected 1, ignored 0"),
             std::string::npos)
       << r.err;
-  // Issue 20: where rejects went is said by the run that rejected them
+  // Where rejects went is said by the run that rejected them
   // (the first one here), not by every later run.
   EXPECT_EQ(r.err.find("rejected lines in"), std::string::npos) << r.err;
   AppendFile(in, "bad again\n");

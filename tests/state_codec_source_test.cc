@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/state_codec.h"
+#include "tests/test_util.h"
 
 namespace snapsink {
 namespace {
@@ -22,7 +23,7 @@ TEST(SourceStateCodecTest, RoundTripsTheIdentity) {
   s.line_no = 9;
   s.flags = SourceState::kHasPosition | SourceState::kPartialTail;
   SourceState back;
-  ASSERT_TRUE(codec::Decode(codec::Encode(s), &back).ok());
+  ASSERT_STATUS_OK(codec::Decode(codec::Encode(s), &back));
   EXPECT_EQ(back, s);
 }
 
@@ -31,7 +32,7 @@ TEST(SourceStateCodecTest, FormatOneRecordDecodesWithoutAPosition) {
   for (uint64_t x : {500, 6, 5, 1, 0, 0, 0}) codec::PutU64(&v, x);
   SourceState s;
   s.flags = 0xff;
-  ASSERT_TRUE(codec::Decode(v, &s).ok());
+  ASSERT_STATUS_OK(codec::Decode(v, &s));
   EXPECT_EQ(s.offset, 500u);
   EXPECT_EQ(s.lines, 6u);
   EXPECT_EQ(s.applied, 5u);
@@ -54,7 +55,7 @@ TEST(SourceStateCodecTest, FormatThreeRoundTripsPositionProgressAndNewestTime) {
   const std::string v = codec::Encode(s);
   EXPECT_EQ(v.size(), 11u * 8 + 1 + 3 * 8 + 4 + 17);
   SourceState back;
-  ASSERT_TRUE(codec::Decode(v, &back).ok());
+  ASSERT_STATUS_OK(codec::Decode(v, &back));
   EXPECT_EQ(back, s);
   EXPECT_EQ(*back.position, s.position);
 
@@ -64,7 +65,7 @@ TEST(SourceStateCodecTest, FormatThreeRoundTripsPositionProgressAndNewestTime) {
     if (part == 0) one.position = "";
     if (part == 1) one.progress = SourceState::Progress{0, 0};
     if (part == 2) one.newest_ts_ms = 0;
-    ASSERT_TRUE(codec::Decode(codec::Encode(one), &back).ok());
+    ASSERT_STATUS_OK(codec::Decode(codec::Encode(one), &back));
     EXPECT_EQ(back, one) << part;
   }
   // Short or long by a byte: malformed, never misread.
@@ -78,7 +79,7 @@ TEST(SourceStateCodecTest, FormatTwoRecordDecodesWithoutWritePathFields) {
   v.push_back(static_cast<char>(SourceState::kHasPosition));
   SourceState s;
   s.position = "stale";
-  ASSERT_TRUE(codec::Decode(v, &s).ok());
+  ASSERT_STATUS_OK(codec::Decode(v, &s));
   EXPECT_EQ(s.offset, 500u);
   EXPECT_EQ(s.flags, SourceState::kHasPosition);
   EXPECT_FALSE(s.position);

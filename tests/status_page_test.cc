@@ -232,13 +232,15 @@ void CheckPage(const std::string& html, const std::string& root, uint64_t shown)
   ASSERT_NE(doc, nullptr) << x.error();
   ASSERT_EQ(doc->name, "html");
   auto sink = api::Sink::OpenReadOnly(root);
-  ASSERT_TRUE(sink.ok()) << sink.status().message();
+  ASSERT_STATUS_OK(sink);
   auto status = (*sink)->GetStatus();
   auto gens = (*sink)->Generations();
   auto sources = (*sink)->Sources();
-  ASSERT_TRUE(status.ok() && gens.ok() && sources.ok());
+  ASSERT_STATUS_OK(status);
+  ASSERT_STATUS_OK(gens);
+  ASSERT_STATUS_OK(sources);
   auto reader = api::Reader::Open(root, shown);
-  ASSERT_TRUE(reader.ok());
+  ASSERT_STATUS_OK(reader);
 
   // Every window: a row with its state and versions, and a mark.
   std::map<std::string, std::vector<std::string>> rows;
@@ -441,16 +443,8 @@ TEST_F(StatusPageTest, ThePageNeedsTheTokenLikeEveryEndpoint) {
 // ---- 5,000 windows ---------------------------------------------------------
 
 TEST(StatusPageSize, FiveThousandWindowsUnderTwoMegabytes) {
-  std::unique_ptr<TempDir> shm;
-  char tmpl[] = "/dev/shm/snapsink-page-XXXXXX";
-  std::string base;
-  if (::access("/dev/shm", W_OK) == 0 && ::mkdtemp(tmpl) != nullptr) {
-    base = tmpl;
-  } else {
-    shm = std::make_unique<TempDir>();
-    base = shm->path();
-  }
-  const std::string root = base + "/root", input = base + "/events.ndjson";
+  FastDir d;
+  const std::string root = d / "root", input = d / "events.ndjson";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
   std::string events;
   for (int i = 0; i < 5000; ++i) events += Line("p", i, i, "orders", i % 7);
@@ -463,7 +457,7 @@ TEST(StatusPageSize, FiveThousandWindowsUnderTwoMegabytes) {
   AppendFile(input, events);
   r = Snapsink({"run", root, input, "--final", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string file = base + "/page.html";
+  const std::string file = d / "page.html";
   r = Snapsink({"status", root, "--html", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = ReadFile(file);
@@ -483,7 +477,6 @@ TEST(StatusPageSize, FiveThousandWindowsUnderTwoMegabytes) {
     }
   }
   EXPECT_EQ(subpaths, 5000u);  // every window drawn once
-  if (!shm) (void)std::system(("rm -rf '" + base + "'").c_str());
 }
 
 // ---- Headless Chromium -----------------------------------------------------

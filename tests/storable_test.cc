@@ -1,5 +1,5 @@
-// Every legal event is storable (SPEC 7, issue 8 item 4) and the directories
-// the engine writes into come back when deleted (item 7), through the binary;
+// Every legal event is storable (docs/CONTRACT.md 7) and the directories
+// the engine writes into come back when deleted, through the binary;
 // the long-key collision story of engine/long_key.h, in the library.
 //
 // Regression: a metric of 128 escaped NULs with a 256-byte key failed with
@@ -348,34 +348,34 @@ std::string AggKey(const std::string& metric, const std::string& key) {
 TEST(LongKey, ForcedHashCollisionIsDetectedNotMerged) {
   TempDir dir;
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::Open(dir.path(), true, &store).ok());
+  ASSERT_STATUS_OK(Store::Open(dir.path(), true, &store));
   HashHook hook(&ConstantHash);
   const std::string metric(128, '\0');
   // Same 237-byte key prefix, same (forced) hash: one slot chain.
   const std::string k1 = std::string(250, 'k') + "zzzzzz", k2 = std::string(250, 'k') + "aaaaaa",
                     k3 = std::string(250, 'k') + "mmmmmm";
   std::unique_ptr<Txn> txn;
-  ASSERT_TRUE(store->BeginWrite(&txn).ok());
+  ASSERT_STATUS_OK(store->BeginWrite(&txn));
   ASSERT_GT(AggKey(metric, k1).size(), kMaxDirectKey);
-  ASSERT_TRUE(PutRecord(txn.get(), Table::kAggs, AggKey(metric, k1), codec::Encode(Aggregate{1, 10, 1})).ok());
-  ASSERT_TRUE(PutRecord(txn.get(), Table::kAggs, AggKey(metric, k2), codec::Encode(Aggregate{2, 20, 2})).ok());
-  ASSERT_TRUE(PutRecord(txn.get(), Table::kAggs, AggKey(metric, k1), codec::Encode(Aggregate{3, 30, 3})).ok());
+  ASSERT_STATUS_OK(PutRecord(txn.get(), Table::kAggs, AggKey(metric, k1), codec::Encode(Aggregate{1, 10, 1})));
+  ASSERT_STATUS_OK(PutRecord(txn.get(), Table::kAggs, AggKey(metric, k2), codec::Encode(Aggregate{2, 20, 2})));
+  ASSERT_STATUS_OK(PutRecord(txn.get(), Table::kAggs, AggKey(metric, k1), codec::Encode(Aggregate{3, 30, 3})));
   std::string_view v;
   Aggregate a;
-  ASSERT_TRUE(GetRecord(txn.get(), Table::kAggs, AggKey(metric, k1), &v).ok());
-  ASSERT_TRUE(codec::Decode(v, &a).ok());
+  ASSERT_STATUS_OK(GetRecord(txn.get(), Table::kAggs, AggKey(metric, k1), &v));
+  ASSERT_STATUS_OK(codec::Decode(v, &a));
   EXPECT_EQ(a, (Aggregate{3, 30, 3}));
-  ASSERT_TRUE(GetRecord(txn.get(), Table::kAggs, AggKey(metric, k2), &v).ok());
-  ASSERT_TRUE(codec::Decode(v, &a).ok());
+  ASSERT_STATUS_OK(GetRecord(txn.get(), Table::kAggs, AggKey(metric, k2), &v));
+  ASSERT_STATUS_OK(codec::Decode(v, &a));
   EXPECT_EQ(a, (Aggregate{2, 20, 2}));
   EXPECT_TRUE(GetRecord(txn.get(), Table::kAggs, AggKey(metric, k3), &v).IsNotFound());
   // Scanned: both, in key order although stored in hash-slot order (k1 first).
   std::vector<std::string> seen;
-  ASSERT_TRUE(ScanWindowAggregates(txn.get(), kBase, [&](const std::string& m, std::string_view key, const Aggregate&) {
+  ASSERT_STATUS_OK(ScanWindowAggregates(txn.get(), kBase, [&](const std::string& m, std::string_view key, const Aggregate&) {
                 EXPECT_EQ(m, metric);
                 seen.emplace_back(key);
                 return Status::OK();
-              }).ok());
+              }));
   EXPECT_EQ(seen, (std::vector<std::string>{k2, k1}));
   // A full chain is an error, never an overwrite.
   Status s;
@@ -387,30 +387,30 @@ TEST(LongKey, ForcedHashCollisionIsDetectedNotMerged) {
   }
   EXPECT_EQ(stored, static_cast<int>(kMaxProbes));
   EXPECT_NE(s.message().find("hash chain full"), std::string::npos) << s.message();
-  ASSERT_TRUE(GetRecord(txn.get(), Table::kAggs, AggKey(metric, k2), &v).ok());
-  ASSERT_TRUE(codec::Decode(v, &a).ok());
+  ASSERT_STATUS_OK(GetRecord(txn.get(), Table::kAggs, AggKey(metric, k2), &v));
+  ASSERT_STATUS_OK(codec::Decode(v, &a));
   EXPECT_EQ(a, (Aggregate{2, 20, 2}));
-  ASSERT_TRUE(txn->Commit().ok());
+  ASSERT_STATUS_OK(txn->Commit());
 }
 
 // A long-form record whose slot is not near its key's hash is reported, not trusted.
 TEST(LongKey, RecordInTheWrongSlotIsCorruption) {
   TempDir dir;
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::Open(dir.path(), true, &store).ok());
+  ASSERT_STATUS_OK(Store::Open(dir.path(), true, &store));
   std::unique_ptr<Txn> txn;
-  ASSERT_TRUE(store->BeginWrite(&txn).ok());
+  ASSERT_STATUS_OK(store->BeginWrite(&txn));
   {
     HashHook hook(&ConstantHash);
-    ASSERT_TRUE(PutRecord(txn.get(), Table::kSources, std::string(600, 's'), "x").ok());
+    ASSERT_STATUS_OK(PutRecord(txn.get(), Table::kSources, std::string(600, 's'), "x"));
   }
   Status st;
-  ASSERT_TRUE(txn->Scan(Table::kSources, "", [&](std::string_view k, std::string_view v) {
+  ASSERT_STATUS_OK(txn->Scan(Table::kSources, "", [&](std::string_view k, std::string_view v) {
                 std::string natural;
                 std::string_view payload;
                 st = DecodeRecord(k, v, &natural, &payload);
                 return true;
-              }).ok());
+              }));
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
 }
 
@@ -422,8 +422,8 @@ TEST(LongKey, RecordInTheWrongSlotIsCorruption) {
 TEST(LongKey, CollidingLongAggregateKeysAreAllStored) {
   TempDir dir;
   std::unique_ptr<Root> root;
-  ASSERT_TRUE(Root::Init(Env::Default(), dir / "root", RootConfig()).ok());
-  ASSERT_TRUE(Root::Open(Env::Default(), dir / "root", /*writer=*/true, &root).ok());
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), dir / "root", RootConfig()));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), dir / "root", /*writer=*/true, &root));
   Input in;
   for (int i = 0; i < 70; ++i) in.Add("p", Rep("\\u0000", 128), Rep("k", 250) + std::to_string(100000 + i), 0, 1);
   WriteFile(dir / "in.ndjson", in.text);

@@ -48,7 +48,7 @@ int SlotsOf(const std::string& dir, pid_t pid) {
 // until every process closed the environment.
 TEST(Store, OpenClearsReaderSlotsOfDeadProcesses) {
   TempDir d;
-  ASSERT_TRUE(Root::Init(Env::Default(), d / "r", RootConfig()).ok());
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", RootConfig()));
   const std::string state = filenames::StateDir(d / "r");
   // A process that keeps the environment open, so that no open below is
   // the first one (the first open of an environment resets its reader
@@ -85,7 +85,7 @@ TEST(Store, OpenClearsReaderSlotsOfDeadProcesses) {
   ASSERT_EQ(SlotsOf(state, child), 1) << "the dead reader's slot is there to be cleared";
   {
     std::unique_ptr<Store> store;
-    ASSERT_TRUE(Store::OpenReadOnly(state, &store).ok());
+    ASSERT_STATUS_OK(Store::OpenReadOnly(state, &store));
   }
   EXPECT_EQ(SlotsOf(state, child), 0);
   ::close(quit[1]);
@@ -95,12 +95,12 @@ TEST(Store, OpenClearsReaderSlotsOfDeadProcesses) {
 
 TEST(Store, ReadOnlyOpenRefusesWrites) {
   TempDir d;
-  ASSERT_TRUE(Root::Init(Env::Default(), d / "r", RootConfig()).ok());
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", RootConfig()));
   std::unique_ptr<Root> root;
-  ASSERT_TRUE(Root::OpenReadOnly(Env::Default(), d / "r", &root).ok());
+  ASSERT_STATUS_OK(Root::OpenReadOnly(Env::Default(), d / "r", &root));
   std::unique_ptr<Txn> txn;
   EXPECT_FALSE(root->store()->BeginWrite(&txn).ok());
-  ASSERT_TRUE(root->store()->BeginRead(&txn).ok());
+  ASSERT_STATUS_OK(root->store()->BeginRead(&txn));
 }
 
 TEST(Store, LmdbErrorsNameTheDirectory) {
@@ -172,7 +172,7 @@ TEST(Store, TheMapGrowsWhenFullAndReadersFollow) {
   std::unique_ptr<Store> reader;
   Status opened = Store::OpenReadOnly(state, &reader);
   ::unsetenv("SNAPSINK_LMDB_MAP_BYTES");
-  ASSERT_TRUE(opened.ok()) << opened.ToString();
+  ASSERT_STATUS_OK(opened);
   const uint64_t small = reader->map_bytes();
   ASSERT_EQ(limited("run '" + d / "r" + "' '" + d / "b" + "' --final"), 0) << ReadFile(d / "err");
   uint64_t data = 0;

@@ -14,7 +14,7 @@ namespace {
 std::unique_ptr<Store> OpenStore(const std::string& dir) {
   std::unique_ptr<Store> store;
   Status s = Store::Open(dir, /*create=*/true, &store);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_STATUS_OK(s);
   return store;
 }
 

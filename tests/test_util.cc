@@ -6,13 +6,12 @@
 
 #include <boost/filesystem.hpp>
 #include <cstdlib>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "snapsink/options.h"
+#include "snapsink/sink.h"
 
 namespace snapsink::testing {
 
@@ -22,6 +21,15 @@ int64_t Ms(const std::string& time) {
   return ms;
 }
 namespace fs = boost::filesystem;
+
+Status RunFinalWithApi(const std::string& root, const std::string& file) {
+  auto sink = api::Sink::Open(root);
+  if (!sink.ok()) return sink.status();
+  api::RunOptions run;
+  run.ingest.files = {file};
+  run.final = true;
+  return (*sink)->Run(run);
+}
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
@@ -62,6 +70,17 @@ std::string Drain(int fd) {
 }
 }  // namespace
 
+void ExecSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+  std::string bin = SNAPSINK_BINARY;
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv{bin.data()};
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(bin.c_str(), argv.data());
+  _exit(127);
+}
+
 RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
                    const std::string& stdin_data) {
   int in[2], out[2], err[2];
@@ -72,15 +91,7 @@ RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::str
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> argv;
-    std::string bin = SNAPSINK_BINARY;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    _exit(127);
+    ExecSnapsink(args, env);
   }
   ::close(in[0]);
   ::close(out[1]);
@@ -105,22 +116,19 @@ RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::str
   return r;
 }
 
-Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+                      const std::string& out_path, const std::string& err_path) {
   Spawned s;
   s.pid = ::fork();
   if (s.pid == 0) {
-    int null = ::open("/dev/null", O_RDWR);
+    const int null = ::open("/dev/null", O_RDWR);
+    auto to = [null](const std::string& path) {
+      return path.empty() ? null : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    };
     ::dup2(null, 0);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::string bin = SNAPSINK_BINARY;
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv{bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    _exit(127);
+    ::dup2(to(out_path), 1);
+    ::dup2(to(err_path), 2);
+    ExecSnapsink(args, env);
   }
   return s;
 }
@@ -145,23 +153,6 @@ int Spawned::Wait() {
   ::waitpid(pid, &status, 0);
   exit_code = DecodeStatus(status);
   return exit_code;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << data;
-}
-
-void AppendFile(const std::string& path, const std::string& data) {
-  std::ofstream f(path, std::ios::binary | std::ios::app);
-  f << data;
 }
 
 std::map<std::string, std::string> TreeContents(const std::string& dir) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "snapsink/status.h"
+#include "tests/file_util.h"
 
 namespace snapsink::testing {
 
@@ -23,11 +24,16 @@ const Status& StatusOf(const Result<T>& r) {
 
 // ASSERT_STATUS_OK(expr) / EXPECT_STATUS_OK(expr): expr (a Status or a
 // Result<T>) is OK; the failure message names the expression and the status.
-#define SNAPSINK_STATUS_OK_IMPL(expr, fail)                                          \
-  do {                                                                                \
-    const ::snapsink::Status _snapsink_st = ::snapsink::testing::StatusOf(expr);      \
-    if (!_snapsink_st.ok()) fail() << #expr << ": " << _snapsink_st.ToString();      \
-  } while (0)
+// Like gtest's own assertions, more context may be streamed:
+//   ASSERT_STATUS_OK(w->Add(row)) << "row " << i;
+// Brace it under an unbraced if: gcc's -Wdangling-else sees through switch.
+#define SNAPSINK_STATUS_OK_IMPL(expr, fail)                                                    \
+  switch (0)                                                                                   \
+  case 0:                                                                                      \
+  default:                                                                                     \
+    if (const ::snapsink::Status _snapsink_st = ::snapsink::testing::StatusOf(expr); _snapsink_st.ok()) { \
+    } else                                                                                     \
+      fail() << #expr << ": " << _snapsink_st.ToString()
 #define ASSERT_STATUS_OK(expr) SNAPSINK_STATUS_OK_IMPL(expr, FAIL)
 #define EXPECT_STATUS_OK(expr) SNAPSINK_STATUS_OK_IMPL(expr, ADD_FAILURE)
 
@@ -35,7 +41,7 @@ const Status& StatusOf(const Result<T>& r) {
 // api::ParseTime; a text it does not take is a test failure.
 int64_t Ms(const std::string& time);
 
-// One NDJSON event line (SPEC 1), newline included, fields in the order
+// One NDJSON event line (docs/CONTRACT.md 1), newline included, fields in the order
 // producer, epoch, seq, ts, metric, key, value, op; optional fields only
 // when set:
 //   EventLine().Seq(3).Ts(ms).Metric("orders").Key("eu").Value("1.5").Line()
@@ -62,6 +68,10 @@ class EventLine {
   std::string metric_ = "m";
   std::optional<std::string> key_, value_, op_;
 };
+
+// `snapsink run ROOT FILE --final` through the public API: opens the writer
+// handle, runs, and closes it.
+Status RunFinalWithApi(const std::string& root, const std::string& file);
 
 // A fresh directory under $TMPDIR, removed (recursively) on destruction.
 class TempDir {
@@ -101,19 +111,21 @@ struct RunResult {
 RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                    const std::string& stdin_data = "");
 
-// Starts the snapsink binary without waiting (stdin, stdout and stderr to
-// /dev/null); Wait returns its exit status as RunResult::exit_code does.
+// In a forked child: replaces the process with the snapsink binary (args,
+// plus env set on top of the inherited environment); exits 127 if it cannot.
+[[noreturn]] void ExecSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+
+// Starts the snapsink binary without waiting (stdin from /dev/null; stdout
+// and stderr to /dev/null, or to the files out_path and err_path when
+// given); Wait returns its exit status as RunResult::exit_code does.
 struct Spawned {
   int pid = -1;
   bool Running();   // false once it has exited (then exit_code is set)
   int Wait();
   int exit_code = -1;
 };
-Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
-
-std::string ReadFile(const std::string& path);
-void WriteFile(const std::string& path, const std::string& data);
-void AppendFile(const std::string& path, const std::string& data);
+Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+                      const std::string& out_path = "", const std::string& err_path = "");
 
 // Every regular file under dir (relative path -> contents), skipping state/
 // (LMDB files) and the lock files (LOCK, LOCK.follower, LOCK.queue). For byte-for-byte comparison of two roots.

@@ -1,4 +1,4 @@
-// verify names what differs (issue 26): a snapshot manifest whose window
+// verify names what differs: a snapshot manifest whose window
 // count or sum differs from its rows names that field (it used to say
 // `events`), and CURRENT whose manifest checksum differs from the one state
 // records for the same generation says so (it used to say "names generation
@@ -34,12 +34,12 @@ void PublishThenTamper(const TempDir& dir, Field field, std::string* root_out) {
 
   const std::string gpath = filenames::GenerationManifest(root, 1);
   GenerationManifest g;
-  ASSERT_TRUE(GenerationManifest::Decode(ReadFile(gpath), gpath, &g).ok());
+  ASSERT_STATUS_OK(GenerationManifest::Decode(ReadFile(gpath), gpath, &g));
   ASSERT_EQ(g.windows.size(), 1u);
   const std::string mpath = filenames::Join(filenames::SnapshotDir(root, g.windows[0].window_ms, g.windows[0].version),
                                             filenames::kSnapshotManifestFile);
   SnapshotManifest m;
-  ASSERT_TRUE(SnapshotManifest::Decode(ReadFile(mpath), mpath, &m).ok());
+  ASSERT_STATUS_OK(SnapshotManifest::Decode(ReadFile(mpath), mpath, &m));
   if (field == Field::kCount) {
     m.count += 1;
   } else {

@@ -1,4 +1,4 @@
-// The write path at its crash points (SPEC 8): a writer that feeds a root
+// The write path at its crash points (docs/CONTRACT.md 8): a writer that feeds a root
 // from memory and keeps its input position there (Sink::Position) is killed
 // at ingest.before_commit / ingest.after_commit, restarted from the position
 // it finds, and must end with the same published rows, source counters and

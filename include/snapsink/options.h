@@ -14,7 +14,7 @@
 
 namespace snapsink::api {
 
-// What ingest does with a sequence gap (SPEC 3). Fixed when the root is created.
+// What ingest does with a sequence gap (docs/CONTRACT.md 3). Fixed when the root is created.
 enum class GapPolicy { kAccept, kStop };
 
 // Settings of a new root (Sink::Create); stored in it, fixed for its life.
@@ -38,7 +38,7 @@ struct RootSettings {
   int64_t producer_retention_ms = 0;  // 0 = never
 };
 
-// Accounting of one input source (SPEC 7):
+// Accounting of one input source (docs/CONTRACT.md 7):
 //   lines = applied + duplicates + fenced + rejected + ignored.
 struct SourceInfo {
   std::string source;
@@ -59,7 +59,7 @@ struct IngestOptions {
   // Events without seq or id are deduplicated by a hash of their content.
   bool id_from_content = false;
   // The files will not grow (an archive, or `run --final`): a last line
-  // without '\n' is taken or rejected rather than left for later (SPEC 1).
+  // without '\n' is taken or rejected rather than left for later (docs/CONTRACT.md 1).
   bool final = false;
   // Notes for the user ("file was replaced", a half-written line left
   // unread); printed to stderr when unset.
@@ -148,7 +148,7 @@ struct FollowOptions {
   std::function<void(const PublishResult&)> on_published;
 };
 
-// Backfill (SPEC 9): rebuild windows from archived input as version `version`.
+// Backfill (docs/CONTRACT.md 9): rebuild windows from archived input as version `version`.
 struct BackfillOptions {
   uint64_t version = 0;
   std::vector<std::string> files;  // "-" (at most once) is standard input
@@ -196,7 +196,7 @@ struct GcResult {
   std::vector<uint64_t> pinned;                 // kept only because a reader holds them
 };
 
-// What a rollback changes in one window (SPEC 10): its version and totals
+// What a rollback changes in one window (docs/CONTRACT.md 10): its version and totals
 // in the live view before, and in the rolled-back-to generation after.
 struct RollbackChange {
   int64_t window_ms = 0;

@@ -17,7 +17,7 @@
 // Open one handle per root per process (LMDB allows one environment handle
 // per process). Handles are not thread-safe; Readers are cheap, open one per
 // thread. Every method returns a Status: a failed operation changes nothing,
-// or leaves what a rerun finishes (SPEC 8).
+// or leaves what a rerun finishes (docs/CONTRACT.md 8).
 #pragma once
 
 #include <cstdint>
@@ -108,7 +108,7 @@ class ReadOnlySink {
   // A Reader pinned to `generation` (0 = the current one) of this root.
   Result<std::unique_ptr<Reader>> NewReader(uint64_t generation = 0) const;
 
-  // Backfill (SPEC 9) from this unlocked handle: the ingest phase runs without
+  // Backfill (docs/CONTRACT.md 9) from this unlocked handle: the ingest phase runs without
   // LOCK; sealing and publishing take it (waiting for a live writer). On a
   // Sink, which holds LOCK already, it is InvalidArgument: use OpenReadOnly.
   // With options.dry_run it writes nothing and takes no lock.
@@ -158,7 +158,7 @@ class Sink : public ReadOnlySink {
   // is nothing_to_do.
   static Result<UpgradeResult> Upgrade(const std::string& path, bool dry_run = false);
 
-  // Applies the files' events exactly once (SPEC 2, 3, 7). *result, when
+  // Applies the files' events exactly once (docs/CONTRACT.md 2, 3, 7). *result, when
   // given, is filled even on a stop (Gap, BadInput): what was committed.
   Status Ingest(const IngestOptions& options, IngestResult* result = nullptr);
   // Applies a batch from memory (write_batch.h) and commits the source's new
@@ -193,7 +193,7 @@ class Sink : public ReadOnlySink {
   // one a Reader pins), snapshots no generation names, and stray *.tmp files.
   Result<GcResult> Gc(uint64_t keep);
   // Publishes a new generation with exactly `generation`'s windows and
-  // versions and rewinds the engine's window state to match (SPEC 10).
+  // versions and rewinds the engine's window state to match (docs/CONTRACT.md 10).
   // dry_run: reports the changes and writes nothing.
   Result<RollbackResult> Rollback(uint64_t generation, bool dry_run = false);
 

@@ -170,7 +170,7 @@ struct GenerationInfo {
   uint64_t generation = 0;
   uint64_t parent = 0;
   size_t windows = 0;
-  uint64_t rollback_of = 0;  // the generation it copies (SPEC 10); 0 = none
+  uint64_t rollback_of = 0;  // the generation it copies (docs/CONTRACT.md 10); 0 = none
   bool current = false;
 };
 

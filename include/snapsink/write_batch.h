@@ -30,7 +30,7 @@ namespace snapsink::api {
 
 class WriteBatch {
  public:
-  // source: the name the batch's lines are accounted to (SPEC 5's source),
+  // source: the name the batch's lines are accounted to (docs/CONTRACT.md 5's source),
   // 1 byte or more.
   explicit WriteBatch(std::string source);
 

@@ -1,6 +1,6 @@
 // The librdkafka configuration of a snapsink Kafka consumer: the properties
 // it sets itself, and the --kafka-config ones it refuses because they would
-// break "positions come from the root, never from Kafka" (SPEC 11).
+// break "positions come from the root, never from Kafka" (README.md, "Kafka").
 #pragma once
 
 #include <string>

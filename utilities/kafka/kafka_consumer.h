@@ -1,5 +1,5 @@
 // A Kafka consumer that stores its offsets in a snapsink root, not in Kafka
-// (SPEC 11): built on the public API only (snapsink/*.h), as a user would.
+// (README.md, "Kafka"): built on the public API only (snapsink/*.h), as a user would.
 //
 // Each partition P of the topic is the source "kafka:T/P"; its position (the
 // Write path's opaque position, decimal text) is the next offset to read,
