@@ -89,7 +89,7 @@ class ReadOnlySink {
   Status Verify(VerifyReport* report) const;
   // ---- end of the read-side views ----
 
-  // ---- Owners of a source that processes take turns at (SPEC 12) ----
+  // ---- Owners of a source that processes take turns at (docs/SCALE-OUT.md) ----
   // Claims the next owner epoch of `source` in this root (owners/): one more
   // than the newest claimed, recorded with `who` (client id, host, pid).
   // Processes that claim at once each get their own epoch; the newest wins.

@@ -51,7 +51,7 @@ class WriteBatch {
   void SetProgress(uint64_t read, uint64_t end);
 
   // For a source that processes take turns at (a Kafka partition shared by
-  // a consumer group, SPEC 12): the batch commits only if the source's owner
+  // a consumer group, docs/SCALE-OUT.md): the batch commits only if the source's owner
   // epoch, stored with it, equals `epoch`; with take, only if it is below
   // `epoch`, and the batch then raises it to `epoch`. Otherwise nothing of
   // the batch is applied and Write returns Status Locked naming both epochs.
