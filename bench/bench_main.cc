@@ -856,7 +856,7 @@ PublishTimes SealAndPublish(const WideRoot& w) {
   t.seal = sw.Seconds();
   Stopwatch sw2;
   PublishResult result;
-  CheckOk(PublishStaged(root->env(), root->path(), root->store(), &result), "publish");
+  CheckOk(PublishStaged(root->env(), root->path(), root->store(), root->config(), &result), "publish");
   if (result.windows != 1) Die("expected one published window");
   t.publish = sw2.Seconds();
   t.split = sw.Split();
@@ -1197,7 +1197,7 @@ void RunWindows(const Flags& f, const std::string& work, Report* rep) {
       std::vector<SealedWindow> sealed;
       CheckOk(SealWindows(target, dirty, &sealed), "seal");
       PublishResult result;
-      CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+      CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), rt->config(), &result), "publish");
       if (result.windows != f.windows) Die("windows: published " + Count(result.windows) + " of " + Count(f.windows));
       ours.push_back(sw.Seconds());
       ours_t.push_back(sw.Split());
@@ -1277,7 +1277,7 @@ void RunRange(const Flags& f, const std::string& work, Report* rep) {
     std::vector<SealedWindow> sealed;
     CheckOk(SealWindows(target, dirty, &sealed), "seal");
     PublishResult result;
-    CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+    CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), rt->config(), &result), "publish");
   }
   QuerySpec q;
   q.from = start + 300 * 60000;
