@@ -52,9 +52,10 @@ struct RootConfig {
   int64_t retain_ms = 0;
   // An event dated more than this ahead of the newest event time applied is
   // rejected `beyond max-ahead` (engine/watermark.h); 0 = no limit. Roots
-  // made before the setting existed read as 0.
-  int64_t max_ahead_ms = kDefaultMaxAheadMs;
-  static constexpr int64_t kDefaultMaxAheadMs = int64_t{86400} * 1000;  // 1d, for new roots
+  // made before the setting existed read as 0; `init --retain` without
+  // --max-ahead sets kDefaultMaxAheadMs.
+  int64_t max_ahead_ms = 0;
+  static constexpr int64_t kDefaultMaxAheadMs = int64_t{86400} * 1000;  // 1d
 };
 
 // Keys of Table::kMeta.

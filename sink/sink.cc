@@ -231,7 +231,7 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   config.id_horizon_ms = o.id_horizon_ms;
   config.producer_retention_ms = o.producer_retention_ms;
   config.retain_ms = o.retain_ms;
-  config.max_ahead_ms = o.max_ahead_ms;
+  config.max_ahead_ms = o.max_ahead_ms.value_or(o.retain_ms > 0 ? RootConfig::kDefaultMaxAheadMs : 0);
   if (config.retain_ms < 0) return Status::InvalidArgument("retention must not be negative");
   if (config.max_ahead_ms < 0) return Status::InvalidArgument("max-ahead must not be negative");
   if (config.window_ms <= 0) return Status::InvalidArgument("window size must be positive");

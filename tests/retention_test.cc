@@ -161,6 +161,10 @@ TEST(RetentionTest, AnEventDated2099SealsAndDropsNothing) {
   Ok({"init", with, "--window", "1m", "--retain", "1h"});
   Ok({"init", without, "--window", "1m", "--retain", "1h"});
   Ok({"init", unguarded, "--window", "1m", "--retain", "1h", "--max-ahead", "0"});
+  // Without --retain there is no max-ahead limit unless asked for.
+  TempDir plain;
+  Ok({"init", plain / "r", "--window", "1m"});
+  EXPECT_NE(Ok({"status", plain / "r", "--json"}).out.find("\"max_ahead\":null"), std::string::npos);
   // Two runs each, the input growing between them: the first run's publish
   // comes right after the bad event.
   const std::string in_with = dir / "with.ndjson", in_without = dir / "without.ndjson";

@@ -28,7 +28,7 @@ struct InitArgs {
   std::string id_horizon = "7d";
   std::string producer_retention;  // empty: never
   std::string retain;              // empty: keep every window
-  std::string max_ahead = "1d";    // 0: no limit
+  std::string max_ahead;           // 0: no limit; empty: 1d with --retain, else no limit
 };
 Status CmdInit(const InitArgs& a);
 

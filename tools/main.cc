@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   c_init->add_option("--retain", init.retain,
                      "Drop windows whose end the watermark passed more than this ago (default: keep every window)");
   c_init->add_option("--max-ahead", init.max_ahead,
-                     "Reject events dated more than this after the newest event (default 1d; 0: no limit)");
+                     "Reject events dated more than this after the newest event (0: no limit; default 1d with --retain, "
+                     "else no limit)");
 
   IngestArgs ingest;
   auto* c_ingest = app.add_subcommand("ingest", "Apply events; each source resumes from its committed offset");

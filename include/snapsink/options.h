@@ -32,8 +32,10 @@ struct InitOptions {
   // "beyond retention". 0 = keep every window. Sink::SetHistory changes it.
   int64_t retain_ms = 0;
   // An event dated more than this after the newest event time applied is
-  // rejected "beyond max-ahead" and moves no watermark. 0 = no limit.
-  int64_t max_ahead_ms = int64_t{86400} * 1000;
+  // rejected "beyond max-ahead" and moves no watermark. 0 = no limit;
+  // nullopt: 1d when retain_ms > 0 (one bad clock would otherwise drop
+  // every window), else no limit.
+  std::optional<int64_t> max_ahead_ms;
 };
 
 // The settings a root was created with.
