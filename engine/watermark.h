@@ -1,8 +1,8 @@
 // When a window is closed (SPEC 3): once the watermark, the greatest event
 // time applied minus the lateness, has reached the window's end.
 //
-// One producer's clock cannot move it (SPEC 13): with --max-ahead D (new
-// roots: 1d), ingest rejects an event dated more than D after the greatest
+// One producer's clock cannot move it (SPEC 13): with --max-ahead D (1d by
+// default on a root with retention), ingest rejects an event dated more than D after the greatest
 // event time applied so far (EventTooFarAhead), so that event neither
 // applies nor moves the watermark. The rule reads only event times in input
 // order, so a replay decides the same. The first event of a root has
