@@ -492,7 +492,7 @@ PublishResult SealAndPublishAll(Root* rt) {
   std::vector<SealedWindow> sealed;
   CheckOk(SealWindows(target, dirty, &sealed), "seal");
   PublishResult result;
-  CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), &result), "publish");
+  CheckOk(PublishStaged(rt->env(), rt->path(), rt->store(), rt->config(), &result), "publish");
   return result;
 }
 
@@ -869,7 +869,7 @@ PublishTimes SealAndPublish(const WideRoot& w) {
   t.seal = sw.Seconds();
   Stopwatch sw2;
   PublishResult result;
-  CheckOk(PublishStaged(root->env(), root->path(), root->store(), &result), "publish");
+  CheckOk(PublishStaged(root->env(), root->path(), root->store(), root->config(), &result), "publish");
   if (result.windows != 1) Die("expected one published window");
   t.publish = sw2.Seconds();
   t.split = sw.Split();

@@ -83,7 +83,7 @@ int ServeBenchMain(int argc, char** argv) {
     std::vector<SealedWindow> sealed;
     Check(SealWindows({env, root_path, root->store(), root->config().window_ms}, windows, &sealed), "seal");
     PublishResult r;
-    Check(PublishStaged(env, root_path, root->store(), &r), "publish");
+    Check(PublishStaged(env, root_path, root->store(), root->config(), &r), "publish");
   }
   std::mt19937_64 rng(42);
   std::vector<std::string> keys(requests);

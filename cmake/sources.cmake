@@ -29,6 +29,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/timeutil.cc
   engine/window_records.cc
   engine/window_records_runs.cc
+  engine/window_retention.cc
   publish/backfill.cc
   publish/backfill_impact.cc
   publish/checked_json.cc
@@ -169,6 +170,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
   tests/rollback_power_cut_test.cc
+  tests/retention_test.cc
   tests/rollback_test.cc
   tests/root_files_test.cc
   tests/root_test.cc

@@ -15,7 +15,7 @@ _snapsink() {
   fi
   local command="${words[1]}" opts=""
   case "$command" in
-    init) opts="--window --lateness --on-gap --id-horizon --producer-retention" ;;
+    init) opts="--window --lateness --on-gap --id-horizon --producer-retention --retain --max-ahead" ;;
     ingest) opts="--source --commit-every --on-error --quiet --id-from-content" ;;
     seal) opts="--window --all" ;;
     publish) opts="" ;;
@@ -24,7 +24,7 @@ _snapsink() {
     query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup" ;;
     inspect) opts="--json --all" ;;
     verify) opts="" ;;
-    gc) opts="--keep-generations --producers-idle" ;;
+    gc) opts="--keep-generations --producers-idle --retain --max-ahead" ;;
     rollback) opts="--generation --dry-run" ;;
     upgrade) opts="--dry-run" ;;
     status) opts="--json --html" ;;

@@ -5,7 +5,7 @@
 // _exit(99), as abruptly as kill -9: no destructors, no buffered writes.
 // Points in use: init.after_layout, init.before_rename, ingest.before_commit, ingest.after_commit, seal.mid_data,
 // seal.before_record, publish.after_rename, publish.before_current,
-// publish.after_current, publish.after_commit, rollback.before_current,
+// publish.after_current, publish.after_commit, publish.retention_delete, rollback.before_current,
 // rollback.after_commit, rollback.after_current; backfill.before_spool_done
 // (`backfill -`: the spool is written and synced, its completeness marker
 // not yet), backfill.after_spool (the marker is durable, nothing ingested);

@@ -28,12 +28,16 @@
 #include "engine/parse_ahead.h"
 #include "engine/sequencer.h"
 #include "engine/timeutil.h"
+#include "engine/watermark.h"
 #include "engine/window_records.h"
+#include "engine/window_retention.h"
 
 namespace snapsink {
 namespace {
 
 constexpr char kBeyondHorizon[] = "beyond the dedup horizon";
+constexpr char kBeyondRetention[] = "beyond retention";
+constexpr char kBeyondMaxAhead[] = "beyond max-ahead";
 
 std::string GapText(const Gap& g) {
   return g.lo + 1 == g.hi ? std::to_string(g.lo) : std::to_string(g.lo) + ".." + std::to_string(g.hi - 1);
@@ -50,6 +54,7 @@ Status Ingester::Impl::Begin(const std::string& source_name, const std::string& 
   if (!max_ts_loaded) {
     SNAPSINK_ASSIGN_OR_RETURN(auto ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
     if (ts) max_ts = static_cast<int64_t>(*ts);
+    SNAPSINK_ASSIGN_OR_RETURN(retained_from, RetainedFrom(txn.get()));
     max_ts_loaded = true;
   }
   return source_name.empty() ? Status::OK() : LoadCursor(source_name, rejects_path);
@@ -99,6 +104,7 @@ void Ingester::Impl::Reset() {
   cur = nullptr;
   ids = IdIndex();
   max_ts.reset();
+  retained_from.reset();
   max_ts_loaded = false;
   max_ts_dirty = false;
   batch_lines = 0;
@@ -284,6 +290,11 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       // A window size that does not divide the time since 0000-01-01 would
       // start this event's window before year 0000, which no name can hold.
       why = "field ts: its window would start before 0000-01-01T00:00:00Z";
+    } else if (d.outcome == SeqOutcome::kApply && in_range && EventTooFarAhead(event.ts_ms, max_ts, config.max_ahead_ms)) {
+      why = kBeyondMaxAhead;  // one clock gone wrong moves no watermark (engine/watermark.h)
+    } else if (auto oldest = OldestKeptWindow(config, max_ts, retained_from);
+               d.outcome == SeqOutcome::kApply && in_range && oldest && window < *oldest) {
+      why = kBeyondRetention;  // its window left the generations and the state (engine/window_retention.h)
     } else if (event.retract && event.value_micros == INT64_MIN) {
       // Its negation is one past INT64_MAX micros.
       why = "field value: the retract of -9223372036854.775808 would overflow";

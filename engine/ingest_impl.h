@@ -114,6 +114,7 @@ struct Ingester::Impl {
   int64_t last_window = INT64_MAX;
 
   std::optional<int64_t> max_ts;
+  std::optional<int64_t> retained_from;  // meta::kRetainedFrom, loaded with max_ts
   bool max_ts_loaded = false;
   bool max_ts_dirty = false;
 

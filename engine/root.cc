@@ -76,6 +76,9 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
         Root::PutMetaU64(txn.get(), meta::kIdHorizonMs, static_cast<uint64_t>(config.id_horizon_ms)));
     SNAPSINK_RETURN_IF_ERROR(
         Root::PutMetaU64(txn.get(), meta::kProducerRetentionMs, static_cast<uint64_t>(config.producer_retention_ms)));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kRetainMs, static_cast<uint64_t>(config.retain_ms)));
+    SNAPSINK_RETURN_IF_ERROR(
+        Root::PutMetaU64(txn.get(), meta::kMaxAheadMs, static_cast<uint64_t>(config.max_ahead_ms)));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, 0));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, 0));
     SNAPSINK_RETURN_IF_ERROR(txn->Commit());
@@ -94,6 +97,8 @@ Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   if (config.lateness_ms < 0) config.lateness_ms = config.window_ms;
   if (config.id_horizon_ms <= 0) return Status::InvalidArgument("--id-horizon must be greater than zero");
   if (config.producer_retention_ms < 0) return Status::InvalidArgument("--producer-retention must not be negative");
+  if (config.retain_ms < 0) return Status::InvalidArgument("--retain must not be negative");
+  if (config.max_ahead_ms < 0) return Status::InvalidArgument("--max-ahead must not be negative");
   const std::string state = filenames::StateDir(path), building = filenames::InitStateDir(path);
   const bool existed = env->FileExists(path);
   if (existed && env->FileExists(state)) {
@@ -212,9 +217,30 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   SNAPSINK_ASSIGN_OR_RETURN(auto retention, GetMetaU64(txn.get(), meta::kProducerRetentionMs));
   if (horizon) root->config_.id_horizon_ms = static_cast<int64_t>(*horizon);
   if (retention) root->config_.producer_retention_ms = static_cast<int64_t>(*retention);
+  // Absent in a root made before these settings: keep every window, no limit.
+  SNAPSINK_ASSIGN_OR_RETURN(auto retain, GetMetaU64(txn.get(), meta::kRetainMs));
+  SNAPSINK_ASSIGN_OR_RETURN(auto max_ahead, GetMetaU64(txn.get(), meta::kMaxAheadMs));
+  root->config_.retain_ms = static_cast<int64_t>(retain.value_or(0));
+  root->config_.max_ahead_ms = static_cast<int64_t>(max_ahead.value_or(0));
   txn.reset();
   if (writer) SNAPSINK_RETURN_IF_ERROR(root->store_->CreateMissingTables());
   *out = std::move(root);
+  return Status::OK();
+}
+
+Status Root::SetHistorySettings(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {
+  if (lock_ == nullptr) return Status::InvalidArgument("changing settings needs the writer lock");
+  if (retain_ms && *retain_ms < 0) return Status::InvalidArgument("--retain must not be negative");
+  if (max_ahead_ms && *max_ahead_ms < 0) return Status::InvalidArgument("--max-ahead must not be negative");
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(store_->BeginWrite(&txn));
+  if (retain_ms) SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kRetainMs, static_cast<uint64_t>(*retain_ms)));
+  if (max_ahead_ms) {
+    SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kMaxAheadMs, static_cast<uint64_t>(*max_ahead_ms)));
+  }
+  SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+  if (retain_ms) config_.retain_ms = *retain_ms;
+  if (max_ahead_ms) config_.max_ahead_ms = *max_ahead_ms;
   return Status::OK();
 }
 

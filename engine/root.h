@@ -50,6 +50,16 @@ struct RootConfig {
   // A producer idle this long in event time is retired during ingest
   // (engine/producer_retention.h); 0 = never.
   int64_t producer_retention_ms = 0;
+  // Windows whose end the watermark has passed by more than this leave the
+  // next generation and the live state (engine/window_retention.h); 0 = keep
+  // every window. Changeable later (SetHistorySettings).
+  int64_t retain_ms = 0;
+  // An event dated more than this ahead of the newest event time applied is
+  // rejected `beyond max-ahead` (engine/watermark.h); 0 = no limit. Roots
+  // made before the setting existed read as 0; `init --retain` without
+  // --max-ahead sets kDefaultMaxAheadMs.
+  int64_t max_ahead_ms = 0;
+  static constexpr int64_t kDefaultMaxAheadMs = int64_t{86400} * 1000;  // 1d
 };
 
 // Keys of Table::kMeta.
@@ -60,6 +70,11 @@ inline constexpr char kLatenessMs[] = "lateness_ms";
 inline constexpr char kOnGap[] = "on_gap";
 inline constexpr char kIdHorizonMs[] = "id_horizon_ms";                    // absent (format 1): 7d
 inline constexpr char kProducerRetentionMs[] = "producer_retention_ms";    // absent or 0: never
+inline constexpr char kRetainMs[] = "retain_ms";          // absent or 0: keep every window
+inline constexpr char kMaxAheadMs[] = "max_ahead_ms";     // absent or 0: no limit
+// Start of the oldest window not dropped by retention: every window before it
+// has left the generations and the live state for good (absent: none dropped).
+inline constexpr char kRetainedFrom[] = "retained_from";
 inline constexpr char kMaxEventTs[] = "max_event_ts";             // absent until an event is applied
 inline constexpr char kCurrentGeneration[] = "current_generation";  // what CURRENT names (0 = none)
 inline constexpr char kLastGeneration[] = "last_generation";        // highest generation number used
@@ -95,6 +110,10 @@ class Root {
   // Root holds (nullptr when opened without it), and takes one back.
   std::unique_ptr<FileLock> ReleaseWriterLock() { return std::move(lock_); }
   void HoldWriterLock(std::unique_ptr<FileLock> lock) { lock_ = std::move(lock); }
+
+  // Stores new history settings (`gc --retain`, `gc --max-ahead`; nullopt:
+  // unchanged) in one LMDB commit and adopts them. REQUIRES: a writer.
+  Status SetHistorySettings(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms);
 
   // Reads/writes a u64 of the meta table in txn (absent = nullopt).
   static Result<std::optional<uint64_t>> GetMetaU64(Txn* txn, std::string_view key);

@@ -31,6 +31,14 @@ Status WriteWindowState(Txn* txn, int64_t window_ms, const WindowState& state) {
   return txn->Put(Table::kWindows, WindowKey(window_ms), codec::Encode(state));
 }
 
+Status DeleteWindowState(Txn* txn, int64_t window_ms) {
+  const std::string key = WindowKey(window_ms);
+  SNAPSINK_RETURN_IF_ERROR(DeleteWindowAggregates(txn, window_ms));  // records, runs and bound
+  SNAPSINK_RETURN_IF_ERROR(txn->DeletePrefix(Table::kLedger, key));
+  SNAPSINK_RETURN_IF_ERROR(txn->DeletePrefix(Table::kSeals, key));
+  return txn->Del(Table::kWindows, key);
+}
+
 Status SetSealState(Txn* txn, int64_t window_ms, uint64_t version, SealState state) {
   const std::string key = codec::SealKey(window_ms, version);
   std::string_view v;

@@ -19,6 +19,12 @@ namespace snapsink {
 Status ReadWindowState(Txn* txn, int64_t window_ms, WindowState* out);
 Status WriteWindowState(Txn* txn, int64_t window_ms, const WindowState& state);
 
+// Deletes every live record of window_ms: its aggregates, ledger, window
+// record and seal records. Retention's one way to remove a window's state
+// (engine/window_retention.h); whoever changes how a window is stored
+// changes this too.
+Status DeleteWindowState(Txn* txn, int64_t window_ms);
+
 // Sets the state of the seal record of (window_ms, version). NotFound if absent.
 Status SetSealState(Txn* txn, int64_t window_ms, uint64_t version, SealState state);
 

@@ -298,9 +298,13 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   std::unique_ptr<Store> bf;
   SNAPSINK_RETURN_IF_ERROR(OpenBackfillStore(env, path, o.version, &bf));
   {
-    // Archived input may span more than the retention: a backfill retires no producer.
+    // Archived input may span more than the retention: a backfill retires no
+    // producer, and rejects nothing for its own watermark (its history may
+    // jump); the publish leaves out what is beyond the live root's retention.
     RootConfig config = root->config();
     config.producer_retention_ms = 0;
+    config.retain_ms = 0;
+    config.max_ahead_ms = 0;
     Ingester ingester(env, bf.get(), config);
     ingester.SetWindowRange(first, last);
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -356,7 +360,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
     std::set<int64_t> published;
     for (const PendingSnapshot& p : pending) published.insert(p.window_ms);
     SNAPSINK_RETURN_IF_ERROR(CompareTotals(root->store(), bf.get(), published, &result->impact));
-    SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), pending, [&](Txn* live) {
+    SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), root->config(), pending, [&](Txn* live) {
       return AdoptBackfill(live, bf.get(), pending, o.version, &superseded);
     }, &pr));
   }

@@ -130,7 +130,7 @@ Status Follower::Pass(bool final_pass) {
   }
   if (pending_publish_ && (final_pass || NowMs() - last_publish_ms_ >= options_.publish_every_ms)) {
     PublishResult r;
-    SNAPSINK_RETURN_IF_ERROR(PublishStaged(root_->env(), root_->path(), root_->store(), &r));
+    SNAPSINK_RETURN_IF_ERROR(PublishStaged(root_->env(), root_->path(), root_->store(), root_->config(), &r));
     pending_publish_ = false;
     last_publish_ms_ = NowMs();
     if (r.generation != 0 && options_.on_published) options_.on_published(r);

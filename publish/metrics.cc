@@ -87,6 +87,15 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
                  .Help("Watermark (newest event time minus lateness), seconds since the Unix epoch.")
                  .Register(*registry);
   if (s.watermark) wm.Add({}).Set(static_cast<double>(*s.watermark) / 1000.0);
+  BuildGauge().Name("snapsink_retain_seconds").Help("Retention of windows (gc --retain); 0: keep every window.")
+      .Register(*registry).Add({}).Set(static_cast<double>(s.config.retain_ms) / 1000.0);
+  BuildGauge().Name("snapsink_max_ahead_seconds")
+      .Help("Events dated more than this after the newest event are rejected (beyond max-ahead); 0: no limit.")
+      .Register(*registry).Add({}).Set(static_cast<double>(s.config.max_ahead_ms) / 1000.0);
+  auto& oldest = BuildGauge().Name("snapsink_oldest_kept_window_seconds")
+                     .Help("Start of the oldest window retention keeps, seconds since the Unix epoch (absent: all kept).")
+                     .Register(*registry);
+  if (s.oldest_kept_window) oldest.Add({}).Set(static_cast<double>(*s.oldest_kept_window) / 1000.0);
   BuildGauge().Name("snapsink_current_generation").Help("The generation CURRENT names (0: none).")
       .Register(*registry).Add({}).Set(D(s.current_generation));
   auto& windows = BuildGauge().Name("snapsink_windows")

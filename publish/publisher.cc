@@ -12,6 +12,7 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
+#include "engine/window_retention.h"
 #include "publish/current_file.h"
 #include "publish/snapshot_file.h"
 
@@ -279,12 +280,50 @@ Status CommitGeneration(Env* env, const std::string& root, Store* live, Generati
   return Status::OK();
 }
 
-Status PublishSnapshots(Env* env, const std::string& root, Store* live, const std::vector<PendingSnapshot>& pending,
-                        const std::function<Status(Txn*)>& bookkeeping, PublishResult* result) {
+void LeaveOutBeyondRetention(std::optional<int64_t> oldest_kept, std::vector<GenerationEntry>* windows,
+                             std::vector<int64_t>* left_out) {
+  if (!oldest_kept) return;
+  auto kept = std::stable_partition(windows->begin(), windows->end(),
+                                    [&](const GenerationEntry& e) { return e.window_ms >= *oldest_kept; });
+  for (auto it = kept; it != windows->end(); ++it) left_out->push_back(it->window_ms);
+  windows->erase(kept, windows->end());
+}
+
+namespace {
+
+// True when retention has a window to take out of the current generation
+// or the live state, so that a publish with nothing staged still runs.
+Result<bool> RetentionDue(Env* env, const std::string& root, Txn* txn, std::optional<int64_t> oldest_kept,
+                          const CurrentPointer& current) {
+  if (!oldest_kept) return false;
+  SNAPSINK_ASSIGN_OR_RETURN(bool in_state, HasWindowsBefore(txn, *oldest_kept));
+  if (in_state || current.generation == 0) return in_state;
+  GenerationManifest now;
+  SNAPSINK_RETURN_IF_ERROR(ReadManifestNamedBy(env, root, current, &now));
+  return !now.windows.empty() && now.windows.front().window_ms < *oldest_kept;
+}
+
+}  // namespace
+
+Status PublishSnapshots(Env* env, const std::string& root, Store* live, const RootConfig& config,
+                        const std::vector<PendingSnapshot>& pending, const std::function<Status(Txn*)>& bookkeeping,
+                        PublishResult* result) {
   *result = PublishResult();
   // A rerun after a crash past the commit finishes that command first.
   SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, root, live));
-  if (pending.empty()) return Status::OK();
+  // The writer holds LOCK: the watermark read here is the one the commit sees.
+  std::optional<int64_t> oldest_kept;
+  {
+    std::unique_ptr<Txn> read;
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+    SNAPSINK_ASSIGN_OR_RETURN(oldest_kept, OldestKeptWindow(read.get(), config));
+    if (pending.empty()) {
+      CurrentPointer current;
+      SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(read.get(), &current));
+      SNAPSINK_ASSIGN_OR_RETURN(bool due, RetentionDue(env, root, read.get(), oldest_kept, current));
+      if (!due) return Status::OK();
+    }
+  }
 
   // 1. The gate: nothing moves unless every snapshot reconciles. A damaged
   // file of a snapshot not yet published fails the reconciliation (exit 4,
@@ -362,20 +401,32 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const st
   GenerationManifest gm;
   gm.parent = current.generation;
   for (const auto& [w, e] : windows) gm.windows.push_back(e);
+  std::vector<int64_t> left_out;
+  LeaveOutBeyondRetention(oldest_kept, &gm.windows, &left_out);
 
   // 4. Manifest, CURRENT.tmp, the LMDB commit (the commit point), CURRENT.
-  SNAPSINK_RETURN_IF_ERROR(CommitGeneration(env, root, live, &gm, bookkeeping, "publish"));
+  // The commit also deletes the live state of windows beyond retention.
+  std::vector<int64_t> dropped;
+  SNAPSINK_RETURN_IF_ERROR(CommitGeneration(env, root, live, &gm, [&](Txn* txn) {
+    SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn));
+    dropped.clear();
+    return oldest_kept ? DropWindowsBefore(txn, *oldest_kept, &dropped) : Status::OK();
+  }, "publish"));
 
   SNAPSINK_RETURN_IF_ERROR(RemoveEmptyStagingWindows(env, root));
   result->generation = gm.generation;
   result->windows = pending.size();
+  result->dropped = std::move(left_out);
+  result->dropped.insert(result->dropped.end(), dropped.begin(), dropped.end());
+  std::sort(result->dropped.begin(), result->dropped.end());
+  result->dropped.erase(std::unique(result->dropped.begin(), result->dropped.end()), result->dropped.end());
   return Status::OK();
 }
 
-Status PublishStaged(Env* env, const std::string& root, Store* live, PublishResult* result) {
+Status PublishStaged(Env* env, const std::string& root, Store* live, const RootConfig& config, PublishResult* result) {
   std::vector<PendingSnapshot> pending;
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(live, &pending));
-  return PublishSnapshots(env, root, live, pending, [&](Txn* txn) {
+  return PublishSnapshots(env, root, live, config, pending, [&](Txn* txn) {
     for (const PendingSnapshot& p : pending) {
       SNAPSINK_RETURN_IF_ERROR(SetSealState(txn, p.window_ms, p.version, SealState::kPublished));
     }

@@ -27,10 +27,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/env.h"
+#include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/store.h"
 #include "publish/generation_manifest.h"
@@ -55,12 +57,18 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
 struct PublishResult {
   uint64_t generation = 0;  // 0: nothing was pending
   size_t windows = 0;
+  std::vector<int64_t> dropped;  // windows that left by retention (their state deleted with the commit)
 };
 
 // Reconciles and publishes pending in one generation. bookkeeping runs in the
 // final LMDB write transaction of live (it marks the seals published).
-Status PublishSnapshots(Env* env, const std::string& root, Store* live, const std::vector<PendingSnapshot>& pending,
-                        const std::function<Status(Txn*)>& bookkeeping, PublishResult* result);
+// Retention (engine/window_retention.h): windows beyond it are left out of
+// the generation and their live state is deleted in that same transaction,
+// after bookkeeping; with nothing pending a publish still happens when some
+// window is due to leave.
+Status PublishSnapshots(Env* env, const std::string& root, Store* live, const RootConfig& config,
+                        const std::vector<PendingSnapshot>& pending, const std::function<Status(Txn*)>& bookkeeping,
+                        PublishResult* result);
 
 // Chooses the number of gm (above last, see above), writes its manifest and
 // CURRENT.tmp, commits bookkeeping with the new current generation in one LMDB
@@ -80,8 +88,14 @@ Status FinishPublish(Env* env, const std::string& root, Store* live);
 // of a command that failed before its commit holds it. Never rolled back to.
 std::string UnpublishedGenerationKey(uint64_t g);
 
+// Retention's one filter of a new generation (engine/window_retention.h):
+// removes from *windows every entry that starts before oldest_kept and
+// appends their starts to *left_out. nullopt keeps all.
+void LeaveOutBeyondRetention(std::optional<int64_t> oldest_kept, std::vector<GenerationEntry>* windows,
+                             std::vector<int64_t>* left_out);
+
 // Publishes everything staged in live state: StagedSeals + PublishSnapshots.
-Status PublishStaged(Env* env, const std::string& root, Store* live, PublishResult* result);
+Status PublishStaged(Env* env, const std::string& root, Store* live, const RootConfig& config, PublishResult* result);
 
 // manifests/<generation>, decoded and checked to name that generation.
 Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out);

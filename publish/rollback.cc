@@ -1,6 +1,7 @@
 #include "publish/rollback.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/decimal.h"
@@ -8,6 +9,7 @@
 #include "engine/root.h"
 #include "engine/window_records.h"
 #include "engine/window_records_runs.h"
+#include "engine/window_retention.h"
 #include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
@@ -111,6 +113,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   }
   CurrentPointer current;
   std::map<int64_t, LiveWindow> live_windows;
+  std::optional<int64_t> retained_from;
   {
     std::unique_ptr<Txn> read;
     SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
@@ -122,6 +125,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
     }
     SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(read.get(), &current));
     SNAPSINK_RETURN_IF_ERROR(ReadLive(read.get(), &live_windows));
+    SNAPSINK_ASSIGN_OR_RETURN(retained_from, RetainedFrom(read.get()));
   }
 
   // G's rows, read through a Reader: every checksum on the way, and G pinned.
@@ -129,8 +133,12 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   Status s = Reader::Open(env, root, generation, &g);
   if (s.IsNotFound()) return Status::NotFound("generation " + std::to_string(generation) + " is no longer kept (gc)");
   SNAPSINK_RETURN_IF_ERROR(s);
+  // Windows retention dropped stay out (engine/window_retention.h): their
+  // state is gone for good, and bringing them back would reuse versions.
+  std::vector<GenerationEntry> target = g->windows();
+  LeaveOutBeyondRetention(retained_from, &target, &result->beyond_retention);
   std::map<int64_t, std::vector<Row>> rows;
-  for (const GenerationEntry& e : g->windows()) {
+  for (const GenerationEntry& e : target) {
     std::vector<Row>& out = rows[e.window_ms];
     SNAPSINK_RETURN_IF_ERROR(g->Scan(e.window_ms, nullptr, [&](const Row& r) { out.push_back(r); }));
   }
@@ -139,7 +147,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
 
   std::map<int64_t, uint64_t> before_versions, after_versions;
   for (const GenerationEntry& e : now.windows) before_versions[e.window_ms] = e.version;
-  for (const GenerationEntry& e : g->windows()) after_versions[e.window_ms] = e.version;
+  for (const GenerationEntry& e : target) after_versions[e.window_ms] = e.version;
   std::set<int64_t> all;
   for (const auto& [w, lw] : live_windows) all.insert(w);
   for (const auto& [w, v] : before_versions) all.insert(w);
@@ -165,7 +173,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   GenerationManifest gm;
   gm.parent = current.generation;
   gm.rollback_of = generation;
-  gm.windows = g->windows();
+  gm.windows = target;
   std::vector<std::pair<int64_t, uint64_t>> superseded;
   SNAPSINK_RETURN_IF_ERROR(CommitGeneration(env, root, live, &gm, [&](Txn* txn) {
     for (const RollbackWindowChange& c : result->changes) {

@@ -13,6 +13,9 @@
 //     ledger rebuilt from G's snapshot rows; a later live event lands on top
 //     of G's numbers and seals as last_version + 1;
 //   - any other window is left as it is.
+// Windows of G that retention has dropped (before meta::kRetainedFrom) are
+// left out of N and listed in beyond_retention: their state is gone and
+// their versions must not be published again.
 // Producer and source positions are not rewound. Before the commit only
 // manifests/<N> and CURRENT.tmp are written, which nothing reads: a failure
 // there changes nothing, and running the same rollback again reuses them and
@@ -50,6 +53,8 @@ struct RollbackResult {
   uint64_t rollback_of = 0;
   bool nothing_to_do = false;
   std::vector<RollbackWindowChange> changes;  // by window
+  // G's windows left out because retention dropped them before (SPEC 13).
+  std::vector<int64_t> beyond_retention;
 };
 
 // dry_run: computes the changes and returns without writing anything.

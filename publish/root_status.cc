@@ -12,6 +12,7 @@
 #include "publish/backfill.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
+#include "engine/window_retention.h"
 #include "engine/window_records.h"
 #include "publish/current_file.h"
 #include "publish/publisher.h"
@@ -90,6 +91,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
     out->max_event_ts = static_cast<int64_t>(*max_ts);
     out->watermark = Watermark(*out->max_event_ts, out->config.lateness_ms);
   }
+  SNAPSINK_ASSIGN_OR_RETURN(out->oldest_kept_window, OldestKeptWindow(txn.get(), out->config));
 
   std::map<int64_t, WindowStatus> windows;
   SNAPSINK_RETURN_IF_ERROR(ReadWindows(txn.get(), out->config, out->max_event_ts, &windows));
@@ -170,8 +172,12 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   o += ",\"id_horizon\":" + JsonQuote(FormatDuration(s.config.id_horizon_ms));
   o += ",\"producer_retention\":" +
        (s.config.producer_retention_ms > 0 ? JsonQuote(FormatDuration(s.config.producer_retention_ms)) : "null");
+  o += ",\"retain\":" + (s.config.retain_ms > 0 ? JsonQuote(FormatDuration(s.config.retain_ms)) : "null");
+  o += ",\"max_ahead\":" + (s.config.max_ahead_ms > 0 ? JsonQuote(FormatDuration(s.config.max_ahead_ms)) : "null");
   o += ",\"max_event_ts\":" + opt_time(s.max_event_ts);
   o += ",\"watermark\":" + opt_time(s.watermark);
+  o += ",\"watermark_rule\":" + JsonQuote(WatermarkRule(s.config.lateness_ms, s.config.max_ahead_ms));
+  o += ",\"oldest_kept_window\":" + opt_time(s.oldest_kept_window);
   o += ",\"current_generation\":" + U(s.current_generation);
   o += ",\"published_at\":" + opt_time(s.published_at_ms);
   o += ",\"window_states\":{";

@@ -62,6 +62,9 @@ struct RootStatus {
   RootConfig config;
   std::optional<int64_t> max_event_ts;
   std::optional<int64_t> watermark;      // max_event_ts - lateness
+  // Start of the oldest window retention keeps (engine/window_retention.h);
+  // nullopt: every window is kept.
+  std::optional<int64_t> oldest_kept_window;
   uint64_t current_generation = 0;       // what CURRENT names; 0 = none
   std::optional<int64_t> published_at_ms;  // wall clock, when recorded
   std::vector<WindowStatus> windows;     // every window with state, in time order

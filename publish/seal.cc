@@ -9,6 +9,7 @@
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "engine/window_records.h"
+#include "engine/window_retention.h"
 #include "publish/snapshot_file.h"
 #include "publish/snapshot_manifest.h"
 
@@ -21,12 +22,15 @@ Status DirtyWindows(Store* store, const RootConfig& config, bool all, std::vecto
   SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
   std::optional<int64_t> newest;
   if (max_ts) newest = static_cast<int64_t>(*max_ts);
+  // A window beyond retention is never sealed: the next publish drops it.
+  SNAPSINK_ASSIGN_OR_RETURN(auto oldest_kept, OldestKeptWindow(txn.get(), config));
   Status decode;
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
     WindowState w;
     decode = codec::Decode(v, &w);
     if (!decode.ok()) return false;
     const int64_t start = codec::DecodeWindowKey(k);
+    if (oldest_kept && start < *oldest_kept) return true;
     if (w.dirty && (all || WindowClosed(start, config.window_ms, newest, config.lateness_ms))) out->push_back(start);
     return true;
   }));

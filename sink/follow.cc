@@ -49,7 +49,7 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
     };
   }
   if (o.on_published) {
-    f.on_published = [&o](const snapsink::PublishResult& r) { o.on_published({r.generation, r.windows}); };
+    f.on_published = [&o](const snapsink::PublishResult& r) { o.on_published({r.generation, r.windows, r.dropped}); };
   }
   Follower follower(impl_->root.get(), f);
   {

@@ -2,6 +2,7 @@
 // reads the published files) and calls the one implementation of the view
 // in publish/views.h.
 #include "publish/metrics.h"
+#include "engine/watermark.h"
 #include "publish/root_status.h"
 #include "publish/views.h"
 #include "sink/sink_impl.h"
@@ -78,13 +79,19 @@ Result<RootStatus> ReadOnlySink::GetStatus() const {
 
 RootStatus ToPublic(const snapsink::RootStatus& s) {
   RootStatus out;
-  out.settings = {s.config.window_ms, s.config.lateness_ms,
+  out.settings = {s.config.window_ms,
+                  s.config.lateness_ms,
                   s.config.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept,
-                  s.config.id_horizon_ms, s.config.producer_retention_ms};
+                  s.config.id_horizon_ms,
+                  s.config.producer_retention_ms,
+                  s.config.retain_ms,
+                  s.config.max_ahead_ms};
   out.id_horizon_ms = s.config.id_horizon_ms;
   out.producer_retention_ms = s.config.producer_retention_ms;
   out.max_event_ts = s.max_event_ts;
   out.watermark = s.watermark;
+  out.watermark_rule = WatermarkRule(s.config.lateness_ms, s.config.max_ahead_ms);
+  out.oldest_kept_window = s.oldest_kept_window;
   out.current_generation = s.current_generation;
   out.published_at_ms = s.published_at_ms;
   out.published_windows = s.published_windows;

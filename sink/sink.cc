@@ -33,7 +33,7 @@ Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<ReadOnlySi
                                   : Root::OpenReadOnly(Env::Default(), path, &impl->root));
   const RootConfig& c = impl->root->config();
   impl->settings = {c.window_ms, c.lateness_ms, c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept,
-                    c.id_horizon_ms, c.producer_retention_ms};
+                    c.id_horizon_ms, c.producer_retention_ms, c.retain_ms, c.max_ahead_ms};
   *out = std::move(impl);
   return Status::OK();
 }
@@ -146,8 +146,8 @@ Status GatherUnsealed(Root* root, UnsealedWindows* out) {
 
 Status PublishRoot(Root* root, PublishResult* out) {
   snapsink::PublishResult r;
-  SNAPSINK_RETURN_IF_ERROR(PublishStaged(root->env(), root->path(), root->store(), &r));
-  *out = {r.generation, r.windows};
+  SNAPSINK_RETURN_IF_ERROR(PublishStaged(root->env(), root->path(), root->store(), root->config(), &r));
+  *out = {r.generation, r.windows, r.dropped};
   return Status::OK();
 }
 
@@ -231,6 +231,10 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   config.on_gap = o.on_gap == GapPolicy::kStop ? OnGap::kStop : OnGap::kAccept;
   config.id_horizon_ms = o.id_horizon_ms;
   config.producer_retention_ms = o.producer_retention_ms;
+  config.retain_ms = o.retain_ms;
+  config.max_ahead_ms = o.max_ahead_ms.value_or(o.retain_ms > 0 ? RootConfig::kDefaultMaxAheadMs : 0);
+  if (config.retain_ms < 0) return Status::InvalidArgument("retention must not be negative");
+  if (config.max_ahead_ms < 0) return Status::InvalidArgument("max-ahead must not be negative");
   if (config.window_ms <= 0) return Status::InvalidArgument("window size must be positive");
   if (config.lateness_ms < 0) return Status::InvalidArgument("lateness must not be negative");
   if (config.id_horizon_ms <= 0) return Status::InvalidArgument("id horizon must be positive");
@@ -350,6 +354,7 @@ RollbackResult ToPublic(const snapsink::RollbackResult& r) {
   out.generation = r.generation;
   out.rollback_of = r.rollback_of;
   out.nothing_to_do = r.nothing_to_do;
+  out.beyond_retention = r.beyond_retention;
   for (const snapsink::RollbackWindowChange& c : r.changes) {
     out.changes.push_back({c.window_ms, c.version_before, c.version_after, c.before.events, c.before.count,
                            c.before.sum_micros, c.after.events, c.after.count, c.after.sum_micros});
@@ -372,6 +377,14 @@ Result<RollbackResult> ReadOnlySink::RollbackDryRun(uint64_t generation) const {
   SNAPSINK_RETURN_IF_ERROR(
       snapsink::Rollback(root->env(), root->path(), root->store(), generation, /*dry_run=*/true, &r));
   return ToPublic(r);
+}
+
+Status Sink::SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {
+  SNAPSINK_RETURN_IF_ERROR(impl_->root->SetHistorySettings(retain_ms, max_ahead_ms));
+  const RootConfig& c = impl_->root->config();
+  impl_->settings.retain_ms = c.retain_ms;
+  impl_->settings.max_ahead_ms = c.max_ahead_ms;
+  return Status::OK();
 }
 
 bool ParseDuration(const std::string& text, int64_t* ms) { return snapsink::ParseDuration(text, ms); }

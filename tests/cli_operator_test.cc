@@ -599,6 +599,12 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   EXPECT_EQ(st["window_states"]["staged"].get_uint64().value(), st["staged_windows"].get_array().size());
   want.push_back("gauge snapsink_state_bytes{} " + std::to_string(st["disk"]["state"].get_uint64().value()));
   want.push_back("gauge snapsink_watermark_seconds{} " + std::to_string((kBase + 80 * kMin) / 1000));  // lateness 0
+  // Retention and max-ahead (SPEC 13): this root keeps every window, no max-ahead limit.
+  EXPECT_TRUE(st["retain"].is_null());
+  EXPECT_TRUE(st["oldest_kept_window"].is_null());
+  EXPECT_TRUE(st["max_ahead"].is_null());
+  want.push_back("gauge snapsink_retain_seconds{} 0");
+  want.push_back("gauge snapsink_max_ahead_seconds{} 0");
   std::sort(want.begin(), want.end());
   std::string want_text;
   for (const std::string& w : want) want_text += w + "\n";

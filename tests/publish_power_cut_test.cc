@@ -88,7 +88,7 @@ void PublishClean(const std::string& path, uint64_t* generation, bool seal_first
     ASSERT_NO_FATAL_FAILURE(SealAll(root.get(), /*expect_windows=*/false));
   }
   PublishResult r;
-  ASSERT_STATUS_OK(PublishStaged(Env::Default(), path, root->store(), &r));
+  ASSERT_STATUS_OK(PublishStaged(Env::Default(), path, root->store(), root->config(), &r));
   *generation = r.generation;
 }
 
@@ -163,7 +163,7 @@ class PowerCutTest : public ::testing::Test {
       }
       if (second) {
         PublishResult r;
-        ASSERT_STATUS_OK(PublishStaged(Env::Default(), sc->prepared, root->store(), &r));
+        ASSERT_STATUS_OK(PublishStaged(Env::Default(), sc->prepared, root->store(), root->config(), &r));
         ASSERT_EQ(r.generation, 1u);
         ASSERT_NO_FATAL_FAILURE(Ingest(root.get(), in2));
         if (sealed) {
@@ -200,7 +200,7 @@ class PowerCutTest : public ::testing::Test {
       ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
       env.FailAtOp(k);
       PublishResult result;
-      s = PublishStaged(&env, root, r->store(), &result);
+      s = PublishStaged(&env, root, r->store(), r->config(), &result);
       if (s.ok()) {
         EXPECT_EQ(result.generation, sc.after.generation);
       }
@@ -350,7 +350,7 @@ TEST_F(PowerCutTest, DetectsAMissingDirectorySync) {
     std::unique_ptr<Root> r;
     ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
     PublishResult result;
-    ASSERT_STATUS_OK(PublishStaged(&forgetful, root, r->store(), &result));
+    ASSERT_STATUS_OK(PublishStaged(&forgetful, root, r->store(), r->config(), &result));
   }
   ASSERT_GT(forgetful.skipped, 0);
   ASSERT_STATUS_OK(fault.PowerCut());

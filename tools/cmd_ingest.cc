@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "snapsink/sink.h"
+#include "tools/commands.h"
 #include "tools/ingest_options.h"
 
 namespace snapsink {
@@ -27,11 +28,25 @@ Status CmdInit(const InitArgs& a) {
     return Status::InvalidArgument("--producer-retention " + a.producer_retention +
                                    ": expected a duration such as 1d, 30d");
   }
+  if (!a.retain.empty() && (!api::ParseDuration(a.retain, &o.retain_ms) || o.retain_ms <= 0)) {
+    return Status::InvalidArgument("--retain " + a.retain + ": expected a duration such as 1h, 30d");
+  }
+  if (!a.max_ahead.empty()) {
+    int64_t max_ahead = 0;
+    if (!ParseHistoryDuration(a.max_ahead, &max_ahead)) {
+      return Status::InvalidArgument("--max-ahead " + a.max_ahead + ": expected a duration such as 1h, 1d (0: no limit)");
+    }
+    o.max_ahead_ms = max_ahead;
+  }
   SNAPSINK_RETURN_IF_ERROR(api::Sink::Create(a.root, o));
-  std::printf("initialized %s: window %s, lateness %s, on-gap %s, id horizon %s, producer retention %s\n",
+  SNAPSINK_ASSIGN_OR_RETURN(auto created, api::Sink::OpenReadOnly(a.root));
+  const int64_t max_ahead_ms = created->settings().max_ahead_ms;
+  std::printf("initialized %s: window %s, lateness %s, on-gap %s, id horizon %s, producer retention %s, "
+              "retain %s, max-ahead %s\n",
               a.root.c_str(), api::FormatDuration(o.window_ms).c_str(), api::FormatDuration(lateness).c_str(),
               a.on_gap.c_str(), api::FormatDuration(o.id_horizon_ms).c_str(),
-              o.producer_retention_ms == 0 ? "never" : api::FormatDuration(o.producer_retention_ms).c_str());
+              o.producer_retention_ms == 0 ? "never" : api::FormatDuration(o.producer_retention_ms).c_str(),
+              RetainText(o.retain_ms).c_str(), MaxAheadText(max_ahead_ms).c_str());
   return Status::OK();
 }
 

@@ -52,6 +52,9 @@ Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
                 static_cast<long long>(c.count_after), api::FormatMicros(c.sum_micros_before).c_str(),
                 api::FormatMicros(c.sum_micros_after).c_str(), c.version_after == 0 ? " (leaves the live view)" : "");
   }
+  for (int64_t w : r->beyond_retention) {
+    std::printf("window %s: beyond retention; kept out (its state was dropped)\n", api::FormatTime(w).c_str());
+  }
   if (r->nothing_to_do) {
     std::printf("the current generation already holds generation %llu's windows; nothing to do\n", u(generation));
   } else if (dry_run) {

@@ -24,6 +24,13 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
   } else {
     std::printf("watermark   none (no event applied yet)\n");
   }
+  std::printf("            rule: %s\n", s.watermark_rule.c_str());
+  if (s.settings.retain_ms > 0 || s.oldest_kept_window) {
+    std::printf("retention   %s; oldest kept window %s\n", RetainText(s.settings.retain_ms).c_str(),
+                s.oldest_kept_window ? api::FormatTime(*s.oldest_kept_window).c_str() : "none dropped yet");
+  } else {
+    std::printf("retention   keep every window\n");
+  }
   if (s.current_generation == 0) {
     std::printf("current     none (nothing published yet)\n");
   } else {

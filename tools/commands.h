@@ -27,6 +27,8 @@ struct InitArgs {
   std::string on_gap = "accept";
   std::string id_horizon = "7d";
   std::string producer_retention;  // empty: never
+  std::string retain;              // empty: keep every window
+  std::string max_ahead;           // 0: no limit; empty: 1d with --retain, else no limit
 };
 Status CmdInit(const InitArgs& a);
 
@@ -94,6 +96,12 @@ Status CmdVerify(const std::string& root);
 Status CmdGc(const std::string& root, uint64_t keep_generations);
 // gc --producers-idle D: retires producers idle for D of event time.
 Status CmdRetireProducers(const std::string& root, const std::string& idle);
+// "0" or a duration (>= 0) for --retain and --max-ahead; their display.
+bool ParseHistoryDuration(const std::string& text, int64_t* ms);
+std::string RetainText(int64_t ms);    // "every window" for 0
+std::string MaxAheadText(int64_t ms);  // "no limit" for 0
+// gc --retain D / --max-ahead D: changes the history settings (empty: unchanged).
+Status CmdSetHistory(const std::string& root, const std::string& retain, const std::string& max_ahead);
 Status CmdRollback(const std::string& root, uint64_t generation, bool dry_run);
 Status CmdUpgrade(const std::string& root, bool dry_run);
 

@@ -75,6 +75,11 @@ int main(int argc, char** argv) {
                      "How far behind the watermark event ids are remembered (default 7d)");
   c_init->add_option("--producer-retention", init.producer_retention,
                      "Retire producers idle this long in event time (default: never)");
+  c_init->add_option("--retain", init.retain,
+                     "Drop windows whose end the watermark passed more than this ago (default: keep every window)");
+  c_init->add_option("--max-ahead", init.max_ahead,
+                     "Reject events dated more than this after the newest event (0: no limit; default 1d with --retain, "
+                     "else no limit)");
 
   IngestArgs ingest;
   auto* c_ingest = app.add_subcommand("ingest", "Apply events; each source resumes from its committed offset");
@@ -227,6 +232,9 @@ int main(int argc, char** argv) {
   c_gc->footer(Footer("", "snapsink gc /data/orders --keep-generations 3"));
   std::string producers_idle;
   c_gc->add_option("--producers-idle", producers_idle, "Also retire producers idle this long in event time");
+  std::string gc_retain, gc_max_ahead;
+  c_gc->add_option("--retain", gc_retain, "Change the retention (0: keep every window); the next publish applies it");
+  c_gc->add_option("--max-ahead", gc_max_ahead, "Change the max-ahead limit (0: no limit)");
 
   std::string rollback_root;
   uint64_t rollback_gen = 0;
@@ -371,7 +379,8 @@ int main(int argc, char** argv) {
     }
   } else if (*c_verify) s = CmdVerify(verify_root);
   else if (*c_gc) {
-    if (!producers_idle.empty()) s = CmdRetireProducers(gc_root, producers_idle);
+    if (!gc_retain.empty() || !gc_max_ahead.empty()) s = CmdSetHistory(gc_root, gc_retain, gc_max_ahead);
+    if (s.ok() && !producers_idle.empty()) s = CmdRetireProducers(gc_root, producers_idle);
     if (s.ok()) s = CmdGc(gc_root, keep);
   } else if (*c_rollback) s = CmdRollback(rollback_root, rollback_gen, rollback_dry_run);
   else if (*c_upgrade) s = CmdUpgrade(upgrade_root, upgrade_dry_run);

@@ -33,6 +33,10 @@ void PrintNothingToSeal(const api::UnsealedWindows& why, const char* flag) {
 
 void PrintPublished(const api::PublishResult& r) {
   std::printf("published generation %llu: %zu window(s)\n", static_cast<unsigned long long>(r.generation), r.windows);
+  if (!r.dropped.empty()) {
+    std::printf("dropped %zu window(s) beyond retention: %s .. %s\n", r.dropped.size(),
+                api::FormatTime(r.dropped.front()).c_str(), api::FormatTime(r.dropped.back()).c_str());
+  }
 }
 
 void PrintImpact(const std::vector<api::WindowImpact>& impact) {

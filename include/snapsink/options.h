@@ -27,6 +27,15 @@ struct InitOptions {
   int64_t id_horizon_ms = int64_t{7} * 86400 * 1000;
   // A producer idle this long in event time is retired during ingest; 0 = never.
   int64_t producer_retention_ms = 0;
+  // Windows whose end the watermark has passed by more than this leave the
+  // next generation and the live state; events for them are rejected
+  // "beyond retention". 0 = keep every window. Sink::SetHistory changes it.
+  int64_t retain_ms = 0;
+  // An event dated more than this after the newest event time applied is
+  // rejected "beyond max-ahead" and moves no watermark. 0 = no limit;
+  // nullopt: 1d when retain_ms > 0 (one bad clock would otherwise drop
+  // every window), else no limit.
+  std::optional<int64_t> max_ahead_ms;
 };
 
 // The settings a root was created with.
@@ -36,6 +45,8 @@ struct RootSettings {
   GapPolicy on_gap = GapPolicy::kAccept;
   int64_t id_horizon_ms = 0;
   int64_t producer_retention_ms = 0;  // 0 = never
+  int64_t retain_ms = 0;              // 0 = keep every window
+  int64_t max_ahead_ms = 0;           // 0 = no limit
 };
 
 // Accounting of one input source (docs/CONTRACT.md 7):
@@ -112,6 +123,7 @@ struct UnsealedWindows {
 struct PublishResult {
   uint64_t generation = 0;  // 0: nothing was pending
   size_t windows = 0;
+  std::vector<int64_t> dropped;  // windows that left by retention in this publish
 };
 
 // ingest, seal (closed windows, or all with final), publish: one locked job.
@@ -211,6 +223,7 @@ struct RollbackResult {
   uint64_t rollback_of = 0;  // the generation copied
   bool nothing_to_do = false;
   std::vector<RollbackChange> changes;  // by window
+  std::vector<int64_t> beyond_retention;  // windows of the generation kept out: retention dropped them
 };
 
 // What `snapsink upgrade` did (or, on a dry run, would do) to a root of an

@@ -207,6 +207,11 @@ class Sink : public ReadOnlySink {
   // Retires every producer idle for idle_ms (> 0) of event time behind the
   // watermark (`gc --producers-idle`); returns their ids.
   Result<std::vector<std::string>> RetireIdleProducers(int64_t idle_ms);
+  // Changes the retention and the max-ahead limit (`gc --retain`, `gc
+  // --max-ahead`; nullopt: unchanged; 0: keep every window / no limit),
+  // stored in one commit. The next publish applies a shorter retention;
+  // windows already dropped never come back.
+  Status SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms);
 
  private:
   using ReadOnlySink::ReadOnlySink;

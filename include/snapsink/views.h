@@ -223,6 +223,9 @@ struct RootStatus {
   int64_t producer_retention_ms = 0;  // 0: never
   std::optional<int64_t> max_event_ts;
   std::optional<int64_t> watermark;   // max_event_ts - lateness
+  std::string watermark_rule;         // how the watermark moves, in words (max-ahead)
+  // Start of the oldest window retention keeps; nullopt: every window is kept.
+  std::optional<int64_t> oldest_kept_window;
   uint64_t current_generation = 0;    // 0 = none
   std::optional<int64_t> published_at_ms;  // wall clock, when recorded
   size_t published_windows = 0;
