@@ -182,8 +182,9 @@ class LiveRootTest : public ::testing::Test {
   }
 
   // The whole test for one command: args name the root as "ROOT".
-  void RunBesideFollower(std::vector<std::string> args, bool duplicates = false) {
-    StartWithPhaseOne();
+  void RunBesideFollower(std::vector<std::string> args, bool duplicates = false,
+                         std::vector<std::string> follower_extra = {}) {
+    StartWithPhaseOne(follower_extra);
     if (HasFatalFailure()) return;
     StartFeeder(duplicates);
     std::vector<std::string> live = args;
@@ -234,14 +235,15 @@ TEST_F(LiveRootTest, BackfillBesideFollower) {
 }
 
 TEST_F(LiveRootTest, RollbackDryRunBesideFollower) {
-  RunBesideFollower({"rollback", "ROOT", "--generation", "1", "--dry-run"});
+  // The follower's gc must keep generation 1 for the command to name it.
+  RunBesideFollower({"rollback", "ROOT", "--generation", "1", "--dry-run"}, false, {"--keep-generations", "1000"});
 }
 
 // Lines arriving during the rollback are redeliveries: which of them the
 // follower reads before the rollback then cannot matter (new events would be
 // taken out of the live view or not, by timing).
 TEST_F(LiveRootTest, RollbackBesideFollower) {
-  StartWithPhaseOne();
+  StartWithPhaseOne({"--keep-generations", "1000"});  // generation 1 stays for the rollback
   // Phase 2: windows that generation 1 does not have, then the rollback takes them out.
   std::string more;
   for (int i = 0; i < 20; ++i, ++live_seq_) more += Line("live", live_seq_, live_seq_ / 4);
