@@ -223,13 +223,13 @@ TEST_F(KafkaMock, BrokerFaultsSameResult) {
 TEST_F(KafkaMock, FollowStopsCleanlyAtSigtermThenFinalSameRows) {
   const EventStream first = GenerateEvents(kPartitions, 150, 4);
   const EventStream second = GenerateEvents(kPartitions, 150, 5, 150);
+  const EventStream third = GenerateEvents(kPartitions, 150, 6, 300);
   ProduceStream(first);
   const std::string root = NewRoot("kafka-root");
   Child follow(g_snapsink,
-               RunArgs(root, "g4", {"--follow", "--publish-every", "1s", "--kafka-config",
+               RunArgs(root, "g4", {"--follow", "--publish-every", "1s", "--keep-generations", "1", "--kafka-config",
                                     "partition.assignment.strategy=cooperative-sticky"}),
                {}, dir_);
-  // Wait for the first half, then produce the second while it follows.
   auto lines_in_root = [&] {
     ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
     uint64_t total = 0;
@@ -241,26 +241,47 @@ TEST_F(KafkaMock, FollowStopsCleanlyAtSigtermThenFinalSameRows) {
     }
     return total;
   };
+  auto generation = [&] {
+    const std::string current = ReadFile(root + "/CURRENT");
+    return current.empty() ? uint64_t{0} : std::stoull(current);
+  };
+  // Waits until the follower has read `want` lines and published generation
+  // `at_least` (a later stream closes earlier windows: the follower seals and
+  // publishes them within --publish-every).
+  auto wait_for = [&](uint64_t want, uint64_t at_least) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((lines_in_root() < want || generation() < at_least) && std::chrono::steady_clock::now() < deadline &&
+           follow.Running()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_EQ(lines_in_root(), want);
+    EXPECT_GE(generation(), at_least);
+  };
+  // The first half, then the second produced while it follows, then a third:
+  // two generations while following, so gc after each publish has one to remove.
   uint64_t want = 0;
   for (uint64_t n : first.lines) want += n;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-  while (lines_in_root() < want && std::chrono::steady_clock::now() < deadline && follow.Running()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  wait_for(want, 0);
   ProduceStream(second);
   for (uint64_t n : second.lines) want += n;
-  while (lines_in_root() < want && std::chrono::steady_clock::now() < deadline && follow.Running()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  EXPECT_EQ(lines_in_root(), want);
+  wait_for(want, 1);
+  ProduceStream(third);
+  for (uint64_t n : third.lines) want += n;
+  wait_for(want, 2);
   follow.Signal(SIGTERM);
   ChildResult r = follow.Wait(30);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("published generation"), std::string::npos) << r.out;
+  // --keep-generations 1: only the current generation's manifest is left.
+  size_t manifests = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root + "/manifests")) manifests += e.is_regular_file();
+  EXPECT_EQ(manifests, 1u) << "generation " << generation();
   r = Snapsink(RunArgs(root, "g4", {"--final"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&first, &second})));
-  CheckAccounting(root, Sum(first, &second));
+  EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&first, &second, &third})));
+  std::vector<uint64_t> lines = Sum(first, &second);
+  for (size_t i = 0; i < lines.size(); ++i) lines[i] += third.lines[i];
+  CheckAccounting(root, lines);
 }
 
 TEST_F(KafkaMock, PositionDeletedByRetentionExits3UntilTheLossIsAccepted) {

@@ -117,9 +117,7 @@ Status CmdPublish(const std::string& path) {
 }
 
 Status CmdRun(const RunArgs& a) {
-  if (a.keep_generations_given && (!a.follow || !a.kafka.empty())) {
-    return Status::InvalidArgument("--keep-generations goes with --follow on files and directories");
-  }
+  if (a.keep_generations_given && !a.follow) return Status::InvalidArgument("--keep-generations goes with --follow");
   if (!a.kafka.empty()) return CmdRunKafka(a);
   if (!a.topic.empty() || !a.group.empty() || !a.kafka_config.empty()) {
     return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");

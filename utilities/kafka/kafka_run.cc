@@ -25,6 +25,10 @@ Status SealAndReport(api::Sink* sink, const RunOptions& o, bool all, bool report
 Status PublishAndReport(api::Sink* sink, const RunOptions& o, bool always_report) {
   SNAPSINK_ASSIGN_OR_RETURN(auto published, sink->Publish());
   if ((published.generation != 0 || always_report) && o.on_published) o.on_published(published);
+  if (o.follow && published.generation != 0) {
+    auto gc = sink->Gc(o.keep_generations);
+    if (!gc.ok() && o.on_gc_failed) o.on_gc_failed(gc.status());
+  }
   return Status::OK();
 }
 

@@ -19,6 +19,12 @@ struct RunOptions {
   bool follow = false;  // go on until *stop; else end once caught up (Consumer::CaughtUp)
   bool final = false;   // at the end, seal every window (not with follow)
   int64_t publish_every_ms = 10000;
+  // follow: after each publish of a generation, gc keeps this many newest
+  // generations, the current one and every one a reader holds (as the file
+  // follower does). A gc that fails is reported through on_gc_failed and
+  // following goes on: garbage left behind is removed by the next gc.
+  uint64_t keep_generations = 2;
+  std::function<void(const Status&)> on_gc_failed;
   std::function<void(const std::vector<api::SealedWindow>&)> on_sealed;
   std::function<void(const api::PublishResult&)> on_published;  // each publish of a generation
   std::function<void(const api::UnsealedWindows&)> on_nothing_sealed;  // the end's seal found nothing
@@ -29,7 +35,8 @@ struct RunTotals {
   api::WriteResult lines;
 };
 
-// Runs until caught up (or *stop, or an error). On *stop (set from any
+// Runs until caught up (or *stop, or an error). With follow, each publish
+// of a generation is followed by gc (keep_generations). On *stop (set from any
 // thread, e.g. at SIGTERM): finishes the round, commits, seals the closed
 // windows, publishes, leaves the group, returns OK. A Gap (a position that
 // retention deleted) or a write error returns after committing what came
