@@ -24,6 +24,8 @@ set(SNAPSINK_CRASH_TESTS
 # the shared 2-core machine under load (about 5x an idle run); the rest
 # (`unit`, about 270 tests) takes seconds on an idle machine.
 set(SNAPSINK_SLOW_TESTS
+  [=[^LiveRootTest\.]=]                # a follower process beside each command
+  [=[^CliGolden\.]=]                   # 92 runs of the binary
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
   [=[^ApiViewsTest\.StatusAndMetrics$]=]
