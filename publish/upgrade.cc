@@ -17,6 +17,7 @@
 #include "engine/store.h"
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
+#include "publish/maintenance.h"
 #include "publish/old_formats.h"
 #include "publish/snapshot_file.h"
 #include "publish/snapshot_manifest.h"
@@ -54,20 +55,6 @@ Status ListSnapshotDirs(Env* env, const std::string& dir, std::vector<std::strin
     std::sort(sorted.begin(), sorted.end());
     for (const auto& [version, name] : sorted) out->push_back(filenames::Join(filenames::Join(dir, w), name));
   }
-  return Status::OK();
-}
-
-// Generation numbers of manifests/, ascending.
-Status ListGenerations(Env* env, const std::string& root, std::vector<uint64_t>* out) {
-  std::vector<std::string> names;
-  Status s = env->GetChildren(filenames::ManifestsDir(root), &names);
-  if (s.IsNotFound()) return Status::OK();
-  SNAPSINK_RETURN_IF_ERROR(s);
-  for (const std::string& n : names) {
-    uint64_t g;
-    if (filenames::ParseGenerationName(n, &g)) out->push_back(g);
-  }
-  std::sort(out->begin(), out->end());
   return Status::OK();
 }
 
