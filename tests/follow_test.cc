@@ -57,19 +57,10 @@ std::set<std::string> Rows(const std::string& root) {
   return rows;
 }
 
-// The committed offset of source, from inspect sources (-1 when absent).
-int64_t Offset(const std::string& root, const std::string& source) {
-  RunResult r = Snapsink({"inspect", root, "sources", "--json"});
-  const std::string tag = "{\"source\":\"" + source + "\",\"offset\":";
-  const size_t at = r.out.find(tag);
-  if (at == std::string::npos) return -1;
-  return std::stoll(r.out.substr(at + tag.size()));
-}
-
 // Waits (bounded by count, ~60 s) until source's committed offset is size.
 void WaitCaughtUp(const std::string& root, const std::string& source, int64_t size) {
   for (int i = 0; i < 600; ++i) {
-    if (Offset(root, source) == size) return;
+    if (SourceOffset(root, source) == size) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ADD_FAILURE() << source << " never reached offset " << size;
@@ -167,7 +158,7 @@ TEST_F(FollowTest, SpoolDirectoryEachFileItsOwnSource) {
   }
   for (const std::string& f : files) WaitCaughtUp(root_, f, FileSize(f));
   Term(follower);
-  EXPECT_EQ(Offset(root_, spool + "/ignored.txt"), -1);
+  EXPECT_EQ(SourceOffset(root_, spool + "/ignored.txt"), -1);
   ExpectEqualsOneShot(files, files);
 }
 

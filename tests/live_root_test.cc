@@ -56,22 +56,6 @@ std::set<std::string> Rows(const std::string& root) {
   return rows;
 }
 
-int64_t Offset(const std::string& root, const std::string& source) {
-  RunResult r = Snapsink({"inspect", root, "sources", "--json"});
-  const std::string tag = "{\"source\":\"" + source + "\",\"offset\":";
-  const size_t at = r.out.find(tag);
-  if (at == std::string::npos) return -1;
-  return std::stoll(r.out.substr(at + tag.size()));
-}
-
-// The generation CURRENT names (0 when none).
-uint64_t CurrentGeneration(const std::string& root) {
-  const std::string current = root + "/CURRENT";
-  if (!std::filesystem::exists(current)) return 0;
-  const std::string text = ReadFile(current);
-  return text.empty() ? 0 : std::stoull(text);
-}
-
 // Waits (bounded by count) until cond holds; false if it never did.
 template <typename Cond>
 bool WaitFor(Cond cond) {
@@ -123,7 +107,7 @@ class LiveRootTest : public ::testing::Test {
   }
   void WaitCaughtUp() {
     const int64_t size = static_cast<int64_t>(ReadFile(file_).size());
-    ASSERT_TRUE(WaitFor([&] { return Offset(root_, file_) == size; })) << "the follower never read to " << size;
+    ASSERT_TRUE(WaitFor([&] { return SourceOffset(root_, file_) == size; })) << "the follower never read to " << size;
   }
 
   // Appends new events of "live" (later minutes), or with duplicates=true

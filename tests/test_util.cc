@@ -6,6 +6,7 @@
 
 #include <boost/filesystem.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <stdexcept>
 #include <thread>
@@ -219,6 +220,21 @@ std::string WithoutIdFields(const std::string& inspect_json) {
   static const std::regex kFields(
       R"(,"last_seen":(null|"[^"]*"),"retired":(true|false)|,"duplicates_id":\d+,"rejected_horizon":\d+,"rejected_retired":\d+)");
   return std::regex_replace(inspect_json, kFields, "");
+}
+
+int64_t SourceOffset(const std::string& root, const std::string& source) {
+  RunResult r = Snapsink({"inspect", root, "sources", "--json"});
+  const std::string tag = "{\"source\":\"" + source + "\",\"offset\":";
+  const size_t at = r.out.find(tag);
+  if (at == std::string::npos) return -1;
+  return std::stoll(r.out.substr(at + tag.size()));
+}
+
+uint64_t CurrentGeneration(const std::string& root) {
+  const std::string current = root + "/CURRENT";
+  if (!std::filesystem::exists(current)) return 0;
+  const std::string text = ReadFile(current);
+  return text.empty() ? 0 : std::stoull(text);
 }
 
 }  // namespace snapsink::testing

@@ -145,4 +145,11 @@ std::string StateDump(const std::string& root);
 // rejected_horizon, rejected_retired), for tests about other things.
 std::string WithoutIdFields(const std::string& inspect_json);
 
+// The committed offset of source in root, from `inspect sources --json`
+// (-1 when root has no such source).
+int64_t SourceOffset(const std::string& root, const std::string& source);
+
+// The generation root's CURRENT names (0 when there is none yet).
+uint64_t CurrentGeneration(const std::string& root);
+
 }  // namespace snapsink::testing
