@@ -242,24 +242,7 @@ Status DecodeSnapshotManifestV1(std::string_view text, const std::string& name, 
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "events", &m.events));
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "count", &m.count));
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "sum_micros", &m.sum_micros));
-  simdjson::dom::array arr;
-  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "files", &arr));
-  for (simdjson::dom::element e : arr) {
-    simdjson::dom::object fo;
-    SNAPSINK_RETURN_IF_ERROR(r.Object(e, "files[]", &fo));
-    FileEntry f;
-    SNAPSINK_RETURN_IF_ERROR(r.String(fo, "name", &f.name));
-    SNAPSINK_RETURN_IF_ERROR(r.Uint(fo, "bytes", UINT64_MAX, &f.bytes));
-    SNAPSINK_RETURN_IF_ERROR(r.Hex(fo, "xxh64", &f.xxh64));
-    if (f.name.empty() || f.name == "." || f.name == ".." ||
-        f.name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
-      return r.Bad("files", fmt::format("{:?} is not a plain file name", f.name));
-    }
-    if (!m.files.empty() && !(m.files.back().name < f.name)) {
-      return r.Bad("files", fmt::format("{:?} is not sorted or not unique", f.name));
-    }
-    m.files.push_back(std::move(f));
-  }
+  SNAPSINK_RETURN_IF_ERROR(DecodeSnapshotFiles(r, o, &m.files));
   *out = std::move(m);
   return Status::OK();
 }

@@ -18,7 +18,13 @@
 
 #include "engine/status.h"
 
+namespace simdjson::dom {
+class object;
+}  // namespace simdjson::dom
+
 namespace snapsink {
+
+class MemberReader;
 
 inline constexpr char kSnapshotManifestName[] = "manifest.json";
 
@@ -54,5 +60,10 @@ struct SnapshotManifest {
   // Unknown members are ignored.
   static Status Decode(std::string_view text, const std::string& name_for_errors, SnapshotManifest* out);
 };
+
+// The "files" member of a snapshot manifest's object o: plain file names,
+// sorted and unique. Shared by Decode and the decoder of format 1
+// (publish/old_formats.cc), whose files member is the same.
+Status DecodeSnapshotFiles(MemberReader& r, const simdjson::dom::object& o, std::vector<FileEntry>* files);
 
 }  // namespace snapsink
