@@ -97,7 +97,7 @@ void Ingester::Impl::Reset() {
   window_runs.clear();
   bounds.clear();
   producers.clear();
-  aggs.clear();
+  aggs.Clear();
   ledger.clear();
   windows.clear();
   cursors.clear();
@@ -143,10 +143,8 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
 
 // The batch's entry for an aggregate key; its live value is not read here
 // (see MakeLive).
-Result<Ingester::Impl::CachedAgg*> Ingester::Impl::CachedAggregate(int64_t, const std::string& key) {
-  auto it = aggs.find(key);
-  if (it != aggs.end()) return &it->second;
-  return &aggs.emplace(key, CachedAgg()).first->second;
+Result<CachedAgg*> Ingester::Impl::CachedAggregate(int64_t, const std::string& key) {
+  return aggs.FindOrInsert(key);
 }
 
 Status Ingester::Impl::MakeLive(int64_t window, const std::string& key, CachedAgg* cached) {
@@ -404,15 +402,15 @@ Status Ingester::Impl::CommitBatch() {
   // One run of deltas per window (engine/window_records_runs.h): keys in
   // order, and a window's keys are adjacent (its 8-byte prefix leads).
   sorted_aggs.clear();
-  for (const auto& entry : aggs) {
-    if (entry.second.delta.events != 0) sorted_aggs.push_back(&entry);
+  for (size_t i = 0; i < aggs.size(); ++i) {
+    if (aggs.value(i).delta.events != 0) sorted_aggs.emplace_back(aggs.key(i), static_cast<uint32_t>(i));
   }
-  std::sort(sorted_aggs.begin(), sorted_aggs.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  std::sort(sorted_aggs.begin(), sorted_aggs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < sorted_aggs.size();) {
-    const std::string_view window_key = std::string_view(sorted_aggs[i]->first).substr(0, 8);
+    const std::string_view window_key = sorted_aggs[i].first.substr(0, 8);
     run_scratch.clear();
-    for (; i < sorted_aggs.size() && std::string_view(sorted_aggs[i]->first).substr(0, 8) == window_key; ++i) {
-      run_scratch.emplace_back(std::string_view(sorted_aggs[i]->first).substr(8), sorted_aggs[i]->second.delta);
+    for (; i < sorted_aggs.size() && sorted_aggs[i].first.substr(0, 8) == window_key; ++i) {
+      run_scratch.emplace_back(sorted_aggs[i].first.substr(8), aggs.value(sorted_aggs[i].second).delta);
     }
     SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), codec::DecodeWindowKey(window_key), run_scratch));
   }
@@ -456,7 +454,7 @@ Status Ingester::Impl::CommitBatch() {
   txn.reset();
   for (const std::string& id : retired) producers.erase(id);  // reloaded as retired on next touch
   MaybeCrash("ingest.after_commit");
-  aggs.clear();
+  aggs.Clear();
   ledger.clear();
   windows.clear();
   for (auto& entry : cursors) {

@@ -15,6 +15,7 @@
 
 #include "engine/event_parser.h"
 #include "engine/id_dedup.h"
+#include "engine/ingest_agg_table.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/parse_ahead.h"
@@ -69,13 +70,7 @@ struct Ingester::Impl {
   IdIndex ids;
 
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
-  struct CachedAgg {
-    Aggregate agg;                // the live value, once `live` (read only when the sum bound does not rule out overflow)
-    bool live = false;
-    Aggregate delta;              // what this batch added: its entry of the window's new run
-    Aggregate* totals = nullptr;  // its (window, metric) entry of `ledger`: one lookup per event
-  };
-  StringMap<CachedAgg> aggs;            // this batch's touched aggregates
+  BatchAggTable aggs;  // this batch's touched aggregates
   // The runs of the windows this batch looked keys up in, as the open
   // transaction sees them (engine/window_records_runs.h); dropped at commit.
   std::unordered_map<int64_t, WindowRuns> window_runs;
@@ -86,7 +81,7 @@ struct Ingester::Impl {
     bool dirty = false;
   };
   std::unordered_map<int64_t, SumBound> bounds;  // windows this batch applied values to
-  std::vector<const StringMap<CachedAgg>::value_type*> sorted_aggs;  // Commit's scratch
+  std::vector<std::pair<std::string_view, uint32_t>> sorted_aggs;  // Commit's scratch: keys and indices of aggs
   struct CachedTotals {
     Aggregate agg;
   };

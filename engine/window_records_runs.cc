@@ -34,6 +34,7 @@ constexpr char kRunVersion = 1;
 constexpr uint64_t kBoundNumber = 0;
 constexpr size_t kAggBytes = 24;
 constexpr size_t kWindowBytes = 8;
+constexpr size_t kMergeWidth = 4;  // runs merged at once (AppendWindowRun)
 
 std::string WindowKey(int64_t window_ms) {
   std::string key;
@@ -77,14 +78,21 @@ Status NoteRunsFormat(Txn* txn) {
 
 }  // namespace
 
-// The runs merged into one (compaction).
-static void MergeRuns(const AggRun& older, const AggRun& newer, std::string* out) {
-  WindowRuns two;
-  two.runs = {older, newer};
+// The runs (oldest first) merged into one (compaction).
+static void MergeRuns(const std::vector<AggRun>& runs, std::string* out) {
+  WindowRuns group;
+  group.runs = runs;
+  size_t total = 0, bytes = 0;
+  for (const AggRun& r : runs) {
+    total += r.size();
+    bytes += r.byte_size();
+  }
   std::vector<uint32_t> offsets;
+  offsets.reserve(total);
   out->clear();
+  out->reserve(bytes);
   out->push_back(kRunVersion);
-  for (MergedRuns m(two); m.Valid(); m.Next()) AppendEntry(out, &offsets, m.key(), m.agg());
+  for (MergedRuns m(group); m.Valid(); m.Next()) AppendEntry(out, &offsets, m.key(), m.agg());
   FinishRun(out, offsets);
 }
 
@@ -107,6 +115,21 @@ Status AggRun::Decode(std::string_view bytes, AggRun* out) {
   out->bytes_ = bytes;
   out->offsets_ = offsets;
   out->n_ = n;
+  return Status::OK();
+}
+
+AggRun AggRun::Trusted(std::string_view bytes) {
+  AggRun run;
+  run.n_ = DecodeFixed32(bytes.data() + bytes.size() - 4);
+  run.bytes_ = bytes;
+  run.offsets_ = bytes.data() + bytes.size() - 4 - 4 * run.n_;
+  return run;
+}
+
+Status AggRun::Entries(std::string_view bytes, size_t* n) {
+  if (bytes.size() < 5 || bytes[0] != kRunVersion) return Status::Corruption("malformed aggregate run in state");
+  *n = DecodeFixed32(bytes.data() + bytes.size() - 4);
+  if (*n > (bytes.size() - 5) / 4) return Status::Corruption("malformed aggregate run in state");
   return Status::OK();
 }
 
@@ -138,7 +161,10 @@ size_t AggRun::Find(std::string_view k) const {
 void EncodeAggRun(const std::vector<std::pair<std::string_view, Aggregate>>& entries, std::string* out) {
   std::vector<uint32_t> offsets;
   offsets.reserve(entries.size());
+  size_t bytes = 5;
+  for (const auto& e : entries) bytes += 4 + e.first.size() + kAggBytes + 4;
   out->clear();
+  out->reserve(bytes);
   out->push_back(kRunVersion);
   for (const auto& [key, agg] : entries) AppendEntry(out, &offsets, key, agg);
   FinishRun(out, offsets);
@@ -218,33 +244,68 @@ Status GetLiveAggregate(Txn* txn, std::string_view key, const WindowRuns& runs, 
 
 Status AppendWindowRun(Txn* txn, int64_t window_ms,
                        const std::vector<std::pair<std::string_view, Aggregate>>& deltas) {
-  WindowRuns old;
-  SNAPSINK_RETURN_IF_ERROR(LoadWindowRuns(txn, window_ms, &old));
+  // The window's runs as stored, oldest first. Their framing is checked
+  // (AggRun::Decode) only when one is merged: a run left as it is costs its
+  // entry count, not a pass over its entries, every commit.
   struct Item {
     uint64_t number;
-    std::unique_ptr<std::string> bytes;  // null: an old run, unchanged (a view into the store)
-    AggRun run;
+    std::string_view stored;             // the run in the store ("" for a run built here)
+    std::unique_ptr<std::string> bytes;  // a run built here (new or merged); null: stored, unchanged
+    size_t entries = 0;
   };
   std::vector<Item> items;
-  for (size_t i = 0; i < old.runs.size(); ++i) items.push_back(Item{old.numbers[i], nullptr, old.runs[i]});
-  Item fresh{old.numbers.empty() ? 1 : old.numbers.back() + 1, std::make_unique<std::string>(), AggRun()};
+  Status st;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+    if (k.size() != kWindowBytes + 8) {
+      st = Status::Corruption("malformed aggregate run key in state");
+      return false;
+    }
+    const uint64_t number = DecodeBigEndian(k.data() + kWindowBytes, 8);
+    if (number == kBoundNumber) return true;
+    Item it{number, v, nullptr, 0};
+    st = AggRun::Entries(v, &it.entries);
+    items.push_back(std::move(it));
+    return st.ok();
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  std::vector<uint64_t> old_numbers;
+  for (const Item& it : items) old_numbers.push_back(it.number);
+  Item fresh{items.empty() ? 1 : items.back().number + 1, std::string_view(), std::make_unique<std::string>(),
+             deltas.size()};
   EncodeAggRun(deltas, fresh.bytes.get());
-  SNAPSINK_RETURN_IF_ERROR(AggRun::Decode(*fresh.bytes, &fresh.run));
   items.push_back(std::move(fresh));
-  // Every merge is built before anything is written: the old runs are views
+  // Size-tiered: the newest kMergeWidth runs become one while the oldest of
+  // them holds at most twice the entries of the newest (runs of one tier).
+  // With commits of one size that is a base-4 counter: every delta is
+  // rewritten about log4(commits) times (two-way merges: log2) and a window
+  // keeps at most three runs per tier. Without a merge each run holds more
+  // than twice the run three places newer, so however the batch sizes vary
+  // their number stays within 3 * log2(entries) + 3.
+  // Every merge is built before anything is written: stored runs are views
   // into pages that a write could free.
-  while (items.size() >= 2 && items[items.size() - 2].run.size() <= 2 * items.back().run.size()) {
-    Item& older = items[items.size() - 2];
+  auto run_of = [](const Item& it, AggRun* run) -> Status {
+    if (it.bytes != nullptr) {
+      *run = AggRun::Trusted(*it.bytes);
+      return Status::OK();
+    }
+    return AggRun::Decode(it.stored, run);
+  };
+  while (items.size() >= kMergeWidth) {
+    const size_t first = items.size() - kMergeWidth;
+    if (items[first].entries > 2 * items.back().entries) break;
+    std::vector<AggRun> group(kMergeWidth);
+    for (size_t i = 0; i < kMergeWidth; ++i) SNAPSINK_RETURN_IF_ERROR(run_of(items[first + i], &group[i]));
     auto merged = std::make_unique<std::string>();
-    MergeRuns(older.run, items.back().run, merged.get());
-    items.pop_back();
+    MergeRuns(group, merged.get());
+    items.resize(first + 1);
     Item& into = items.back();
     into.bytes = std::move(merged);
-    SNAPSINK_RETURN_IF_ERROR(AggRun::Decode(*into.bytes, &into.run));
+    into.stored = std::string_view();
+    into.entries = AggRun::Trusted(*into.bytes).size();
   }
   SNAPSINK_RETURN_IF_ERROR(NoteRunsFormat(txn));
   // Old runs merged away are deleted; merged and new runs written.
-  for (uint64_t number : old.numbers) {
+  for (uint64_t number : old_numbers) {
     bool kept = false;
     for (const Item& it : items) kept |= it.number == number;
     if (!kept) SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kAggRuns, RunKey(window_ms, number)));
@@ -279,20 +340,25 @@ Status CopyWindowAggregates(Txn* from, Txn* to, int64_t window_ms) {
 
 MergedRuns::MergedRuns(const WindowRuns& runs) : runs_(runs), pos_(runs.runs.size(), 0) { Next(); }
 
+// One pass over the runs' heads: the least key, and which runs hold it (a
+// key is in a run at most once), so each head is compared once per step.
 void MergedRuns::Next() {
   valid_ = false;
+  holders_.clear();
   for (size_t r = 0; r < pos_.size(); ++r) {
     if (pos_[r] >= runs_.runs[r].size()) continue;
     const std::string_view k = runs_.runs[r].key(pos_[r]);
-    if (!valid_ || k < key_) key_ = k;
+    const int c = valid_ ? k.compare(key_) : -1;
+    if (c < 0) {
+      key_ = k;
+      holders_.clear();
+    }
+    if (c <= 0) holders_.push_back(r);
     valid_ = true;
   }
   if (!valid_) return;
   agg_ = Aggregate();
-  for (size_t r = 0; r < pos_.size(); ++r) {
-    const AggRun& run = runs_.runs[r];
-    if (pos_[r] < run.size() && run.key(pos_[r]) == key_) AddWrapping(&agg_, run.agg(pos_[r]++));
-  }
+  for (size_t r : holders_) AddWrapping(&agg_, runs_.runs[r].agg(pos_[r]++));
 }
 
 }  // namespace snapsink

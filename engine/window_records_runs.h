@@ -11,9 +11,10 @@
 // write of its deltas, instead of a put into the window's B-tree per key,
 // which for a batch of new keys spread over a large window copies most of
 // the tree's leaf pages every commit. Runs are compacted in the same
-// transaction as the commit that appends one (two neighbours merge while the
-// older has at most twice the entries of the newer), so a window holds
-// about log2(commits) runs and every delta is rewritten about that often.
+// transaction as the commit that appends one, size-tiered: the newest four
+// merge while the oldest of them has at most twice the entries of the
+// newest, so every delta is rewritten about log4(commits) times and a
+// window holds about three runs per factor of four in size.
 //
 // Sums are commutative and are added with wrap-around (two's complement):
 // whatever the grouping, base + runs is the exact live value, which ingest
@@ -52,7 +53,12 @@ class AggRun {
  public:
   // Checks the framing of every entry; Corruption if it does not hold.
   static Status Decode(std::string_view bytes, AggRun* out);
+  // A run this process just encoded (EncodeAggRun, a merge): not checked.
+  static AggRun Trusted(std::string_view bytes);
+  // The number of entries of a stored run, from its last bytes only.
+  static Status Entries(std::string_view bytes, size_t* n);
   size_t size() const { return n_; }
+  size_t byte_size() const { return bytes_.size(); }
   std::string_view key(size_t i) const;
   Aggregate agg(size_t i) const;
   // The index of key, or size() when absent (binary search).
@@ -110,6 +116,7 @@ class MergedRuns {
  private:
   const WindowRuns& runs_;
   std::vector<size_t> pos_;
+  std::vector<size_t> holders_;  // the runs whose head is key_
   bool valid_ = false;
   std::string_view key_;
   Aggregate agg_;

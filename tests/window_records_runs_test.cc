@@ -105,6 +105,54 @@ TEST_F(WindowRunsTest, CompactionKeepsFewRunsAndEverySum) {
   EXPECT_EQ(Scan(kW), want);
 }
 
+// Size-tiered compaction: with commits of one size the runs count in base
+// 4 (four runs of a tier merge into one of the next), so each delta is
+// rewritten about log4(commits) times.
+TEST_F(WindowRunsTest, RunsOfOneTierMergeFourAtATime) {
+  auto runs_after = [&](int commits) {
+    txn_.reset();
+    EXPECT_STATUS_OK(store_->BeginWrite(&txn_));
+    EXPECT_STATUS_OK(DeleteWindowAggregates(txn_.get(), kW));
+    for (int c = 0; c < commits; ++c) {
+      std::map<std::string, Aggregate> batch;
+      for (int k = 0; k < 8; ++k) batch["k" + std::to_string(c * 8 + k)] = Aggregate{1, 1, 1};
+      Append(kW, batch);
+    }
+    WindowRuns runs;
+    EXPECT_STATUS_OK(LoadWindowRuns(txn_.get(), kW, &runs));
+    std::vector<size_t> sizes;
+    for (const AggRun& r : runs.runs) sizes.push_back(r.size());
+    return sizes;
+  };
+  EXPECT_EQ(runs_after(3), (std::vector<size_t>{8, 8, 8}));
+  EXPECT_EQ(runs_after(4), (std::vector<size_t>{32}));
+  EXPECT_EQ(runs_after(7), (std::vector<size_t>{32, 8, 8, 8}));
+  EXPECT_EQ(runs_after(16), (std::vector<size_t>{128}));
+  EXPECT_EQ(runs_after(21), (std::vector<size_t>{128, 32, 8}));
+  EXPECT_EQ(Scan(kW).size(), 21u * 8);
+}
+
+// A stored run's framing is checked when a merge reads it, not on every
+// append (an append reads only a run's entry count).
+TEST_F(WindowRunsTest, DamagedRunIsCorruptionWhenMerged) {
+  Append(kW, {{"a", {1, 1, 1}}, {"b", {1, 1, 1}}});
+  std::string key;
+  codec::AppendWindowKey(&key, kW);
+  std::string raw;
+  ASSERT_STATUS_OK(txn_->Scan(Table::kAggRuns, key, [&](std::string_view k, std::string_view v) {
+    key.assign(k);
+    raw.assign(v);
+    return false;
+  }));
+  raw[1] = '\x7f';  // the first key's length
+  ASSERT_STATUS_OK(txn_->Put(Table::kAggRuns, key, raw));
+  Append(kW, {{"c", {1, 1, 1}}, {"d", {1, 1, 1}}});
+  Append(kW, {{"e", {1, 1, 1}}, {"f", {1, 1, 1}}});
+  std::vector<std::string> keys = {NaturalKey(kW, "m", "g").substr(8), NaturalKey(kW, "m", "h").substr(8)};
+  EXPECT_TRUE(AppendWindowRun(txn_.get(), kW, {{keys[0], Aggregate{1, 1, 1}}, {keys[1], Aggregate{1, 1, 1}}})
+                  .IsCorruption());
+}
+
 TEST_F(WindowRunsTest, SumsWrapAcrossRunsToTheExactValue) {
   // +MAX then -MAX then +5: each live value fits, the merged deltas do not.
   const int64_t max = std::numeric_limits<int64_t>::max();
