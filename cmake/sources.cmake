@@ -151,6 +151,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/id_dedup_test.cc
   tests/ingest_cli_test.cc
   tests/ingest_crash_test.cc
+  tests/ingest_agg_table_test.cc
   tests/ingest_batch_test.cc
   tests/live_root_test.cc
   tests/ingest_model_test.cc
