@@ -68,7 +68,9 @@ TEST_F(ApiFollowerTest, WritesOnlyInsideAStep) {
     EXPECT_EQ(r.applied, 3u);
     // Inside the step LOCK is held: a plain writer would wait, Follow is refused.
     api::FollowStop stop;
-    EXPECT_EQ(f.Follow({.inputs = {"x"}}, &stop).code(), Status::Code::kInvalidArgument);
+    api::FollowOptions follow;
+    follow.inputs = {"x"};
+    EXPECT_EQ(f.Follow(follow, &stop).code(), Status::Code::kInvalidArgument);
   }
   // Between steps a plain writer opens at once; while it holds LOCK a second
   // follower is refused only after its wait, so only the first is tried here.
@@ -160,7 +162,9 @@ TEST_F(ApiFollowerTest, NextStepReadsWhatTheOtherWriterCommitted) {
     ASSERT_STATUS_OK((*plain)->SetHistory(std::nullopt, 5 * kMinute));
     // Minute 1 sealed and published, then rolled back to generation 1
     // (which has minute 0 only): minute 1's state is emptied.
-    ASSERT_STATUS_OK((*plain)->Seal({.all = true}));
+    api::SealOptions all;
+    all.all = true;
+    ASSERT_STATUS_OK((*plain)->Seal(all));
     ASSERT_STATUS_OK((*plain)->Publish());
     auto rolled = (*plain)->Rollback(1);
     ASSERT_STATUS_OK(rolled);
