@@ -193,7 +193,8 @@ TEST_F(ApiFollowerTest, NextStepReadsWhatTheOtherWriterCommitted) {
   ASSERT_STATUS_OK((*reader)->Scan(kBaseMs, std::string("m"), [&](const api::Row& row) { events += row.count; }));
   EXPECT_EQ(events, 5) << "minute 0: the follower's first five events";
   events = 0;
-  Status minute1 = (*reader)->Scan(kBaseMs + kMinute, std::string("m"), [&](const api::Row& row) { events += row.count; });
+  Status minute1 =
+      (*reader)->Scan(kBaseMs + kMinute, std::string("m"), [&](const api::Row& row) { events += row.count; });
   EXPECT_TRUE(minute1.ok() || minute1.IsNotFound()) << minute1.ToString();
   EXPECT_EQ(events, 0) << "minute 1 was rolled back; its events are seen and never come back";
 }
