@@ -66,6 +66,7 @@ set(SNAPSINK_LIB_SOURCES
   sink/status_page.cc
   sink/sink.cc
   sink/state_ops.cc
+  sink/step.cc
   sink/version.cc
   sink/write_batch.cc
   sink/write_queue.cc
@@ -129,6 +130,7 @@ set(SNAPSINK_TOOL_SOURCES
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
+  tests/api_follower_test.cc
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc
   tests/backfill_test.cc

@@ -228,6 +228,16 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   return Status::OK();
 }
 
+Status Root::ReloadHistorySettings() {
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(store_->BeginRead(&txn));
+  SNAPSINK_ASSIGN_OR_RETURN(auto retain, GetMetaU64(txn.get(), meta::kRetainMs));
+  SNAPSINK_ASSIGN_OR_RETURN(auto max_ahead, GetMetaU64(txn.get(), meta::kMaxAheadMs));
+  config_.retain_ms = static_cast<int64_t>(retain.value_or(0));
+  config_.max_ahead_ms = static_cast<int64_t>(max_ahead.value_or(0));
+  return Status::OK();
+}
+
 Status Root::SetHistorySettings(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {
   if (lock_ == nullptr) return Status::InvalidArgument("changing settings needs the writer lock");
   if (retain_ms && *retain_ms < 0) return Status::InvalidArgument("--retain must not be negative");

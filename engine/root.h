@@ -110,6 +110,13 @@ class Root {
   // Root holds (nullptr when opened without it), and takes one back.
   std::unique_ptr<FileLock> ReleaseWriterLock() { return std::move(lock_); }
   void HoldWriterLock(std::unique_ptr<FileLock> lock) { lock_ = std::move(lock); }
+  bool HoldsWriterLock() const { return lock_ != nullptr; }
+
+  // Reads again the settings another writer may change while this Root is
+  // open (retain_ms, max_ahead_ms: `gc --retain`, `gc --max-ahead`): a
+  // follower's step starts with it, as the other writer may have run
+  // between two steps.
+  Status ReloadHistorySettings();
 
   // Stores new history settings (`gc --retain`, `gc --max-ahead`; nullopt:
   // unchanged) in one LMDB commit and adopts them. REQUIRES: a writer.

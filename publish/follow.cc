@@ -88,6 +88,8 @@ std::vector<std::string> Follower::Sources() {
 Status Follower::Pass(bool final_pass) {
   // Another writer may have published or rolled back what this one staged,
   // or staged seals of its own: what is staged now decides.
+  // `gc --retain` or `--max-ahead` may have changed them between steps.
+  SNAPSINK_RETURN_IF_ERROR(root_->ReloadHistorySettings());
   std::vector<PendingSnapshot> staged;
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
   pending_publish_ = !staged.empty();

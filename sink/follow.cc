@@ -25,6 +25,9 @@ void FollowStop::Stop() {
 }
 
 Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
+  if (impl_->follower_lock != nullptr) {
+    return Status::InvalidArgument("Follow takes a Sink from Open; one from OpenFollower follows already");
+  }
   if (std::find(o.inputs.begin(), o.inputs.end(), "-") != o.inputs.end()) {
     return Status::InvalidArgument("follow reads files and directories, not standard input");
   }

@@ -249,6 +249,18 @@ Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {
   return std::unique_ptr<Sink>(new Sink(std::move(impl)));
 }
 
+Result<std::unique_ptr<Sink>> Sink::OpenFollower(const std::string& path) {
+  // LOCK first, as `run --follow` does: a plain writer refuses at once, and
+  // another follower is found after its step.
+  auto opened = Open(path);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<Sink> sink = std::move(*opened);
+  Root* root = sink->impl_->root.get();
+  SNAPSINK_RETURN_IF_ERROR(LockFollower(root->env(), path, &sink->impl_->follower_lock));
+  root->ReleaseWriterLock().reset();  // from here LOCK is held one step at a time (sink/step.cc)
+  return sink;
+}
+
 Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path) {
   std::unique_ptr<Impl> impl;
   SNAPSINK_RETURN_IF_ERROR(OpenRoot(path, /*writer=*/false, &impl));
@@ -270,10 +282,13 @@ Status Sink::Ingest(const IngestOptions& options, IngestResult* result) {
   IngestResult local;
   if (result == nullptr) result = &local;
   *result = IngestResult();
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Ingest"));
   return IngestInto(impl_->root.get(), options, result);
 }
 
 Status Sink::Write(const WriteBatch& batch, const WriteOptions& options, WriteResult* result) {
+  if (result != nullptr) *result = WriteResult();
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Write"));
   return impl_->writes->Write(batch, options, result);
 }
 
@@ -290,12 +305,14 @@ Result<std::optional<std::string>> Sink::Position(const std::string& source) con
 }
 
 Result<std::vector<SealedWindow>> Sink::Seal(const SealOptions& options) {
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Seal"));
   std::vector<SealedWindow> sealed;
   SNAPSINK_RETURN_IF_ERROR(SealRoot(impl_->root.get(), options, &sealed));
   return sealed;
 }
 
 Result<PublishResult> Sink::Publish() {
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Publish"));
   PublishResult r;
   SNAPSINK_RETURN_IF_ERROR(PublishRoot(impl_->root.get(), &r));
   return r;
@@ -305,6 +322,7 @@ Status Sink::Run(const RunOptions& options, RunResult* result) {
   RunResult local;
   if (result == nullptr) result = &local;
   *result = RunResult();
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Run"));
   Root* root = impl_->root.get();
   IngestOptions ingest = options.ingest;
   ingest.final = ingest.final || options.final;
@@ -336,6 +354,7 @@ Result<UnsealedWindows> ReadOnlySink::Unsealed() const {
 }
 
 Result<GcResult> Sink::Gc(uint64_t keep) {
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Gc"));
   Root* root = impl_->root.get();
   snapsink::GcResult r;
   SNAPSINK_RETURN_IF_ERROR(CollectGarbage(root->env(), root->path(), root->store(), keep, &r));
@@ -365,6 +384,7 @@ RollbackResult ToPublic(const snapsink::RollbackResult& r) {
 }  // namespace
 
 Result<RollbackResult> Sink::Rollback(uint64_t generation, bool dry_run) {
+  if (!dry_run) SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Rollback"));
   Root* root = impl_->root.get();
   snapsink::RollbackResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::Rollback(root->env(), root->path(), root->store(), generation, dry_run, &r));
@@ -380,6 +400,7 @@ Result<RollbackResult> ReadOnlySink::RollbackDryRun(uint64_t generation) const {
 }
 
 Status Sink::SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "SetHistory"));
   SNAPSINK_RETURN_IF_ERROR(impl_->root->SetHistorySettings(retain_ms, max_ahead_ms));
   const RootConfig& c = impl_->root->config();
   impl_->settings.retain_ms = c.retain_ms;

@@ -3,6 +3,7 @@
 // engine's. Nothing here is installed.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "engine/root.h"
@@ -15,11 +16,21 @@ namespace snapsink::api {
 class WriteQueue;  // sink/write_queue.h
 
 struct ReadOnlySink::Impl {
+  // Sink::OpenFollower: LOCK.follower for the handle's life (before root:
+  // let go after the root is closed); nullptr on every other handle.
+  std::unique_ptr<FileLock> follower_lock;
   std::unique_ptr<Root> root;
   std::shared_ptr<WriteQueue> writes;  // a Sink's group commit (Sink::Write); after root: destroyed first
   RootSettings settings;
   bool read_only = false;  // LMDB opened read-only (Sink::OpenReadOnly)
+  // A Sink::Step is held (sink/step.cc). Read by Write's callers on any thread.
+  std::atomic<bool> in_step{false};
 };
+
+// OK when the Sink may write now: always on a Sink from Open; on a follower
+// (Sink::OpenFollower) only while it holds a Step, else InvalidArgument
+// naming `what`.
+Status CheckCanWrite(const ReadOnlySink::Impl& impl, const char* what);
 
 inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {
   return {s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events};

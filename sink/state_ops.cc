@@ -16,6 +16,7 @@ Result<AcceptedGapInfo> Sink::AcceptGaps(const GapAcceptance& a) {
     return Status::InvalidArgument("gap range " + std::to_string(a.range.first) + ".." +
                                    std::to_string(a.range.last) + ": expected LO <= HI < 2^64-1");
   }
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "AcceptGaps"));
   AcceptedGap rec;
   rec.producer = a.producer;
   if (a.epoch) {
@@ -39,6 +40,7 @@ Result<AcceptedSourceGapInfo> Sink::AcceptSourceGap(const SourceGapAcceptance& a
     return Status::InvalidArgument("source range " + std::to_string(a.first) + ".." + std::to_string(a.last) +
                                    ": expected LO <= HI < 2^64-1");
   }
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "AcceptSourceGap"));
   AcceptedSourceGap rec{a.source, a.first, a.last, 0};
   // Wall clock: for the audit record only, never for an output's identity.
   rec.accepted_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -52,6 +54,7 @@ Result<AcceptedSourceGapInfo> Sink::AcceptSourceGap(const SourceGapAcceptance& a
 
 Result<std::vector<std::string>> Sink::RetireIdleProducers(int64_t idle_ms) {
   if (idle_ms <= 0) return Status::InvalidArgument("producer idle time must be positive");
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "RetireIdleProducers"));
   Root* root = impl_->root.get();
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(root->store()->BeginWrite(&txn));

@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -282,6 +284,186 @@ TEST_F(KafkaMock, FollowStopsCleanlyAtSigtermThenFinalSameRows) {
   std::vector<uint64_t> lines = Sum(first, &second);
   for (size_t i = 0; i < lines.size(); ++i) lines[i] += third.lines[i];
   CheckAccounting(root, lines);
+}
+
+// Lines the partitions' sources hold: the sum of their "lines" (inspect
+// sources; a backfill's source is listed too, and left out).
+uint64_t LinesInRoot(const std::string& root, const std::string& dir) {
+  ChildResult r = RunChild(g_snapsink, {"inspect", root, "sources", "--json"}, {}, dir);
+  uint64_t total = 0;
+  std::istringstream in(r.out);
+  const std::regex lines(R"re(^\{"source":"kafka:.*"lines":([0-9]+))re");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, lines)) total += std::stoull(m[1]);
+  }
+  return total;
+}
+
+uint64_t LinesOf(const std::string& record) { return 1 + std::count(record.begin(), record.end(), '\n'); }
+
+// Keeps producing to every partition, one record each a tick, from a list
+// of records per partition, cycling, until Stop (after at least `whole`
+// passes over the list). Counts the lines it produced.
+class Producing {
+ public:
+  Producing(MockCluster* cluster, const EventStream& s, int whole) {
+    thread_ = std::thread([this, cluster, &s, whole] {
+      for (size_t i = 0;; ++i) {
+        bool all_done = true;
+        for (int p = 0; p < kPartitions; ++p) {
+          const std::vector<std::string>& recs = s.records[p];
+          all_done = all_done && i >= recs.size() * static_cast<size_t>(whole);
+          const std::string& rec = recs[i % recs.size()];
+          if (!cluster->Produce(kTopic, p, {rec})) failed_ = true;
+          lines_ += LinesOf(rec);
+        }
+        if (all_done && stop_) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
+  ~Producing() { Stop(); }
+  // Returns the lines produced in all.
+  uint64_t Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return lines_;
+  }
+  uint64_t lines() const { return lines_; }
+  bool failed() const { return failed_; }
+
+ private:
+  std::thread thread_;
+  std::atomic<bool> stop_{false}, failed_{false};
+  std::atomic<uint64_t> lines_{0};
+};
+
+// Issue 23's maintenance beside `run --kafka --follow`: the follower holds
+// LOCK one step at a time, so each command finishes (exit 0) while it
+// follows and a producer keeps producing, and the follower goes on. The
+// rows it published equal a root given the same events and the same
+// commands with no follower (tests/live_root_test.cc's definition): `run`
+// of stream A, `run` of A+B, the rollback to what A published, the
+// backfill, `run` of everything. While the rollback runs only redeliveries
+// arrive, so which of them the follower reads before it cannot matter.
+TEST_F(KafkaMock, MaintenanceBesideFollowerSameRowsAsWithoutIt) {
+  const EventStream a = GenerateEvents(kPartitions, 100, 21);
+  const EventStream b = GenerateEvents(kPartitions, 100, 22, 100);
+  const EventStream c = GenerateEvents(kPartitions, 150, 23, 200);
+  const EventStream archive = GenerateEvents(kPartitions, 20, 24);  // other values, minutes 15..27 of A
+  const std::vector<std::string> init = {"--window", "10m", "--lateness", "0s"};
+  auto new_root = [&](const std::string& name) {
+    std::vector<std::string> args = {"init", dir_ + "/" + name};
+    args.insert(args.end(), init.begin(), init.end());
+    ChildResult r = Snapsink(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir_ + "/" + name;
+  };
+  const std::string root = new_root("kafka-root");
+  const std::string ref = new_root("ref-root");
+  const std::string ref_file = dir_ + "/ref.ndjson";
+  const std::string archive_file = dir_ + "/archive.ndjson";
+  WriteFile(archive_file, AsFile(archive));
+  auto ref_run = [&](const std::string& data) {
+    WriteFile(ref_file, data);
+    ChildResult r = Snapsink({"run", ref, ref_file, "--quiet"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Rows(Query(ref));
+  };
+  auto generation = [&] {
+    const std::string current = ReadFile(root + "/CURRENT");
+    return current.empty() ? uint64_t{0} : std::stoull(current);
+  };
+  auto sum = [](const EventStream& s) {
+    uint64_t n = 0;
+    for (uint64_t l : s.lines) n += l;
+    return n;
+  };
+  ProduceStream(a);
+  Child follow(g_snapsink,
+               RunArgs(root, "g9", {"--follow", "--publish-every", "1s", "--keep-generations", "1000"}), {}, dir_);
+  // Waits (bounded) until the follower has read `lines` and published `rows`.
+  auto wait_for = [&](uint64_t lines, const std::string& rows) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((LinesInRoot(root, dir_) < lines || Rows(Query(root)) != rows) &&
+           std::chrono::steady_clock::now() < deadline && follow.Running()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_EQ(LinesInRoot(root, dir_), lines);
+    ASSERT_EQ(Rows(Query(root)), rows);
+  };
+  // A, read and published: the generation the rollback goes back to.
+  const std::string rows_a = ref_run(AsFile(a));
+  ASSERT_FALSE(rows_a.empty());
+  wait_for(sum(a), rows_a);
+  if (HasFatalFailure()) return;
+  const uint64_t g_a = generation();
+  ProduceStream(b);
+  wait_for(sum(a) + sum(b), ref_run(AsFile(a) + AsFile(b)));
+  if (HasFatalFailure()) return;
+  auto command = [&](std::vector<std::string> args) {
+    ChildResult r = Snapsink(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << " " << args[2] << ": " << r.err;
+    EXPECT_TRUE(follow.Running()) << "the follower stopped at " << args[0];
+    return r;
+  };
+  // Redeliveries of A while gc, the dry run and the rollback run.
+  uint64_t produced = sum(a) + sum(b);
+  {
+    Producing redelivered(cluster_.get(), a, 0);
+    command({"gc", root, "--keep-generations", std::to_string(generation() - g_a + 2)});
+    ChildResult dry = command({"rollback", root, "--generation", std::to_string(g_a), "--dry-run"});
+    EXPECT_NE(dry.out.find("dry run: nothing changed"), std::string::npos) << dry.out;
+    ChildResult rolled = command({"rollback", root, "--generation", std::to_string(g_a)});
+    EXPECT_NE(rolled.out.find("a copy of generation " + std::to_string(g_a)), std::string::npos) << rolled.out;
+    produced += redelivered.Stop();
+    EXPECT_FALSE(redelivered.failed());
+  }
+  // New events (C, then its redeliveries) while the rest run.
+  {
+    Producing fresh(cluster_.get(), c, 1);
+    uint64_t seen = LinesInRoot(root, dir_);
+    auto grows = [&](const char* after) {  // the follower goes on reading
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (LinesInRoot(root, dir_) <= seen && std::chrono::steady_clock::now() < deadline && follow.Running()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      const uint64_t now = LinesInRoot(root, dir_);
+      EXPECT_GT(now, seen) << "the follower read nothing after " << after;
+      seen = now;
+    };
+    command({"backfill", root, "--version", "100", archive_file, "--from", "2026-10-21T10:10:00Z", "--to",
+             "2026-10-21T10:10:00Z"});
+    grows("backfill");
+    command({"seal", root});
+    grows("seal");
+    command({"publish", root});
+    grows("publish");
+    command({"gc", root, "--producers-idle", "30d"});
+    grows("gc --producers-idle");
+    produced += fresh.Stop();
+    EXPECT_FALSE(fresh.failed());
+  }
+  // Everything read; then SIGTERM (its last step seals and publishes).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (LinesInRoot(root, dir_) < produced && std::chrono::steady_clock::now() < deadline && follow.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(LinesInRoot(root, dir_), produced);
+  follow.Signal(SIGTERM);
+  ChildResult r = follow.Wait(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The reference: the same events and commands, no follower.
+  ChildResult rr = Snapsink({"rollback", ref, "--generation", "1"});
+  ASSERT_EQ(rr.exit_code, 0) << rr.err;
+  rr = Snapsink({"backfill", ref, "--version", "100", archive_file, "--from", "2026-10-21T10:10:00Z", "--to",
+                 "2026-10-21T10:10:00Z"});
+  ASSERT_EQ(rr.exit_code, 0) << rr.err;
+  const std::string want = ref_run(AsFile(a) + AsFile(b) + AsFile(c));
+  EXPECT_EQ(Rows(Query(root)), want);
+  EXPECT_NE(want.find(R"("window":"2026-10-21T10:10:00Z")"), std::string::npos) << want;
+  EXPECT_EQ(Snapsink({"verify", root}).exit_code, 0);
 }
 
 TEST_F(KafkaMock, PositionDeletedByRetentionExits3UntilTheLossIsAccepted) {

@@ -62,7 +62,8 @@ Status CmdRunKafka(const RunArgs& a) {
                                                       kafka::UniqueClientId() + " " + state);
     o.consumer.states = states.get();
   } else {
-    auto opened = api::Sink::Open(a.ingest.root);
+    // --follow holds LOCK one step at a time: maintenance runs beside it.
+    auto opened = a.follow ? api::Sink::OpenFollower(a.ingest.root) : api::Sink::Open(a.ingest.root);
     if (!opened.ok()) return opened.status();
     sink = std::move(*opened);
   }

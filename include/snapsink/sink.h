@@ -6,7 +6,8 @@
 //   s = (*sink)->Run({.ingest = {.files = {"events.ndjson"}}, .final = true}, &r);
 //
 // A Sink is the writer: it holds the root's LOCK (an exclusive file lock) for
-// its whole life (except inside Follow, which holds it one step at a time),
+// its whole life (except inside Follow, and when opened with OpenFollower:
+// then one step at a time),
 // so holding a Sink means holding the lock; a second writer, in this process
 // or another, gets Status Locked naming the holder's pid (beside a running
 // Follow, after waiting up to a minute for its step to end).
@@ -21,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -141,13 +143,77 @@ class FollowStop {
   friend class Sink;
 };
 
-// A root opened by its one writer. Holds LOCK until destroyed.
+// A root opened by its one writer. Holds LOCK until destroyed, unless
+// opened with OpenFollower.
 class Sink : public ReadOnlySink {
  public:
   // Creates a root at path (the directory may exist but must not hold a root).
   static Status Create(const std::string& path, const InitOptions& options);
   // Opens the root at path as its writer: Locked when another writer has it.
   static Result<std::unique_ptr<Sink>> Open(const std::string& path);
+
+  // ---- A writer that runs for months and lets others in between its steps ----
+  // A long-running embedder (a Kafka consumer, a queue reader) that held LOCK
+  // for its life would lock out every maintenance command (gc, rollback,
+  // backfill's publish, gaps accept, retiring producers, seal, publish): they
+  // exit 5. OpenFollower opens the root as a follower instead, as `run
+  // --follow` does: the Sink holds ROOT/LOCK.follower for its life (a second
+  // follower is Locked) and holds LOCK only inside a Step. Between steps
+  // other writers run in their own processes: a writer that finds LOCK held
+  // and a follower running waits (up to a minute) for the step to end, queued
+  // so that BeginStep lets it in first.
+  //
+  //   auto sink = snapsink::api::Sink::OpenFollower("/data/root");
+  //   while (!stopping) {
+  //     auto step = (*sink)->BeginStep([&] { return stopping.load(); });
+  //     if (!step.ok()) break;               // Locked: stopped while waiting
+  //     (*sink)->Write(batch, {}, &r);       // any writing method, any number
+  //   }                                      // ~Step: LOCK goes
+  //
+  // Between two steps, assume nothing of what another writer may change:
+  // generations (a rollback, a backfill's or a `publish`'s; gc removes old
+  // ones), window versions and state (rollback rewinds it), staged seals,
+  // producers (retired; gaps accepted) and the history settings (`gc
+  // --retain`). Each Step starts from what LMDB and the files hold: the
+  // settings are read again and Write's caches are dropped when another
+  // writer committed. Source positions are moved only by writes of their
+  // source (rollback does not rewind them), so Position() read in a step
+  // is what the next Write of that source continues from.
+  // Opens the root at path as a follower. Locked at once when a plain writer
+  // holds LOCK; Locked when another follower runs (after its step). Holds no
+  // step when it returns.
+  static Result<std::unique_ptr<Sink>> OpenFollower(const std::string& path);
+
+  // Holds LOCK from BeginStep until destroyed. Destroy it before its Sink,
+  // on the thread that sequences the Sink's methods (Writes of other
+  // threads must have returned).
+  class Step {
+   public:
+    ~Step();
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
+    struct State;  // opaque (sink/)
+
+   private:
+    explicit Step(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+    friend class Sink;
+  };
+  // A follower's writing methods (Ingest, Write, Seal, Publish, Run, Gc,
+  // Rollback, AcceptGaps, AcceptSourceGap, RetireIdleProducers, SetHistory)
+  // run only while it holds a Step: outside one they return InvalidArgument.
+  // BeginStep waits without bound while another writer holds LOCK or waits
+  // for it (a waiting writer goes first: a busy follower never starves it),
+  // polling give_up (if given) every few milliseconds: when it returns true,
+  // BeginStep returns Locked and holds nothing. InvalidArgument while a Step
+  // of this Sink is held. On a Sink from Open (LOCK held for life) it returns
+  // a Step that holds nothing more, so code can be written once for both.
+  Result<std::unique_ptr<Step>> BeginStep(const std::function<bool()>& give_up = {});
+  // True when another writer waits for LOCK: a follower should end its step
+  // as soon as it can (false on a Sink from Open).
+  bool WritersWaiting() const;
+  // ---- end of the follower ----
+
   // Opens the root at path without the lock, LMDB read-only: works on a
   // read-only file system and for a user who may not write the root.
   static Result<std::unique_ptr<ReadOnlySink>> OpenReadOnly(const std::string& path);
@@ -187,7 +253,8 @@ class Sink : public ReadOnlySink {
   // ...) run between steps in other processes, waiting for a step to end;
   // a second Follow on the root is Locked. It holds LOCK again when Follow
   // returns. Call no writing method of this Sink while Follow runs (reads,
-  // as a Server over it does, are fine).
+  // as a Server over it does, are fine). On a Sink from OpenFollower it is
+  // InvalidArgument.
   Status Follow(const FollowOptions& options, FollowStop* stop);
   // Removes generations beyond the `keep` newest (never the current one or
   // one a Reader pins), snapshots no generation names, and stray *.tmp files.

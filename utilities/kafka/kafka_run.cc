@@ -60,15 +60,69 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
   return consumer->Close();
 }
 
+// --follow on a Sink from OpenFollower: LOCK is held one step at a time, so
+// gc, rollback, backfill, gaps accept, seal and publish run beside it in
+// their own processes. One consumer round (its poll, and the Writes that
+// commit what it read with the partitions' positions) is a step; sealing
+// what the rounds wrote, and the publish and gc when due, are another. The
+// rebalance callbacks write only inside a poll, so inside a round's step.
+// BeginStep lets a waiting writer in first, and a step is at most one round
+// (max_round_records, one poll_timeout_ms of waiting): a writer waits at
+// most about that long. Nothing of a step is kept for the next but the
+// consumer's offsets, which only this process's Writes move (positions are
+// the root's: a rollback does not rewind them, a backfill has its own
+// state, an accepted source gap is read when Kafka reports the range lost).
+Status RunFollow(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+  auto stopped = [stop] { return stop != nullptr && stop->load(); };
+  SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
+  int64_t last_publish = NowMs() - o.publish_every_ms;  // the first publish is at once: what a crashed run staged
+  bool unsealed = false;  // a round wrote lines that no seal has looked at
+  Status s;
+  while (s.ok() && !stopped()) {
+    {
+      auto step = sink->BeginStep(stopped);
+      if (!step.ok()) {
+        if (!stopped()) s = step.status();
+        break;  // Locked: stopped while another writer held LOCK; the last step follows
+      }
+      RoundResult r;
+      s = consumer->Round(&r);
+      Add(r, totals);
+      unsealed = unsealed || r.lines.lines > 0;
+    }
+    const bool publish_due = NowMs() - last_publish >= o.publish_every_ms;
+    if (!s.ok() || (!unsealed && !publish_due)) continue;
+    auto step = sink->BeginStep(stopped);
+    if (!step.ok()) {
+      if (!stopped()) s = step.status();
+      break;
+    }
+    if (unsealed) s = SealAndReport(sink, o, false, false);
+    unsealed = false;
+    if (s.ok() && publish_due) {
+      s = PublishAndReport(sink, o, false);
+      last_publish = NowMs();
+    }
+  }
+  if (!s.ok()) {
+    (void)consumer->Close();  // every round flushed: leaving writes nothing
+    return s;
+  }
+  // The last step waits for LOCK as long as it takes: what was read is
+  // sealed and published.
+  SNAPSINK_ASSIGN_OR_RETURN(auto step, sink->BeginStep());
+  SNAPSINK_RETURN_IF_ERROR(consumer->Close());  // leaves the group; every round was committed
+  SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, false, false));
+  return PublishAndReport(sink, o, false);
+}
+
 }  // namespace
 
 Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
   if (o.follow && o.final) return Status::InvalidArgument("--final and --follow exclude each other");
   if (o.consumer.states != nullptr) return RunStates(o, stop, totals);
-  // What a crashed run staged is published first (as file run --follow does).
-  if (o.follow) SNAPSINK_RETURN_IF_ERROR(PublishAndReport(sink, o, false));
+  if (o.follow) return RunFollow(sink, o, stop, totals);
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
-  int64_t last_publish = NowMs();
   while (!stop || !stop->load()) {
     RoundResult r;
     Status s = consumer->Round(&r);
@@ -77,19 +131,11 @@ Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, 
       (void)consumer->Close();
       return s;
     }
-    if (!o.follow) {
-      if (consumer->CaughtUp()) break;
-      continue;
-    }
-    if (r.lines.lines > 0) SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, false, false));
-    if (NowMs() - last_publish >= o.publish_every_ms) {
-      SNAPSINK_RETURN_IF_ERROR(PublishAndReport(sink, o, false));
-      last_publish = NowMs();
-    }
+    if (consumer->CaughtUp()) break;
   }
   SNAPSINK_RETURN_IF_ERROR(consumer->Close());  // leaves the group; every round was committed
-  SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, o.final, !o.follow));
-  return PublishAndReport(sink, o, !o.follow);
+  SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, o.final, true));
+  return PublishAndReport(sink, o, true);
 }
 
 }  // namespace snapsink::kafka

@@ -41,6 +41,11 @@ struct RunTotals {
 // windows, publishes, leaves the group, returns OK. A Gap (a position that
 // retention deleted) or a write error returns after committing what came
 // before, without sealing.
+// With follow, sink should come from api::Sink::OpenFollower: it then holds
+// LOCK one step at a time (a round; a seal, publish and gc), and gc,
+// rollback, backfill, gaps accept, seal and publish run beside it (a Sink
+// from Open works too, holding LOCK throughout). Without follow, a Sink
+// from Open.
 // With options.consumer.states (--state DIR) sink is unused (may be null):
 // the records go to the partitions' own states, nothing is sealed or
 // published (the merged publish is not built yet).
