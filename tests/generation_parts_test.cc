@@ -104,6 +104,7 @@ TEST_F(GenerationPartsTest, RollbackNamesTheOldPartsAndGcRemovesUnnamedOnes) {
 
   RunResult gc = Snapsink({"gc", root_, "--keep-generations", "1"});
   ASSERT_EQ(gc.exit_code, 0) << gc.err;
+  EXPECT_NE(gc.out.find("removed 1 manifest part(s) no kept generation names\n"), std::string::npos) << gc.out;
   EXPECT_FALSE(boost::filesystem::exists(filenames::GenerationManifest(root_, 1)));
   EXPECT_FALSE(boost::filesystem::exists(filenames::GenerationManifest(root_, 2)));
   EXPECT_EQ(PartFiles(root_), (std::set<std::string>{g1[0], g1[1]}));
