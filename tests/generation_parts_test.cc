@@ -2,13 +2,18 @@
 // section 4), through the binary: a publish writes only the parts of the
 // windows it changes, a rollback's generation names the old parts, gc
 // removes a part once no kept or pinned generation names it, and a point
-// read reads the top manifest and one part.
+// read reads the top manifest and one part; a reader written from
+// docs/FORMAT.md alone finds what the library finds.
 //
 // The root has 1-hour windows, so a part spans 1,024 hours (42.7 days):
 // window A (2026-10-21) and window B (50 days later) are in two parts.
 #include <gtest/gtest.h>
+#include <simdjson.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <set>
 
 #include <boost/filesystem.hpp>
@@ -166,6 +171,85 @@ TEST_F(GenerationPartsTest, PointReadReadsTheTopManifestAndOnePart) {
   EXPECT_EQ(row.count, 1);
   EXPECT_TRUE(r->Get(Ms(kA) + 3600 * 1000, "m", "eu", &row).IsNotFound());  // no such window, same part
   EXPECT_EQ(env.files, (std::vector<std::string>{"2", "parts/" + g2[0]}));
+}
+
+// An independent reader, written from docs/FORMAT.md sections 2, 4 and 5
+// only (simdjson and XXH64, none of snapsink's decoders): CURRENT, its top
+// manifest, the part holding a window, and that window's snapshot manifest
+// checksum. It must find every window the library's reader finds.
+namespace independent {
+
+uint64_t Hash(const std::string& s) { return XXH64(s.data(), s.size(), 0); }
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Section 2: the checksum member is last; XXH64 of every byte before the
+// comma that precedes it. Returns the object text.
+simdjson::dom::object OpenChecked(simdjson::dom::parser* parser, const std::string& text) {
+  const size_t at = text.rfind(",\"checksum\":\"");
+  EXPECT_NE(at, std::string::npos);
+  EXPECT_EQ(text.substr(at + 13, 16), Hex(XXH64(text.data(), at, 0)));
+  EXPECT_EQ(text.substr(text.size() - 3), "\"}\n");
+  simdjson::dom::object o;
+  EXPECT_EQ(parser->parse(text.data(), text.size() - 1).get_object().get(o), simdjson::SUCCESS);
+  return o;
+}
+
+// (version, manifest_xxh64) of window_ms in the current generation, or none.
+std::optional<std::pair<uint64_t, std::string>> Find(const std::string& root, int64_t window_ms) {
+  // Section 5: "<G> <16 hex>\n", the hex being XXH64 of manifests/<G>.
+  const std::string current = ReadFile(root + "/CURRENT");
+  const size_t space = current.find(' ');
+  const std::string g = current.substr(0, space);
+  const std::string top_text = ReadFile(root + "/manifests/" + g);
+  EXPECT_EQ(current.substr(space + 1), Hex(Hash(top_text)) + "\n");
+  simdjson::dom::parser top_parser;
+  simdjson::dom::object top = OpenChecked(&top_parser, top_text);
+  EXPECT_EQ(std::string_view(top["format"].get_string().value()), "snapsink.generation");
+  EXPECT_EQ(top["format_version"].get_uint64().value(), 3u);
+  // Section 4: parts sorted by first window, disjoint: [first, last, windows, xxh64].
+  for (simdjson::dom::element p : top["parts"].get_array().value()) {
+    simdjson::dom::array t = p.get_array().value();
+    const int64_t first = t.at(0).get_int64().value(), last = t.at(1).get_int64().value();
+    if (window_ms < first || window_ms > last) continue;
+    const std::string name(t.at(3).get_string().value());
+    const std::string part_text = ReadFile(root + "/manifests/parts/" + name);
+    EXPECT_EQ(Hex(Hash(part_text)), name);
+    simdjson::dom::parser part_parser;
+    simdjson::dom::object part = OpenChecked(&part_parser, part_text);
+    EXPECT_EQ(std::string_view(part["format"].get_string().value()), "snapsink.generation_part");
+    simdjson::dom::array windows = part["windows"].get_array().value();
+    EXPECT_EQ(windows.size(), t.at(2).get_uint64().value());
+    for (simdjson::dom::element w : windows) {
+      simdjson::dom::array e = w.get_array().value();
+      if (e.at(0).get_int64().value() == window_ms) {
+        return std::make_pair(e.at(1).get_uint64().value(), std::string(e.at(2).get_string().value()));
+      }
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace independent
+
+TEST_F(GenerationPartsTest, IndependentReaderFollowsDocsFormat) {
+  std::unique_ptr<Reader> r;
+  ASSERT_STATUS_OK(Reader::Open(Env::Default(), root_, 0, &r));
+  ASSERT_EQ(r->windows().size(), 2u);
+  for (const GenerationEntry& e : r->windows()) {
+    auto found = independent::Find(root_, e.window_ms);
+    ASSERT_TRUE(found.has_value()) << e.window_ms;
+    EXPECT_EQ(found->first, e.version);
+    EXPECT_EQ(found->second, independent::Hex(e.manifest_xxh64));
+    // The snapshot manifest it names hashes to that checksum (section 3's path).
+    const std::string snapshot = filenames::Join(filenames::SnapshotDir(root_, e.window_ms, e.version), "manifest.json");
+    EXPECT_EQ(independent::Hex(independent::Hash(ReadFile(snapshot))), found->second);
+  }
+  EXPECT_FALSE(independent::Find(root_, Ms(kA) + 3600 * 1000).has_value());
 }
 
 }  // namespace
