@@ -211,7 +211,8 @@ std::optional<std::pair<uint64_t, std::string>> Find(const std::string& root, in
   EXPECT_EQ(std::string_view(top["format"].get_string().value()), "snapsink.generation");
   EXPECT_EQ(top["format_version"].get_uint64().value(), 3u);
   // Section 4: parts sorted by first window, disjoint: [first, last, windows, xxh64].
-  for (simdjson::dom::element p : top["parts"].get_array().value()) {
+  simdjson::dom::array parts = top["parts"].get_array().value();
+  for (simdjson::dom::element p : parts) {
     simdjson::dom::array t = p.get_array().value();
     const int64_t first = t.at(0).get_int64().value(), last = t.at(1).get_int64().value();
     if (window_ms < first || window_ms > last) continue;
