@@ -37,6 +37,7 @@
 #include "bench/bench_util.h"
 #include "bench/id_state_bench.h"
 #include "bench/write_bench.h"
+#include "bench/parts_bench.h"
 #include "bench/input_gen.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
@@ -55,7 +56,7 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows", "range",
-                                      "snapshot", "write"};
+                                      "snapshot", "write", "parts"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -85,7 +86,7 @@ struct Flags {
 void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
-      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write (default: all)\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write,parts (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -439,6 +440,9 @@ void PrintTargets(const Report& rep, bool quick) {
       {"windows_ratio_vs_write_fsync", false, 2, "5000 windows <= 2x write+fsync"},
       {"write_ratio_vs_ingest", true, 0.9, "Write >= 0.9x file ingest"},
       {"group_commit_ratio", true, 5, "8-thread Writes >= 5x 1 thread"},
+      {"parts_time_ratio", false, 2, "publish into 100k windows <= 2x into 100 (time)"},
+      {"parts_bytes_ratio", false, 2, "publish into 100k windows <= 2x into 100 (bytes)"},
+      {"parts_point_read_bytes", false, 65536, "point read <= 64 KB of manifests"},
   };
   bool any = false;
   for (const Target& t : targets) {
@@ -1352,6 +1356,12 @@ int Main(int argc, char** argv) {
   if (f.Has("write")) {
     std::map<std::string, double> ratios;
     RunWriteBench(work.path(), {f.write_events, f.write_single_events, f.commit_every, f.reps}, &ratios);
+    for (const auto& [key, v] : ratios) rep.Num(key, v);
+  }
+  if (f.Has("parts")) {
+    std::map<std::string, double> ratios;
+    // --quick: a root of 10,000 windows, one rep (a smoke test).
+    RunPartsBench(work.path(), {f.quick ? 10000u : 100000u, 100, f.reps}, &ratios);
     for (const auto& [key, v] : ratios) rep.Num(key, v);
   }
 

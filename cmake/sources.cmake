@@ -37,6 +37,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/current_file.cc
   publish/follow.cc
   publish/generation_manifest.cc
+  publish/generation_parts.cc
   publish/http_request.cc
   publish/http_server.cc
   publish/maintenance.cc
@@ -150,6 +151,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/gap_acceptance_test.cc
   tests/gap_spill_test.cc
   tests/gc_rollback_test.cc
+  tests/generation_parts_test.cc
   tests/id_dedup_test.cc
   tests/ingest_cli_test.cc
   tests/ingest_crash_test.cc
@@ -211,6 +213,7 @@ set(SNAPSINK_BENCH_SOURCES
   bench/bench_util.cc
   bench/id_state_bench.cc
   bench/input_gen.cc
+  bench/parts_bench.cc
   bench/serve_bench.cc
   bench/write_bench.cc
 )

@@ -4,13 +4,16 @@
 // in this process (N = SNAPSINK_CRASH_HIT, default 1) ends the process with
 // _exit(99), as abruptly as kill -9: no destructors, no buffered writes.
 // Points in use: init.after_layout, init.before_rename, ingest.before_commit, ingest.after_commit, seal.mid_data,
-// seal.before_record, publish.after_rename, publish.before_current,
-// publish.after_current, publish.after_commit, publish.retention_delete, rollback.before_current,
+// seal.before_record, publish.after_rename, publish.part_written (after each
+// part of the new generation, before its top manifest), publish.manifest_written
+// (after the top manifest, before CURRENT.tmp), publish.before_current,
+// publish.after_current, publish.after_commit, publish.retention_delete, rollback.part_written, rollback.manifest_written,
+// rollback.before_current,
 // rollback.after_commit, rollback.after_current; backfill.before_spool_done
 // (`backfill -`: the spool is written and synced, its completeness marker
 // not yet), backfill.after_spool (the marker is durable, nothing ingested);
 // owner.before_claim (a partition's owner claim synced, not yet renamed);
-// upgrade.snapshot_data, upgrade.snapshot, upgrade.manifest, upgrade.current,
+// upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h).
 #pragma once
 

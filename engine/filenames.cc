@@ -51,6 +51,21 @@ std::string ManifestsDir(const std::string& root) { return Join(root, "manifests
 std::string GenerationManifest(const std::string& root, uint64_t generation) {
   return Join(ManifestsDir(root), std::to_string(generation));
 }
+std::string PartsDir(const std::string& root) { return Join(ManifestsDir(root), "parts"); }
+std::string GenerationPart(const std::string& root, uint64_t xxh64) {
+  return Join(PartsDir(root), fmt::format("{:016x}", xxh64));
+}
+bool ParsePartName(std::string_view name, uint64_t* xxh64) {
+  if (name.size() != 16) return false;
+  uint64_t v = 0;
+  for (char c : name) {
+    if (c >= '0' && c <= '9') v = v * 16 + static_cast<uint64_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') v = v * 16 + static_cast<uint64_t>(c - 'a' + 10);
+    else return false;
+  }
+  *xxh64 = v;
+  return true;
+}
 std::string Current(const std::string& root) { return Join(root, "CURRENT"); }
 std::string RejectsDir(const std::string& root) { return Join(root, "rejects"); }
 std::string RejectsFileName(std::string_view source) {
@@ -201,7 +216,8 @@ FileKind ClassifyRootPath(std::string_view relative) {
   if (p[0] == "staging") return IsSnapshotPath(p) ? FileKind::kStaging : FileKind::kUnknown;
   if (p[0] == "snapshots") return IsSnapshotPath(p) ? FileKind::kSnapshots : FileKind::kUnknown;
   uint64_t g;
-  if (p[0] == "manifests" && (p.size() == 1 || (p.size() == 2 && ParseGenerationName(p[1], &g)))) {
+  if (p[0] == "manifests" && (p.size() == 1 || (p.size() == 2 && (ParseGenerationName(p[1], &g) || p[1] == "parts")) ||
+                              (p.size() == 3 && p[1] == "parts" && ParsePartName(p[2], &g)))) {
     return FileKind::kManifests;
   }
   if (p[0] == "rejects" && (p.size() == 1 || (p.size() == 2 && EndsWith(p[1], ".ndjson")))) return FileKind::kRejects;

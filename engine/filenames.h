@@ -13,7 +13,8 @@
 //   ROOT/snapshots/<window>/v<version>/       published snapshots
 //       data                                  rows (docs/FORMAT.md)
 //       manifest.json                         the snapshot's manifest
-//   ROOT/manifests/<generation>               one file per published generation
+//   ROOT/manifests/<generation>               one file per published generation (its top manifest)
+//   ROOT/manifests/parts/<xxh64>              a part of generations' window lists, named by its XXH64
 //   ROOT/CURRENT                              names the current generation
 //   ROOT/rejects/<source>.ndjson              bad input lines (<source>: see RejectsFileName)
 //   <any of the above>.tmp                    WriteFileAtomic's temp file
@@ -55,6 +56,12 @@ std::string SnapshotWindowDir(const std::string& root, int64_t window_ms);
 std::string SnapshotDir(const std::string& root, int64_t window_ms, uint64_t version);
 std::string ManifestsDir(const std::string& root);
 std::string GenerationManifest(const std::string& root, uint64_t generation);
+// "ROOT/manifests/parts" and "ROOT/manifests/parts/<16 hex digits>": a part is
+// named by the XXH64 (seed 0) of its bytes (publish/generation_manifest.h).
+std::string PartsDir(const std::string& root);
+std::string GenerationPart(const std::string& root, uint64_t xxh64);
+// Parses a part's name (16 lowercase hex digits); false for anything else.
+bool ParsePartName(std::string_view name, uint64_t* xxh64);
 std::string Current(const std::string& root);
 std::string RejectsDir(const std::string& root);
 // Owner epochs of partitions shared by many processes (SPEC 12):

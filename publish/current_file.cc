@@ -5,6 +5,7 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "publish/checked_json.h"
+#include "publish/generation_parts.h"
 
 namespace snapsink {
 namespace {
@@ -25,6 +26,12 @@ Status ReadCurrentPointer(Env* env, const std::string& root, CurrentPointer* out
 
 Status ReadManifestNamedBy(Env* env, const std::string& root, const CurrentPointer& c, GenerationManifest* out,
                            std::string* text) {
+  SNAPSINK_RETURN_IF_ERROR(ReadTopManifestNamedBy(env, root, c, out, text));
+  return LoadGenerationWindows(env, root, out);
+}
+
+Status ReadTopManifestNamedBy(Env* env, const std::string& root, const CurrentPointer& c, GenerationManifest* out,
+                              std::string* text) {
   const std::string path = filenames::GenerationManifest(root, c.generation);
   std::string bytes;
   Status s = env->ReadFileToString(path, &bytes);

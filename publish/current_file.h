@@ -52,8 +52,13 @@ Status ReadCurrentPointer(Env* env, const std::string& root, CurrentPointer* out
 // Reads manifests/<c.generation> and checks it against c: Corruption when its
 // bytes do not hash to c.manifest_xxh64 or it names another generation;
 // NotFound when the file is missing. *text (if not null) receives its bytes.
+// Then reads every part it names (out->windows: publish/generation_parts.h).
 Status ReadManifestNamedBy(Env* env, const std::string& root, const CurrentPointer& c, GenerationManifest* out,
                            std::string* text = nullptr);
+// The same, reading the top manifest only (out->windows stays empty unless
+// it is a format 2 manifest).
+Status ReadTopManifestNamedBy(Env* env, const std::string& root, const CurrentPointer& c, GenerationManifest* out,
+                              std::string* text = nullptr);
 
 // Writes and syncs CURRENT.tmp naming c.
 Status StageCurrent(Env* env, const std::string& root, const CurrentPointer& c);

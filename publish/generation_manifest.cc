@@ -1,8 +1,10 @@
 #include "publish/generation_manifest.h"
 
 #include <simdjson.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -15,22 +17,83 @@ namespace {
 
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr std::string_view kFormat = "snapsink.generation";
-constexpr uint64_t kFormatVersion = 2;  // 2: 64-bit versions, rollback_of
+constexpr uint64_t kFormatVersion = 3;        // 3: parts; 2: windows inline, 64-bit versions, rollback_of
+constexpr uint64_t kInlineFormatVersion = 2;  // still read: roots written before parts
+constexpr std::string_view kPartFormat = "snapsink.generation_part";
+constexpr uint64_t kPartFormatVersion = 1;
 
+Status ReadGenerationAndParents(MemberReader* r, simdjson::dom::object o, GenerationManifest* g) {
+  SNAPSINK_RETURN_IF_ERROR(r->Uint(o, "generation", UINT64_MAX, &g->generation));
+  SNAPSINK_RETURN_IF_ERROR(r->Uint(o, "parent", UINT64_MAX, &g->parent));
+  if (g->parent != 0 && g->parent >= g->generation) return r->Bad("parent", "not below generation");
+  SNAPSINK_RETURN_IF_ERROR(r->Uint(o, "rollback_of", UINT64_MAX, &g->rollback_of));
+  if (g->rollback_of != 0 && g->rollback_of >= g->generation) return r->Bad("rollback_of", "not below generation");
+  return Status::OK();
+}
+
+// Format 2's windows: [{"window_ms","version","manifest_xxh64"},...].
+Status ReadInlineWindows(MemberReader* r, simdjson::dom::object o, std::vector<GenerationEntry>* out) {
+  simdjson::dom::array arr;
+  SNAPSINK_RETURN_IF_ERROR(r->Array(o, "windows", &arr));
+  for (simdjson::dom::element e : arr) {
+    simdjson::dom::object wo;
+    SNAPSINK_RETURN_IF_ERROR(r->Object(e, "windows[]", &wo));
+    GenerationEntry w;
+    SNAPSINK_RETURN_IF_ERROR(r->Int(wo, "window_ms", &w.window_ms));
+    SNAPSINK_RETURN_IF_ERROR(r->Uint(wo, "version", UINT64_MAX, &w.version));
+    SNAPSINK_RETURN_IF_ERROR(r->Hex(wo, "manifest_xxh64", &w.manifest_xxh64));
+    if (!out->empty() && out->back().window_ms >= w.window_ms) {
+      return r->Bad("windows", fmt::format("window_ms {} is not sorted or not unique", w.window_ms));
+    }
+    out->push_back(w);
+  }
+  return Status::OK();
+}
+
+// One element of an array of arrays, as the values of its n members.
+Status Tuple(MemberReader* r, simdjson::dom::element e, std::string_view what, size_t n, simdjson::dom::array* out) {
+  if (e.get_array().get(*out) != simdjson::SUCCESS || out->size() != n) {
+    return r->Bad(what, fmt::format("not an array of {} values", n));
+  }
+  return Status::OK();
+}
+
+Status TupleInt(MemberReader* r, simdjson::dom::element e, std::string_view what, int64_t* v) {
+  if (e.get_int64().get(*v) != simdjson::SUCCESS) return r->Bad(what, "not a 64-bit integer");
+  return Status::OK();
+}
+
+Status TupleUint(MemberReader* r, simdjson::dom::element e, std::string_view what, uint64_t* v) {
+  if (e.get_uint64().get(*v) != simdjson::SUCCESS) return r->Bad(what, "not an unsigned 64-bit integer");
+  return Status::OK();
+}
+
+Status TupleHex(MemberReader* r, simdjson::dom::element e, std::string_view what, uint64_t* v) {
+  std::string_view s;
+  if (e.get_string().get(s) != simdjson::SUCCESS || !ParseHex64(s, v)) {
+    return r->Bad(what, "not 16 lowercase hex digits");
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
+int64_t PartSpanMs(int64_t window_size_ms) { return kPartWindows * std::max<int64_t>(window_size_ms, 1); }
+
+int64_t PartSpanOf(int64_t window_ms, int64_t span_ms) {
+  const int64_t q = window_ms / span_ms;
+  return (window_ms % span_ms != 0 && window_ms < 0) ? q - 1 : q;
+}
+
 std::string GenerationManifest::Encode() const {
-  std::vector<const GenerationEntry*> ws;
-  for (const GenerationEntry& w : windows) ws.push_back(&w);
-  std::stable_sort(ws.begin(), ws.end(), [](auto* a, auto* b) { return a->window_ms < b->window_ms; });
   std::string out =
       fmt::format("{{\"format\":\"{}\",\"format_version\":{},\"generation\":{},\"parent\":{},\"rollback_of\":{},"
-                  "\"windows\":[",
+                  "\"parts\":[",
                   kFormat, kFormatVersion, generation, parent, rollback_of);
-  for (size_t i = 0; i < ws.size(); i++) {
-    out += fmt::format("{}{{\"window_ms\":{},\"version\":{},\"manifest_xxh64\":\"{}\"}}", i ? "," : "",
-                       ws[i]->window_ms, ws[i]->version, Hex64(ws[i]->manifest_xxh64));
+  auto it = std::back_inserter(out);
+  for (size_t i = 0; i < parts.size(); i++) {
+    const GenerationPartRef& p = parts[i];
+    fmt::format_to(it, "{}[{},{},{},\"{:016x}\"]", i ? "," : "", p.first_ms, p.last_ms, p.windows, p.xxh64);
   }
   out += "]}";
   return SealJson(std::move(out));
@@ -40,30 +103,87 @@ Status GenerationManifest::Decode(std::string_view text, const std::string& name
   MemberReader r(name);
   simdjson::dom::parser parser;
   simdjson::dom::object o;
-  SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kFormat, kFormatVersion, &r, &parser, &o, name));
-
+  uint64_t version = 0;
+  SNAPSINK_RETURN_IF_ERROR(
+      OpenCheckedDocument(text, kFormat, kInlineFormatVersion, kFormatVersion, &version, &r, &parser, &o, name));
   GenerationManifest g;
-  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "generation", UINT64_MAX, &g.generation));
-  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "parent", UINT64_MAX, &g.parent));
-  if (g.parent != 0 && g.parent >= g.generation) return r.Bad("parent", "not below generation");
-  SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "rollback_of", UINT64_MAX, &g.rollback_of));
-  if (g.rollback_of != 0 && g.rollback_of >= g.generation) return r.Bad("rollback_of", "not below generation");
+  SNAPSINK_RETURN_IF_ERROR(ReadGenerationAndParents(&r, o, &g));
+  if (version == kInlineFormatVersion) {
+    SNAPSINK_RETURN_IF_ERROR(ReadInlineWindows(&r, o, &g.windows));
+    *out = std::move(g);
+    return Status::OK();
+  }
   simdjson::dom::array arr;
-  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "windows", &arr));
+  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "parts", &arr));
   for (simdjson::dom::element e : arr) {
-    simdjson::dom::object wo;
-    SNAPSINK_RETURN_IF_ERROR(r.Object(e, "windows[]", &wo));
-    GenerationEntry w;
-    SNAPSINK_RETURN_IF_ERROR(r.Int(wo, "window_ms", &w.window_ms));
-    SNAPSINK_RETURN_IF_ERROR(r.Uint(wo, "version", UINT64_MAX, &w.version));
-    SNAPSINK_RETURN_IF_ERROR(r.Hex(wo, "manifest_xxh64", &w.manifest_xxh64));
-    if (!g.windows.empty() && g.windows.back().window_ms >= w.window_ms) {
-      return r.Bad("windows", fmt::format("window_ms {} is not sorted or not unique", w.window_ms));
+    simdjson::dom::array t;
+    SNAPSINK_RETURN_IF_ERROR(Tuple(&r, e, "parts[]", 4, &t));
+    GenerationPartRef p;
+    SNAPSINK_RETURN_IF_ERROR(TupleInt(&r, t.at(0), "parts[] first window", &p.first_ms));
+    SNAPSINK_RETURN_IF_ERROR(TupleInt(&r, t.at(1), "parts[] last window", &p.last_ms));
+    SNAPSINK_RETURN_IF_ERROR(TupleUint(&r, t.at(2), "parts[] windows", &p.windows));
+    SNAPSINK_RETURN_IF_ERROR(TupleHex(&r, t.at(3), "parts[] xxh64", &p.xxh64));
+    if (p.windows == 0) return r.Bad("parts", fmt::format("the part starting at {} holds no window", p.first_ms));
+    if (p.last_ms < p.first_ms) return r.Bad("parts", fmt::format("the part starting at {} ends before it", p.first_ms));
+    if (!g.parts.empty() && g.parts.back().last_ms >= p.first_ms) {
+      return r.Bad("parts", fmt::format("the part starting at {} is not sorted or overlaps the one before", p.first_ms));
     }
-    g.windows.push_back(w);
+    g.parts.push_back(p);
   }
   *out = std::move(g);
   return Status::OK();
+}
+
+std::string GenerationPart::Encode() const {
+  std::string out = fmt::format("{{\"format\":\"{}\",\"format_version\":{},\"windows\":[", kPartFormat,
+                                kPartFormatVersion);
+  auto it = std::back_inserter(out);
+  for (size_t i = 0; i < windows.size(); i++) {
+    const GenerationEntry& w = windows[i];
+    fmt::format_to(it, "{}[{},{},\"{:016x}\"]", i ? "," : "", w.window_ms, w.version, w.manifest_xxh64);
+  }
+  out += "]}";
+  return SealJson(std::move(out));
+}
+
+Status GenerationPart::Decode(std::string_view text, const std::string& name, GenerationPart* out) {
+  MemberReader r(name);
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kPartFormat, kPartFormatVersion, &r, &parser, &o, name));
+  GenerationPart part;
+  simdjson::dom::array arr;
+  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "windows", &arr));
+  for (simdjson::dom::element e : arr) {
+    simdjson::dom::array t;
+    SNAPSINK_RETURN_IF_ERROR(Tuple(&r, e, "windows[]", 3, &t));
+    GenerationEntry w;
+    SNAPSINK_RETURN_IF_ERROR(TupleInt(&r, t.at(0), "windows[] window_ms", &w.window_ms));
+    SNAPSINK_RETURN_IF_ERROR(TupleUint(&r, t.at(1), "windows[] version", &w.version));
+    SNAPSINK_RETURN_IF_ERROR(TupleHex(&r, t.at(2), "windows[] manifest_xxh64", &w.manifest_xxh64));
+    if (!part.windows.empty() && part.windows.back().window_ms >= w.window_ms) {
+      return r.Bad("windows", fmt::format("window_ms {} is not sorted or not unique", w.window_ms));
+    }
+    part.windows.push_back(w);
+  }
+  if (part.windows.empty()) return r.Bad("windows", "empty");
+  *out = std::move(part);
+  return Status::OK();
+}
+
+void SplitIntoParts(int64_t span_ms, const std::vector<GenerationEntry>& windows,
+                    std::vector<GenerationPartRef>* refs, std::vector<std::string>* bytes) {
+  for (size_t i = 0; i < windows.size();) {
+    const int64_t span = PartSpanOf(windows[i].window_ms, span_ms);
+    size_t j = i;
+    while (j < windows.size() && PartSpanOf(windows[j].window_ms, span_ms) == span) ++j;
+    GenerationPart part;
+    part.windows.assign(windows.begin() + static_cast<std::ptrdiff_t>(i), windows.begin() + static_cast<std::ptrdiff_t>(j));
+    std::string b = part.Encode();
+    refs->push_back({windows[i].window_ms, windows[j - 1].window_ms, j - i, XXH64(b.data(), b.size(), 0)});
+    bytes->push_back(std::move(b));
+    i = j;
+  }
 }
 
 }  // namespace snapsink

@@ -1,10 +1,21 @@
-// The manifest of one published generation: the file `manifests/<generation>`.
+// The manifest of one published generation, in two levels (docs/FORMAT.md
+// section 4), after Iceberg's manifest list and its manifests:
 //
-// It names, for every published window, the snapshot version current in
-// this generation and the XXH64 of that snapshot's manifest.json bytes, so a
-// reader that opened this generation can tell a swapped or damaged snapshot
-// from the one published. Written once (WriteFileAtomic), never changed. It
-// is checked JSON (publish/checked_json.h); layout in docs/FORMAT.md.
+//   manifests/<generation>        the top manifest: the generation, its
+//                                 parent, and the parts it names
+//   manifests/parts/<xxh64>       a part: the windows of one span of time,
+//                                 each with its snapshot version and the
+//                                 XXH64 of that snapshot's manifest.json
+//
+// A part holds the windows whose start falls in one span of kPartWindows
+// window sizes (PartSpanMs), so a publish rewrites only the parts of the
+// windows it changes and names every other part of its parent again; a
+// reader of one window reads the top manifest and one part. A part is named
+// by the XXH64 of its bytes, so equal parts are one file, shared by every
+// generation (and rollback) that names them. Both are written once
+// (WriteFileAtomic, create-only), never changed, and are checked JSON
+// (publish/checked_json.h). CURRENT carries the top manifest's XXH64; the
+// top manifest carries each part's.
 #pragma once
 
 #include <cstdint>
@@ -24,22 +35,60 @@ struct GenerationEntry {
   bool operator==(const GenerationEntry&) const = default;
 };
 
+// What the top manifest says of one part.
+struct GenerationPartRef {
+  int64_t first_ms = 0;  // its first and last window
+  int64_t last_ms = 0;
+  uint64_t windows = 0;  // how many it holds, at least 1
+  uint64_t xxh64 = 0;    // XXH64 (seed 0) of its bytes; also its file name
+
+  bool operator==(const GenerationPartRef&) const = default;
+};
+
+// Windows per part: a part spans kPartWindows window sizes of time. 1,024
+// one-minute windows are a 38 KB part (docs/FORMAT.md, README "Running for
+// years": why this size).
+inline constexpr int64_t kPartWindows = 1024;
+int64_t PartSpanMs(int64_t window_size_ms);
+// The span a window falls in: floor(window_ms / span_ms).
+int64_t PartSpanOf(int64_t window_ms, int64_t span_ms);
+
 struct GenerationManifest {
   uint64_t generation = 0;
   uint64_t parent = 0;                    // the generation this one replaced; 0 = none
   uint64_t rollback_of = 0;               // the generation a rollback copied; 0 = not a rollback
-  std::vector<GenerationEntry> windows;   // sorted by window_ms, unique
+  std::vector<GenerationPartRef> parts;   // sorted by first_ms, disjoint
+  // Every window, sorted by window_ms, unique. Filled by the readers that
+  // load every part (publish/generation_parts.h) and from a format 2
+  // manifest, which held them inline; Decode of a format 3 top manifest
+  // leaves it empty.
+  std::vector<GenerationEntry> windows;
 
   bool operator==(const GenerationManifest&) const = default;
 
-  // Deterministic checked JSON, one line ending in '\n'; windows are written
-  // sorted by window_ms even if the vector is not.
+  // The top manifest (format 3): deterministic checked JSON, one line
+  // ending in '\n', naming `parts` (windows are not written).
   std::string Encode() const;
 
-  // Parses and checks text as written by Encode: checksum, format name and
-  // version, member types and ranges, windows strictly ascending, and
-  // parent == 0 || parent < generation, rollback_of == 0 || rollback_of < generation. Failures are Corruption naming `name`.
+  // Parses and checks a top manifest: checksum, format name and version,
+  // member types and ranges, parts sorted and disjoint, parent == 0 ||
+  // parent < generation, rollback_of == 0 || rollback_of < generation.
+  // Reads format 3 (parts) and format 2 (windows inline, parts empty).
+  // Failures are Corruption naming `name`.
   static Status Decode(std::string_view text, const std::string& name, GenerationManifest* out);
 };
+
+// One part file: its windows, sorted by window_ms, unique, at least one.
+struct GenerationPart {
+  std::vector<GenerationEntry> windows;
+
+  std::string Encode() const;
+  static Status Decode(std::string_view text, const std::string& name, GenerationPart* out);
+};
+
+// Splits windows (sorted, unique) into parts of span_ms: appends each
+// part's reference to *refs and its bytes to *bytes.
+void SplitIntoParts(int64_t span_ms, const std::vector<GenerationEntry>& windows,
+                    std::vector<GenerationPartRef>* refs, std::vector<std::string>* bytes);
 
 }  // namespace snapsink

@@ -65,11 +65,12 @@ class MemberReader {
 };
 
 // Opens a checked JSON document (publish/checked_json.h) of the given format
-// and version: verifies its checksum, parses it with parser (which must
-// outlive *o) and checks its "format" and "format_version" members.
-inline Status OpenCheckedDocument(std::string_view text, std::string_view format, uint64_t version,
-                                  MemberReader* r, simdjson::dom::parser* parser, simdjson::dom::object* o,
-                                  const std::string& name) {
+// and a version in [min_version, max_version]: verifies its checksum, parses
+// it with parser (which must outlive *o), checks its "format" and
+// "format_version" members and sets *version.
+inline Status OpenCheckedDocument(std::string_view text, std::string_view format, uint64_t min_version,
+                                  uint64_t max_version, uint64_t* version, MemberReader* r,
+                                  simdjson::dom::parser* parser, simdjson::dom::object* o, const std::string& name) {
   std::string_view body;
   SNAPSINK_RETURN_IF_ERROR(OpenJson(text, &body, name));
   simdjson::dom::element doc;
@@ -78,12 +79,19 @@ inline Status OpenCheckedDocument(std::string_view text, std::string_view format
   }
   SNAPSINK_RETURN_IF_ERROR(r->Object(doc, "document", o));
   std::string found;
-  uint64_t found_version;
   SNAPSINK_RETURN_IF_ERROR(r->String(*o, "format", &found));
   if (found != format) return r->Bad("format", fmt::format("is {:?}, not {:?}", found, format));
-  SNAPSINK_RETURN_IF_ERROR(r->Uint(*o, "format_version", UINT64_MAX, &found_version));
-  if (found_version != version) return r->Bad("format_version", "unknown version");
+  SNAPSINK_RETURN_IF_ERROR(r->Uint(*o, "format_version", UINT64_MAX, version));
+  if (*version < min_version || *version > max_version) return r->Bad("format_version", "unknown version");
   return Status::OK();
+}
+
+// The same for exactly one version.
+inline Status OpenCheckedDocument(std::string_view text, std::string_view format, uint64_t version,
+                                  MemberReader* r, simdjson::dom::parser* parser, simdjson::dom::object* o,
+                                  const std::string& name) {
+  uint64_t found;
+  return OpenCheckedDocument(text, format, version, version, &found, r, parser, o, name);
 }
 
 }  // namespace snapsink

@@ -173,6 +173,23 @@ void VerifyGeneration(VerifyRun* run, uint64_t g) {
   }
 }
 
+// A part no survivor names was left by a generation gc removed, or by a
+// publish that stopped before its top manifest (its rerun writes it again).
+Status RemoveUnusedParts(Env* env, const std::string& root, const std::set<uint64_t>& used, size_t* removed) {
+  std::vector<std::string> names;
+  Status s = env->GetChildren(filenames::PartsDir(root), &names);
+  if (s.IsNotFound()) return Status::OK();
+  SNAPSINK_RETURN_IF_ERROR(s);
+  size_t before = *removed;
+  for (const std::string& n : names) {
+    uint64_t h;
+    if (!filenames::ParsePartName(n, &h) || used.count(h)) continue;
+    SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(filenames::GenerationPart(root, h)));
+    ++*removed;
+  }
+  return *removed != before ? env->SyncDir(filenames::PartsDir(root)) : Status::OK();
+}
+
 }  // namespace
 
 Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::string>* problems,
@@ -240,12 +257,17 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::ManifestsDir(root)));
 
+  // Parts and snapshots are shared between generations: each goes when no
+  // kept or pinned generation names it.
   std::set<std::pair<int64_t, uint64_t>> used;
+  std::set<uint64_t> used_parts;
   for (uint64_t g : survivors) {
     GenerationManifest gm;
     SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, g, &gm));
     for (const GenerationEntry& e : gm.windows) used.insert({e.window_ms, e.version});
+    for (const GenerationPartRef& p : gm.parts) used_parts.insert(p.xxh64);
   }
+  SNAPSINK_RETURN_IF_ERROR(RemoveUnusedParts(env, root, used_parts, &result->removed_parts));
   std::vector<PendingSnapshot> staged;  // a crashed publish may have moved them already
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(live, &staged));
   for (const PendingSnapshot& p : staged) used.insert({p.window_ms, p.version});

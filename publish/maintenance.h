@@ -42,6 +42,7 @@ struct GcResult {
   std::vector<uint64_t> removed_generations;
   std::vector<std::string> removed_snapshots;
   std::vector<std::string> removed_temp_files;  // *.tmp a crash left (relative to root)
+  size_t removed_parts = 0;  // manifests/parts/ files no kept or pinned generation names
   std::vector<uint64_t> pinned;  // kept only because a reader holds them
 };
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result);

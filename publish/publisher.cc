@@ -14,6 +14,7 @@
 #include "engine/window_records.h"
 #include "engine/window_retention.h"
 #include "publish/current_file.h"
+#include "publish/generation_parts.h"
 #include "publish/snapshot_file.h"
 
 namespace snapsink {
@@ -226,7 +227,7 @@ Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t genera
   SNAPSINK_RETURN_IF_ERROR(s);
   SNAPSINK_RETURN_IF_ERROR(GenerationManifest::Decode(text, path, out));
   if (out->generation != generation) return Status::Corruption(path + ": names generation " + std::to_string(out->generation));
-  return Status::OK();
+  return LoadGenerationWindows(env, root, out);
 }
 
 std::string UnpublishedGenerationKey(uint64_t g) { return "unpublished_generation/" + std::to_string(g); }
@@ -245,18 +246,40 @@ Status NextGeneration(Env* env, const std::string& root, uint64_t last, Generati
   }
 }
 
+Result<int64_t> PartSpanOfRoot(Store* live) {
+  std::unique_ptr<Txn> read;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+  SNAPSINK_ASSIGN_OR_RETURN(auto window, Root::GetMetaU64(read.get(), meta::kWindowMs));
+  return PartSpanMs(static_cast<int64_t>(window.value_or(RootConfig().window_ms)));
+}
+
 Status CommitGeneration(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
                         const std::function<Status(Txn*)>& bookkeeping, const std::string& crash_prefix) {
+  SNAPSINK_ASSIGN_OR_RETURN(int64_t span_ms, PartSpanOfRoot(live));
+  std::sort(gm->windows.begin(), gm->windows.end(),
+            [](const GenerationEntry& a, const GenerationEntry& b) { return a.window_ms < b.window_ms; });
+  std::vector<std::string> parts;
+  gm->parts.clear();
+  SplitIntoParts(span_ms, gm->windows, &gm->parts, &parts);
+  return CommitGenerationParts(env, root, live, gm, parts, bookkeeping, crash_prefix);
+}
+
+Status CommitGenerationParts(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
+                             const std::vector<std::string>& new_parts, const std::function<Status(Txn*)>& bookkeeping,
+                             const std::string& crash_prefix) {
   std::unique_ptr<Txn> read;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
   SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
   read.reset();
+  // The parts first, each whole before the top manifest names it.
+  SNAPSINK_RETURN_IF_ERROR(WriteParts(env, root, new_parts, crash_prefix));
   std::string bytes;
   SNAPSINK_RETURN_IF_ERROR(NextGeneration(env, root, last.value_or(0), gm, &bytes));
   const CurrentPointer next{gm->generation, XXH64(bytes.data(), bytes.size(), 0)};
   SNAPSINK_RETURN_IF_ERROR(env->CreateDir(filenames::ManifestsDir(root)));
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(root));
   SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationManifest(root, gm->generation), bytes));
+  MaybeCrash((crash_prefix + ".manifest_written").c_str());
   SNAPSINK_RETURN_IF_ERROR(StageCurrent(env, root, next));
   MaybeCrash((crash_prefix + ".before_current").c_str());
 
@@ -299,7 +322,8 @@ Result<bool> RetentionDue(Env* env, const std::string& root, Txn* txn, std::opti
   SNAPSINK_ASSIGN_OR_RETURN(bool in_state, HasWindowsBefore(txn, *oldest_kept));
   if (in_state || current.generation == 0) return in_state;
   GenerationManifest now;
-  SNAPSINK_RETURN_IF_ERROR(ReadManifestNamedBy(env, root, current, &now));
+  SNAPSINK_RETURN_IF_ERROR(ReadTopManifestNamedBy(env, root, current, &now));
+  if (!now.parts.empty()) return now.parts.front().first_ms < *oldest_kept;
   return !now.windows.empty() && now.windows.front().window_ms < *oldest_kept;
 }
 
@@ -389,25 +413,28 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
   CurrentPointer current;
   SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(read.get(), &current));
   read.reset();
-  std::map<int64_t, GenerationEntry> windows;
-  if (current.generation > 0) {
-    GenerationManifest base;
-    SNAPSINK_RETURN_IF_ERROR(ReadManifestNamedBy(env, root, current, &base));
-    for (const GenerationEntry& e : base.windows) windows[e.window_ms] = e;
-  }
+  // Only the parts of the changed windows' spans, and those retention
+  // cuts, are read and written: the others are named again as they are.
+  GenerationManifest base;
+  if (current.generation > 0) SNAPSINK_RETURN_IF_ERROR(ReadTopManifestNamedBy(env, root, current, &base));
+  std::vector<GenerationEntry> changed;
   for (size_t i = 0; i < pending.size(); ++i) {
-    windows[pending[i].window_ms] = GenerationEntry{pending[i].window_ms, pending[i].version, manifest_hashes[i]};
+    changed.push_back(GenerationEntry{pending[i].window_ms, pending[i].version, manifest_hashes[i]});
   }
+  // A window sealed twice in one batch: its later version wins.
+  std::stable_sort(changed.begin(), changed.end(),
+                   [](const GenerationEntry& a, const GenerationEntry& b) { return a.window_ms < b.window_ms; });
   GenerationManifest gm;
   gm.parent = current.generation;
-  for (const auto& [w, e] : windows) gm.windows.push_back(e);
+  std::vector<std::string> new_parts;
   std::vector<int64_t> left_out;
-  LeaveOutBeyondRetention(oldest_kept, &gm.windows, &left_out);
+  SNAPSINK_RETURN_IF_ERROR(
+      UpdateParts(env, root, PartSpanMs(config.window_ms), base, changed, oldest_kept, &gm, &new_parts, &left_out));
 
   // 4. Manifest, CURRENT.tmp, the LMDB commit (the commit point), CURRENT.
   // The commit also deletes the live state of windows beyond retention.
   std::vector<int64_t> dropped;
-  SNAPSINK_RETURN_IF_ERROR(CommitGeneration(env, root, live, &gm, [&](Txn* txn) {
+  SNAPSINK_RETURN_IF_ERROR(CommitGenerationParts(env, root, live, &gm, new_parts, [&](Txn* txn) {
     SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn));
     dropped.clear();
     return oldest_kept ? DropWindowsBefore(txn, *oldest_kept, &dropped) : Status::OK();

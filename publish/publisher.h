@@ -70,13 +70,22 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
                         const std::vector<PendingSnapshot>& pending, const std::function<Status(Txn*)>& bookkeeping,
                         PublishResult* result);
 
-// Chooses the number of gm (above last, see above), writes its manifest and
-// CURRENT.tmp, commits bookkeeping with the new current generation in one LMDB
-// transaction, and installs CURRENT. Crash points <crash_prefix>.before_current
-// (before the commit), .after_commit and .after_current. On return
-// gm->generation is the number used.
+// Chooses the number of gm (above last, see above), writes its parts (those
+// not on disk yet), its top manifest and CURRENT.tmp, commits bookkeeping
+// with the new current generation in one LMDB transaction, and installs
+// CURRENT. gm->windows is every window of the generation; it is split into
+// parts of the root's span (PartSpanMs of its window size), so equal spans
+// are the same part files as before. Crash points <crash_prefix>.part_written
+// (after each part written), .manifest_written (after the top manifest),
+// .before_current (before the commit), .after_commit and .after_current. On
+// return gm->generation is the number used.
 Status CommitGeneration(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
                         const std::function<Status(Txn*)>& bookkeeping, const std::string& crash_prefix);
+// The same for a gm whose parts are set (publish/generation_parts.h
+// UpdateParts): new_parts are the bytes of those not on disk yet.
+Status CommitGenerationParts(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
+                             const std::vector<std::string>& new_parts, const std::function<Status(Txn*)>& bookkeeping,
+                             const std::string& crash_prefix);
 
 // The work after a commit point, for a command that stopped there:
 // FinishCurrent, then the staging directories of superseded seals and empty
@@ -97,7 +106,8 @@ void LeaveOutBeyondRetention(std::optional<int64_t> oldest_kept, std::vector<Gen
 // Publishes everything staged in live state: StagedSeals + PublishSnapshots.
 Status PublishStaged(Env* env, const std::string& root, Store* live, const RootConfig& config, PublishResult* result);
 
-// manifests/<generation>, decoded and checked to name that generation.
+// manifests/<generation>, decoded and checked to name that generation, with
+// every window of its parts (out->windows).
 Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out);
 
 }  // namespace snapsink

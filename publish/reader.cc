@@ -2,17 +2,20 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
+#include "publish/generation_parts.h"
 #include "publish/snapshot_manifest.h"
 #include "publish/table_cache.h"
 
 namespace snapsink {
 
-Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out) {
+Status Reader::OpenTop(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out) {
   std::unique_ptr<Reader> r(new Reader);
   r->env_ = env;
   r->root_ = root;
@@ -31,7 +34,7 @@ Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std:
     if (s.ok() && env->FileExists(path)) {
       if (generation == 0) {
         // CURRENT names the manifest by number and checksum: both must hold.
-        s = ReadManifestNamedBy(env, root, current, &r->manifest_);
+        s = ReadTopManifestNamedBy(env, root, current, &r->manifest_);
         if (s.IsNotFound()) return Status::Corruption(s.message());
         SNAPSINK_RETURN_IF_ERROR(s);
         break;
@@ -61,17 +64,50 @@ Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std:
 
 Reader::~Reader() = default;
 
+Status Reader::Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out) {
+  std::unique_ptr<Reader> r;
+  SNAPSINK_RETURN_IF_ERROR(OpenTop(env, root, generation, &r));
+  SNAPSINK_RETURN_IF_ERROR(LoadGenerationWindows(env, root, &r->manifest_));
+  r->all_loaded_ = true;
+  *out = std::move(r);
+  return Status::OK();
+}
+
+namespace {
+
+const GenerationEntry* FindIn(const std::vector<GenerationEntry>& windows, int64_t window_ms) {
+  auto it = std::lower_bound(windows.begin(), windows.end(), window_ms,
+                             [](const GenerationEntry& e, int64_t w) { return e.window_ms < w; });
+  return it != windows.end() && it->window_ms == window_ms ? &*it : nullptr;
+}
+
+}  // namespace
+
 const GenerationEntry* Reader::Find(int64_t window_ms) const {
-  for (const GenerationEntry& e : manifest_.windows) {
-    if (e.window_ms == window_ms) return &e;
+  if (all_loaded_ || manifest_.parts.empty()) return FindIn(manifest_.windows, window_ms);
+  const int i = FindPart(manifest_, window_ms);
+  auto it = parts_.find(i);
+  return it == parts_.end() ? nullptr : FindIn(it->second, window_ms);
+}
+
+Status Reader::Entry(int64_t window_ms, const GenerationEntry** out) {
+  *out = nullptr;
+  if (!all_loaded_ && !manifest_.parts.empty()) {
+    const int i = FindPart(manifest_, window_ms);
+    if (i >= 0 && !parts_.count(i)) {
+      SNAPSINK_RETURN_IF_ERROR(
+          ReadGenerationPart(env_, root_, manifest_.generation, manifest_.parts[static_cast<size_t>(i)], &parts_[i]));
+    }
   }
-  return nullptr;
+  *out = Find(window_ms);
+  return Status::OK();
 }
 
 Status Reader::Snapshot(int64_t window_ms, std::shared_ptr<const SnapshotReader>* out) {
   auto it = files_.find(window_ms);
   if (it == files_.end()) {
-    const GenerationEntry* e = Find(window_ms);
+    const GenerationEntry* e = nullptr;
+    SNAPSINK_RETURN_IF_ERROR(Entry(window_ms, &e));
     if (e == nullptr) return Status::NotFound("window " + FormatIso(window_ms) + " is not in generation " + std::to_string(generation()));
     const std::string dir = filenames::SnapshotDir(root_, window_ms, e->version);
     const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);

@@ -35,17 +35,26 @@ namespace snapsink {
 class Reader {
  public:
   // generation 0 = the current one. NotFound when nothing is published yet
-  // or the generation does not exist (any more).
+  // or the generation does not exist (any more). Open reads every part of
+  // the generation (windows() lists them all); OpenTop reads the top
+  // manifest only, and each window's part when the window is first read
+  // (Get, Scan, ScanFrom): a point read costs the top manifest and one part.
   static Status Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
+  static Status OpenTop(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
   ~Reader();
   Reader(const Reader&) = delete;  // owns the pin on its generation
   Reader& operator=(const Reader&) = delete;
 
   uint64_t generation() const { return manifest_.generation; }
-  // The windows of the generation with their versions, by window start.
+  // The windows of the generation with their versions, by window start
+  // (after OpenTop: only those of the parts read so far).
   const std::vector<GenerationEntry>& windows() const { return manifest_.windows; }
-  // The entry of window_ms, or nullptr.
+  // The entry of window_ms, or nullptr (after OpenTop: nullptr also for a
+  // window whose part is not read yet; Entry reads it).
   const GenerationEntry* Find(int64_t window_ms) const;
+  // The entry of window_ms (nullptr if the generation has none), reading
+  // its part first if needed.
+  Status Entry(int64_t window_ms, const GenerationEntry** out);
 
   // Point lookup: decompresses at most one block. NotFound if absent.
   Status Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row);
@@ -73,6 +82,8 @@ class Reader {
   std::string root_;
   std::unique_ptr<FileLock> pin_;
   GenerationManifest manifest_;
+  bool all_loaded_ = false;                              // Open: manifest_.windows is complete
+  std::map<int, std::vector<GenerationEntry>> parts_;    // OpenTop: the parts read, by index
   Status Missing(const std::string& path) const;
 
   std::map<int64_t, WindowFile> files_;

@@ -17,9 +17,12 @@
 //      the rerun reads the rows from the new file (the bytes depend only on
 //      the rows, so they come out the same).
 //   2. upgrade.manifest   every generation manifest of version 1 is
-//      rewritten as version 2 (64-bit versions, rollback_of 0, each window's
-//      manifest_xxh64 of its new snapshot manifest). The old links are
-//      checked before step 1 changes anything.
+//      rewritten as version 3: its parts (crash point upgrade.part_written
+//      after each), then its top manifest (64-bit versions, rollback_of 0,
+//      each window's manifest_xxh64 of its new snapshot manifest). The old
+//      links are checked before step 1 changes anything. A version 2
+//      manifest (windows inline) is read as it is by this build and needs
+//      no conversion: the next publish writes parts.
 //   3. upgrade.current    CURRENT "<G>\n" becomes "<G> <xxh64>\n".
 //   4. upgrade.backfill_state   each backfill state environment, then the
 //      root's own state in one LMDB transaction (the commit point): window

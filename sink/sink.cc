@@ -363,6 +363,7 @@ Result<GcResult> Sink::Gc(uint64_t keep) {
   out.removed_snapshots = r.removed_snapshots;
   out.removed_temp_files = r.removed_temp_files;
   out.pinned = r.pinned;
+  out.removed_parts = r.removed_parts;
   return out;
 }
 

@@ -2,7 +2,7 @@
 // (docs/CONTRACT.md 4, 6; STYLE: corruption_test).
 //
 // A byte flipped in each kind of published file (snapshot data, snapshot
-// manifest.json, generation manifest, CURRENT) must make `verify` exit 10
+// manifest.json, generation manifest and its parts, CURRENT) must make `verify` exit 10
 // and name the file, and `query` must either fail with 10 or print exactly
 // what it printed before: never changed numbers.
 //
@@ -22,6 +22,8 @@
 #include "engine/decimal.h"
 #include "engine/env.h"
 #include "engine/timeutil.h"
+#include "publish/checked_json.h"
+#include "publish/generation_manifest.h"
 #include "publish/snapshot_file.h"
 #include "publish/snapshot_manifest.h"
 #include "tests/test_util.h"
@@ -163,6 +165,31 @@ TEST_F(CorruptionTest, SnapshotManifest) {
 TEST_F(CorruptionTest, GenerationManifestOfCurrent) { SweepFile("manifests/2", 13); }
 
 TEST_F(CorruptionTest, GenerationManifestOfOlderGeneration) { SweepFile("manifests/1", 23, /*current_ok=*/true); }
+
+// manifests/parts/<xxh64> of generation g's only part (both windows share
+// one span of 1,024 hours).
+std::string PartOf(const std::string& root, uint64_t g) {
+  const std::string path = root + "/manifests/" + std::to_string(g);
+  GenerationManifest top;
+  EXPECT_TRUE(GenerationManifest::Decode(ReadFile(path), path, &top).ok());
+  EXPECT_EQ(top.parts.size(), 1u);
+  return top.parts.empty() ? "" : "manifests/parts/" + Hex64(top.parts[0].xxh64);
+}
+
+TEST_F(CorruptionTest, GenerationPartOfCurrent) { SweepFile(PartOf(root_, 2), 7); }
+
+TEST_F(CorruptionTest, GenerationPartOnlyAnOlderGenerationUses) {
+  ASSERT_NE(PartOf(root_, 1), PartOf(root_, 2));  // window 1's version differs
+  SweepFile(PartOf(root_, 1), 11, /*current_ok=*/true);
+}
+
+TEST_F(CorruptionTest, MissingPartOfCurrent) {
+  const std::string rel = PartOf(root_, 2);
+  const std::string original = ReadFile(root_ + "/" + rel);
+  ASSERT_EQ(std::remove((root_ + "/" + rel).c_str()), 0);
+  ExpectDetected(rel, rel + " removed");
+  WriteFile(root_ + "/" + rel, original);
+}
 
 TEST_F(CorruptionTest, TruncatedAndMissingFiles) {
   const std::string data = root_ + "/snapshots/" + kW1 + "/v2/data";

@@ -42,6 +42,7 @@ bool Exists(const std::string& path) { return boost::filesystem::exists(path); }
 std::vector<std::string> Manifests(const std::string& root) {
   std::vector<std::string> out;
   for (boost::filesystem::directory_iterator it(root + "/manifests"), end; it != end; ++it) {
+    if (!boost::filesystem::is_regular_file(it->path())) continue;  // parts/
     out.push_back(it->path().filename().string());
   }
   std::sort(out.begin(), out.end());

@@ -53,6 +53,10 @@ set(SNAPSINK_SLOW_TESTS
   [=[^CorruptionTest\.CurrentWithWrongChecksumRefused$]=]
   [=[^CorruptionTest\.GenerationManifestOfCurrent$]=]
   [=[^CorruptionTest\.GenerationManifestOfOlderGeneration$]=]
+  [=[^CorruptionTest\.GenerationPartOfCurrent$]=]
+  [=[^CorruptionTest\.GenerationPartOnlyAnOlderGenerationUses$]=]
+  [=[^CorruptionTest\.MissingPartOfCurrent$]=]
+  [=[^GenerationPartsTest\.]=]            # several runs of the binary each
   [=[^CorruptionTest\.SnapshotDataOfCurrentGeneration$]=]
   [=[^CorruptionTest\.SnapshotDataOnlyAnOlderGenerationUses$]=]
   [=[^CorruptionTest\.SnapshotManifest$]=]

@@ -1,5 +1,5 @@
 // Tests of publish/checked_json, publish/snapshot_manifest and
-// publish/generation_manifest: round trips, fixed bytes, rejection of
+// publish/generation_manifest (top manifests and parts): round trips, fixed bytes, rejection of
 // malformed documents, and a byte-flip sweep over each kind.
 #include <gtest/gtest.h>
 #include <xxhash.h>
@@ -188,17 +188,25 @@ GenerationManifest SampleGeneration() {
   g.generation = 7;
   g.parent = 6;
   g.rollback_of = 2;
-  g.windows = {{1792573200000, 1, 0x1111111111111111ull}, {1792576800000, 4294967296ull, 0xabcdef0123456789ull}};
+  g.parts = {{1792573200000, 1792576800000, 2, 0x1111111111111111ull},
+             {1796259600000, 1796259600000, 1, 0xabcdef0123456789ull}};
   return g;
 }
 
+GenerationPart SamplePart() {
+  GenerationPart p;
+  p.windows = {{1792573200000, 1, 0x1111111111111111ull}, {1792576800000, 4294967296ull, 0xabcdef0123456789ull}};
+  return p;
+}
+
+// The bytes docs/FORMAT.md section 4 shows, member for member.
 TEST(GenerationManifestTest, RoundTripAndFixedBytes) {
   GenerationManifest g = SampleGeneration();
   std::string text = g.Encode();
-  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation","format_version":2,"generation":7,"parent":6,)"
+  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation","format_version":3,"generation":7,"parent":6,)"
                            R"("rollback_of":2,)"
-                           R"("windows":[{"window_ms":1792573200000,"version":1,"manifest_xxh64":"1111111111111111"},)"
-                           R"({"window_ms":1792576800000,"version":4294967296,"manifest_xxh64":"abcdef0123456789"}]})"));
+                           R"("parts":[[1792573200000,1792576800000,2,"1111111111111111"],)"
+                           R"([1796259600000,1796259600000,1,"abcdef0123456789"]]})"));
   GenerationManifest got;
   ASSERT_STATUS_OK(GenerationManifest::Decode(text, "manifests/7", &got));
   EXPECT_EQ(got, g);
@@ -207,10 +215,60 @@ TEST(GenerationManifestTest, RoundTripAndFixedBytes) {
   first.generation = 1;
   ASSERT_STATUS_OK(GenerationManifest::Decode(first.Encode(), "g", &got));
   EXPECT_EQ(got, first);
+}
 
-  GenerationManifest shuffled = g;
-  std::swap(shuffled.windows[0], shuffled.windows[1]);
-  EXPECT_EQ(shuffled.Encode(), text);
+TEST(GenerationPartTest, RoundTripAndFixedBytes) {
+  const std::string text = SamplePart().Encode();
+  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation_part","format_version":1,"windows":[)"
+                           R"([1792573200000,1,"1111111111111111"],[1792576800000,4294967296,"abcdef0123456789"]]})"));
+  GenerationPart got;
+  ASSERT_STATUS_OK(GenerationPart::Decode(text, "manifests/parts/x", &got));
+  EXPECT_EQ(got.windows, SamplePart().windows);
+  GenerationPart empty;
+  EXPECT_TRUE(GenerationPart::Decode(empty.Encode(), "p", &got).IsCorruption());
+  GenerationPart unsorted = SamplePart();
+  std::swap(unsorted.windows[0], unsorted.windows[1]);
+  EXPECT_TRUE(GenerationPart::Decode(unsorted.Encode(), "p", &got).IsCorruption());
+}
+
+// A part per span of kPartWindows windows; negative starts floor.
+TEST(GenerationPartTest, SplitIntoPartsBySpan) {
+  const int64_t span = PartSpanMs(60000);
+  EXPECT_EQ(span, 1024 * 60000);
+  EXPECT_EQ(PartSpanOf(-1, span), -1);
+  EXPECT_EQ(PartSpanOf(0, span), 0);
+  EXPECT_EQ(PartSpanOf(span - 1, span), 0);
+  EXPECT_EQ(PartSpanOf(span, span), 1);
+  std::vector<GenerationEntry> windows;
+  for (int64_t i = -2; i < 2050; ++i) windows.push_back({i * 60000, 1, static_cast<uint64_t>(i)});
+  std::vector<GenerationPartRef> refs;
+  std::vector<std::string> bytes;
+  SplitIntoParts(span, windows, &refs, &bytes);
+  ASSERT_EQ(refs.size(), 4u);
+  EXPECT_EQ(refs[0].windows, 2u);
+  EXPECT_EQ(refs[1].windows, 1024u);
+  EXPECT_EQ(refs[1].first_ms, 0);
+  EXPECT_EQ(refs[1].last_ms, 1023 * 60000);
+  EXPECT_EQ(refs[3].windows, 2u);
+  GenerationPart p;
+  ASSERT_STATUS_OK(GenerationPart::Decode(bytes[1], "p", &p));
+  EXPECT_EQ(p.windows.size(), 1024u);
+  // 1,024 one-minute windows fit the 64 KB a point read may cost, with room
+  // for the top manifest (README "Running for years").
+  EXPECT_LT(bytes[1].size(), 40u * 1024);
+}
+
+// Format 2 (windows inline) is still read: roots written before parts.
+TEST(GenerationManifestTest, ReadsFormat2) {
+  GenerationManifest got;
+  ASSERT_STATUS_OK(GenerationManifest::Decode(
+      SealJson(R"({"format":"snapsink.generation","format_version":2,"generation":7,"parent":6,"rollback_of":2,)"
+               R"("windows":[{"window_ms":1792573200000,"version":1,"manifest_xxh64":"1111111111111111"},)"
+               R"({"window_ms":1792576800000,"version":4294967296,"manifest_xxh64":"abcdef0123456789"}]})"),
+      "manifests/7", &got));
+  EXPECT_EQ(got.generation, 7u);
+  EXPECT_TRUE(got.parts.empty());
+  EXPECT_EQ(got.windows, SamplePart().windows);
 }
 
 TEST(GenerationManifestTest, RejectsMalformed) {
@@ -222,25 +280,39 @@ TEST(GenerationManifestTest, RejectsMalformed) {
   g.rollback_of = 7;
   EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
   g = SampleGeneration();
-  g.windows[1].window_ms = g.windows[0].window_ms;
+  g.parts[1].first_ms = g.parts[0].last_ms;  // overlapping parts
+  EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
+  g = SampleGeneration();
+  g.parts[0].windows = 0;
+  EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
+  g = SampleGeneration();
+  g.parts[0].last_ms = g.parts[0].first_ms - 1;
   EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
   EXPECT_TRUE(GenerationManifest::Decode(SampleSnapshotManifest().Encode(), "g", &got).IsCorruption());
+  EXPECT_TRUE(GenerationManifest::Decode(SamplePart().Encode(), "g", &got).IsCorruption());
   Status s = GenerationManifest::Decode(
-      SealJson(R"({"format":"snapsink.generation","format_version":2,"generation":2,"parent":1,"rollback_of":0,"windows":[)"
-               R"({"window_ms":5,"version":1,"manifest_xxh64":"1"}]})"),
+      SealJson(R"({"format":"snapsink.generation","format_version":3,"generation":2,"parent":1,"rollback_of":0,"parts":[)"
+               R"([5,5,1,"1"]]})"),
       "manifests/2", &got);
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_NE(s.message().find("manifests/2"), std::string::npos);
+  s = GenerationManifest::Decode(
+      SealJson(R"({"format":"snapsink.generation","format_version":4,"generation":2,"parent":1,"rollback_of":0,"parts":[]})"),
+      "manifests/2", &got);
+  EXPECT_TRUE(s.IsCorruption());
 }
 
 TEST(GenerationManifestTest, EveryByteFlipIsCaught) {
-  const std::string text = SampleGeneration().Encode();
-  for (size_t pos = 0; pos < text.size(); pos++) {
-    for (int mask : {0x01, 0x02, 0x20, 0x80, 0xff}) {
-      std::string bad = text;
-      bad[pos] = static_cast<char>(bad[pos] ^ mask);
-      GenerationManifest g;
-      EXPECT_TRUE(GenerationManifest::Decode(bad, "g", &g).IsCorruption()) << pos << " " << mask;
+  for (const std::string& text : {SampleGeneration().Encode(), SamplePart().Encode()}) {
+    for (size_t pos = 0; pos < text.size(); pos++) {
+      for (int mask : {0x01, 0x02, 0x20, 0x80, 0xff}) {
+        std::string bad = text;
+        bad[pos] = static_cast<char>(bad[pos] ^ mask);
+        GenerationManifest g;
+        GenerationPart p;
+        EXPECT_TRUE(GenerationManifest::Decode(bad, "g", &g).IsCorruption()) << pos << " " << mask;
+        EXPECT_TRUE(GenerationPart::Decode(bad, "p", &p).IsCorruption()) << pos << " " << mask;
+      }
     }
   }
 }

@@ -263,8 +263,9 @@ INSTANTIATE_TEST_SUITE_P(PublishCrash, PublishCrashTest,
 // Points reached once per publish: only hit 1 exists.
 INSTANTIATE_TEST_SUITE_P(PublishCrashOnce, PublishCrashTest,
                          ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
-                                            ::testing::Values("publish.before_current", "publish.after_commit",
-                                                             "publish.after_current"),
+                                            ::testing::Values("publish.part_written", "publish.manifest_written",
+                                                              "publish.before_current", "publish.after_commit",
+                                                              "publish.after_current"),
                                             ::testing::Values(1), ::testing::Values(1, 2)),
                          Name);
 

@@ -21,8 +21,8 @@ enum class Field { kCount, kSum };
 
 // A root with one published window, whose snapshot manifest then gets
 // another window count or sum, with every checksum made valid again (the
-// generation manifest records the new manifest's XXH64, CURRENT the new
-// generation manifest's): only the rows and the seal record still disagree.
+// generation's part records the new manifest's XXH64, the top manifest the
+// new part's, CURRENT the new top manifest's): only the rows and the seal record still disagree.
 void PublishThenTamper(const TempDir& dir, Field field, std::string* root_out) {
   const std::string root = dir / "root";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
@@ -35,8 +35,13 @@ void PublishThenTamper(const TempDir& dir, Field field, std::string* root_out) {
   const std::string gpath = filenames::GenerationManifest(root, 1);
   GenerationManifest g;
   ASSERT_STATUS_OK(GenerationManifest::Decode(ReadFile(gpath), gpath, &g));
-  ASSERT_EQ(g.windows.size(), 1u);
-  const std::string mpath = filenames::Join(filenames::SnapshotDir(root, g.windows[0].window_ms, g.windows[0].version),
+  ASSERT_EQ(g.parts.size(), 1u);
+  const std::string ppath = filenames::GenerationPart(root, g.parts[0].xxh64);
+  GenerationPart part;
+  ASSERT_STATUS_OK(GenerationPart::Decode(ReadFile(ppath), ppath, &part));
+  ASSERT_EQ(part.windows.size(), 1u);
+  const GenerationEntry& w = part.windows[0];
+  const std::string mpath = filenames::Join(filenames::SnapshotDir(root, w.window_ms, w.version),
                                             filenames::kSnapshotManifestFile);
   SnapshotManifest m;
   ASSERT_STATUS_OK(SnapshotManifest::Decode(ReadFile(mpath), mpath, &m));
@@ -47,7 +52,10 @@ void PublishThenTamper(const TempDir& dir, Field field, std::string* root_out) {
   }
   const std::string mtext = m.Encode();
   WriteFile(mpath, mtext);
-  g.windows[0].manifest_xxh64 = XXH64(mtext.data(), mtext.size(), 0);
+  part.windows[0].manifest_xxh64 = XXH64(mtext.data(), mtext.size(), 0);
+  const std::string ptext = part.Encode();
+  g.parts[0].xxh64 = XXH64(ptext.data(), ptext.size(), 0);
+  WriteFile(filenames::GenerationPart(root, g.parts[0].xxh64), ptext);
   const std::string gtext = g.Encode();
   WriteFile(gpath, gtext);
   WriteFile(filenames::Current(root), EncodeCurrent(CurrentPointer{1, XXH64(gtext.data(), gtext.size(), 0)}));

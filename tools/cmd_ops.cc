@@ -14,8 +14,12 @@ Status CmdGc(const std::string& path, uint64_t keep) {
   for (uint64_t g : r->removed_generations) std::printf("removed generation %llu\n", static_cast<unsigned long long>(g));
   for (const std::string& s : r->removed_snapshots) std::printf("removed snapshot %s\n", s.c_str());
   for (const std::string& t : r->removed_temp_files) std::printf("removed %s (a temporary file a crash left)\n", t.c_str());
+  if (r->removed_parts > 0) {
+    std::printf("removed %llu manifest part(s) no kept generation names\n", static_cast<unsigned long long>(r->removed_parts));
+  }
   for (uint64_t g : r->pinned) std::printf("kept generation %llu: pinned by a reader\n", static_cast<unsigned long long>(g));
-  if (r->removed_generations.empty() && r->removed_snapshots.empty() && r->removed_temp_files.empty()) {
+  if (r->removed_generations.empty() && r->removed_snapshots.empty() && r->removed_temp_files.empty() &&
+      r->removed_parts == 0) {
     std::printf("nothing to remove (keeping the newest %llu generation(s) and what they use)\n",
                 static_cast<unsigned long long>(keep));
   }

@@ -206,6 +206,7 @@ struct GcResult {
   std::vector<std::string> removed_snapshots;
   std::vector<std::string> removed_temp_files;  // *.tmp left by a crash
   std::vector<uint64_t> pinned;                 // kept only because a reader holds them
+  uint64_t removed_parts = 0;                   // manifests/parts/ files no kept or pinned generation names
 };
 
 // What a rollback changes in one window (docs/CONTRACT.md 10): its version and totals
