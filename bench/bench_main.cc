@@ -35,6 +35,7 @@
 
 #include "bench/baselines.h"
 #include "bench/bench_util.h"
+#include "bench/checkpoint_bench.h"
 #include "bench/id_state_bench.h"
 #include "bench/write_bench.h"
 #include "bench/input_gen.h"
@@ -55,7 +56,7 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows", "range",
-                                      "snapshot", "write"};
+                                      "snapshot", "write", "checkpoint"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -85,7 +86,7 @@ struct Flags {
 void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
-      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write (default: all)\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write,checkpoint (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -1352,6 +1353,14 @@ int Main(int argc, char** argv) {
   if (f.Has("write")) {
     std::map<std::string, double> ratios;
     RunWriteBench(work.path(), {f.write_events, f.write_single_events, f.commit_every, f.reps}, &ratios);
+    for (const auto& [key, v] : ratios) rep.Num(key, v);
+  }
+  if (f.Has("checkpoint")) {
+    std::map<std::string, double> ratios;
+    CheckpointBenchSizes sizes;
+    sizes.reps = f.reps;
+    if (f.quick) sizes.events = {2000, 20000};
+    RunCheckpointBench(work.path(), sizes, &ratios);
     for (const auto& [key, v] : ratios) rep.Num(key, v);
   }
 

@@ -61,6 +61,8 @@ set(SNAPSINK_LIB_SOURCES
   sink/follow.cc
   sink/inspect.cc
   sink/owners.cc
+  sink/checkpoint.cc
+  sink/partition_owners.cc
   sink/reader.cc
   sink/serve.cc
   sink/status_page.cc
@@ -160,6 +162,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
   tests/owner_epoch_test.cc
+  tests/checkpoint_test.cc
   tests/parse_ahead_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc
@@ -206,6 +209,7 @@ set(SNAPSINK_BENCH_SOURCES
   bench/baselines.cc
   bench/bench_main.cc
   bench/bench_util.cc
+  bench/checkpoint_bench.cc
   bench/id_state_bench.cc
   bench/input_gen.cc
   bench/serve_bench.cc
