@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <utility>
 

@@ -505,7 +505,7 @@ TEST_F(KafkaStates, KilledWhileClaimingAPartitionThenRerunSameResult) {
   ExpectOwnersHold(root, {&s});
 }
 
-TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStatesAndCountsNothingTwice) {
+TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedReplacesItsStaleStatesAndCountsNothingTwice) {
   const EventStream first = GenerateEvents(kPartitions, 150, 12);
   const EventStream second = GenerateEvents(kPartitions, 150, 13, 150);
   ProduceStream(first);
@@ -543,7 +543,7 @@ TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStates
   a.Signal(SIGCONT);
   // B has left the group: A rejoins and is given every partition back, each
   // at a newer epoch than B's. Its own copies are stale (B owned them
-  // since), so it makes new states and reads the partitions from the start.
+  // since), so it restores the checkpoints B wrote when it left.
   auto a_owns_all = [&] {
     for (int p = 0; p < kPartitions; ++p) {
       const std::string state = OwnerState(root, p);
@@ -562,7 +562,8 @@ TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStates
   a.Signal(SIGTERM);
   ChildResult ra = a.Wait(30);
   EXPECT_EQ(ra.exit_code, 0) << ra.err;
-  EXPECT_NE(ra.err.find("taken at owner epoch 3 (new state)"), std::string::npos) << ra.err;
+  EXPECT_NE(ra.err.find("taken at owner epoch 3 (restored from the checkpoint of epoch 2 at offset"), std::string::npos)
+      << ra.err;
   ExpectOwnersHold(root, {&first, &second});
 }
 
