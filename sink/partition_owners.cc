@@ -4,6 +4,9 @@
 // text is tools/cmd_status.cc's).
 #include <prometheus/gauge.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "engine/filenames.h"
 #include "engine/json_escape.h"
 #include "sink/partition_owners.h"
@@ -26,7 +29,18 @@ Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> ReadOnlySink::PartitionOwn
     if (claim.epoch == 0) continue;
     PartitionOwnerInfo p{name, claim.epoch, claim.who, std::nullopt};
     SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, Checkpoints(name));
-    if (!checkpoints.empty()) p.checkpoint = checkpoints.front();
+    if (!checkpoints.empty()) {
+      p.checkpoint = checkpoints.front();
+      // The source as its checkpoint names it ("kafka:orders/3"), for RestoreCheckpoint.
+      std::string head;
+      std::unique_ptr<RandomAccessFile> f;
+      if (env->NewRandomAccessFile(p.checkpoint->path, &f).ok() &&
+          f->Read(0, std::min<uint64_t>(f->Size(), 4096), &head).ok()) {
+        const size_t at = head.find("\nsource ");
+        const size_t end = at == std::string::npos ? at : head.find('\n', at + 1);
+        if (end != std::string::npos) p.checkpoint->source = head.substr(at + 8, end - at - 8);
+      }
+    }
     out.push_back(std::move(p));
   }
   return out;

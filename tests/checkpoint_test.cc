@@ -31,10 +31,10 @@ class CheckpointTest : public ::testing::Test {
   }
 
   // Commits events [from, to) of partition 0 (producer p, one window per 10) at the owner's epoch.
-  void Commit(kafka::PartitionStates* states, uint64_t from, uint64_t to) {
-    kafka::PartitionStates::Owned* owned = states->Get(0);
+  void Commit(kafka::PartitionStates* states, uint64_t from, uint64_t to, int32_t p = 0) {
+    kafka::PartitionStates::Owned* owned = states->Get(p);
     ASSERT_NE(owned, nullptr);
-    api::WriteBatch b(src_);
+    api::WriteBatch b(kafka::SourceName("orders", p));
     b.SetOwner(owned->epoch);
     for (uint64_t i = from; i < to; ++i) {
       b.Add(EventLine().Producer("p").Seq(i).Ts(kTs + static_cast<int64_t>(i) * 6000).Metric("orders").Line());
@@ -210,6 +210,28 @@ TEST_F(CheckpointTest, AFencedOwnerWritesNoCheckpoint) {
   EXPECT_EQ(c.status().code(), Status::Code::kLocked);
   EXPECT_NE(c.status().message().find("epoch 2 (B) owns it now"), std::string::npos) << c.status().message();
   EXPECT_TRUE(Names().empty());
+}
+
+// inspect producers of ROOT warns of a producer in two partitions' states
+// (as of their newest checkpoints): its sequence numbers are split.
+TEST_F(CheckpointTest, InspectProducersOfRootWarnsOfAProducerOnTwoPartitions) {
+  kafka::PartitionStates a(ro_.get(), dir_ / "a", "orders", "A");
+  const std::string src1 = kafka::SourceName("orders", 1);
+  ASSERT_STATUS_OK(a.Take(0, src_));
+  ASSERT_STATUS_OK(a.Take(1, src1));
+  Commit(&a, 0, 5, 0);
+  ASSERT_STATUS_OK(a.Checkpoint(0, src_));
+  RunResult r = Snapsink({"inspect", root_, "producers"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning: producer"), std::string::npos) << r.err;  // p is on partition 0 only
+  Commit(&a, 5, 8, 1);  // the same producer on partition 1
+  ASSERT_STATUS_OK(a.Checkpoint(1, src1));
+  r = Snapsink({"inspect", root_, "producers"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: producer p is on 2 partitions (kafka_orders_0, kafka_orders_1, as of their newest "
+                       "checkpoints)"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
