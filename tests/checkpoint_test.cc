@@ -108,6 +108,7 @@ TEST_F(CheckpointTest, NamedByEpochAndOffsetChecksummedAndPrunedToTheNewestTwo) 
   EXPECT_EQ((*owners)[0].who, "A");
   ASSERT_TRUE((*owners)[0].checkpoint);
   EXPECT_EQ((*owners)[0].checkpoint->offset, 20u);
+  EXPECT_EQ((*owners)[0].checkpoint->source, src_);  // read from its header
   auto json = ro_->StatusJson();
   ASSERT_STATUS_OK(json);
   EXPECT_NE(json->find(R"("partitions":[{"partition":"kafka_orders_0","owner_epoch":1,"owner":"A","checkpoint":{"epoch":1,"offset":20,"bytes":)" +

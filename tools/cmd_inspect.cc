@@ -49,6 +49,7 @@ Status WarnProducersOnManyPartitions(api::ReadOnlySink* root) {
       }
     }
     std::filesystem::remove_all(scratch, ec);
+    for (const std::string& w : warnings) std::fprintf(stderr, "%s\n", w.c_str());
     if (!s.ok()) std::fprintf(stderr, "warning: %s: cannot read its newest checkpoint: %s\n", p.name.c_str(),
                               s.ToString().c_str());
   }
