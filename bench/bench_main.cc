@@ -35,6 +35,7 @@
 
 #include "bench/baselines.h"
 #include "bench/bench_util.h"
+#include "bench/checkpoint_bench.h"
 #include "bench/id_state_bench.h"
 #include "bench/write_bench.h"
 #include "bench/parts_bench.h"
@@ -56,7 +57,7 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows", "range",
-                                      "snapshot", "write", "parts"};
+                                      "snapshot", "write", "parts", "checkpoint"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -86,7 +87,8 @@ struct Flags {
 void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
-      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write,parts (default: all)\n"
+      "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write,parts,\n"
+      "                      checkpoint (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -1362,6 +1364,14 @@ int Main(int argc, char** argv) {
     std::map<std::string, double> ratios;
     // --quick: a root of 10,000 windows, one rep (a smoke test).
     RunPartsBench(work.path(), {f.quick ? 10000u : 100000u, 100, f.reps}, &ratios);
+    for (const auto& [key, v] : ratios) rep.Num(key, v);
+  }
+  if (f.Has("checkpoint")) {
+    std::map<std::string, double> ratios;
+    CheckpointBenchSizes sizes;
+    sizes.reps = f.reps;
+    if (f.quick) sizes.events = {2000, 20000};
+    RunCheckpointBench(work.path(), sizes, &ratios);
     for (const auto& [key, v] : ratios) rep.Num(key, v);
   }
 

@@ -62,6 +62,8 @@ set(SNAPSINK_LIB_SOURCES
   sink/follow.cc
   sink/inspect.cc
   sink/owners.cc
+  sink/checkpoint.cc
+  sink/partition_owners.cc
   sink/reader.cc
   sink/serve.cc
   sink/status_page.cc
@@ -165,6 +167,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
   tests/owner_epoch_test.cc
+  tests/checkpoint_test.cc
   tests/parse_ahead_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc
@@ -211,6 +214,7 @@ set(SNAPSINK_BENCH_SOURCES
   bench/baselines.cc
   bench/bench_main.cc
   bench/bench_util.cc
+  bench/checkpoint_bench.cc
   bench/id_state_bench.cc
   bench/input_gen.cc
   bench/parts_bench.cc

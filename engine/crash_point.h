@@ -13,6 +13,8 @@
 // (`backfill -`: the spool is written and synced, its completeness marker
 // not yet), backfill.after_spool (the marker is durable, nothing ingested);
 // owner.before_claim (a partition's owner claim synced, not yet renamed);
+// checkpoint.before_rename (a partition's checkpoint in ROOT synced, not yet
+// renamed), checkpoint.restore (a restored state's data synced, not yet renamed to state/);
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h).
 #pragma once

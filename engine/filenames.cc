@@ -103,6 +103,29 @@ bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch) {
   return ec == std::errc() && p == name.data() + name.size() && *epoch > 0;
 }
 
+std::string PartitionsDir(const std::string& root) { return Join(root, "partitions"); }
+
+std::string CheckpointDir(const std::string& root, std::string_view source) {
+  std::string stem = RejectsFileName(source);  // the owners' stem
+  stem.resize(stem.size() - std::string_view(".ndjson").size());
+  return Join(Join(PartitionsDir(root), stem), "checkpoints");
+}
+
+std::string CheckpointFile(const std::string& root, std::string_view source, uint64_t epoch, uint64_t offset) {
+  return Join(CheckpointDir(root, source), fmt::format("e{:020d}-o{:020d}", epoch, offset));
+}
+
+bool ParseCheckpointName(std::string_view name, uint64_t* epoch, uint64_t* offset) {
+  if (name.size() != 43 || name[0] != 'e' || name.substr(21, 2) != "-o") return false;
+  auto digits = [](std::string_view d, uint64_t* v) {
+    auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), *v);
+    return ec == std::errc() && p == d.data() + d.size();
+  };
+  return digits(name.substr(1, 20), epoch) && digits(name.substr(23, 20), offset) && *epoch > 0;
+}
+
+std::string CheckpointCopyDir(const std::string& state_root) { return Join(state_root, "checkpoint.tmp"); }
+
 std::string BackfillRejectsFile(const std::string& root, uint64_t version, std::string_view source) {
   return Join(RejectsDir(root), "backfill-" + VersionDirName(version) + "-" + RejectsFileName(source));
 }
@@ -225,6 +248,11 @@ FileKind ClassifyRootPath(std::string_view relative) {
   if (p[0] == "owners" && (p.size() <= 2 || (p.size() == 3 && (p[2] == "LOCK" || ParseOwnerClaimName(p[2], &e))))) {
     return FileKind::kOwners;
   }
+  uint64_t o;
+  if (p[0] == "partitions" &&
+      (p.size() <= 2 || (p[2] == "checkpoints" && (p.size() == 3 || (p.size() == 4 && ParseCheckpointName(p[3], &e, &o)))))) {
+    return FileKind::kPartitions;
+  }
   return FileKind::kUnknown;
 }
 
@@ -238,6 +266,7 @@ const char* FileKindName(FileKind kind) {
     case FileKind::kCurrent: return "current";
     case FileKind::kRejects: return "rejects";
     case FileKind::kOwners: return "owners";
+    case FileKind::kPartitions: return "partitions";
     case FileKind::kTemp: return "temp";
     case FileKind::kUnknown: break;
   }

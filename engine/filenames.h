@@ -17,6 +17,10 @@
 //   ROOT/manifests/parts/<xxh64>              a part of generations' window lists, named by its XXH64
 //   ROOT/CURRENT                              names the current generation
 //   ROOT/rejects/<source>.ndjson              bad input lines (<source>: see RejectsFileName)
+//   ROOT/owners/<source>/<epoch>              owner claims of a shared partition (below)
+//   ROOT/partitions/<source>/checkpoints/e<epoch>-o<offset>
+//                                             a partition's state, copied by its owner (docs/FORMAT.md)
+//   <partition state root>/checkpoint.tmp/    the LMDB copy a checkpoint is made from
 //   <any of the above>.tmp                    WriteFileAtomic's temp file
 //
 // <window> is the window start in compact UTC form (20261021T100000Z).
@@ -72,6 +76,15 @@ std::string OwnerDir(const std::string& root, std::string_view source);
 std::string OwnerClaimFile(const std::string& root, std::string_view source, uint64_t epoch);
 std::string OwnerLockFile(const std::string& root, std::string_view source);
 bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch);
+// Checkpoints of a partition's state (sink/checkpoint.cc):
+// partitions/<sanitized source>/checkpoints/e<epoch, 20 digits>-o<offset, 20 digits>,
+// so names sort as (epoch, offset).
+std::string PartitionsDir(const std::string& root);
+std::string CheckpointDir(const std::string& root, std::string_view source);
+std::string CheckpointFile(const std::string& root, std::string_view source, uint64_t epoch, uint64_t offset);
+bool ParseCheckpointName(std::string_view name, uint64_t* epoch, uint64_t* offset);
+// "<state root>/checkpoint.tmp": where a state's compacted LMDB copy is made.
+std::string CheckpointCopyDir(const std::string& state_root);
 // A file name component is at most 255 bytes; the longest prefix put before
 // a rejects file name is "backfill-v4294967295-" (21). A sanitized source
 // name longer than kMaxRejectsStem is cut to kRejectsStemCut bytes and
@@ -110,7 +123,9 @@ std::string SanitizeSourceName(std::string_view source);
 // "snapshots/20261021T100000Z/v1/data"). kTemp is a *.tmp a crash left
 // outside state/ (LMDB owns everything in there); kUnknown is anything this
 // build does not write.
-enum class FileKind { kLock, kState, kStaging, kSnapshots, kManifests, kCurrent, kRejects, kOwners, kTemp, kUnknown };
+enum class FileKind {
+  kLock, kState, kStaging, kSnapshots, kManifests, kCurrent, kRejects, kOwners, kPartitions, kTemp, kUnknown
+};
 FileKind ClassifyRootPath(std::string_view relative);
 const char* FileKindName(FileKind kind);
 

@@ -99,6 +99,11 @@ Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   if (config.producer_retention_ms < 0) return Status::InvalidArgument("--producer-retention must not be negative");
   if (config.retain_ms < 0) return Status::InvalidArgument("--retain must not be negative");
   if (config.max_ahead_ms < 0) return Status::InvalidArgument("--max-ahead must not be negative");
+  return InitWithState(env, path, [&](const std::string& dir) { return BuildState(env, dir, config); });
+}
+
+Status Root::InitWithState(Env* env, const std::string& path,
+                           const std::function<Status(const std::string& dir)>& build) {
   const std::string state = filenames::StateDir(path), building = filenames::InitStateDir(path);
   const bool existed = env->FileExists(path);
   if (existed && env->FileExists(state)) {
@@ -138,7 +143,7 @@ Status Root::Init(Env* env, const std::string& path, RootConfig config) {
   if (s.ok()) made.push_back(building);
   if (s.ok()) s = env->SyncDir(path);
   if (s.ok()) MaybeCrash("init.after_layout");
-  if (s.ok()) s = BuildState(env, building, config);
+  if (s.ok()) s = build(building);
   if (s.ok()) s = env->SyncDir(path);
   if (s.ok()) MaybeCrash("init.before_rename");
   bool renamed = false;

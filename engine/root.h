@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +90,11 @@ class Root {
  public:
   // Creates a root at path (the directory may exist but must not hold a root).
   static Status Init(Env* env, const std::string& path, RootConfig config);
+  // Init whose environment is made by build(dir) instead of from settings
+  // (a restored checkpoint: build writes dir/data.mdb, durably). The same
+  // layout, commit point (the rename to state/) and cleanup as Init.
+  static Status InitWithState(Env* env, const std::string& path,
+                              const std::function<Status(const std::string& dir)>& build);
   // Opens an existing root; writer=true takes LOCK first.
   static Status Open(Env* env, const std::string& path, bool writer, std::unique_ptr<Root>* out);
   // Opens an existing root for reading only (verify, inspect, query): LMDB

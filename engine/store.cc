@@ -375,6 +375,11 @@ Status Store::Begin(unsigned flags, std::unique_ptr<Txn>* txn) {
   }
 }
 
+Status Store::CopyCompact(const std::string& dir) {
+  std::shared_lock<std::shared_timed_mutex> held(map_mu_);  // the map does not change under the copy
+  return LmdbStatus(mdb_env_copy2(env_, dir.c_str(), MDB_CP_COMPACT), "copy", dir_);
+}
+
 Status Store::BeginWrite(std::unique_ptr<Txn>* txn) { return Begin(0, txn); }
 Status Store::BeginRead(std::unique_ptr<Txn>* txn) { return Begin(MDB_RDONLY, txn); }
 

@@ -131,6 +131,10 @@ class Store {
   // caller calls GrowAfterMapFull and redoes the transaction's work; it
   // fails when the map is as large as the address-space limit allows.
   bool map_full() const { return map_full_.load(); }
+  // LMDB's consistent copy of the environment as of one read transaction,
+  // compacted (mdb_env_copy2, MDB_CP_COMPACT): writes dir/data.mdb; dir must
+  // exist and hold no data.mdb. Not synced: the caller copies it on.
+  Status CopyCompact(const std::string& dir);
   Status GrowAfterMapFull();
   uint64_t map_bytes() const { return map_size_.load(); }
 

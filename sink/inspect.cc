@@ -5,6 +5,7 @@
 #include "engine/watermark.h"
 #include "publish/root_status.h"
 #include "publish/views.h"
+#include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
@@ -119,7 +120,13 @@ RootStatus ToPublic(const snapsink::RootStatus& s) {
 Result<std::string> ReadOnlySink::StatusJson() const {
   snapsink::RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
-  return RootStatusJson(path(), s);
+  std::string json = RootStatusJson(path(), s);
+  SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners());
+  if (!parts.empty() && json.size() >= 2 && json.compare(json.size() - 2, 2, "}\n") == 0) {
+    json.resize(json.size() - 2);
+    json += "," + PartitionOwnersJson(parts) + "}\n";
+  }
+  return json;
 }
 
 Result<std::string> ReadOnlySink::MetricsText() const {
@@ -127,6 +134,8 @@ Result<std::string> ReadOnlySink::MetricsText() const {
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
   prometheus::Registry registry;
   AddRootMetrics(s, &registry);
+  SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners());
+  AddPartitionOwnerMetrics(parts, &registry);
   return SerializeMetrics(registry);
 }
 

@@ -686,7 +686,7 @@ TEST_F(KafkaStates, KilledWhileClaimingAPartitionThenRerunSameResult) {
   ExpectOwnersHold(root, {&s});
 }
 
-TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStatesAndCountsNothingTwice) {
+TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedReplacesItsStaleStatesAndCountsNothingTwice) {
   const EventStream first = GenerateEvents(kPartitions, 150, 12);
   const EventStream second = GenerateEvents(kPartitions, 150, 13, 150);
   ProduceStream(first);
@@ -724,7 +724,7 @@ TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStates
   a.Signal(SIGCONT);
   // B has left the group: A rejoins and is given every partition back, each
   // at a newer epoch than B's. Its own copies are stale (B owned them
-  // since), so it makes new states and reads the partitions from the start.
+  // since), so it restores the checkpoints B wrote when it left.
   auto a_owns_all = [&] {
     for (int p = 0; p < kPartitions; ++p) {
       const std::string state = OwnerState(root, p);
@@ -743,8 +743,110 @@ TEST_F(KafkaStates, StoppedPastTheSessionTimeoutThenResumedRemakesItsStaleStates
   a.Signal(SIGTERM);
   ChildResult ra = a.Wait(30);
   EXPECT_EQ(ra.exit_code, 0) << ra.err;
-  EXPECT_NE(ra.err.find("taken at owner epoch 3 (new state)"), std::string::npos) << ra.err;
+  EXPECT_NE(ra.err.find("taken at owner epoch 3 (restored from the checkpoint of epoch 2 at offset"), std::string::npos)
+      << ra.err;
   ExpectOwnersHold(root, {&first, &second});
+}
+
+// ---- Checkpoints in ROOT: a partition moves with its state ----
+
+// n records of ~100 KB to partition p only ("big" producer, seq from first).
+EventStream Pads(int p, int first, int n) {
+  EventStream s;
+  s.records.resize(kPartitions);
+  s.lines.assign(kPartitions, 0);
+  const std::string pad(100000, 'x');
+  for (int i = first; i < first + n; ++i) {
+    s.records[p].push_back(R"({"producer":"big","seq":)" + std::to_string(i) +
+                           R"(,"ts":1792580000000,"metric":"pad","pad":")" + pad + "\"}");
+  }
+  s.lines[p] = n;
+  return s;
+}
+
+// Every partition's checkpoints in ROOT (their names).
+std::vector<std::string> CheckpointNames(const std::string& root, int p) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator(root + "/partitions/kafka_orders_" + std::to_string(p) + "/checkpoints", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 4 || name.substr(name.size() - 4) != ".tmp") names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A process whose --state DIR is empty takes partitions whose owner is gone
+// with its disk, after the topic's early part is gone too (the mock keeps
+// 5 MiB a partition): only the checkpoints in ROOT give the right rows.
+TEST_F(KafkaStates, ANewProcessWithAnEmptyStateRestoresCheckpointsWhenTheTopicsStartIsGone) {
+  const EventStream pads1 = Pads(3, 0, 40);
+  const EventStream first = GenerateEvents(kPartitions, 120, 21);
+  ProduceStream(pads1);
+  ProduceStream(first);
+  const std::string root = NewRoot("kafka-root");
+  ChildResult a = Snapsink(StateArgs(root, "gc1", dir_ + "/state-a", {"--final"}));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  // A closed every partition cleanly: a checkpoint of each at its end.
+  std::vector<int64_t> ends(kPartitions);
+  for (int p = 0; p < kPartitions; ++p) {
+    int64_t lo = 0;
+    ASSERT_TRUE(cluster_->Watermarks(kTopic, p, &lo, &ends[p]));
+    char want[64];
+    std::snprintf(want, sizeof want, "e%020d-o%020lld", 1, static_cast<long long>(ends[p]));
+    EXPECT_EQ(CheckpointNames(root, p), std::vector<std::string>{want}) << p;
+  }
+  std::filesystem::remove_all(dir_ + "/state-a");  // A is gone with its disk
+  const EventStream second = GenerateEvents(kPartitions, 120, 22, 120);
+  const EventStream pads2 = Pads(3, 40, 25);
+  ProduceStream(second);
+  ProduceStream(pads2);
+  int64_t lo = 0, hi = 0;
+  ASSERT_TRUE(cluster_->Watermarks(kTopic, 3, &lo, &hi));
+  ASSERT_GT(lo, 0) << "the mock kept partition 3's start";
+  ASSERT_LE(lo, ends[3]) << "the checkpoint's position is gone as well";
+  ChildResult b = Snapsink(StateArgs(root, "gc1", dir_ + "/state-b", {"--final"}));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  for (int p = 0; p < kPartitions; ++p) {
+    EXPECT_NE(b.err.find("kafka:orders/" + std::to_string(p) +
+                         ": taken at owner epoch 2 (restored from the checkpoint of epoch 1 at offset " +
+                         std::to_string(ends[p]) + ")"),
+              std::string::npos)
+        << b.err;
+  }
+  ExpectOwnersHold(root, {&pads1, &first, &second, &pads2});
+  ChildResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_EQ(v.err.find("unknown file"), std::string::npos) << v.err;
+}
+
+// Killed while writing a checkpoint (synced, not renamed) and while
+// restoring one (the state's data written, not yet a root): each rerun ends
+// with the same partition states as a run without the crash.
+TEST_F(KafkaStates, KilledWritingOrRestoringACheckpointThenRerunSameResult) {
+  const EventStream first = GenerateEvents(kPartitions, 80, 23);
+  ProduceStream(first);
+  const std::string root = NewRoot("kafka-root");
+  const std::string state_a = dir_ + "/state-a", state_b = dir_ + "/state-b";
+  ChildResult r = Snapsink(StateArgs(root, "gc2", state_a, {"--final"}),
+                           {"SNAPSINK_CRASH_AT=checkpoint.before_rename", "SNAPSINK_CRASH_HIT=2"});
+  ASSERT_EQ(r.exit_code, 99) << r.err;
+  r = Snapsink(StateArgs(root, "gc2", state_a, {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int p = 0; p < kPartitions; ++p) {  // the rerun took every partition at epoch 2 and closed it cleanly
+    const std::vector<std::string> names = CheckpointNames(root, p);
+    ASSERT_FALSE(names.empty()) << p;
+    EXPECT_EQ(names.back().substr(0, 21), "e00000000000000000002") << p;
+  }
+  std::filesystem::remove_all(state_a);
+  r = Snapsink(StateArgs(root, "gc2", state_b, {"--final"}),
+               {"SNAPSINK_CRASH_AT=checkpoint.restore", "SNAPSINK_CRASH_HIT=3"});
+  ASSERT_EQ(r.exit_code, 99) << r.err;
+  r = Snapsink(StateArgs(root, "gc2", state_b, {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("(restored from the checkpoint of epoch 2 at offset"), std::string::npos) << r.err;
+  ExpectOwnersHold(root, {&first});
 }
 
 }  // namespace

@@ -30,6 +30,12 @@ TEST(RootFilesTest, ClassifiesEveryPathSnapsinkWrites) {
   EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3"), FileKind::kOwners);
   EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3/00000000000000000007"), FileKind::kOwners);
   EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3/LOCK"), FileKind::kOwners);
+  EXPECT_EQ(ClassifyRootPath("partitions/kafka_orders_3/checkpoints/e00000000000000000002-o00000000000000000300"),
+            FileKind::kPartitions);
+  EXPECT_EQ(ClassifyRootPath("partitions/kafka_orders_3/checkpoints/e00000000000000000002-o00000000000000000300.tmp"),
+            FileKind::kTemp);
+  EXPECT_EQ(ClassifyRootPath("partitions/kafka_orders_3/checkpoints/e2-o300"), FileKind::kUnknown);
+  EXPECT_EQ(ClassifyRootPath("partitions/kafka_orders_3/other"), FileKind::kUnknown);
   EXPECT_EQ(ClassifyRootPath("owners/kafka_orders_3/00000000000000000007.tmp"), FileKind::kTemp);
   EXPECT_EQ(filenames::OwnerClaimFile("r", "kafka:orders/3", 7), "r/owners/kafka_orders_3/00000000000000000007");
 }

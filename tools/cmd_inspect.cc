@@ -1,6 +1,12 @@
 // inspect producers|gaps|sources|ids|windows|snapshots|generations: a view of
 // api::ReadOnlySink, printed by api::ToTable.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "snapsink/sink.h"
 #include "tools/commands.h"
@@ -16,12 +22,57 @@ Status Print(const Result<T>& view, OutputFormat format) {
   return Status::OK();
 }
 
+// Producers seen on two or more partitions shared through ROOT/owners/, as
+// of each partition's newest checkpoint (each restored into a scratch
+// directory): a producer is meant to keep to one partition (keyed by its
+// id), else its sequence numbers are split between two states. One warning
+// line a producer on stderr.
+Status WarnProducersOnManyPartitions(api::ReadOnlySink* root) {
+  SNAPSINK_ASSIGN_OR_RETURN(const auto parts, root->PartitionOwners());
+  std::map<std::string, std::vector<std::string>> seen;  // producer -> partitions
+  std::error_code ec;
+  for (const auto& p : parts) {
+    if (!p.checkpoint) continue;
+    const std::filesystem::path scratch = std::filesystem::temp_directory_path(ec) /
+                                          ("snapsink-inspect-" + std::to_string(getpid()) + "-" + p.name);
+    std::filesystem::remove_all(scratch, ec);
+    std::vector<std::string> warnings;
+    auto restored = root->RestoreCheckpoint(p.checkpoint->source, scratch.string(), p.checkpoint->epoch, &warnings);
+    Status s = restored.status();
+    if (s.ok()) {
+      auto state = api::Sink::OpenReadOnly(scratch.string());
+      s = state.status();
+      if (s.ok()) {
+        auto producers = (*state)->Producers();
+        s = producers.status();
+        if (s.ok()) for (const api::ProducerInfo& pr : *producers) seen[pr.producer].push_back(p.name);
+      }
+    }
+    std::filesystem::remove_all(scratch, ec);
+    for (const std::string& w : warnings) std::fprintf(stderr, "%s\n", w.c_str());
+    if (!s.ok()) std::fprintf(stderr, "warning: %s: cannot read its newest checkpoint: %s\n", p.name.c_str(),
+                              s.ToString().c_str());
+  }
+  for (const auto& [producer, on] : seen) {
+    if (on.size() < 2) continue;
+    std::string list;
+    for (const std::string& n : on) list += (list.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "warning: producer %s is on %zu partitions (%s, as of their newest checkpoints): its "
+                 "sequence numbers are split between their states\n", api::EscapeControl(producer).c_str(),
+                 on.size(), list.c_str());
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status CmdInspect(const InspectArgs& a) {
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));
   const OutputFormat format = a.json ? OutputFormat::kJson : OutputFormat::kTable;
-  if (a.what == "producers") return Print(sink->Producers(), format);
+  if (a.what == "producers") {
+    SNAPSINK_RETURN_IF_ERROR(Print(sink->Producers(), format));
+    return WarnProducersOnManyPartitions(sink.get());
+  }
   if (a.what == "gaps" && a.all) {
     SNAPSINK_ASSIGN_OR_RETURN(auto open, sink->Gaps());
     SNAPSINK_ASSIGN_OR_RETURN(auto accepted, sink->AcceptedGaps());

@@ -60,6 +60,7 @@ Status CmdRunKafka(const RunArgs& a) {
     // Who took a partition, as ROOT's claims (and status) name it: client id and state directory.
     states = std::make_unique<kafka::PartitionStates>(shared.get(), state, a.topic,
                                                       kafka::UniqueClientId() + " " + state);
+    states->set_checkpoint_every(a.checkpoint_every);
     o.consumer.states = states.get();
   } else {
     // --follow holds LOCK one step at a time: maintenance runs beside it.

@@ -105,6 +105,22 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
   for (const api::DirUsage& d : s.disk) std::printf("  %-10s %llu bytes\n", d.dir.c_str(), static_cast<unsigned long long>(d.bytes));
 }
 
+// Partitions shared through ROOT/owners/ (run --kafka --state): who owns
+// each, and its newest checkpoint; live positions are in the owners' states.
+void PrintPartitions(const std::vector<api::ReadOnlySink::PartitionOwnerInfo>& parts) {
+  std::printf("partitions  %zu shared through owners/ (positions as of each one's last checkpoint; live positions "
+              "and lag are in its owner's --state DIR)\n", parts.size());
+  for (const auto& p : parts) {
+    std::string ckpt = "none";
+    if (p.checkpoint) {
+      ckpt = "epoch " + U(p.checkpoint->epoch) + " at offset " + U(p.checkpoint->offset) + ", " +
+             U(p.checkpoint->bytes) + " bytes";
+    }
+    std::printf("  %s  owner epoch %llu (%s), last checkpoint %s\n", api::EscapeControl(p.name).c_str(),
+                static_cast<unsigned long long>(p.epoch), api::EscapeControl(p.who).c_str(), ckpt.c_str());
+  }
+}
+
 }  // namespace
 
 Status CmdStatus(const std::string& path, bool json, const std::string& html_file) {
@@ -127,6 +143,8 @@ Status CmdStatus(const std::string& path, bool json, const std::string& html_fil
   }
   SNAPSINK_ASSIGN_OR_RETURN(const api::RootStatus s, sink->GetStatus());
   PrintText(path, s);
+  SNAPSINK_ASSIGN_OR_RETURN(const auto parts, sink->PartitionOwners());
+  if (!parts.empty()) PrintPartitions(parts);
   return Status::OK();
 }
 

@@ -74,6 +74,7 @@ struct RunArgs {
   std::string kafka_start = "earliest";
   std::vector<std::string> kafka_config;  // KEY=VALUE, as kcat -X
   std::string state;                      // --state DIR: per-partition states, shared ROOT (SPEC 12)
+  uint64_t checkpoint_every = 100000;     // --checkpoint-every N: offsets between a partition's checkpoints
 };
 Status CmdRun(const RunArgs& a);
 // run --kafka: utilities/kafka/ (kafka::Run) with the tool's printing and signals.

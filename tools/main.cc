@@ -150,6 +150,11 @@ int main(int argc, char** argv) {
   c_run->add_option("--state", run.state,
                     "--kafka: many processes share the topic (README, Running many processes): each partition's "
                     "state lives in its own LMDB environment under this local DIR, fenced by owner epochs in ROOT");
+  c_run->add_option("--checkpoint-every", run.checkpoint_every,
+                    "--state: a checkpoint of a partition's state into ROOT once its position has moved N offsets "
+                    "past the last one (default 100000; 0: only when the partition is closed), and always when "
+                    "it is closed cleanly")
+      ->check(CLI::NonNegativeNumber);
   c_run->footer(kEventFields + Footer("Exit status: 0 ok; 1 usage or failure; 2 bad input under --on-error stop; "
                        "3 gap under --on-gap stop, or a Kafka position deleted by retention (see snapsink gaps "
                        "accept --source); 4 reconciliation failed; 5 root locked.",

@@ -36,6 +36,8 @@
 
 namespace snapsink::api {
 
+class Sink;
+
 // A root opened without the writer lock.
 class ReadOnlySink {
  public:
@@ -102,6 +104,46 @@ class ReadOnlySink {
   };
   // The newest claim of `source`.
   Result<OwnerClaim> NewestOwner(const std::string& source) const;
+
+  // ---- Checkpoints of a shared source's state in this root (docs/FORMAT.md) ----
+  // A checkpoint is LMDB's consistent, compacted copy of a partition's state
+  // (its own root, on the owner's local disk), named by source, owner epoch
+  // and offset, checksummed, and written into this root as
+  // partitions/<source>/checkpoints/e<epoch>-o<offset> by temp + fsync +
+  // rename. A new owner without the newest state restores one.
+  struct CheckpointInfo {
+    std::string source;
+    uint64_t epoch = 0;    // the state's owner epoch when it was copied
+    std::string position;  // the source's committed position (a decimal offset)
+    uint64_t offset = 0;   // position as a number
+    uint64_t bytes = 0;    // the checkpoint file's size
+    std::string path;
+  };
+  // Copies `state` (whose source `source` has an owner epoch and a decimal
+  // position) into this root as of its last commit; call it between commits
+  // (no Write in flight). Locked when a newer owner has claimed the source
+  // (nothing is written); keeps the `keep` newest checkpoints of the source.
+  Result<CheckpointInfo> WriteCheckpoint(const Sink& state, const std::string& source, size_t keep = 2);
+  // The source's checkpoints, newest (epoch, then offset) first, by their
+  // names and sizes (not verified).
+  Result<std::vector<CheckpointInfo>> Checkpoints(const std::string& source) const;
+  // Makes a new root at `dest` (which must not hold one) from the newest
+  // checkpoint of `source` whose epoch is at least min_epoch, verifying its
+  // checksum and header; a damaged one is skipped with a line in *warnings
+  // and the next older one tried. NotFound when none is usable.
+  Result<CheckpointInfo> RestoreCheckpoint(const std::string& source, const std::string& dest, uint64_t min_epoch,
+                                           std::vector<std::string>* warnings) const;
+  // Every partition this root has owner claims of (`status`, `metrics`):
+  // its name in owners/ (the sanitized source, "kafka_orders_3"), the newest
+  // claim (epoch, who) and the newest checkpoint, if any. What is only on
+  // the owner's disk (its live position, lag) is not in ROOT.
+  struct PartitionOwnerInfo {
+    std::string name;
+    uint64_t epoch = 0;
+    std::string who;  // "CLIENT-ID STATE-DIR" (the client id names host and pid)
+    std::optional<CheckpointInfo> checkpoint;
+  };
+  Result<std::vector<PartitionOwnerInfo>> PartitionOwners() const;
 
   // What Sink::Rollback(generation) would change, computed without LOCK
   // and writing nothing: works beside a running writer (`rollback --dry-run`).

@@ -82,6 +82,12 @@ struct Consumer::Impl {
     return Status::IOError(Source(p) + ": cannot query the watermarks: " + rd_kafka_err2str(err));
   }
 
+  // A checkpoint is never worth stopping for: the state stays on local
+  // disk and the topic holds what it lacks. A failed one is a note.
+  void NoteCheckpoint(int32_t p, const Status& s) {
+    if (!s.ok()) Note("warning: " + s.message() + " (" + Source(p) + " goes on; its previous checkpoint stays)");
+  }
+
   // Writes every pending batch, then tells Kafka the new offsets (lag tools only).
   Status Flush(RoundResult* r) {
     for (const auto& [p, part] : w.partitions()) {  // the high watermarks of the last fetches
@@ -92,6 +98,9 @@ struct Consumer::Impl {
     }
     std::vector<std::pair<int32_t, int64_t>> flushed;
     Status s = w.Flush(&unreported, &flushed);
+    if (o.states != nullptr) {
+      for (const auto& [p, off] : flushed) NoteCheckpoint(p, o.states->AfterCommit(p, Source(p), off).status());
+    }
     if (r) {
       r->lines = unreported;
       unreported = {};
@@ -143,8 +152,13 @@ struct Consumer::Impl {
       part.sink = owned->sink.get();
       part.batch.SetOwner(owned->epoch);
       from_start = owned->fresh && owned->epoch > 1;
-      Note(Source(p) + ": taken at owner epoch " + std::to_string(owned->epoch) +
-           (owned->fresh ? " (new state)" : ""));
+      for (const std::string& warning : o.states->warnings()) Note(warning);
+      std::string how = owned->fresh ? " (new state)" : "";
+      if (owned->restored) {
+        how = " (restored from the checkpoint of epoch " + std::to_string(owned->restored->epoch) + " at offset " +
+              owned->restored->position + ")";
+      }
+      Note(Source(p) + ": taken at owner epoch " + std::to_string(owned->epoch) + how);
     }
     SNAPSINK_ASSIGN_OR_RETURN(auto pos, SinkFor(p)->Position(Source(p)));
     if (pos) {
@@ -202,6 +216,10 @@ struct Consumer::Impl {
       Partition& part = w.Get(p);
       part.assigned = false;
       if (o.states != nullptr) {
+        // Closed cleanly: its next owner starts from here (a fenced one was dropped already).
+        if (s.ok() && o.states->Get(p) != nullptr) {
+          NoteCheckpoint(p, o.states->Checkpoint(p, Source(p)).status());
+        }
         part.sink = nullptr;
         part.batch.Clear();  // a fenced flush leaves nothing behind; a good one left nothing to write
         o.states->Drop(p);

@@ -1,5 +1,6 @@
 #include "utilities/kafka/partition_states.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -25,10 +26,12 @@ std::string PartitionStates::PartitionDir(int32_t p) const { return dir_ + "/" +
 
 Status PartitionStates::Take(int32_t p, const std::string& source) {
   owned_.erase(p);
+  warnings_.clear();
   SNAPSINK_ASSIGN_OR_RETURN(const uint64_t epoch, root_->ClaimOwner(source, who_));
   const std::string path = PartitionDir(p);
   std::error_code ec;
   bool fresh = !std::filesystem::exists(path + "/CURRENT", ec) && !std::filesystem::exists(path + "/state", ec);
+  uint64_t stale_epoch = 0;  // a restore never goes below the state it replaces
   std::unique_ptr<api::Sink> sink;
   if (!fresh) {
     SNAPSINK_ASSIGN_OR_RETURN(sink, api::Sink::Open(path));
@@ -38,20 +41,55 @@ Status PartitionStates::Take(int32_t p, const std::string& source) {
       std::filesystem::remove_all(path, ec);
       if (ec) return Status::IOError(path + ": removing a stale partition state: " + ec.message());
       fresh = true;
+      stale_epoch = stored;
     }
   }
+  std::optional<api::ReadOnlySink::CheckpointInfo> restored;
   if (fresh) {
     std::filesystem::create_directories(dir_ + "/" + topic_, ec);
     if (ec) return Status::IOError(dir_ + "/" + topic_ + ": " + ec.message());
     std::filesystem::remove_all(path, ec);  // a half-made one
-    SNAPSINK_RETURN_IF_ERROR(api::Sink::Create(path, InitLike(root_->settings())));
+    auto r = root_->RestoreCheckpoint(source, path, stale_epoch, &warnings_);
+    if (r.ok()) {
+      restored = *r;
+    } else if (r.status().IsNotFound()) {
+      std::filesystem::remove_all(path, ec);
+      SNAPSINK_RETURN_IF_ERROR(api::Sink::Create(path, InitLike(root_->settings())));
+    } else {
+      return r.status();
+    }
     SNAPSINK_ASSIGN_OR_RETURN(sink, api::Sink::Open(path));
   }
   api::WriteBatch take(source);  // the new epoch, in one LMDB write
   take.SetOwner(epoch, /*take=*/true);
   SNAPSINK_RETURN_IF_ERROR(sink->Write(take));
-  owned_[p] = Owned{std::move(sink), epoch, fresh};
+  Owned owned{std::move(sink), epoch, fresh && !restored, restored, restored ? restored->offset : 0};
+  if (!owned.fresh && !restored) {  // its own state: checkpointed from where it is
+    SNAPSINK_ASSIGN_OR_RETURN(auto pos, owned.sink->Position(source));
+    owned.checkpointed = pos ? std::strtoull(pos->c_str(), nullptr, 10) : 0;
+  }
+  owned_[p] = std::move(owned);
   return Status::OK();
+}
+
+Result<api::ReadOnlySink::CheckpointInfo> PartitionStates::Checkpoint(int32_t p, const std::string& source) {
+  Owned* owned = Get(p);
+  if (owned == nullptr) return Status::Locked(source + ": not owned by this process");
+  SNAPSINK_ASSIGN_OR_RETURN(auto info, root_->WriteCheckpoint(*owned->sink, source));
+  owned->checkpointed = info.offset;
+  return info;
+}
+
+Result<std::optional<api::ReadOnlySink::CheckpointInfo>> PartitionStates::AfterCommit(int32_t p,
+                                                                                       const std::string& source,
+                                                                                       int64_t offset) {
+  Owned* owned = Get(p);
+  if (owned == nullptr || checkpoint_every_ == 0 || offset < 0 ||
+      static_cast<uint64_t>(offset) < owned->checkpointed + checkpoint_every_) {
+    return std::optional<api::ReadOnlySink::CheckpointInfo>();
+  }
+  SNAPSINK_ASSIGN_OR_RETURN(auto info, Checkpoint(p, source));
+  return std::optional<api::ReadOnlySink::CheckpointInfo>(std::move(info));
 }
 
 Status PartitionStates::Check(int32_t p, const std::string& source) const {

@@ -15,8 +15,15 @@
 //
 // A state whose owner epoch is not the one just before the new claim was
 // left behind by this process while others owned the partition: it is
-// stale, so it is removed and the partition is read again from the start of
-// the topic (until checkpoints in ROOT exist, the topic is the only copy).
+// stale, so it is removed. A missing or stale state is restored from the
+// newest checkpoint in ROOT (ReadOnlySink::RestoreCheckpoint; never one of
+// an older epoch than the stale state's), and the partition is read from
+// the checkpoint's position; with no checkpoint, from the start of the topic.
+//
+// Checkpoints: the owner writes one of each partition into ROOT when it
+// closes the partition cleanly (Close: revoked, leaving) and after a commit
+// that moved the position checkpoint_every offsets or more past the last
+// checkpoint (AfterCommit); the two newest are kept.
 //
 // Built on the public API only. Not thread-safe.
 #pragma once
@@ -24,7 +31,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "snapsink/sink.h"
 
@@ -40,6 +49,8 @@ class PartitionStates {
     std::unique_ptr<api::Sink> sink;
     uint64_t epoch = 0;
     bool fresh = false;  // the state was made (or remade) by this take: no position of its own
+    std::optional<api::ReadOnlySink::CheckpointInfo> restored;  // the checkpoint it was restored from
+    uint64_t checkpointed = 0;  // the offset of the last checkpoint written or restored (0: none)
   };
 
   // Claims p, opens (or makes) its state and commits the new owner epoch.
@@ -49,6 +60,16 @@ class PartitionStates {
   Status Check(int32_t p, const std::string& source) const;
   // Closes p's state (lost, revoked, fenced).
   void Drop(int32_t p);
+  // Writes a checkpoint of p's state into ROOT (between commits).
+  Result<api::ReadOnlySink::CheckpointInfo> Checkpoint(int32_t p, const std::string& source);
+  // After a commit of p at `offset`: a checkpoint when offset is
+  // checkpoint_every or more past the last one; nullopt when none was due.
+  Result<std::optional<api::ReadOnlySink::CheckpointInfo>> AfterCommit(int32_t p, const std::string& source,
+                                                                        int64_t offset);
+  // Offsets between checkpoints while a partition is owned (0: only when closed).
+  void set_checkpoint_every(uint64_t n) { checkpoint_every_ = n; }
+  // Warnings of the last Take (a damaged checkpoint skipped).
+  const std::vector<std::string>& warnings() const { return warnings_; }
   // p's state while owned; nullptr otherwise.
   Owned* Get(int32_t p);
   const std::string& dir() const { return dir_; }
@@ -58,6 +79,8 @@ class PartitionStates {
   api::ReadOnlySink* root_;
   std::string dir_, topic_, who_;
   std::map<int32_t, Owned> owned_;
+  uint64_t checkpoint_every_ = 100000;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace snapsink::kafka

@@ -1,0 +1,20 @@
+// Internal to sink/: the partitions' owners and checkpoints
+// (ReadOnlySink::PartitionOwners) as `status --json` and `metrics` of
+// ROOT show them.
+#pragma once
+
+#include <prometheus/registry.h>
+
+#include <string>
+#include <vector>
+
+#include "snapsink/sink.h"
+
+namespace snapsink::api {
+
+// "partitions":[{"partition":..,"owner_epoch":..,"owner":..,"checkpoint":{..}|null},...]
+std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts);
+void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts,
+                              prometheus::Registry* registry);
+
+}  // namespace snapsink::api
