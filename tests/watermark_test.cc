@@ -120,7 +120,8 @@ TEST(WatermarkRule, FarAheadEventWaitsForASecondProducer) {
 // Feeds `with` the stream with the 2099 event and `without` the same stream
 // without it, in two runs each (the first publish right after the bad
 // event), and checks they publish the same and hold the same watermark.
-void FeedBoth(const std::string& with, const std::string& without, const std::string& dir) {
+// At least min_windows windows are published: today's windows did close.
+void FeedBoth(const std::string& with, const std::string& without, const std::string& dir, size_t min_windows) {
   std::map<std::string, uint64_t> seq;
   const std::string before = Today(kBase, 90, &seq);
   const std::string after = Today(kBase + 90 * kMinute, 90, &seq);
@@ -136,7 +137,7 @@ void FeedBoth(const std::string& with, const std::string& without, const std::st
   Ok({"run", without, in_without, "--source", "s"});
   const std::string published = Ok({"query", with, "--format", "json"}).out;
   EXPECT_EQ(published, Ok({"query", without, "--format", "json"}).out);
-  EXPECT_GE(Values(published, "window").size(), 170u) << published;  // today's windows did close
+  EXPECT_GE(Values(published, "window").size(), min_windows) << published;
   EXPECT_EQ(Values(published, "window").count(k2099), 0u);
   RunResult st = Ok({"status", with, "--json"});
   EXPECT_EQ(Values(st.out, "watermark"), Values(Ok({"status", without, "--json"}).out, "watermark"));
@@ -150,7 +151,7 @@ TEST(WatermarkBinary, PlainRootFarAheadEventSealsNothingEarly) {
   const std::string with = dir / "with", without = dir / "without";
   Ok({"init", with, "--window", "1m"});
   Ok({"init", without, "--window", "1m"});
-  FeedBoth(with, without, dir.path());
+  FeedBoth(with, without, dir.path(), 170);
   // Every window of today is in the same state; the 2099 window is the one more.
   std::set<std::string> windows_with = Values(Ok({"inspect", with, "windows", "--json"}).out, "window");
   std::set<std::string> windows_without = Values(Ok({"inspect", without, "windows", "--json"}).out, "window");
@@ -183,12 +184,10 @@ TEST(WatermarkBinary, RetainOneHourNoMaxAheadDropsNoWindow) {
   // --max-ahead 0: no reject rule, so the watermark rule alone must hold.
   Ok({"init", with, "--window", "1m", "--retain", "1h", "--max-ahead", "0"});
   Ok({"init", without, "--window", "1m", "--retain", "1h", "--max-ahead", "0"});
-  FeedBoth(with, without, dir.path());
+  FeedBoth(with, without, dir.path(), 55);
   EXPECT_EQ(Values(Ok({"status", with, "--json"}).out, "oldest_kept_window"),
             Values(Ok({"status", without, "--json"}).out, "oldest_kept_window"));
-  // The last hour's windows are all there: none was dropped by the 2099 event.
-  const std::set<std::string> published = Values(Ok({"query", with, "--format", "json"}).out, "window");
-  EXPECT_GE(published.size(), 55u);
+  // The last hour's windows are all there (FeedBoth): none was dropped by the 2099 event.
   EXPECT_FALSE(std::filesystem::exists(with + "/rejects/s.ndjson"));
 }
 
