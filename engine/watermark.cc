@@ -17,6 +17,7 @@ namespace {
 constexpr uint8_t kHoldVersion = 1;
 constexpr uint8_t kMany = 1;  // do not change these values: they are on disk
 constexpr uint8_t kHeld = 2;
+constexpr uint8_t kOthersSinceHold = 4;
 
 // True when ts lies at most reach after base.
 bool WithinReach(int64_t base, int64_t ts, int64_t reach) {
@@ -28,9 +29,11 @@ void Absorb(WatermarkState* s, int64_t reach) {
   if (!s->held) return;
   if (*s->held <= *s->confirmed) {
     s->held.reset();
+    s->others_since_hold = false;
   } else if (WithinReach(*s->confirmed, *s->held, reach)) {
     s->confirmed = s->held;
     s->held.reset();
+    s->others_since_hold = false;
   } else {
     return;
   }
@@ -63,14 +66,27 @@ bool ObserveEvent(WatermarkState* s, std::string_view producer, int64_t ts, int6
     s->lone.clear();
     changed = true;
   }
+  if (s->held && producer != s->held_producer && !s->others_since_hold) {
+    s->others_since_hold = true;
+    changed = true;
+  }
   if (ts <= *s->confirmed) return changed;
   if (!s->many || WithinReach(*s->confirmed, ts, reach)) {
     s->confirmed = ts;
     Absorb(s, reach);
     return true;
   }
+  if (s->held && s->held_producer == producer && !s->others_since_hold) {
+    // Its next event, and no other producer's came between: it is the only
+    // one sending, so its newest time counts (as for a lone producer).
+    s->confirmed = std::max(ts, *s->held);
+    s->held.reset();
+    s->held_producer.clear();
+    return true;
+  }
   if (!s->held || s->held_producer == producer) {  // held, waiting for a second producer
     if (s->held && ts <= *s->held) return changed;
+    if (!s->held) s->others_since_hold = false;
     s->held = ts;
     s->held_producer = std::string(producer);
     return true;
@@ -83,6 +99,7 @@ bool ObserveEvent(WatermarkState* s, std::string_view producer, int64_t ts, int6
     s->confirmed = s->held;
     s->held = ts;
     s->held_producer = std::string(producer);
+    s->others_since_hold = false;
   }
   Absorb(s, reach);
   return true;
@@ -114,6 +131,7 @@ Status LoadWatermark(Txn* txn, WatermarkState* s) {
   const uint8_t flags = static_cast<uint8_t>(p[1]);
   p += 2;
   s->many = (flags & kMany) != 0;
+  s->others_since_hold = (flags & kOthersSinceHold) != 0;
   if ((flags & kHeld) != 0) {
     if (end - p < 8) return bad;
     s->held = static_cast<int64_t>(DecodeFixed64(p));
@@ -130,7 +148,8 @@ Status StoreWatermark(Txn* txn, const WatermarkState& s) {
   SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn, meta::kMaxEventTs, static_cast<uint64_t>(*s.confirmed)));
   std::string v;
   v.push_back(static_cast<char>(kHoldVersion));
-  v.push_back(static_cast<char>((s.many ? kMany : 0) | (s.held ? kHeld : 0)));
+  v.push_back(static_cast<char>((s.many ? kMany : 0) | (s.held ? kHeld : 0) |
+                                (s.held && s.others_since_hold ? kOthersSinceHold : 0)));
   if (s.held) {
     PutFixed64(&v, static_cast<uint64_t>(*s.held));
     PutVarint64(&v, s.held_producer.size());
@@ -146,8 +165,9 @@ Status StoreWatermark(Txn* txn, const WatermarkState& s) {
 std::string WatermarkRule(const RootConfig& config, std::optional<int64_t> held, std::string_view held_producer) {
   std::string rule = "newest confirmed event time minus lateness " + FormatDuration(config.lateness_ms) +
                      "; an event more than " + FormatDuration(WatermarkReach(config)) +
-                     " ahead of it is applied but moves it only once a second producer's event lands that far "
-                     "ahead too (while every event came from one producer, that producer's newest time counts)";
+                     " ahead of it is applied but held: it moves it once a second producer's event lands that far "
+                     "ahead too, or its own producer sends again with no other producer's event between (while "
+                     "every event came from one producer, that producer's newest time counts)";
   if (config.max_ahead_ms > 0) {
     rule += "; an event more than " + FormatDuration(config.max_ahead_ms) +
             " ahead is rejected (beyond max-ahead)";

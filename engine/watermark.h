@@ -11,7 +11,9 @@
 // moves nothing until an event of a second producer also lands beyond the
 // reach (then the lower of the two is confirmed: two clocks agree that time
 // got at least that far), or until the confirmed time comes within the reach
-// of it. So a clock wrong by years (2099) seals no window early and drops
+// of it, or until its own producer sends again with no other producer's
+// event applied between (then it is the only one sending, and its newest
+// time counts, as for a lone producer). So a clock wrong by years (2099) seals no window early and drops
 // none under retention, and a clock wrong by less than the reach moves the
 // watermark at most that far past the others' newest events.
 //
@@ -89,6 +91,7 @@ struct WatermarkState {
   std::string lone;                  // while !many: the one producer whose events were applied
   std::optional<int64_t> held;       // a time beyond the reach, waiting for a second producer
   std::string held_producer;         // whose event it is
+  bool others_since_hold = false;    // another producer's event was applied since the hold began
 };
 
 // Takes the applied event (producer, ts_ms) into *s by the rule above.

@@ -109,6 +109,7 @@ struct IdModel {
   bool many = false;
   std::optional<int64_t> held;
   std::string held_by;
+  bool others = false;  // another producer sent since the hold
   void Observe(const std::string& p, int64_t ts) {
     if (!max_ts) {
       max_ts = ts;
@@ -116,10 +117,16 @@ struct IdModel {
       return;
     }
     if (p != lone) many = true;
+    if (held && p != held_by) others = true;
     if (ts <= *max_ts) return;
     if (!many || ts - *max_ts <= kHour) {
       max_ts = ts;
+    } else if (held && held_by == p && !others) {
+      max_ts = std::max(ts, *held);
+      held.reset();
+      return;
     } else if (!held || held_by == p) {
+      if (!held) others = false;
       held = std::max(held.value_or(ts), ts);
       held_by = p;
       return;
@@ -129,6 +136,7 @@ struct IdModel {
       max_ts = held;
       held = ts;
       held_by = p;
+      others = false;
     }
     if (held && *held - *max_ts <= kHour) {
       max_ts = std::max(*max_ts, *held);

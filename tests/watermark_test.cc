@@ -93,10 +93,10 @@ TEST(WatermarkRule, FarAheadEventWaitsForASecondProducer) {
   EXPECT_EQ(s.confirmed, kBase + 10 * kMinute);
   EXPECT_EQ(s.held, kBase + 100 * kDay);
   EXPECT_EQ(s.held_producer, "x");
-  ObserveEvent(&s, "x", kBase + 200 * kDay, reach);  // the same producer again: still held, at its newest
-  EXPECT_EQ(s.held, kBase + 200 * kDay);
-  EXPECT_EQ(s.confirmed, kBase + 10 * kMinute);
   ObserveEvent(&s, "a", kBase + 50 * kMinute, reach);  // the others go on
+  EXPECT_EQ(s.confirmed, kBase + 50 * kMinute);
+  ObserveEvent(&s, "x", kBase + 200 * kDay, reach);  // x again, others between: still held, at its newest
+  EXPECT_EQ(s.held, kBase + 200 * kDay);
   EXPECT_EQ(s.confirmed, kBase + 50 * kMinute);
   // A second producer lands far ahead too: the lower time is confirmed,
   // the higher waits on.
@@ -113,6 +113,20 @@ TEST(WatermarkRule, FarAheadEventWaitsForASecondProducer) {
   ObserveEvent(&t, "a", kBase + 70 * kMinute, reach);  // within reach of b's: both confirmed
   EXPECT_EQ(t.confirmed, kBase + 2 * kHour);
   EXPECT_FALSE(t.held);
+}
+
+// The only producer still sending jumps: its next event, with no other
+// producer's between, confirms (a quiet producer does not freeze the root).
+TEST(WatermarkRule, HeldProducerSendingAloneConfirmsItself) {
+  const int64_t reach = kMinute;
+  WatermarkState s;
+  ObserveEvent(&s, "old", kBase, reach);
+  ObserveEvent(&s, "live", kBase + kMinute, reach);
+  ObserveEvent(&s, "live", kBase + 3 * kMinute, reach);  // held
+  EXPECT_EQ(s.confirmed, kBase + kMinute);
+  ObserveEvent(&s, "live", kBase + 3 * kMinute + 1000, reach);
+  EXPECT_EQ(s.confirmed, kBase + 3 * kMinute + 1000);
+  EXPECT_FALSE(s.held);
 }
 
 // ------------------------------------------------------- through the binary
