@@ -27,6 +27,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/state_codec.cc
   engine/store.cc
   engine/timeutil.cc
+  engine/watermark.cc
   engine/window_records.cc
   engine/window_records_runs.cc
   engine/window_retention.cc
@@ -179,6 +180,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/readers_beside_writer_test.cc
   tests/rollback_power_cut_test.cc
   tests/retention_test.cc
+  tests/watermark_test.cc
   tests/rollback_test.cc
   tests/root_files_test.cc
   tests/root_test.cc

@@ -51,11 +51,10 @@ Status Ingester::Impl::Begin(const std::string& source_name, const std::string& 
   bounds.clear();
   SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
   batch_lines = 0;
-  if (!max_ts_loaded) {
-    SNAPSINK_ASSIGN_OR_RETURN(auto ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
-    if (ts) max_ts = static_cast<int64_t>(*ts);
+  if (!wm_loaded) {
+    SNAPSINK_RETURN_IF_ERROR(LoadWatermark(txn.get(), &wm));
     SNAPSINK_ASSIGN_OR_RETURN(retained_from, RetainedFrom(txn.get()));
-    max_ts_loaded = true;
+    wm_loaded = true;
   }
   return source_name.empty() ? Status::OK() : LoadCursor(source_name, rejects_path);
 }
@@ -103,10 +102,10 @@ void Ingester::Impl::Reset() {
   cursors.clear();
   cur = nullptr;
   ids = IdIndex();
-  max_ts.reset();
+  wm = WatermarkState();
   retained_from.reset();
-  max_ts_loaded = false;
-  max_ts_dirty = false;
+  wm_loaded = false;
+  wm_dirty = false;
   batch_lines = 0;
 }
 
@@ -172,7 +171,7 @@ Result<Ingester::Impl::SumBound*> Ingester::Impl::Bound(int64_t window) {
 // Sets *why for an event too old to check.
 Result<SeqDecision> Ingester::Impl::DecideById(std::string* why) {
   SeqDecision d;
-  const int64_t cutoff = IdCutoff(max_ts, config.lateness_ms, config.id_horizon_ms);
+  const int64_t cutoff = IdCutoff(wm.confirmed, config.lateness_ms, config.id_horizon_ms);
   if (event.ts_ms < cutoff) {
     *why = kBeyondHorizon;
     return d;
@@ -190,7 +189,7 @@ Result<SeqDecision> Ingester::Impl::DecideById(std::string* why) {
 // Retires p if it has been idle past the retention, then refuses an event
 // at or below a retired producer's epoch.
 Status Ingester::Impl::CheckRetired(CachedProducer* p, std::string* why) {
-  if (RetireIfIdle(&p->life, p->state, RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms))) {
+  if (RetireIfIdle(&p->life, p->state, RetentionCutoff(wm.confirmed, config.lateness_ms, config.producer_retention_ms))) {
     // Its spilled gaps go with its record (in this batch's transaction).
     if (p->state.spilled > 0) SNAPSINK_RETURN_IF_ERROR(AtLine(DropSpilledGaps(txn.get(), event.producer)));
     p->state = ProducerState();
@@ -288,9 +287,9 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       // A window size that does not divide the time since 0000-01-01 would
       // start this event's window before year 0000, which no name can hold.
       why = "field ts: its window would start before 0000-01-01T00:00:00Z";
-    } else if (d.outcome == SeqOutcome::kApply && in_range && EventTooFarAhead(event.ts_ms, max_ts, config.max_ahead_ms)) {
+    } else if (d.outcome == SeqOutcome::kApply && in_range && EventTooFarAhead(event.ts_ms, wm.confirmed, config.max_ahead_ms)) {
       why = kBeyondMaxAhead;  // one clock gone wrong moves no watermark (engine/watermark.h)
-    } else if (auto oldest = OldestKeptWindow(config, max_ts, retained_from);
+    } else if (auto oldest = OldestKeptWindow(config, wm.confirmed, retained_from);
                d.outcome == SeqOutcome::kApply && in_range && oldest && window < *oldest) {
       why = kBeyondRetention;  // its window left the generations and the state (engine/window_retention.h)
     } else if (event.retract && event.value_micros == INT64_MIN) {
@@ -357,10 +356,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       windows.insert(window);
       bound->bound = magnitude_added > UINT64_MAX - bound->bound ? UINT64_MAX : bound->bound + magnitude_added;
       bound->dirty = true;
-      if (!max_ts || event.ts_ms > *max_ts) {
-        max_ts = event.ts_ms;
-        max_ts_dirty = true;
-      }
+      if (ObserveEvent(&wm, event.producer, event.ts_ms, WatermarkReach(config))) wm_dirty = true;
       if (!cur->src.newest_ts_ms || event.ts_ms > *cur->src.newest_ts_ms) cur->src.newest_ts_ms = event.ts_ms;
       ++cur->src.applied;
     }
@@ -393,10 +389,10 @@ Status Ingester::Impl::CommitBatch() {
     p.dirty = false;
   }
   // The watermark moved: drop expired ids and retire idle producers.
-  SNAPSINK_RETURN_IF_ERROR(IdIndex::Expire(txn.get(), IdCutoff(max_ts, config.lateness_ms, config.id_horizon_ms)));
+  SNAPSINK_RETURN_IF_ERROR(IdIndex::Expire(txn.get(), IdCutoff(wm.confirmed, config.lateness_ms, config.id_horizon_ms)));
   std::vector<std::string> retired;
   SNAPSINK_RETURN_IF_ERROR(RetireIdleProducers(
-      txn.get(), RetentionCutoff(max_ts, config.lateness_ms, config.producer_retention_ms), &retired));
+      txn.get(), RetentionCutoff(wm.confirmed, config.lateness_ms, config.producer_retention_ms), &retired));
   // events == 0: only looked at for an event that was then rejected (sum
   // overflow) or ignored; it must not leave an empty entry behind.
   // One run of deltas per window (engine/window_records_runs.h): keys in
@@ -431,9 +427,7 @@ Status Ingester::Impl::CommitBatch() {
     ws.dirty = true;
     SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn.get(), w, ws));
   }
-  if (max_ts_dirty) {
-    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kMaxEventTs, static_cast<uint64_t>(*max_ts)));
-  }
+  if (wm_dirty) SNAPSINK_RETURN_IF_ERROR(StoreWatermark(txn.get(), wm));
   if (!in_memory) {
     cur->src.offset = cur->end_offset;
     if (reader != nullptr && reader->positionable()) {
@@ -461,7 +455,7 @@ Status Ingester::Impl::CommitBatch() {
     entry.second.rejects_buf.clear();
     entry.second.dirty = false;
   }
-  max_ts_dirty = false;
+  wm_dirty = false;
   batch_lines = 0;
   return Status::OK();
 }

@@ -21,6 +21,7 @@
 #include "engine/parse_ahead.h"
 #include "engine/producer_retention.h"
 #include "engine/sequencer.h"
+#include "engine/watermark.h"
 #include "engine/window_records_runs.h"
 
 namespace snapsink {
@@ -108,10 +109,12 @@ struct Ingester::Impl {
   int64_t first_window = INT64_MIN;
   int64_t last_window = INT64_MAX;
 
-  std::optional<int64_t> max_ts;
-  std::optional<int64_t> retained_from;  // meta::kRetainedFrom, loaded with max_ts
-  bool max_ts_loaded = false;
-  bool max_ts_dirty = false;
+  // The watermark's state (engine/watermark.h): wm.confirmed is the time
+  // the watermark, the cutoffs and retention are measured from.
+  WatermarkState wm;
+  std::optional<int64_t> retained_from;  // meta::kRetainedFrom, loaded with wm
+  bool wm_loaded = false;
+  bool wm_dirty = false;
 
   Status Begin(const std::string& source_name, const std::string& rejects_path);
   Status LoadCursor(const std::string& source_name, const std::string& rejects_path);

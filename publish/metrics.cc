@@ -84,13 +84,18 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   BuildGauge().Name("snapsink_ids_held").Help("Event ids held for id dedup (as inspect ids).").Register(*registry)
       .Add({}).Set(D(s.ids.held));
   auto& wm = BuildGauge().Name("snapsink_watermark_seconds")
-                 .Help("Watermark (newest event time minus lateness), seconds since the Unix epoch.")
+                 .Help("Watermark (newest confirmed event time minus lateness), seconds since the Unix epoch.")
                  .Register(*registry);
   if (s.watermark) wm.Add({}).Set(static_cast<double>(*s.watermark) / 1000.0);
+  auto& held = BuildGauge().Name("snapsink_watermark_held_seconds")
+                   .Help("A far-ahead event time that waits for a second producer before it moves the watermark, "
+                         "seconds since the Unix epoch.")
+                   .Register(*registry);
+  if (s.held_event_ts) held.Add({}).Set(static_cast<double>(*s.held_event_ts) / 1000.0);
   BuildGauge().Name("snapsink_retain_seconds").Help("Retention of windows (gc --retain); 0: keep every window.")
       .Register(*registry).Add({}).Set(static_cast<double>(s.config.retain_ms) / 1000.0);
   BuildGauge().Name("snapsink_max_ahead_seconds")
-      .Help("Events dated more than this after the newest event are rejected (beyond max-ahead); 0: no limit.")
+      .Help("Events dated more than this after the newest confirmed event are rejected (beyond max-ahead); 0: no limit.")
       .Register(*registry).Add({}).Set(static_cast<double>(s.config.max_ahead_ms) / 1000.0);
   auto& oldest = BuildGauge().Name("snapsink_oldest_kept_window_seconds")
                      .Help("Start of the oldest window retention keeps, seconds since the Unix epoch (absent: all kept).")

@@ -16,6 +16,8 @@
 //   snapsink_producers_retired                    gauge    tombstones of retired producers
 //   snapsink_ids_held                             gauge    ids held for id dedup (inspect ids)
 //   snapsink_watermark_seconds                    gauge    absent until an event is applied
+//   snapsink_watermark_held_seconds               gauge    a far-ahead event time waiting for a second
+//                                                          producer (engine/watermark.h); absent: none
 //   snapsink_current_generation                   gauge    0 = none
 //   snapsink_windows{state="open|staged|published"} gauge  open: not closed by the watermark;
 //                                                          staged: a seal waits for publish;

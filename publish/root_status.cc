@@ -86,11 +86,14 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   out->config = root->config();
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
-  SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
-  if (max_ts) {
-    out->max_event_ts = static_cast<int64_t>(*max_ts);
+  WatermarkState wm;
+  SNAPSINK_RETURN_IF_ERROR(LoadWatermark(txn.get(), &wm));
+  if (wm.confirmed) {
+    out->max_event_ts = wm.confirmed;
     out->watermark = Watermark(*out->max_event_ts, out->config.lateness_ms);
   }
+  out->held_event_ts = wm.held;
+  out->held_producer = wm.held_producer;
   SNAPSINK_ASSIGN_OR_RETURN(out->oldest_kept_window, OldestKeptWindow(txn.get(), out->config));
 
   std::map<int64_t, WindowStatus> windows;
@@ -176,7 +179,10 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   o += ",\"max_ahead\":" + (s.config.max_ahead_ms > 0 ? JsonQuote(FormatDuration(s.config.max_ahead_ms)) : "null");
   o += ",\"max_event_ts\":" + opt_time(s.max_event_ts);
   o += ",\"watermark\":" + opt_time(s.watermark);
-  o += ",\"watermark_rule\":" + JsonQuote(WatermarkRule(s.config.lateness_ms, s.config.max_ahead_ms));
+  o += ",\"watermark_rule\":" + JsonQuote(WatermarkRule(s.config));
+  o += ",\"watermark_held\":" +
+       (s.held_event_ts ? "{\"ts\":" + opt_time(s.held_event_ts) + ",\"producer\":" + JsonQuote(s.held_producer) + "}"
+                        : std::string("null"));
   o += ",\"oldest_kept_window\":" + opt_time(s.oldest_kept_window);
   o += ",\"current_generation\":" + U(s.current_generation);
   o += ",\"published_at\":" + opt_time(s.published_at_ms);

@@ -62,6 +62,9 @@ struct RootStatus {
   RootConfig config;
   std::optional<int64_t> max_event_ts;
   std::optional<int64_t> watermark;      // max_event_ts - lateness
+  // A far-ahead event waiting for a second producer (engine/watermark.h).
+  std::optional<int64_t> held_event_ts;
+  std::string held_producer;
   // Start of the oldest window retention keeps (engine/window_retention.h);
   // nullopt: every window is kept.
   std::optional<int64_t> oldest_kept_window;

@@ -91,7 +91,7 @@ RootStatus ToPublic(const snapsink::RootStatus& s) {
   out.producer_retention_ms = s.config.producer_retention_ms;
   out.max_event_ts = s.max_event_ts;
   out.watermark = s.watermark;
-  out.watermark_rule = WatermarkRule(s.config.lateness_ms, s.config.max_ahead_ms);
+  out.watermark_rule = WatermarkRule(s.config, s.held_event_ts, s.held_producer);
   out.oldest_kept_window = s.oldest_kept_window;
   out.current_generation = s.current_generation;
   out.published_at_ms = s.published_at_ms;

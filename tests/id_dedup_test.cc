@@ -100,7 +100,48 @@ struct IdModel {
     auto& a = aggs[{e.ts / kHour * kHour, e.key}];
     a.first += 1;
     a.second += e.value;
-    if (!max_ts || e.ts > *max_ts) max_ts = e.ts;
+    Observe(e.producer, e.ts);
+  }
+
+  // The watermark's confirmation rule (engine/watermark.h; reach: the
+  // lateness, 1h): a jump further than the reach waits for a second producer.
+  std::string lone;
+  bool many = false;
+  std::optional<int64_t> held;
+  std::string held_by;
+  bool others = false;  // another producer sent since the hold
+  void Observe(const std::string& p, int64_t ts) {
+    if (!max_ts) {
+      max_ts = ts;
+      lone = p;
+      return;
+    }
+    if (p != lone) many = true;
+    if (held && p != held_by) others = true;
+    if (ts <= *max_ts) return;
+    if (!many || ts - *max_ts <= kHour) {
+      max_ts = ts;
+    } else if (held && held_by == p && !others) {
+      max_ts = std::max(ts, *held);
+      held.reset();
+      return;
+    } else if (!held || held_by == p) {
+      if (!held) others = false;
+      held = std::max(held.value_or(ts), ts);
+      held_by = p;
+      return;
+    } else if (ts < *held) {
+      max_ts = ts;
+    } else {
+      max_ts = held;
+      held = ts;
+      held_by = p;
+      others = false;
+    }
+    if (held && *held - *max_ts <= kHour) {
+      max_ts = std::max(*max_ts, *held);
+      held.reset();
+    }
   }
 
   std::string Sources() const {

@@ -44,10 +44,11 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
   WriteFile(in, Ev("r", 0, 0, kT0) +  // never heard again: retired by the sweep at a commit
                     Ev("p", 2, 0, kT0) + Ev("p", 2, 1, kT0) + Ev("p", 2, 3, kT0) +  // a gap at 2
                     Ev("q", 0, 0, t5) +
+                    Ev("q", 0, 1, t5) +  // q's jump confirmed (engine/watermark.h: its second event, none between)
                     Ev("p", 2, 4, t5));  // p is retired by now, in the same batch or not: rejected
   ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 2, 0, "2026-10-21T10:00:00Z", true) +
-                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false) +
+                                            Producer("q", 0, 2, "2026-10-21T15:00:00Z", false) +
                                             Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
   EXPECT_EQ(Inspect(root, "gaps"), "");
 
@@ -59,10 +60,10 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
                      Ev("p", 2, 5, t5));   // now simply fenced
   ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 3, 1, "2026-10-21T15:00:00Z", false) +
-                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false) +
+                                            Producer("q", 0, 2, "2026-10-21T15:00:00Z", false) +
                                             Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
   const std::string sources = Inspect(root, "sources");
-  EXPECT_NE(sources.find("\"lines\":12,\"applied\":6,\"duplicates\":1,\"fenced\":1,\"rejected\":4,\"ignored\":0,"
+  EXPECT_NE(sources.find("\"lines\":13,\"applied\":7,\"duplicates\":1,\"fenced\":1,\"rejected\":4,\"ignored\":0,"
                          "\"duplicates_id\":0,\"rejected_horizon\":0,\"rejected_retired\":4"),
             std::string::npos)
       << sources;
@@ -70,7 +71,7 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
   for (const auto& [name, data] : TreeContents(root)) {
     if (name.rfind("rejects/", 0) == 0) rejects += data;
   }
-  EXPECT_NE(rejects.find("\"line\":6,"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("\"line\":7,"), std::string::npos) << rejects;
   EXPECT_NE(rejects.find("\"reason\":\"producer retired; bump its epoch\""), std::string::npos) << rejects;
 }
 
@@ -83,7 +84,9 @@ TEST(ProducerRetentionGcTest, GcRetiresIdleProducers) {
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
   const int64_t t5 = kT0 + 5 * kHour;
-  WriteFile(in, Ev("p", 0, 0, kT0) + Ev("q", 0, 0, t5));
+  // q first: a 5-hour jump by one of two producers would wait for a
+  // second producer (engine/watermark.h); the root's first event counts.
+  WriteFile(in, Ev("q", 0, 0, t5) + Ev("p", 0, 0, kT0));
   ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 1, "2026-10-21T10:00:00Z", false) +
                                             Producer("q", 0, 1, "2026-10-21T15:00:00Z", false));
