@@ -42,6 +42,8 @@ set(SNAPSINK_LIB_SOURCES
   publish/maintenance.cc
   publish/metrics.cc
   publish/old_formats.cc
+  publish/partition_merge.cc
+  publish/partition_seals.cc
   publish/publisher.cc
   publish/query_rows.cc
   publish/reader.cc
@@ -60,6 +62,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/view_tables.cc
   sink/follow.cc
   sink/inspect.cc
+  sink/merged.cc
   sink/owners.cc
   sink/reader.cc
   sink/serve.cc
@@ -88,6 +91,7 @@ set(SNAPSINK_KAFKA_SOURCES
   utilities/kafka/kafka_config.cc
   utilities/kafka/kafka_consumer.cc
   utilities/kafka/kafka_run.cc
+  utilities/kafka/merged_publish.cc
   utilities/kafka/partition_states.cc
   utilities/kafka/partition_writer.cc
 )
@@ -160,6 +164,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
   tests/owner_epoch_test.cc
+  tests/partition_seals_test.cc
   tests/parse_ahead_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc

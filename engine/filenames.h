@@ -16,6 +16,7 @@
 //   ROOT/manifests/<generation>               one file per published generation
 //   ROOT/CURRENT                              names the current generation
 //   ROOT/rejects/<source>.ndjson              bad input lines (<source>: see RejectsFileName)
+//   ROOT/owners/, ROOT/partitions/            many processes over one topic (below)
 //   <any of the above>.tmp                    WriteFileAtomic's temp file
 //
 // <window> is the window start in compact UTC form (20261021T100000Z).
@@ -65,6 +66,19 @@ std::string OwnerDir(const std::string& root, std::string_view source);
 std::string OwnerClaimFile(const std::string& root, std::string_view source, uint64_t epoch);
 std::string OwnerLockFile(const std::string& root, std::string_view source);
 bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch);
+// The merged publish of a topic's partitions (publish/partition_seals.h):
+// partitions/<sanitized source>/seals/<window>-v<version>-e<epoch>/ holds one
+// seal record ({data, seal.json}) of the partition's state, named by the
+// work; partitions/<sanitized source>/progress names the partition's
+// accepted seals and how far it has read.
+inline constexpr char kSealRecordFile[] = "seal.json";
+std::string PartitionsDir(const std::string& root);
+std::string PartitionDir(const std::string& root, std::string_view source);
+std::string PartitionSealsDir(const std::string& root, std::string_view source);
+std::string PartitionSealDir(const std::string& root, std::string_view source, int64_t window_ms, uint64_t version,
+                             uint64_t epoch);
+bool ParsePartitionSealName(std::string_view name, int64_t* window_ms, uint64_t* version, uint64_t* epoch);
+std::string PartitionProgressFile(const std::string& root, std::string_view source);
 // A file name component is at most 255 bytes; the longest prefix put before
 // a rejects file name is "backfill-v4294967295-" (21). A sanitized source
 // name longer than kMaxRejectsStem is cut to kRejectsStemCut bytes and
@@ -103,7 +117,7 @@ std::string SanitizeSourceName(std::string_view source);
 // "snapshots/20261021T100000Z/v1/data"). kTemp is a *.tmp a crash left
 // outside state/ (LMDB owns everything in there); kUnknown is anything this
 // build does not write.
-enum class FileKind { kLock, kState, kStaging, kSnapshots, kManifests, kCurrent, kRejects, kOwners, kTemp, kUnknown };
+enum class FileKind { kLock, kState, kStaging, kSnapshots, kManifests, kCurrent, kRejects, kOwners, kPartitions, kTemp, kUnknown };
 FileKind ClassifyRootPath(std::string_view relative);
 const char* FileKindName(FileKind kind);
 

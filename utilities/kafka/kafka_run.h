@@ -42,8 +42,10 @@ struct RunTotals {
 // retention deleted) or a write error returns after committing what came
 // before, without sealing.
 // With options.consumer.states (--state DIR) sink is unused (may be null):
-// the records go to the partitions' own states, nothing is sealed or
-// published (the merged publish is not built yet).
+// the records go to the partitions' own states, which seal and record their
+// rounds in ROOT, and ROOT publishes the windows every partition is past
+// (utilities/kafka/merged_publish.h); on_published then reports the merged
+// windows (generation and count).
 Status Run(api::Sink* sink, const RunOptions& options, const std::atomic<bool>* stop, RunTotals* totals);
 
 }  // namespace snapsink::kafka
