@@ -17,7 +17,7 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> ReadOnlySink::RecordPartitionS
 }
 
 Result<MergedPublishResult> ReadOnlySink::PublishMerged(const std::string& topic, int32_t partitions) {
-  if (impl_->read_only) return Status::InvalidArgument(path() + ": opened read-only; publishing needs write access");
+  SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl_.get()));
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
   snapsink::MergedPublishResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl_->root.get(), topic, partitions, &r));

@@ -21,6 +21,10 @@ struct ReadOnlySink::Impl {
   bool read_only = false;  // LMDB opened read-only (Sink::OpenReadOnly)
 };
 
+// A handle opened read-only reopens its store for writing (still without
+// LOCK): backfill's last step, the merged publish.
+Status ReopenWritableHandle(ReadOnlySink::Impl* impl);
+
 inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {
   return {s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events};
 }
