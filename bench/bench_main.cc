@@ -36,6 +36,7 @@
 #include "bench/baselines.h"
 #include "bench/bench_util.h"
 #include "bench/id_state_bench.h"
+#include "bench/merged_publish_bench.h"
 #include "bench/write_bench.h"
 #include "bench/input_gen.h"
 #include "engine/filenames.h"
@@ -55,7 +56,7 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows", "range",
-                                      "snapshot", "write"};
+                                      "snapshot", "write", "merged_publish"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -73,6 +74,7 @@ struct Flags {
   uint64_t id_events = 10000000;    // id-only events of the ids benchmark
   uint64_t write_events = 200000;   // bench/write_bench.h (a)
   uint64_t write_single_events = 4000;  // bench/write_bench.h (b): one Write each
+  uint64_t merged_rows = 100000;    // rows per partition of "merged_publish" (8 partitions)
   StreamSpec spec;
   std::string tmpdir;
   std::string json_path;
@@ -1349,6 +1351,11 @@ int Main(int argc, char** argv) {
   if (f.Has("snapshot")) RunSnapshotFile(f, work.path(), &rep);
   if (f.Has("windows")) RunWindows(f, work.path(), &rep);
   if (f.Has("range")) RunRange(f, work.path(), &rep);
+  if (f.Has("merged_publish")) {
+    std::map<std::string, double> ratios;
+    RunMergedPublishBench(work.path(), f.quick ? 5000 : f.merged_rows, f.reps, &ratios);
+    for (const auto& [key, v] : ratios) rep.Num(key, v);
+  }
   if (f.Has("write")) {
     std::map<std::string, double> ratios;
     RunWriteBench(work.path(), {f.write_events, f.write_single_events, f.commit_every, f.reps}, &ratios);

@@ -214,5 +214,6 @@ set(SNAPSINK_BENCH_SOURCES
   bench/id_state_bench.cc
   bench/input_gen.cc
   bench/serve_bench.cc
+  bench/merged_publish_bench.cc
   bench/write_bench.cc
 )

@@ -10,6 +10,8 @@
 // (`backfill -`: the spool is written and synced, its completeness marker
 // not yet), backfill.after_spool (the marker is durable, nothing ingested);
 // owner.before_claim (a partition's owner claim synced, not yet renamed);
+// partition.seal_record, partition.progress, merge.before_publish,
+// merge.after_publish (the merged publish, publish/partition_seals.h);
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.manifest, upgrade.current,
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h).
 #pragma once
