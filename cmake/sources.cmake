@@ -76,6 +76,7 @@ set(SNAPSINK_LIB_SOURCES
 
 # The public API: installed under include/snapsink/. Standard library only.
 set(SNAPSINK_PUBLIC_HEADERS
+  include/snapsink/merged.h
   include/snapsink/options.h
   include/snapsink/reader.h
   include/snapsink/serve.h

@@ -13,6 +13,7 @@
 #include "engine/env.h"
 #include "engine/filenames.h"
 #include "publish/partition_seals.h"
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
 
@@ -115,7 +116,7 @@ void SealAll(Topic& t, api::ReadOnlySink* ro, int p, const std::string& who) {
   ASSERT_STATUS_OK(t.Write(s.get(), p, epoch, 0, t.size(p)));
   ASSERT_STATUS_OK(s->Seal({.all = true}));
   const int64_t end = static_cast<int64_t>(t.size(p));
-  ASSERT_STATUS_OK(ro->RecordPartitionSeals(s.get(), {"t", p, epoch, end, end}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro, s.get(), {"t", p, epoch, end, end}));
 }
 
 TEST(MergedPublish, RowsEqualOneRootOverTheSameEventsAndAPartitionMissingHoldsEverything) {
@@ -127,12 +128,12 @@ TEST(MergedPublish, RowsEqualOneRootOverTheSameEventsAndAPartitionMissingHoldsEv
   SealAll(t, ro->get(), 0, "A");
   SealAll(t, ro->get(), 1, "A");
   // Partition 2 has recorded nothing: no window can be published.
-  auto r = (*ro)->PublishMerged("t", 3);
+  auto r = api::PublishMerged(ro->get(), "t", 3);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   EXPECT_EQ(r->missing, std::vector<int32_t>{2});
   SealAll(t, ro->get(), 2, "B");
-  r = (*ro)->PublishMerged("t", 3);
+  r = api::PublishMerged(ro->get(), "t", 3);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 1u);
   EXPECT_EQ(r->windows.size(), 6u);  // 300 events a minute apart: 6 hours
@@ -140,7 +141,7 @@ TEST(MergedPublish, RowsEqualOneRootOverTheSameEventsAndAPartitionMissingHoldsEv
   ASSERT_FALSE(merged.empty());
   EXPECT_EQ(merged, FileRows(dir.path(), t.AllLines()));
   // Nothing changed: a second publish publishes nothing.
-  r = (*ro)->PublishMerged("t", 3);
+  r = api::PublishMerged(ro->get(), "t", 3);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   RunResult v = Snapsink({"verify", t.root()});
@@ -165,18 +166,18 @@ TEST(MergedPublish, AnOpenWindowWaitsUntilEveryPartitionIsPastItAndALateEventMak
   // is open there (lateness is one window), nothing is past it.
   ASSERT_STATUS_OK(t.Write(s0.get(), 0, e0, 0, 60));
   ASSERT_STATUS_OK(s0->Seal({}));
-  ASSERT_STATUS_OK((*ro)->RecordPartitionSeals(s0.get(), {"t", 0, e0, 60, 120}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s0.get(), {"t", 0, e0, 60, 120}));
   ASSERT_STATUS_OK(t.Write(s1.get(), 1, e1, 0, 180));
   ASSERT_STATUS_OK(s1->Seal({}));
-  ASSERT_STATUS_OK((*ro)->RecordPartitionSeals(s1.get(), {"t", 1, e1, 180, 180}));
-  auto r = (*ro)->PublishMerged("t", 2);
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s1.get(), {"t", 1, e1, 180, 180}));
+  auto r = api::PublishMerged(ro->get(), "t", 2);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   // Partition 0 reads on: its watermark passes 10:00's end, which publishes.
   ASSERT_STATUS_OK(t.Write(s0.get(), 0, e0, 60, 120));
   ASSERT_STATUS_OK(s0->Seal({}));
-  ASSERT_STATUS_OK((*ro)->RecordPartitionSeals(s0.get(), {"t", 0, e0, 120, 120}));
-  r = (*ro)->PublishMerged("t", 2);
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s0.get(), {"t", 0, e0, 120, 120}));
+  r = api::PublishMerged(ro->get(), "t", 2);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 1u);
   EXPECT_EQ(r->windows, std::vector<int64_t>{kT0});
@@ -185,9 +186,9 @@ TEST(MergedPublish, AnOpenWindowWaitsUntilEveryPartitionIsPastItAndALateEventMak
   ASSERT_STATUS_OK(t.Write(s0.get(), 0, e0, 120, 121));
   ASSERT_STATUS_OK(s0->Seal({.all = true}));
   ASSERT_STATUS_OK(s1->Seal({.all = true}));
-  ASSERT_STATUS_OK((*ro)->RecordPartitionSeals(s0.get(), {"t", 0, e0, 121, 121}));
-  ASSERT_STATUS_OK((*ro)->RecordPartitionSeals(s1.get(), {"t", 1, e1, 180, 180}));
-  r = (*ro)->PublishMerged("t", 2);
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s0.get(), {"t", 0, e0, 121, 121}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s1.get(), {"t", 1, e1, 180, 180}));
+  r = api::PublishMerged(ro->get(), "t", 2);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 2u);
   RunResult q = Snapsink({"query", t.root(), "--window", "2025-10-21T10:00:00Z", "--format", "json"});
@@ -210,7 +211,7 @@ TEST(MergedPublish, AZombiesSealIsRefusedNamingTheNewerOwner) {
   ASSERT_STATUS_OK(eb);
   // ... and A, resumed, seals and tries to record.
   ASSERT_STATUS_OK(a->Seal({.all = true}));
-  auto rec = (*ro)->RecordPartitionSeals(a.get(), {"t", 0, ea, 120, 120});
+  auto rec = api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 120, 120});
   ASSERT_FALSE(rec.ok());
   EXPECT_EQ(rec.status().code(), Status::Code::kLocked);
   EXPECT_NE(rec.status().message().find("kafka:t/0: seal of window 2025-10-21T10:00:00Z v1 (and 1 more) from owner "
@@ -222,11 +223,11 @@ TEST(MergedPublish, AZombiesSealIsRefusedNamingTheNewerOwner) {
   const std::string seals = filenames::PartitionSealsDir(t.root(), t.Source(0));
   EXPECT_TRUE(std::filesystem::is_empty(seals, ec)) << seals;
   EXPECT_FALSE(std::filesystem::exists(filenames::PartitionProgressFile(t.root(), t.Source(0))));
-  auto r = (*ro)->PublishMerged("t", 1);
+  auto r = api::PublishMerged(ro->get(), "t", 1);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   // Its seals stay staged in its state: a retry is refused again.
-  rec = (*ro)->RecordPartitionSeals(a.get(), {"t", 0, ea, 120, 120});
+  rec = api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 120, 120});
   EXPECT_EQ(rec.status().code(), Status::Code::kLocked);
 }
 
@@ -240,7 +241,7 @@ TEST(MergedPublish, OffsetsThatDoNotFollowTheAcceptedOnesAreRefused) {
   uint64_t ea = 0;
   ASSERT_STATUS_OK(t.Take(ro->get(), 0, "A", &a, &ea));
   ASSERT_STATUS_OK(t.Write(a.get(), 0, ea, 0, 60));
-  ASSERT_STATUS_OK((*ro)->RecordPartitionSeals(a.get(), {"t", 0, ea, 60, 120}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 60, 120}));
   // Progress that names an end past this state's: as if another round of
   // this epoch had been recorded that the state does not know.
   PartitionProgress p;
@@ -248,7 +249,7 @@ TEST(MergedPublish, OffsetsThatDoNotFollowTheAcceptedOnesAreRefused) {
   p.position = 90;
   ASSERT_STATUS_OK(WriteFileAtomic(Env::Default(), filenames::PartitionProgressFile(t.root(), t.Source(0)), p.Encode()));
   ASSERT_STATUS_OK(t.Write(a.get(), 0, ea, 60, 120));
-  auto rec = (*ro)->RecordPartitionSeals(a.get(), {"t", 0, ea, 120, 120});
+  auto rec = api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 120, 120});
   EXPECT_EQ(rec.status().code(), Status::Code::kLocked);
   EXPECT_NE(rec.status().message().find("offsets 60..120 do not follow the accepted ones (which end at 90, epoch 1)"),
             std::string::npos)
@@ -276,7 +277,7 @@ TEST(MergedPublish, TwoProcessesPublishingAtOnceMakeOneGeneration) {
       if (read(go[0], &c, 1) != 1) _exit(3);  // both start at the same moment
       auto ro = api::Sink::OpenReadOnly(t.root());
       if (!ro.ok()) _exit(4);
-      auto r = (*ro)->PublishMerged("t", 4);
+      auto r = api::PublishMerged(ro->get(), "t", 4);
       if (!r.ok()) _exit(5);
       _exit(r->generation == 0 ? 10 : 11);  // 11: this one made the generation
     }

@@ -235,23 +235,6 @@ struct UpgradeResult {
   std::vector<std::string> actions;  // one line per step, in order
 };
 
-// One round of a partition's state for the merged publish of its topic
-// (ReadOnlySink::RecordPartitionSeals; docs/SCALE-OUT.md).
-struct PartitionRound {
-  std::string topic;
-  int32_t partition = 0;
-  uint64_t epoch = 0;           // the owner epoch the partition's state holds
-  int64_t position = 0;         // the next offset to read, committed in the state
-  int64_t high_watermark = 0;   // the partition's end as last seen
-};
-
-// What ReadOnlySink::PublishMerged did.
-struct MergedPublishResult {
-  uint64_t generation = 0;       // 0: nothing new to publish
-  std::vector<int64_t> windows;  // windows published (merged), by start
-  std::vector<int32_t> missing;  // partitions with no recorded round yet: nothing can be published
-};
-
 // The inspect views' records are in views.h.
 
 // "1h", "15m", "30s", "1d", "250ms" <-> milliseconds. false for anything else.

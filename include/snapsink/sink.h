@@ -24,7 +24,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "snapsink/options.h"
@@ -34,8 +33,6 @@
 #include "snapsink/write_batch.h"
 
 namespace snapsink::api {
-
-class Sink;
 
 // A root opened without the writer lock.
 class ReadOnlySink {
@@ -103,20 +100,6 @@ class ReadOnlySink {
   };
   // The newest claim of `source`.
   Result<OwnerClaim> NewestOwner(const std::string& source) const;
-
-  // ---- The merged publish of a topic's partitions (docs/SCALE-OUT.md) ----
-  // Records in this root, as seal records of partition round.partition, the
-  // seals that `state` (the partition's own root) has staged since its last
-  // recorded round, and the round's progress; marks them recorded in state.
-  // Locked, naming the newer owner, when round.epoch is no longer the
-  // partition's newest claim (a zombie), or when the round's offsets do not
-  // follow the accepted ones. Returns the (window, version) pairs recorded.
-  Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(Sink* state, const PartitionRound& round);
-  // Publishes, taking LOCK for this step only (waiting for it), every window
-  // of `topic` that all its `partitions` partitions have sealed or are past,
-  // and whose seals changed since its last merged version: their rows
-  // merged, reconciled against the seals' counts, in one generation.
-  Result<MergedPublishResult> PublishMerged(const std::string& topic, int32_t partitions);
 
   // What Sink::Rollback(generation) would change, computed without LOCK
   // and writing nothing: works beside a running writer (`rollback --dry-run`).

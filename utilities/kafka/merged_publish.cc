@@ -11,7 +11,7 @@ Status MergedPublisher::SealOwned(Consumer* c, bool all, std::vector<api::Sealed
     SNAPSINK_ASSIGN_OR_RETURN(auto got, op.state->Seal(so));
     if (sealed) sealed->insert(sealed->end(), got.begin(), got.end());
     api::PartitionRound round{topic_, op.partition, op.epoch, op.position, op.high_watermark};
-    auto recorded = root_->RecordPartitionSeals(op.state, round);
+    auto recorded = api::RecordPartitionSeals(root_, op.state, round);
     if (!recorded.ok()) {
       if (recorded.status().code() != Status::Code::kLocked) return recorded.status();
       const std::string m = recorded.status().message();
@@ -29,7 +29,7 @@ Result<api::MergedPublishResult> MergedPublisher::Publish(Consumer* c) {
   if (partitions_ == 0) {
     SNAPSINK_ASSIGN_OR_RETURN(partitions_, c->PartitionCount());
   }
-  return root_->PublishMerged(topic_, partitions_);
+  return api::PublishMerged(root_, topic_, partitions_);
 }
 
 }  // namespace snapsink::kafka

@@ -2,9 +2,9 @@
 // docs/SCALE-OUT.md). At each publish point every partition this process
 // owns seals its windows in its own state (the closed ones, or all of them at
 // the end of --final), its round is recorded in ROOT
-// (ReadOnlySink::RecordPartitionSeals: seal records and progress, refused for
+// (api::RecordPartitionSeals: seal records and progress, refused for
 // a fenced owner), and then ROOT publishes every window all of the topic's
-// partitions are past (ReadOnlySink::PublishMerged, which takes LOCK for that
+// partitions are past (api::PublishMerged, which takes LOCK for that
 // step only). Any process may publish; each does after its own rounds.
 //
 // Built on the public API only. Not thread-safe.
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_consumer.h"
 
