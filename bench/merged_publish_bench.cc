@@ -13,6 +13,13 @@
 namespace snapsink::bench {
 namespace {
 
+// Seal options: every window with changes, closed or not (seal --all).
+api::SealOptions AllWindows() {
+  api::SealOptions o;
+  o.all = true;
+  return o;
+}
+
 constexpr int kPartitions = 8;
 constexpr int64_t kTs = 1792576800000;  // 2026-10-21T10:00:00Z: every row in one window
 constexpr size_t kBatch = 10000;
@@ -79,7 +86,7 @@ void RunMergedPublishBench(const std::string& scratch_dir, uint64_t rows_per_par
       take.SetOwner(epoch, true);
       Check(s->Write(take), "take");
       WritePartition(s.get(), source, p, rows_per_partition, epoch);
-      Check(s->Seal({.all = true}), "seal state");
+      Check(s->Seal(AllWindows()), "seal state");
       const int64_t end = static_cast<int64_t>(rows_per_partition);
       Check(api::RecordPartitionSeals(ro.get(), s.get(), {"t", p, epoch, end, end}), "record");
     }
@@ -92,7 +99,7 @@ void RunMergedPublishBench(const std::string& scratch_dir, uint64_t rows_per_par
     {
       auto s = Check(api::Sink::Open(dir + "/one"), "open");
       Stopwatch w;
-      Check(s->Seal({.all = true}), "seal");
+      Check(s->Seal(AllWindows()), "seal");
       auto r = Check(s->Publish(), "publish");
       t_one = w.Seconds();
       if (r.generation != 1) Check(Status::Corruption("the one root published nothing"), "publish");

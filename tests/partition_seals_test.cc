@@ -22,6 +22,13 @@ namespace {
 
 namespace api = snapsink::api;
 
+// Seal options: every window with changes, closed or not (seal --all).
+api::SealOptions AllWindows() {
+  api::SealOptions o;
+  o.all = true;
+  return o;
+}
+
 constexpr int64_t kHour = 3600 * 1000;
 constexpr int64_t kT0 = 1761040800000;  // 2025-10-21T10:00:00Z
 
@@ -114,7 +121,7 @@ void SealAll(Topic& t, api::ReadOnlySink* ro, int p, const std::string& who) {
   uint64_t epoch = 0;
   ASSERT_STATUS_OK(t.Take(ro, p, who, &s, &epoch));
   ASSERT_STATUS_OK(t.Write(s.get(), p, epoch, 0, t.size(p)));
-  ASSERT_STATUS_OK(s->Seal({.all = true}));
+  ASSERT_STATUS_OK(s->Seal(AllWindows()));
   const int64_t end = static_cast<int64_t>(t.size(p));
   ASSERT_STATUS_OK(api::RecordPartitionSeals(ro, s.get(), {"t", p, epoch, end, end}));
 }
@@ -184,8 +191,8 @@ TEST(MergedPublish, AnOpenWindowWaitsUntilEveryPartitionIsPastItAndALateEventMak
   // A late event for 10:00 in partition 0: its new seal is a new merged version.
   t.Produce(0, 1, kT0 + 5000);
   ASSERT_STATUS_OK(t.Write(s0.get(), 0, e0, 120, 121));
-  ASSERT_STATUS_OK(s0->Seal({.all = true}));
-  ASSERT_STATUS_OK(s1->Seal({.all = true}));
+  ASSERT_STATUS_OK(s0->Seal(AllWindows()));
+  ASSERT_STATUS_OK(s1->Seal(AllWindows()));
   ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s0.get(), {"t", 0, e0, 121, 121}));
   ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s1.get(), {"t", 1, e1, 180, 180}));
   r = api::PublishMerged(ro->get(), "t", 2);
@@ -210,7 +217,7 @@ TEST(MergedPublish, AZombiesSealIsRefusedNamingTheNewerOwner) {
   auto eb = (*ro)->ClaimOwner(t.Source(0), "B host-b 22");
   ASSERT_STATUS_OK(eb);
   // ... and A, resumed, seals and tries to record.
-  ASSERT_STATUS_OK(a->Seal({.all = true}));
+  ASSERT_STATUS_OK(a->Seal(AllWindows()));
   auto rec = api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 120, 120});
   ASSERT_FALSE(rec.ok());
   EXPECT_EQ(rec.status().code(), Status::Code::kLocked);
