@@ -1,4 +1,4 @@
-// The merged publish of a topic's partitions (SPEC 12, docs/SCALE-OUT.md):
+// The merged publish of a topic's partitions (docs/SCALE-OUT.md):
 // what `run ROOT --kafka ... --state DIR` does with the partitions' own
 // states (each a root of its own, opened as a Sink) and the shared ROOT
 // (opened without its LOCK, Sink::OpenReadOnly).
