@@ -169,7 +169,9 @@ struct Consumer::Impl {
   }
 
   void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* list) {
-    const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+    // NULL once the consumer has left the group (a revoke while closing).
+    const char* protocol = rd_kafka_rebalance_protocol(rk);
+    const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       assigned_once = true;
       for (int i = 0; i < list->cnt; ++i) {
