@@ -37,6 +37,7 @@
 #include "bench/bench_util.h"
 #include "bench/checkpoint_bench.h"
 #include "bench/id_state_bench.h"
+#include "bench/merged_publish_bench.h"
 #include "bench/write_bench.h"
 #include "bench/parts_bench.h"
 #include "bench/input_gen.h"
@@ -57,7 +58,7 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows", "range",
-                                      "snapshot", "write", "parts", "checkpoint"};
+                                      "snapshot", "write", "parts", "checkpoint", "merged_publish"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -75,6 +76,7 @@ struct Flags {
   uint64_t id_events = 10000000;    // id-only events of the ids benchmark
   uint64_t write_events = 200000;   // bench/write_bench.h (a)
   uint64_t write_single_events = 4000;  // bench/write_bench.h (b): one Write each
+  uint64_t merged_rows = 100000;    // rows per partition of "merged_publish" (8 partitions)
   StreamSpec spec;
   std::string tmpdir;
   std::string json_path;
@@ -88,7 +90,7 @@ void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
       "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write,parts,\n"
-      "                      checkpoint (default: all)\n"
+      "                      checkpoint,merged_publish (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -1355,6 +1357,11 @@ int Main(int argc, char** argv) {
   if (f.Has("snapshot")) RunSnapshotFile(f, work.path(), &rep);
   if (f.Has("windows")) RunWindows(f, work.path(), &rep);
   if (f.Has("range")) RunRange(f, work.path(), &rep);
+  if (f.Has("merged_publish")) {
+    std::map<std::string, double> ratios;
+    RunMergedPublishBench(work.path(), f.quick ? 5000 : f.merged_rows, f.reps, &ratios);
+    for (const auto& [key, v] : ratios) rep.Num(key, v);
+  }
   if (f.Has("write")) {
     std::map<std::string, double> ratios;
     RunWriteBench(work.path(), {f.write_events, f.write_single_events, f.commit_every, f.reps}, &ratios);

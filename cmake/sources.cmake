@@ -44,6 +44,8 @@ set(SNAPSINK_LIB_SOURCES
   publish/maintenance.cc
   publish/metrics.cc
   publish/old_formats.cc
+  publish/partition_merge.cc
+  publish/partition_seals.cc
   publish/publisher.cc
   publish/query_rows.cc
   publish/reader.cc
@@ -62,6 +64,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/view_tables.cc
   sink/follow.cc
   sink/inspect.cc
+  sink/merged.cc
   sink/owners.cc
   sink/checkpoint.cc
   sink/partition_owners.cc
@@ -78,6 +81,7 @@ set(SNAPSINK_LIB_SOURCES
 
 # The public API: installed under include/snapsink/. Standard library only.
 set(SNAPSINK_PUBLIC_HEADERS
+  include/snapsink/merged.h
   include/snapsink/options.h
   include/snapsink/reader.h
   include/snapsink/serve.h
@@ -93,6 +97,7 @@ set(SNAPSINK_KAFKA_SOURCES
   utilities/kafka/kafka_config.cc
   utilities/kafka/kafka_consumer.cc
   utilities/kafka/kafka_run.cc
+  utilities/kafka/merged_publish.cc
   utilities/kafka/partition_states.cc
   utilities/kafka/partition_writer.cc
 )
@@ -169,6 +174,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/numeric_edges_test.cc
   tests/owner_epoch_test.cc
   tests/checkpoint_test.cc
+  tests/partition_seals_test.cc
   tests/parse_ahead_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc
@@ -221,5 +227,6 @@ set(SNAPSINK_BENCH_SOURCES
   bench/input_gen.cc
   bench/parts_bench.cc
   bench/serve_bench.cc
+  bench/merged_publish_bench.cc
   bench/write_bench.cc
 )

@@ -15,6 +15,8 @@
 // owner.before_claim (a partition's owner claim synced, not yet renamed);
 // checkpoint.before_rename (a partition's checkpoint in ROOT synced, not yet
 // renamed), checkpoint.restore (a restored state's data synced, not yet renamed to state/);
+// partition.seal_record, partition.progress, merge.before_publish,
+// merge.after_publish (the merged publish, publish/partition_seals.h);
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h).
 #pragma once

@@ -105,10 +105,28 @@ bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch) {
 
 std::string PartitionsDir(const std::string& root) { return Join(root, "partitions"); }
 
-std::string CheckpointDir(const std::string& root, std::string_view source) {
-  std::string stem = RejectsFileName(source);  // the owners' stem
+std::string PartitionDir(const std::string& root, std::string_view source) {
+  std::string stem = RejectsFileName(source);  // the same sanitized, bounded stem as owners/
   stem.resize(stem.size() - std::string_view(".ndjson").size());
-  return Join(Join(PartitionsDir(root), stem), "checkpoints");
+  return Join(PartitionsDir(root), stem);
+}
+
+std::string PartitionSealsDir(const std::string& root, std::string_view source) {
+  return Join(PartitionDir(root, source), "seals");
+}
+
+std::string PartitionSealDir(const std::string& root, std::string_view source, int64_t window_ms, uint64_t version,
+                             uint64_t epoch) {
+  return Join(PartitionSealsDir(root, source),
+              FormatCompact(window_ms) + "-" + VersionDirName(version) + "-e" + std::to_string(epoch));
+}
+
+std::string PartitionProgressFile(const std::string& root, std::string_view source) {
+  return Join(PartitionDir(root, source), "progress");
+}
+
+std::string CheckpointDir(const std::string& root, std::string_view source) {
+  return Join(PartitionDir(root, source), "checkpoints");
 }
 
 std::string CheckpointFile(const std::string& root, std::string_view source, uint64_t epoch, uint64_t offset) {
@@ -140,7 +158,8 @@ std::string BackfillSpoolDoneFile(const std::string& root, uint64_t version) {
 bool IsRootEntry(std::string_view name) {
   // The last component of each path the functions above build under a root.
   for (const std::string& p : {LockFile("r"), StateDir("r"), InitStateDir("r"), StagingDir("r"), SnapshotsDir("r"),
-                               ManifestsDir("r"), Current("r"), RejectsDir("r"), OwnersDir("r")}) {
+                               ManifestsDir("r"), Current("r"), RejectsDir("r"), OwnersDir("r"),
+                               PartitionsDir("r")}) {
     if (std::string_view(p).substr(2) == name) return true;
   }
   return false;
@@ -168,6 +187,15 @@ bool ParseWindowDirName(std::string_view name, int64_t* window_ms) {
 
 bool ParseGenerationName(std::string_view name, uint64_t* generation) {
   return ParseDecimal(name, generation) && *generation > 0;
+}
+
+bool ParsePartitionSealName(std::string_view name, int64_t* window_ms, uint64_t* version, uint64_t* epoch) {
+  const size_t v = name.find("-v");
+  const size_t e = name.rfind("-e");
+  if (v == std::string_view::npos || e == std::string_view::npos || e < v) return false;
+  return ParseWindowDirName(name.substr(0, v), window_ms) && ParseVersionDirName(name.substr(v + 1, e - v - 1), version) &&
+         ParseDecimal(name.substr(e + 2), epoch) && *epoch > 0 &&
+         FormatCompact(*window_ms) + "-" + VersionDirName(*version) + "-e" + std::to_string(*epoch) == name;
 }
 
 std::string SanitizeSourceName(std::string_view source) {
@@ -248,10 +276,17 @@ FileKind ClassifyRootPath(std::string_view relative) {
   if (p[0] == "owners" && (p.size() <= 2 || (p.size() == 3 && (p[2] == "LOCK" || ParseOwnerClaimName(p[2], &e))))) {
     return FileKind::kOwners;
   }
-  uint64_t o;
-  if (p[0] == "partitions" &&
-      (p.size() <= 2 || (p[2] == "checkpoints" && (p.size() == 3 || (p.size() == 4 && ParseCheckpointName(p[3], &e, &o)))))) {
-    return FileKind::kPartitions;
+  if (p[0] == "partitions") {
+    int64_t w;
+    uint64_t v, o;
+    if (p.size() <= 2 || (p.size() == 3 && (p[2] == "progress" || p[2] == "seals" || p[2] == "checkpoints"))) {
+      return FileKind::kPartitions;
+    }
+    if (p[2] == "checkpoints" && p.size() == 4 && ParseCheckpointName(p[3], &e, &o)) return FileKind::kPartitions;
+    if (p[2] == "seals" && ParsePartitionSealName(p[3], &w, &v, &e) &&
+        (p.size() == 4 || (p.size() == 5 && (p[4] == kDataFile || p[4] == kSealRecordFile)))) {
+      return FileKind::kPartitions;
+    }
   }
   return FileKind::kUnknown;
 }

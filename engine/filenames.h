@@ -20,6 +20,9 @@
 //   ROOT/owners/<source>/<epoch>              owner claims of a shared partition (below)
 //   ROOT/partitions/<source>/checkpoints/e<epoch>-o<offset>
 //                                             a partition's state, copied by its owner (docs/FORMAT.md)
+//   ROOT/partitions/<source>/seals/<window>-v<version>-e<epoch>/{data,seal.json}
+//                                             a partition's seal record (merged publish)
+//   ROOT/partitions/<source>/progress         a partition's accepted seals and how far it read
 //   <partition state root>/checkpoint.tmp/    the LMDB copy a checkpoint is made from
 //   <any of the above>.tmp                    WriteFileAtomic's temp file
 //
@@ -76,6 +79,18 @@ std::string OwnerDir(const std::string& root, std::string_view source);
 std::string OwnerClaimFile(const std::string& root, std::string_view source, uint64_t epoch);
 std::string OwnerLockFile(const std::string& root, std::string_view source);
 bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch);
+// The merged publish of a topic's partitions (publish/partition_seals.h):
+// partitions/<sanitized source>/seals/<window>-v<version>-e<epoch>/ holds one
+// seal record ({data, seal.json}) of the partition's state, named by the
+// work; partitions/<sanitized source>/progress names the partition's
+// accepted seals and how far it has read.
+inline constexpr char kSealRecordFile[] = "seal.json";
+std::string PartitionDir(const std::string& root, std::string_view source);
+std::string PartitionSealsDir(const std::string& root, std::string_view source);
+std::string PartitionSealDir(const std::string& root, std::string_view source, int64_t window_ms, uint64_t version,
+                             uint64_t epoch);
+bool ParsePartitionSealName(std::string_view name, int64_t* window_ms, uint64_t* version, uint64_t* epoch);
+std::string PartitionProgressFile(const std::string& root, std::string_view source);
 // Checkpoints of a partition's state (sink/checkpoint.cc):
 // partitions/<sanitized source>/checkpoints/e<epoch, 20 digits>-o<offset, 20 digits>,
 // so names sort as (epoch, offset).

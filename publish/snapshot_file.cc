@@ -806,6 +806,18 @@ Status SnapshotReader::Scan(const std::string* metric, const std::function<void(
   return Status::OK();
 }
 
+Status SnapshotReader::ReadBlockRows(size_t i, std::vector<Row>* rows) const {
+  rows->clear();
+  Scratch scratch;
+  if (scratch.dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
+  SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
+  return DecodeBlock(i, scratch.plain, [&](const RowView& v) {
+    rows->emplace_back();
+    ToRow(v, &rows->back());
+    return true;
+  });
+}
+
 Status SnapshotReader::ScanFrom(std::string_view metric, std::string_view key,
                                 const std::function<ScanNext(const RowView&, SeekTo*)>& fn) const {
   SeekTo to{std::string(metric), std::string(key)};

@@ -215,6 +215,10 @@ class SnapshotReader {
   // first bad block with Corruption (fn has then seen only good rows).
   Status Scan(const std::string* metric, const std::function<void(const Row&)>& fn) const;
 
+  // The rows of block i (< blocks()), read and checked, in order: a caller
+  // that merges files holds one block of each.
+  Status ReadBlockRows(size_t i, std::vector<Row>* rows) const;
+
   // A range scan: what fn answers for each row, in order, from the first
   // row >= (metric, key) (a binary search over the block index, then over
   // the block's rows): go on, stop, or skip ahead to the first row >= *to,

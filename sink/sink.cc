@@ -153,6 +153,8 @@ Status PublishRoot(Root* root, PublishResult* out) {
 
 }  // namespace
 
+Status ReopenWritableHandle(ReadOnlySink::Impl* impl) { return ReopenWritable(impl); }
+
 ReadOnlySink::ReadOnlySink(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ReadOnlySink::~ReadOnlySink() = default;
 

@@ -32,6 +32,10 @@ struct ReadOnlySink::Impl {
 // naming `what`.
 Status CheckCanWrite(const ReadOnlySink::Impl& impl, const char* what);
 
+// A handle opened read-only reopens its store for writing (still without
+// LOCK): backfill's last step, the merged publish.
+Status ReopenWritableHandle(ReadOnlySink::Impl* impl);
+
 inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {
   return {s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events};
 }

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <regex>
 #include <thread>
@@ -37,6 +38,8 @@ namespace {
 std::string g_snapsink = SNAPSINK_BINARY;
 constexpr char kTopic[] = "orders";
 constexpr int kPartitions = 8;
+// Sequence numbers per partition of the merged-publish test (redeliveries come on top).
+constexpr int kMergedEvents = 25000;
 
 // librdkafka protocol ApiKeys (rdkafka_protocol.h is not installed).
 constexpr int16_t kFetch = 1, kOffsetCommit = 8, kHeartbeat = 12, kSyncGroup = 14;
@@ -85,11 +88,12 @@ class KafkaMock : public ::testing::Test {
   }
   // What `run --final` publishes over the streams as one file.
   std::string FileQuery(const std::vector<const EventStream*>& streams) {
-    const std::string root = NewRoot("file-root");
+    const std::string root = NewRoot("file-root" + (file_roots_ ? std::to_string(file_roots_) : std::string()));
+    ++file_roots_;
     std::string data;
     for (const EventStream* s : streams) data += AsFile(*s);
-    WriteFile(dir_ + "/events.ndjson", data);
-    ChildResult r = Snapsink({"run", root, dir_ + "/events.ndjson", "--final", "--quiet"});
+    WriteFile(root + ".ndjson", data);
+    ChildResult r = Snapsink({"run", root, root + ".ndjson", "--final", "--quiet"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return Query(root);
   }
@@ -126,6 +130,7 @@ class KafkaMock : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<MockCluster> cluster_;
+  int file_roots_ = 0;
 };
 
 // version and generation depend on how often a follower published; the rows do not.
@@ -603,48 +608,35 @@ std::string OwnerState(const std::string& root, int p) {
 
 class KafkaStates : public KafkaMock {
  protected:
-  // What partition p's state holds, sealed and published in place.
-  std::string StateQuery(const std::string& state) {
-    ChildResult r = Snapsink({"seal", state, "--all"});
-    EXPECT_EQ(r.exit_code, 0) << state << ": " << r.err;
-    r = Snapsink({"publish", state});
-    EXPECT_EQ(r.exit_code, 0) << state << ": " << r.err;
-    return Rows(Query(state));
-  }
-  std::string PartitionFileQuery(const std::vector<const EventStream*>& streams, int p) {
-    const std::string root = NewRoot("file-" + std::to_string(p) + "-" + std::to_string(files_++));
-    std::string data;
-    for (const EventStream* s : streams) {
-      EventStream one;
-      one.records = {s->records[p]};
-      one.lines = {s->lines[p]};
-      data += AsFile(one);
-    }
-    WriteFile(root + ".ndjson", data);
-    ChildResult r = Snapsink({"run", root, root + ".ndjson", "--final", "--quiet"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return Rows(Query(root));
-  }
-  // Every partition's newest owner holds exactly its events, once.
+  // Every partition's newest owner holds exactly its lines, once, and ROOT
+  // publishes, merged, what `run --final` over the same events publishes.
   void ExpectOwnersHold(const std::string& root, const std::vector<const EventStream*>& streams) {
     for (int p = 0; p < kPartitions; ++p) {
       const std::string state = OwnerState(root, p);
       ASSERT_FALSE(state.empty()) << "partition " << p << " was never taken";
-      const std::string want = PartitionFileQuery(streams, p);
-      ASSERT_FALSE(want.empty());
-      EXPECT_EQ(StateQuery(state), want) << "partition " << p << " in " << state;
       uint64_t lines = 0;
       for (const EventStream* s : streams) lines += s->lines[p];
       ChildResult r = Snapsink({"inspect", state, "sources", "--json"});
       EXPECT_NE(r.out.find("\"lines\":" + std::to_string(lines) + ","), std::string::npos) << p << ": " << r.out;
     }
+    const std::string want = Rows(FileQuery(streams));
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(Rows(Query(root)), want);
+  }
+  // Every file under root/snapshots (path -> bytes): the published snapshots.
+  std::map<std::string, std::string> SnapshotFiles(const std::string& root) {
+    std::map<std::string, std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root + "/snapshots", ec)) {
+      if (e.is_regular_file()) out[e.path().lexically_relative(root).string()] = ReadFile(e.path().string());
+    }
+    return out;
   }
   std::vector<std::string> StateArgs(const std::string& root, const std::string& group, const std::string& state,
                                      std::vector<std::string> extra = {}) {
     extra.insert(extra.begin(), {"--state", state});
     return RunArgs(root, group, extra);
   }
-  int files_ = 0;
 };
 
 TEST_F(KafkaStates, ThreeProcessesEachPartitionsNewestOwnerHoldsExactlyItsEvents) {
@@ -847,6 +839,61 @@ TEST_F(KafkaStates, KilledWritingOrRestoringACheckpointThenRerunSameResult) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("(restored from the checkpoint of epoch 2 at offset"), std::string::npos) << r.err;
   ExpectOwnersHold(root, {&first});
+}
+
+// SPEC 12: three processes share the topic, each partition in its own state;
+// ROOT publishes the merged windows, equal to `run --final` over a file.
+TEST_F(KafkaStates, ThreeProcessesMergedPublishEqualsRunFinalFromAFile) {
+  const EventStream s = GenerateEvents(kPartitions, kMergedEvents, 21);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  std::vector<std::unique_ptr<Child>> procs;
+  for (int i = 0; i < 3; ++i) {
+    procs.push_back(std::make_unique<Child>(
+        g_snapsink, StateArgs(root, "gm1", dir_ + "/state" + std::to_string(i), {"--final"}),
+        std::vector<std::string>{}, dir_));
+  }
+  for (auto& c : procs) {
+    ChildResult r = c->Wait(150);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  uint64_t total = 0;
+  for (uint64_t n : s.lines) total += n;
+  EXPECT_GE(total, uint64_t{kMergedEvents} * kPartitions);
+  ExpectOwnersHold(root, {&s});
+  ChildResult r = Snapsink({"verify", root});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("unknown file"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("unknown file"), std::string::npos) << r.out;
+}
+
+// A crash at each durable step of the merged publish (SPEC 8); the rerun
+// publishes the same snapshot bytes and the same rows as a clean run.
+TEST_F(KafkaStates, CrashAtEachMergedPublishStepThenRerunPublishesTheSameBytes) {
+  const EventStream s = GenerateEvents(kPartitions, 120, 22);
+  ProduceStream(s);
+  const std::string clean = NewRoot("clean-root");
+  ChildResult r = Snapsink(StateArgs(clean, "gc0", dir_ + "/clean-state", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string want = Query(clean);
+  ASSERT_EQ(Rows(want), Rows(FileQuery({&s})));
+  const auto want_files = SnapshotFiles(clean);
+  ASSERT_FALSE(want_files.empty());
+  int n = 0;
+  for (const std::string point : {"partition.seal_record", "partition.progress", "merge.before_publish",
+                                  "publish.before_current", "merge.after_publish"}) {
+    const std::string root = NewRoot("root-" + std::to_string(n));
+    const std::string state = dir_ + "/state-" + std::to_string(n);
+    const std::string group = "gc" + std::to_string(++n);
+    r = Snapsink(StateArgs(root, group, state, {"--final"}), {"SNAPSINK_CRASH_AT=" + point});
+    ASSERT_EQ(r.exit_code, 99) << point << ": " << r.err;
+    r = Snapsink(StateArgs(root, group, state, {"--final"}));
+    ASSERT_EQ(r.exit_code, 0) << point << ": " << r.err;
+    EXPECT_EQ(Query(root), want) << point;
+    EXPECT_TRUE(SnapshotFiles(root) == want_files) << point;
+    r = Snapsink({"verify", root});
+    EXPECT_EQ(r.exit_code, 0) << point << ": " << r.out << r.err;
+  }
 }
 
 }  // namespace

@@ -73,10 +73,6 @@ Status CmdRunKafka(const RunArgs& a) {
   kafka::RunTotals totals;
   Status s = kafka::Run(sink.get(), o, &stop, &totals);
   signals.Finish();
-  if (states && !a.ingest.quiet) {
-    std::fprintf(stderr, "the partitions' states are in %s; publishing them into %s is not built yet "
-                         "(docs/SCALE-OUT.md)\n", states->dir().c_str(), a.ingest.root.c_str());
-  }
   if (!a.ingest.quiet) {
     std::fprintf(stderr, "kafka %s: %llu records, %llu lines: %llu applied, %llu duplicates, %llu fenced, %llu rejected\n",
                  a.topic.c_str(), static_cast<unsigned long long>(totals.records),

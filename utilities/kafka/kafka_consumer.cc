@@ -183,7 +183,9 @@ struct Consumer::Impl {
   }
 
   void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* list) {
-    const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+    // NULL once the consumer has left the group (a revoke while closing).
+    const char* protocol = rd_kafka_rebalance_protocol(rk);
+    const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       assigned_once = true;
       for (int i = 0; i < list->cnt; ++i) {
@@ -375,6 +377,43 @@ bool Consumer::CaughtUp() const {
     if ((part.assigned || !any_assigned) && part.committed < part.start_hwm) return false;
   }
   return true;
+}
+
+std::vector<Consumer::OwnedPartition> Consumer::Owned() const {
+  const Impl& m = *impl_;
+  std::vector<OwnedPartition> out;
+  if (m.o.states == nullptr) return out;
+  for (const auto& [p, part] : m.w.partitions()) {
+    const PartitionStates::Owned* owned = m.o.states->Get(p);
+    if (!part.assigned || part.sink == nullptr || owned == nullptr || part.committed < 0) continue;
+    out.push_back(OwnedPartition{p, part.sink, owned->epoch, part.committed, part.hwm});
+  }
+  return out;
+}
+
+Result<int32_t> Consumer::PartitionCount() {
+  Impl& m = *impl_;
+  if (m.rk == nullptr) return Status::InvalidArgument("kafka: the consumer is closed");
+  rd_kafka_topic_t* t = rd_kafka_topic_new(m.rk, m.o.topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  for (int attempt = 0; attempt < kQueryAttempts; ++attempt) {
+    err = rd_kafka_metadata(m.rk, 0, t, &md, kQueryTimeoutMs);
+    if (!err) break;
+  }
+  rd_kafka_topic_destroy(t);
+  if (err) return Status::IOError("kafka: topic " + m.o.topic + ": cannot read its metadata: " + rd_kafka_err2str(err));
+  int32_t n = 0;
+  Status s;
+  if (md->topic_cnt != 1 || md->topics[0].err) {
+    s = Status::IOError("kafka: topic " + m.o.topic + ": no metadata" +
+                        (md->topic_cnt == 1 ? std::string(": ") + rd_kafka_err2str(md->topics[0].err) : ""));
+  } else {
+    n = md->topics[0].partition_cnt;
+  }
+  rd_kafka_metadata_destroy(md);
+  SNAPSINK_RETURN_IF_ERROR(s);
+  return n;
 }
 
 Status Consumer::Close() {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_config.h"
@@ -70,6 +71,20 @@ class Consumer {
   // assigned, as between a revoke and the next assignment, every partition
   // ever assigned must have).
   bool CaughtUp() const;
+
+  // --state: the partitions this process owns now, each with its state, its
+  // owner epoch, its committed position and its newest high watermark.
+  struct OwnedPartition {
+    int32_t partition = 0;
+    api::Sink* state = nullptr;
+    uint64_t epoch = 0;
+    int64_t position = 0;
+    int64_t high_watermark = 0;
+  };
+  std::vector<OwnedPartition> Owned() const;
+
+  // The topic's number of partitions (broker metadata).
+  Result<int32_t> PartitionCount();
 
   // Leaves the group (revoking writes nothing new: every round flushes) and
   // destroys the handle. Safe to call twice.

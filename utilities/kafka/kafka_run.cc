@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "utilities/kafka/merged_publish.h"
+
 namespace snapsink::kafka {
 namespace {
 
@@ -43,10 +45,24 @@ void Add(const RoundResult& r, RunTotals* totals) {
   totals->lines.ignored += r.lines.ignored;
 }
 
-// --state: the partitions' own states take the records; sealing them and
-// the merged publish into ROOT are not built yet (docs/SCALE-OUT.md).
+// --state: the partitions' own states take the records; at each publish
+// point (every publish_every_ms with follow, and at the end, before leaving
+// the group) each owned partition seals and records its round in ROOT, and
+// the windows every partition is past are published merged
+// (utilities/kafka/merged_publish.h).
 Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(nullptr, o.consumer));
+  MergedPublisher merged(o.consumer.states->root(), o.consumer.topic);
+  if (o.consumer.on_note) merged.set_on_note(o.consumer.on_note);
+  auto publish_point = [&](bool all) -> Status {
+    std::vector<api::SealedWindow> sealed;
+    SNAPSINK_RETURN_IF_ERROR(merged.SealOwned(consumer.get(), all, &sealed));
+    if (!sealed.empty() && o.on_sealed) o.on_sealed(sealed);
+    SNAPSINK_ASSIGN_OR_RETURN(auto r, merged.Publish(consumer.get()));
+    if (r.generation != 0 && o.on_published) o.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    return Status::OK();
+  };
+  int64_t last_publish = NowMs();
   while (!stop || !stop->load()) {
     RoundResult r;
     Status s = consumer->Round(&r);
@@ -56,6 +72,17 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
       return s;
     }
     if (!o.follow && consumer->CaughtUp()) break;
+    if (o.follow && NowMs() - last_publish >= o.publish_every_ms) {
+      if (Status p = publish_point(false); !p.ok()) {
+        (void)consumer->Close();
+        return p;
+      }
+      last_publish = NowMs();
+    }
+  }
+  if (Status p = publish_point(o.final); !p.ok()) {
+    (void)consumer->Close();
+    return p;
   }
   return consumer->Close();
 }

@@ -47,8 +47,10 @@ struct RunTotals {
 // from Open works too, holding LOCK throughout). Without follow, a Sink
 // from Open.
 // With options.consumer.states (--state DIR) sink is unused (may be null):
-// the records go to the partitions' own states, nothing is sealed or
-// published (the merged publish is not built yet).
+// the records go to the partitions' own states, which seal and record their
+// rounds in ROOT, and ROOT publishes the windows every partition is past
+// (utilities/kafka/merged_publish.h); on_published then reports the merged
+// windows (generation and count).
 Status Run(api::Sink* sink, const RunOptions& options, const std::atomic<bool>* stop, RunTotals* totals);
 
 }  // namespace snapsink::kafka

@@ -73,6 +73,7 @@ class PartitionStates {
   // p's state while owned; nullptr otherwise.
   Owned* Get(int32_t p);
   const std::string& dir() const { return dir_; }
+  api::ReadOnlySink* root() const { return root_; }
   std::string PartitionDir(int32_t p) const;
 
  private:

@@ -1,0 +1,46 @@
+// The merged publish of a topic's partitions (docs/SCALE-OUT.md):
+// what `run ROOT --kafka ... --state DIR` does with the partitions' own
+// states (each a root of its own, opened as a Sink) and the shared ROOT
+// (opened without its LOCK, Sink::OpenReadOnly).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "snapsink/sink.h"
+
+namespace snapsink::api {
+
+// One round of a partition's state.
+struct PartitionRound {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t epoch = 0;          // the owner epoch the partition's state holds
+  int64_t position = 0;        // the next offset to read, committed in the state
+  int64_t high_watermark = 0;  // the partition's end as last seen
+};
+
+// Records in root, as seal records of partition round.partition, every seal
+// that `state` (the partition's own root) has staged since its last recorded
+// round, and the round's progress; marks them recorded in state. Locked,
+// naming the newer owner, when round.epoch is no longer the partition's
+// newest claim (a zombie), or when the round's offsets do not follow the
+// accepted ones. Returns the (window, version) pairs recorded.
+Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
+                                                                     const PartitionRound& round);
+
+struct MergedPublishResult {
+  uint64_t generation = 0;       // 0: nothing new to publish
+  std::vector<int64_t> windows;  // windows published (merged), by start
+  std::vector<int32_t> missing;  // partitions with no recorded round yet: nothing can be published
+};
+
+// Publishes into root, taking its LOCK for this step only (waiting for it),
+// every window of `topic` that all its `partitions` partitions have sealed
+// or are past, and whose seals changed since its last merged version: their
+// rows merged, reconciled against the seals' counts, in one generation.
+Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions);
+
+}  // namespace snapsink::api

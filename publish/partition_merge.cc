@@ -1,0 +1,265 @@
+// The merged publish of a topic's partitions (publish/partition_seals.h).
+#include <algorithm>
+#include <map>
+#include <queue>
+
+#include "engine/crash_point.h"
+#include "engine/decimal.h"
+#include "engine/filenames.h"
+#include "engine/timeutil.h"
+#include "engine/window_records.h"
+#include "engine/writer_lock.h"
+#include "publish/partition_seals.h"
+#include "publish/publisher.h"
+#include "publish/snapshot_file.h"
+#include "publish/snapshot_manifest.h"
+
+namespace snapsink {
+namespace {
+
+// Meta key of ROOT: the partitions' seals its last merged version of a
+// window was made from ("<partition>:<epoch>:<version>,..."), so that an
+// unchanged set is not published again.
+std::string MergedInputsKey(const std::string& topic, int64_t w) {
+  return "merged/" + topic + "/" + std::to_string(w);
+}
+
+struct Input {
+  int32_t partition = 0;
+  PartitionSealRef ref;
+  PartitionSealRecord record;
+  std::string dir;
+};
+
+// One partition's rows of a window, a block at a time.
+class Cursor {
+ public:
+  Status Open(Env* env, const std::string& path) { return SnapshotReader::Open(env, path, &reader_); }
+  // Loads the next non-empty block; false at the end.
+  Status Next(bool* valid) {
+    while (pos_ >= rows_.size()) {
+      if (block_ >= reader_->blocks()) {
+        *valid = false;
+        return Status::OK();
+      }
+      SNAPSINK_RETURN_IF_ERROR(reader_->ReadBlockRows(block_++, &rows_));
+      pos_ = 0;
+    }
+    *valid = true;
+    return Status::OK();
+  }
+  const Row& row() const { return rows_[pos_]; }
+  void Advance() { ++pos_; }
+  uint64_t rows() const { return reader_->rows(); }
+
+ private:
+  std::unique_ptr<SnapshotReader> reader_;
+  std::vector<Row> rows_;
+  size_t pos_ = 0;
+  size_t block_ = 0;
+};
+
+Status AddChecked(int64_t* into, int64_t v, int64_t w, const Row& r, const char* what) {
+  if (__builtin_add_overflow(*into, v, into)) {
+    return Status::InvalidArgument("merging window " + FormatIso(w) + ": the " + what + " of metric " + r.metric +
+                                   " key " + r.key + " overflows");
+  }
+  return Status::OK();
+}
+
+// The k-way merge of the inputs' sorted rows into dir/data (equal (metric,
+// key) summed) and dir/manifest.json. Only one block per input is held.
+Status MergeWindow(Env* env, const std::string& root, const std::string& dir, int64_t w, int64_t window_size_ms, uint64_t version,
+                   const std::vector<Input>& inputs, SnapshotManifest* m) {
+  std::vector<Cursor> cursors(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string path = filenames::Join(inputs[i].dir, filenames::kDataFile);
+    uint64_t size = 0;
+    SNAPSINK_RETURN_IF_ERROR(env->GetFileSize(path, &size));
+    if (size != inputs[i].record.data_bytes) {
+      return Status::Corruption(path + ": " + std::to_string(size) + " bytes, its seal record says " +
+                                std::to_string(inputs[i].record.data_bytes));
+    }
+    SNAPSINK_RETURN_IF_ERROR(cursors[i].Open(env, path));
+    if (cursors[i].rows() != inputs[i].record.rows) {
+      return Status::Corruption(path + ": " + std::to_string(cursors[i].rows()) + " rows, its seal record says " +
+                                std::to_string(inputs[i].record.rows));
+    }
+  }
+  auto later = [&](size_t a, size_t b) {  // min-heap on (metric, key), then input order
+    const Row& x = cursors[a].row();
+    const Row& y = cursors[b].row();
+    if (int c = x.metric.compare(y.metric); c != 0) return c > 0;
+    if (int c = x.key.compare(y.key); c != 0) return c > 0;
+    return a > b;
+  };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
+  for (size_t i = 0; i < cursors.size(); ++i) {
+    bool valid = false;
+    SNAPSINK_RETURN_IF_ERROR(cursors[i].Next(&valid));
+    if (valid) heap.push(i);
+  }
+  SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(dir));
+  SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::StagingDir(root)));
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  std::unique_ptr<SnapshotWriter> writer;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, filenames::Join(dir, filenames::kDataFile), &writer));
+  Row out;
+  bool have = false;
+  while (!heap.empty()) {
+    const size_t i = heap.top();
+    heap.pop();
+    const Row& r = cursors[i].row();
+    if (have && r.metric == out.metric && r.key == out.key) {
+      SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.count, r.count, w, r, "count"));
+      SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.sum_micros, r.sum_micros, w, r, "sum"));
+      SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.events, r.events, w, r, "events"));
+    } else {
+      if (have) SNAPSINK_RETURN_IF_ERROR(writer->Add(out));
+      out = r;
+      have = true;
+    }
+    cursors[i].Advance();
+    bool valid = false;
+    SNAPSINK_RETURN_IF_ERROR(cursors[i].Next(&valid));
+    if (valid) heap.push(i);
+  }
+  if (have) SNAPSINK_RETURN_IF_ERROR(writer->Add(out));
+  m->window_ms = w;
+  m->window_size_ms = window_size_ms;
+  m->version = version;
+  for (const MetricStats& ms : writer->stats()) {
+    m->events = WrappingAdd(m->events, ms.events);
+    m->count = WrappingAdd(m->count, ms.count);
+    m->sum_micros = WrappingAdd(m->sum_micros, ms.sum_micros);
+  }
+  SnapshotFileInfo info;
+  SNAPSINK_RETURN_IF_ERROR(writer->Finish(&info));
+  m->rows = info.rows;
+  m->files = {FileEntry{filenames::kDataFile, info.bytes, info.xxh64}};
+  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::Join(dir, filenames::kSnapshotManifestFile), m->Encode()));
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::StagingWindowDir(root, w)));
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::StagingDir(root)));
+  return Status::OK();
+}
+
+// The seals' ledgers summed per metric: what the merged rows must hold.
+std::vector<LedgerEntry> SumLedgers(const std::vector<Input>& inputs) {
+  std::map<std::string, Aggregate> sum;
+  for (const Input& in : inputs) {
+    for (const LedgerEntry& e : in.record.ledger) {
+      Aggregate& a = sum[e.metric];
+      a.events = WrappingAdd(a.events, e.totals.events);
+      a.count = WrappingAdd(a.count, e.totals.count);
+      a.sum_micros = WrappingAdd(a.sum_micros, e.totals.sum_micros);
+    }
+  }
+  std::vector<LedgerEntry> out;
+  for (auto& [metric, a] : sum) out.push_back(LedgerEntry{metric, a});
+  return out;
+}
+
+}  // namespace
+
+Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
+  *result = MergedPublishResult();
+  Env* env = root->env();
+  const std::string& path = root->path();
+  const RootConfig& config = root->config();
+  std::unique_ptr<FileLock> lock;
+  SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kFollowerStepWaitMs, &lock));
+
+  // 1. Every partition's progress: none yet, nothing can be published.
+  std::vector<PartitionProgress> progress(partitions);
+  for (int32_t p = 0; p < partitions; ++p) {
+    Status s = ReadPartitionProgress(env, path, PartitionSource(topic, p), &progress[p]);
+    if (s.IsNotFound()) {
+      result->missing.push_back(p);
+      continue;
+    }
+    SNAPSINK_RETURN_IF_ERROR(s);
+  }
+  if (!result->missing.empty()) return Status::OK();
+
+  // 2. The windows every partition is past whose seals changed since their
+  // last merged version.
+  std::map<int64_t, std::vector<Input>> windows;
+  for (int32_t p = 0; p < partitions; ++p) {
+    for (const PartitionSealRef& ref : progress[p].seals) windows[ref.window_ms];
+  }
+  std::vector<PendingSnapshot> pending;
+  std::vector<std::pair<std::string, std::string>> merged_keys;
+  for (auto& [w, inputs] : windows) {
+    bool past = true;
+    std::string identity;
+    for (int32_t p = 0; p < partitions && past; ++p) {
+      past = progress[p].Past(w, config.window_ms, config.lateness_ms);
+      auto it = std::lower_bound(progress[p].seals.begin(), progress[p].seals.end(), w,
+                                 [](const PartitionSealRef& r, int64_t x) { return r.window_ms < x; });
+      if (it == progress[p].seals.end() || it->window_ms != w) continue;
+      Input in;
+      in.partition = p;
+      in.ref = *it;
+      in.dir = filenames::PartitionSealDir(path, PartitionSource(topic, p), w, it->version, it->epoch);
+      inputs.push_back(std::move(in));
+      identity += std::to_string(p) + ":" + std::to_string(it->epoch) + ":" + std::to_string(it->version) + ",";
+    }
+    if (!past) continue;
+    std::unique_ptr<Txn> read;
+    SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&read));
+    std::string_view stored;
+    Status g = read->Get(Table::kMeta, MergedInputsKey(topic, w), &stored);
+    if (g.ok() && stored == identity) continue;
+    if (!g.ok() && !g.IsNotFound()) return g;
+    WindowState ws;
+    SNAPSINK_RETURN_IF_ERROR(ReadWindowState(read.get(), w, &ws));
+    read.reset();
+    for (Input& in : inputs) {
+      const std::string name = filenames::Join(in.dir, filenames::kSealRecordFile);
+      std::string text;
+      SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(name, &text));
+      SNAPSINK_RETURN_IF_ERROR(PartitionSealRecord::Decode(text, name, &in.record));
+      if (in.record.window_ms != w || in.record.version != in.ref.version || in.record.epoch != in.ref.epoch ||
+          in.record.partition != in.partition || in.record.topic != topic) {
+        return Status::Corruption(name + ": names another seal than the one its partition's progress accepted");
+      }
+    }
+    PendingSnapshot ps;
+    ps.window_ms = w;
+    ps.version = ws.last_version + 1;
+    SnapshotManifest m;
+    SNAPSINK_RETURN_IF_ERROR(MergeWindow(env, path, filenames::StagingSnapshotDir(path, w, ps.version), w, config.window_ms,
+                                         ps.version, inputs, &m));
+    ps.seal.state = SealState::kStaged;
+    ps.seal.rows = m.rows;
+    ps.seal.ledger = SumLedgers(inputs);  // reconciliation: the merged rows against the seals' counts
+    pending.push_back(std::move(ps));
+    merged_keys.emplace_back(MergedInputsKey(topic, w), identity);
+  }
+  if (pending.empty()) return Status::OK();
+  MaybeCrash("merge.before_publish");
+
+  // 3. The publisher's generation step.
+  PublishResult pr;
+  SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), config, pending, [&](Txn* txn) {
+    for (const PendingSnapshot& p : pending) {
+      SealRecord published = p.seal;
+      published.state = SealState::kPublished;
+      SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(p.window_ms, p.version), codec::Encode(published)));
+      WindowState ws;
+      SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn, p.window_ms, &ws));
+      ws.last_version = std::max(ws.last_version, p.version);
+      ws.dirty = false;
+      SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn, p.window_ms, ws));
+    }
+    for (const auto& [k, v] : merged_keys) SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, k, v));
+    return Status::OK();
+  }, &pr));
+  MaybeCrash("merge.after_publish");
+  result->generation = pr.generation;
+  for (const PendingSnapshot& p : pending) result->windows.push_back(p.window_ms);
+  return Status::OK();
+}
+
+}  // namespace snapsink

@@ -1,0 +1,123 @@
+// Many processes over one topic (SPEC 12): each partition's seal records in
+// ROOT, and the merged publish of a window once every partition has sealed
+// it. Layout: docs/FORMAT.md ("Seal records of partitions").
+//
+// A partition's state (a root of its own on the owner's local disk) seals
+// its windows as any root does. RecordPartitionSeals then copies each sealed
+// window into ROOT as a seal record, partitions/<source>/seals/<window>-
+// v<version>-e<epoch>/ (data: the snapshot file, seal.json: who, what,
+// offsets and the ledger), named by the work, create-only: temp directory,
+// fsync, rename. Under the partition's claim lock (owners/<source>/LOCK, the
+// one ClaimOwner takes) it checks that its epoch is still the newest claim
+// and that its offsets follow the accepted ones, renames the records into
+// place and replaces partitions/<source>/progress, which names the
+// partition's accepted seal of every window, its position, its high
+// watermark, its newest event time and its windows with unsealed changes.
+// A zombie (an older epoch) is refused there, naming the newer owner: its
+// records never become accepted.
+//
+// A partition is past window W when W has no unsealed changes in it and
+// either its watermark has passed W's end or it has read up to its high
+// watermark (an idle partition). PublishMerged, under ROOT's LOCK, publishes
+// each window every partition of the topic is past and whose accepted seals
+// changed since its last merged version: a k-way merge of the partitions'
+// sorted rows (one block per partition in memory), equal keys summed, into
+// staging/<window>/v<next>/, reconciled against the sum of the seals'
+// ledgers, then the publisher's own generation step (PublishSnapshots).
+// Two publishers at once: the second waits for LOCK and finds nothing new.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/env.h"
+#include "engine/root.h"
+#include "engine/state_codec.h"
+
+namespace snapsink {
+
+// seal.json of one seal record.
+struct PartitionSealRecord {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t epoch = 0;
+  int64_t window_ms = 0;
+  uint64_t version = 0;  // the partition state's version of the window
+  int64_t from = 0;      // offsets [from, to): the round of the partition that sealed it
+  int64_t to = 0;
+  uint64_t rows = 0;
+  std::vector<LedgerEntry> ledger;  // the partition's ledger of the window as of the seal, by metric
+  uint64_t data_bytes = 0;
+  uint64_t data_xxh64 = 0;
+
+  bool operator==(const PartitionSealRecord&) const = default;
+  std::string Encode() const;
+  static Status Decode(std::string_view text, const std::string& name, PartitionSealRecord* out);
+};
+
+// One accepted seal, as progress names it.
+struct PartitionSealRef {
+  int64_t window_ms = 0;
+  uint64_t version = 0;
+  uint64_t epoch = 0;
+  int64_t to = 0;
+  bool operator==(const PartitionSealRef&) const = default;
+};
+
+// partitions/<source>/progress.
+struct PartitionProgress {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t epoch = 0;        // of the owner that wrote it
+  int64_t position = 0;      // next offset to read, as of the last accepted round
+  int64_t high_watermark = 0;
+  std::optional<int64_t> max_event_ts;
+  std::vector<int64_t> unsealed;         // windows with changes not sealed yet, ascending
+  std::vector<PartitionSealRef> seals;   // the accepted seal of each window, ascending by window
+
+  bool operator==(const PartitionProgress&) const = default;
+  std::string Encode() const;
+  static Status Decode(std::string_view text, const std::string& name, PartitionProgress* out);
+  // Past window w (see above), for a root of window size and lateness.
+  bool Past(int64_t w, int64_t window_ms, int64_t lateness_ms) const;
+};
+
+// "kafka:T/P", the partition's source name.
+std::string PartitionSource(const std::string& topic, int32_t partition);
+
+// Reads partitions/<source>/progress; NotFound when the partition has none.
+Status ReadPartitionProgress(Env* env, const std::string& root, const std::string& source, PartitionProgress* out);
+
+struct PartitionRound {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t epoch = 0;           // the owner epoch the state holds
+  int64_t position = 0;         // the state's committed position (the round's `to`)
+  int64_t high_watermark = 0;
+};
+
+// Records in root every staged seal of `state` (what it sealed since its
+// last recorded round, a crashed round's included) and the round's progress
+// (see above); then, in state, marks those seals published, removes their
+// staging directories and remembers the round's end. Locked, naming the
+// newer owner, when round.epoch is no longer the newest claim or when the
+// offsets do not follow the accepted ones.
+// Crash points: partition.seal_record (records written and synced, not
+// renamed), partition.progress (records in place, progress not replaced).
+Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, const PartitionRound& round,
+                            std::vector<std::pair<int64_t, uint64_t>>* recorded = nullptr);
+
+struct MergedPublishResult {
+  uint64_t generation = 0;       // 0: nothing new to publish
+  std::vector<int64_t> windows;  // published (merged) windows
+  std::vector<int32_t> missing;  // partitions without progress yet (nothing can be published)
+};
+
+// Publishes, under root's LOCK (waiting for it), every window of topic that
+// all `partitions` partitions are past and whose seals changed (see above).
+// REQUIRES: root opened writable (LMDB), LOCK not held by the caller.
+Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result);
+
+}  // namespace snapsink
