@@ -57,14 +57,10 @@ namespace {
 
 // Every window of base with changed put in, then cut and split anew: for a
 // format 2 base, or one whose parts are not of this span.
-Status RebuildAll(Env* env, const std::string& root, int64_t span_ms, const GenerationManifest& base,
-                  const std::vector<GenerationEntry>& changed, std::optional<int64_t> oldest_kept,
-                  GenerationManifest* out, std::vector<std::string>* new_parts, std::vector<int64_t>* left_out) {
-  GenerationManifest full = base;
-  SNAPSINK_RETURN_IF_ERROR(LoadGenerationWindows(env, root, &full));
-  std::map<int64_t, GenerationEntry> windows;
-  for (const GenerationEntry& e : full.windows) windows[e.window_ms] = e;
-  for (const GenerationEntry& e : changed) windows[e.window_ms] = e;
+// The windows at or past oldest_kept, in order; the starts of the others
+// (retention's) are appended to left_out.
+std::vector<GenerationEntry> LeaveOutOlder(const std::map<int64_t, GenerationEntry>& windows,
+                                           std::optional<int64_t> oldest_kept, std::vector<int64_t>* left_out) {
   std::vector<GenerationEntry> kept;
   for (const auto& [w, e] : windows) {
     if (oldest_kept && w < *oldest_kept) {
@@ -73,7 +69,18 @@ Status RebuildAll(Env* env, const std::string& root, int64_t span_ms, const Gene
       kept.push_back(e);
     }
   }
-  SplitIntoParts(span_ms, kept, &out->parts, new_parts);
+  return kept;
+}
+
+Status RebuildAll(Env* env, const std::string& root, int64_t span_ms, const GenerationManifest& base,
+                  const std::vector<GenerationEntry>& changed, std::optional<int64_t> oldest_kept,
+                  GenerationManifest* out, std::vector<std::string>* new_parts, std::vector<int64_t>* left_out) {
+  GenerationManifest full = base;
+  SNAPSINK_RETURN_IF_ERROR(LoadGenerationWindows(env, root, &full));
+  std::map<int64_t, GenerationEntry> windows;
+  for (const GenerationEntry& e : full.windows) windows[e.window_ms] = e;
+  for (const GenerationEntry& e : changed) windows[e.window_ms] = e;
+  SplitIntoParts(span_ms, LeaveOutOlder(windows, oldest_kept, left_out), &out->parts, new_parts);
   return Status::OK();
 }
 
@@ -107,15 +114,7 @@ Status UpdateParts(Env* env, const std::string& root, int64_t span_ms, const Gen
   }
   for (const GenerationEntry& e : changed) touched[PartSpanOf(e.window_ms, span_ms)][e.window_ms] = e;
   for (const auto& [span, windows] : touched) {
-    std::vector<GenerationEntry> kept;
-    for (const auto& [w, e] : windows) {
-      if (oldest_kept && w < *oldest_kept) {
-        left_out->push_back(w);
-      } else {
-        kept.push_back(e);
-      }
-    }
-    SplitIntoParts(span_ms, kept, &out->parts, new_parts);
+    SplitIntoParts(span_ms, LeaveOutOlder(windows, oldest_kept, left_out), &out->parts, new_parts);
   }
   std::sort(out->parts.begin(), out->parts.end(),
             [](const GenerationPartRef& a, const GenerationPartRef& b) { return a.first_ms < b.first_ms; });
