@@ -38,7 +38,7 @@ Status UnknownRootFiles(Env* env, const std::string& root, std::vector<std::stri
 Status RemoveStrayTempFiles(Env* env, const std::string& root, std::vector<std::string>* removed) {
   std::vector<std::string> temps;
   SNAPSINK_RETURN_IF_ERROR(ListRootFiles(env, root, [&](const std::string& rel, filenames::FileKind kind) {
-    if (kind == filenames::FileKind::kTemp) temps.push_back(rel);
+    if (kind == filenames::FileKind::kTemp && rel.rfind("partitions/", 0) != 0) temps.push_back(rel);
   }));
   for (const std::string& rel : temps) {
     SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(filenames::Join(root, rel)));

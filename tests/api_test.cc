@@ -199,9 +199,22 @@ TEST_F(ApiTest, GcRemovesTempFilesAndRollbackPublishesACopy) {
   // A manifest's temp file left by a crash (a stray CURRENT.tmp is the
   // pending switch's, handled before gc looks for temp files).
   WriteFile(root_ + "/manifests/3.tmp", "3\n");
+  // Temps under partitions/ belong to the partitions' owners, which write
+  // there under their claim locks, not LOCK: a seal record's temp is a
+  // directory, a checkpoint's a file, and either may be another process's
+  // write in progress. gc leaves both and still succeeds.
+  const std::string seal_tmp = root_ + "/partitions/kafka_orders_3/seals/20261021T100000Z-v1-e2.tmp";
+  const std::string ckpt_tmp =
+      root_ + "/partitions/kafka_orders_3/checkpoints/e00000000000000000002-o00000000000000000042.tmp";
+  boost::filesystem::create_directories(seal_tmp);
+  boost::filesystem::create_directories(boost::filesystem::path(ckpt_tmp).parent_path());
+  WriteFile(seal_tmp + "/data", "rows");
+  WriteFile(ckpt_tmp, "half a checkpoint");
   auto gc = (*sink)->Gc(5);
   ASSERT_STATUS_OK(gc);
   EXPECT_EQ(gc->removed_temp_files, std::vector<std::string>{"manifests/3.tmp"});
+  EXPECT_TRUE(boost::filesystem::exists(seal_tmp + "/data"));
+  EXPECT_TRUE(boost::filesystem::exists(ckpt_tmp));
   // A rollback publishes a new generation with generation 1's windows (docs/CONTRACT.md 10).
   auto rolled = (*sink)->Rollback(1);
   ASSERT_STATUS_OK(rolled);
