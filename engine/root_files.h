@@ -30,7 +30,7 @@ Status UnknownRootFiles(Env* env, const std::string& root, std::vector<std::stri
 // even a directory). The owners clean up after themselves: a checkpoint
 // write removes older names' temps, a seal record's write first removes a
 // temp of the same name; a crashed owner's temp of a seal it never wrote
-// again stays (small; listed by verify as a temp).
+// again stays (small; verify does not count temps as problems).
 Status RemoveStrayTempFiles(Env* env, const std::string& root, std::vector<std::string>* removed);
 
 }  // namespace snapsink
