@@ -6,32 +6,27 @@
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
-namespace {
 
-// The engine's handles of a public handle. (ReadOnlySink::impl_ is
-// protected; a member pointer named through a derived class reaches it
-// without widening sink.h.)
-struct ImplOf : ReadOnlySink {
-  static ReadOnlySink::Impl* Get(ReadOnlySink* h) { return (h->*(&ImplOf::impl_)).get(); }
+// The engine's handles of a public handle (a friend of ReadOnlySink).
+struct MergedAccess {
+  static ReadOnlySink::Impl* Get(ReadOnlySink* h) { return h->impl_.get(); }
 };
-
-}  // namespace
 
 Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
                                                                      const PartitionRound& round) {
   if (root == nullptr || state == nullptr) return Status::InvalidArgument("RecordPartitionSeals: no root or state");
-  ReadOnlySink::Impl* r = ImplOf::Get(root);
+  ReadOnlySink::Impl* r = MergedAccess::Get(root);
   snapsink::PartitionRound pr{round.topic, round.partition, round.epoch, round.position, round.high_watermark};
   std::vector<std::pair<int64_t, uint64_t>> recorded;
   SNAPSINK_RETURN_IF_ERROR(snapsink::RecordPartitionSeals(r->root->env(), r->root->path(),
-                                                          ImplOf::Get(state)->root.get(), pr, &recorded));
+                                                          MergedAccess::Get(state)->root.get(), pr, &recorded));
   return recorded;
 }
 
 Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions) {
   if (root == nullptr) return Status::InvalidArgument("PublishMerged: no root");
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
-  ReadOnlySink::Impl* impl = ImplOf::Get(root);
+  ReadOnlySink::Impl* impl = MergedAccess::Get(root);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
   snapsink::MergedPublishResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, &r));

@@ -164,7 +164,8 @@ class ReadOnlySink {
   explicit ReadOnlySink(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend class Sink;
-  friend class Server;  // serve.h: reads live state through this handle
+  friend class Server;         // serve.h: reads live state through this handle
+  friend struct MergedAccess;  // merged.h's functions (sink/merged.cc)
 };
 
 // Ends a Sink::Follow from any thread (e.g. one that waits for SIGTERM).
