@@ -77,9 +77,13 @@ bool ObserveEvent(WatermarkState* s, std::string_view producer, int64_t ts, int6
     return true;
   }
   if (s->held && s->held_producer == producer && !s->others_since_hold) {
-    // Its next event, and no other producer's came between: it is the only
-    // one sending, so its newest time counts (as for a lone producer).
-    s->confirmed = std::max(ts, *s->held);
+    // No other producer's event since the hold. Once its own clock has gone
+    // a full reach past the held time with nobody else sending, it is the
+    // only one sending, and its newest time counts (as for a lone producer).
+    // Before that, a burst of its own far-ahead events moves nothing: the
+    // held time stays where the hold began.
+    if (WithinReach(*s->held, ts, reach - 1)) return changed;
+    s->confirmed = ts;
     s->held.reset();
     s->held_producer.clear();
     return true;
@@ -166,8 +170,9 @@ std::string WatermarkRule(const RootConfig& config, std::optional<int64_t> held,
   std::string rule = "newest confirmed event time minus lateness " + FormatDuration(config.lateness_ms) +
                      "; an event more than " + FormatDuration(WatermarkReach(config)) +
                      " ahead of it is applied but held: it moves it once a second producer's event lands that far "
-                     "ahead too, or its own producer sends again with no other producer's event between (while "
-                     "every event came from one producer, that producer's newest time counts)";
+                     "ahead too, or its own producer's clock goes " + FormatDuration(WatermarkReach(config)) +
+                     " past it with no other producer's event between (while every event came from one producer, "
+                     "that producer's newest time counts)";
   if (config.max_ahead_ms > 0) {
     rule += "; an event more than " + FormatDuration(config.max_ahead_ms) +
             " ahead is rejected (beyond max-ahead)";

@@ -11,11 +11,18 @@
 // moves nothing until an event of a second producer also lands beyond the
 // reach (then the lower of the two is confirmed: two clocks agree that time
 // got at least that far), or until the confirmed time comes within the reach
-// of it, or until its own producer sends again with no other producer's
-// event applied between (then it is the only one sending, and its newest
-// time counts, as for a lone producer). So a clock wrong by years (2099) seals no window early and drops
-// none under retention, and a clock wrong by less than the reach moves the
-// watermark at most that far past the others' newest events.
+// of it, or until its own producer's events have gone a full reach past the
+// held time with no other producer's event applied since the hold began
+// (then it is the only one sending, and its newest time counts, as for a
+// lone producer). So a clock wrong by years (2099), even in a burst of its
+// own events, seals no window early and drops none under retention, and a
+// clock wrong by less than the reach moves the watermark at most that far
+// past the others' newest events.
+//
+// The bet, stated: a producer whose clock is wrong and which sends alone,
+// for a whole reach of its own (wrong) clock while every other producer is
+// silent, is taken at its word; a producer that really is the last one
+// sending waits one reach of its own time before its jump counts.
 //
 // Only the newest held time matters: once two producers are held, the lower
 // is confirmed, so at most one (producer, time) waits at any moment. The

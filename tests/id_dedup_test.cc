@@ -122,7 +122,8 @@ struct IdModel {
     if (!many || ts - *max_ts <= kHour) {
       max_ts = ts;
     } else if (held && held_by == p && !others) {
-      max_ts = std::max(ts, *held);
+      if (ts - *held < kHour) return;  // its own clock not yet a reach past the hold
+      max_ts = ts;
       held.reset();
       return;
     } else if (!held || held_by == p) {

@@ -64,8 +64,16 @@ std::string Today(int64_t from, int minutes, std::map<std::string, uint64_t>* se
   return out;
 }
 
-std::string Wrong() {
-  return EventLine().Producer("broken-clock").Seq(0).Ts(k2099).Metric("orders").Key("eu").Value("1").Line();
+// The broken clock's one event dated 2099, then (burst > 1) more of its
+// events in a row, 1 s apart: less than a reach (1m) of its own clock.
+std::string Wrong(int burst = 1) {
+  std::string out;
+  for (int i = 0; i < burst; ++i) {
+    out += EventLine().Producer("broken-clock").Seq(i).Ts(std::string("2099-01-01T00:00:") + (i < 10 ? "0" : "") +
+                                                          std::to_string(i) + "Z")
+               .Metric("orders").Key("eu").Value("1").Line();
+  }
+  return out;
 }
 
 // ------------------------------------------------------------- the rule
@@ -115,18 +123,41 @@ TEST(WatermarkRule, FarAheadEventWaitsForASecondProducer) {
   EXPECT_FALSE(t.held);
 }
 
-// The only producer still sending jumps: its next event, with no other
-// producer's between, confirms (a quiet producer does not freeze the root).
-TEST(WatermarkRule, HeldProducerSendingAloneConfirmsItself) {
+// The only producer still sending jumps: once its own clock has gone a full
+// reach past the held time, with no other producer's event between, it
+// confirms (a quiet producer does not freeze the root).
+TEST(WatermarkRule, HeldProducerSendingAloneForAReachConfirmsItself) {
   const int64_t reach = kMinute;
   WatermarkState s;
   ObserveEvent(&s, "old", kBase, reach);
   ObserveEvent(&s, "live", kBase + kMinute, reach);
   ObserveEvent(&s, "live", kBase + 3 * kMinute, reach);  // held
   EXPECT_EQ(s.confirmed, kBase + kMinute);
-  ObserveEvent(&s, "live", kBase + 3 * kMinute + 1000, reach);
-  EXPECT_EQ(s.confirmed, kBase + 3 * kMinute + 1000);
+  EXPECT_FALSE(ObserveEvent(&s, "live", kBase + 3 * kMinute + 59 * 1000, reach));  // not yet a reach on
+  EXPECT_EQ(s.confirmed, kBase + kMinute);
+  EXPECT_EQ(s.held, kBase + 3 * kMinute);
+  EXPECT_TRUE(ObserveEvent(&s, "live", kBase + 4 * kMinute, reach));  // a reach past the hold
+  EXPECT_EQ(s.confirmed, kBase + 4 * kMinute);
   EXPECT_FALSE(s.held);
+}
+
+// A broken clock's burst: many far-ahead events in a row from one producer,
+// spanning less than a reach of its own clock, move nothing; one other
+// producer's event between ends its chance to confirm itself for good.
+TEST(WatermarkRule, ABurstOfFarAheadEventsFromOneProducerMovesNothing) {
+  const int64_t reach = kHour;
+  const int64_t far = kBase + 73 * 365 * kDay;
+  WatermarkState s;
+  ObserveEvent(&s, "a", kBase, reach);
+  ObserveEvent(&s, "b", kBase + kMinute, reach);
+  for (int i = 0; i < 100; ++i) ObserveEvent(&s, "broken", far + i * 30 * 1000, reach);  // 50 minutes of its clock
+  EXPECT_EQ(s.confirmed, kBase + kMinute);
+  EXPECT_EQ(s.held, far);
+  EXPECT_EQ(s.held_producer, "broken");
+  ObserveEvent(&s, "a", kBase + 2 * kMinute, reach);
+  for (int i = 0; i < 10; ++i) ObserveEvent(&s, "broken", far + i * kHour, reach);  // hours on, but not alone
+  EXPECT_EQ(s.confirmed, kBase + 2 * kMinute);
+  EXPECT_TRUE(s.held);
 }
 
 // ------------------------------------------------------- through the binary
@@ -135,12 +166,13 @@ TEST(WatermarkRule, HeldProducerSendingAloneConfirmsItself) {
 // without it, in two runs each (the first publish right after the bad
 // event), and checks they publish the same and hold the same watermark.
 // At least min_windows windows are published: today's windows did close.
-void FeedBoth(const std::string& with, const std::string& without, const std::string& dir, size_t min_windows) {
+void FeedBoth(const std::string& with, const std::string& without, const std::string& dir, size_t min_windows,
+              int burst = 1) {
   std::map<std::string, uint64_t> seq;
   const std::string before = Today(kBase, 90, &seq);
   const std::string after = Today(kBase + 90 * kMinute, 90, &seq);
   const std::string in_with = dir + "/with.ndjson", in_without = dir + "/without.ndjson";
-  WriteFile(in_with, before + Wrong());
+  WriteFile(in_with, before + Wrong(burst));
   WriteFile(in_without, before);
   Ok({"run", with, in_with, "--source", "s"});
   Ok({"run", without, in_without, "--source", "s"});
@@ -190,6 +222,16 @@ TEST(WatermarkBinary, PlainRootFarAheadEventSealsNothingEarly) {
   const std::string own = Ok({"query", with, "--format", "json", "--window", k2099}).out;
   EXPECT_NE(own.find("\"count\":1,\"sum\":1,"), std::string::npos) << own;
   EXPECT_EQ(final_with, final_without + own);
+}
+
+// The broken clock sends 30 events in a row (30 s of its clock, under the
+// 1m reach) with no other producer's between: still nothing sealed early.
+TEST(WatermarkBinary, PlainRootBurstOfFarAheadEventsSealsNothingEarly) {
+  FastDir dir;
+  const std::string with = dir / "with", without = dir / "without";
+  Ok({"init", with, "--window", "1m"});
+  Ok({"init", without, "--window", "1m"});
+  FeedBoth(with, without, dir.path(), 170, /*burst=*/30);
 }
 
 TEST(WatermarkBinary, RetainOneHourNoMaxAheadDropsNoWindow) {
