@@ -48,6 +48,24 @@ std::string RunKey(int64_t window_ms, uint64_t number) {
   return key;
 }
 
+// Calls fn(number, value) for each run of the window in number order (the
+// bound record, number 0, is not a run); stops at fn's first error.
+template <typename Fn>
+Status ScanRuns(Txn* txn, int64_t window_ms, Fn&& fn) {
+  Status st;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+    if (k.size() != kWindowBytes + 8) {
+      st = Status::Corruption("malformed aggregate run key in state");
+      return false;
+    }
+    const uint64_t number = DecodeBigEndian(k.data() + kWindowBytes, 8);
+    if (number == kBoundNumber) return true;
+    st = fn(number, v);
+    return st.ok();
+  }));
+  return st;
+}
+
 void AddWrapping(Aggregate* to, const Aggregate& a) {
   to->count = WrappingAdd(to->count, a.count);
   to->sum_micros = WrappingAdd(to->sum_micros, a.sum_micros);
@@ -173,22 +191,13 @@ void EncodeAggRun(const std::vector<std::pair<std::string_view, Aggregate>>& ent
 Status LoadWindowRuns(Txn* txn, int64_t window_ms, WindowRuns* out) {
   out->numbers.clear();
   out->runs.clear();
-  Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
-    if (k.size() != kWindowBytes + 8) {
-      st = Status::Corruption("malformed aggregate run key in state");
-      return false;
-    }
-    const uint64_t number = DecodeBigEndian(k.data() + kWindowBytes, 8);
-    if (number == kBoundNumber) return true;
+  return ScanRuns(txn, window_ms, [&](uint64_t number, std::string_view v) {
     AggRun run;
-    st = AggRun::Decode(v, &run);
-    if (!st.ok()) return false;
+    SNAPSINK_RETURN_IF_ERROR(AggRun::Decode(v, &run));
     out->numbers.push_back(number);
     out->runs.push_back(run);
-    return true;
-  }));
-  return st;
+    return Status::OK();
+  });
 }
 
 Status ReadSumBound(Txn* txn, int64_t window_ms, uint64_t* bound, bool* known) {
@@ -254,20 +263,12 @@ Status AppendWindowRun(Txn* txn, int64_t window_ms,
     size_t entries = 0;
   };
   std::vector<Item> items;
-  Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
-    if (k.size() != kWindowBytes + 8) {
-      st = Status::Corruption("malformed aggregate run key in state");
-      return false;
-    }
-    const uint64_t number = DecodeBigEndian(k.data() + kWindowBytes, 8);
-    if (number == kBoundNumber) return true;
+  SNAPSINK_RETURN_IF_ERROR(ScanRuns(txn, window_ms, [&](uint64_t number, std::string_view v) {
     Item it{number, v, nullptr, 0};
-    st = AggRun::Entries(v, &it.entries);
+    Status st = AggRun::Entries(v, &it.entries);
     items.push_back(std::move(it));
-    return st.ok();
+    return st;
   }));
-  SNAPSINK_RETURN_IF_ERROR(st);
   std::vector<uint64_t> old_numbers;
   for (const Item& it : items) old_numbers.push_back(it.number);
   Item fresh{items.empty() ? 1 : items.back().number + 1, std::string_view(), std::make_unique<std::string>(),
