@@ -80,13 +80,7 @@ Result<RootStatus> ReadOnlySink::GetStatus() const {
 
 RootStatus ToPublic(const snapsink::RootStatus& s) {
   RootStatus out;
-  out.settings = {s.config.window_ms,
-                  s.config.lateness_ms,
-                  s.config.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept,
-                  s.config.id_horizon_ms,
-                  s.config.producer_retention_ms,
-                  s.config.retain_ms,
-                  s.config.max_ahead_ms};
+  out.settings = ToPublic(s.config);
   out.id_horizon_ms = s.config.id_horizon_ms;
   out.producer_retention_ms = s.config.producer_retention_ms;
   out.max_event_ts = s.max_event_ts;

@@ -31,9 +31,7 @@ Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<ReadOnlySi
   impl->read_only = !writer;
   SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(Env::Default(), path, writer, &impl->root)
                                   : Root::OpenReadOnly(Env::Default(), path, &impl->root));
-  const RootConfig& c = impl->root->config();
-  impl->settings = {c.window_ms, c.lateness_ms, c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept,
-                    c.id_horizon_ms, c.producer_retention_ms, c.retain_ms, c.max_ahead_ms};
+  impl->settings = ToPublic(impl->root->config());
   *out = std::move(impl);
   return Status::OK();
 }
@@ -405,9 +403,7 @@ Result<RollbackResult> ReadOnlySink::RollbackDryRun(uint64_t generation) const {
 Status Sink::SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {
   SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "SetHistory"));
   SNAPSINK_RETURN_IF_ERROR(impl_->root->SetHistorySettings(retain_ms, max_ahead_ms));
-  const RootConfig& c = impl_->root->config();
-  impl_->settings.retain_ms = c.retain_ms;
-  impl_->settings.max_ahead_ms = c.max_ahead_ms;
+  impl_->settings = ToPublic(impl_->root->config());
   return Status::OK();
 }
 

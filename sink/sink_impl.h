@@ -36,6 +36,13 @@ Status CheckCanWrite(const ReadOnlySink::Impl& impl, const char* what);
 // LOCK): backfill's last step, the merged publish.
 Status ReopenWritableHandle(ReadOnlySink::Impl* impl);
 
+// The public settings of a root's configuration: every field, set here only.
+inline RootSettings ToPublic(const RootConfig& c) {
+  return {c.window_ms,    c.lateness_ms,           c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept,
+          c.id_horizon_ms, c.producer_retention_ms, c.retain_ms,
+          c.max_ahead_ms};
+}
+
 inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {
   return {s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events};
 }

@@ -42,8 +42,7 @@ Status StartStep(ReadOnlySink::Impl* impl) {
   SNAPSINK_RETURN_IF_ERROR(root->ReloadHistorySettings());
   const RootConfig& c = root->config();
   if (c.retain_ms != impl->settings.retain_ms || c.max_ahead_ms != impl->settings.max_ahead_ms) {
-    impl->settings.retain_ms = c.retain_ms;
-    impl->settings.max_ahead_ms = c.max_ahead_ms;
+    impl->settings = ToPublic(c);
     impl->writes = std::make_shared<WriteQueue>(root);  // its Ingester copied the old settings
   }
   return Status::OK();
