@@ -12,14 +12,15 @@ cd "$(dirname "$0")/.."
 
 results=()
 failed=0
+# Each part's line in the summary ends with its wall time.
 part() {
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   echo "== $name"
   if "$@"; then
-    results+=("PASS  $name")
+    results+=("PASS  $name [$((SECONDS - start)) s]")
   else
-    results+=("FAIL  $name")
+    results+=("FAIL  $name [$((SECONDS - start)) s]")
     failed=1
   fi
 }
@@ -27,7 +28,7 @@ part() {
 # ctest in build dir $2, as part $1; the summary line also says how many
 # tests were skipped (GTEST_SKIP) and which, so a skip is never silent.
 ctest_part() {
-  local name=$1 dir=$2 log rc skipped names note=""
+  local name=$1 dir=$2 log rc skipped names note="" start=$SECONDS
   log=$(mktemp)
   echo "== $name"
   (cd "$dir" && ctest -j2 --output-on-failure) 2>&1 | tee "$log"
@@ -40,6 +41,7 @@ ctest_part() {
     note=" (0 skipped)"
   fi
   rm -f "$log"
+  note="$note [$((SECONDS - start)) s]"
   if [ "$rc" -eq 0 ]; then
     results+=("PASS  $name$note")
   else
@@ -115,7 +117,7 @@ if part "build under AddressSanitizer + UBSan" build_asan; then
   ctest_part "tests under AddressSanitizer + UBSan" build-asan
 fi
 
-echo "== summary"
+echo "== summary ($SECONDS s in all)"
 printf '%s\n' "${results[@]}"
 if [ $failed -ne 0 ]; then
   echo "run.sh: FAILED"
