@@ -236,6 +236,93 @@ bool IsBackfillSourceName(std::string_view name) {
   return i > digits && name.substr(i, 2) == ": ";
 }
 
+namespace {
+
+// Step 3: ingests inputs into the backfill's own state bf, adding the
+// accounting to *result. Archived input may span more than the retention: a
+// backfill retires no producer, and rejects nothing for its own watermark
+// (its history may jump); the publish leaves out what is beyond the live
+// root's retention.
+Status IngestInputs(Root* root, Store* bf, const BackfillOptions& o, const std::vector<std::string>& inputs,
+                    int64_t first, int64_t last, BackfillResult* result) {
+  const std::string& path = root->path();
+  RootConfig config = root->config();
+  config.producer_retention_ms = 0;
+  config.retain_ms = 0;
+  config.max_ahead_ms = 0;
+  Ingester ingester(root->env(), bf, config);
+  ingester.SetWindowRange(first, last);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    IngestOptions io;
+    io.path = inputs[i];
+    io.source = o.source.empty() ? o.files[i] : o.source;  // "-" for the spool of standard input
+    io.commit_every = o.commit_every;
+    io.rejects_file = filenames::BackfillRejectsFile(path, o.version, io.source);
+    io.input_final = true;  // an archive: a last line without its newline is taken or rejected
+    if (o.on_progress) {
+      io.on_commit = [&](const SourceState& st, int64_t size) { o.on_progress(st.offset, size, st.lines); };
+    }
+    SourceState st;
+    SNAPSINK_RETURN_IF_ERROR(ingester.Run(io, &st));
+    result->lines += st.lines;
+    result->applied += st.applied;
+    result->duplicates += st.duplicates;
+    result->fenced += st.fenced;
+    result->rejected += st.rejected;
+    result->ignored += st.ignored;
+  }
+  return Status::OK();
+}
+
+// Step 4, under the root's LOCK (held by the caller): seals the backfill's
+// windows and publishes them, with those a crashed attempt already sealed,
+// in one generation whose live commit adopts the backfill. The version rule
+// holds for all of them, checked once here, before anything is sealed.
+Status SealAndPublish(Root* root, Store* bf, uint64_t version, BackfillResult* result) {
+  Env* env = root->env();
+  const std::string& path = root->path();
+  std::vector<int64_t> windows;
+  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(bf, root->config(), /*all=*/true, &windows));
+  std::vector<PendingSnapshot> pending;
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf, &pending));
+  std::set<int64_t> affected(windows.begin(), windows.end());
+  for (const PendingSnapshot& p : pending) affected.insert(p.window_ms);
+  SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), affected, version));
+  SealTarget target{env, path, bf, root->config().window_ms};
+  std::vector<SealJob> jobs;
+  for (int64_t w : windows) jobs.push_back(SealJob{w, version});
+  SNAPSINK_RETURN_IF_ERROR(SealBatch(target, jobs, &result->sealed));
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf, &pending));
+  std::vector<std::pair<int64_t, uint64_t>> superseded;
+  PublishResult pr;
+  // Nothing to publish: V stays unused (SPEC 9: only a publish uses a version up).
+  if (!pending.empty()) {
+    std::set<int64_t> published;
+    for (const PendingSnapshot& p : pending) published.insert(p.window_ms);
+    SNAPSINK_RETURN_IF_ERROR(CompareTotals(root->store(), bf, published, &result->impact));
+    SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), root->config(), pending, [&](Txn* live) {
+      return AdoptBackfill(live, bf, pending, version, &superseded);
+    }, &pr));
+  }
+  for (const auto& [w, ver] : superseded) {
+    SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(path, w, ver)));
+  }
+  result->generation = pr.generation;
+  result->published_windows = pr.windows;
+  return Status::OK();
+}
+
+// A backfill found already published (its done record is in live state) may
+// have stopped after its commit: finishes that publish and removes the
+// backfill's state. REQUIRES: the root's LOCK is held.
+Status FinishDone(Root* root, uint64_t version, BackfillResult* result) {
+  result->already_done = true;
+  SNAPSINK_RETURN_IF_ERROR(FinishPublish(root->env(), root->path(), root->store()));
+  return RemoveBackfillState(root->env(), root->path(), version);
+}
+
+}  // namespace
+
 Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result) {
   *result = BackfillResult();
   Env* env = root->env();
@@ -245,12 +332,9 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   // 1. Already published?
   SNAPSINK_ASSIGN_OR_RETURN(bool done, IsDone(root->store(), o.version));
   if (done) {
-    // It may have stopped after its commit: finish that under the lock.
-    result->already_done = true;
     std::unique_ptr<FileLock> lock;
     SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kLockWaitMs, &lock));
-    SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, path, root->store()));
-    return RemoveBackfillState(env, path, o.version);
+    return FinishDone(root, o.version, result);
   }
   // 2. The version rule, before any work.
   const int64_t first = o.from ? WindowStart(*o.from, root->config().window_ms) : INT64_MIN;
@@ -297,78 +381,17 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   if (bf_lock == nullptr) SNAPSINK_RETURN_IF_ERROR(lock_backfill());
   std::unique_ptr<Store> bf;
   SNAPSINK_RETURN_IF_ERROR(OpenBackfillStore(env, path, o.version, &bf));
-  {
-    // Archived input may span more than the retention: a backfill retires no
-    // producer, and rejects nothing for its own watermark (its history may
-    // jump); the publish leaves out what is beyond the live root's retention.
-    RootConfig config = root->config();
-    config.producer_retention_ms = 0;
-    config.retain_ms = 0;
-    config.max_ahead_ms = 0;
-    Ingester ingester(env, bf.get(), config);
-    ingester.SetWindowRange(first, last);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      IngestOptions io;
-      io.path = inputs[i];
-      io.source = o.source.empty() ? o.files[i] : o.source;  // "-" for the spool of standard input
-      io.commit_every = o.commit_every;
-      io.rejects_file = filenames::BackfillRejectsFile(path, o.version, io.source);
-      io.input_final = true;  // an archive: a last line without its newline is taken or rejected
-      if (o.on_progress) {
-        io.on_commit = [&](const SourceState& st, int64_t size) { o.on_progress(st.offset, size, st.lines); };
-      }
-      SourceState st;
-      SNAPSINK_RETURN_IF_ERROR(ingester.Run(io, &st));
-      result->lines += st.lines;
-      result->applied += st.applied;
-      result->duplicates += st.duplicates;
-      result->fenced += st.fenced;
-      result->rejected += st.rejected;
-      result->ignored += st.ignored;
-    }
-  }
+  SNAPSINK_RETURN_IF_ERROR(IngestInputs(root, bf.get(), o, inputs, first, last, result));
 
   // 4. Seal and publish in one generation, under the root's lock.
   std::unique_ptr<FileLock> lock;
   SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kLockWaitMs, &lock));
   SNAPSINK_ASSIGN_OR_RETURN(done, IsDone(root->store(), o.version));
   if (done) {
-    result->already_done = true;
     bf.reset();
-    SNAPSINK_RETURN_IF_ERROR(FinishPublish(env, path, root->store()));
-    return RemoveBackfillState(env, path, o.version);
+    return FinishDone(root, o.version, result);
   }
-  // What will be published: the windows to seal now and those a crashed
-  // attempt already sealed. The version rule holds for all of them, checked
-  // once under the lock, before anything is sealed.
-  std::vector<int64_t> windows;
-  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(bf.get(), root->config(), /*all=*/true, &windows));
-  std::vector<PendingSnapshot> pending;
-  SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
-  std::set<int64_t> affected(windows.begin(), windows.end());
-  for (const PendingSnapshot& p : pending) affected.insert(p.window_ms);
-  SNAPSINK_RETURN_IF_ERROR(CheckVersion(root->store(), affected, o.version));
-  SealTarget target{env, path, bf.get(), root->config().window_ms};
-  std::vector<SealJob> jobs;
-  for (int64_t w : windows) jobs.push_back(SealJob{w, o.version});
-  SNAPSINK_RETURN_IF_ERROR(SealBatch(target, jobs, &result->sealed));
-  SNAPSINK_RETURN_IF_ERROR(StagedSeals(bf.get(), &pending));
-  std::vector<std::pair<int64_t, uint64_t>> superseded;
-  PublishResult pr;
-  // Nothing to publish: V stays unused (SPEC 9: only a publish uses a version up).
-  if (!pending.empty()) {
-    std::set<int64_t> published;
-    for (const PendingSnapshot& p : pending) published.insert(p.window_ms);
-    SNAPSINK_RETURN_IF_ERROR(CompareTotals(root->store(), bf.get(), published, &result->impact));
-    SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, path, root->store(), root->config(), pending, [&](Txn* live) {
-      return AdoptBackfill(live, bf.get(), pending, o.version, &superseded);
-    }, &pr));
-  }
-  for (const auto& [w, ver] : superseded) {
-    SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(path, w, ver)));
-  }
-  result->generation = pr.generation;
-  result->published_windows = pr.windows;
+  SNAPSINK_RETURN_IF_ERROR(SealAndPublish(root, bf.get(), o.version, result));
   // 5. The backfill's state has served its purpose.
   bf.reset();
   bf_lock.reset();
