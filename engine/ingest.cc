@@ -96,6 +96,7 @@ void Ingester::Impl::Reset() {
   window_runs.clear();
   bounds.clear();
   producers.clear();
+  ForgetProducers();
   aggs.Clear();
   ledger.clear();
   windows.clear();
@@ -110,8 +111,14 @@ void Ingester::Impl::Reset() {
 }
 
 Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
+  const uint64_t h = XXH3_64bits(id.data(), id.size());
+  ProducerSlot& slot = producer_front[h & (kProducerSlots - 1)];
+  if (slot.p != nullptr && slot.hash == h && slot.id == id) return slot.p;
   auto it = producers.find(id);
-  if (it != producers.end()) return &it->second;
+  if (it != producers.end()) {
+    slot = ProducerSlot{h, it->first, &it->second};
+    return &it->second;
+  }
   CachedProducer p;
   std::string_view v;
   Status s = txn->Get(Table::kProducers, id, &v);
@@ -121,7 +128,9 @@ Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
     return AtLine(s);
   }
   SNAPSINK_RETURN_IF_ERROR(LoadProducerLife(txn.get(), id, &p.life));
-  return &producers.emplace(std::string(id), std::move(p)).first->second;
+  const auto added = producers.emplace(std::string(id), std::move(p)).first;
+  slot = ProducerSlot{h, added->first, &added->second};
+  return &added->second;
 }
 
 // The batch's entry for key, read from LMDB on its first touch in the batch.
@@ -353,7 +362,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
         a->sum_micros += delta;
         a->events += 1;
       }
-      windows.insert(window);
+      if (windows.empty() || window != last_window_marked) {  // in the set since it last emptied
+        windows.insert(window);
+        last_window_marked = window;
+      }
       bound->bound = magnitude_added > UINT64_MAX - bound->bound ? UINT64_MAX : bound->bound + magnitude_added;
       bound->dirty = true;
       if (ObserveEvent(&wm, event.producer, event.ts_ms, WatermarkReach(config))) wm_dirty = true;
@@ -431,7 +443,8 @@ Status Ingester::Impl::CommitBatch() {
   if (!in_memory) {
     cur->src.offset = cur->end_offset;
     if (reader != nullptr && reader->positionable()) {
-      SNAPSINK_RETURN_IF_ERROR(reader->TailHash(cur->src.offset, &cur->src.tail_hash));
+      // From the file, not the reader's buffer: a ParseAhead's thread may be reading on.
+      SNAPSINK_RETURN_IF_ERROR(reader->TailHashAt(cur->src.offset, &cur->src.tail_hash));
     }
   }
   for (auto& entry : cursors) {
@@ -446,6 +459,7 @@ Status Ingester::Impl::CommitBatch() {
   last_txn_id = txn->id();
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   txn.reset();
+  if (!retired.empty()) ForgetProducers();
   for (const std::string& id : retired) producers.erase(id);  // reloaded as retired on next touch
   MaybeCrash("ingest.after_commit");
   aggs.Clear();
@@ -660,6 +674,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
       SNAPSINK_RETURN_IF_ERROR(m.Begin(source, options.rejects_file));
     }
   }
+  ahead.Stop();  // the reader is this thread's again
   SNAPSINK_RETURN_IF_ERROR(reader->status());
   SourceState pending = src;
   pending.offset = m.cur->end_offset;

@@ -3,6 +3,7 @@
 // (ingest.cc) and records of memory batches (ingest_batch.cc).
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <string>
@@ -71,6 +72,19 @@ struct Ingester::Impl {
   IdIndex ids;
 
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
+  // A direct-mapped front of `producers`, by the id's hash: a hit is one
+  // slot and one key compare, where the node map divides by its bucket
+  // count and walks a chain (issue 25: a seq event's one producer lookup,
+  // 1000 producers interleaved). Map nodes do not move, so a slot's
+  // pointers stay valid until its producer is erased (ForgetProducers).
+  struct ProducerSlot {
+    uint64_t hash = 0;
+    std::string_view id;  // the map node's key
+    CachedProducer* p = nullptr;
+  };
+  static constexpr size_t kProducerSlots = 4096;
+  std::vector<ProducerSlot> producer_front = std::vector<ProducerSlot>(kProducerSlots);
+  void ForgetProducers() { std::fill(producer_front.begin(), producer_front.end(), ProducerSlot{}); }
   BatchAggTable aggs;  // this batch's touched aggregates
   // The runs of the windows this batch looked keys up in, as the open
   // transaction sees them (engine/window_records_runs.h); dropped at commit.
@@ -88,6 +102,7 @@ struct Ingester::Impl {
   };
   StringMap<CachedTotals> ledger;       // this batch's touched (window, metric) totals
   std::unordered_set<int64_t> windows;  // windows this batch applied events to
+  int64_t last_window_marked = 0;       // the window Apply last inserted into `windows`
 
   // The first failure of LMDB or the file system sticks: after it the
   // in-memory caches no longer match what is committed.
@@ -139,6 +154,7 @@ struct Ingester::Impl {
   }
   // A storage error met while applying the next line names it.
   Status AtLine(const Status& s) const {
+    if (s.ok()) return s;  // on every event's path: build no name for success
     return s.Prefixed(in_memory ? Where() + ": " : cur->name + ":" + std::to_string(cur->src.lines + 1) + ": ");
   }
   // The batch's entry for aggregate key `key` of window: on its first touch

@@ -84,6 +84,11 @@ Status LineReader::TailHash(uint64_t pos, uint64_t* hash) {
     return Status::OK();
   }
   // Only after an overlong line: its head is no longer in the buffer.
+  return TailHashAt(pos, hash);
+}
+
+Status LineReader::TailHashAt(uint64_t pos, uint64_t* hash) const {
+  const size_t k = static_cast<size_t>(std::min<uint64_t>(pos, kPositionCheckBytes));
   std::string bytes(k, '\0');
   bool complete = false;
   SNAPSINK_RETURN_IF_ERROR(PreadFull(fd_, path_, bytes.data(), k, pos - k, &complete));

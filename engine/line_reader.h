@@ -58,6 +58,9 @@ class LineReader {
   // XXH3-64 of the up to kPositionCheckBytes input bytes before `pos`
   // (<= position()); from the bytes read when they are still in the buffer.
   Status TailHash(uint64_t pos, uint64_t* hash);
+  // The same hash, always read from the file (pread): safe while another
+  // thread reads lines (ParseAhead), as it touches no buffer or position.
+  Status TailHashAt(uint64_t pos, uint64_t* hash) const;
 
   // After a line taken without its '\n': skips ' ', '\t', '\r' and one '\n'.
   enum class Tail { kFinished, kPending, kOther };  // '\n' skipped / input ended first / other byte next

@@ -4,7 +4,7 @@
 
 namespace snapsink {
 
-ParseAhead::~ParseAhead() {
+void ParseAhead::Stop() {
   if (!helper_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -21,6 +21,7 @@ void ParseAhead::Work() {
     if (stop_) return;
     const size_t slot = queued_head_;
     lock.unlock();
+    Fill(&chunks_[slot]);
     Parse(&chunks_[slot]);
     lock.lock();
     queued_head_ = (queued_head_ + 1) % kDepth;
@@ -30,11 +31,15 @@ void ParseAhead::Work() {
   }
 }
 
-bool ParseAhead::Fill(Chunk* c) {
+void ParseAhead::Fill(Chunk* c) {
   c->bytes.clear();
   c->lines.clear();
   Line line;
-  while (c->lines.size() < kChunkLines && c->bytes.size() < kChunkBytes && reader_->Next(&line)) {
+  while (!reader_done_ && c->lines.size() < kChunkLines && c->bytes.size() < kChunkBytes) {
+    if (!reader_->Next(&line)) {
+      reader_done_ = true;
+      break;
+    }
     ParsedLine& p = c->lines.emplace_back();
     p.line = line;
     p.line.data = nullptr;
@@ -46,7 +51,6 @@ bool ParseAhead::Fill(Chunk* c) {
     p.line.data = c->bytes.data() + p.line.capacity;
     p.line.capacity = p.line.size + kLinePadding;
   }
-  return !c->lines.empty();
 }
 
 void ParseAhead::Parse(Chunk* c) {
@@ -83,9 +87,7 @@ void ParseAhead::Parse(Chunk* c) {
   }
 }
 
-bool ParseAhead::FillAndLaunch(size_t slot) {
-  Chunk* c = &chunks_[slot];
-  if (!Fill(c)) return false;
+void ParseAhead::Launch(size_t slot) {
   if (!helper_.joinable() && !helper_failed_) {
     try {
       helper_ = std::thread(&ParseAhead::Work, this);
@@ -94,9 +96,10 @@ bool ParseAhead::FillAndLaunch(size_t slot) {
     }
   }
   if (helper_failed_) {
-    Parse(c);  // no thread to be had: parse here
+    Fill(&chunks_[slot]);  // no thread to be had: read and parse here
+    Parse(&chunks_[slot]);
     parsed_[slot] = true;
-    return true;
+    return;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -104,7 +107,6 @@ bool ParseAhead::FillAndLaunch(size_t slot) {
     ++queued_;
   }
   cv_.notify_all();
-  return true;
 }
 
 const ParsedLine* ParseAhead::Next() {
@@ -115,18 +117,19 @@ const ParsedLine* ParseAhead::Next() {
       head_ = (head_ + 1) % kDepth;
       --inflight_;
     }
-    while (!end_ && inflight_ < kDepth) {
-      if (!FillAndLaunch((head_ + inflight_) % kDepth)) {
-        end_ = true;
-      } else {
-        ++inflight_;
-      }
+    if (end_) return nullptr;
+    while (inflight_ < kDepth) {
+      Launch((head_ + inflight_) % kDepth);
+      ++inflight_;
     }
-    if (inflight_ == 0) return nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return parsed_[head_]; });
       parsed_[head_] = false;
+    }
+    if (chunks_[head_].lines.empty()) {
+      end_ = true;  // the chunks queued behind it come back empty too; Stop drops them
+      return nullptr;
     }
     handing_out_ = true;
     next_ = 0;

@@ -1,21 +1,25 @@
 // ParseAhead: the lines of a LineReader in input order, each with its event
-// already parsed; the next chunk of lines is parsed on a second thread while
-// the caller applies the current one (issue 13: ingest on two cores).
+// already parsed; the next chunks of lines are read, split and parsed on a
+// second thread while the caller applies the current one (issue 13: ingest
+// on two cores; issue 25: the read and the line split moved there too).
 //
-// Only parsing moves to the other thread: the LineReader is read on the
-// caller's thread only (a chunk's lines are copied out of its block buffer),
-// so Resume, TailHash and SkipBlankTail stay the caller's. Results are those
-// of EventParser::Parse on each line, in order: what the caller does with
-// them is unchanged, and so is everything it commits.
+// Once the first line is asked for, the LineReader belongs to the helper
+// thread: the caller touches it again only through what is safe beside a
+// reading thread (positionable, size, dev, ino, which do not change, and
+// TailHashAt, which preads) or after Stop(). Resume and SkipBlankTail are
+// done before. Results are those of EventParser::Parse on each line, in
+// order: what the caller does with them is unchanged, and so is everything
+// it commits.
 //
-// Reading runs up to kDepth - 1 chunks (kChunkLines lines or kChunkBytes
-// bytes each) ahead of the line handed out, parsed in order by one helper
-// thread that lives as long as the ParseAhead (started with the first
-// chunk; a thread per chunk cost a thread start, which preempted the
-// caller, every 8192 lines); on a pipe, a line is handed out once those
-// chunks are full or the input has ended.
+// The helper fills and parses up to kDepth chunks (kChunkLines lines or
+// kChunkBytes bytes each) ahead of the one being handed out, in order; it
+// lives as long as the ParseAhead (a thread per chunk cost a thread start,
+// which preempted the caller, every 8192 lines). Meant for regular files:
+// on a pipe a line would be handed out only once those chunks are full or
+// the input has ended.
 //
-// Not thread-safe itself; its helper thread touches only the chunk it parses.
+// Not thread-safe itself; its helper thread touches only the reader and the
+// chunks queued to it.
 #pragma once
 
 #include <condition_variable>
@@ -48,13 +52,17 @@ class ParseAhead {
   explicit ParseAhead(LineReader* reader, bool content_ids = false) : reader_(reader) {
     for (Chunk& c : chunks_) c.parser.SetContentIds(content_ids);
   }
-  ~ParseAhead();  // stops and joins the helper thread
+  ~ParseAhead() { Stop(); }
   ParseAhead(const ParseAhead&) = delete;
   ParseAhead& operator=(const ParseAhead&) = delete;
 
   // The next line, valid until the next call; nullptr at the end of the
   // input or on a read error (reader->status() tells).
   const ParsedLine* Next();
+
+  // Stops and joins the helper thread: the reader is the caller's again
+  // (status(), or reading on). Lines not handed out are dropped. Idempotent.
+  void Stop();
 
  private:
   struct Chunk {
@@ -63,17 +71,18 @@ class ParseAhead {
     std::vector<ParsedLine> lines;
     EventParser parser;
   };
-  bool Fill(Chunk* c);         // caller's thread: up to a chunk of lines from the reader
-  static void Parse(Chunk* c);  // helper thread
-  bool FillAndLaunch(size_t slot);
-  void Work();  // the helper thread: parses queued slots in order until stop_
+  void Fill(Chunk* c);          // up to a chunk of lines from the reader (none at its end)
+  static void Parse(Chunk* c);
+  void Launch(size_t slot);      // queues the slot to be filled and parsed
+  void Work();  // the helper thread: fills and parses queued slots in order until stop_
 
   LineReader* reader_;
   // A ring: chunks_[head_] is handed out (once its parse is done), the
   // next inflight_ - 1 are being parsed.
   Chunk chunks_[kDepth];
   std::thread helper_;  // runs Work(); not joinable if it could not be started
-  bool helper_failed_ = false;  // no thread to be had: chunks are parsed inline
+  bool helper_failed_ = false;  // no thread to be had: chunks are filled and parsed inline
+  bool reader_done_ = false;    // Fill's: the reader returned its last line
   std::mutex mu_;
   std::condition_variable cv_;
   // Guarded by mu_: slots filled and waiting for the helper, in order, as
@@ -85,7 +94,7 @@ class ParseAhead {
   size_t inflight_ = 0;
   bool handing_out_ = false;  // chunks_[head_] is parsed, next_ is its next line
   size_t next_ = 0;
-  bool end_ = false;          // the reader has no more lines
+  bool end_ = false;          // a chunk came back empty: no more lines
 };
 
 }  // namespace snapsink

@@ -106,6 +106,55 @@ TEST(ParseAheadTest, DestroyedMidInputWithChunksQueued) {
   }
 }
 
+// Stop joins the helper mid-input and hands the reader back: the lines
+// handed out plus those the helper had read ahead plus what the caller
+// reads on are the whole input, each once, with no read error.
+TEST(ParseAheadTest, StopHandsTheReaderBack) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  const std::string input = Input();
+  WriteFile(path, input);
+  std::unique_ptr<LineReader> reader;
+  ASSERT_STATUS_OK(LineReader::Open(path, &reader));
+  ParseAhead ahead(reader.get());
+  const ParsedLine* p = nullptr;
+  for (size_t i = 0; i < 10; ++i) ASSERT_NE(p = ahead.Next(), nullptr) << i;
+  ahead.Stop();
+  ahead.Stop();  // idempotent
+  EXPECT_STATUS_OK(reader->status());
+  // The helper read whole chunks ahead: the reader goes on at a line start
+  // past the tenth line, and the lines from there run to the end.
+  EXPECT_GE(reader->position(), p->line.end_offset);
+  Line line;
+  uint64_t expect = reader->position(), lines = 0;
+  while (reader->Next(&line)) {
+    EXPECT_EQ(line.offset, expect);
+    expect = line.end_offset;
+    ++lines;
+  }
+  EXPECT_STATUS_OK(reader->status());
+  EXPECT_EQ(expect, input.size());
+  EXPECT_GT(lines, 0u);
+}
+
+// The commit's tail hash, read from the file beside the reading thread,
+// is the one the reader's buffer gives.
+TEST(ParseAheadTest, TailHashAtMatchesTailHash) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  WriteFile(path, Input());
+  std::unique_ptr<LineReader> reader;
+  ASSERT_STATUS_OK(LineReader::Open(path, &reader));
+  Line line;
+  for (size_t i = 0; reader->Next(&line); ++i) {
+    if (i % 1000 != 3 && line.overlong == false) continue;
+    uint64_t a = 0, b = 1;
+    ASSERT_STATUS_OK(reader->TailHash(line.end_offset, &a));
+    ASSERT_STATUS_OK(reader->TailHashAt(line.end_offset, &b));
+    ASSERT_EQ(a, b) << "line " << i;
+  }
+}
+
 // Ingest with parse-ahead commits exactly what ingest on one thread does:
 // same state, same rejected lines, over several chunks with bad lines,
 // duplicates and gaps, at a commit size that does not divide a chunk.
