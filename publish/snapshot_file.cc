@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -43,10 +44,31 @@ constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldB
                                     4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4 +
                                     kHashSlotBytes * kHashMaxSlots + 4;
 
-using coding::DecodeFixed32;
 using coding::DecodeFixed64;
 using coding::EncodeVarint64;
-using coding::GetVarint64;
+
+// The row decoding below runs once per row of every block read (and per
+// probed row of a lookup): these two take their common case inline, the
+// one-byte varint (lengths and small numbers) and a little-endian u32,
+// and leave the rest to coding::.
+inline bool GetVarint64(const char** p, const char* end, uint64_t* v) {
+  if (*p < end && (static_cast<uint8_t>(**p) & 0x80) == 0) {
+    *v = static_cast<uint8_t>(**p);
+    ++*p;
+    return true;
+  }
+  return coding::GetVarint64(p, end, v);
+}
+
+inline uint32_t DecodeFixed32(const char* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  } else {
+    return coding::DecodeFixed32(p);
+  }
+}
 using coding::PutFixed32;
 using coding::PutFixed64;
 using coding::UnZigZag;
@@ -351,9 +373,11 @@ Status SnapshotWriter::Add(const Row& row) {
     index_.push_back(std::move(e));
   }
   if (block_rows_ % kBlockRestartInterval == 0) restarts_.push_back(static_cast<uint32_t>(block_.size()));
-  // Rows come sorted by metric: its hash (the seed of the row's) once per metric.
-  if (rows_ == 0 || row.metric != last_metric_) metric_hash_ = Hash(row.metric);
-  key_hashes_.push_back(XXH64(row.key.data(), row.key.size(), metric_hash_));
+  // Rows come sorted by metric: its hash (the seed of the row's) once per
+  // metric. The cache is keyed by the metric's bytes, so sharing it between
+  // the writers of a thread is safe.
+  static thread_local RowHasher hasher;
+  key_hashes_.push_back(hasher.Hash(row.metric, row.key));
   if (stats_.empty() || stats_.back().metric != row.metric) stats_.push_back(MetricStats{row.metric});
   MetricStats& ms = stats_.back();
   ms.rows += 1;

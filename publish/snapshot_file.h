@@ -159,7 +159,6 @@ class SnapshotWriter {
   std::vector<MetricStats> stats_;
   std::string compressed_;  // reused output buffer of zstd
   std::string last_metric_, last_key_;  // last row added ("" before the first)
-  uint64_t metric_hash_ = 0;            // XXH64 of last_metric_: the seed of its rows' hashes
   std::vector<IndexEntry> index_;
   size_t flip_hash_index_byte_ = SIZE_MAX;
 };
