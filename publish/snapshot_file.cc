@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -43,10 +44,31 @@ constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldB
                                     4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4 +
                                     kHashSlotBytes * kHashMaxSlots + 4;
 
-using coding::DecodeFixed32;
 using coding::DecodeFixed64;
 using coding::EncodeVarint64;
-using coding::GetVarint64;
+
+// The row decoding below runs once per row of every block read (and per
+// probed row of a lookup): these two take their common case inline, the
+// one-byte varint (lengths and small numbers) and a little-endian u32,
+// and leave the rest to coding::.
+inline bool GetVarint64(const char** p, const char* end, uint64_t* v) {
+  if (*p < end && (static_cast<uint8_t>(**p) & 0x80) == 0) {
+    *v = static_cast<uint8_t>(**p);
+    ++*p;
+    return true;
+  }
+  return coding::GetVarint64(p, end, v);
+}
+
+inline uint32_t DecodeFixed32(const char* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  } else {
+    return coding::DecodeFixed32(p);
+  }
+}
 using coding::PutFixed32;
 using coding::PutFixed64;
 using coding::UnZigZag;
@@ -120,11 +142,20 @@ size_t FilterLine(uint64_t h64, size_t lines) {
   return static_cast<size_t>((static_cast<uint64_t>(static_cast<uint32_t>(h64 >> 32)) * lines) >> 32);
 }
 
+// Every key's line is random, so a filter bigger than the caches costs a
+// miss per key; the loops below that touch a line per key ask for the line
+// kFilterPrefetch keys ahead, so the misses overlap instead of adding up.
+constexpr size_t kFilterPrefetch = 8;
+
 std::string BuildFilter(const std::vector<uint64_t>& hashes) {
   const size_t bits = std::max<size_t>(kFilterLineBits, hashes.size() * kFilterBitsPerKey);
   const size_t lines = (bits + kFilterLineBits - 1) / kFilterLineBits;
   std::string f(lines * kFilterLineBytes, '\0');
-  for (uint64_t h64 : hashes) {
+  for (size_t i = 0; i < hashes.size(); i++) {
+    if (i + kFilterPrefetch < hashes.size()) {
+      __builtin_prefetch(f.data() + FilterLine(hashes[i + kFilterPrefetch], lines) * kFilterLineBytes, 1);
+    }
+    const uint64_t h64 = hashes[i];
     char* line = f.data() + FilterLine(h64, lines) * kFilterLineBytes;
     uint32_t h = static_cast<uint32_t>(h64);
     const uint32_t delta = (h >> 17) | (h << 15);
@@ -151,6 +182,37 @@ bool FilterMatches(std::string_view filter, uint64_t h64) {
   }
   return true;
 }
+
+// True if the filter matches every one of the n hashes (a checked block's
+// rows: the filter must hold them all), with the lines fetched ahead.
+bool FilterMatchesAll(std::string_view filter, const uint64_t* hashes, size_t n) {
+  const size_t lines = (filter.size() - 1) / kFilterLineBytes;
+  bool all = true;
+  for (size_t i = 0; i < n; i++) {
+    if (i + kFilterPrefetch < n) __builtin_prefetch(filter.data() + FilterLine(hashes[i + kFilterPrefetch], lines) * kFilterLineBytes);
+    all &= FilterMatches(filter, hashes[i]);
+  }
+  return all;
+}
+
+// FilterHash of rows that arrive sorted by metric: the metric's hash (the
+// seed) is computed once per run of rows of one metric, not once per row.
+class RowHasher {
+ public:
+  uint64_t Hash(std::string_view metric, std::string_view key) {
+    if (!valid_ || metric != metric_) {
+      metric_.assign(metric);
+      seed_ = XXH64(metric.data(), metric.size(), 0);
+      valid_ = true;
+    }
+    return XXH64(key.data(), key.size(), seed_);
+  }
+
+ private:
+  bool valid_ = false;
+  std::string metric_;
+  uint64_t seed_ = 0;
+};
 
 // The slots of a block's hash index of `rows` rows and `num` restart
 // points: 4/3 slot per row (so at least one stays free), or 0 when the
@@ -311,7 +373,11 @@ Status SnapshotWriter::Add(const Row& row) {
     index_.push_back(std::move(e));
   }
   if (block_rows_ % kBlockRestartInterval == 0) restarts_.push_back(static_cast<uint32_t>(block_.size()));
-  key_hashes_.push_back(FilterHash(row.metric, row.key));
+  // Rows come sorted by metric: its hash (the seed of the row's) once per
+  // metric. The cache is keyed by the metric's bytes, so sharing it between
+  // the writers of a thread is safe.
+  static thread_local RowHasher hasher;
+  key_hashes_.push_back(hasher.Hash(row.metric, row.key));
   if (stats_.empty() || stats_.back().metric != row.metric) stats_.push_back(MetricStats{row.metric});
   MetricStats& ms = stats_.back();
   ms.rows += 1;
@@ -759,16 +825,14 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     Scratch* scratch = get_scratch_.get();
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, scratch));
     scratch->hashes.clear();
-    bool filtered = true;
+    RowHasher hasher;
     SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, [&](const RowView& v) {
-      const uint64_t h = FilterHash(v.metric, v.key);
-      if (!FilterMatches(filter_, h)) filtered = false;
-      scratch->hashes.push_back(h);
+      scratch->hashes.push_back(hasher.Hash(v.metric, v.key));
       return true;
     }));
     // The filter must hold every row: one that misses a row hides it from
     // lookups. Rows of a block Get reads are checked here; VerifyAll checks all.
-    if (!filtered) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
+    if (!FilterMatchesAll(filter_, scratch->hashes.data(), scratch->hashes.size())) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
     block = std::make_shared<const std::string>(scratch->plain);
     cache->Insert(cache_id_, i, block);
@@ -882,16 +946,15 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
   if (scratch.dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
   std::string last_metric, last_key;
   uint64_t rows = 0;
+  RowHasher hasher;
   for (size_t i = 0; i < index_.size(); i++) {
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
-    bool first = true, ordered = true, filtered = true;
+    bool first = true, ordered = true;
     RowView last;  // points into scratch.plain, valid until the next LoadBlock
     scratch.hashes.clear();
     SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
       if (first && i > 0 && CompareKeys(last_metric, last_key, v.metric, v.key) >= 0) ordered = false;
-      const uint64_t h = FilterHash(v.metric, v.key);
-      if (!FilterMatches(filter_, h)) filtered = false;
-      scratch.hashes.push_back(h);
+      scratch.hashes.push_back(hasher.Hash(v.metric, v.key));
       first = false;
       last = v;
       rows++;
@@ -899,7 +962,9 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
       return true;
     }));
     if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
-    if (!filtered) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
+    if (!FilterMatchesAll(filter_, scratch.hashes.data(), scratch.hashes.size())) {
+      return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
+    }
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch.plain, scratch.hashes, &scratch.table));
     last_metric.assign(last.metric);
     last_key.assign(last.key);

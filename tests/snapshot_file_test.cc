@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -502,6 +503,49 @@ TEST_F(SnapshotFileTest, CorruptedFilterIndexAndStatsAreDetected) {
     EXPECT_NE(s.message().find("stats checksum mismatch"), std::string::npos) << s.ToString();
     EXPECT_TRUE(r->VerifyAll(0).IsCorruption());
   }
+}
+
+// A filter that misses a row, with every checksum recomputed (a forged or
+// miswritten file): the row's line is cleared. Get checks the filter against
+// every row of a block it reads, VerifyAll against every row of the file;
+// both must call it corruption, not hide the row.
+TEST_F(SnapshotFileTest, FilterMissingARowIsCaught) {
+  const std::vector<Row> rows = MakeRows(3000);  // a filter of 59 lines
+  SnapshotFileInfo info;
+  Write(Path("f"), rows, &info);
+  const uint64_t block0_rows = OpenOrDie(Path("f"))->block(0).rows;
+  std::string bytes = ReadAll(Path("f"));
+  const Sections sec = ReadSections(bytes);
+  const size_t lines = (sec.filter_size - 1) / 64;
+  auto line_of = [&](const Row& r) {
+    const uint64_t h = SnapshotKeyHash(r.metric, r.key);
+    return static_cast<size_t>(((h >> 32) * lines) >> 32);
+  };
+  const size_t victim = 500;  // in block 0; its line cleared
+  ASSERT_LT(victim, block0_rows);
+  size_t probe = 0;  // a row of block 0 whose line is another one
+  while (line_of(rows[probe]) == line_of(rows[victim])) probe++;
+  ASSERT_LT(probe, block0_rows);
+  std::memset(bytes.data() + sec.filter_offset + 64 * line_of(rows[victim]), 0, 64);
+  auto put64 = [&](size_t at, uint64_t v) {
+    for (int i = 0; i < 8; i++) bytes[at + i] = static_cast<char>(v >> (8 * i));
+  };
+  const size_t footer = bytes.size() - 64;
+  put64(sec.index_offset + 16, XXH64(bytes.data() + sec.filter_offset, sec.filter_size, 0));
+  put64(footer + 40, XXH64(bytes.data() + sec.index_offset, sec.index_size, 0));
+  put64(footer + 48, XXH64(bytes.data(), footer, 0));
+  put64(footer + 56, XXH64(bytes.data() + footer, 56, 0));
+  std::ofstream(Path("forged"), std::ios::binary | std::ios::trunc) << bytes;
+  auto r = OpenOrDie(Path("forged"));
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->FilterMayMatch(rows[victim].metric, rows[victim].key));
+  Row row;
+  Status s = r->Get(rows[probe].metric, rows[probe].key, &row);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find("filter misses a row of block 0"), std::string::npos) << s.ToString();
+  s = r->VerifyAll(0);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find("filter misses a row of block 0"), std::string::npos) << s.ToString();
 }
 
 TEST_F(SnapshotFileTest, ScanByMetric) {
