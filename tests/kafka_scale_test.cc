@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -223,8 +224,11 @@ class Trickle {
 // Issue 19: `kill -9` a process in the middle of a batch and another in the
 // middle of a seal; the survivor takes their partitions once their sessions
 // have expired, and the result is the same as a file run's.
-//   A owns every partition and dies inside its 4th batch commit (the
-//   batch's effects applied in the open transaction, not committed).
+//   A owns every partition and dies inside its first batch commit (the
+//   batch's effects applied in the open transaction, not committed): its
+//   17th commit, after the 16 that take its 8 partitions (the owner epoch
+//   and the start position of each). How many of that round's other
+//   partitions committed first is up to the threads that commit them.
 //   B and C then share the partitions; B dies recording a seal in ROOT
 //   (records written to temps under the claim lock, not yet in place) at
 //   its 9th partition seal: at least its second publish point, so it has
@@ -248,14 +252,22 @@ TEST_F(KafkaScale, KilledMidBatchAndMidSealSurvivorsTakeOverSameResult) {
   };
 
   // A alone: it is given every partition and dies in a batch.
-  auto a = Start(follow(a_state), {"SNAPSINK_CRASH_AT=ingest.before_commit", "SNAPSINK_CRASH_HIT=4"});
+  auto a = Start(follow(a_state), {"SNAPSINK_CRASH_AT=ingest.before_commit", "SNAPSINK_CRASH_HIT=17"});
   ChildResult ra = WaitExit(a.get());
   ASSERT_EQ(ra.exit_code, 99) << ra.err;
   std::set<int> a_owned;
   for (int p = 0; p < kPartitions; ++p) {
     if (OwnerState(root, p) == a_state) a_owned.insert(p);
   }
-  ASSERT_FALSE(a_owned.empty()) << "A never took a partition";
+  ASSERT_EQ(a_owned.size(), size_t{kPartitions}) << "A was not given every partition";
+  // It died in the middle of the topic: a batch was left uncommitted.
+  int64_t a_lines = 0, first_lines = 0;
+  for (int p = 0; p < kPartitions; ++p) {
+    a_lines += std::max<int64_t>(0, StateLines(a_state, p));
+    first_lines += static_cast<int64_t>(first.lines[p]);
+  }
+  EXPECT_LT(a_lines, first_lines) << ra.err;
+  EXPECT_NE(ra.err.find("kafka:orders/7: new partition, starting at offset 0"), std::string::npos) << ra.err;
 
   // B and C: the group waits out A's session, then gives them A's partitions.
   auto b = Start(follow(b_state), {"SNAPSINK_CRASH_AT=partition.seal_record", "SNAPSINK_CRASH_HIT=9"});
