@@ -231,8 +231,9 @@ class Trickle {
 //   partitions committed first is up to the threads that commit them.
 //   B and C then share the partitions; B dies recording a seal in ROOT
 //   (records written to temps under the claim lock, not yet in place) at
-//   its 9th partition seal: at least its second publish point, so it has
-//   read and sealed windows by then.
+//   its 9th partition seal: at least its second publish point owning
+//   partitions (it owns at most 8), so it has usually recorded seals of
+//   its own by then (accepted, then superseded by C's).
 //   C takes B's partitions after B's session expires and reads what is
 //   produced while it is alone; SIGTERM, then `run --final` publishes.
 // Checkpoints every 40 offsets, so a successor restores a dead owner's
