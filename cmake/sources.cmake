@@ -110,6 +110,14 @@ set(SNAPSINK_KAFKA_TEST_SOURCES
   tests/file_util.cc
 )
 
+# Many `run --kafka --state` processes killed and scaled (their own executable).
+set(SNAPSINK_KAFKA_SCALE_TEST_SOURCES
+  tests/kafka_scale_test.cc
+  tests/kafka_mock_cluster.cc
+  tests/kafka_events.cc
+  tests/file_util.cc
+)
+
 # The command-line tool.
 set(SNAPSINK_TOOL_SOURCES
   tools/cli_errors.cc

@@ -6,7 +6,8 @@
 #   slow   it takes more than about a second on an idle machine (many runs
 #          of the binary, thousands of windows, concurrency);
 #   unit   everything else: `ctest --test-dir build -L unit` runs in seconds.
-# (kafka_mock_harness's tests carry `kafka`, set where they are discovered.)
+# (kafka_mock_harness's and kafka_scale_test's tests carry `kafka`, set where
+# they are discovered.)
 # A test is matched by its full name, Suite.Test (with a parameterized
 # suite's prefix and the /value suffix that ctest shows), as a regex in a
 # bracket argument. A new test is `unit` unless named below:
