@@ -123,20 +123,27 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cli_errors.cc
   tools/cmd_backfill.cc
   tools/cmd_gaps.cc
+  tools/cmd_gc.cc
   tools/cmd_ingest.cc
-  tools/cmd_kafka.cc
+  tools/cmd_init.cc
   tools/cmd_inspect.cc
   tools/cmd_metrics.cc
-  tools/cmd_ops.cc
   tools/cmd_publish.cc
   tools/cmd_query.cc
-  tools/cmd_retire_producers.cc
+  tools/cmd_rollback.cc
+  tools/cmd_run.cc
+  tools/cmd_run_kafka.cc
+  tools/cmd_seal.cc
   tools/cmd_serve.cc
   tools/cmd_status.cc
+  tools/cmd_upgrade.cc
   tools/cmd_verify.cc
+  tools/exit_codes.cc
+  tools/flag_groups.cc
   tools/ingest_options.cc
   tools/main.cc
   tools/progress.cc
+  tools/stop_signals.cc
   tools/table.cc
   tools/version.cc
   tools/window_arg.cc

@@ -5,8 +5,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <boost/filesystem.hpp>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -143,6 +145,52 @@ TEST(CliErrors, EveryCommandsHelpListsExitCodesAnExampleAndDescribesEveryArgumen
   for (const char* col : {"dirty (events applied since the last seal)", "closed (the watermark has passed its end)",
                           "events (adds and retracts applied)", "count (net rows"}) {
     EXPECT_NE(w.out.find(col), std::string::npos) << col;
+  }
+}
+
+// The exit codes --help names are those of docs/CONTRACT.md's table, in its
+// order (the tool reads them from one table, tools/exit_codes.*); a
+// command's "Exit status:" line names no code outside it.
+std::vector<std::string> ExitCodesOf(const std::string& exit_line) {
+  std::vector<std::string> codes;
+  std::istringstream parts(exit_line.substr(exit_line.find(':') + 1));
+  std::string part;
+  while (std::getline(parts, part, ';')) {
+    std::istringstream words(part);
+    std::string code;
+    words >> code;
+    codes.push_back(code);
+  }
+  return codes;
+}
+
+TEST(CliErrors, HelpListsTheExitCodesOfTheContract) {
+  std::ifstream contract(std::string(SNAPSINK_SOURCE_DIR) + "/docs/CONTRACT.md");
+  ASSERT_TRUE(contract.good());
+  std::vector<std::string> documented;
+  std::string line;
+  bool in_table = false;
+  while (std::getline(contract, line)) {
+    if (line == "### Exit status") in_table = true;
+    else if (in_table && line.rfind("## ", 0) == 0) break;
+    else if (in_table && line.rfind("| ", 0) == 0 && line.find("| status") != 0) {
+      documented.push_back(line.substr(2, line.find(' ', 2) - 2));
+    }
+  }
+  ASSERT_EQ(documented.size(), 7u) << "docs/CONTRACT.md's exit status table";
+  RunResult root = Snapsink({"--help"});
+  ASSERT_EQ(root.exit_code, 0);
+  const size_t at = root.out.find("Exit status:");
+  ASSERT_NE(at, std::string::npos) << root.out;
+  EXPECT_EQ(ExitCodesOf(FirstLine(root.out.substr(at))), documented) << root.out;
+  for (const char* cmd : {"init", "ingest", "seal", "publish", "run", "backfill", "query", "inspect", "verify", "gc",
+                          "rollback", "upgrade", "status", "metrics", "gaps", "serve"}) {
+    RunResult r = Snapsink({cmd, "--help"});
+    const size_t exits = r.out.find("Exit status:");
+    ASSERT_NE(exits, std::string::npos) << cmd;
+    for (const std::string& code : ExitCodesOf(FirstLine(r.out.substr(exits)))) {
+      EXPECT_NE(std::find(documented.begin(), documented.end(), code), documented.end()) << cmd << ": " << code;
+    }
   }
 }
 

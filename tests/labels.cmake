@@ -43,6 +43,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^BackfillStdin\.VersionIsUsedUpOnlyByAPublish$]=]
   [=[^CliErrors\.EachUsageErrorIsOneClearLineNamingWhatIsWrong$]=]
   [=[^CliErrors\.EveryCommandsHelpListsExitCodesAnExampleAndDescribesEveryArgument$]=]
+  [=[^CliErrors\.HelpListsTheExitCodesOfTheContract$]=]
   [=[^CliGolden\.EveryCommandPrintsWhatItPrintedBefore$]=]
   [=[^CliSmoke\.RunThenQuery$]=]
   [=[^CommitEvery/ProducerRetentionTest\.ComesBackOnlyAtAHigherEpoch/"1"$]=]

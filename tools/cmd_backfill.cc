@@ -4,12 +4,17 @@
 #include <tuple>
 
 #include "snapsink/sink.h"
+#include "tools/cli_errors.h"
+#include "tools/command.h"
 #include "tools/commands.h"
+#include "tools/flag_groups.h"
 #include "tools/progress.h"
 #include "tools/window_arg.h"
 #include "tools/write_results.h"
 
 namespace snapsink {
+
+namespace {
 
 // backfill: commit points in RunBackfill (publish/backfill.cc).
 Status CmdBackfill(const BackfillArgs& a) {
@@ -67,6 +72,32 @@ Status CmdBackfill(const BackfillArgs& a) {
     std::printf("backfill v%llu: no window in range; nothing published (v%llu stays unused)\n", v, v);
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Command RegisterBackfill(CLI::App& app) {
+  auto a = std::make_shared<BackfillArgs>();
+  auto* c = app.add_subcommand(
+      "backfill",
+      "Rebuild historical windows from archived input into version V, apart from live state, and publish them "
+      "in one generation. --from/--to bound the windows, both inclusive; events outside are "
+      "counted and ignored. Default: every window the input touches.");
+  AddRoot(c, &a->root);
+  c->add_option("--version", a->version, "The version to build; above every version of its windows")
+      ->required()
+      ->check(AtLeast(1));
+  c->add_option("FILE", a->files, "Archived NDJSON files; - is standard input, first copied into the backfill's state")
+      ->required();
+  AddSource(c, &a->source);
+  c->add_option("--from", a->from, WindowHelp("First window (inclusive)."));
+  c->add_option("--to", a->to, WindowHelp("Last window (inclusive)."));
+  AddCommitEvery(c, &a->commit_every);
+  AddQuietProgress(c, &a->quiet);
+  c->add_flag("--dry-run", a->dry_run, "Print per window the current and the new events, count and sum; change nothing");
+  c->footer(Footer("After publishing, backfill prints the same per-window table as --dry-run.\n" + CommonExitLine(),
+                   "snapsink backfill /data/orders --version 5 --from 20261021T100000Z archive.ndjson"));
+  return {c, [a] { return CmdBackfill(*a); }};
 }
 
 }  // namespace snapsink

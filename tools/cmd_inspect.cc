@@ -3,13 +3,17 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "snapsink/sink.h"
+#include "tools/cli_errors.h"
+#include "tools/command.h"
 #include "tools/commands.h"
+#include "tools/flag_groups.h"
 
 namespace snapsink {
 namespace {
@@ -64,8 +68,6 @@ Status WarnProducersOnManyPartitions(api::ReadOnlySink* root) {
   return Status::OK();
 }
 
-}  // namespace
-
 Status CmdInspect(const InspectArgs& a) {
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));
   const OutputFormat format = a.json ? OutputFormat::kJson : OutputFormat::kTable;
@@ -91,6 +93,29 @@ Status CmdInspect(const InspectArgs& a) {
   if (a.what == "snapshots") return Print(sink->Snapshots(), format);
   if (a.what == "generations") return Print(sink->Generations(), format);
   return Status::InvalidArgument("inspect: unknown " + a.what);
+}
+
+}  // namespace
+
+Command RegisterInspect(CLI::App& app) {
+  auto a = std::make_shared<InspectArgs>();
+  auto* c = app.add_subcommand("inspect", "Show state");
+  AddRoot(c, &a->root);
+  c->add_option("WHAT", a->what, "producers, gaps, sources, windows, ids, snapshots or generations")
+      ->required()
+      ->check(OneOf({"producers", "gaps", "sources", "windows", "ids", "snapshots", "generations"}));
+  c->add_flag("--json", a->json, "One JSON object per line");
+  c->add_flag("--all", a->all, "gaps: also the accepted-gap records (snapsink gaps accept)");
+  c->footer(Footer(
+      "windows columns: window (start), version (highest sealed, 0 = none), dirty (events applied since the last "
+      "seal), closed (the watermark has passed its end), events (adds and retracts applied), count (net rows: adds "
+      "minus retracts).\nsources columns: offset (bytes committed), lines = applied + duplicates + fenced + "
+      "rejected + ignored (ignored: backfill events outside --from/--to).\n" + CommonExitLine(),
+      "snapsink inspect /data/orders windows --json"));
+  return {c, [a] {
+            if (a->all && a->what != "gaps") return Status::InvalidArgument("--all goes with inspect gaps only");
+            return CmdInspect(*a);
+          }};
 }
 
 }  // namespace snapsink

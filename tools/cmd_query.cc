@@ -1,12 +1,18 @@
 // query: rows of the current (or a given) generation (api::Reader::Query).
 #include <cstdio>
+#include <memory>
 #include <filesystem>
 
 #include "snapsink/sink.h"
+#include "tools/cli_errors.h"
+#include "tools/command.h"
 #include "tools/commands.h"
+#include "tools/flag_groups.h"
 #include "tools/window_arg.h"
 
 namespace snapsink {
+
+namespace {
 
 Status CmdQuery(const QueryArgs& a) {
   // Opened first: it tells a path that is not a root ("X is not a snapsink
@@ -79,6 +85,46 @@ Status CmdQuery(const QueryArgs& a) {
                  static_cast<unsigned long long>((*reader)->generation()), filter.c_str());
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Command RegisterQuery(CLI::App& app) {
+  struct Flags {
+    QueryArgs args;
+    std::string format = "table";
+  };
+  auto f = std::make_shared<Flags>();
+  QueryArgs* a = &f->args;
+  auto* c = app.add_subcommand("query", "Read the current (or a given) generation");
+  AddRoot(c, &a->root);
+  c->add_option("--window", a->window, WindowHelp("Only this window."));
+  c->add_option("--metric", a->metric, "Only this metric");
+  CLI::Option* key = c->add_option("--key", a->key, "Only this key");
+  c->add_option("--from", a->from, WindowHelp("Only windows from this one on (inclusive)."));
+  c->add_option("--to", a->to, WindowHelp("Only windows up to this one (inclusive)."));
+  c->add_option("--metric-prefix", a->metric_prefix, "Only metrics starting with this (a range scan)");
+  c->add_option("--key-prefix", a->key_prefix, "Only keys starting with this (a range scan)");
+  CLI::Option* rollup =
+      c->add_option("--rollup", a->rollup,
+                    "Add the rows into buckets of this duration (a multiple of the window size, aligned to the "
+                    "Unix epoch; e.g. 1d), or all: bucket, metric, key, count, sum, windows, generation");
+  c->add_option("--generation", a->generation, "Read this generation (1 or more) instead of the current one")
+      ->check(AtLeast(1));
+  c->add_option("--format", f->format, "table (default), json (one object per line) or csv")
+      ->check(OneOf({"table", "json", "csv"}));
+  c->footer(Footer(ExitStatusLine({{Exit::kOk, "ok (a filter that matches nothing says so on stderr)"},
+                                   Exit::kFailure, Exit::kCorruption}),
+                   "snapsink query /data/orders --window 2026-10-21T10:30:00Z --format json"));
+  return {c, [f, key, rollup] {
+            QueryArgs& q = f->args;
+            q.has_key = key->count() > 0;
+            q.has_rollup = rollup->count() > 0;
+            q.format = f->format == "json"  ? OutputFormat::kJson
+                       : f->format == "csv" ? OutputFormat::kCsv
+                                            : OutputFormat::kTable;
+            return CmdQuery(q);
+          }};
 }
 
 }  // namespace snapsink

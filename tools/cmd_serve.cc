@@ -1,44 +1,22 @@
-// serve: the read-only HTTP server over a root (include/snapsink/serve.h).
+// serve ROOT [--listen HOST:PORT] ...: the read-only HTTP server over a root (include/snapsink/serve.h).
 #include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <thread>
 
 #include "snapsink/serve.h"
+#include "tools/cli_errors.h"
+#include "tools/command.h"
 #include "tools/commands.h"
+#include "tools/flag_groups.h"
+#include "tools/stop_signals.h"
 #include "tools/window_arg.h"
 
 namespace snapsink {
-
-StopSignals::StopSignals() {
-  sigemptyset(&set_);
-  sigaddset(&set_, SIGTERM);
-  sigaddset(&set_, SIGINT);
-  // Blocked here, before any other thread starts, so every thread inherits
-  // the mask and only the waiting thread takes the signal.
-  pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-}
-
-void StopSignals::OnSignal(std::function<void()> fn) {
-  thread_ = std::thread([this, fn = std::move(fn)] {
-    int sig = 0;
-    sigwait(&set_, &sig);
-    if (!done_) fn();
-  });
-}
-
-StopSignals::~StopSignals() { Finish(); }
-
-void StopSignals::Finish() {
-  if (thread_.joinable()) {
-    done_ = true;
-    pthread_kill(thread_.native_handle(), SIGTERM);
-    thread_.join();
-  }
-}
 
 namespace {
 
@@ -87,6 +65,8 @@ void UseToolWindowSyntax(api::ServeOptions* o) {
   };
 }
 
+namespace {
+
 Status CmdServe(const ServeArgs& a) {
   api::ServeOptions o = a.options;
   UseToolWindowSyntax(&o);
@@ -121,6 +101,34 @@ Status CmdServe(const ServeArgs& a) {
   hangups.Finish();
   signals.Finish();  // its thread may still be in Stop: join it before the server goes
   return s;
+}
+
+}  // namespace
+
+Command RegisterServe(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  auto* c = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
+  AddRoot(c, &a->root);
+  c->add_option("--listen", a->options.listen,
+                "HOST:PORT to listen on (default 127.0.0.1:8080); :PORT listens on every interface (0.0.0.0), "
+                "PORT alone on loopback (127.0.0.1); port 0: any free");
+  AddServeLimits(c, a.get());
+  c->add_option("--tls-cert", a->options.tls_cert_file,
+                "PEM certificate (chain) file: serve HTTPS (TLS 1.2+); re-read on SIGHUP");
+  c->add_option("--tls-key", a->options.tls_key_file, "PEM private key file of --tls-cert; re-read on SIGHUP");
+  c->add_option("--token-file", a->options.token_file,
+                "Access tokens, one a line (name:token); every request but /healthz needs "
+                "'Authorization: Bearer TOKEN'; mode 600; re-read on SIGHUP");
+  c->add_flag("--insecure", a->options.insecure,
+              "Allow a non-loopback --listen without --tls-cert/--tls-key and --token-file (warns)");
+  c->add_option("--access-log", a->access_log,
+                "Append the access log (one line a request) to this file instead of stderr; reopened on SIGHUP");
+  c->add_flag("--quiet", a->quiet, "No access log");
+  c->footer(Footer("Endpoints: /v1/query /v1/windows /v1/generations /v1/status /metrics /healthz. "
+                   "Beyond loopback: --tls-cert, --tls-key and --token-file, or --insecure. SIGHUP re-reads them. " +
+                       ExitStatusLine({{Exit::kOk, "after SIGTERM/SIGINT"}, Exit::kFailure}),
+                   "snapsink serve /data/orders --listen 127.0.0.1:8080"));
+  return {c, [a] { return CmdServe(*a); }};
 }
 
 }  // namespace snapsink

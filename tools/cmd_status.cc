@@ -2,10 +2,13 @@
 // --json is api::ReadOnlySink::StatusJson).
 #include <cerrno>
 #include <cstdio>
+#include <memory>
 #include <cstring>
 
 #include "snapsink/sink.h"
+#include "tools/command.h"
 #include "tools/commands.h"
+#include "tools/flag_groups.h"
 
 namespace snapsink {
 namespace {
@@ -121,8 +124,6 @@ void PrintPartitions(const std::vector<api::ReadOnlySink::PartitionOwnerInfo>& p
   }
 }
 
-}  // namespace
-
 Status CmdStatus(const std::string& path, bool json, const std::string& html_file) {
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
   if (!html_file.empty()) {
@@ -146,6 +147,28 @@ Status CmdStatus(const std::string& path, bool json, const std::string& html_fil
   SNAPSINK_ASSIGN_OR_RETURN(const auto parts, sink->PartitionOwners());
   if (!parts.empty()) PrintPartitions(parts);
   return Status::OK();
+}
+
+}  // namespace
+
+Command RegisterStatus(CLI::App& app) {
+  struct Flags {
+    std::string root;
+    bool json = false;
+    std::string html;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand(
+      "status",
+      "Settings, watermark, current generation, windows by state, open and staged windows, sources, gaps, disk use");
+  AddRoot(c, &f->root);
+  c->add_flag("--json", f->json, "One JSON object");
+  c->add_option("--html", f->html,
+                "Write the status page (what `serve` answers GET / with) to FILE: windows, generations, gaps, "
+                "sources, health and disk use")
+      ->type_name("FILE");
+  c->footer(Footer(ExitStatusLine({Exit::kOk, Exit::kFailure}), "snapsink status /data/orders --json"));
+  return {c, [f] { return CmdStatus(f->root, f->json, f->html); }};
 }
 
 }  // namespace snapsink

@@ -1,10 +1,15 @@
 // verify: re-check every kept generation (api::ReadOnlySink::Verify).
 #include <cstdio>
+#include <memory>
 
 #include "snapsink/sink.h"
+#include "tools/command.h"
 #include "tools/commands.h"
+#include "tools/flag_groups.h"
 
 namespace snapsink {
+
+namespace {
 
 Status CmdVerify(const std::string& path) {
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
@@ -16,6 +21,17 @@ Status CmdVerify(const std::string& path) {
   for (const std::string& w : report.warnings) std::printf("warning: %s\n", w.c_str());
   if (s.ok()) std::printf("ok: %zu snapshot(s) verified\n", report.snapshots_checked);
   return s;
+}
+
+}  // namespace
+
+Command RegisterVerify(CLI::App& app) {
+  auto root = std::make_shared<std::string>();
+  auto* c = app.add_subcommand("verify", "Re-check every published snapshot; " + ExitText(Exit::kCorruption) +
+                                             " on corruption");
+  AddRoot(c, root.get());
+  c->footer(Footer(ExitStatusLine({Exit::kOk, Exit::kFailure, Exit::kCorruption}), "snapsink verify /data/orders"));
+  return {c, [root] { return CmdVerify(*root); }};
 }
 
 }  // namespace snapsink

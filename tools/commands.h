@@ -1,15 +1,12 @@
-// The commands of the snapsink tool (SPEC 6). Each returns a Status; main()
-// turns it into the exit status with ExitCodeFor and prints its message.
+// The arguments of the tool's commands, as their flags fill them (the flag
+// groups of tools/flag_groups.h bind to these), and the few helpers more than
+// one command file calls. Each command's own code is file-local in
+// tools/cmd_<command>.cc; main() wires them through tools/command.h.
 #pragma once
 
-#include <signal.h>
-
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "snapsink/serve.h"
@@ -17,8 +14,6 @@
 #include "tools/table.h"
 
 namespace snapsink {
-
-int ExitCodeFor(const Status& s);
 
 struct InitArgs {
   std::string root;
@@ -30,7 +25,6 @@ struct InitArgs {
   std::string retain;              // empty: keep every window
   std::string max_ahead;           // 0: no limit; empty: 1d with --retain, else no limit
 };
-Status CmdInit(const InitArgs& a);
 
 struct IngestArgs {
   std::string root;
@@ -42,7 +36,6 @@ struct IngestArgs {
   bool id_from_content = false;
   bool final = false;  // run --final: the inputs will not grow (a last line without '\n' is taken or rejected)
 };
-Status CmdIngest(const IngestArgs& a);
 
 struct InspectArgs {
   std::string root;
@@ -50,15 +43,12 @@ struct InspectArgs {
   bool json = false;
   bool all = false;  // gaps: also the accepted-gap records
 };
-Status CmdInspect(const InspectArgs& a);
 
 struct SealArgs {
   std::string root;
   std::vector<std::string> windows;
   bool all = false;
 };
-Status CmdSeal(const SealArgs& a);
-Status CmdPublish(const std::string& root);
 
 struct RunArgs {
   IngestArgs ingest;
@@ -69,14 +59,13 @@ struct RunArgs {
   std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
   uint64_t keep_generations = 2;       // --follow: gc after each publish keeps this many
   bool keep_generations_given = false;
-  // run --kafka BROKERS --topic T --group G: consume a topic (tools/cmd_kafka.cc)
+  // run --kafka BROKERS --topic T --group G: consume a topic (tools/cmd_run_kafka.cc)
   std::string kafka, topic, group;
   std::string kafka_start = "earliest";
   std::vector<std::string> kafka_config;  // KEY=VALUE, as kcat -X
   std::string state;                      // --state DIR: per-partition states, shared ROOT (SPEC 12)
   uint64_t checkpoint_every = 100000;     // --checkpoint-every N: offsets between a partition's checkpoints
 };
-Status CmdRun(const RunArgs& a);
 // run --kafka: utilities/kafka/ (kafka::Run) with the tool's printing and signals.
 Status CmdRunKafka(const RunArgs& a);
 
@@ -91,20 +80,11 @@ struct QueryArgs {
   uint64_t generation = 0;
   OutputFormat format = OutputFormat::kTable;
 };
-Status CmdQuery(const QueryArgs& a);
 
-Status CmdVerify(const std::string& root);
-Status CmdGc(const std::string& root, uint64_t keep_generations);
-// gc --producers-idle D: retires producers idle for D of event time.
-Status CmdRetireProducers(const std::string& root, const std::string& idle);
 // "0" or a duration (>= 0) for --retain and --max-ahead; their display.
 bool ParseHistoryDuration(const std::string& text, int64_t* ms);
 std::string RetainText(int64_t ms);    // "every window" for 0
 std::string MaxAheadText(int64_t ms);  // "no limit" for 0
-// gc --retain D / --max-ahead D: changes the history settings (empty: unchanged).
-Status CmdSetHistory(const std::string& root, const std::string& retain, const std::string& max_ahead);
-Status CmdRollback(const std::string& root, uint64_t generation, bool dry_run);
-Status CmdUpgrade(const std::string& root, bool dry_run);
 
 struct BackfillArgs {
   std::string root;
@@ -116,7 +96,6 @@ struct BackfillArgs {
   bool quiet = false;
   bool dry_run = false;  // print the per-window impact, change nothing
 };
-Status CmdBackfill(const BackfillArgs& a);
 
 struct ServeArgs {
   std::string root;
@@ -125,37 +104,8 @@ struct ServeArgs {
   std::string access_log;  // empty: stderr
   bool quiet = false;      // no access log
 };
-Status CmdServe(const ServeArgs& a);
 // Gives a server the tool's window syntax (tools/window_arg.h) for ?window=.
 void UseToolWindowSyntax(api::ServeOptions* o);
-
-// SIGTERM/SIGINT as an event: construct before starting threads (it blocks
-// the signals in this thread, which they inherit); OnSignal runs fn on a
-// thread of its own at the first signal.
-class StopSignals {
- public:
-  StopSignals();
-  ~StopSignals();
-  void OnSignal(std::function<void()> fn);
-  // Joins the signal thread (after fn, if a signal came): call it before
-  // what fn uses is destroyed.
-  void Finish();
-
- private:
-  sigset_t set_;
-  std::thread thread_;
-  std::atomic<bool> done_{false};
-};
-
-}  // namespace snapsink
-
-namespace snapsink {
-
-// status ROOT [--json]: see api::ReadOnlySink::GetStatus.
-// html: also write the status page (sink/status_page.h) to this file ("": none).
-Status CmdStatus(const std::string& root, bool json, const std::string& html = "");
-// metrics ROOT: see api::ReadOnlySink::MetricsText.
-Status CmdMetrics(const std::string& root);
 
 // gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see api::Sink::AcceptGaps.
 struct GapsArgs {
@@ -166,6 +116,5 @@ struct GapsArgs {
   std::optional<uint32_t> epoch;
   std::string range;
 };
-Status CmdGaps(const GapsArgs& a);
 
 }  // namespace snapsink

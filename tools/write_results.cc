@@ -57,4 +57,12 @@ void PrintImpact(const std::vector<api::WindowImpact>& impact) {
                OutputFormat::kTable);
 }
 
+void PrintPublishResult(const api::PublishResult& r) {
+  if (r.generation == 0) {
+    std::printf("nothing to publish\n");
+  } else {
+    PrintPublished(r);
+  }
+}
+
 }  // namespace snapsink

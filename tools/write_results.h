@@ -1,4 +1,4 @@
-// How the writing commands (seal, run, backfill) print what they did.
+// How the writing commands (seal, publish, run, backfill) print what they did.
 #pragma once
 
 #include <vector>
@@ -16,6 +16,9 @@ void PrintNothingToSeal(const api::UnsealedWindows& why, const char* flag);
 
 // "published generation G: N window(s)" on stdout.
 void PrintPublished(const api::PublishResult& r);
+
+// What publish (and run) did: PrintPublished, or "nothing to publish".
+void PrintPublishResult(const api::PublishResult& r);
 
 // The per-window impact table of backfill (and its --dry-run) on stdout.
 void PrintImpact(const std::vector<api::WindowImpact>& impact);

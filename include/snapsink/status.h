@@ -2,9 +2,9 @@
 //
 // Every call that can fail returns a Status (or a Result<T> holding either a
 // value or a non-OK Status). The engine uses the same types internally
-// (engine/status.h forwards here). The Code of a Status decides the process
-// exit status of the command line tool (see ExitCodeFor in tools/), so add a
-// code only together with its exit status.
+// (engine/status.h forwards here). code() says which kind of failure it is;
+// what a program makes of a kind (the snapsink tool: its exit status) is up
+// to the program.
 //
 // Self-contained: standard library only, like every header under
 // include/snapsink/.
@@ -23,13 +23,13 @@ class [[nodiscard]] Status {
   enum class Code {
     kOk = 0,
     kNotFound,         // a file, root, generation or window that is not there
-    kInvalidArgument,  // bad usage of a command or API (exit 1)
+    kInvalidArgument,  // a bad argument or call
     kIOError,          // the operating system said no
-    kCorruption,       // a checksum, magic or format did not hold (exit 10)
-    kBadInput,         // an input line broke the event contract (exit 2)
-    kGap,              // a sequence gap under --on-gap stop (exit 3)
-    kReconcile,        // staged counts differ from the ledger (exit 4)
-    kLocked,           // another writer holds the root (exit 5)
+    kCorruption,       // a checksum, magic or format did not hold
+    kBadInput,         // an input line broke the event contract (IngestOptions::stop_on_error)
+    kGap,              // a sequence gap under GapPolicy::kStop
+    kReconcile,        // staged counts differ from the ledger
+    kLocked,           // another writer holds the root
   };
 
   Status() = default;

@@ -6,6 +6,7 @@
 
 #include "snapsink/sink.h"
 #include "tools/commands.h"
+#include "tools/stop_signals.h"
 #include "tools/write_results.h"
 #include "utilities/kafka/kafka_run.h"
 #include "utilities/kafka/partition_states.h"

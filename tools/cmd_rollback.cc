@@ -1,30 +1,14 @@
-// gc, rollback and upgrade (verify: cmd_verify.cc).
+// rollback ROOT --generation G [--dry-run]: publishes a copy of generation
+// G and rewinds the window state to match (api::Sink::Rollback).
 #include <cstdio>
+#include <memory>
 
 #include "snapsink/sink.h"
-#include "tools/commands.h"
+#include "tools/cli_errors.h"
+#include "tools/command.h"
+#include "tools/flag_groups.h"
 
 namespace snapsink {
-
-Status CmdGc(const std::string& path, uint64_t keep) {
-  auto sink = api::Sink::Open(path);
-  if (!sink.ok()) return sink.status();
-  auto r = (*sink)->Gc(keep);
-  if (!r.ok()) return r.status();
-  for (uint64_t g : r->removed_generations) std::printf("removed generation %llu\n", static_cast<unsigned long long>(g));
-  for (const std::string& s : r->removed_snapshots) std::printf("removed snapshot %s\n", s.c_str());
-  for (const std::string& t : r->removed_temp_files) std::printf("removed %s (a temporary file a crash left)\n", t.c_str());
-  if (r->removed_parts > 0) {
-    std::printf("removed %llu manifest part(s) no kept generation names\n", static_cast<unsigned long long>(r->removed_parts));
-  }
-  for (uint64_t g : r->pinned) std::printf("kept generation %llu: pinned by a reader\n", static_cast<unsigned long long>(g));
-  if (r->removed_generations.empty() && r->removed_snapshots.empty() && r->removed_temp_files.empty() &&
-      r->removed_parts == 0) {
-    std::printf("nothing to remove (keeping the newest %llu generation(s) and what they use)\n",
-                static_cast<unsigned long long>(keep));
-  }
-  return Status::OK();
-}
 
 namespace {
 
@@ -39,8 +23,6 @@ Result<api::RollbackResult> DoRollback(const std::string& path, uint64_t generat
   if (!sink.ok()) return sink.status();
   return (*sink)->Rollback(generation);
 }
-
-}  // namespace
 
 Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
   auto r = DoRollback(path, generation, dry_run);
@@ -69,23 +51,25 @@ Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
   return Status::OK();
 }
 
-Status CmdUpgrade(const std::string& path, bool dry_run) {
-  auto r = api::Sink::Upgrade(path, dry_run);
-  if (!r.ok()) return r.status();
-  if (r->nothing_to_do) {
-    std::printf("%s is already of format %llu; nothing to do\n", path.c_str(),
-                static_cast<unsigned long long>(r->format_after));
-    return Status::OK();
-  }
-  for (const std::string& line : r->actions) std::printf("%s\n", line.c_str());
-  if (dry_run) {
-    std::printf("dry run: nothing changed (format %llu -> %llu)\n", static_cast<unsigned long long>(r->format_before),
-                static_cast<unsigned long long>(r->format_after));
-  } else {
-    std::printf("upgraded %s from format %llu to %llu\n", path.c_str(),
-                static_cast<unsigned long long>(r->format_before), static_cast<unsigned long long>(r->format_after));
-  }
-  return Status::OK();
+struct RollbackArgs {
+  std::string root;
+  uint64_t generation = 0;
+  bool dry_run = false;
+};
+
+}  // namespace
+
+Command RegisterRollback(CLI::App& app) {
+  auto a = std::make_shared<RollbackArgs>();
+  auto* c = app.add_subcommand(
+      "rollback",
+      "Publish a new generation with generation G's windows and versions, and rewind the window state to match. "
+      "Prints, per window, the events that leave the live view.");
+  AddRoot(c, &a->root);
+  c->add_option("--generation", a->generation, "The generation to copy (1 or more)")->required()->check(AtLeast(1));
+  c->add_flag("--dry-run", a->dry_run, "Print what would change; change nothing");
+  c->footer(Footer(CommonExitLine(), "snapsink rollback /data/orders --generation 3"));
+  return {c, [a] { return CmdRollback(a->root, a->generation, a->dry_run); }};
 }
 
 }  // namespace snapsink

@@ -1,0 +1,130 @@
+// run ROOT FILE... [--final] [--follow]: ingest, seal closed windows,
+// publish (api::Sink::Run, api::Sink::Follow); run --kafka: cmd_run_kafka.cc.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "snapsink/serve.h"
+#include "snapsink/sink.h"
+#include "tools/command.h"
+#include "tools/commands.h"
+#include "tools/flag_groups.h"
+#include "tools/ingest_options.h"
+#include "tools/stop_signals.h"
+#include "tools/write_results.h"
+
+namespace snapsink {
+
+namespace {
+
+Status RunFollow(const RunArgs& a) {
+  if (a.final) return Status::InvalidArgument("--final and --follow exclude each other");
+  if (a.ingest.files.empty() || std::find(a.ingest.files.begin(), a.ingest.files.end(), "-") != a.ingest.files.end()) {
+    return Status::InvalidArgument("--follow reads files and directories, not standard input");
+  }
+  if (!a.ingest.source.empty()) return Status::InvalidArgument("--source does not go with --follow");
+  api::FollowOptions o;
+  o.inputs = a.ingest.files;
+  o.commit_every = a.ingest.commit_every;
+  o.stop_on_error = a.ingest.on_error == "stop";
+  o.id_from_content = a.ingest.id_from_content;
+  o.keep_generations = a.keep_generations;
+  if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
+    return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
+  }
+  if (!api::ParseDuration(a.poll, &o.poll_ms) || o.poll_ms <= 0) {
+    return Status::InvalidArgument("--poll " + a.poll + ": expected a duration such as 1s");
+  }
+  o.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {
+    PrintSealed(sealed);
+    std::fflush(stdout);
+  };
+  o.on_published = [](const api::PublishResult& r) {
+    PrintPublished(r);
+    std::fflush(stdout);
+  };
+  StopSignals signals;  // before any thread starts
+  auto sink = api::Sink::Open(a.ingest.root);
+  if (!sink.ok()) return sink.status();
+  api::FollowStop stop;
+  std::unique_ptr<api::Server> server;
+  if (!a.serve.empty()) {
+    api::ServeOptions so;
+    so.listen = a.serve;
+    UseToolWindowSyntax(&so);
+    // Through the writer's handle: one LMDB environment per process.
+    auto started = api::Server::Start(**sink, so);
+    if (!started.ok()) return started.status();
+    server = std::move(*started);
+    std::printf("serving %s on http://%s\n", (*sink)->path().c_str(), server->address().c_str());
+    std::fflush(stdout);
+  }
+  signals.OnSignal([&] {
+    stop.Stop();
+    if (server) server->Stop();
+  });
+  Status s = (*sink)->Follow(o, &stop);
+  Status serve_status;
+  if (server) {
+    server->Stop();
+    serve_status = server->Wait();
+  }
+  signals.Finish();  // its thread may still be in Stop: join it before those go
+  SNAPSINK_RETURN_IF_ERROR(s);
+  return serve_status;
+}
+
+Status CmdRun(const RunArgs& a) {
+  if (a.keep_generations_given && !a.follow) return Status::InvalidArgument("--keep-generations goes with --follow");
+  if (!a.kafka.empty()) return CmdRunKafka(a);
+  if (!a.topic.empty() || !a.group.empty() || !a.kafka_config.empty()) {
+    return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");
+  }
+  if (a.ingest.files.empty()) return Status::InvalidArgument("run: give FILE... or --kafka BROKERS");
+  if (a.follow) return RunFollow(a);
+  if (!a.serve.empty()) return Status::InvalidArgument("--serve goes with --follow");
+  auto sink = api::Sink::Open(a.ingest.root);
+  if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a.ingest));
+  std::unique_ptr<Progress> progress;
+  api::RunOptions o;
+  o.ingest = IngestOptionsFor(a.ingest, &progress);
+  o.final = a.final;
+  api::RunResult r;
+  Status s = (*sink)->Run(o, &r);
+  // Printed as far as the job got: what was sealed (or why nothing was), then the publish.
+  PrintSealed(r.sealed);
+  if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, "--final");
+  if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
+  PrintPublishResult(r.publish);  // a stop publishes what came before it
+  return s;
+}
+
+}  // namespace
+
+Command RegisterRun(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  auto* c = app.add_subcommand("run", "Ingest, seal closed windows, publish");
+  AddRoot(c, &a->ingest.root);
+  c->add_option("FILE", a->ingest.files, "NDJSON files; - is standard input (or --kafka instead)");
+  AddInputFlags(c, &a->ingest);
+  c->add_flag("--final", a->final, "Seal every window, for the end of an input");
+  AddQuietProgress(c, &a->ingest.quiet);
+  CLI::Option* keep = AddFollowFlags(c, a.get());
+  AddIdFromContent(c, &a->ingest.id_from_content);
+  AddKafkaFlags(c, a.get());
+  c->footer(kEventFields +
+            Footer(ExitStatusLine({Exit::kOk, Exit::kFailure, Exit::kBadInput,
+                                   {Exit::kGap, "gap under --on-gap stop, or a Kafka position deleted by retention "
+                                                "(see snapsink gaps accept --source)"},
+                                   Exit::kReconcile, Exit::kLocked}),
+                   "snapsink run /data/orders events.ndjson --final\n"
+                   "         snapsink run /data/orders --kafka broker1:9092 --topic orders --group snapsink "
+                   "--follow"));
+  return {c, [a, keep] {
+            a->keep_generations_given = keep->count() > 0;
+            return CmdRun(*a);
+          }};
+}
+
+}  // namespace snapsink

@@ -1,0 +1,117 @@
+#include "tools/flag_groups.h"
+
+#include "tools/cli_errors.h"
+#include "tools/window_arg.h"
+
+namespace snapsink {
+
+CLI::Option* AddRoot(CLI::App* c, std::string* root) {
+  return c->add_option("ROOT", *root, "The root directory (made by snapsink init)")->required();
+}
+
+std::string WindowHelp(const std::string& what) {
+  return (what.empty() ? "" : what + " ") + "A window: " + kWindowForms;
+}
+
+std::string Footer(const std::string& exit_line, const std::string& example) {
+  return exit_line + "\nExample: " + example;
+}
+
+std::string CommonExitLine() {
+  return ExitStatusLine({Exit::kOk, Exit::kFailure, {Exit::kLocked, "root locked by another writer"}});
+}
+
+const char kEventFields[] =
+    "Input: NDJSON, one event object per line; fields (docs/EVENTS.md):\n"
+    "  producer  string 1..128 bytes; required with seq\n"
+    "  epoch     integer 0..2^32-1; default 0 (a higher epoch fences lower ones)\n"
+    "  seq       integer 0..2^63-1; required unless id (or --id-from-content) dedups the event\n"
+    "  id        string 1..128 bytes; dedup key of an event without seq\n"
+    "  ts        RFC 3339 string or integer ms since the Unix epoch; required\n"
+    "  metric    string 1..128 bytes; required\n"
+    "  key       string 0..256 bytes; default \"\"\n"
+    "  value     JSON number, at most 6 decimal places; default 1\n"
+    "  op        \"add\" or \"retract\"; default \"add\"\n"
+    "Each line counts once: lines = applied + duplicates + fenced + rejected + ignored; bad lines go to "
+    "ROOT/rejects/<source>.ndjson.\n";
+
+void AddSource(CLI::App* c, std::string* source) {
+  c->add_option("--source", *source, "Source name (default: the path as given; one FILE only)");
+}
+
+void AddCommitEvery(CLI::App* c, uint64_t* commit_every) {
+  c->add_option("--commit-every", *commit_every, "Lines per transaction (default 10000)")->check(AtLeast(1));
+}
+
+void AddInputFlags(CLI::App* c, IngestArgs* a) {
+  AddSource(c, &a->source);
+  AddCommitEvery(c, &a->commit_every);
+  c->add_option("--on-error", a->on_error,
+                "skip (default): reject bad lines to rejects/; stop: " + ExitText(Exit::kBadInput))
+      ->check(OneOf({"skip", "stop"}));
+}
+
+void AddQuietProgress(CLI::App* c, bool* quiet) { c->add_flag("--quiet", *quiet, "No progress on stderr"); }
+
+void AddIdFromContent(CLI::App* c, bool* id_from_content) {
+  c->add_flag("--id-from-content", *id_from_content,
+              "Events without seq or id are deduplicated by a hash of their content");
+}
+
+CLI::Option* AddFollowFlags(CLI::App* c, RunArgs* a) {
+  c->add_flag("--follow", a->follow,
+              "Keep reading: appended lines of each FILE (following rotation), every *.ndjson appearing in each "
+              "DIR; seal as the watermark closes windows; stop on SIGTERM/SIGINT");
+  c->add_option("--publish-every", a->publish_every, "--follow: publish at most this often (default 10s)");
+  c->add_option("--poll", a->poll, "--follow: longest sleep between reads when inotify says nothing (default 1s)");
+  CLI::Option* keep = c->add_option("--keep-generations", a->keep_generations,
+                                    "--follow: gc after each publish keeps this many newest generations, the "
+                                    "current one and every one a reader holds (default 2)")
+                          ->check(AtLeast(1));
+  c->add_option("--serve", a->serve,
+                "--follow: also serve HTTP on a loopback HOST:PORT, or PORT (loopback), as snapsink serve but "
+                "without TLS, tokens or access log: use snapsink serve for those");
+  return keep;
+}
+
+void AddKafkaFlags(CLI::App* c, RunArgs* a) {
+  c->add_option("--kafka", a->kafka,
+                "Instead of FILE: consume a Kafka topic from these bootstrap brokers (host:port,...); each "
+                "partition P is the source kafka:T/P, its offset kept in the root (README, Kafka)");
+  c->add_option("--topic", a->topic, "--kafka: the topic T");
+  c->add_option("--group", a->group, "--kafka: the consumer group G");
+  c->add_option("--kafka-start", a->kafka_start,
+                "--kafka: where a partition the root has never seen starts: earliest (default) or latest")
+      ->check(OneOf({"earliest", "latest"}));
+  c->add_option("--kafka-config", a->kafka_config,
+                "--kafka: a librdkafka property KEY=VALUE (repeatable, as kcat -X); those that would let Kafka "
+                "decide a position (enable.auto.commit, auto.offset.reset, ...) are refused");
+  c->add_option("--state", a->state,
+                "--kafka: many processes share the topic (README, Running many processes): each partition's "
+                "state lives in its own LMDB environment under this local DIR, fenced by owner epochs in ROOT");
+  c->add_option("--checkpoint-every", a->checkpoint_every,
+                "--state: a checkpoint of a partition's state into ROOT once its position has moved N offsets "
+                "past the last one (default 100000; 0: only when the partition is closed), and always when "
+                "it is closed cleanly")
+      ->check(CLI::NonNegativeNumber);
+}
+
+void AddServeLimits(CLI::App* c, ServeArgs* a) {
+  c->add_option("--threads", a->options.threads, "Worker threads, one connection each at a time (default 8)")
+      ->check(CLI::Range(1, 256));
+  c->add_option("--max-connections", a->options.max_connections,
+                "Connections in service at once; beyond: 503 and closed (default 64)")
+      ->check(CLI::Range(1, 65536));
+  c->add_option("--read-timeout", a->read_timeout,
+                "A client silent this long mid-request is answered 400, then closed after the keep-alive timeout "
+                "(default 5s)");
+  c->add_option("--write-timeout", a->write_timeout,
+                "A client not taking the answer for this long is disconnected (default 5s)");
+  c->add_option("--keep-alive-timeout", a->keep_alive_timeout,
+                "An idle keep-alive connection is closed after this, whole seconds (default 5s)");
+  c->add_option("--max-request-bytes", a->options.max_request_bytes,
+                "Largest request body; beyond: 413 (default 65536; request line: 8 KiB, beyond: 414)")
+      ->check(AtLeast(1));
+}
+
+}  // namespace snapsink

@@ -1,0 +1,50 @@
+// Flags and --help texts more than one command shares, each defined once:
+// ROOT, the window syntax, the input flags of ingest/run/backfill, the
+// follow and Kafka flags of run, the serve limits, and a command's footer.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/commands.h"
+#include "tools/exit_codes.h"
+
+namespace snapsink {
+
+// The required ROOT argument of every command but init.
+CLI::Option* AddRoot(CLI::App* c, std::string* root);
+
+// "<what> A window: <the forms of tools/window_arg.h>" (what may be "").
+std::string WindowHelp(const std::string& what);
+
+// A command's footer: its "Exit status: ..." line, then an example.
+std::string Footer(const std::string& exit_line, const std::string& example);
+// The exit line of commands that take ROOT's lock and say nothing more.
+std::string CommonExitLine();
+
+// The input format in brief (ingest and run); docs/EVENTS.md has it in full.
+extern const char kEventFields[];
+
+// --source, --commit-every and --on-error of ingest and run.
+void AddInputFlags(CLI::App* c, IngestArgs* a);
+// --source NAME (ingest, run, backfill).
+void AddSource(CLI::App* c, std::string* source);
+// --commit-every N (ingest, run, backfill).
+void AddCommitEvery(CLI::App* c, uint64_t* commit_every);
+// --quiet: no progress on stderr (ingest, run, backfill).
+void AddQuietProgress(CLI::App* c, bool* quiet);
+// --id-from-content (ingest, run).
+void AddIdFromContent(CLI::App* c, bool* id_from_content);
+
+// run --follow and what goes with it: --publish-every, --poll,
+// --keep-generations (its option, to tell given from default), --serve.
+CLI::Option* AddFollowFlags(CLI::App* c, RunArgs* a);
+// run --kafka and what goes with it: --topic, --group, --kafka-start,
+// --kafka-config, --state, --checkpoint-every.
+void AddKafkaFlags(CLI::App* c, RunArgs* a);
+
+// serve's limits: --threads, --max-connections, the timeouts, --max-request-bytes.
+void AddServeLimits(CLI::App* c, ServeArgs* a);
+
+}  // namespace snapsink
