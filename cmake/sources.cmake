@@ -46,6 +46,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/old_formats.cc
   publish/partition_merge.cc
   publish/partition_seals.cc
+  publish/partition_seals_gc.cc
   publish/publisher.cc
   publish/query_rows.cc
   publish/reader.cc
@@ -190,6 +191,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/owner_epoch_test.cc
   tests/checkpoint_test.cc
   tests/partition_seals_test.cc
+  tests/partition_upkeep_test.cc
   tests/parse_ahead_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc

@@ -14,6 +14,7 @@
 #include "publish/checked_json.h"
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
+#include "publish/partition_seals.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
 
@@ -291,7 +292,8 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     }
     if (left == 0) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
   }
-  return env->SyncDir(filenames::SnapshotsDir(root));
+  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
+  return RemoveReplacedSealRecords(env, root, &result->removed_seal_records);
 }
 
 }  // namespace snapsink

@@ -51,6 +51,18 @@ bool UnhexBytes(std::string_view h, std::string* out) {
   return true;
 }
 
+// `topic` (its bytes in hex) and `partition` (0..INT32_MAX) of a seal record or progress.
+Status ReadTopicPartition(MemberReader& r, simdjson::dom::object o, std::string* topic, int32_t* partition) {
+  std::string hex;
+  int64_t p = 0;
+  SNAPSINK_RETURN_IF_ERROR(r.String(o, "topic", &hex));
+  if (!UnhexBytes(hex, topic)) return r.Bad("topic", "not hex");
+  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "partition", &p));
+  if (p < 0 || p > INT32_MAX) return r.Bad("partition", "out of range");
+  *partition = static_cast<int32_t>(p);
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string PartitionSource(const std::string& topic, int32_t partition) {
@@ -79,12 +91,7 @@ Status PartitionSealRecord::Decode(std::string_view text, const std::string& nam
   SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kSealFormat, kRecordFormatVersion, &r, &parser, &o, name));
   PartitionSealRecord s;
   std::string hex;
-  int64_t partition = 0;
-  SNAPSINK_RETURN_IF_ERROR(r.String(o, "topic", &hex));
-  if (!UnhexBytes(hex, &s.topic)) return r.Bad("topic", "not hex");
-  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "partition", &partition));
-  if (partition < 0 || partition > INT32_MAX) return r.Bad("partition", "out of range");
-  s.partition = static_cast<int32_t>(partition);
+  SNAPSINK_RETURN_IF_ERROR(ReadTopicPartition(r, o, &s.topic, &s.partition));
   SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "epoch", UINT64_MAX, &s.epoch));
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "window_ms", &s.window_ms));
   SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "version", UINT64_MAX, &s.version));
@@ -135,13 +142,8 @@ Status PartitionProgress::Decode(std::string_view text, const std::string& name,
   simdjson::dom::object o;
   SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kProgressFormat, kRecordFormatVersion, &r, &parser, &o, name));
   PartitionProgress p;
-  std::string hex;
-  int64_t partition = 0, has_ts = 0, ts = 0;
-  SNAPSINK_RETURN_IF_ERROR(r.String(o, "topic", &hex));
-  if (!UnhexBytes(hex, &p.topic)) return r.Bad("topic", "not hex");
-  SNAPSINK_RETURN_IF_ERROR(r.Int(o, "partition", &partition));
-  if (partition < 0 || partition > INT32_MAX) return r.Bad("partition", "out of range");
-  p.partition = static_cast<int32_t>(partition);
+  int64_t has_ts = 0, ts = 0;
+  SNAPSINK_RETURN_IF_ERROR(ReadTopicPartition(r, o, &p.topic, &p.partition));
   SNAPSINK_RETURN_IF_ERROR(r.Uint(o, "epoch", UINT64_MAX, &p.epoch));
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "position", &p.position));
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "high_watermark", &p.high_watermark));

@@ -120,4 +120,17 @@ struct MergedPublishResult {
 // REQUIRES: root opened writable (LMDB), LOCK not held by the caller.
 Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result);
 
+// gc (publish/partition_seals_gc.cc): removes, for each partition in
+// root/partitions/, every seal record that a newer accepted seal of the same
+// window replaced (progress names another record of the window, recorded
+// further into the partition). Accepted records, records of windows with no
+// accepted seal and records at or past the accepted one (a round whose
+// progress is not written yet) are kept. Each partition is done under its
+// claim lock (waiting up to 10 s; a partition still locked is left for the
+// next gc). Appends each removed record's path relative to root.
+// A record is removed seal.json first (crash point gc.seal_record between
+// the two): a record in place without seal.json is one gc began to remove.
+// REQUIRES: the caller holds root's LOCK.
+Status RemoveReplacedSealRecords(Env* env, const std::string& root, std::vector<std::string>* removed);
+
 }  // namespace snapsink

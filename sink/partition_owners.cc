@@ -1,18 +1,50 @@
 // The operator's view of the partitions processes share through ROOT
-// (docs/SCALE-OUT.md): for each owners/<name>/, the newest claim and the
-// newest checkpoint, in `status --json` and `metrics` of ROOT (the status
+// (docs/SCALE-OUT.md): for each owners/<name>/, the newest claim, the
+// newest checkpoint and the last progress write (position, high watermark,
+// lag, last seal), in `status --json` and `metrics` of ROOT (the status
 // text is tools/cmd_status.cc's).
 #include <prometheus/gauge.h>
 
 #include <algorithm>
 #include <memory>
+#include <tuple>
 
 #include "engine/filenames.h"
 #include "engine/json_escape.h"
+#include "engine/timeutil.h"
+#include "publish/partition_seals.h"
 #include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
+namespace {
+
+// partitions/<name>/progress as the operator sees it; nullopt when there is none yet.
+Result<std::optional<ReadOnlySink::PartitionProgressInfo>> ReadProgressInfo(Env* env, const std::string& root,
+                                                                            const std::string& name) {
+  PartitionProgress progress;
+  Status s = ReadPartitionProgress(env, root, name, &progress);
+  if (s.IsNotFound()) return std::optional<ReadOnlySink::PartitionProgressInfo>();
+  SNAPSINK_RETURN_IF_ERROR(s);
+  ReadOnlySink::PartitionProgressInfo info;
+  info.epoch = progress.epoch;
+  info.position = progress.position;
+  info.high_watermark = progress.high_watermark;
+  info.lag = std::max<int64_t>(0, progress.high_watermark - progress.position);
+  const PartitionSealRef* last = nullptr;
+  for (const PartitionSealRef& r : progress.seals) {
+    if (last == nullptr || std::tie(r.to, r.window_ms) > std::tie(last->to, last->window_ms)) last = &r;
+  }
+  if (last != nullptr) {
+    info.last_seal_window_ms = last->window_ms;
+    info.last_seal_version = last->version;
+    info.last_seal_epoch = last->epoch;
+    info.last_seal_to = last->to;
+  }
+  return std::optional<ReadOnlySink::PartitionProgressInfo>(info);
+}
+
+}  // namespace
 
 Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> ReadOnlySink::PartitionOwners() const {
   Env* env = impl_->root->env();
@@ -27,7 +59,8 @@ Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> ReadOnlySink::PartitionOwn
     // The owners' directory name is a sanitized source: sanitizing it again changes nothing.
     SNAPSINK_ASSIGN_OR_RETURN(OwnerClaim claim, NewestOwner(name));
     if (claim.epoch == 0) continue;
-    PartitionOwnerInfo p{name, claim.epoch, claim.who, std::nullopt};
+    PartitionOwnerInfo p{name, claim.epoch, claim.who, std::nullopt, std::nullopt};
+    SNAPSINK_ASSIGN_OR_RETURN(p.progress, ReadProgressInfo(env, impl_->root->path(), name));
     SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, Checkpoints(name));
     if (!checkpoints.empty()) {
       p.checkpoint = checkpoints.front();
@@ -58,6 +91,23 @@ std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerIn
     } else {
       j += "null";
     }
+    // As of the owner's last progress write: null before its first recorded round.
+    j += ",\"progress\":";
+    if (const auto& g = p.progress) {
+      j += "{\"epoch\":" + std::to_string(g->epoch) + ",\"position\":" + std::to_string(g->position) +
+           ",\"high_watermark\":" + std::to_string(g->high_watermark) + ",\"lag\":" + std::to_string(g->lag) +
+           ",\"last_seal\":";
+      if (g->last_seal_window_ms) {
+        j += "{\"window\":" + JsonQuote(FormatIso(*g->last_seal_window_ms)) + ",\"version\":" +
+             std::to_string(g->last_seal_version) + ",\"epoch\":" + std::to_string(g->last_seal_epoch) +
+             ",\"to\":" + std::to_string(g->last_seal_to) + "}";
+      } else {
+        j += "null";
+      }
+      j += "}";
+    } else {
+      j += "null";
+    }
     j += "}";
   }
   return j + "]";
@@ -79,8 +129,28 @@ void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo
   auto& bytes = BuildGauge().Name("snapsink_partition_checkpoint_bytes")
                     .Help("The size of the partition's newest checkpoint in the root.")
                     .Register(*registry);
+  auto& position = BuildGauge().Name("snapsink_partition_position")
+                       .Help("The partition's next offset to read, as of its owner's last progress write in the root.")
+                       .Register(*registry);
+  auto& hwm = BuildGauge().Name("snapsink_partition_high_watermark")
+                  .Help("The partition's high watermark as its owner last saw it, as of its last progress write.")
+                  .Register(*registry);
+  auto& lag = BuildGauge().Name("snapsink_partition_lag")
+                  .Help("High watermark minus position, as of the partition's last progress write.")
+                  .Register(*registry);
+  auto& seal_to = BuildGauge().Name("snapsink_partition_last_seal_offset")
+                      .Help("The offset at which the partition's last accepted seal was recorded.")
+                      .Register(*registry);
   for (const auto& p : parts) {
     epoch.Add({{"partition", p.name}, {"owner", p.who}}).Set(static_cast<double>(p.epoch));
+    if (p.progress) {
+      position.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->position));
+      hwm.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->high_watermark));
+      lag.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->lag));
+      if (p.progress->last_seal_window_ms) {
+        seal_to.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->last_seal_to));
+      }
+    }
     if (!p.checkpoint) continue;
     offset.Add({{"partition", p.name}}).Set(static_cast<double>(p.checkpoint->offset));
     cepoch.Add({{"partition", p.name}}).Set(static_cast<double>(p.checkpoint->epoch));

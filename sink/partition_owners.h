@@ -12,7 +12,8 @@
 
 namespace snapsink::api {
 
-// "partitions":[{"partition":..,"owner_epoch":..,"owner":..,"checkpoint":{..}|null},...]
+// "partitions":[{"partition":..,"owner_epoch":..,"owner":..,"checkpoint":{..}|null,
+//   "progress":{"epoch","position","high_watermark","lag","last_seal":{..}|null}|null},...]
 std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts);
 void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts,
                               prometheus::Registry* registry);

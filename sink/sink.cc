@@ -364,6 +364,7 @@ Result<GcResult> Sink::Gc(uint64_t keep) {
   out.removed_temp_files = r.removed_temp_files;
   out.pinned = r.pinned;
   out.removed_parts = r.removed_parts;
+  out.removed_seal_records = r.removed_seal_records;
   return out;
 }
 

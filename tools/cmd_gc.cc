@@ -73,9 +73,13 @@ Status CmdGc(const std::string& path, uint64_t keep) {
   if (r->removed_parts > 0) {
     std::printf("removed %llu manifest part(s) no kept generation names\n", static_cast<unsigned long long>(r->removed_parts));
   }
+  if (!r->removed_seal_records.empty()) {
+    std::printf("removed %zu seal record(s) of partitions a newer seal of the same window replaced\n",
+                r->removed_seal_records.size());
+  }
   for (uint64_t g : r->pinned) std::printf("kept generation %llu: pinned by a reader\n", static_cast<unsigned long long>(g));
   if (r->removed_generations.empty() && r->removed_snapshots.empty() && r->removed_temp_files.empty() &&
-      r->removed_parts == 0) {
+      r->removed_parts == 0 && r->removed_seal_records.empty()) {
     std::printf("nothing to remove (keeping the newest %llu generation(s) and what they use)\n",
                 static_cast<unsigned long long>(keep));
   }

@@ -109,18 +109,28 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
 }
 
 // Partitions shared through ROOT/owners/ (run --kafka --state): who owns
-// each, and its newest checkpoint; live positions are in the owners' states.
+// each, where its owner's last progress write left it (position, high
+// watermark, lag, last seal) and its newest checkpoint.
 void PrintPartitions(const std::vector<api::ReadOnlySink::PartitionOwnerInfo>& parts) {
-  std::printf("partitions  %zu shared through owners/ (positions as of each one's last checkpoint; live positions "
-              "and lag are in its owner's --state DIR)\n", parts.size());
+  std::printf("partitions  %zu shared through owners/ (position, high watermark and lag as of each one's last "
+              "progress write)\n", parts.size());
   for (const auto& p : parts) {
+    std::string progress = "no progress recorded yet";
+    if (const auto& g = p.progress) {
+      progress = "position " + std::to_string(g->position) + " of " + std::to_string(g->high_watermark) + " (lag " +
+                 std::to_string(g->lag) + ", written by epoch " + U(g->epoch) + "), last seal ";
+      progress += g->last_seal_window_ms ? api::FormatTime(*g->last_seal_window_ms) + " v" + U(g->last_seal_version) +
+                                               " to offset " + std::to_string(g->last_seal_to)
+                                         : std::string("none");
+    }
     std::string ckpt = "none";
     if (p.checkpoint) {
       ckpt = "epoch " + U(p.checkpoint->epoch) + " at offset " + U(p.checkpoint->offset) + ", " +
              U(p.checkpoint->bytes) + " bytes";
     }
-    std::printf("  %s  owner epoch %llu (%s), last checkpoint %s\n", api::EscapeControl(p.name).c_str(),
-                static_cast<unsigned long long>(p.epoch), api::EscapeControl(p.who).c_str(), ckpt.c_str());
+    std::printf("  %s  owner epoch %llu (%s), %s, last checkpoint %s\n", api::EscapeControl(p.name).c_str(),
+                static_cast<unsigned long long>(p.epoch), api::EscapeControl(p.who).c_str(), progress.c_str(),
+                ckpt.c_str());
   }
 }
 

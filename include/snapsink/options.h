@@ -207,6 +207,9 @@ struct GcResult {
   std::vector<std::string> removed_temp_files;  // *.tmp left by a crash
   std::vector<uint64_t> pinned;                 // kept only because a reader holds them
   uint64_t removed_parts = 0;                   // manifests/parts/ files no kept or pinned generation names
+  // partitions/<source>/seals/<name> (relative to the root) that a newer
+  // accepted seal of the same window replaced (docs/SCALE-OUT.md)
+  std::vector<std::string> removed_seal_records;
 };
 
 // What a rollback changes in one window (docs/CONTRACT.md 10): its version and totals

@@ -135,13 +135,27 @@ class ReadOnlySink {
                                            std::vector<std::string>* warnings) const;
   // Every partition this root has owner claims of (`status`, `metrics`):
   // its name in owners/ (the sanitized source, "kafka_orders_3"), the newest
-  // claim (epoch, who) and the newest checkpoint, if any. What is only on
-  // the owner's disk (its live position, lag) is not in ROOT.
+  // claim (epoch, who), the newest checkpoint, if any, and what its owner's
+  // last progress write in ROOT says (each recorded seal round replaces
+  // partitions/<name>/progress: position, high watermark, accepted seals).
+  // What the owner did since is only in its state on its own disk.
+  struct PartitionProgressInfo {
+    uint64_t epoch = 0;          // the owner epoch that wrote it
+    int64_t position = 0;        // the next offset to read
+    int64_t high_watermark = 0;  // the partition's end as its owner last saw it
+    int64_t lag = 0;             // high_watermark - position, never below 0
+    // The last accepted seal: the one recorded furthest into the partition
+    // (the newest window among equals); window_ms is nullopt when none.
+    std::optional<int64_t> last_seal_window_ms;
+    uint64_t last_seal_version = 0, last_seal_epoch = 0;
+    int64_t last_seal_to = 0;  // the offset its round ended at
+  };
   struct PartitionOwnerInfo {
     std::string name;
     uint64_t epoch = 0;
     std::string who;  // "CLIENT-ID STATE-DIR" (the client id names host and pid)
     std::optional<CheckpointInfo> checkpoint;
+    std::optional<PartitionProgressInfo> progress;  // nullopt before the first recorded round
   };
   Result<std::vector<PartitionOwnerInfo>> PartitionOwners() const;
 

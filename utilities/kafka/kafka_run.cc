@@ -52,7 +52,7 @@ void Add(const RoundResult& r, RunTotals* totals) {
 // (utilities/kafka/merged_publish.h).
 Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(nullptr, o.consumer));
-  MergedPublisher merged(o.consumer.states->root(), o.consumer.topic);
+  MergedPublisher merged(o.consumer.states->root(), o.consumer.topic, o.consumer.states);
   if (o.consumer.on_note) merged.set_on_note(o.consumer.on_note);
   auto publish_point = [&](bool all) -> Status {
     std::vector<api::SealedWindow> sealed;

@@ -2,25 +2,41 @@
 
 #include <cstdio>
 
+#include "utilities/kafka/partition_writer.h"
+
 namespace snapsink::kafka {
 
+void MergedPublisher::Note(const std::string& m) const {
+  if (on_note_) {
+    on_note_(m);
+  } else {
+    std::fprintf(stderr, "%s\n", m.c_str());
+  }
+}
+
 Status MergedPublisher::SealOwned(Consumer* c, bool all, std::vector<api::SealedWindow>* sealed) {
-  for (const Consumer::OwnedPartition& op : c->Owned()) {
-    api::SealOptions so;
-    so.all = all;
-    SNAPSINK_ASSIGN_OR_RETURN(auto got, op.state->Seal(so));
-    if (sealed) sealed->insert(sealed->end(), got.begin(), got.end());
-    api::PartitionRound round{topic_, op.partition, op.epoch, op.position, op.high_watermark};
-    auto recorded = api::RecordPartitionSeals(root_, op.state, round);
-    if (!recorded.ok()) {
-      if (recorded.status().code() != Status::Code::kLocked) return recorded.status();
-      const std::string m = recorded.status().message();
-      if (on_note_) {
-        on_note_(m);
-      } else {
-        std::fprintf(stderr, "%s\n", m.c_str());
-      }
-    }
+  for (const Consumer::OwnedPartition& op : c->Owned()) SNAPSINK_RETURN_IF_ERROR(SealOne(op, all, sealed));
+  return Status::OK();
+}
+
+Status MergedPublisher::SealOne(const Consumer::OwnedPartition& op, bool all, std::vector<api::SealedWindow>* sealed,
+                                std::vector<std::pair<int64_t, uint64_t>>* recorded_out) {
+  api::SealOptions so;
+  so.all = all;
+  SNAPSINK_ASSIGN_OR_RETURN(auto got, op.state->Seal(so));
+  if (sealed) sealed->insert(sealed->end(), got.begin(), got.end());
+  api::PartitionRound round{topic_, op.partition, op.epoch, op.position, op.high_watermark};
+  auto recorded = api::RecordPartitionSeals(root_, op.state, round);
+  if (!recorded.ok()) {
+    if (recorded.status().code() != Status::Code::kLocked) return recorded.status();
+    Note(recorded.status().message());  // fenced: its next commit gives the partition up
+    return Status::OK();
+  }
+  if (recorded_out) recorded_out->insert(recorded_out->end(), recorded->begin(), recorded->end());
+  if (states_ != nullptr && !recorded->empty()) {
+    const std::string source = SourceName(topic_, op.partition);
+    auto cp = states_->Checkpoint(op.partition, source);
+    if (!cp.ok()) Note("warning: " + cp.status().message() + " (" + source + " goes on; its previous checkpoint stays)");
   }
   return Status::OK();
 }
