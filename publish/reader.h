@@ -28,6 +28,7 @@
 
 #include "engine/env.h"
 #include "publish/generation_manifest.h"
+#include "publish/generation_parts.h"
 #include "publish/snapshot_file.h"
 
 namespace snapsink {
@@ -38,7 +39,8 @@ class Reader {
   // or the generation does not exist (any more). Open reads every part of
   // the generation (windows() lists them all); OpenTop reads the top
   // manifest only, and each window's part when the window is first read
-  // (Get, Scan, ScanFrom): a point read costs the top manifest and one part.
+  // (Get, Scan, ScanFrom): a point read costs the top manifest and the parts
+  // on the path to its leaf, one per level (docs/FORMAT.md section 4).
   static Status Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
   static Status OpenTop(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
   ~Reader();
@@ -49,6 +51,8 @@ class Reader {
   // The windows of the generation with their versions, by window start
   // (after OpenTop: only those of the parts read so far).
   const std::vector<GenerationEntry>& windows() const { return manifest_.windows; }
+  // Part files read so far after OpenTop (tests and benchmarks count them).
+  size_t parts_read() const { return parts_.parts_read; }
   // The entry of window_ms, or nullptr (after OpenTop: nullptr also for a
   // window whose part is not read yet; Entry reads it).
   const GenerationEntry* Find(int64_t window_ms) const;
@@ -83,7 +87,7 @@ class Reader {
   std::unique_ptr<FileLock> pin_;
   GenerationManifest manifest_;
   bool all_loaded_ = false;                              // Open: manifest_.windows is complete
-  std::map<int, std::vector<GenerationEntry>> parts_;    // OpenTop: the parts read, by index
+  PartCache parts_;                                      // OpenTop: the parts read, by name
   Status Missing(const std::string& path) const;
 
   std::map<int64_t, WindowFile> files_;
