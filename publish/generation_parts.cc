@@ -160,6 +160,50 @@ const std::vector<GenerationEntry>* CachedLeaf(const GenerationManifest& gm, int
 
 namespace {
 
+Status CollectUnder(Env* env, const std::string& root, uint64_t generation, const std::vector<GenerationPartRef>& refs,
+                    uint32_t level, int64_t lo, int64_t hi, PartCache* cache, std::vector<GenerationEntry>* out) {
+  for (const GenerationPartRef& ref : refs) {
+    if (ref.last_ms < lo || ref.first_ms > hi) continue;
+    if (level == 0) {
+      auto it = cache->leaves.find(ref.xxh64);
+      if (it == cache->leaves.end()) {
+        std::vector<GenerationEntry> windows;
+        SNAPSINK_RETURN_IF_ERROR(ReadLeafPart(env, root, generation, ref, &windows));
+        ++cache->parts_read;
+        it = cache->leaves.emplace(ref.xxh64, std::move(windows)).first;
+      }
+      for (const GenerationEntry& e : it->second) {
+        if (e.window_ms >= lo && e.window_ms <= hi) out->push_back(e);
+      }
+      continue;
+    }
+    auto it = cache->index.find(ref.xxh64);
+    if (it == cache->index.end()) {
+      std::vector<GenerationPartRef> children;
+      SNAPSINK_RETURN_IF_ERROR(ReadIndexPart(env, root, generation, ref, level, &children));
+      ++cache->parts_read;
+      it = cache->index.emplace(ref.xxh64, std::move(children)).first;
+    }
+    SNAPSINK_RETURN_IF_ERROR(CollectUnder(env, root, generation, it->second, level - 1, lo, hi, cache, out));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CollectRange(Env* env, const std::string& root, const GenerationManifest& gm, int64_t lo, int64_t hi,
+                    PartCache* cache, std::vector<GenerationEntry>* out) {
+  if (gm.parts.empty()) {  // format 2, or no window
+    for (const GenerationEntry& e : gm.windows) {
+      if (e.window_ms >= lo && e.window_ms <= hi) out->push_back(e);
+    }
+    return Status::OK();
+  }
+  return CollectUnder(env, root, gm.generation, gm.parts, gm.depth - 1, lo, hi, cache, out);
+}
+
+namespace {
+
 // The windows at or past oldest_kept, in order; the starts of the others
 // (retention's) are appended to left_out.
 std::vector<GenerationEntry> LeaveOutOlder(const std::map<int64_t, GenerationEntry>& windows,

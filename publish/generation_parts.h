@@ -51,6 +51,12 @@ Status FindLeaf(Env* env, const std::string& root, const GenerationManifest& gm,
 const std::vector<GenerationEntry>* CachedLeaf(const GenerationManifest& gm, int64_t window_ms,
                                                const PartCache& cache);
 
+// Appends to *out every window of gm from lo to hi (window starts, both
+// inclusive), in order, reading only the parts whose windows overlap that
+// range and the cache lacks (for a format 2 manifest: from gm.windows).
+Status CollectRange(Env* env, const std::string& root, const GenerationManifest& gm, int64_t lo, int64_t hi,
+                    PartCache* cache, std::vector<GenerationEntry>* out);
+
 // The parts of the generation after base, for a root of window_size_ms:
 // base's windows with `changed` put in (replacing a window's entry) and
 // every window before oldest_kept left out (its start appended to

@@ -99,6 +99,18 @@ Status Reader::Entry(int64_t window_ms, const GenerationEntry** out) {
   return Status::OK();
 }
 
+Status Reader::Entries(int64_t lo, int64_t hi, std::vector<GenerationEntry>* out) {
+  out->clear();
+  if (lo > hi) return Status::OK();
+  if (all_loaded_) {
+    auto first = std::lower_bound(manifest_.windows.begin(), manifest_.windows.end(), lo,
+                                  [](const GenerationEntry& e, int64_t w) { return e.window_ms < w; });
+    for (auto it = first; it != manifest_.windows.end() && it->window_ms <= hi; ++it) out->push_back(*it);
+    return Status::OK();
+  }
+  return CollectRange(env_, root_, manifest_, lo, hi, &parts_, out);
+}
+
 Status Reader::Snapshot(int64_t window_ms, std::shared_ptr<const SnapshotReader>* out) {
   auto it = files_.find(window_ms);
   if (it == files_.end()) {

@@ -60,6 +60,11 @@ class Reader {
   // its part first if needed.
   Status Entry(int64_t window_ms, const GenerationEntry** out);
 
+  // The entries of the windows from lo to hi (window starts, both
+  // inclusive), in order; after OpenTop reading only the parts that overlap
+  // the range (a query of one window reads one part per level).
+  Status Entries(int64_t lo, int64_t hi, std::vector<GenerationEntry>* out);
+
   // Point lookup: decompresses at most one block. NotFound if absent.
   Status Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row);
   // Every row of a window in (metric, key) order; only metric's rows if metric is non-null.

@@ -222,6 +222,36 @@ TEST_F(GenerationPartsTest, PointReadReadsTheTopManifestAndOnePartPerLevel) {
   EXPECT_EQ(r->parts_read(), 3u);
 }
 
+// `query --window W` reads the top manifest and the parts on W's path only:
+// with window A's leaf gone, a query of B still answers (and reads 3
+// parts), while a query of every window and verify report the damage.
+TEST_F(GenerationPartsTest, QueryOfOneWindowReadsOnlyItsParts) {
+  const auto g2 = TreeOf(root_, 2);
+  {
+    std::unique_ptr<Reader> r;
+    ASSERT_STATUS_OK(Reader::OpenTop(Env::Default(), root_, 0, &r));
+    std::vector<GenerationEntry> got;
+    ASSERT_STATUS_OK(r->Entries(Ms(kB), Ms(kB), &got));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].version, 2u);
+    EXPECT_EQ(r->parts_read(), 3u) << "the level 2 part, B's level 1 part and B's leaf";
+    ASSERT_STATUS_OK(r->Entries(Ms(kA), Ms(kB), &got));
+    EXPECT_EQ(got.size(), 2u);
+    EXPECT_EQ(r->parts_read(), 5u);
+  }
+  const std::string leaf_a = filenames::GenerationPart(root_, std::stoull(g2[0][0], nullptr, 16));
+  ASSERT_EQ(std::remove(leaf_a.c_str()), 0);
+  RunResult q = Snapsink({"query", root_, "--window", kB, "--format", "json"});
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find("\"key\":\"us\",\"count\":2"), std::string::npos) << q.out;
+  RunResult all = Snapsink({"query", root_, "--format", "json"});
+  EXPECT_NE(all.exit_code, 0) << all.out;
+  EXPECT_NE(all.err.find(g2[0][0]), std::string::npos) << all.err;
+  RunResult v = Snapsink({"verify", root_});
+  EXPECT_EQ(v.exit_code, 10) << v.out << v.err;
+  EXPECT_NE((v.out + v.err).find(g2[0][0]), std::string::npos) << v.out << v.err;
+}
+
 // An independent reader, written from docs/FORMAT.md sections 2, 4 and 5
 // only (simdjson and XXH64, none of snapsink's decoders): CURRENT, its top
 // manifest, the part holding a window, and that window's snapshot manifest
