@@ -12,7 +12,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   snapsink::GenerationManifest g;
-  // A format 2 manifest (windows inline) is read but written as format 3.
+  // A format 2 manifest (windows inline) is read but written as format 4 (a
+  // format 3 one too, keeping its depth of 1).
   if (snapsink::GenerationManifest::Decode(text, "fuzz", &g).ok() && g.windows.empty()) {
     snapsink::GenerationManifest again;
     if (!snapsink::GenerationManifest::Decode(g.Encode(), "fuzz", &again).ok() || !(again == g)) std::abort();
@@ -22,6 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     snapsink::GenerationPart again;
     if (!snapsink::GenerationPart::Decode(part.Encode(), "fuzz", &again).ok() ||
         !(again.windows == part.windows)) {
+      std::abort();
+    }
+  }
+  snapsink::GenerationIndexPart index;
+  if (snapsink::GenerationIndexPart::Decode(text, "fuzz", &index).ok()) {
+    snapsink::GenerationIndexPart again;
+    if (!snapsink::GenerationIndexPart::Decode(index.Encode(), "fuzz", &again).ok() || again.level != index.level ||
+        !(again.parts == index.parts)) {
       std::abort();
     }
   }

@@ -244,9 +244,13 @@ class BoundedPool final : public httplib::TaskQueue {
 
 constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 
-// Opens a Reader of root at generation (0: the current one).
-Status OpenReader(const std::string& root, uint64_t generation, std::unique_ptr<api::Reader>* out) {
-  Result<std::unique_ptr<api::Reader>> r = api::Reader::Open(root, generation);
+// Opens a Reader of root at generation (0: the current one); top_only: one
+// that reads the manifest parts of the windows it is asked for, not all
+// (api::Reader::OpenTop; a query's one-off reader of an older generation).
+Status OpenReader(const std::string& root, uint64_t generation, std::unique_ptr<api::Reader>* out,
+                  bool top_only = false) {
+  Result<std::unique_ptr<api::Reader>> r =
+      top_only ? api::Reader::OpenTop(root, generation) : api::Reader::Open(root, generation);
   if (!r.ok()) return r.status();
   *out = std::move(*r);
   return Status::OK();
@@ -543,7 +547,7 @@ struct HttpServer::Impl {
       Status s = cur->Borrow(&lease.reader);
       if (!s.ok()) return ErrorFor(res, s);
     } else {
-      Status s = OpenReader(root, generation, &lease.reader);
+      Status s = OpenReader(root, generation, &lease.reader, /*top_only=*/true);
       if (!s.ok()) return ErrorFor(res, s);
     }
     const std::string g = std::to_string(lease.reader->generation());

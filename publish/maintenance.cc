@@ -15,6 +15,7 @@
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
 #include "publish/partition_seals.h"
+#include "publish/generation_parts.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
 
@@ -264,9 +265,9 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
   std::set<uint64_t> used_parts;
   for (uint64_t g : survivors) {
     GenerationManifest gm;
-    SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(env, root, g, &gm));
+    SNAPSINK_RETURN_IF_ERROR(ReadGenerationTop(env, root, g, &gm));
+    SNAPSINK_RETURN_IF_ERROR(LoadGenerationWindows(env, root, &gm, &used_parts));  // every part of its tree
     for (const GenerationEntry& e : gm.windows) used.insert({e.window_ms, e.version});
-    for (const GenerationPartRef& p : gm.parts) used_parts.insert(p.xxh64);
   }
   SNAPSINK_RETURN_IF_ERROR(RemoveUnusedParts(env, root, used_parts, &result->removed_parts));
   std::vector<PendingSnapshot> staged;  // a crashed publish may have moved them already

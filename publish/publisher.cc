@@ -220,6 +220,11 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
 }
 
 Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out) {
+  SNAPSINK_RETURN_IF_ERROR(ReadGenerationTop(env, root, generation, out));
+  return LoadGenerationWindows(env, root, out);
+}
+
+Status ReadGenerationTop(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out) {
   const std::string path = filenames::GenerationManifest(root, generation);
   std::string text;
   Status s = env->ReadFileToString(path, &text);
@@ -227,7 +232,7 @@ Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t genera
   SNAPSINK_RETURN_IF_ERROR(s);
   SNAPSINK_RETURN_IF_ERROR(GenerationManifest::Decode(text, path, out));
   if (out->generation != generation) return Status::Corruption(path + ": names generation " + std::to_string(out->generation));
-  return LoadGenerationWindows(env, root, out);
+  return Status::OK();
 }
 
 std::string UnpublishedGenerationKey(uint64_t g) { return "unpublished_generation/" + std::to_string(g); }
@@ -246,21 +251,22 @@ Status NextGeneration(Env* env, const std::string& root, uint64_t last, Generati
   }
 }
 
-Result<int64_t> PartSpanOfRoot(Store* live) {
+Result<int64_t> WindowSizeOfRoot(Store* live) {
   std::unique_ptr<Txn> read;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
   SNAPSINK_ASSIGN_OR_RETURN(auto window, Root::GetMetaU64(read.get(), meta::kWindowMs));
-  return PartSpanMs(static_cast<int64_t>(window.value_or(RootConfig().window_ms)));
+  return static_cast<int64_t>(window.value_or(RootConfig().window_ms));
 }
 
 Status CommitGeneration(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
                         const std::function<Status(Txn*)>& bookkeeping, const std::string& crash_prefix) {
-  SNAPSINK_ASSIGN_OR_RETURN(int64_t span_ms, PartSpanOfRoot(live));
+  SNAPSINK_ASSIGN_OR_RETURN(int64_t window_size_ms, WindowSizeOfRoot(live));
   std::sort(gm->windows.begin(), gm->windows.end(),
             [](const GenerationEntry& a, const GenerationEntry& b) { return a.window_ms < b.window_ms; });
   std::vector<std::string> parts;
   gm->parts.clear();
-  SplitIntoParts(span_ms, gm->windows, &gm->parts, &parts);
+  gm->depth = kPartDepth;
+  BuildPartTree(window_size_ms, gm->windows, &gm->parts, &parts);
   return CommitGenerationParts(env, root, live, gm, parts, bookkeeping, crash_prefix);
 }
 
@@ -429,7 +435,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
   std::vector<std::string> new_parts;
   std::vector<int64_t> left_out;
   SNAPSINK_RETURN_IF_ERROR(
-      UpdateParts(env, root, PartSpanMs(config.window_ms), base, changed, oldest_kept, &gm, &new_parts, &left_out));
+      UpdateParts(env, root, config.window_ms, base, changed, oldest_kept, &gm, &new_parts, &left_out));
 
   // 4. Manifest, CURRENT.tmp, the LMDB commit (the commit point), CURRENT.
   // The commit also deletes the live state of windows beyond retention.

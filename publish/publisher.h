@@ -74,7 +74,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
 // not on disk yet), its top manifest and CURRENT.tmp, commits bookkeeping
 // with the new current generation in one LMDB transaction, and installs
 // CURRENT. gm->windows is every window of the generation; it is split into
-// parts of the root's span (PartSpanMs of its window size), so equal spans
+// the tree of parts of the root's window size (BuildPartTree), so equal spans
 // are the same part files as before. Crash points <crash_prefix>.part_written
 // (after each part written), .manifest_written (after the top manifest),
 // .before_current (before the commit), .after_commit and .after_current. On
@@ -109,5 +109,7 @@ Status PublishStaged(Env* env, const std::string& root, Store* live, const RootC
 // manifests/<generation>, decoded and checked to name that generation, with
 // every window of its parts (out->windows).
 Status ReadGenerationManifest(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out);
+// Its top manifest only (checked; windows empty unless format 2).
+Status ReadGenerationTop(Env* env, const std::string& root, uint64_t generation, GenerationManifest* out);
 
 }  // namespace snapsink

@@ -12,19 +12,14 @@ namespace {
 
 using ScanNext = SnapshotReader::ScanNext;
 
-// The windows of the generation that q's window and from/to select.
-std::vector<GenerationEntry> SelectWindows(const Reader& reader, const QuerySpec& q) {
+// The windows of the generation that q's window and from/to select (after
+// Reader::OpenTop, only the parts holding them are read).
+Status SelectWindows(Reader* reader, const QuerySpec& q, std::vector<GenerationEntry>* out) {
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   if (q.window) lo = hi = *q.window;
   if (q.from) lo = std::max(lo, *q.from);
   if (q.to) hi = std::min(hi, *q.to);
-  if (lo > hi) return {};
-  const std::vector<GenerationEntry>& all = reader.windows();  // sorted by window_ms
-  auto first = std::lower_bound(all.begin(), all.end(), lo,
-                                [](const GenerationEntry& e, int64_t w) { return e.window_ms < w; });
-  auto last = std::upper_bound(first, all.end(), hi,
-                               [](int64_t w, const GenerationEntry& e) { return w < e.window_ms; });
-  return {first, last};
+  return reader->Entries(lo, hi, out);
 }
 
 // Calls emit for every row of window e that q's metric, key and prefixes
@@ -77,7 +72,9 @@ const std::vector<std::string>& QueryColumns(bool rollup) {
 
 Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out) {
   if (q.rollup_ms) return Status::InvalidArgument("a roll-up is read by Rollup, not Query");
-  for (const GenerationEntry& e : SelectWindows(*reader, q)) {
+  std::vector<GenerationEntry> windows;
+  SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
+  for (const GenerationEntry& e : windows) {
     SNAPSINK_RETURN_IF_ERROR(SelectRows(reader, e, q, [&](const RowView& v) {
       out->push_back({e.window_ms, static_cast<uint64_t>(e.version),
                       api::Row{std::string(v.metric), std::string(v.key), v.count, v.sum_micros, v.events}});
@@ -90,7 +87,8 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
   if (!q.rollup_ms || *q.rollup_ms < 0) return Status::InvalidArgument("a roll-up needs a bucket size (0: all)");
   const int64_t size = *q.rollup_ms;
   auto bucket_of = [size](int64_t w) { return size == 0 ? 0 : api::WindowStart(w, size); };
-  const std::vector<GenerationEntry> windows = SelectWindows(*reader, q);
+  std::vector<GenerationEntry> windows;
+  SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
   struct Sums {
     int64_t count = 0, sum_micros = 0;
   };

@@ -85,22 +85,30 @@ const GenerationEntry* FindIn(const std::vector<GenerationEntry>& windows, int64
 
 const GenerationEntry* Reader::Find(int64_t window_ms) const {
   if (all_loaded_ || manifest_.parts.empty()) return FindIn(manifest_.windows, window_ms);
-  const int i = FindPart(manifest_, window_ms);
-  auto it = parts_.find(i);
-  return it == parts_.end() ? nullptr : FindIn(it->second, window_ms);
+  const std::vector<GenerationEntry>* leaf = CachedLeaf(manifest_, window_ms, parts_);
+  return leaf == nullptr ? nullptr : FindIn(*leaf, window_ms);
 }
 
 Status Reader::Entry(int64_t window_ms, const GenerationEntry** out) {
   *out = nullptr;
   if (!all_loaded_ && !manifest_.parts.empty()) {
-    const int i = FindPart(manifest_, window_ms);
-    if (i >= 0 && !parts_.count(i)) {
-      SNAPSINK_RETURN_IF_ERROR(
-          ReadGenerationPart(env_, root_, manifest_.generation, manifest_.parts[static_cast<size_t>(i)], &parts_[i]));
-    }
+    const std::vector<GenerationEntry>* leaf = nullptr;
+    SNAPSINK_RETURN_IF_ERROR(FindLeaf(env_, root_, manifest_, window_ms, &parts_, &leaf));
   }
   *out = Find(window_ms);
   return Status::OK();
+}
+
+Status Reader::Entries(int64_t lo, int64_t hi, std::vector<GenerationEntry>* out) {
+  out->clear();
+  if (lo > hi) return Status::OK();
+  if (all_loaded_) {
+    auto first = std::lower_bound(manifest_.windows.begin(), manifest_.windows.end(), lo,
+                                  [](const GenerationEntry& e, int64_t w) { return e.window_ms < w; });
+    for (auto it = first; it != manifest_.windows.end() && it->window_ms <= hi; ++it) out->push_back(*it);
+    return Status::OK();
+  }
+  return CollectRange(env_, root_, manifest_, lo, hi, &parts_, out);
 }
 
 Status Reader::Snapshot(int64_t window_ms, std::shared_ptr<const SnapshotReader>* out) {

@@ -28,6 +28,7 @@
 
 #include "engine/env.h"
 #include "publish/generation_manifest.h"
+#include "publish/generation_parts.h"
 #include "publish/snapshot_file.h"
 
 namespace snapsink {
@@ -38,7 +39,8 @@ class Reader {
   // or the generation does not exist (any more). Open reads every part of
   // the generation (windows() lists them all); OpenTop reads the top
   // manifest only, and each window's part when the window is first read
-  // (Get, Scan, ScanFrom): a point read costs the top manifest and one part.
+  // (Get, Scan, ScanFrom): a point read costs the top manifest and the parts
+  // on the path to its leaf, one per level (docs/FORMAT.md section 4).
   static Status Open(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
   static Status OpenTop(Env* env, const std::string& root, uint64_t generation, std::unique_ptr<Reader>* out);
   ~Reader();
@@ -49,12 +51,19 @@ class Reader {
   // The windows of the generation with their versions, by window start
   // (after OpenTop: only those of the parts read so far).
   const std::vector<GenerationEntry>& windows() const { return manifest_.windows; }
+  // Part files read so far after OpenTop (tests and benchmarks count them).
+  size_t parts_read() const { return parts_.parts_read; }
   // The entry of window_ms, or nullptr (after OpenTop: nullptr also for a
   // window whose part is not read yet; Entry reads it).
   const GenerationEntry* Find(int64_t window_ms) const;
   // The entry of window_ms (nullptr if the generation has none), reading
   // its part first if needed.
   Status Entry(int64_t window_ms, const GenerationEntry** out);
+
+  // The entries of the windows from lo to hi (window starts, both
+  // inclusive), in order; after OpenTop reading only the parts that overlap
+  // the range (a query of one window reads one part per level).
+  Status Entries(int64_t lo, int64_t hi, std::vector<GenerationEntry>* out);
 
   // Point lookup: decompresses at most one block. NotFound if absent.
   Status Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row);
@@ -83,7 +92,7 @@ class Reader {
   std::unique_ptr<FileLock> pin_;
   GenerationManifest manifest_;
   bool all_loaded_ = false;                              // Open: manifest_.windows is complete
-  std::map<int, std::vector<GenerationEntry>> parts_;    // OpenTop: the parts read, by index
+  PartCache parts_;                                      // OpenTop: the parts read, by name
   Status Missing(const std::string& path) const;
 
   std::map<int64_t, WindowFile> files_;

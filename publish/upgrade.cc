@@ -148,7 +148,7 @@ class Upgrader {
     SNAPSINK_ASSIGN_OR_RETURN(auto current, Root::GetMetaU64(txn.get(), meta::kCurrentGeneration));
     recorded_current_ = current.value_or(0);
     SNAPSINK_ASSIGN_OR_RETURN(auto window, Root::GetMetaU64(txn.get(), meta::kWindowMs));
-    part_span_ms_ = PartSpanMs(static_cast<int64_t>(window.value_or(RootConfig().window_ms)));
+    window_size_ms_ = static_cast<int64_t>(window.value_or(RootConfig().window_ms));
     return Status::OK();
   }
 
@@ -319,7 +319,7 @@ class Upgrader {
   Status ConvertGeneration(uint64_t g) {
     const std::string path = filenames::GenerationManifest(root_, g);
     if (dry_run_) {
-      Say(fmt::format("would convert {}: generation manifest format 1 -> 3 (parts)", Relative(root_, path)));
+      Say(fmt::format("would convert {}: generation manifest format 1 -> 4 (parts)", Relative(root_, path)));
       return Status::OK();
     }
     std::string text;
@@ -338,10 +338,11 @@ class Upgrader {
     // Parts first (crash point upgrade.part_written), then the top manifest
     // over the old one: a rerun finds the parts there, with the same bytes.
     std::vector<std::string> parts;
-    SplitIntoParts(part_span_ms_, m.windows, &m.parts, &parts);
+    m.depth = kPartDepth;
+    BuildPartTree(window_size_ms_, m.windows, &m.parts, &parts);
     SNAPSINK_RETURN_IF_ERROR(WriteParts(env_, root_, parts, "upgrade"));
     SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env_, path, m.Encode()));
-    Say(fmt::format("converted {}: generation manifest format 1 -> 3 (parts)", Relative(root_, path)));
+    Say(fmt::format("converted {}: generation manifest format 1 -> 4 (parts)", Relative(root_, path)));
     MaybeCrash("upgrade.manifest");
     return Status::OK();
   }
@@ -421,7 +422,7 @@ class Upgrader {
   UpgradeReport* const report_;
   std::unique_ptr<FileLock> lock_;
   uint64_t recorded_current_ = 0;
-  int64_t part_span_ms_ = 0;
+  int64_t window_size_ms_ = 0;
   std::vector<std::string> snapshot_dirs_;
   std::vector<uint64_t> old_generations_;
   std::optional<uint64_t> current_v1_;

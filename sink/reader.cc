@@ -43,6 +43,14 @@ Result<std::unique_ptr<Reader>> Reader::Open(const std::string& root, uint64_t g
   return std::unique_ptr<Reader>(new Reader(std::move(impl)));
 }
 
+Result<std::unique_ptr<Reader>> Reader::OpenTop(const std::string& root, uint64_t generation) {
+  Env* env = Env::Default();
+  if (!env->FileExists(filenames::StateDir(root))) SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(env, root));
+  auto impl = std::make_unique<Impl>();
+  SNAPSINK_RETURN_IF_ERROR(snapsink::Reader::OpenTop(env, root, generation, &impl->reader));
+  return std::unique_ptr<Reader>(new Reader(std::move(impl)));
+}
+
 uint64_t Reader::generation() const { return impl_->reader->generation(); }
 const std::vector<WindowVersion>& Reader::windows() const { return impl_->windows; }
 

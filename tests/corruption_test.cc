@@ -166,17 +166,32 @@ TEST_F(CorruptionTest, GenerationManifestOfCurrent) { SweepFile("manifests/2", 1
 
 TEST_F(CorruptionTest, GenerationManifestOfOlderGeneration) { SweepFile("manifests/1", 23, /*current_ok=*/true); }
 
-// manifests/parts/<xxh64> of generation g's only part (both windows share
-// one span of 1,024 hours).
-std::string PartOf(const std::string& root, uint64_t g) {
+// manifests/parts/<xxh64> of generation g's only part of `level` (both
+// windows share one leaf of 32 hours, so one part of each level); by
+// default the top manifest's.
+std::string PartOf(const std::string& root, uint64_t g, uint32_t level = kPartDepth - 1) {
   const std::string path = root + "/manifests/" + std::to_string(g);
   GenerationManifest top;
   EXPECT_TRUE(GenerationManifest::Decode(ReadFile(path), path, &top).ok());
   EXPECT_EQ(top.parts.size(), 1u);
-  return top.parts.empty() ? "" : "manifests/parts/" + Hex64(top.parts[0].xxh64);
+  if (top.parts.empty()) return "";
+  GenerationPartRef ref = top.parts[0];
+  for (uint32_t l = top.depth - 1; l > level; --l) {
+    const std::string ipath = root + "/manifests/parts/" + Hex64(ref.xxh64);
+    GenerationIndexPart index;
+    EXPECT_TRUE(GenerationIndexPart::Decode(ReadFile(ipath), ipath, &index).ok());
+    EXPECT_EQ(index.parts.size(), 1u);
+    ref = index.parts[0];
+  }
+  return "manifests/parts/" + Hex64(ref.xxh64);
 }
 
 TEST_F(CorruptionTest, GenerationPartOfCurrent) { SweepFile(PartOf(root_, 2), 7); }
+
+TEST_F(CorruptionTest, GenerationLeafAndLevel1PartOfCurrent) {
+  SweepFile(PartOf(root_, 2, 0), 5);
+  SweepFile(PartOf(root_, 2, 1), 9);
+}
 
 TEST_F(CorruptionTest, GenerationPartOnlyAnOlderGenerationUses) {
   ASSERT_NE(PartOf(root_, 1), PartOf(root_, 2));  // window 1's version differs
@@ -184,7 +199,7 @@ TEST_F(CorruptionTest, GenerationPartOnlyAnOlderGenerationUses) {
 }
 
 TEST_F(CorruptionTest, MissingPartOfCurrent) {
-  const std::string rel = PartOf(root_, 2);
+  const std::string rel = PartOf(root_, 2, 0);
   const std::string original = ReadFile(root_ + "/" + rel);
   ASSERT_EQ(std::remove((root_ + "/" + rel).c_str()), 0);
   ExpectDetected(rel, rel + " removed");

@@ -1,20 +1,24 @@
 // Generations made of parts (publish/generation_manifest.h, docs/FORMAT.md
-// section 4), through the binary: a publish writes only the parts of the
-// windows it changes, a rollback's generation names the old parts, gc
-// removes a part once no kept or pinned generation names it, and a point
-// read reads the top manifest and one part; a reader written from
-// docs/FORMAT.md alone finds what the library finds.
+// section 4), through the binary: a publish writes only the parts on the
+// paths to the windows it changes, a rollback's generation names the old
+// parts, gc removes a part once no kept or pinned generation names it, and
+// a point read reads the top manifest and one part per level; a reader
+// written from docs/FORMAT.md alone finds what the library finds.
 //
-// The root has 1-hour windows, so a part spans 1,024 hours (42.7 days):
-// window A (2026-10-21) and window B (50 days later) are in two parts.
+// The root has 1-hour windows: a leaf spans 32 hours, a level 1 part 1,024
+// hours (42.7 days), a level 2 part 32,768 hours. Window A (2026-10-21) and
+// window B (50 days later) have their own leaf and level 1 part and share
+// the level 2 part, the top manifest's only one.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include <boost/filesystem.hpp>
 
@@ -47,6 +51,36 @@ std::vector<std::string> PartsOf(const std::string& root, uint64_t g) {
   EXPECT_STATUS_OK(GenerationManifest::Decode(ReadFile(path), path, &top));
   std::vector<std::string> out;
   for (const GenerationPartRef& p : top.parts) out.push_back(Hex64(p.xxh64));
+  return out;
+}
+
+// Every part of generation g's tree, by level (0 = leaves), each level in
+// order.
+std::vector<std::vector<std::string>> TreeOf(const std::string& root, uint64_t g) {
+  const std::string path = filenames::GenerationManifest(root, g);
+  GenerationManifest top;
+  EXPECT_STATUS_OK(GenerationManifest::Decode(ReadFile(path), path, &top));
+  EXPECT_EQ(top.depth, kPartDepth);
+  std::vector<std::vector<std::string>> out(top.depth);
+  std::vector<GenerationPartRef> level = top.parts;
+  for (uint32_t l = top.depth; l-- > 0;) {
+    std::vector<GenerationPartRef> below;
+    for (const GenerationPartRef& p : level) {
+      out[l].push_back(Hex64(p.xxh64));
+      if (l == 0) continue;
+      GenerationIndexPart index;
+      const std::string ppath = filenames::GenerationPart(root, p.xxh64);
+      EXPECT_STATUS_OK(GenerationIndexPart::Decode(ReadFile(ppath), ppath, &index));
+      below.insert(below.end(), index.parts.begin(), index.parts.end());
+    }
+    level = std::move(below);
+  }
+  return out;
+}
+
+std::set<std::string> AllPartsOf(const std::string& root, uint64_t g) {
+  std::set<std::string> out;
+  for (const auto& level : TreeOf(root, g)) out.insert(level.begin(), level.end());
   return out;
 }
 
@@ -85,12 +119,23 @@ class GenerationPartsTest : public ::testing::Test {
 };
 
 TEST_F(GenerationPartsTest, PublishWritesOnlyTheChangedPart) {
-  const std::vector<std::string> g1 = PartsOf(root_, 1), g2 = PartsOf(root_, 2);
-  ASSERT_EQ(g1.size(), 2u);
-  ASSERT_EQ(g2.size(), 2u);
-  EXPECT_EQ(g2[0], g1[0]) << "A's part is named again, not rewritten";
-  EXPECT_NE(g2[1], g1[1]) << "B has a new version";
-  EXPECT_EQ(PartFiles(root_), (std::set<std::string>{g1[0], g1[1], g2[1]}));
+  const auto g1 = TreeOf(root_, 1), g2 = TreeOf(root_, 2);
+  ASSERT_EQ(g1[0].size(), 2u);
+  ASSERT_EQ(g1[1].size(), 2u);
+  ASSERT_EQ(g1[2].size(), 1u);
+  ASSERT_EQ(g2[0].size(), 2u);
+  EXPECT_EQ(g2[0][0], g1[0][0]) << "A's leaf is named again, not rewritten";
+  EXPECT_EQ(g2[1][0], g1[1][0]) << "A's level 1 part is named again";
+  EXPECT_NE(g2[0][1], g1[0][1]) << "B has a new version";
+  EXPECT_NE(g2[1][1], g1[1][1]);
+  EXPECT_NE(g2[2][0], g1[2][0]);
+  // The publish of B wrote one part per level: B's leaf and the two above it.
+  std::set<std::string> all = AllPartsOf(root_, 1);
+  EXPECT_EQ(all.size(), 5u);
+  all.insert(g2[0][1]);
+  all.insert(g2[1][1]);
+  all.insert(g2[2][0]);
+  EXPECT_EQ(PartFiles(root_), all);
   RunResult v = Snapsink({"verify", root_});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
@@ -105,14 +150,15 @@ TEST_F(GenerationPartsTest, RollbackNamesTheOldPartsAndGcRemovesUnnamedOnes) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(CurrentGeneration(root_), 3u);
   EXPECT_EQ(PartsOf(root_, 3), g1);
-  EXPECT_EQ(PartFiles(root_).size(), 3u) << "the rollback wrote no part";
+  EXPECT_EQ(PartFiles(root_).size(), 8u) << "the rollback wrote no part";
 
   RunResult gc = Snapsink({"gc", root_, "--keep-generations", "1"});
   ASSERT_EQ(gc.exit_code, 0) << gc.err;
-  EXPECT_NE(gc.out.find("removed 1 manifest part(s) no kept generation names\n"), std::string::npos) << gc.out;
+  EXPECT_NE(gc.out.find("removed 3 manifest part(s) no kept generation names\n"), std::string::npos) << gc.out;
   EXPECT_FALSE(boost::filesystem::exists(filenames::GenerationManifest(root_, 1)));
   EXPECT_FALSE(boost::filesystem::exists(filenames::GenerationManifest(root_, 2)));
-  EXPECT_EQ(PartFiles(root_), (std::set<std::string>{g1[0], g1[1]}));
+  EXPECT_EQ(PartFiles(root_), AllPartsOf(root_, 3));
+  EXPECT_EQ(PartFiles(root_).size(), 5u);
   RunResult v = Snapsink({"verify", root_});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   // The rows of generation 1, now read through generation 3.
@@ -126,20 +172,22 @@ TEST_F(GenerationPartsTest, RollbackNamesTheOldPartsAndGcRemovesUnnamedOnes) {
 // A reader holding generation 1 keeps its parts through gc; once it closes,
 // the next gc removes the part no other generation names.
 TEST_F(GenerationPartsTest, PinnedGenerationKeepsItsParts) {
-  const std::vector<std::string> g1 = PartsOf(root_, 1), g2 = PartsOf(root_, 2);
+  std::set<std::string> both = AllPartsOf(root_, 1);
+  const std::set<std::string> g2 = AllPartsOf(root_, 2);
+  both.insert(g2.begin(), g2.end());
   {
     std::unique_ptr<Reader> pinned;
     ASSERT_STATUS_OK(Reader::OpenTop(Env::Default(), root_, 1, &pinned));
     RunResult gc = Snapsink({"gc", root_, "--keep-generations", "1"});
     ASSERT_EQ(gc.exit_code, 0) << gc.err;
-    EXPECT_EQ(PartFiles(root_), (std::set<std::string>{g1[0], g1[1], g2[1]}));
+    EXPECT_EQ(PartFiles(root_), both);
     Row row;
     ASSERT_STATUS_OK(pinned->Get(Ms(kB), "m", "us", &row));  // reads B's part of generation 1 only now
     EXPECT_EQ(row.count, 1);
   }
   RunResult gc = Snapsink({"gc", root_, "--keep-generations", "1"});
   ASSERT_EQ(gc.exit_code, 0) << gc.err;
-  EXPECT_EQ(PartFiles(root_), (std::set<std::string>{g2[0], g2[1]}));
+  EXPECT_EQ(PartFiles(root_), g2);
 }
 
 // Counts the bytes read from manifests/ (top manifests and parts).
@@ -161,8 +209,8 @@ class ManifestReadsEnv : public EnvWrapper {
   const std::string manifests_;
 };
 
-TEST_F(GenerationPartsTest, PointReadReadsTheTopManifestAndOnePart) {
-  const std::vector<std::string> g2 = PartsOf(root_, 2);
+TEST_F(GenerationPartsTest, PointReadReadsTheTopManifestAndOnePartPerLevel) {
+  const auto g2 = TreeOf(root_, 2);
   ManifestReadsEnv env(filenames::ManifestsDir(root_) + "/");
   std::unique_ptr<Reader> r;
   ASSERT_STATUS_OK(Reader::OpenTop(&env, root_, 0, &r));
@@ -170,7 +218,38 @@ TEST_F(GenerationPartsTest, PointReadReadsTheTopManifestAndOnePart) {
   ASSERT_STATUS_OK(r->Get(Ms(kA), "m", "eu", &row));
   EXPECT_EQ(row.count, 1);
   EXPECT_TRUE(r->Get(Ms(kA) + 3600 * 1000, "m", "eu", &row).IsNotFound());  // no such window, same part
-  EXPECT_EQ(env.files, (std::vector<std::string>{"2", "parts/" + g2[0]}));
+  EXPECT_EQ(env.files, (std::vector<std::string>{"2", "parts/" + g2[2][0], "parts/" + g2[1][0], "parts/" + g2[0][0]}));
+  EXPECT_EQ(r->parts_read(), 3u);
+}
+
+// `query --window W` reads the top manifest and the parts on W's path only:
+// with window A's leaf gone, a query of B still answers (and reads 3
+// parts), while a query of every window and verify report the damage.
+TEST_F(GenerationPartsTest, QueryOfOneWindowReadsOnlyItsParts) {
+  const auto g2 = TreeOf(root_, 2);
+  {
+    std::unique_ptr<Reader> r;
+    ASSERT_STATUS_OK(Reader::OpenTop(Env::Default(), root_, 0, &r));
+    std::vector<GenerationEntry> got;
+    ASSERT_STATUS_OK(r->Entries(Ms(kB), Ms(kB), &got));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].version, 2u);
+    EXPECT_EQ(r->parts_read(), 3u) << "the level 2 part, B's level 1 part and B's leaf";
+    ASSERT_STATUS_OK(r->Entries(Ms(kA), Ms(kB), &got));
+    EXPECT_EQ(got.size(), 2u);
+    EXPECT_EQ(r->parts_read(), 5u);
+  }
+  const std::string leaf_a = filenames::GenerationPart(root_, std::stoull(g2[0][0], nullptr, 16));
+  ASSERT_EQ(std::remove(leaf_a.c_str()), 0);
+  RunResult q = Snapsink({"query", root_, "--window", kB, "--format", "json"});
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find("\"key\":\"us\",\"count\":2"), std::string::npos) << q.out;
+  RunResult all = Snapsink({"query", root_, "--format", "json"});
+  EXPECT_NE(all.exit_code, 0) << all.out;
+  EXPECT_NE(all.err.find(g2[0][0]), std::string::npos) << all.err;
+  RunResult v = Snapsink({"verify", root_});
+  EXPECT_EQ(v.exit_code, 10) << v.out << v.err;
+  EXPECT_NE((v.out + v.err).find(g2[0][0]), std::string::npos) << v.out << v.err;
 }
 
 // An independent reader, written from docs/FORMAT.md sections 2, 4 and 5
@@ -209,21 +288,35 @@ std::optional<std::pair<uint64_t, std::string>> Find(const std::string& root, in
   simdjson::dom::parser top_parser;
   simdjson::dom::object top = OpenChecked(&top_parser, top_text);
   EXPECT_EQ(std::string_view(top["format"].get_string().value()), "snapsink.generation");
-  EXPECT_EQ(top["format_version"].get_uint64().value(), 3u);
-  // Section 4: parts sorted by first window, disjoint: [first, last, windows, xxh64].
+  EXPECT_EQ(top["format_version"].get_uint64().value(), 4u);
+  // Section 4: depth levels of parts under the top; each list of parts is
+  // sorted by first window, disjoint: [first, last, windows, xxh64].
+  uint64_t level = top["depth"].get_uint64().value() - 1;
   simdjson::dom::array parts = top["parts"].get_array().value();
-  for (simdjson::dom::element p : parts) {
-    simdjson::dom::array t = p.get_array().value();
-    const int64_t first = t.at(0).get_int64().value(), last = t.at(1).get_int64().value();
-    if (window_ms < first || window_ms > last) continue;
-    const std::string name(t.at(3).get_string().value());
+  std::vector<std::unique_ptr<simdjson::dom::parser>> parsers;  // each keeps its document alive
+  for (;;) {
+    std::optional<simdjson::dom::array> hit;
+    for (simdjson::dom::element p : parts) {
+      simdjson::dom::array t = p.get_array().value();
+      const int64_t first = t.at(0).get_int64().value(), last = t.at(1).get_int64().value();
+      if (window_ms >= first && window_ms <= last) hit = t;
+    }
+    if (!hit) return std::nullopt;
+    const std::string name(hit->at(3).get_string().value());
     const std::string part_text = ReadFile(root + "/manifests/parts/" + name);
     EXPECT_EQ(Hex(Hash(part_text)), name);
-    simdjson::dom::parser part_parser;
-    simdjson::dom::object part = OpenChecked(&part_parser, part_text);
+    parsers.push_back(std::make_unique<simdjson::dom::parser>());
+    simdjson::dom::object part = OpenChecked(parsers.back().get(), part_text);
+    if (level > 0) {
+      EXPECT_EQ(std::string_view(part["format"].get_string().value()), "snapsink.generation_index");
+      EXPECT_EQ(part["level"].get_uint64().value(), level);
+      parts = part["parts"].get_array().value();
+      --level;
+      continue;
+    }
     EXPECT_EQ(std::string_view(part["format"].get_string().value()), "snapsink.generation_part");
     simdjson::dom::array windows = part["windows"].get_array().value();
-    EXPECT_EQ(windows.size(), t.at(2).get_uint64().value());
+    EXPECT_EQ(windows.size(), hit->at(2).get_uint64().value());
     for (simdjson::dom::element w : windows) {
       simdjson::dom::array e = w.get_array().value();
       if (e.at(0).get_int64().value() == window_ms) {
@@ -232,7 +325,6 @@ std::optional<std::pair<uint64_t, std::string>> Find(const std::string& root, in
     }
     return std::nullopt;
   }
-  return std::nullopt;
 }
 
 }  // namespace independent

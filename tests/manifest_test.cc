@@ -203,8 +203,8 @@ GenerationPart SamplePart() {
 TEST(GenerationManifestTest, RoundTripAndFixedBytes) {
   GenerationManifest g = SampleGeneration();
   std::string text = g.Encode();
-  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation","format_version":3,"generation":7,"parent":6,)"
-                           R"("rollback_of":2,)"
+  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation","format_version":4,"generation":7,"parent":6,)"
+                           R"("rollback_of":2,"depth":3,)"
                            R"("parts":[[1792573200000,1792576800000,2,"1111111111111111"],)"
                            R"([1796259600000,1796259600000,1,"abcdef0123456789"]]})"));
   GenerationManifest got;
@@ -231,31 +231,74 @@ TEST(GenerationPartTest, RoundTripAndFixedBytes) {
   EXPECT_TRUE(GenerationPart::Decode(unsorted.Encode(), "p", &got).IsCorruption());
 }
 
-// A part per span of kPartWindows windows; negative starts floor.
-TEST(GenerationPartTest, SplitIntoPartsBySpan) {
-  const int64_t span = PartSpanMs(60000);
-  EXPECT_EQ(span, 1024 * 60000);
+GenerationIndexPart SampleIndex() {
+  GenerationIndexPart p;
+  p.level = 2;
+  p.parts = SampleGeneration().parts;
+  return p;
+}
+
+TEST(GenerationIndexPartTest, RoundTripAndFixedBytes) {
+  const std::string text = SampleIndex().Encode();
+  EXPECT_EQ(text, SealJson(R"({"format":"snapsink.generation_index","format_version":1,"level":2,"parts":[)"
+                           R"([1792573200000,1792576800000,2,"1111111111111111"],)"
+                           R"([1796259600000,1796259600000,1,"abcdef0123456789"]]})"));
+  GenerationIndexPart got;
+  ASSERT_STATUS_OK(GenerationIndexPart::Decode(text, "manifests/parts/x", &got));
+  EXPECT_EQ(got.level, 2u);
+  EXPECT_EQ(got.parts, SampleIndex().parts);
+  GenerationIndexPart bad = SampleIndex();
+  bad.parts.clear();
+  EXPECT_TRUE(GenerationIndexPart::Decode(bad.Encode(), "p", &got).IsCorruption());
+  bad = SampleIndex();
+  bad.level = 0;  // a leaf is a generation_part
+  EXPECT_TRUE(GenerationIndexPart::Decode(bad.Encode(), "p", &got).IsCorruption());
+  bad = SampleIndex();
+  std::swap(bad.parts[0], bad.parts[1]);
+  EXPECT_TRUE(GenerationIndexPart::Decode(bad.Encode(), "p", &got).IsCorruption());
+  GenerationPart leaf;
+  EXPECT_TRUE(GenerationPart::Decode(text, "p", &leaf).IsCorruption());
+}
+
+// Leaves of 32 window sizes, index parts of 32^2 and 32^3; negative starts
+// floor; every window once, in order, under the top level's parts.
+TEST(GenerationPartTest, BuildPartTreeBySpan) {
+  EXPECT_EQ(PartSpanMs(60000, 0), 32 * 60000);
+  EXPECT_EQ(PartSpanMs(60000, 2), 32768 * 60000);
+  const int64_t span = PartSpanMs(60000, 0);
   EXPECT_EQ(PartSpanOf(-1, span), -1);
   EXPECT_EQ(PartSpanOf(0, span), 0);
   EXPECT_EQ(PartSpanOf(span - 1, span), 0);
   EXPECT_EQ(PartSpanOf(span, span), 1);
   std::vector<GenerationEntry> windows;
-  for (int64_t i = -2; i < 2050; ++i) windows.push_back({i * 60000, 1, static_cast<uint64_t>(i)});
+  for (int64_t i = -2; i < 33000; ++i) windows.push_back({i * 60000, 1, static_cast<uint64_t>(i)});
   std::vector<GenerationPartRef> refs;
   std::vector<std::string> bytes;
-  SplitIntoParts(span, windows, &refs, &bytes);
-  ASSERT_EQ(refs.size(), 4u);
+  BuildPartTree(60000, windows, &refs, &bytes);
+  ASSERT_EQ(refs.size(), 3u);  // spans -1, 0 and 1 of 32,768 minutes
   EXPECT_EQ(refs[0].windows, 2u);
-  EXPECT_EQ(refs[1].windows, 1024u);
   EXPECT_EQ(refs[1].first_ms, 0);
-  EXPECT_EQ(refs[1].last_ms, 1023 * 60000);
-  EXPECT_EQ(refs[3].windows, 2u);
-  GenerationPart p;
-  ASSERT_STATUS_OK(GenerationPart::Decode(bytes[1], "p", &p));
-  EXPECT_EQ(p.windows.size(), 1024u);
-  // 1,024 one-minute windows fit the 64 KB a point read may cost, with room
-  // for the top manifest (README "Running for years").
-  EXPECT_LT(bytes[1].size(), 40u * 1024);
+  EXPECT_EQ(refs[1].last_ms, 32767 * 60000);
+  EXPECT_EQ(refs[1].windows, 32768u);
+  EXPECT_EQ(refs[2].windows, 33000u - 32768u);
+  // Leaves: 1 + 1024 + 8 (232 windows); level 1: 1 + 32 + 1; level 2: 3.
+  EXPECT_EQ(bytes.size(), 1033u + 34u + 3u);
+  GenerationPart leaf;
+  ASSERT_STATUS_OK(GenerationPart::Decode(bytes[1], "p", &leaf));
+  EXPECT_EQ(leaf.windows.size(), 32u);
+  EXPECT_EQ(leaf.windows.front().window_ms, 0);
+  GenerationIndexPart top;
+  ASSERT_STATUS_OK(GenerationIndexPart::Decode(bytes.back(), "p", &top));
+  EXPECT_EQ(top.level, 2u);
+  XXH64_hash_t h = XXH64(bytes.back().data(), bytes.back().size(), 0);
+  EXPECT_EQ(h, refs[2].xxh64);
+  // A full leaf and a full index part are a few KB each: a point read (top,
+  // two index parts, a leaf) stays far below 64 KB.
+  EXPECT_LT(bytes[1].size(), 2u * 1024);
+  GenerationIndexPart full;
+  ASSERT_STATUS_OK(GenerationIndexPart::Decode(bytes[1033 + 1], "p", &full));
+  EXPECT_EQ(full.parts.size(), 32u);
+  EXPECT_LT(bytes[1033 + 1].size(), 2u * 1024);
 }
 
 // Format 2 (windows inline) is still read: roots written before parts.
@@ -267,8 +310,21 @@ TEST(GenerationManifestTest, ReadsFormat2) {
                R"({"window_ms":1792576800000,"version":4294967296,"manifest_xxh64":"abcdef0123456789"}]})"),
       "manifests/7", &got));
   EXPECT_EQ(got.generation, 7u);
+  EXPECT_EQ(got.depth, 0u);
   EXPECT_TRUE(got.parts.empty());
   EXPECT_EQ(got.windows, SamplePart().windows);
+}
+
+// Format 3 (parts that are leaves of 1,024 windows, no depth) is still read.
+TEST(GenerationManifestTest, ReadsFormat3) {
+  GenerationManifest got;
+  ASSERT_STATUS_OK(GenerationManifest::Decode(
+      SealJson(R"({"format":"snapsink.generation","format_version":3,"generation":7,"parent":6,"rollback_of":2,)"
+               R"("parts":[[1792573200000,1792576800000,2,"1111111111111111"],)"
+               R"([1796259600000,1796259600000,1,"abcdef0123456789"]]})"),
+      "manifests/7", &got));
+  EXPECT_EQ(got.depth, 1u);
+  EXPECT_EQ(got.parts, SampleGeneration().parts);
 }
 
 TEST(GenerationManifestTest, RejectsMalformed) {
@@ -290,6 +346,11 @@ TEST(GenerationManifestTest, RejectsMalformed) {
   EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
   EXPECT_TRUE(GenerationManifest::Decode(SampleSnapshotManifest().Encode(), "g", &got).IsCorruption());
   EXPECT_TRUE(GenerationManifest::Decode(SamplePart().Encode(), "g", &got).IsCorruption());
+  g = SampleGeneration();
+  g.depth = 0;
+  EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
+  g.depth = kMaxPartDepth + 1;
+  EXPECT_TRUE(GenerationManifest::Decode(g.Encode(), "g", &got).IsCorruption());
   Status s = GenerationManifest::Decode(
       SealJson(R"({"format":"snapsink.generation","format_version":3,"generation":2,"parent":1,"rollback_of":0,"parts":[)"
                R"([5,5,1,"1"]]})"),
@@ -297,21 +358,23 @@ TEST(GenerationManifestTest, RejectsMalformed) {
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_NE(s.message().find("manifests/2"), std::string::npos);
   s = GenerationManifest::Decode(
-      SealJson(R"({"format":"snapsink.generation","format_version":4,"generation":2,"parent":1,"rollback_of":0,"parts":[]})"),
+      SealJson(R"({"format":"snapsink.generation","format_version":5,"generation":2,"parent":1,"rollback_of":0,"depth":3,"parts":[]})"),
       "manifests/2", &got);
   EXPECT_TRUE(s.IsCorruption());
 }
 
 TEST(GenerationManifestTest, EveryByteFlipIsCaught) {
-  for (const std::string& text : {SampleGeneration().Encode(), SamplePart().Encode()}) {
+  for (const std::string& text : {SampleGeneration().Encode(), SamplePart().Encode(), SampleIndex().Encode()}) {
     for (size_t pos = 0; pos < text.size(); pos++) {
       for (int mask : {0x01, 0x02, 0x20, 0x80, 0xff}) {
         std::string bad = text;
         bad[pos] = static_cast<char>(bad[pos] ^ mask);
         GenerationManifest g;
         GenerationPart p;
+        GenerationIndexPart x;
         EXPECT_TRUE(GenerationManifest::Decode(bad, "g", &g).IsCorruption()) << pos << " " << mask;
         EXPECT_TRUE(GenerationPart::Decode(bad, "p", &p).IsCorruption()) << pos << " " << mask;
+        EXPECT_TRUE(GenerationIndexPart::Decode(bad, "p", &x).IsCorruption()) << pos << " " << mask;
       }
     }
   }

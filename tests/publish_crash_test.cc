@@ -269,6 +269,15 @@ INSTANTIATE_TEST_SUITE_P(PublishCrashOnce, PublishCrashTest,
                                             ::testing::Values(1), ::testing::Values(1, 2)),
                          Name);
 
+// A publish writes one part per level of the tree (leaf, level 1, level 2:
+// docs/FORMAT.md section 4) before the top manifest: a crash after the
+// second and third part written.
+INSTANTIATE_TEST_SUITE_P(PublishCrashParts, PublishCrashTest,
+                         ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
+                                            ::testing::Values("publish.part_written"), ::testing::Values(2, 3),
+                                            ::testing::Values(1, 2)),
+                         Name);
+
 // The per-window points really are reached three times by these inputs
 // (otherwise hits 2 and 3 would test nothing): a crash at hit 3 of
 // seal.mid_data leaves two windows sealed.

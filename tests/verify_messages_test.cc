@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "engine/filenames.h"
 #include "publish/checked_json.h"
 #include "publish/current_file.h"
@@ -36,7 +38,18 @@ void PublishThenTamper(const TempDir& dir, Field field, std::string* root_out) {
   GenerationManifest g;
   ASSERT_STATUS_OK(GenerationManifest::Decode(ReadFile(gpath), gpath, &g));
   ASSERT_EQ(g.parts.size(), 1u);
-  const std::string ppath = filenames::GenerationPart(root, g.parts[0].xxh64);
+  // Down the tree (docs/FORMAT.md section 4) to the window's leaf.
+  std::vector<GenerationIndexPart> path;
+  GenerationPartRef ref = g.parts[0];
+  for (uint32_t level = g.depth - 1; level > 0; --level) {
+    const std::string ipath = filenames::GenerationPart(root, ref.xxh64);
+    GenerationIndexPart index;
+    ASSERT_STATUS_OK(GenerationIndexPart::Decode(ReadFile(ipath), ipath, &index));
+    ASSERT_EQ(index.parts.size(), 1u);
+    path.push_back(index);
+    ref = index.parts[0];
+  }
+  const std::string ppath = filenames::GenerationPart(root, ref.xxh64);
   GenerationPart part;
   ASSERT_STATUS_OK(GenerationPart::Decode(ReadFile(ppath), ppath, &part));
   ASSERT_EQ(part.windows.size(), 1u);
@@ -53,9 +66,18 @@ void PublishThenTamper(const TempDir& dir, Field field, std::string* root_out) {
   const std::string mtext = m.Encode();
   WriteFile(mpath, mtext);
   part.windows[0].manifest_xxh64 = XXH64(mtext.data(), mtext.size(), 0);
-  const std::string ptext = part.Encode();
-  g.parts[0].xxh64 = XXH64(ptext.data(), ptext.size(), 0);
-  WriteFile(filenames::GenerationPart(root, g.parts[0].xxh64), ptext);
+  // The leaf, then each index part above it, then the top, each naming the
+  // new checksum of the one below.
+  std::string ptext = part.Encode();
+  uint64_t h = XXH64(ptext.data(), ptext.size(), 0);
+  WriteFile(filenames::GenerationPart(root, h), ptext);
+  for (size_t i = path.size(); i-- > 0;) {
+    path[i].parts[0].xxh64 = h;
+    ptext = path[i].Encode();
+    h = XXH64(ptext.data(), ptext.size(), 0);
+    WriteFile(filenames::GenerationPart(root, h), ptext);
+  }
+  g.parts[0].xxh64 = h;
   const std::string gtext = g.Encode();
   WriteFile(gpath, gtext);
   WriteFile(filenames::Current(root), EncodeCurrent(CurrentPointer{1, XXH64(gtext.data(), gtext.size(), 0)}));

@@ -16,8 +16,9 @@ namespace {
 
 Status CmdQuery(const QueryArgs& a) {
   // Opened first: it tells a path that is not a root ("X is not a snapsink
-  // root") before anything else is said about the arguments.
-  Result<std::unique_ptr<api::Reader>> reader = api::Reader::Open(a.root, a.generation);
+  // root") before anything else is said about the arguments. Only the top
+  // manifest: a query reads the manifest parts of the windows it selects.
+  Result<std::unique_ptr<api::Reader>> reader = api::Reader::OpenTop(a.root, a.generation);
   const bool not_a_root =
       !reader.ok() && reader.status().IsNotFound() && !std::filesystem::exists(std::filesystem::path(a.root) / "state");
   if (not_a_root) return reader.status();

@@ -90,6 +90,12 @@ class Reader {
   // generation 0 = the current one. NotFound when nothing is published yet or
   // the generation does not exist (any more), or path is not a root.
   static Result<std::unique_ptr<Reader>> Open(const std::string& root, uint64_t generation = 0);
+  // The same, reading only the generation's top manifest: the manifest parts
+  // naming a window are read when it is first looked up (Get, Scan, Query,
+  // Rollup), so a query of one window reads the parts on that window's path
+  // only, not every part of a long history. windows() is empty, and Find
+  // answers only for windows looked up already.
+  static Result<std::unique_ptr<Reader>> OpenTop(const std::string& root, uint64_t generation = 0);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
