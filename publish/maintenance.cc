@@ -14,8 +14,8 @@
 #include "publish/checked_json.h"
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
-#include "publish/partition_seals.h"
 #include "publish/generation_parts.h"
+#include "publish/partition_seals.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
 
