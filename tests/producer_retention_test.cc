@@ -44,11 +44,11 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
   WriteFile(in, Ev("r", 0, 0, kT0) +  // never heard again: retired by the sweep at a commit
                     Ev("p", 2, 0, kT0) + Ev("p", 2, 1, kT0) + Ev("p", 2, 3, kT0) +  // a gap at 2
                     Ev("q", 0, 0, t5) +
-                    Ev("q", 0, 1, t5) +  // q's jump confirmed (engine/watermark.h: its second event, none between)
+                    Ev("q", 0, 1, t5 + kHour) +  // q's jump confirmed (engine/watermark.h: its own clock a reach on, none between)
                     Ev("p", 2, 4, t5));  // p is retired by now, in the same batch or not: rejected
   ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 2, 0, "2026-10-21T10:00:00Z", true) +
-                                            Producer("q", 0, 2, "2026-10-21T15:00:00Z", false) +
+                                            Producer("q", 0, 2, "2026-10-21T16:00:00Z", false) +
                                             Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
   EXPECT_EQ(Inspect(root, "gaps"), "");
 
@@ -60,7 +60,7 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
                      Ev("p", 2, 5, t5));   // now simply fenced
   ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", GetParam(), "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 3, 1, "2026-10-21T15:00:00Z", false) +
-                                            Producer("q", 0, 2, "2026-10-21T15:00:00Z", false) +
+                                            Producer("q", 0, 2, "2026-10-21T16:00:00Z", false) +
                                             Producer("r", 0, 0, "2026-10-21T10:00:00Z", true));
   const std::string sources = Inspect(root, "sources");
   EXPECT_NE(sources.find("\"lines\":13,\"applied\":7,\"duplicates\":1,\"fenced\":1,\"rejected\":4,\"ignored\":0,"

@@ -79,7 +79,7 @@ TEST_P(UpgradeTest, DryRunChangesNothing) {
   const auto before = AllFiles(root);
   RunResult r = Snapsink({"upgrade", root, "--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("would convert manifests/1: generation manifest format 1 -> 3 (parts)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("would convert manifests/1: generation manifest format 1 -> 4 (parts)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("would rewrite CURRENT"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("would convert the state"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dry run: nothing changed"), std::string::npos) << r.out;
