@@ -22,8 +22,7 @@
 #include <regex>
 #include <thread>
 
-#include "tests/kafka_events.h"
-#include "tests/kafka_mock_cluster.h"
+#include "tests/kafka_fixture.h"
 
 #ifdef SNAPSINK_SANITIZED
 // The harness process hosts librdkafka (not built with the sanitizers),
@@ -35,108 +34,13 @@ extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
 namespace snapsink::kafkatest {
 namespace {
 
-std::string g_snapsink = SNAPSINK_BINARY;
-constexpr char kTopic[] = "orders";
-constexpr int kPartitions = 8;
 // Sequence numbers per partition of the merged-publish test (redeliveries come on top).
 constexpr int kMergedEvents = 25000;
 
 // librdkafka protocol ApiKeys (rdkafka_protocol.h is not installed).
 constexpr int16_t kFetch = 1, kOffsetCommit = 8, kHeartbeat = 12, kSyncGroup = 14;
 
-class KafkaMock : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/snapsink-kafka-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    cluster_ = std::make_unique<MockCluster>(3);
-    cluster_->CreateTopic(kTopic, kPartitions);
-  }
-  void TearDown() override {
-    cluster_.reset();
-    if (!HasFailure()) std::filesystem::remove_all(dir_);
-    else std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
-  }
 
-  ChildResult Snapsink(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-                       int timeout_s = 90) {
-    return RunChild(g_snapsink, args, env, dir_, timeout_s);
-  }
-  std::string NewRoot(const std::string& name) {
-    const std::string root = dir_ + "/" + name;
-    ChildResult r = Snapsink({"init", root});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return root;
-  }
-  std::vector<std::string> RunArgs(const std::string& root, const std::string& group,
-                                   std::vector<std::string> extra = {}) {
-    std::vector<std::string> a{"run", root, "--kafka", cluster_->bootstraps(), "--topic", kTopic, "--group", group,
-                               "--kafka-config", "session.timeout.ms=3000", "--kafka-config",
-                               "heartbeat.interval.ms=300", "--kafka-config", "fetch.wait.max.ms=50",
-                               "--kafka-config", "topic.metadata.refresh.interval.ms=1000"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-  void ProduceStream(const EventStream& s) {
-    for (int p = 0; p < kPartitions; ++p) ASSERT_TRUE(cluster_->Produce(kTopic, p, s.records[p])) << p;
-  }
-  std::string Query(const std::string& root) {
-    ChildResult r = Snapsink({"query", root, "--format", "json"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.out;
-  }
-  // What `run --final` publishes over the streams as one file.
-  std::string FileQuery(const std::vector<const EventStream*>& streams) {
-    const std::string root = NewRoot("file-root" + (file_roots_ ? std::to_string(file_roots_) : std::string()));
-    ++file_roots_;
-    std::string data;
-    for (const EventStream* s : streams) data += AsFile(*s);
-    WriteFile(root + ".ndjson", data);
-    ChildResult r = Snapsink({"run", root, root + ".ndjson", "--final", "--quiet"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return Query(root);
-  }
-  // lines = applied + duplicates + fenced + rejected + ignored for every
-  // partition's source, and lines = what was produced to it.
-  void CheckAccounting(const std::string& root, const std::vector<uint64_t>& lines) {
-    ChildResult r = Snapsink({"inspect", root, "sources", "--json"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto field = [](const std::string& line, const std::string& name) -> uint64_t {
-      std::smatch m;
-      if (!std::regex_search(line, m, std::regex("\"" + name + "\":([0-9]+)"))) return UINT64_MAX;
-      return std::stoull(m[1]);
-    };
-    int seen = 0;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);) {
-      std::smatch m;
-      if (!std::regex_search(line, m, std::regex(R"re("source":"kafka:orders/([0-9]+)")re"))) continue;
-      const int p = std::stoi(m[1]);
-      ++seen;
-      const uint64_t n = field(line, "lines");
-      EXPECT_EQ(n, lines[p]) << line;
-      EXPECT_EQ(n, field(line, "applied") + field(line, "duplicates") + field(line, "fenced") +
-                       field(line, "rejected") + field(line, "ignored"))
-          << line;
-    }
-    EXPECT_EQ(seen, kPartitions) << r.out;
-  }
-  static std::vector<uint64_t> Sum(const EventStream& a, const EventStream* b = nullptr) {
-    std::vector<uint64_t> v = a.lines;
-    if (b) for (size_t i = 0; i < v.size(); ++i) v[i] += b->lines[i];
-    return v;
-  }
-
-  std::string dir_;
-  std::unique_ptr<MockCluster> cluster_;
-  int file_roots_ = 0;
-};
-
-// version and generation depend on how often a follower published; the rows do not.
-std::string Rows(const std::string& query_json) {
-  return std::regex_replace(query_json, std::regex(R"(,"version":[0-9]+,"generation":[0-9]+)"), "");
-}
 
 TEST_F(KafkaMock, RunFinalPublishesWhatAFileRunPublishes) {
   const EventStream s = GenerateEvents(kPartitions, 300, 1);
@@ -590,20 +494,11 @@ TEST_F(KafkaMock, ConfigThatWouldLetKafkaDecidePositionsIsRefused) {
 
 // ---- --state DIR: many processes over one topic (SPEC 12) ----
 
-// The state directory that holds partition p now: the one named by the
-// newest owner claim in ROOT ("CLIENT-ID STATE-DIR").
+// The state of partition p under the directory the newest owner claim in
+// ROOT names; "" before the first claim.
 std::string OwnerState(const std::string& root, int p) {
-  const std::string dir = root + "/owners/kafka_orders_" + std::to_string(p);
-  std::string newest;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() == 20 && name > newest) newest = name;
-  }
-  if (newest.empty()) return "";
-  std::string who = ReadFile(dir + "/" + newest);
-  while (!who.empty() && who.back() == '\n') who.pop_back();
-  return who.substr(who.find(' ') + 1) + "/orders/" + std::to_string(p);
+  const std::string dir = ClaimedStateDir(root, p);
+  return dir.empty() ? dir : dir + "/orders/" + std::to_string(p);
 }
 
 class KafkaStates : public KafkaMock {

@@ -26,8 +26,7 @@
 #include <set>
 #include <thread>
 
-#include "tests/kafka_events.h"
-#include "tests/kafka_mock_cluster.h"
+#include "tests/kafka_fixture.h"
 
 #ifdef SNAPSINK_SANITIZED
 // librdkafka in this process is not built with the sanitizers (see
@@ -38,15 +37,7 @@ extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
 namespace snapsink::kafkatest {
 namespace {
 
-std::string g_snapsink = SNAPSINK_BINARY;
-constexpr char kTopic[] = "orders";
-constexpr int kPartitions = 8;
 constexpr auto kDeadline = std::chrono::seconds(90);
-
-// version and generation depend on how often the processes published; the rows do not.
-std::string Rows(const std::string& query_json) {
-  return std::regex_replace(query_json, std::regex(R"(,"version":[0-9]+,"generation":[0-9]+)"), "");
-}
 
 std::vector<uint64_t> Lines(const std::vector<const EventStream*>& streams) {
   std::vector<uint64_t> lines(kPartitions, 0);
@@ -56,80 +47,22 @@ std::vector<uint64_t> Lines(const std::vector<const EventStream*>& streams) {
   return lines;
 }
 
-class KafkaScale : public ::testing::Test {
+class KafkaScale : public KafkaMock {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/snapsink-scale-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    cluster_ = std::make_unique<MockCluster>(3);
-    cluster_->CreateTopic(kTopic, kPartitions);
-  }
-  void TearDown() override {
-    cluster_.reset();
-    if (!HasFailure()) std::filesystem::remove_all(dir_);
-    else std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
-  }
-
-  ChildResult Snapsink(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-                       int timeout_s = 90) {
-    return RunChild(g_snapsink, args, env, dir_, timeout_s);
-  }
-  std::string NewRoot(const std::string& name) {
-    const std::string root = dir_ + "/" + name;
-    ChildResult r = Snapsink({"init", root});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return root;
-  }
   std::string StateDir(const std::string& name) const { return dir_ + "/" + name; }
-  // `run ROOT --kafka ... --state STATE --follow --publish-every 1s`, with
-  // the short session timeout of the Kafka tests, plus extra.
+  // `run ROOT --kafka ... --state STATE` with the short session timeout of
+  // the Kafka tests, plus extra.
   std::vector<std::string> FollowArgs(const std::string& root, const std::string& group, const std::string& state,
                                       std::vector<std::string> extra = {}) {
-    std::vector<std::string> a{"run", root, "--kafka", cluster_->bootstraps(), "--topic", kTopic, "--group", group,
-                               "--state", state, "--kafka-config", "session.timeout.ms=3000", "--kafka-config",
-                               "heartbeat.interval.ms=300", "--kafka-config", "fetch.wait.max.ms=50",
-                               "--kafka-config", "topic.metadata.refresh.interval.ms=1000"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
+    extra.insert(extra.begin(), {"--state", state});
+    return RunArgs(root, group, extra);
   }
   std::unique_ptr<Child> Start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     return std::make_unique<Child>(g_snapsink, args, env, dir_);
   }
-  void Produce(const EventStream& s) {
-    for (int p = 0; p < kPartitions; ++p) ASSERT_TRUE(cluster_->Produce(kTopic, p, s.records[p])) << p;
-  }
-  std::string Query(const std::string& root) {
-    ChildResult r = Snapsink({"query", root, "--format", "json"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.out;
-  }
-  // What `run --final` publishes over the streams as one file.
-  std::string FileRows(const std::vector<const EventStream*>& streams) {
-    const std::string root = NewRoot("file-root");
-    std::string data;
-    for (const EventStream* s : streams) data += AsFile(*s);
-    WriteFile(root + ".ndjson", data);
-    ChildResult r = Snapsink({"run", root, root + ".ndjson", "--final", "--quiet"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return Rows(Query(root));
-  }
-
-  // The state directory that holds partition p now: the one the newest owner
-  // claim in ROOT names ("CLIENT-ID STATE-DIR"); "" before the first claim.
-  std::string OwnerState(const std::string& root, int p) {
-    const std::string dir = root + "/owners/kafka_orders_" + std::to_string(p);
-    std::string newest;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.size() == 20 && name > newest) newest = name;
-    }
-    if (newest.empty()) return "";
-    std::string who = ReadFile(dir + "/" + newest);
-    while (!who.empty() && who.back() == '\n') who.pop_back();
-    return who.substr(who.find(' ') + 1);
-  }
+  // What `run --final` publishes over the streams as one file, without versions.
+  std::string FileRows(const std::vector<const EventStream*>& streams) { return Rows(FileQuery(streams)); }
+  std::string OwnerState(const std::string& root, int p) { return ClaimedStateDir(root, p); }
   // The lines partition p's state under `state` has taken (-1 when it has no such state).
   int64_t StateLines(const std::string& state, int p) {
     const std::string path = state + "/orders/" + std::to_string(p);
@@ -183,9 +116,6 @@ class KafkaScale : public ::testing::Test {
     r = Snapsink({"verify", root});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   }
-
-  std::string dir_;
-  std::unique_ptr<MockCluster> cluster_;
 };
 
 // Produces a stream to every partition a record at a time (a round over the
@@ -241,7 +171,7 @@ class Trickle {
 TEST_F(KafkaScale, KilledMidBatchAndMidSealSurvivorsTakeOverSameResult) {
   const EventStream first = GenerateEvents(kPartitions, 200, 31);
   const EventStream second = GenerateEvents(kPartitions, 150, 32, 200);
-  Produce(first);
+  ProduceStream(first);
   const std::string root = NewRoot("kafka-root");
   const std::string a_state = StateDir("state-a"), b_state = StateDir("state-b"), c_state = StateDir("state-c");
   const std::vector<std::string> common = {"--publish-every", "1s", "--checkpoint-every", "40", "--kafka-config",
@@ -293,7 +223,7 @@ TEST_F(KafkaScale, KilledMidBatchAndMidSealSurvivorsTakeOverSameResult) {
   }
 
   // C alone, reading what comes while it owns everything.
-  Produce(second);
+  ProduceStream(second);
   const std::vector<uint64_t> lines = Lines({&first, &second});
   ASSERT_TRUE(WaitFor([&] { return OwnersHold(root, {c_state}, lines); }, {c.get()}))
       << "C did not take every partition and read it";
@@ -318,7 +248,7 @@ TEST_F(KafkaScale, ScaleOneToThreeToOneWhileProducingSameResult) {
   const EventStream first = GenerateEvents(kPartitions, 150, 41);
   const EventStream second = GenerateEvents(kPartitions, 200, 42, 150);
   const EventStream third = GenerateEvents(kPartitions, 200, 43, 350);
-  Produce(first);
+  ProduceStream(first);
   const std::string root = NewRoot("kafka-root");
   const std::string s1 = StateDir("state-1"), s2 = StateDir("state-2"), s3 = StateDir("state-3");
   auto follow = [&](const std::string& state) {
