@@ -134,4 +134,15 @@ inline std::string ClaimedStateDir(const std::string& root, int p) {
   return who.substr(who.find(' ') + 1);
 }
 
+// The body of each executable's main(): gtest's flags, then
+// --snapsink=PATH (the binary under test; default SNAPSINK_BINARY).
+inline int RunTests(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--snapsink=", 0) == 0) g_snapsink = a.substr(11);
+  }
+  return RUN_ALL_TESTS();
+}
+
 }  // namespace snapsink::kafkatest

@@ -794,11 +794,4 @@ TEST_F(KafkaStates, CrashAtEachMergedPublishStepThenRerunPublishesTheSameBytes) 
 }  // namespace
 }  // namespace snapsink::kafkatest
 
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--snapsink=", 0) == 0) snapsink::kafkatest::g_snapsink = a.substr(11);
-  }
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return snapsink::kafkatest::RunTests(argc, argv); }
