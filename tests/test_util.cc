@@ -1,3 +1,5 @@
+// This file alone gets the paths as -D flags (CMakeLists.txt).
+#define SNAPSINK_TEST_UTIL_PATHS 1
 #include "tests/test_util.h"
 
 #include <fcntl.h>
@@ -15,6 +17,9 @@
 #include "snapsink/sink.h"
 
 namespace snapsink::testing {
+
+const char* SnapsinkBinaryPath() { return SNAPSINK_BINARY; }
+const char* SourceDirPath() { return SNAPSINK_SOURCE_DIR; }
 
 int64_t Ms(const std::string& time) {
   int64_t ms = 0;

@@ -15,6 +15,12 @@
 
 namespace snapsink::testing {
 
+// The snapsink binary under test and the source tree. Only tests/test_util.cc
+// is compiled with their absolute paths (as -D flags), so every other test
+// object is the same in any checkout and a compiler cache can share it.
+const char* SnapsinkBinaryPath();
+const char* SourceDirPath();
+
 // The Status of a Status or of a Result<T>, for the macros below.
 inline const Status& StatusOf(const Status& s) { return s; }
 template <typename T>
@@ -153,3 +159,8 @@ int64_t SourceOffset(const std::string& root, const std::string& source);
 uint64_t CurrentGeneration(const std::string& root);
 
 }  // namespace snapsink::testing
+
+#ifndef SNAPSINK_TEST_UTIL_PATHS
+#define SNAPSINK_BINARY (::snapsink::testing::SnapsinkBinaryPath())
+#define SNAPSINK_SOURCE_DIR (::snapsink::testing::SourceDirPath())
+#endif

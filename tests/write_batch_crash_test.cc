@@ -31,7 +31,7 @@ std::vector<std::string> Events() {
   uint64_t seq[3] = {0, 0, 0};
   for (int i = 0; i < 60; ++i) {
     if (i % 13 == 12) {
-      out.push_back("{\"producer\":\"p0\",\"seq\":\"bad\"}");
+      out.emplace_back(R"({"producer":"p0","seq":"bad"})");
       continue;
     }
     const int p = i % 3;
