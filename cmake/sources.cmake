@@ -39,8 +39,6 @@ set(SNAPSINK_LIB_SOURCES
   publish/follow.cc
   publish/generation_manifest.cc
   publish/generation_parts.cc
-  publish/http_request.cc
-  publish/http_server.cc
   publish/maintenance.cc
   publish/metrics.cc
   publish/old_formats.cc
@@ -54,15 +52,17 @@ set(SNAPSINK_LIB_SOURCES
   publish/rollback.cc
   publish/root_status.cc
   publish/seal.cc
-  publish/serve_auth.cc
   publish/snapshot_file.cc
   publish/snapshot_manifest.cc
-  publish/status_page.cc
   publish/table_cache.cc
   publish/upgrade.cc
   publish/state_views.cc
   publish/views.cc
   publish/view_tables.cc
+  sink/http_request.cc
+  sink/http_server.cc
+  sink/serve_auth.cc
+  sink/status_page_html.cc
   sink/follow.cc
   sink/inspect.cc
   sink/merged.cc
@@ -155,6 +155,7 @@ set(SNAPSINK_TOOL_SOURCES
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
+  tests/layers_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc

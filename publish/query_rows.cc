@@ -124,19 +124,4 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
   return Status::OK();
 }
 
-Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
-  api::Table t;
-  if (q.rollup_ms) {
-    std::vector<api::RollupRow> rows;
-    SNAPSINK_RETURN_IF_ERROR(reader->Rollup(q, &rows));
-    t = api::ToTable(rows, reader->generation());
-  } else {
-    std::vector<api::QueryRow> rows;
-    SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
-    t = api::ToTable(rows, reader->generation());
-  }
-  for (Record& r : t.records) out->push_back(std::move(r));
-  return Status::OK();
-}
-
 }  // namespace snapsink

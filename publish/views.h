@@ -18,7 +18,6 @@
 #include "engine/status.h"
 #include "publish/reader.h"
 #include "publish/records.h"
-#include "snapsink/reader.h"
 #include "snapsink/views.h"
 
 namespace snapsink {
@@ -42,9 +41,6 @@ Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>*
 // The same rows added into buckets of *q.rollup_ms (required), sorted by
 // bucket, metric, key.
 Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow>* out);
-// The rows (or, with q.rollup_ms, the roll-up rows) of a public Reader (the
-// HTTP server's) as records: api::Reader::Query|Rollup and api::ToTable.
-Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out);
 
 // The kept generations and every published snapshot (with how many kept
 // generations use it), either may be null. A manifest or snapshot that gc

@@ -1,10 +1,10 @@
-// api::Server: the public handle over publish/http_server.h, serving on a
+// api::Server: the public handle over sink/http_server.h, serving on a
 // thread of its own so that Start returns once the port is bound.
 #include "snapsink/serve.h"
 
 #include <thread>
 
-#include "publish/http_server.h"
+#include "sink/http_server.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {

@@ -6,7 +6,7 @@
 
 #include "engine/root.h"
 #include "publish/root_status.h"
-#include "publish/status_page.h"
+#include "sink/status_page_html.h"
 #include "publish/views.h"
 #include "sink/sink_impl.h"
 

@@ -1,4 +1,4 @@
-// Gathers the status page (publish/status_page.h) of a root from the public
+// Gathers the status page (sink/status_page_html.h) of a root from the public
 // views (the numbers of `status --json`, `inspect generations` and a
 // Reader), for one pinned generation.
 #pragma once

@@ -4,9 +4,6 @@
 // public API.
 #include <gtest/gtest.h>
 
-#include <boost/filesystem.hpp>
-#include <fstream>
-#include <regex>
 
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
@@ -326,59 +323,6 @@ TEST(ApiFormat, TablesAlignJsonQuotesStringsOnly) {
   EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kTable), "a     b\nx\\ty  12\n");
   EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kJson), "{\"a\":\"x\\u0009y\",\"b\":12}\n");
   EXPECT_EQ(api::FormatTable(t, api::OutputFormat::kCsv), "a,b\n\"x\ty\",12\n");
-}
-
-// tools/ is argument parsing and printing over the public API.
-// Every file in tools/ may include only include/snapsink/ headers, its own
-// tools/ helpers and system or third-party headers (<...>); never the
-// engine's internals (engine/, publish/, sink/).
-TEST(ToolsIncludes, EveryToolsFileIncludesOnlyThePublicApi) {
-  std::vector<std::string> files;
-  for (boost::filesystem::directory_iterator it(std::string(SNAPSINK_SOURCE_DIR) + "/tools"), end; it != end; ++it) {
-    files.push_back(it->path().filename().string());
-  }
-  EXPECT_GE(files.size(), 25u) << "the directory scan found too few files";
-  const std::regex any_include(R"(^\s*#\s*include\s*[<"])");
-  const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
-  for (const std::string& name : files) {
-    std::ifstream f(std::string(SNAPSINK_SOURCE_DIR) + "/tools/" + name);
-    ASSERT_TRUE(f.good()) << name;
-    std::string line;
-    int includes = 0;
-    while (std::getline(f, line)) {
-      if (std::regex_search(line, any_include)) ++includes;  // the regexes do see the file's includes
-      std::smatch m;
-      if (!std::regex_search(line, m, include_line)) continue;
-      const std::string header = m[1];
-      EXPECT_TRUE(header.rfind("snapsink/", 0) == 0 || header.rfind("tools/", 0) == 0 ||
-                  header.rfind("utilities/", 0) == 0)
-          << "tools/" << name << " includes \"" << header << "\"";
-    }
-    EXPECT_GT(includes, 0) << name;
-  }
-}
-
-// utilities/ (the Kafka consumer) is built as a user would build it: on
-// include/snapsink/ and its own headers only.
-TEST(UtilitiesIncludes, EveryUtilitiesFileIncludesOnlyThePublicApi) {
-  const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
-  int files = 0;
-  for (boost::filesystem::recursive_directory_iterator it(std::string(SNAPSINK_SOURCE_DIR) + "/utilities"), end;
-       it != end; ++it) {
-    if (!boost::filesystem::is_regular_file(it->path())) continue;
-    ++files;
-    std::ifstream f(it->path().string());
-    ASSERT_TRUE(f.good()) << it->path();
-    std::string line;
-    while (std::getline(f, line)) {
-      std::smatch m;
-      if (!std::regex_search(line, m, include_line)) continue;
-      const std::string header = m[1];
-      EXPECT_TRUE(header.rfind("snapsink/", 0) == 0 || header.rfind("utilities/", 0) == 0)
-          << it->path() << " includes \"" << header << "\"";
-    }
-  }
-  EXPECT_GE(files, 6) << "the directory scan found too few files";
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "publish/serve_auth.h"
+#include "sink/serve_auth.h"
 
 #include <arpa/inet.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "publish/status_page.h"
+#include "sink/status_page_html.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "publish/http_request.h"
+#include "sink/http_request.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "publish/http_server.h"
+#include "sink/http_server.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -28,10 +28,10 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
-#include "publish/http_request.h"
+#include "sink/http_request.h"
 #include "publish/metrics.h"
 #include "publish/root_status.h"
-#include "publish/serve_auth.h"
+#include "sink/serve_auth.h"
 #include "publish/views.h"
 #include "sink/status_page.h"
 #include "snapsink/reader.h"
@@ -161,6 +161,23 @@ struct Lease {
     if (gen && reader) gen->Return(std::move(reader));
   }
 };
+
+// The rows (or, with q.rollup_ms, the roll-up rows) of a public Reader as
+// records: api::Reader::Query|Rollup and api::ToTable.
+Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
+  api::Table t;
+  if (q.rollup_ms) {
+    std::vector<api::RollupRow> rows;
+    SNAPSINK_RETURN_IF_ERROR(reader->Rollup(q, &rows));
+    t = api::ToTable(rows, reader->generation());
+  } else {
+    std::vector<api::QueryRow> rows;
+    SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
+    t = api::ToTable(rows, reader->generation());
+  }
+  for (Record& r : t.records) out->push_back(std::move(r));
+  return Status::OK();
+}
 
 // Reads every row of every window: every checksum of the generation.
 Status VerifyGeneration(api::Reader* r) {
@@ -610,7 +627,7 @@ struct HttpServer::Impl {
     res.set_content(RootStatusJson(state->path(), st), "application/json");
   }
 
-  // The status page (publish/status_page.h) at the served generation, or
+  // The status page (sink/status_page_html.h) at the served generation, or
   // at ?generation=G.
   void Page(const httplib::Request& req, httplib::Response& res) {
     uint64_t generation = 0;
