@@ -48,6 +48,7 @@
 #include "publish/reader.h"
 #include "publish/seal.h"
 #include "publish/snapshot_file.h"
+#include "snapsink/reader.h"
 
 namespace snapsink::bench {
 namespace {
@@ -983,8 +984,12 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   std::unique_ptr<SnapshotReader> hashed, plain;
   CheckOk(SnapshotReader::Open(Env::Default(), hashed_path, &hashed), "open " + hashed_path);
   CheckOk(SnapshotReader::Open(Env::Default(), plain_path, &plain), "open " + plain_path);
-  Samples lookups, absent, mem, scans, file_hashed, file_plain;
-  std::vector<TimeSplit> lookups_t, absent_t, mem_t, file_hashed_t, file_plain_t;
+  // The public api::Reader over the same root: what a user's lookup costs
+  // (a Result<Row> with its own strings each call).
+  auto api_reader = api::Reader::Open(w.root);
+  CheckOk(api_reader.status(), "api reader");
+  Samples lookups, absent, mem, scans, file_hashed, file_plain, api_lookups;
+  std::vector<TimeSplit> lookups_t, absent_t, mem_t, file_hashed_t, file_plain_t, api_t;
   uint64_t scanned = 0;
   for (int r = 0; r < f.reps; ++r) {
     Progress("read (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")");
@@ -1009,6 +1014,14 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
     }
     lookups.push_back(static_cast<double>(keys.size()) / sw.Seconds());
     lookups_t.push_back(sw.Split());
+    Stopwatch sw_api;
+    for (const auto& [metric, key] : keys) {
+      auto got = (*api_reader)->Get(w.window_ms, metric, key);
+      CheckOk(got.status(), "api get " + metric + "/" + key);
+      checksum += got->count;
+    }
+    api_lookups.push_back(static_cast<double>(keys.size()) / sw_api.Seconds());
+    api_t.push_back(sw_api.Split());
     Stopwatch sw_absent;
     uint64_t found = 0;
     for (const auto& [metric, key] : missing) found += reader->Get(w.window_ms, metric, key, &row).ok();
@@ -1056,6 +1069,13 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
             "Reader::Get, seeded random keys, all hits, warm; " + Rate(Median(lookups_cpu), "lookups") +
                 " per CPU-s" + Fmt("; %.2fx unordered_map", Median(ratio)),
             MedianPercentages(lookups_t)});
+  const Samples api_cpu = CpuRates(api_t, f.lookups);
+  rep->Row({"api_read_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(api_lookups)),
+            Rate(Median(api_lookups), "lookups"),
+            "api::Reader::Get, the same keys; " + Rate(Median(api_cpu), "lookups") + " per CPU-s" +
+                Fmt("; %.2fx unordered_map", Median(Ratio(api_lookups, mem))) +
+                Fmt(" (%.2fx by CPU time)", Median(Ratio(api_cpu, mem_cpu))),
+            MedianPercentages(api_t)});
   rep->Row({"read_get_absent", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(absent)),
             Rate(Median(absent), "lookups"),
             "Reader::Get of absent keys (filter); " + Rate(Median(absent_cpu), "lookups") + " per CPU-s" +
@@ -1087,6 +1107,9 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   rep->Num("hash_index_ratio_vs_restarts_cpu", Median(hash_ratio_cpu));
   rep->Num("lookups_ratio_vs_unordered_map_cpu", Median(Ratio(lookups_cpu, mem_cpu)));
   rep->Num("lookups_per_cpu_s", Median(lookups_cpu));
+  rep->Num("api_lookups_per_cpu_s", Median(api_cpu));
+  rep->Num("api_lookups_ratio_vs_unordered_map_cpu", Median(Ratio(api_cpu, mem_cpu)));
+  rep->Array("lookups_ratio_vs_unordered_map_cpu_reps", Ratio(lookups_cpu, mem_cpu));
   rep->Num("absent_lookups_per_cpu_s", Median(absent_cpu));
   rep->Num("unordered_map_lookups_per_cpu_s", Median(mem_cpu));
   rep->Row({"read_scan", Count(w.rows), Fmt("%.3f", static_cast<double>(w.rows) / Median(scans)),

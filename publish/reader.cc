@@ -156,9 +156,12 @@ Status Reader::Missing(const std::string& path) const {
 }
 
 Status Reader::Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row) {
-  std::shared_ptr<const SnapshotReader> s;
-  SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &s));
-  return s->Get(metric, key, row);
+  if (last_ == nullptr || window_ms != last_window_) {
+    last_.reset();  // let the TableCache close it if it must, before opening another
+    SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &last_));
+    last_window_ = window_ms;
+  }
+  return last_->Get(metric, key, row);
 }
 
 Status Reader::Scan(int64_t window_ms, const std::string* metric, const std::function<void(const Row&)>& fn) {

@@ -65,7 +65,8 @@ class Reader {
   // the range (a query of one window reads one part per level).
   Status Entries(int64_t lo, int64_t hi, std::vector<GenerationEntry>* out);
 
-  // Point lookup: decompresses at most one block. NotFound if absent.
+  // Point lookup: decompresses at most one block. NotFound if absent. The
+  // file of the window looked up last stays open with the Reader.
   Status Get(int64_t window_ms, std::string_view metric, std::string_view key, Row* row);
   // Every row of a window in (metric, key) order; only metric's rows if metric is non-null.
   Status Scan(int64_t window_ms, const std::string* metric, const std::function<void(const Row&)>& fn);
@@ -96,6 +97,12 @@ class Reader {
   Status Missing(const std::string& path) const;
 
   std::map<int64_t, WindowFile> files_;
+  // The data file Get read last and its window: consecutive lookups of one
+  // window skip files_ and the TableCache (a mutex and a hash of a long
+  // key). Holding it keeps the TableCache from closing that one file while
+  // this Reader lives or until Get moves to another window.
+  int64_t last_window_ = 0;
+  std::shared_ptr<const SnapshotReader> last_;
 };
 
 }  // namespace snapsink

@@ -99,68 +99,87 @@ BlockCache* BlockCache::Default() {
 }
 
 uint64_t BlockCache::NewId() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock lock(mu_);
   return next_id_++;
 }
 
 std::shared_ptr<const std::string> BlockCache::Lookup(uint64_t id, uint64_t block) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_lock lock(mu_);
   auto it = map_.find(Key{id, block});
   if (it == map_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->data;
+  // Written only when clear: a hot block's line is not written on every hit.
+  if (!it->second.referenced.load(std::memory_order_relaxed)) it->second.referenced.store(true, std::memory_order_relaxed);
+  return it->second.data;
 }
 
 void BlockCache::Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::string> data) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock lock(mu_);
   const Key key{id, block};
-  auto it = map_.find(key);
-  if (it != map_.end()) {
-    bytes_ -= it->second->data->size();
-    lru_.erase(it->second);
-    map_.erase(it);
-  }
+  Entry& e = map_[key];
+  if (e.data != nullptr) bytes_ -= e.data->size();  // replaced: its old place goes stale
   bytes_ += data->size();
-  lru_.push_front(Entry{key, std::move(data)});
-  map_[key] = lru_.begin();
-  EvictLocked();
+  e.data = std::move(data);
+  e.seq = next_seq_++;
+  e.referenced.store(false, std::memory_order_relaxed);
+  clock_.push_back(Place{key, e.seq});
+  EvictLocked(&key);
+  if (clock_.size() > 2 * map_.size() + 16) CompactClockLocked();
 }
 
 void BlockCache::Erase(uint64_t id, uint64_t blocks) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock lock(mu_);
   if (map_.empty()) return;
   for (uint64_t b = 0; b < blocks; b++) {
     auto it = map_.find(Key{id, b});
     if (it == map_.end()) continue;
-    bytes_ -= it->second->data->size();
-    lru_.erase(it->second);
+    bytes_ -= it->second.data->size();
+    map_.erase(it);
+  }
+  if (clock_.size() > 2 * map_.size() + 16) CompactClockLocked();
+}
+
+void BlockCache::EvictLocked(const Key* keep) {
+  // A block larger than the whole cache is still kept (alone) until the next
+  // insert. Each pass of the hand clears a bit or evicts, and a cleared block
+  // is evicted when the hand comes round again, so this ends.
+  while (bytes_ > capacity_ && map_.size() > 1) {
+    const Place p = clock_.front();
+    clock_.pop_front();
+    auto it = map_.find(p.key);
+    if (it == map_.end() || it->second.seq != p.seq) continue;  // stale place
+    Entry& e = it->second;
+    if ((keep != nullptr && p.key == *keep) || e.referenced.load(std::memory_order_relaxed)) {
+      e.referenced.store(false, std::memory_order_relaxed);
+      clock_.push_back(p);  // second chance
+      continue;
+    }
+    bytes_ -= e.data->size();
     map_.erase(it);
   }
 }
 
-void BlockCache::EvictLocked() {
-  // A block larger than the whole cache is still kept (alone) until the next insert.
-  while (bytes_ > capacity_ && lru_.size() > 1) {
-    Entry& e = lru_.back();
-    bytes_ -= e.data->size();
-    map_.erase(e.key);
-    lru_.pop_back();
+void BlockCache::CompactClockLocked() {
+  std::deque<Place> live;
+  for (const Place& p : clock_) {
+    auto it = map_.find(p.key);
+    if (it != map_.end() && it->second.seq == p.seq) live.push_back(p);
   }
+  clock_.swap(live);
 }
 
 void BlockCache::SetCapacity(size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock lock(mu_);
   capacity_ = bytes;
-  EvictLocked();
+  EvictLocked(nullptr);
 }
 
 size_t BlockCache::capacity() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_lock lock(mu_);
   return capacity_;
 }
 
 size_t BlockCache::bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_lock lock(mu_);
   return bytes_;
 }
 

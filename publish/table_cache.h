@@ -11,11 +11,14 @@
 // by eviction is reopened, and checked again, when it is needed next.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 
@@ -58,7 +61,13 @@ class TableCache {
 };
 
 // Checked, decompressed blocks of snapshot files, shared by every
-// SnapshotReader of the process, least recently used dropped first.
+// SnapshotReader of the process, evicted by CLOCK (second chance): a hit
+// sets its block's reference bit under a shared lock and moves nothing, so
+// lookups of any number of threads never wait for each other; an insert
+// (exclusive lock) sweeps the hand over the blocks in the order they were
+// inserted, clearing set bits (that block goes round again) and evicting
+// the first block whose bit is clear. A block enters with its bit clear: one
+// that is read once leaves before the blocks that are read again.
 class BlockCache {
  public:
   static BlockCache* Default();
@@ -84,17 +93,29 @@ class BlockCache {
     size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.id * 0x9e3779b97f4a7c15ULL ^ k.block); }
   };
   struct Entry {
-    Key key;
     std::shared_ptr<const std::string> data;
+    uint64_t seq = 0;                         // its place in clock_ (an older place there is stale)
+    mutable std::atomic<bool> referenced{false};  // set by a hit, cleared by the hand
   };
-  void EvictLocked();
+  // The clock: every block in the order it entered, the hand at the front.
+  // A block erased or replaced leaves a stale place (seq differs), skipped
+  // by the hand and dropped when stale places outnumber live ones.
+  struct Place {
+    Key key;
+    uint64_t seq;
+  };
+  // Sweeps the hand until the cache fits; `keep` (the block just inserted)
+  // goes round without being evicted.
+  void EvictLocked(const Key* keep);
+  void CompactClockLocked();
 
-  mutable std::mutex mu_;
+  mutable std::shared_mutex mu_;
   size_t capacity_;
   size_t bytes_ = 0;
   uint64_t next_id_ = 1;
-  std::list<Entry> lru_;
-  std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> map_;
+  uint64_t next_seq_ = 1;
+  std::deque<Place> clock_;
+  std::unordered_map<Key, Entry, KeyHash> map_;
 };
 
 }  // namespace snapsink

@@ -15,6 +15,7 @@ namespace snapsink::api {
 struct Reader::Impl {
   std::unique_ptr<snapsink::Reader> reader;
   std::vector<WindowVersion> windows;
+  snapsink::Row row;  // Get's scratch: its strings keep their buffers between calls
 };
 
 namespace {
@@ -61,10 +62,9 @@ std::optional<uint64_t> Reader::Find(int64_t window_ms) const {
 }
 
 Result<Row> Reader::Get(int64_t window_ms, std::string_view metric, std::string_view key) {
-  snapsink::Row in;
-  SNAPSINK_RETURN_IF_ERROR(impl_->reader->Get(window_ms, metric, key, &in));
+  SNAPSINK_RETURN_IF_ERROR(impl_->reader->Get(window_ms, metric, key, &impl_->row));
   Row out;
-  ToPublic(in, &out);
+  ToPublic(impl_->row, &out);
   return out;
 }
 

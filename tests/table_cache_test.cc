@@ -12,10 +12,14 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/env.h"
 #include "publish/reader.h"
@@ -121,6 +125,132 @@ TEST(BlockCache, HoldsAtMostItsCapacityInBytes) {
   EXPECT_NE(cache.Lookup(id, 99), nullptr);
   cache.Erase(id, 100);
   EXPECT_EQ(cache.bytes(), 0u);
+}
+
+std::shared_ptr<const std::string> Block(size_t bytes, char c) { return std::make_shared<const std::string>(bytes, c); }
+
+// CLOCK order, step by step: a hit sets a bit and moves nothing; the hand
+// goes over the blocks in the order they entered (a block given a second
+// chance re-enters behind the others), so here block 4, newer than 0 and 1
+// but not looked up since, goes before them, where LRU would drop 1.
+TEST(BlockCache, EvictsInClockOrder) {
+  BlockCache cache(4000);
+  const uint64_t id = cache.NewId();
+  for (uint64_t b = 0; b < 4; b++) cache.Insert(id, b, Block(1000, static_cast<char>('0' + b)));
+  ASSERT_NE(cache.Lookup(id, 1), nullptr);
+  ASSERT_NE(cache.Lookup(id, 0), nullptr);
+  auto present = [&] {
+    std::string out;
+    for (uint64_t b = 0; b < 8; b++) {
+      if (cache.Lookup(id, b) != nullptr) out += static_cast<char>('0' + b);
+    }
+    return out;
+  };
+  // Clock [0* 1* 2 3]: 0 and 1 lose their bits and go round, 2 is dropped.
+  cache.Insert(id, 4, Block(1000, '4'));
+  EXPECT_EQ(cache.bytes(), 4000u);
+  // Clock [3 4 0 1]: 3 is dropped.
+  cache.Insert(id, 5, Block(1000, '5'));
+  // Clock [4 0 1 5]: 4 is dropped (LRU would drop 1, looked up before 4 came).
+  cache.Insert(id, 6, Block(1000, '6'));
+  // present() looks every block up, setting bits: call it last.
+  EXPECT_EQ(present(), "0156");
+  std::shared_ptr<const std::string> zero = cache.Lookup(id, 0);
+  ASSERT_NE(zero, nullptr);
+  EXPECT_EQ(*zero, std::string(1000, '0'));
+}
+
+// A block read once (never looked up again) leaves before any block that
+// is looked up again, however long ago that was: a scan of cold blocks
+// through the cache does not push the hot ones out.
+TEST(BlockCache, BlocksReadOnceLeaveBeforeBlocksReadAgain) {
+  BlockCache cache(4000);
+  const uint64_t id = cache.NewId();
+  cache.Insert(id, 0, Block(1000, 'h'));
+  cache.Insert(id, 1, Block(1000, 'h'));
+  for (uint64_t b = 100; b < 200; b++) {
+    ASSERT_NE(cache.Lookup(id, 0), nullptr);
+    ASSERT_NE(cache.Lookup(id, 1), nullptr);
+    cache.Insert(id, b, Block(1000, 'c'));
+    EXPECT_LE(cache.bytes(), 4000u);
+  }
+  EXPECT_NE(cache.Lookup(id, 0), nullptr);
+  EXPECT_NE(cache.Lookup(id, 1), nullptr);
+  EXPECT_NE(cache.Lookup(id, 199), nullptr);  // the block just inserted stays
+  EXPECT_EQ(cache.Lookup(id, 100), nullptr);
+}
+
+// A block larger than the cache is kept alone until the next insert; an
+// erased or replaced block's old place in the clock is skipped.
+TEST(BlockCache, OversizedReplacedAndErasedBlocks) {
+  BlockCache cache(2000);
+  const uint64_t a = cache.NewId(), b = cache.NewId();
+  cache.Insert(a, 0, Block(1000, 'a'));
+  cache.Insert(a, 0, Block(1500, 'A'));  // replaced: counted once
+  EXPECT_EQ(cache.bytes(), 1500u);
+  ASSERT_NE(cache.Lookup(a, 0), nullptr);
+  EXPECT_EQ(*cache.Lookup(a, 0), std::string(1500, 'A'));
+  cache.Insert(b, 0, Block(5000, 'b'));  // larger than the cache: alone
+  EXPECT_EQ(cache.Lookup(a, 0), nullptr);
+  EXPECT_NE(cache.Lookup(b, 0), nullptr);
+  EXPECT_EQ(cache.bytes(), 5000u);
+  cache.Insert(a, 1, Block(100, 'a'));
+  EXPECT_EQ(cache.Lookup(b, 0), nullptr);
+  EXPECT_EQ(cache.bytes(), 100u);
+  for (int round = 0; round < 50; round++) {  // the clock's stale places are dropped
+    for (uint64_t k = 0; k < 10; k++) cache.Insert(b, k, Block(10, 'b'));
+    cache.Erase(b, 10);
+  }
+  EXPECT_EQ(cache.bytes(), 100u);
+  EXPECT_NE(cache.Lookup(a, 1), nullptr);
+  cache.SetCapacity(50);  // smaller than the one block left: it stays
+  EXPECT_NE(cache.Lookup(a, 1), nullptr);
+  // A replaced block enters the clock again, behind the others: its old
+  // place is skipped, so the older block goes first.
+  BlockCache two(2000);
+  const uint64_t c = two.NewId();
+  two.Insert(c, 0, Block(1000, 'x'));
+  two.Insert(c, 1, Block(1000, 'y'));
+  two.Insert(c, 0, Block(1000, 'z'));  // clock [0 (stale), 1, 0]
+  two.Insert(c, 2, Block(1000, 'w'));
+  EXPECT_EQ(two.Lookup(c, 1), nullptr);
+  EXPECT_NE(two.Lookup(c, 0), nullptr);
+  EXPECT_NE(two.Lookup(c, 2), nullptr);
+}
+
+// Threads look up (shared lock), insert and erase (exclusive) the same
+// blocks at once: every block found is the one inserted under its key, and
+// the cache ends within its capacity. (ASan/UBSan runs check the memory.)
+TEST(BlockCache, ConcurrentLookupsGetTheirOwnBlocks) {
+  BlockCache cache(16 * 500);
+  const uint64_t id = cache.NewId();
+  auto content = [](uint64_t k) { return std::string(500, static_cast<char>('a' + k % 26)) + std::to_string(k); };
+  std::atomic<uint64_t> wrong{0}, hits{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      uint64_t x = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(t + 1);
+      for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const uint64_t k = x % 48;
+        if (i % 1000 == 999) {
+          cache.Erase(id, 4);
+          continue;
+        }
+        std::shared_ptr<const std::string> got = cache.Lookup(id, k);
+        if (got == nullptr) {
+          cache.Insert(id, k, std::make_shared<const std::string>(content(k)));
+        } else {
+          hits++;
+          if (*got != content(k)) wrong++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_GT(hits.load(), 0u);
+  EXPECT_LE(cache.bytes(), cache.capacity());
 }
 
 // A Reader whose generation has more windows than the cache holds files:
