@@ -55,15 +55,9 @@ Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path,
                  std::unique_ptr<WritableFile>* file) {
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer));
-  Row row;
   SNAPSINK_RETURN_IF_ERROR(ScanWindowAggregates(txn, window_ms, [&](const std::string& metric, std::string_view key,
                                                                      const Aggregate& a) {
-    row.metric = metric;
-    row.key.assign(key);
-    row.count = a.count;
-    row.sum_micros = a.sum_micros;
-    row.events = a.events;
-    return writer->Add(row);
+    return writer->AddView(RowView{metric, key, a.count, a.sum_micros, a.events});
   }));
   for (const MetricStats& ms : writer->stats()) {
     m->events = WrappingAdd(m->events, ms.events);

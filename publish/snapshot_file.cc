@@ -355,16 +355,26 @@ Status SnapshotWriter::AppendToFile(std::string_view data) {
 }
 
 Status SnapshotWriter::Add(const Row& row) {
+  return AddView(RowView{row.metric, row.key, row.count, row.sum_micros, row.events});
+}
+
+Status SnapshotWriter::AddView(const RowView& row) {
   if (!error_.ok()) return error_;
   if (finished_) return Status::InvalidArgument(fmt::format("snapshot {}: Add after Finish", path_));
   if (row.metric.size() > kSnapshotMaxFieldBytes || row.key.size() > kSnapshotMaxFieldBytes) {
     return Fail(Status::InvalidArgument(
         fmt::format("snapshot {}: metric or key longer than {} bytes", path_, kSnapshotMaxFieldBytes)));
   }
-  if (rows_ > 0 && CompareKeys(row.metric, row.key, last_metric_, last_key_) <= 0) {
-    return Fail(Status::InvalidArgument(
-        fmt::format("snapshot {}: row ({:?}, {:?}) does not follow ({:?}, {:?})", path_, row.metric,
-                    row.key, last_metric_, last_key_)));
+  // The row before: its metric is the last stats entry's, its key in block_
+  // (or, for a block's first row, copied when the block before was cut).
+  if (rows_ > 0) {
+    const std::string_view last_metric = stats_.back().metric;
+    const std::string_view last_key =
+        block_rows_ > 0 ? std::string_view(block_).substr(last_key_at_, last_key_size_) : last_key_;
+    if (CompareKeys(row.metric, row.key, last_metric, last_key) <= 0) {
+      return Fail(Status::InvalidArgument(fmt::format("snapshot {}: row ({:?}, {:?}) does not follow ({:?}, {:?})",
+                                                      path_, row.metric, row.key, last_metric, last_key)));
+    }
   }
   if (block_rows_ == 0) {
     IndexEntry e;
@@ -373,12 +383,13 @@ Status SnapshotWriter::Add(const Row& row) {
     index_.push_back(std::move(e));
   }
   if (block_rows_ % kBlockRestartInterval == 0) restarts_.push_back(static_cast<uint32_t>(block_.size()));
-  // Rows come sorted by metric: its hash (the seed of the row's) once per
-  // metric. The cache is keyed by the metric's bytes, so sharing it between
-  // the writers of a thread is safe.
-  static thread_local RowHasher hasher;
-  key_hashes_.push_back(hasher.Hash(row.metric, row.key));
-  if (stats_.empty() || stats_.back().metric != row.metric) stats_.push_back(MetricStats{row.metric});
+  // Rows come sorted by metric: its hash (the seed of the row's) and its
+  // stats entry once per run of rows of one metric.
+  if (stats_.empty() || stats_.back().metric != row.metric) {
+    stats_.push_back(MetricStats{std::string(row.metric)});
+    metric_seed_ = XXH64(row.metric.data(), row.metric.size(), 0);
+  }
+  key_hashes_.push_back(XXH64(row.key.data(), row.key.size(), metric_seed_));
   MetricStats& ms = stats_.back();
   ms.rows += 1;
   ms.events = WrappingAdd(ms.events, row.events);
@@ -391,13 +402,13 @@ Status SnapshotWriter::Add(const Row& row) {
   p = EncodeVarint64(p, row.metric.size());
   std::memcpy(p, row.metric.data(), row.metric.size());
   p = EncodeVarint64(p + row.metric.size(), row.key.size());
+  last_key_at_ = static_cast<size_t>(p - block_.data());
+  last_key_size_ = row.key.size();
   std::memcpy(p, row.key.data(), row.key.size());
   p = EncodeVarint64(p + row.key.size(), ZigZag(row.count));
   p = EncodeVarint64(p, ZigZag(row.events));
   p = EncodeVarint64(p, ZigZag(row.sum_micros));
   block_.resize(p - block_.data());
-  last_metric_.assign(row.metric);
-  last_key_.assign(row.key);
   block_rows_++;
   rows_++;
   if (block_.size() >= options_.block_bytes) return FlushBlock();
@@ -406,6 +417,7 @@ Status SnapshotWriter::Add(const Row& row) {
 
 Status SnapshotWriter::FlushBlock() {
   if (block_rows_ == 0) return Status::OK();
+  last_key_.assign(block_, last_key_at_, last_key_size_);  // what the next block's first row follows
   for (uint32_t r : restarts_) PutFixed32(&block_, r);
   const uint32_t num = static_cast<uint32_t>(restarts_.size());
   const size_t index_at = block_.size();

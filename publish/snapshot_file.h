@@ -115,6 +115,9 @@ class SnapshotWriter {
   // is dead). Once the first block is full it is appended and Flush()ed,
   // and MaybeCrash("seal.mid_data") runs.
   Status Add(const Row& row);
+  // The same from views (nothing is kept past the call): a caller that
+  // has the bytes elsewhere need not copy them into a Row first.
+  Status AddView(const RowView& row);
 
   // Writes the last block, the filter, the stats, the index and the footer,
   // Sync()s and closes the file, and fills *info. No Add or Finish after it.
@@ -128,6 +131,7 @@ class SnapshotWriter {
   const std::vector<MetricStats>& stats() const { return stats_; }
   // Tests only: Finish writes these stats instead of the ones of the rows,
   // with valid checksums, so that reconciliation has something to catch.
+  // Call it after the last Add.
   void OverrideStatsForTesting(std::vector<MetricStats> stats) { stats_ = std::move(stats); }
   // Tests only: byte `at` of the hash index of every block written from now
   // on is XORed with 0x01 before compression (with a valid checksum), so
@@ -156,9 +160,13 @@ class SnapshotWriter {
   uint32_t block_rows_ = 0;
   std::vector<uint32_t> restarts_;      // of the current block
   std::vector<uint64_t> key_hashes_;    // FilterHash of every row, for the filter
-  std::vector<MetricStats> stats_;
+  std::vector<MetricStats> stats_;     // the last one is the current row's metric
+  uint64_t metric_seed_ = 0;           // XXH64 of stats_.back().metric: the seed of its rows' hashes
   std::string compressed_;  // reused output buffer of zstd
-  std::string last_metric_, last_key_;  // last row added ("" before the first)
+  // The key of the last row added: at last_key_at_ in block_ while the
+  // block has rows, else in last_key_ (copied when the block was cut).
+  size_t last_key_at_ = 0, last_key_size_ = 0;
+  std::string last_key_;
   std::vector<IndexEntry> index_;
   size_t flip_hash_index_byte_ = SIZE_MAX;
 };
