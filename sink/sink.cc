@@ -178,8 +178,10 @@ Result<std::unique_ptr<Reader>> ReadOnlySink::NewReader(uint64_t generation) con
 Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) {
   snapsink::BackfillOptions b;
   using InternalVersion = decltype(b.version);
-  if (o.version == 0 || o.version > std::numeric_limits<InternalVersion>::max()) {
-    return Status::InvalidArgument("backfill version " + std::to_string(o.version) + " is out of range");
+  if (o.version == 0) return OutOfRange("BackfillOptions::version", 0, "must be at least 1");
+  if (o.version > std::numeric_limits<InternalVersion>::max()) {
+    return Status::InvalidArgument("BackfillOptions::version " + std::to_string(o.version) + ": must be at most " +
+                                   std::to_string(std::numeric_limits<InternalVersion>::max()));
   }
   b.version = static_cast<InternalVersion>(o.version);
   b.files = o.files;
