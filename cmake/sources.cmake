@@ -189,6 +189,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/line_reader_test.cc
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
+  tests/option_errors_test.cc
   tests/owner_epoch_test.cc
   tests/checkpoint_test.cc
   tests/partition_seals_test.cc

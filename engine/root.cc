@@ -29,6 +29,12 @@ Status Root::PutMetaU64(Txn* txn, std::string_view key, uint64_t value) {
 
 namespace {
 
+// "retain_ms -1: must not be negative": the public parameter a caller set,
+// its value and the rule it broke (the CLI names its own flags).
+std::string Field(const char* name, int64_t value, const char* rule) {
+  return std::string(name) + " " + std::to_string(value) + ": " + rule;
+}
+
 std::string ParentDir(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -91,14 +97,10 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
 // init's commit point: the rename of state.init-tmp/ to state/. Everything
 // before it (ROOT and its empty layout directories, LOCK, the environment
 // in state.init-tmp/) is durable first; a failure removes what this call
-// made, a crash leaves a half-made root that a rerun finishes.
+// made, a crash leaves a half-made root that a rerun finishes. The caller
+// checks the settings (api::Sink::Create, naming the public fields).
 Status Root::Init(Env* env, const std::string& path, RootConfig config) {
-  if (config.window_ms <= 0) return Status::InvalidArgument("--window must be greater than zero");
   if (config.lateness_ms < 0) config.lateness_ms = config.window_ms;
-  if (config.id_horizon_ms <= 0) return Status::InvalidArgument("--id-horizon must be greater than zero");
-  if (config.producer_retention_ms < 0) return Status::InvalidArgument("--producer-retention must not be negative");
-  if (config.retain_ms < 0) return Status::InvalidArgument("--retain must not be negative");
-  if (config.max_ahead_ms < 0) return Status::InvalidArgument("--max-ahead must not be negative");
   return InitWithState(env, path, [&](const std::string& dir) { return BuildState(env, dir, config); });
 }
 
@@ -245,8 +247,10 @@ Status Root::ReloadHistorySettings() {
 
 Status Root::SetHistorySettings(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {
   if (lock_ == nullptr) return Status::InvalidArgument("changing settings needs the writer lock");
-  if (retain_ms && *retain_ms < 0) return Status::InvalidArgument("--retain must not be negative");
-  if (max_ahead_ms && *max_ahead_ms < 0) return Status::InvalidArgument("--max-ahead must not be negative");
+  if (retain_ms && *retain_ms < 0) return Status::InvalidArgument(Field("retain_ms", *retain_ms, "must not be negative"));
+  if (max_ahead_ms && *max_ahead_ms < 0) {
+    return Status::InvalidArgument(Field("max_ahead_ms", *max_ahead_ms, "must not be negative"));
+  }
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(store_->BeginWrite(&txn));
   if (retain_ms) SNAPSINK_RETURN_IF_ERROR(PutMetaU64(txn.get(), meta::kRetainMs, static_cast<uint64_t>(*retain_ms)));

@@ -47,8 +47,8 @@ Status CheckVersion(Store* live, const std::set<int64_t>& windows, uint64_t vers
     WindowState ws;
     SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w, &ws));
     if (ws.last_version >= version) {
-      return Status::InvalidArgument("--version " + std::to_string(version) + " must exceed the versions of its windows: window " +
-                                     FormatIso(w) + " is already at v" + std::to_string(ws.last_version));
+      return Status::InvalidArgument("BackfillOptions::version " + std::to_string(version) +
+                                     " must exceed the versions of its windows: window " + FormatIso(w) + " is already at v" + std::to_string(ws.last_version));
     }
   }
   return Status::OK();
@@ -327,7 +327,7 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   *result = BackfillResult();
   Env* env = root->env();
   const std::string& path = root->path();
-  if (o.version == 0) return Status::InvalidArgument("--version must be at least 1");
+  if (o.version == 0) return Status::InvalidArgument("BackfillOptions::version 0: must be at least 1");
 
   // 1. Already published?
   SNAPSINK_ASSIGN_OR_RETURN(bool done, IsDone(root->store(), o.version));
@@ -339,11 +339,12 @@ Status RunBackfill(Root* root, const BackfillOptions& o, BackfillResult* result)
   // 2. The version rule, before any work.
   const int64_t first = o.from ? WindowStart(*o.from, root->config().window_ms) : INT64_MIN;
   const int64_t last = o.to ? WindowStart(*o.to, root->config().window_ms) : INT64_MAX;
-  if (first > last) return Status::InvalidArgument("--from is after --to");
+  if (first > last) return Status::InvalidArgument("BackfillOptions::from is after BackfillOptions::to");
   const size_t stdin_inputs = std::count(o.files.begin(), o.files.end(), "-");
   if (stdin_inputs > 1) return Status::InvalidArgument("- (standard input) can be given once");
   if (!o.source.empty() && o.files.size() != 1) {
-    return Status::InvalidArgument("--source names one input; give one FILE with it");
+    return Status::InvalidArgument(
+        "BackfillOptions::source names one input; BackfillOptions::files must hold exactly one");
   }
 
   // One backfill process per version: its lock is taken before the spool

@@ -59,7 +59,7 @@ Status PlanBackfill(Root* root, const BackfillOptions& o, bool* already_done, st
   const int64_t window_ms = root->config().window_ms;
   const int64_t first = o.from ? WindowStart(*o.from, window_ms) : INT64_MIN;
   const int64_t last = o.to ? WindowStart(*o.to, window_ms) : INT64_MAX;
-  if (first > last) return Status::InvalidArgument("--from is after --to");
+  if (first > last) return Status::InvalidArgument("BackfillOptions::from is after BackfillOptions::to");
 
   std::unordered_map<std::string, ProducerState> producers;
   std::map<int64_t, Aggregate> after;
@@ -99,7 +99,7 @@ Status PlanBackfill(Root* root, const BackfillOptions& o, bool* already_done, st
     WindowState ws;
     SNAPSINK_RETURN_IF_ERROR(ReadWindowState(txn.get(), w, &ws));
     if (ws.last_version >= o.version) {
-      return Status::InvalidArgument("--version " + std::to_string(o.version) +
+      return Status::InvalidArgument("BackfillOptions::version " + std::to_string(o.version) +
                                      " must exceed the versions of its windows: window " + FormatIso(w) +
                                      " is already at v" + std::to_string(ws.last_version));
     }

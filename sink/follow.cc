@@ -31,10 +31,10 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   if (std::find(o.inputs.begin(), o.inputs.end(), "-") != o.inputs.end()) {
     return Status::InvalidArgument("follow reads files and directories, not standard input");
   }
-  if (o.inputs.empty()) return Status::InvalidArgument("follow needs at least one file or directory");
-  if (o.publish_every_ms < 0) return Status::InvalidArgument("publish interval must not be negative");
-  if (o.poll_ms <= 0) return Status::InvalidArgument("poll interval must be positive");
-  if (o.keep_generations == 0) return Status::InvalidArgument("generations to keep must be at least 1");
+  if (o.inputs.empty()) return Status::InvalidArgument("FollowOptions::inputs is empty: give a file or directory");
+  if (o.publish_every_ms < 0) return OutOfRange("FollowOptions::publish_every_ms", o.publish_every_ms, "must not be negative");
+  if (o.poll_ms <= 0) return OutOfRange("FollowOptions::poll_ms", o.poll_ms, "must be greater than zero");
+  if (o.keep_generations == 0) return OutOfRange("FollowOptions::keep_generations", 0, "must be at least 1");
   snapsink::FollowOptions f;
   f.inputs = o.inputs;
   f.commit_every = o.commit_every;

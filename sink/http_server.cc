@@ -55,7 +55,7 @@ Status ParseListen(const std::string& listen, std::string* host, int* port) {
   int v = -1;
   auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
   if (p.empty() || ec != std::errc() || end != p.data() + p.size() || v < 0 || v > 65535) {
-    return Status::InvalidArgument("--listen " + listen + ": expected HOST:PORT, :PORT (every interface) or PORT "
+    return Status::InvalidArgument("ServeOptions::listen " + listen + ": expected HOST:PORT, :PORT (every interface) or PORT "
                                    "(loopback), PORT 0..65535");
   }
   *port = v;
@@ -339,7 +339,7 @@ struct HttpServer::Impl {
     std::FILE* f = stderr;
     if (options.access_log != "-") {
       f = std::fopen(options.access_log.c_str(), "ae");
-      if (f == nullptr) return Status::IOError("--access-log " + options.access_log + ": " + std::strerror(errno));
+      if (f == nullptr) return Status::IOError("ServeOptions::access_log " + options.access_log + ": " + std::strerror(errno));
     }
     std::lock_guard<std::mutex> l(log_mu);
     if (log_owned) std::fclose(log);
@@ -809,19 +809,20 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   auto positive = [](const char* name, int64_t v) {
     return v > 0 ? Status::OK() : Status::InvalidArgument(std::string(name) + " " + std::to_string(v) + ": must be at least 1");
   };
-  SNAPSINK_RETURN_IF_ERROR(positive("--threads", options.threads));
-  SNAPSINK_RETURN_IF_ERROR(positive("--max-connections", options.max_connections));
-  SNAPSINK_RETURN_IF_ERROR(positive("--read-timeout (ms)", options.read_timeout_ms));
-  SNAPSINK_RETURN_IF_ERROR(positive("--write-timeout (ms)", options.write_timeout_ms));
-  SNAPSINK_RETURN_IF_ERROR(positive("--keep-alive-timeout (ms)", options.keep_alive_timeout_ms));
-  SNAPSINK_RETURN_IF_ERROR(positive("--max-request-bytes", static_cast<int64_t>(options.max_request_bytes)));
-  SNAPSINK_RETURN_IF_ERROR(positive("poll_ms", options.poll_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::threads", options.threads));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_connections", options.max_connections));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::read_timeout_ms", options.read_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::write_timeout_ms", options.write_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::keep_alive_timeout_ms", options.keep_alive_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_request_bytes", static_cast<int64_t>(options.max_request_bytes)));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::poll_ms", options.poll_ms));
   const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   const bool loopback = IsLoopbackHost(host);
   if (!loopback && !(tls && !options.token_file.empty()) && !options.insecure) {
-    return Status::InvalidArgument("--listen " + options.listen +
-                                   ": not a loopback address; serving beyond this host needs --tls-cert, --tls-key "
-                                   "and --token-file (or --insecure to serve without them)");
+    return Status::InvalidArgument("ServeOptions::listen " + options.listen +
+                                   ": not a loopback address; serving beyond this host needs "
+                                   "ServeOptions::tls_cert_file, ServeOptions::tls_key_file and ServeOptions::token_file "
+                                   "(or ServeOptions::insecure to serve without them)");
   }
   std::unique_ptr<httplib::Server> server;
   std::shared_ptr<const TlsCredentials> creds;
@@ -860,7 +861,7 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   impl->Routes();
   impl->port = port == 0 ? impl->http.bind_to_any_port(host) : (impl->http.bind_to_port(host, port) ? port : -1);
   if (impl->port <= 0) {
-    return Status::IOError("--listen " + options.listen + ": " + BindFailure(host, port));
+    return Status::IOError("ServeOptions::listen " + options.listen + ": " + BindFailure(host, port));
   }
   impl->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (impl->stop_fd < 0) return Status::IOError("eventfd: " + std::string(std::strerror(errno)));

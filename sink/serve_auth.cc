@@ -46,7 +46,7 @@ std::string SslErrors() {
 }  // namespace
 
 Status TokenSet::Load(const std::string& path, std::shared_ptr<const TokenSet>* out) {
-  const std::string what = "--token-file " + path + ": ";
+  const std::string what = "ServeOptions::token_file " + path + ": ";
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return Status::IOError(what + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(what + "not a regular file");
@@ -108,7 +108,7 @@ bool BearerToken(const std::string& header, std::string* token) {
 
 Status TlsCredentials::Load(const std::string& cert_file, const std::string& key_file, TlsCredentials* out) {
   if (cert_file.empty() || key_file.empty()) {
-    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+    return Status::InvalidArgument("ServeOptions::tls_cert_file and ServeOptions::tls_key_file go together");
   }
   ERR_clear_error();
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
@@ -116,14 +116,15 @@ Status TlsCredentials::Load(const std::string& cert_file, const std::string& key
   // The key first: loaded after the certificate, a key that does not match
   // would fail to load, which would hide why.
   if (SSL_CTX_use_PrivateKey_file(ctx.get(), key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return Status::InvalidArgument("--tls-key " + key_file + ": cannot load a PEM private key: " + SslErrors());
+    return Status::InvalidArgument("ServeOptions::tls_key_file " + key_file + ": cannot load a PEM private key: " + SslErrors());
   }
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), cert_file.c_str()) != 1) {
-    return Status::InvalidArgument("--tls-cert " + cert_file + ": cannot load a PEM certificate: " + SslErrors());
+    return Status::InvalidArgument("ServeOptions::tls_cert_file " + cert_file + ": cannot load a PEM certificate: " + SslErrors());
   }
   if (SSL_CTX_check_private_key(ctx.get()) != 1) {
     ERR_clear_error();
-    return Status::InvalidArgument("--tls-key " + key_file + ": does not match the certificate of --tls-cert " +
+    return Status::InvalidArgument("ServeOptions::tls_key_file " + key_file +
+                                   ": does not match the certificate of ServeOptions::tls_cert_file " +
                                    cert_file);
   }
   out->ctx = std::move(ctx);

@@ -178,8 +178,10 @@ Result<std::unique_ptr<Reader>> ReadOnlySink::NewReader(uint64_t generation) con
 Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) {
   snapsink::BackfillOptions b;
   using InternalVersion = decltype(b.version);
-  if (o.version == 0 || o.version > std::numeric_limits<InternalVersion>::max()) {
-    return Status::InvalidArgument("backfill version " + std::to_string(o.version) + " is out of range");
+  if (o.version == 0) return OutOfRange("BackfillOptions::version", 0, "must be at least 1");
+  if (o.version > std::numeric_limits<InternalVersion>::max()) {
+    return Status::InvalidArgument("BackfillOptions::version " + std::to_string(o.version) + ": must be at most " +
+                                   std::to_string(std::numeric_limits<InternalVersion>::max()));
   }
   b.version = static_cast<InternalVersion>(o.version);
   b.files = o.files;
@@ -233,12 +235,15 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   config.producer_retention_ms = o.producer_retention_ms;
   config.retain_ms = o.retain_ms;
   config.max_ahead_ms = o.max_ahead_ms.value_or(o.retain_ms > 0 ? RootConfig::kDefaultMaxAheadMs : 0);
-  if (config.retain_ms < 0) return Status::InvalidArgument("retention must not be negative");
-  if (config.max_ahead_ms < 0) return Status::InvalidArgument("max-ahead must not be negative");
-  if (config.window_ms <= 0) return Status::InvalidArgument("window size must be positive");
-  if (config.lateness_ms < 0) return Status::InvalidArgument("lateness must not be negative");
-  if (config.id_horizon_ms <= 0) return Status::InvalidArgument("id horizon must be positive");
-  if (config.producer_retention_ms < 0) return Status::InvalidArgument("producer retention must not be negative");
+  // Each setting checked here, once, in the order InitOptions declares them.
+  if (o.window_ms <= 0) return OutOfRange("InitOptions::window_ms", o.window_ms, "must be greater than zero");
+  if (config.lateness_ms < 0) return OutOfRange("InitOptions::lateness_ms", config.lateness_ms, "must not be negative");
+  if (o.id_horizon_ms <= 0) return OutOfRange("InitOptions::id_horizon_ms", o.id_horizon_ms, "must be greater than zero");
+  if (o.producer_retention_ms < 0) {
+    return OutOfRange("InitOptions::producer_retention_ms", o.producer_retention_ms, "must not be negative");
+  }
+  if (o.retain_ms < 0) return OutOfRange("InitOptions::retain_ms", o.retain_ms, "must not be negative");
+  if (config.max_ahead_ms < 0) return OutOfRange("InitOptions::max_ahead_ms", config.max_ahead_ms, "must not be negative");
   return Root::Init(Env::Default(), path, config);
 }
 

@@ -53,7 +53,7 @@ Result<AcceptedSourceGapInfo> Sink::AcceptSourceGap(const SourceGapAcceptance& a
 }
 
 Result<std::vector<std::string>> Sink::RetireIdleProducers(int64_t idle_ms) {
-  if (idle_ms <= 0) return Status::InvalidArgument("producer idle time must be positive");
+  if (idle_ms <= 0) return OutOfRange("idle_ms", idle_ms, "must be greater than zero");
   SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "RetireIdleProducers"));
   Root* root = impl_->root.get();
   std::unique_ptr<Txn> txn;

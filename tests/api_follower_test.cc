@@ -27,9 +27,7 @@ constexpr int64_t kMinute = 60 * 1000;
 api::WriteBatch Batch(const std::string& source, const std::string& producer, int first, int last, int minute = 0) {
   api::WriteBatch b(source);
   for (int seq = first; seq <= last; ++seq) {
-    b.Add("{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq) +
-          ",\"ts\":" + std::to_string(kBaseMs + minute * kMinute + seq * 1000) +
-          ",\"metric\":\"m\",\"key\":\"k\",\"value\":1}");
+    b.Add(EventLine().Producer(producer).Seq(seq).Ts(kBaseMs + minute * kMinute + seq * 1000).Metric("m").Key("k").Value(1).Line());
   }
   b.SetPosition(std::to_string(last + 1));
   return b;

@@ -412,8 +412,7 @@ TEST(BackfillDryRun, PrintsCurrentAndNewPerWindowAndLeavesTheRootByteIdentical) 
   // The archive: 4 events in 10:00 (one a retraction), value 5.
   std::string a;
   for (int i = 0; i < 4; ++i) a += Event("arch", i, kBase + i * kMin, "k", "5");
-  a += "{\"producer\":\"arch\",\"seq\":4,\"ts\":" + std::to_string(kBase + 5 * kMin) +
-       ",\"metric\":\"m\",\"key\":\"k\",\"value\":5,\"op\":\"retract\"}\n";
+  a += EventLine().Producer("arch").Seq(4).Ts(kBase + 5 * kMin).Metric("m").Key("k").Value(5).Retract().Line();
   a += Event("arch", 2, kBase, "k", "5");  // a repeat: dropped
   WriteFile(archive, a);
 

@@ -172,14 +172,14 @@ TEST_F(CorruptionTest, GenerationManifestOfOlderGeneration) { SweepFile("manifes
 std::string PartOf(const std::string& root, uint64_t g, uint32_t level = kPartDepth - 1) {
   const std::string path = root + "/manifests/" + std::to_string(g);
   GenerationManifest top;
-  EXPECT_TRUE(GenerationManifest::Decode(ReadFile(path), path, &top).ok());
+  EXPECT_STATUS_OK(GenerationManifest::Decode(ReadFile(path), path, &top));
   EXPECT_EQ(top.parts.size(), 1u);
   if (top.parts.empty()) return "";
   GenerationPartRef ref = top.parts[0];
   for (uint32_t l = top.depth - 1; l > level; --l) {
     const std::string ipath = root + "/manifests/parts/" + Hex64(ref.xxh64);
     GenerationIndexPart index;
-    EXPECT_TRUE(GenerationIndexPart::Decode(ReadFile(ipath), ipath, &index).ok());
+    EXPECT_STATUS_OK(GenerationIndexPart::Decode(ReadFile(ipath), ipath, &index));
     EXPECT_EQ(index.parts.size(), 1u);
     ref = index.parts[0];
   }

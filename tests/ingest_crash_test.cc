@@ -319,10 +319,11 @@ std::string BigInput() {
     // The payload is a function of (producer, epoch, seq): redeliveries are identical.
     const uint64_t h = (p * 1000003 + epoch * 7919 + seq * 2654435761u) % 1000000007;
     std::string v = std::to_string(h % 5000) + "." + std::to_string(h % 100);
-    std::string line = "{\"producer\":\"prod" + std::to_string(p) + "\",\"epoch\":" + std::to_string(epoch) +
-                       ",\"seq\":" + std::to_string(seq) + ",\"ts\":" + std::to_string(t0 + (h % 36) * 600000) +
-                       ",\"metric\":\"m" + std::to_string(h % 3) + "\",\"key\":\"k" + std::to_string(h % 17) +
-                       "\",\"value\":" + v + (h % 11 == 0 ? ",\"op\":\"retract\"" : "") + "}\n";
+    EventLine e;
+    e.Producer("prod" + std::to_string(p)).Epoch(epoch).Seq(seq).Ts(t0 + static_cast<int64_t>(h % 36) * 600000);
+    e.Metric("m" + std::to_string(h % 3)).Key("k" + std::to_string(h % 17)).Value(v);
+    if (h % 11 == 0) e.Retract();
+    std::string line = e.Line();
     s += line;
   };
   for (int i = 0; i < 200000; ++i) {

@@ -36,9 +36,14 @@ constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z
 
 // One event of producer at minute (window 1m), seq as given.
 std::string Line(const std::string& producer, int seq, int minute, int value = 1) {
-  return "{\"producer\":\"" + producer + "\",\"seq\":" + std::to_string(seq) +
-         ",\"ts\":" + std::to_string(kBaseMs + minute * 60000LL + seq % 1000) + ",\"metric\":\"m\",\"key\":\"k" +
-         std::to_string(seq % 3) + "\",\"value\":" + std::to_string(value) + "}\n";
+  return EventLine()
+      .Producer(producer)
+      .Seq(seq)
+      .Ts(kBaseMs + minute * 60000LL + seq % 1000)
+      .Metric("m")
+      .Key("k" + std::to_string(seq % 3))
+      .Value(value)
+      .Line();
 }
 
 // query --format json without the generation: one line per row.

@@ -15,8 +15,10 @@ namespace snapsink::testing {
 namespace {
 
 std::string Event(uint64_t seq, const std::string& ts, const std::string& value, const std::string& op = "add") {
-  return "{\"producer\":\"p\",\"seq\":" + std::to_string(seq) + ",\"ts\":\"" + ts +
-         "\",\"metric\":\"m\",\"key\":\"k\",\"value\":" + value + ",\"op\":\"" + op + "\"}\n";
+  EventLine e;
+  e.Seq(seq).Ts(ts).Metric("m").Key("k").Value(value);
+  if (op == "retract") e.Retract();  // "add" is the default op
+  return e.Line();
 }
 
 // Every rejected line of a root, all rejects files concatenated.

@@ -30,9 +30,15 @@ std::string Input() {
     } else if (i == 4200) {
       in += "{\"producer\":\"p\",\"seq\":1,\"ts\":1,\"metric\":\"m\",\"key\":\"" + std::string(kMaxLineBytes, 'x') + "\"}\n";
     } else {
-      in += "{\"producer\":\"p" + std::to_string(i % 7) + "\",\"seq\":" + std::to_string(i) +
-            ",\"ts\":1792576800000,\"metric\":\"m\\u00e9" + std::to_string(i % 3) + "\",\"key\":\"k\\\"" +
-            std::to_string(i) + "\",\"value\":" + std::to_string(i) + ".5}\n";
+      // Escapes in metric and key: EventLine writes its texts as JSON as given.
+      in += EventLine()
+                .Producer("p" + std::to_string(i % 7))
+                .Seq(i)
+                .Ts(1792576800000)
+                .Metric("m\\u00e9" + std::to_string(i % 3))
+                .Key("k\\\"" + std::to_string(i))
+                .Value(std::to_string(i) + ".5")
+                .Line();
     }
   }
   in += "{\"producer\":\"last\",\"seq\":9,\"ts\":1792576800000,\"metric\":\"m\"}";
@@ -164,10 +170,14 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
   for (size_t i = 0; i < 3 * ParseAhead::kChunkLines + 101; ++i) {
     const uint64_t seq = i % 1000 == 7 ? i - 5 : (i % 1777 == 3 ? i + 2 : i);  // duplicates, gaps
     in += i % 613 == 11 ? "{bad " + std::to_string(i) + "\n"
-                        : "{\"producer\":\"p" + std::to_string(i % 5) + "\",\"seq\":" + std::to_string(seq / 5) +
-                              ",\"ts\":" + std::to_string(1792576800000 + 997 * i) + ",\"metric\":\"m" +
-                              std::to_string(i % 3) + "\",\"key\":\"k" + std::to_string(i % 101) +
-                              "\",\"value\":" + std::to_string(i) + ".25}\n";
+                        : EventLine()
+                              .Producer("p" + std::to_string(i % 5))
+                              .Seq(seq / 5)
+                              .Ts(static_cast<int64_t>(1792576800000 + 997 * i))
+                              .Metric("m" + std::to_string(i % 3))
+                              .Key("k" + std::to_string(i % 101))
+                              .Value(std::to_string(i) + ".25")
+                              .Line();
   }
   WriteFile(dir / "in.ndjson", in);
   std::string outcome[2];

@@ -37,7 +37,7 @@ constexpr int64_t kT0 = 1761040800000;  // 2025-10-21T10:00:00Z
 class Topic {
  public:
   Topic(const std::string& dir, int partitions) : dir_(dir), n_(partitions) {
-    EXPECT_TRUE(api::Sink::Create(root(), {}).ok());
+    EXPECT_STATUS_OK(api::Sink::Create(root(), {}));
     lines_.resize(partitions);
   }
   std::string root() const { return dir_ + "/root"; }

@@ -188,9 +188,8 @@ const std::string kNastyJson = "<script>&\\\"'x";
 
 std::string Line(const std::string& producer_json, int seq, int hour, const std::string& metric, int value) {
   const int64_t base = 1792576800000LL;  // 2026-10-21T10:00:00Z
-  return "{\"producer\":\"" + producer_json + "\",\"seq\":" + std::to_string(seq) + ",\"ts\":" +
-         std::to_string(base + hour * 3600000LL + seq) + ",\"metric\":\"" + metric + "\",\"key\":\"k\",\"value\":" +
-         std::to_string(value) + "}\n";
+  // EventLine writes the producer's JSON text as given (escapes and all).
+  return EventLine().Producer(producer_json).Seq(seq).Ts(base + hour * 3600000LL + seq).Metric(metric).Key("k").Value(value).Line();
 }
 
 class StatusPageTest : public ServeFixture {

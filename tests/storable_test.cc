@@ -63,9 +63,8 @@ struct Input {
     const std::string producer = Unescaped(producer_json);
     uint64_t& seq = next_seq[producer];
     const int64_t ts = kBase + hour * kHour + static_cast<int64_t>(seq);
-    text += "{\"producer\":\"" + producer_json + "\",\"seq\":" + std::to_string(seq++) + ",\"ts\":" +
-            std::to_string(ts) + ",\"metric\":\"" + metric_json + "\",\"key\":\"" + key_json +
-            "\",\"value\":" + std::to_string(value) + "}\n";
+    // EventLine writes these JSON texts as given (escapes and all).
+    text += EventLine().Producer(producer_json).Seq(seq++).Ts(ts).Metric(metric_json).Key(key_json).Value(value).Line();
     Totals& t = model[{std::to_string(hour), Unescaped(metric_json), Unescaped(key_json)}];
     t.count += 1;
     t.sum += value;
@@ -278,8 +277,7 @@ TEST(Storable, LongSourceNamesWithRejects) {
 
   // A backfill's rejects file is cut the same way.
   const std::string archive = dir / "archive.ndjson";
-  WriteFile(archive, "{\"producer\":\"b\",\"seq\":0,\"ts\":" + std::to_string(kBase + 5 * kHour) +
-                         ",\"metric\":\"m\",\"key\":\"k\",\"value\":1}\nbad\n");
+  WriteFile(archive, EventLine().Producer("b").Seq(0).Ts(kBase + 5 * kHour).Metric("m").Key("k").Value(1).Line() + "bad\n");
   RunResult bf = Snapsink({"backfill", root, "--version", "1", archive, "--source", names[1]});
   ASSERT_EQ(bf.exit_code, 0) << bf.err;
   const std::string bf_rejects = filenames::BackfillRejectsFile(root, 1, names[1]);

@@ -1,6 +1,7 @@
 #include "tools/cli_errors.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace snapsink {
@@ -125,6 +126,45 @@ std::optional<std::string> CheckExtras(const CLI::App& command) {
     return msg;
   }
   return where + "unexpected argument '" + arg + "'";
+}
+
+namespace {
+
+bool NameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+Status WithMessage(const Status& s, std::string m) {
+  using C = Status::Code;
+  switch (s.code()) {
+    case C::kOk: return Status::OK();
+    case C::kNotFound: return Status::NotFound(std::move(m));
+    case C::kInvalidArgument: return Status::InvalidArgument(std::move(m));
+    case C::kIOError: return Status::IOError(std::move(m));
+    case C::kCorruption: return Status::Corruption(std::move(m));
+    case C::kBadInput: return Status::BadInput(std::move(m));
+    case C::kGap: return Status::Gap(std::move(m));
+    case C::kReconcile: return Status::Reconcile(std::move(m));
+    case C::kLocked: return Status::Locked(std::move(m));
+  }
+  return s;
+}
+
+}  // namespace
+
+Status NameFlags(const Status& s, std::initializer_list<FlagName> names) {
+  if (s.ok()) return s;
+  std::string m = s.message();
+  for (const auto& [field, flag] : names) {
+    for (size_t at = m.find(field); at != std::string::npos; at = m.find(field, at)) {
+      const size_t end = at + field.size();
+      if ((at > 0 && NameChar(m[at - 1])) || (end < m.size() && NameChar(m[end]))) {
+        at = end;  // part of a longer name
+        continue;
+      }
+      m.replace(at, field.size(), flag);
+      at += flag.size();
+    }
+  }
+  return WithMessage(s, std::move(m));
 }
 
 }  // namespace snapsink

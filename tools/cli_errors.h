@@ -3,11 +3,16 @@
 // nearest name when a command or an option is misspelt.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "snapsink/status.h"
 
 namespace snapsink {
 
@@ -22,6 +27,14 @@ std::optional<std::string> NearestName(const std::string& word, const std::vecto
 CLI::Validator AtLeast(uint64_t min);
 // One of names: "expected table, json or csv, got 'x'".
 CLI::Validator OneOf(std::vector<std::string> names);
+
+// The library names the public field a value came from ("ServeOptions::listen
+// x: ...", "BackfillOptions::version 0: ..."); the CLI names the flag that
+// set it. Each {field, flag} pair rewrites every whole mention of field in
+// s's message to flag; the code stays. Fields a command does not pass from a
+// flag are left as they are.
+using FlagName = std::pair<std::string_view, std::string_view>;
+Status NameFlags(const Status& s, std::initializer_list<FlagName> names);
 
 // CLI11 failure message: "snapsink: <what>" and where to find usage.
 std::string FailureMessage(const CLI::App* app, const CLI::Error& e);

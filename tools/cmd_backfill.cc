@@ -32,10 +32,19 @@ Status CmdBackfill(const BackfillArgs& a) {
   }
   auto root = api::Sink::OpenReadOnly(a.root);
   if (!root.ok()) return root.status();
+  // The library names BackfillOptions' fields; here each came from its flag.
+  auto backfill = [&](api::BackfillResult* r) {
+    return NameFlags((*root)->Backfill(o, r),
+                     {{"BackfillOptions::source names one input; BackfillOptions::files must hold exactly one",
+                       "--source names one input; give one FILE with it"},
+                      {"BackfillOptions::version", "--version"},
+                      {"BackfillOptions::from", "--from"},
+                      {"BackfillOptions::to", "--to"}});
+  };
   const auto v = static_cast<unsigned long long>(a.version);
   api::BackfillResult r;
   if (a.dry_run) {
-    SNAPSINK_RETURN_IF_ERROR((*root)->Backfill(o, &r));
+    SNAPSINK_RETURN_IF_ERROR(backfill(&r));
     if (r.already_done) {
       std::printf("backfill v%llu is already published; nothing to do\n", v);
       return Status::OK();
@@ -46,7 +55,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   }
   Progress progress("backfill v" + std::to_string(a.version), a.quiet);
   o.on_progress = [&](uint64_t bytes, int64_t total, uint64_t lines) { progress.Update(bytes, total, lines); };
-  Status s = (*root)->Backfill(o, &r);
+  Status s = backfill(&r);
   progress.Done();  // what follows starts a line of its own
   SNAPSINK_RETURN_IF_ERROR(s);
   if (r.already_done) {

@@ -54,7 +54,7 @@ Status RunFollow(const RunArgs& a) {
     UseToolWindowSyntax(&so);
     // Through the writer's handle: one LMDB environment per process.
     auto started = api::Server::Start(**sink, so);
-    if (!started.ok()) return started.status();
+    if (!started.ok()) return ServeFlagNames(started.status());
     server = std::move(*started);
     std::printf("serving %s on http://%s\n", (*sink)->path().c_str(), server->address().c_str());
     std::fflush(stdout);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "snapsink/sink.h"
+#include "tools/cli_errors.h"
 #include "tools/commands.h"
 #include "tools/stop_signals.h"
 #include "tools/write_results.h"
@@ -72,7 +73,8 @@ Status CmdRunKafka(const RunArgs& a) {
   std::atomic<bool> stop{false};
   signals.OnSignal([&] { stop.store(true); });
   kafka::RunTotals totals;
-  Status s = kafka::Run(sink.get(), o, &stop, &totals);
+  // The library names the options' fields; kafka_config's items came from --kafka-config.
+  Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"}});
   signals.Finish();
   if (!a.ingest.quiet) {
     std::fprintf(stderr, "kafka %s: %llu records, %llu lines: %llu applied, %llu duplicates, %llu fenced, %llu rejected\n",

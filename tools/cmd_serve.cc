@@ -65,6 +65,21 @@ void UseToolWindowSyntax(api::ServeOptions* o) {
   };
 }
 
+Status ServeFlagNames(const Status& s) {
+  return NameFlags(s, {{"ServeOptions::listen", "--listen"},
+                       {"ServeOptions::threads", "--threads"},
+                       {"ServeOptions::max_connections", "--max-connections"},
+                       {"ServeOptions::read_timeout_ms", "--read-timeout (ms)"},
+                       {"ServeOptions::write_timeout_ms", "--write-timeout (ms)"},
+                       {"ServeOptions::keep_alive_timeout_ms", "--keep-alive-timeout (ms)"},
+                       {"ServeOptions::max_request_bytes", "--max-request-bytes"},
+                       {"ServeOptions::tls_cert_file", "--tls-cert"},
+                       {"ServeOptions::tls_key_file", "--tls-key"},
+                       {"ServeOptions::token_file", "--token-file"},
+                       {"ServeOptions::access_log", "--access-log"},
+                       {"ServeOptions::insecure", "--insecure"}});
+}
+
 namespace {
 
 Status CmdServe(const ServeArgs& a) {
@@ -84,13 +99,15 @@ Status CmdServe(const ServeArgs& a) {
   o.access_log = a.quiet ? "" : a.access_log.empty() ? "-" : a.access_log;
   StopSignals signals;  // before the server's threads start
   HangupSignals hangups;
-  SNAPSINK_ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(a.root, o));
+  auto started = api::Server::Start(a.root, o);
+  if (!started.ok()) return ServeFlagNames(started.status());
+  std::unique_ptr<api::Server> server = std::move(*started);
   const bool tls = !o.tls_cert_file.empty();
   std::printf("serving %s on %s://%s\n", a.root.c_str(), tls ? "https" : "http", server->address().c_str());
   std::fflush(stdout);
   signals.OnSignal([&server] { server->Stop(); });
   hangups.OnSignal([&server] {
-    Status r = server->Reload();
+    Status r = ServeFlagNames(server->Reload());
     if (r.ok()) {
       std::fprintf(stderr, "snapsink serve: SIGHUP: reloaded the token file, certificate and key\n");
     } else {

@@ -106,6 +106,9 @@ struct ServeArgs {
 };
 // Gives a server the tool's window syntax (tools/window_arg.h) for ?window=.
 void UseToolWindowSyntax(api::ServeOptions* o);
+// The server's errors with the flags of serve (and run --serve) for the
+// ServeOptions fields they name: "--listen x: ...", not "ServeOptions::listen x: ...".
+Status ServeFlagNames(const Status& s);
 
 // gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see api::Sink::AcceptGaps.
 struct GapsArgs {

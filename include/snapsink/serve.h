@@ -104,7 +104,8 @@ class Server {
  public:
   // Opens the root read-only, binds options.listen, pins the current
   // generation (none yet is fine) and serves on threads of its own.
-  // InvalidArgument for a bad listen address or limit, IOError when the
+  // InvalidArgument for a bad listen address or limit (the message names the
+  // field: "ServeOptions::threads 0: must be at least 1"), IOError when the
   // address cannot be bound, NotFound when root is not a snapsink root.
   static Result<std::unique_ptr<Server>> Start(const std::string& root, const ServeOptions& options);
   // The same, reading live state (/v1/windows, /v1/status, /metrics) through

@@ -169,7 +169,9 @@ class ReadOnlySink {
   // Backfill (docs/CONTRACT.md 9) from this unlocked handle: the ingest phase runs without
   // LOCK; sealing and publishing take it (waiting for a live writer). On a
   // Sink, which holds LOCK already, it is InvalidArgument: use OpenReadOnly.
-  // With options.dry_run it writes nothing and takes no lock.
+  // With options.dry_run it writes nothing and takes no lock. A bad option is
+  // InvalidArgument naming its field ("BackfillOptions::version 0: must be at
+  // least 1"; "BackfillOptions::version 2 must exceed the versions of its windows: ...").
   Status Backfill(const BackfillOptions& options, BackfillResult* result);
 
   struct Impl;  // opaque: the engine's handles (sink/)
@@ -205,6 +207,8 @@ class FollowStop {
 class Sink : public ReadOnlySink {
  public:
   // Creates a root at path (the directory may exist but must not hold a root).
+  // InvalidArgument naming the field for a value out of range
+  // ("InitOptions::window_ms 0: must be greater than zero").
   static Status Create(const std::string& path, const InitOptions& options);
   // Opens the root at path as its writer: Locked when another writer has it.
   static Result<std::unique_ptr<Sink>> Open(const std::string& path);

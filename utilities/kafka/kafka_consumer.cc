@@ -311,7 +311,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOpti
   auto impl = std::make_unique<Impl>(sink, std::move(options));
   const ConsumerOptions& o = impl->o;
   if (o.topic.empty() || o.group.empty() || o.brokers.empty()) {
-    return Status::InvalidArgument("--kafka needs brokers, --topic and --group");
+    return Status::InvalidArgument("ConsumerOptions needs brokers, topic and group");
   }
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
@@ -321,7 +321,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOpti
   for (const auto& [k, v] : all) {
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
-      return Status::InvalidArgument("--kafka-config " + k + "=" + v + ": " + err);
+      return Status::InvalidArgument("ConsumerOptions::user_config " + k + "=" + v + ": " + err);
     }
   }
   rd_kafka_conf_set_opaque(conf, impl.get());

@@ -146,7 +146,7 @@ Status RunFollow(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* 
 }  // namespace
 
 Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
-  if (o.follow && o.final) return Status::InvalidArgument("--final and --follow exclude each other");
+  if (o.follow && o.final) return Status::InvalidArgument("RunOptions::final and RunOptions::follow exclude each other");
   if (o.consumer.states != nullptr) return RunStates(o, stop, totals);
   if (o.follow) return RunFollow(sink, o, stop, totals);
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
