@@ -294,7 +294,17 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     if (left == 0) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
-  return RemoveReplacedSealRecords(env, root, &result->removed_seal_records);
+  std::optional<int64_t> floor;
+  {
+    std::unique_ptr<Txn> read;
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+    SNAPSINK_ASSIGN_OR_RETURN(floor, RetainedFrom(read.get()));
+  }
+  SealRecordsRemoved seals;
+  SNAPSINK_RETURN_IF_ERROR(RemoveDeadSealRecords(env, root, floor, &seals));
+  result->removed_seal_records = std::move(seals.replaced);
+  result->removed_seal_records_beyond_retention = std::move(seals.beyond_retention);
+  return Status::OK();
 }
 
 }  // namespace snapsink

@@ -14,7 +14,8 @@
 // manifest cannot be locked exclusively), then every published snapshot that
 // no remaining generation names and no staged seal needs, and last the
 // partitions' seal records a newer accepted seal replaced
-// (RemoveReplacedSealRecords, publish/partition_seals.h).
+// and those of windows beyond retention (RemoveDeadSealRecords,
+// publish/partition_seals.h).
 //
 // Rollback lives in publish/rollback.h.
 //
@@ -46,6 +47,7 @@ struct GcResult {
   std::vector<std::string> removed_temp_files;  // *.tmp a crash left (relative to root)
   size_t removed_parts = 0;  // manifests/parts/ files no kept or pinned generation names
   std::vector<std::string> removed_seal_records;  // partitions/<source>/seals/<name> a newer seal replaced
+  std::vector<std::string> removed_seal_records_beyond_retention;  // ... of windows before ROOT's retention floor
   std::vector<uint64_t> pinned;  // kept only because a reader holds them
 };
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result);

@@ -8,6 +8,7 @@
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
+#include "engine/window_retention.h"
 #include "engine/writer_lock.h"
 #include "publish/partition_seals.h"
 #include "publish/publisher.h"
@@ -182,6 +183,37 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
   }
   if (!result->missing.empty()) return Status::OK();
 
+  // 1b. Retention (SPEC 13). ROOT ingests nothing here, so its watermark is
+  // the partitions': the lowest newest event time among them (as a window
+  // waits for the slowest partition; a partition that read up to its high
+  // watermark without any event holds nothing back), stored in ROOT where it
+  // only rises, so one producer's far-ahead clock moves it only once every
+  // partition has gone as far. The publisher's step then leaves the windows
+  // beyond retention out and raises ROOT's floor (engine/window_retention.h).
+  // No window before ROOT's oldest kept one is merged again: that is what
+  // lets gc remove their seal records (partition_seals_gc.cc).
+  std::optional<int64_t> oldest_kept;
+  if (config.retain_ms > 0) {
+    std::optional<int64_t> merged_ts;
+    bool known = true;
+    for (const PartitionProgress& pp : progress) {
+      if (pp.max_event_ts) {
+        merged_ts = merged_ts ? std::min(*merged_ts, *pp.max_event_ts) : *pp.max_event_ts;
+      } else if (pp.position < pp.high_watermark) {
+        known = false;
+      }
+    }
+    std::unique_ptr<Txn> txn;
+    SNAPSINK_RETURN_IF_ERROR(root->store()->BeginWrite(&txn));
+    SNAPSINK_ASSIGN_OR_RETURN(auto stored, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
+    if (known && merged_ts && (!stored || static_cast<int64_t>(*stored) < *merged_ts)) {
+      SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kMaxEventTs, static_cast<uint64_t>(*merged_ts)));
+      SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+      SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
+    }
+    SNAPSINK_ASSIGN_OR_RETURN(oldest_kept, OldestKeptWindow(txn.get(), config));
+  }
+
   // 2. The windows every partition is past whose seals changed since their
   // last merged version.
   std::map<int64_t, std::vector<Input>> windows;
@@ -191,6 +223,7 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
   std::vector<PendingSnapshot> pending;
   std::vector<std::pair<std::string, std::string>> merged_keys;
   for (auto& [w, inputs] : windows) {
+    if (oldest_kept && w < *oldest_kept) continue;  // beyond retention: never merged again
     bool past = true;
     std::string identity;
     for (int32_t p = 0; p < partitions && past; ++p) {
@@ -237,8 +270,8 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
     pending.push_back(std::move(ps));
     merged_keys.emplace_back(MergedInputsKey(topic, w), identity);
   }
-  if (pending.empty()) return Status::OK();
-  MaybeCrash("merge.before_publish");
+  if (pending.empty() && !oldest_kept) return Status::OK();
+  if (!pending.empty()) MaybeCrash("merge.before_publish");
 
   // 3. The publisher's generation step.
   PublishResult pr;
@@ -256,7 +289,7 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
     for (const auto& [k, v] : merged_keys) SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, k, v));
     return Status::OK();
   }, &pr));
-  MaybeCrash("merge.after_publish");
+  if (!pending.empty()) MaybeCrash("merge.after_publish");
   result->generation = pr.generation;
   for (const PendingSnapshot& p : pending) result->windows.push_back(p.window_ms);
   return Status::OK();

@@ -121,16 +121,29 @@ struct MergedPublishResult {
 Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result);
 
 // gc (publish/partition_seals_gc.cc): removes, for each partition in
-// root/partitions/, every seal record that a newer accepted seal of the same
-// window replaced (progress names another record of the window, recorded
-// further into the partition). Accepted records, records of windows with no
-// accepted seal and records at or past the accepted one (a round whose
-// progress is not written yet) are kept. Each partition is done under its
-// claim lock (waiting up to 10 s; a partition still locked is left for the
-// next gc). Appends each removed record's path relative to root.
+// root/partitions/ that has progress, the seal records no merge can read
+// again:
+//  - replaced: a newer accepted seal of the same window replaced it
+//    (progress names another record of the window, recorded further into
+//    the partition);
+//  - beyond retention: its window starts before `retained_from`, ROOT's
+//    retention floor (meta::kRetainedFrom, engine/window_retention.h; nullopt:
+//    nothing dropped yet). The floor only rises, ROOT's publish has already
+//    left those windows out of every new generation and deleted their live
+//    state, and PublishMerged merges no window before ROOT's oldest kept
+//    window, so no later merge opens such a record, accepted or not.
+// Other accepted records, records of windows with no accepted seal and
+// records at or past the accepted one (a round whose progress is not
+// written yet) are kept. Each partition is done under its claim lock
+// (waiting up to 10 s; a partition still locked is left for the next gc).
 // A record is removed seal.json first (crash point gc.seal_record between
 // the two): a record in place without seal.json is one gc began to remove.
-// REQUIRES: the caller holds root's LOCK.
-Status RemoveReplacedSealRecords(Env* env, const std::string& root, std::vector<std::string>* removed);
+// REQUIRES: the caller holds root's LOCK (so the floor cannot move under it).
+struct SealRecordsRemoved {
+  std::vector<std::string> replaced;          // paths relative to root
+  std::vector<std::string> beyond_retention;  // likewise
+};
+Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<int64_t> retained_from,
+                             SealRecordsRemoved* removed);
 
 }  // namespace snapsink

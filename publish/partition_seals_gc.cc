@@ -13,11 +13,13 @@ namespace {
 
 constexpr int kClaimLockWaitMs = 10000;
 
-// One partition's replaced records, under its claim lock (held by the caller).
-Status RemoveReplacedOf(Env* env, const std::string& root, const std::string& name, std::vector<std::string>* removed) {
+// One partition's replaced records and records beyond retention, under its
+// claim lock (held by the caller).
+Status RemoveReplacedOf(Env* env, const std::string& root, const std::string& name,
+                        std::optional<int64_t> retained_from, SealRecordsRemoved* removed) {
   PartitionProgress progress;
   Status s = ReadPartitionProgress(env, root, name, &progress);
-  if (s.IsNotFound()) return Status::OK();  // nothing accepted yet: nothing replaced
+  if (s.IsNotFound()) return Status::OK();  // nothing accepted yet: nothing replaced, nothing merged
   SNAPSINK_RETURN_IF_ERROR(s);
   const std::string seals = filenames::PartitionSealsDir(root, name);
   std::vector<std::string> children;
@@ -25,15 +27,21 @@ Status RemoveReplacedOf(Env* env, const std::string& root, const std::string& na
   if (s.IsNotFound()) return Status::OK();
   SNAPSINK_RETURN_IF_ERROR(s);
   std::sort(children.begin(), children.end());
-  const size_t before = removed->size();
+  const size_t before = removed->replaced.size() + removed->beyond_retention.size();
   for (const std::string& c : children) {
     int64_t w;
     uint64_t version, epoch;
     if (!filenames::ParsePartitionSealName(c, &w, &version, &epoch)) continue;  // a temp: its owner's
+    // Beyond retention: ROOT's floor has passed w, so no merge reads it again
+    // (PublishMerged merges no window before ROOT's oldest kept one, and the
+    // floor never falls). Accepted or not, the record is dead.
+    const bool beyond = retained_from && w < *retained_from;
     auto ref = std::lower_bound(progress.seals.begin(), progress.seals.end(), w,
                                 [](const PartitionSealRef& r, int64_t x) { return r.window_ms < x; });
-    if (ref == progress.seals.end() || ref->window_ms != w) continue;  // no accepted seal of w yet
-    if (ref->version == version && ref->epoch == epoch) continue;      // the accepted one
+    if (!beyond) {
+      if (ref == progress.seals.end() || ref->window_ms != w) continue;  // no accepted seal of w yet
+      if (ref->version == version && ref->epoch == epoch) continue;      // the accepted one
+    }
     const std::string dir = filenames::Join(seals, c);
     const std::string json = filenames::Join(dir, filenames::kSealRecordFile);
     std::string text;
@@ -45,7 +53,7 @@ Status RemoveReplacedOf(Env* env, const std::string& root, const std::string& na
       // Replaced: the accepted seal of w was recorded further into the
       // partition. A record at or past it is a round whose progress is not
       // written yet (its rerun accepts it): kept.
-      if (rec.to >= ref->to) continue;
+      if (!beyond && rec.to >= ref->to) continue;
       SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(json));
       MaybeCrash("gc.seal_record");
     } else if (!s.IsNotFound()) {
@@ -54,14 +62,15 @@ Status RemoveReplacedOf(Env* env, const std::string& root, const std::string& na
     // Without seal.json a record in place is one this step began to remove:
     // records are renamed into place whole.
     SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(dir));
-    removed->push_back("partitions/" + name + "/seals/" + c);
+    (beyond ? removed->beyond_retention : removed->replaced).push_back("partitions/" + name + "/seals/" + c);
   }
-  return removed->size() != before ? env->SyncDir(seals) : Status::OK();
+  return removed->replaced.size() + removed->beyond_retention.size() != before ? env->SyncDir(seals) : Status::OK();
 }
 
 }  // namespace
 
-Status RemoveReplacedSealRecords(Env* env, const std::string& root, std::vector<std::string>* removed) {
+Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<int64_t> retained_from,
+                             SealRecordsRemoved* removed) {
   std::vector<std::string> names;
   Status s = env->GetChildren(filenames::PartitionsDir(root), &names);
   if (s.IsNotFound()) return Status::OK();
@@ -78,7 +87,7 @@ Status RemoveReplacedSealRecords(Env* env, const std::string& root, std::vector<
     }
     if (s.code() == Status::Code::kLocked) continue;  // an owner busy that long: the next gc
     SNAPSINK_RETURN_IF_ERROR(s);
-    SNAPSINK_RETURN_IF_ERROR(RemoveReplacedOf(env, root, name, removed));
+    SNAPSINK_RETURN_IF_ERROR(RemoveReplacedOf(env, root, name, retained_from, removed));
   }
   return Status::OK();
 }

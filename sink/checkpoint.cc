@@ -22,6 +22,7 @@
 #include "engine/long_key.h"
 #include "engine/state_codec.h"
 #include "engine/store.h"
+#include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
@@ -227,8 +228,13 @@ Result<ReadOnlySink::CheckpointInfo> ReadOnlySink::WriteCheckpoint(const Sink& s
 }
 
 Result<std::vector<ReadOnlySink::CheckpointInfo>> ReadOnlySink::Checkpoints(const std::string& source) const {
-  Env* env = impl_->root->env();
-  const std::string dir = filenames::CheckpointDir(impl_->root->path(), source);
+  return CheckpointsIn(impl_->root.get(), source);
+}
+
+Result<std::vector<ReadOnlySink::CheckpointInfo>> CheckpointsIn(Root* root, const std::string& source) {
+  using CheckpointInfo = ReadOnlySink::CheckpointInfo;
+  Env* env = root->env();
+  const std::string dir = filenames::CheckpointDir(root->path(), source);
   std::vector<CheckpointInfo> out;
   std::vector<std::string> names;
   Status s = env->GetChildren(dir, &names);

@@ -11,6 +11,7 @@
 #include "engine/long_key.h"
 #include "engine/state_codec.h"
 #include "engine/store.h"
+#include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
@@ -70,9 +71,13 @@ Result<uint64_t> ReadOnlySink::ClaimOwner(const std::string& source, const std::
 }
 
 Result<ReadOnlySink::OwnerClaim> ReadOnlySink::NewestOwner(const std::string& source) const {
-  Env* env = impl_->root->env();
-  const std::string dir = filenames::OwnerDir(impl_->root->path(), source);
-  OwnerClaim claim;
+  return NewestOwnerIn(impl_->root.get(), source);
+}
+
+Result<ReadOnlySink::OwnerClaim> NewestOwnerIn(Root* root, const std::string& source) {
+  Env* env = root->env();
+  const std::string dir = filenames::OwnerDir(root->path(), source);
+  ReadOnlySink::OwnerClaim claim;
   std::string name;
   SNAPSINK_RETURN_IF_ERROR(NewestClaim(env, dir, &claim.epoch, &name));
   if (claim.epoch == 0) return claim;

@@ -47,8 +47,13 @@ Result<std::optional<ReadOnlySink::PartitionProgressInfo>> ReadProgressInfo(Env*
 }  // namespace
 
 Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> ReadOnlySink::PartitionOwners() const {
-  Env* env = impl_->root->env();
-  const std::string dir = filenames::OwnersDir(impl_->root->path());
+  return PartitionOwnersIn(impl_->root.get());
+}
+
+Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> PartitionOwnersIn(Root* root) {
+  using PartitionOwnerInfo = ReadOnlySink::PartitionOwnerInfo;
+  Env* env = root->env();
+  const std::string dir = filenames::OwnersDir(root->path());
   std::vector<PartitionOwnerInfo> out;
   std::vector<std::string> names;
   Status s = env->GetChildren(dir, &names);
@@ -57,11 +62,11 @@ Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> ReadOnlySink::PartitionOwn
   for (const std::string& name : names) {
     if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") continue;
     // The owners' directory name is a sanitized source: sanitizing it again changes nothing.
-    SNAPSINK_ASSIGN_OR_RETURN(OwnerClaim claim, NewestOwner(name));
+    SNAPSINK_ASSIGN_OR_RETURN(ReadOnlySink::OwnerClaim claim, NewestOwnerIn(root, name));
     if (claim.epoch == 0) continue;
     PartitionOwnerInfo p{name, claim.epoch, claim.who, std::nullopt, std::nullopt};
-    SNAPSINK_ASSIGN_OR_RETURN(p.progress, ReadProgressInfo(env, impl_->root->path(), name));
-    SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, Checkpoints(name));
+    SNAPSINK_ASSIGN_OR_RETURN(p.progress, ReadProgressInfo(env, root->path(), name));
+    SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, CheckpointsIn(root, name));
     if (!checkpoints.empty()) {
       p.checkpoint = checkpoints.front();
       // The source as its checkpoint names it ("kafka:orders/3"), for RestoreCheckpoint.

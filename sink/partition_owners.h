@@ -10,7 +10,17 @@
 
 #include "snapsink/sink.h"
 
+namespace snapsink {
+class Root;
+}
+
 namespace snapsink::api {
+
+// ReadOnlySink::PartitionOwners, NewestOwner and Checkpoints of an open
+// root (the status page and the server hold a Root, not a ReadOnlySink).
+Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> PartitionOwnersIn(Root* root);
+Result<ReadOnlySink::OwnerClaim> NewestOwnerIn(Root* root, const std::string& source);
+Result<std::vector<ReadOnlySink::CheckpointInfo>> CheckpointsIn(Root* root, const std::string& source);
 
 // "partitions":[{"partition":..,"owner_epoch":..,"owner":..,"checkpoint":{..}|null,
 //   "progress":{"epoch","position","high_watermark","lag","last_seal":{..}|null}|null},...]

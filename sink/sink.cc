@@ -370,6 +370,7 @@ Result<GcResult> Sink::Gc(uint64_t keep) {
   out.pinned = r.pinned;
   out.removed_parts = r.removed_parts;
   out.removed_seal_records = r.removed_seal_records;
+  out.removed_seal_records_beyond_retention = r.removed_seal_records_beyond_retention;
   return out;
 }
 

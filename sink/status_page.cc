@@ -8,6 +8,7 @@
 #include "publish/root_status.h"
 #include "sink/status_page_html.h"
 #include "publish/views.h"
+#include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink {
@@ -65,6 +66,7 @@ Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader
       d.gaps.push_back({p.producer, p.epoch, r, Covered(accepted, p.producer, p.epoch, r)});
     }
   }
+  SNAPSINK_ASSIGN_OR_RETURN(d.partitions, api::PartitionOwnersIn(root));
   SNAPSINK_RETURN_IF_ERROR(ListPublished(root->env(), path, &d.generations, nullptr));
   std::sort(d.generations.begin(), d.generations.end(),
             [](const api::GenerationInfo& a, const api::GenerationInfo& b) { return a.generation > b.generation; });

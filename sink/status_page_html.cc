@@ -256,6 +256,33 @@ void Sources(const StatusPageData& d, std::string* o) {
   *o += "</tbody></table>\n";
 }
 
+// The partitions' rows, the fields `status` prints (tools/cmd_status.cc).
+void Partitions(const StatusPageData& d, std::string* o) {
+  *o += "<table class=\"partitions\"><thead><tr><th>partition</th><th>owner</th><th>epoch</th><th>position</th>"
+        "<th>high watermark</th><th>lag</th><th>last seal</th><th>last checkpoint</th></tr></thead><tbody>\n";
+  for (const api::ReadOnlySink::PartitionOwnerInfo& p : d.partitions) {
+    std::string position = "-", hwm = "-", lag = "-", seal = "none";
+    if (const auto& g = p.progress) {
+      position = std::to_string(g->position) + " (epoch " + U(g->epoch) + ")";
+      hwm = std::to_string(g->high_watermark);
+      lag = std::to_string(g->lag);
+      if (g->last_seal_window_ms) {
+        seal = T(*g->last_seal_window_ms) + " v" + U(g->last_seal_version) + " to offset " +
+               std::to_string(g->last_seal_to);
+      }
+    }
+    std::string ckpt = "none";
+    if (p.checkpoint) {
+      ckpt = "epoch " + U(p.checkpoint->epoch) + " at offset " + U(p.checkpoint->offset) + ", " +
+             U(p.checkpoint->bytes) + " bytes";
+    }
+    *o += "<tr class=\"partition\" data-partition=\"" + E(p.name) + "\"><td class=\"name\">" + E(p.name) +
+          "</td><td>" + E(p.who) + "</td><td>" + U(p.epoch) + "</td><td>" + E(position) + "</td><td>" + E(hwm) +
+          "</td><td>" + E(lag) + "</td><td>" + E(seal) + "</td><td>" + E(ckpt) + "</td></tr>\n";
+  }
+  *o += "</tbody></table>\n";
+}
+
 void Health(const StatusPageData& d, std::string* o) {
   const api::RootStatus& s = d.status;
   *o += "<p class=\"health " + std::string(d.healthy ? "ok" : "bad") + "\">" + (d.healthy ? "healthy: " : "unhealthy: ") +
@@ -344,6 +371,10 @@ std::string StatusPageHtml(const StatusPageData& d) {
   Gaps(d, &o);
   o += "<h2>Sources</h2>\n";
   Sources(d, &o);
+  if (!d.partitions.empty()) {
+    o += "<h2>Partitions (as of each owner's last progress write)</h2>\n";
+    Partitions(d, &o);
+  }
   o += "</body></html>\n";
   return o;
 }

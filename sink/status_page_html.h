@@ -1,8 +1,9 @@
 // The status page: one self-contained HTML page (XHTML-compatible markup,
 // inline CSS and SVG, no script, no external request) of a root at one
 // pinned generation: a timeline of windows, the generations and what each
-// changed, producers with open gaps, sources and their lag, health and disk
-// use. `GET /` of `snapsink serve` and `snapsink status ROOT --html FILE`
+// changed, producers with open gaps, sources and their lag, the partitions
+// processes share (owner, epoch, position, lag, last seal and checkpoint),
+// health and disk use. `GET /` of `snapsink serve` and `snapsink status ROOT --html FILE`
 // write it (sink/status_page.h gathers the data from the public views).
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "snapsink/reader.h"
+#include "snapsink/sink.h"
 #include "snapsink/views.h"
 
 namespace snapsink {
@@ -47,6 +49,9 @@ struct StatusPageData {
   std::vector<api::WindowVersion> windows;       // Reader::windows() of the pinned generation
   bool healthy = false;
   std::string health;                            // the verdict of /healthz, or why not
+  // Partitions shared through owners/ (ReadOnlySink::PartitionOwners): what
+  // `status` shows of each, as of its owner's last progress write.
+  std::vector<api::ReadOnlySink::PartitionOwnerInfo> partitions;
 };
 
 // Text for HTML text and attribute values: & < > " ' as entities, control

@@ -6,6 +6,7 @@
 // last checkpoint).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -32,10 +33,11 @@ const char kTopic[] = "orders";
 // PartitionStates of its own directory (as separate processes have).
 class World {
  public:
-  explicit World(std::string base) : base_(std::move(base)) {
+  explicit World(std::string base, int64_t retain_ms = 0) : base_(std::move(base)) {
     root_ = base_ + "/root";
     api::InitOptions o;
     o.lateness_ms = 0;  // a window closes once an event is past its end
+    o.retain_ms = retain_ms;
     EXPECT_STATUS_OK(api::Sink::Create(root_, o));
     auto ro = api::Sink::OpenReadOnly(root_);
     EXPECT_STATUS_OK(ro);
@@ -179,6 +181,22 @@ TEST_F(Upkeep, StatusShowsPerPartitionOwnerPositionHighWatermarkLagLastSealAndLa
             std::string::npos)
       << r.out;
 
+  // The status page (`serve`'s GET /) shows the same fields.
+  const std::string page = dir_.path() + "/page.html";
+  r = Snapsink({"status", world_.root(), "--html", page});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(page, std::ios::binary);
+  const std::string html((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(html.find("<tr class=\"partition\" data-partition=\"kafka_orders_0\"><td class=\"name\">kafka_orders_0</td>"
+                      "<td>a host 1</td><td>1</td><td>27 (epoch 1)</td><td>41</td><td>14</td>"
+                      "<td>2025-10-21T11:00:00Z v1 to offset 25</td><td>epoch 1 at offset 25, "),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td class=\"name\">kafka_orders_1</td><td>a host 1</td><td>1</td><td>-</td><td>-</td><td>-</td>"
+                      "<td>none</td><td>none</td></tr>"),
+            std::string::npos)
+      << html;
+
   r = Snapsink({"metrics", world_.root()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* line : {"snapsink_partition_lag{partition=\"kafka_orders_0\"} 14\n",
@@ -271,6 +289,88 @@ TEST(UpkeepGc, CrashedRemovingASealRecordThenRerunEqualsACleanGc) {
   ASSERT_NO_FATAL_FAILURE(ReplacedSealScenario(dir.path() + "/clean", Between::kGc));
   ASSERT_NO_FATAL_FAILURE(ReplacedSealScenario(dir.path() + "/crashed", Between::kGcCrashedThenRerun, &gc_out));
   EXPECT_NE(gc_out.find("removed 1 seal record(s)"), std::string::npos) << gc_out;  // the half-removed one, finished
+  const auto clean = PublishedFiles(dir.path() + "/clean/root", true);
+  EXPECT_GT(clean.size(), 10u);
+  EXPECT_EQ(clean, PublishedFiles(dir.path() + "/crashed/root", true));
+}
+
+// Two partitions under retention of one hour (window 1h, lateness 0). The
+// first publish holds 10:00 and 11:00; the partitions then read to 14:09,
+// so the second publish (merged watermark 14:09: the lower of the two)
+// keeps 13:00 on and leaves 10:00 and 11:00 out. `between` runs after it; a
+// third round (to 15:09) and publish follow, which must not need the
+// records of the windows retention took out.
+void RetentionScenario(const std::string& base, Between between, std::string* gc_out = nullptr) {
+  World w(base, /*retain_ms=*/3600 * 1000);
+  auto a = w.Owner("a");
+  for (int32_t p : {0, 1}) {
+    ASSERT_STATUS_OK(a->Take(p, kafka::SourceName(kTopic, p)));
+    w.Commit(a.get(), p, 0, 10);                                        // 10:15 .. 11:09
+    ASSERT_EQ(w.SealRound(a.get(), p, 10, 10, /*all=*/true).size(), 2u);  // 10:00 v1, 11:00 v1
+  }
+  ASSERT_EQ(w.Publish(2), 1u);
+  for (int32_t p : {0, 1}) {
+    w.Commit(a.get(), p, 10, 40);  // 11:15 .. 14:09
+    w.SealRound(a.get(), p, 40, 40, true);
+  }
+  ASSERT_EQ(w.Publish(2), 2u);
+  const std::string seals0 = w.root() + "/partitions/kafka_orders_0/seals/";
+  const std::string old = seals0 + "20251021T100000Z-v1-e1";
+  ASSERT_TRUE(fs::exists(old + "/seal.json"));
+  if (between == Between::kGcCrashedThenRerun) {
+    RunResult r = Snapsink({"gc", w.root()}, {{"SNAPSINK_CRASH_AT", "gc.seal_record"}});
+    ASSERT_EQ(r.exit_code, 99) << r.out << r.err;
+    ASSERT_TRUE(fs::exists(old));                 // half removed:
+    ASSERT_FALSE(fs::exists(old + "/seal.json"));  // seal.json first
+  }
+  if (between != Between::kNothing) {
+    RunResult r = Snapsink({"gc", w.root()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    if (gc_out) *gc_out = r.out;
+    for (int32_t p : {0, 1}) {  // only the windows from 13:00 on are left
+      std::vector<std::string> left;
+      for (const auto& e : fs::directory_iterator(w.root() + "/partitions/kafka_orders_" + std::to_string(p) + "/seals")) {
+        left.push_back(e.path().filename().string().substr(0, 16));
+      }
+      std::sort(left.begin(), left.end());
+      EXPECT_EQ(left, (std::vector<std::string>{"20251021T130000Z", "20251021T140000Z"})) << p;
+    }
+  }
+  for (int32_t p : {0, 1}) {
+    w.Commit(a.get(), p, 40, 50);  // 14:15 .. 15:09
+    w.SealRound(a.get(), p, 50, 50, true);
+  }
+  ASSERT_EQ(w.Publish(2), 3u);
+  RunResult q = Snapsink({"query", w.root(), "--format", "csv"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(q.out.find("T13:00"), std::string::npos) << q.out;  // left out under retention now
+  EXPECT_NE(q.out.find("T15:00"), std::string::npos) << q.out;
+  RunResult v = Snapsink({"verify", w.root()});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+TEST(UpkeepGc, SealRecordsOfWindowsBeyondRetentionAreRemovedAndLaterPublishesAreByteIdenticalWithoutGc) {
+  TempDir dir;
+  std::string gc_out;
+  ASSERT_NO_FATAL_FAILURE(RetentionScenario(dir.path() + "/plain", Between::kNothing));
+  ASSERT_NO_FATAL_FAILURE(RetentionScenario(dir.path() + "/gc", Between::kGc, &gc_out));
+  // 10:00 and 11:00 of each partition (the second round sealed nothing
+  // before 13:00: beyond each partition's own retention by then).
+  EXPECT_NE(gc_out.find("removed 4 seal record(s) of partitions whose window is beyond retention\n"),
+            std::string::npos)
+      << gc_out;
+  const auto plain = PublishedFiles(dir.path() + "/plain/root", false);
+  EXPECT_GT(plain.size(), 4u);
+  EXPECT_EQ(plain, PublishedFiles(dir.path() + "/gc/root", false));
+}
+
+TEST(UpkeepGc, CrashedRemovingASealRecordBeyondRetentionThenRerunEqualsACleanGc) {
+  TempDir dir;
+  std::string gc_out;
+  ASSERT_NO_FATAL_FAILURE(RetentionScenario(dir.path() + "/clean", Between::kGc));
+  ASSERT_NO_FATAL_FAILURE(RetentionScenario(dir.path() + "/crashed", Between::kGcCrashedThenRerun, &gc_out));
+  EXPECT_NE(gc_out.find("removed 4 seal record(s) of partitions whose window is beyond retention"), std::string::npos)
+      << gc_out;  // the half-removed one finished, the rest removed
   const auto clean = PublishedFiles(dir.path() + "/clean/root", true);
   EXPECT_GT(clean.size(), 10u);
   EXPECT_EQ(clean, PublishedFiles(dir.path() + "/crashed/root", true));

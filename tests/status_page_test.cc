@@ -358,6 +358,43 @@ TEST_F(StatusPageTest, EveryWindowGenerationGapAndSourceAppearsEscaped) {
   EXPECT_TRUE(changed);
 }
 
+TEST_F(StatusPageTest, ThePartitionsProcessesShareAppearEscapedWithTheirOwnerAndEpoch) {
+  Prepare();
+  const std::string file = dir_ / "page.html";
+  RunResult r = Snapsink({"status", root_, "--html", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(file).find("class=\"partitions\""), std::string::npos);  // none shared: no section
+  {
+    auto ro = api::Sink::OpenReadOnly(root_);
+    ASSERT_STATUS_OK(ro);
+    ASSERT_STATUS_OK((*ro)->ClaimOwner("kafka:orders/0", "c1 <b>&\"'x 7 /state"));
+    ASSERT_STATUS_OK((*ro)->ClaimOwner("kafka:orders/0", "c2 host2 8 /state"));
+  }
+  r = Snapsink({"status", root_, "--html", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = ReadFile(file);
+  CheckPage(html, root_, 0);
+  EXPECT_EQ(html.find("<b>&"), std::string::npos);
+  Xml x(html);
+  auto doc = x.Parse();
+  ASSERT_NE(doc, nullptr);
+  const Node* table = Section(*doc, "partitions");
+  ASSERT_NE(table, nullptr) << html;
+  std::vector<std::vector<std::string>> rows;
+  for (const Node* tr : table->All("tr")) {
+    if (tr->HasClass("partition")) rows.push_back(Cells(tr));
+  }
+  // The newest claim; no progress or checkpoint written yet.
+  ASSERT_EQ(rows.size(), 1u) << html;
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"kafka_orders_0", "c2 host2 8 /state", "2", "-", "-", "-", "none",
+                                               "none"}));
+  ASSERT_STATUS_OK(api::Sink::OpenReadOnly(root_).value()->ClaimOwner("kafka:x/1", "c <script>&\"'y"));
+  r = Snapsink({"status", root_, "--html", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadFile(file).find("<td>c &lt;script&gt;&amp;&quot;&#39;y</td><td>1</td>"), std::string::npos)
+      << ReadFile(file);
+}
+
 TEST_F(StatusPageTest, ARollbackShowsItsSourceGenerationAndTheRolledBackWindows) {
   Prepare();
   RunResult r = Snapsink({"rollback", root_, "--generation", "1"});

@@ -77,9 +77,14 @@ Status CmdGc(const std::string& path, uint64_t keep) {
     std::printf("removed %zu seal record(s) of partitions a newer seal of the same window replaced\n",
                 r->removed_seal_records.size());
   }
+  if (!r->removed_seal_records_beyond_retention.empty()) {
+    std::printf("removed %zu seal record(s) of partitions whose window is beyond retention\n",
+                r->removed_seal_records_beyond_retention.size());
+  }
   for (uint64_t g : r->pinned) std::printf("kept generation %llu: pinned by a reader\n", static_cast<unsigned long long>(g));
   if (r->removed_generations.empty() && r->removed_snapshots.empty() && r->removed_temp_files.empty() &&
-      r->removed_parts == 0 && r->removed_seal_records.empty()) {
+      r->removed_parts == 0 && r->removed_seal_records.empty() &&
+      r->removed_seal_records_beyond_retention.empty()) {
     std::printf("nothing to remove (keeping the newest %llu generation(s) and what they use)\n",
                 static_cast<unsigned long long>(keep));
   }

@@ -210,6 +210,9 @@ struct GcResult {
   // partitions/<source>/seals/<name> (relative to the root) that a newer
   // accepted seal of the same window replaced (docs/SCALE-OUT.md)
   std::vector<std::string> removed_seal_records;
+  // ... and those of windows retention took out of ROOT (before its floor):
+  // no merged publish reads them again (docs/SCALE-OUT.md)
+  std::vector<std::string> removed_seal_records_beyond_retention;
 };
 
 // What a rollback changes in one window (docs/CONTRACT.md 10): its version and totals

@@ -14,6 +14,8 @@ api::InitOptions InitLike(const api::RootSettings& s) {
   o.on_gap = s.on_gap;
   o.id_horizon_ms = s.id_horizon_ms;
   o.producer_retention_ms = s.producer_retention_ms;
+  o.retain_ms = s.retain_ms;  // an event beyond retention is refused in its partition too
+  o.max_ahead_ms = s.max_ahead_ms;
   return o;
 }
 
