@@ -15,12 +15,21 @@
 // owner.before_claim (a partition's owner claim synced, not yet renamed);
 // checkpoint.before_rename (a partition's checkpoint in ROOT synced, not yet
 // renamed), checkpoint.restore (a restored state's data synced, not yet renamed to state/);
-// partition.seal_record, partition.progress, merge.before_publish,
+// partition.seal_record, partition.progress, merge.before_lock (a merged
+// publish found windows to publish, LOCK not yet taken), merge.before_publish,
 // merge.after_publish (the merged publish, publish/partition_seals.h);
 // gc.seal_record (gc removing a replaced seal record of a partition: its
 // seal.json removed, its data not yet);
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h).
+//
+// Test-only pause hook at the same points: when SNAPSINK_PAUSE_AT names
+// `point`, the N-th call of MaybeCrash(point) (N = SNAPSINK_PAUSE_HIT,
+// default 1) writes "snapsink: pausing at POINT (SNAPSINK_PAUSE_AT)" to
+// stderr and stops the whole process with raise(SIGSTOP); SIGCONT resumes
+// it right there. A test stops a process at an exact step (a zombie in the
+// middle of a batch, two publishers before the same step) and releases it
+// when it chooses. Pause and crash count their hits apart.
 #pragma once
 
 namespace snapsink {

@@ -382,8 +382,9 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
 
 Status Ingester::Impl::Commit() {
   // A storage error names the source and the batch's last line.
+  commit_check_failed = false;
   Status s = CommitBatch();
-  if (s.ok()) return s;
+  if (s.ok() || commit_check_failed) return s;
   return s.Prefixed((in_memory ? Where() : cur->name + ":" + std::to_string(cur->src.lines)) +
                     ": (committing the batch that ends here) ");
 }
@@ -456,6 +457,13 @@ Status Ingester::Impl::CommitBatch() {
     SNAPSINK_RETURN_IF_ERROR(PutRecord(txn.get(), Table::kMeta, SourcePathKey(cur->name), cur->file_path));
   }
   MaybeCrash("ingest.before_commit");
+  if (commit_checks) {
+    if (Status c = commit_checks(); !c.ok()) {
+      commit_check_failed = true;
+      txn.reset();  // nothing of the group commits; Write redoes it without the failed batch
+      return c;
+    }
+  }
   last_txn_id = txn->id();
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   txn.reset();

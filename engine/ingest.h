@@ -91,6 +91,10 @@ struct WriteRequest {
   // (take: be below it, and becomes it), or the batch fails with Locked.
   std::optional<uint64_t> owner_epoch;
   bool take_owner = false;
+  // Run with the group applied, right before its commit (after the crash
+  // point ingest.before_commit); a failure leaves this batch out, as a
+  // failed owner epoch does. Null or empty: none.
+  const std::function<Status()>* commit_check = nullptr;
   // Outcome: OK, or the stop (Gap, BadInput naming `at` and the line) that
   // left this batch out; the source's state before and after it.
   Status status;

@@ -28,6 +28,8 @@ Status Ingester::Write(const std::vector<WriteRequest*>& group) {
     Status s = m.ApplyGroup(live, &failed);
     m.preparsed = nullptr;
     if (s.ok()) return s;
+    const bool check_failed = m.commit_check_failed;  // a batch's own check: only it fails
+    m.commit_check_failed = false;
     m.Reset();  // the caches hold the aborted transaction's work
     // The LMDB map filled (engine/store.h): nothing of the group is
     // committed and every batch is still in memory, so grow and redo it.
@@ -35,7 +37,7 @@ Status Ingester::Write(const std::vector<WriteRequest*>& group) {
       if (Status g = m.store->GrowAfterMapFull(); !g.ok()) s = s.Prefixed(g.message() + ": ");
       else continue;
     }
-    if (failed < live.size() && (s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput ||
+    if (failed < live.size() && (check_failed || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput ||
                                  s.code() == Status::Code::kLocked)) {
       live[failed]->status = s;
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(failed));
@@ -75,7 +77,25 @@ Status Ingester::Impl::ApplyGroup(const std::vector<WriteRequest*>& group, size_
       return s;
     }
   }
-  return Commit();
+  // Each batch's commit check runs with the whole group applied, right
+  // before the commit: the first that fails leaves its batch out.
+  bool checked = false;
+  for (WriteRequest* r : group) checked = checked || (r->commit_check != nullptr && *r->commit_check);
+  if (!checked) return Commit();
+  commit_checks = [&group, failed]() -> Status {
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (group[i]->commit_check == nullptr || !*group[i]->commit_check) continue;
+      Status s = (*group[i]->commit_check)();
+      if (!s.ok()) {
+        *failed = i;
+        return s;
+      }
+    }
+    return Status::OK();
+  };
+  Status s = Commit();
+  commit_checks = nullptr;
+  return s;
 }
 
 Status Ingester::Impl::ApplyRequest(WriteRequest* r) {

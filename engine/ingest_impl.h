@@ -135,6 +135,11 @@ struct Ingester::Impl {
   Status LoadCursor(const std::string& source_name, const std::string& rejects_path);
   Status Commit();
   Status CommitBatch();
+  // The memory path's batches' commit checks (WriteRequest::commit_check),
+  // run by CommitBatch right before the commit; `commit_check_failed` says
+  // the commit failed there (its Status is the check's own, unprefixed).
+  std::function<Status()> commit_checks;
+  bool commit_check_failed = false;
   Status WriteCursor(SourceCursor* c);
   Status TrimRejects(SourceCursor* c);
   Status AdoptRejectsLength(SourceCursor* c, uint64_t size);

@@ -161,16 +161,24 @@ std::vector<LedgerEntry> SumLedgers(const std::vector<Input>& inputs) {
   return out;
 }
 
-}  // namespace
+// A window every partition is past whose accepted seals changed since its
+// last merged version: its inputs, the identity of that set and its state.
+struct Candidate {
+  int64_t window_ms = 0;
+  std::vector<Input> inputs;
+  std::string identity;
+  WindowState ws;
+};
 
-Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
-  *result = MergedPublishResult();
+// Reads every partition's progress and ROOT's merged identities: what a
+// publish would merge now. Only reads (no LOCK needed to look).
+Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result,
+                      std::vector<Candidate>* out) {
+  out->clear();
+  result->missing.clear();
   Env* env = root->env();
   const std::string& path = root->path();
   const RootConfig& config = root->config();
-  std::unique_ptr<FileLock> lock;
-  SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kFollowerStepWaitMs, &lock));
-
   // 1. Every partition's progress: none yet, nothing can be published.
   std::vector<PartitionProgress> progress(partitions);
   for (int32_t p = 0; p < partitions; ++p) {
@@ -220,8 +228,6 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
   for (int32_t p = 0; p < partitions; ++p) {
     for (const PartitionSealRef& ref : progress[p].seals) windows[ref.window_ms];
   }
-  std::vector<PendingSnapshot> pending;
-  std::vector<std::pair<std::string, std::string>> merged_keys;
   for (auto& [w, inputs] : windows) {
     if (oldest_kept && w < *oldest_kept) continue;  // beyond retention: never merged again
     bool past = true;
@@ -245,9 +251,39 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
     Status g = read->Get(Table::kMeta, MergedInputsKey(topic, w), &stored);
     if (g.ok() && stored == identity) continue;
     if (!g.ok() && !g.IsNotFound()) return g;
-    WindowState ws;
-    SNAPSINK_RETURN_IF_ERROR(ReadWindowState(read.get(), w, &ws));
-    read.reset();
+    Candidate c;
+    c.window_ms = w;
+    SNAPSINK_RETURN_IF_ERROR(ReadWindowState(read.get(), w, &c.ws));
+    c.inputs = std::move(inputs);
+    c.identity = std::move(identity);
+    out->push_back(std::move(c));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
+  *result = MergedPublishResult();
+  Env* env = root->env();
+  const std::string& path = root->path();
+  const RootConfig& config = root->config();
+  // A look without LOCK first: most publish points of a follower find
+  // nothing new, and a look keeps nobody waiting.
+  std::vector<Candidate> candidates;
+  SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates));
+  if (candidates.empty()) return Status::OK();
+  MaybeCrash("merge.before_lock");
+  // Under LOCK, again: another process may have published them meanwhile.
+  std::unique_ptr<FileLock> lock;
+  SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kFollowerStepWaitMs, &lock));
+  SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates));
+
+  std::vector<PendingSnapshot> pending;
+  std::vector<std::pair<std::string, std::string>> merged_keys;
+  for (Candidate& c : candidates) {
+    const int64_t w = c.window_ms;
+    std::vector<Input>& inputs = c.inputs;
     for (Input& in : inputs) {
       const std::string name = filenames::Join(in.dir, filenames::kSealRecordFile);
       std::string text;
@@ -260,7 +296,7 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
     }
     PendingSnapshot ps;
     ps.window_ms = w;
-    ps.version = ws.last_version + 1;
+    ps.version = c.ws.last_version + 1;
     SnapshotManifest m;
     SNAPSINK_RETURN_IF_ERROR(MergeWindow(env, path, filenames::StagingSnapshotDir(path, w, ps.version), w, config.window_ms,
                                          ps.version, inputs, &m));
@@ -268,7 +304,7 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
     ps.seal.rows = m.rows;
     ps.seal.ledger = SumLedgers(inputs);  // reconciliation: the merged rows against the seals' counts
     pending.push_back(std::move(ps));
-    merged_keys.emplace_back(MergedInputsKey(topic, w), identity);
+    merged_keys.emplace_back(MergedInputsKey(topic, w), c.identity);
   }
   if (pending.empty() && !oldest_kept) return Status::OK();
   if (!pending.empty()) MaybeCrash("merge.before_publish");

@@ -117,6 +117,9 @@ struct MergedPublishResult {
 
 // Publishes, under root's LOCK (waiting for it), every window of topic that
 // all `partitions` partitions are past and whose seals changed (see above).
+// It looks first without LOCK and takes it only when there is something to
+// publish (crash and pause point merge.before_lock), then looks again
+// under it: what another process published meanwhile is not published twice.
 // REQUIRES: root opened writable (LMDB), LOCK not held by the caller.
 Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result);
 

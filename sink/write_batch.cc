@@ -29,6 +29,8 @@ void WriteBatch::SetOwner(uint64_t epoch, bool take) {
   take_owner_ = take;
 }
 
+void WriteBatch::SetCommitCheck(std::function<Status()> check) { commit_check_ = std::move(check); }
+
 void WriteBatch::Clear() {
   records_.clear();
   position_.reset();

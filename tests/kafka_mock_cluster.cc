@@ -102,7 +102,9 @@ Child::Child(const std::string& binary, const std::vector<std::string>& args, co
   argv.push_back(nullptr);
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "SNAPSINK_CRASH_", 15) != 0) env_s.emplace_back(*e);
+    if (std::strncmp(*e, "SNAPSINK_CRASH_", 15) != 0 && std::strncmp(*e, "SNAPSINK_PAUSE_", 15) != 0) {
+      env_s.emplace_back(*e);
+    }
   }
   env_s.insert(env_s.end(), env.begin(), env.end());
   std::vector<char*> envp;
@@ -135,6 +137,16 @@ bool Child::Running() {
   if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
   return !reaped_;
 }
+
+bool Child::Stopped() {
+  if (!Running()) return false;
+  // /proc/PID/stat: "PID (COMM) STATE ...", COMM may hold spaces and ')'.
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid_) + "/stat");
+  const size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T';
+}
+
+std::string Child::Err() const { return ReadFile(err_path_); }
 
 ChildResult Child::Wait(int timeout_s) {
   ChildResult r;

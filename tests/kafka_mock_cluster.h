@@ -50,6 +50,9 @@ class Child {
   ~Child();
   void Signal(int sig);
   bool Running();
+  // Stopped by a signal (SIGSTOP, or SNAPSINK_PAUSE_AT's raise), not ended.
+  bool Stopped();
+  std::string Err() const;  // what it wrote to stderr so far
   ChildResult Wait(int timeout_s = 120);  // SIGKILL after the timeout
 
  private:

@@ -299,6 +299,153 @@ TEST_F(KafkaScale, ScaleOneToThreeToOneWhileProducingSameResult) {
   FinalEqualsFile(root, "gk2", s1, {&first, &second, &third});
 }
 
+
+// The generations a process announced on stdout ("published generation N").
+std::vector<uint64_t> Announced(const std::string& out) {
+  std::vector<uint64_t> gens;
+  const std::regex re("published generation ([0-9]+)");
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it) gens.push_back(std::stoull((*it)[1]));
+  return gens;
+}
+
+// Issue 19: the zombie. Z owns every partition and is stopped
+// (SNAPSINK_PAUSE_AT) inside a batch commit: its effects applied in the open
+// transaction, not committed (ingest.before_commit, its 17th hit: after the
+// 16 commits that take its 8 partitions). S takes every partition once Z's
+// session has expired (owner epoch 2 against Z's 1), reads the topic and
+// publishes. Then Z is resumed (with SIGTERM pending, so that it ends after
+// that round): the owner-epoch check inside its commit refuses the batch,
+// naming the partition and both epochs, and Z gives the partition up with
+// nothing of the batch committed; it exits 0 (SIGTERM's clean end). S goes
+// on alone; the result equals a file run's, and no line is counted twice.
+TEST_F(KafkaScale, ZombieResumedInsideABatchHasItsCommitRefusedSameResult) {
+  const EventStream first = GenerateEvents(kPartitions, 200, 51);
+  const EventStream second = GenerateEvents(kPartitions, 150, 52, 200);
+  ProduceStream(first);
+  const std::string root = NewRoot("kafka-root");
+  const std::string z_state = StateDir("state-z"), s_state = StateDir("state-s");
+  auto follow = [&](const std::string& state) {
+    return FollowArgs(root, "gz1", state,
+                      {"--follow", "--publish-every", "1s", "--checkpoint-every", "40", "--kafka-config",
+                       "max.partition.fetch.bytes=4096"});
+  };
+
+  auto z = Start(follow(z_state), {"SNAPSINK_PAUSE_AT=ingest.before_commit", "SNAPSINK_PAUSE_HIT=17"});
+  ASSERT_TRUE(WaitFor([&] { return z->Stopped(); }, {z.get()})) << z->Err();
+  for (int p = 0; p < kPartitions; ++p) ASSERT_EQ(OwnerState(root, p), z_state) << "partition " << p;
+
+  // S takes over past Z's session timeout, reads everything and publishes.
+  auto s = Start(follow(s_state));
+  const std::vector<uint64_t> one = Lines({&first});
+  ASSERT_TRUE(WaitFor([&] { return OwnersHold(root, {s_state}, one) && std::filesystem::exists(root + "/CURRENT"); },
+                      {s.get()}))
+      << "S did not take every partition, read it and publish";
+  ASSERT_TRUE(z->Stopped());
+
+  // Z wakes up inside its commit.
+  z->Signal(SIGTERM);  // pending until it runs: it ends after the round it is in
+  z->Signal(SIGCONT);
+  ChildResult rz = WaitExit(z.get());
+  EXPECT_EQ(rz.exit_code, 0) << rz.err;
+  std::smatch m;
+  const std::regex fenced(R"re(kafka:orders/([0-9]+): owner epoch ([0-9]+) was fenced by epoch ([0-9]+) \([^)]*\); giving up kafka:orders/\1 \(its records since offset ([0-9]+) are the new owner's\))re");
+  ASSERT_TRUE(std::regex_search(rz.err, m, fenced)) << rz.err;
+  const int p = std::stoi(m[1]);
+  EXPECT_EQ(std::stoull(m[2]), 1u) << m[0];
+  EXPECT_EQ(std::stoull(m[3]), 2u) << m[0];
+  // Nothing of the refused batch committed in Z's own state: it is still
+  // at the offset the message names.
+  ChildResult zs = Snapsink({"inspect", z_state + "/orders/" + std::to_string(p), "sources", "--json"});
+  ASSERT_EQ(zs.exit_code, 0) << zs.err;
+  EXPECT_NE(zs.out.find("\"position\":\"" + std::string(m[4]) + "\""), std::string::npos) << m[0] << "\n" << zs.out;
+
+  // S alone reads what comes next; `run --final` then equals a file run.
+  ProduceStream(second);
+  ASSERT_TRUE(WaitFor([&] { return OwnersHold(root, {s_state}, Lines({&first, &second})); }, {s.get()}))
+      << "S did not read the second stream";
+  s->Signal(SIGTERM);
+  ChildResult rs = s->Wait(60);
+  ASSERT_EQ(rs.exit_code, 0) << rs.err;
+  FinalEqualsFile(root, "gz1", s_state, {&first, &second});
+}
+
+// Issue 19: two processes publishing at the same moment. A and B share the
+// topic, both with SNAPSINK_PAUSE_AT=merge.before_lock: each stops at its
+// first publish point that finds windows to publish, right before it takes
+// LOCK for the generation step (manifests/N is written under it). Whichever
+// stops first is taken over by the other past its session timeout, which
+// then finds the same windows unpublished and stops there too. Both are
+// released at once: exactly one creates the generation, the other finds
+// the windows published under LOCK and writes nothing (no generation that
+// repeats the one before it). CURRENT names the newest generation,
+// manifests/ holds exactly the generations announced (each by one
+// process), no temporary or staged file is left, verify passes, and the
+// rows equal a file run's.
+TEST_F(KafkaScale, TwoProcessesReleasedAtOncePublishEachGenerationOnce) {
+  const EventStream first = GenerateEvents(kPartitions, 200, 61);
+  ProduceStream(first);
+  const std::string root = NewRoot("kafka-root");
+  const std::string a_state = StateDir("state-a"), b_state = StateDir("state-b");
+  auto follow = [&](const std::string& state) {
+    return FollowArgs(root, "gp1", state, {"--follow", "--publish-every", "1s"});
+  };
+  const std::vector<std::string> pause = {"SNAPSINK_PAUSE_AT=merge.before_lock"};
+  auto a = Start(follow(a_state), pause);
+  auto b = Start(follow(b_state), pause);
+  ASSERT_TRUE(WaitFor([&] { return a->Stopped() && b->Stopped(); }, {a.get(), b.get()}))
+      << "A:\n" << a->Err() << "\nB:\n" << b->Err();
+  ASSERT_FALSE(std::filesystem::exists(root + "/CURRENT")) << "published before the pause";
+
+  // Both released together, each ending after the publish it is in.
+  for (Child* c : {a.get(), b.get()}) c->Signal(SIGTERM);
+  a->Signal(SIGCONT);
+  b->Signal(SIGCONT);
+  ChildResult ra = WaitExit(a.get());
+  ChildResult rb = WaitExit(b.get());
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  // Each generation was created by one of them: announced once, in
+  // manifests/ once, and the newest is CURRENT's.
+  std::vector<uint64_t> gens = Announced(ra.out);
+  const std::vector<uint64_t> by_b = Announced(rb.out);
+  gens.insert(gens.end(), by_b.begin(), by_b.end());
+  std::sort(gens.begin(), gens.end());
+  ASSERT_FALSE(gens.empty()) << "A:\n" << ra.out << ra.err << "B:\n" << rb.out << rb.err;
+  std::vector<std::string> want_manifests, manifests;
+  for (size_t i = 0; i < gens.size(); ++i) {
+    EXPECT_EQ(gens[i], i + 1) << "A:\n" << ra.out << "B:\n" << rb.out;
+    want_manifests.push_back(std::to_string(i + 1));
+  }
+  for (const auto& e : std::filesystem::directory_iterator(root + "/manifests")) {
+    if (e.is_directory() && e.path().filename() == "parts") continue;  // the generations' parts
+    manifests.push_back(e.path().filename().string());
+  }
+  std::sort(manifests.begin(), manifests.end());
+  EXPECT_EQ(manifests, want_manifests);
+  EXPECT_EQ(ReadFile(root + "/CURRENT").substr(0, std::to_string(gens.size()).size() + 1),
+            std::to_string(gens.size()) + " ")
+      << ReadFile(root + "/CURRENT");
+  // The one released second changed nothing: no generation repeats the one
+  // before it (the same windows merged again from the same seals). A later
+  // one, from a publish point at SIGTERM, holds rows read since.
+  for (size_t g = 2; g <= gens.size(); ++g) {
+    auto rows = [&](size_t gen) {
+      ChildResult r = Snapsink({"query", root, "--format", "json", "--generation", std::to_string(gen)});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      return Rows(r.out);
+    };
+    EXPECT_NE(rows(g - 1), rows(g)) << "generation " << g << " published what " << g - 1 << " had";
+  }
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root + "/staging", ec)) {
+    ADD_FAILURE() << "left in staging: " << e.path();
+  }
+  ChildResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+
+  FinalEqualsFile(root, "gp1", b_state, {&first});
+}
+
 }  // namespace
 }  // namespace snapsink::kafkatest
 

@@ -146,7 +146,7 @@ TEST(PartitionStates, ALostPartitionFailsItsNextCommitAndAStaleStateIsRemade) {
   EXPECT_EQ(a.Get(0)->epoch, 1u);
   EXPECT_TRUE(a.Get(0)->fresh);
   kafka::PartitionWriter wa(nullptr, "orders", {});
-  wa.set_before_write([&](int32_t p) { return a.Check(p, src); });
+  wa.set_commit_check([&](int32_t p) { return a.Check(p, src); });
   {
     auto& part = wa.Get(0);
     part.sink = a.Get(0)->sink.get();

@@ -122,6 +122,42 @@ TEST_F(WriteBatchTest, BadLineUnderStopFailsTheWholeBatch) {
   EXPECT_EQ(**sink_->Position("s"), "after-B");
 }
 
+// A commit check (WriteBatch::SetCommitCheck) runs inside the commit, with
+// the batch applied: when it fails nothing of the batch commits and Write
+// returns its Status; the check sees the batch's effects' transaction still
+// open (it runs after them, right before the commit), and a later batch
+// whose check passes commits as usual.
+TEST_F(WriteBatchTest, FailedCommitCheckCommitsNothingOfTheBatch) {
+  Create();
+  int calls = 0;
+  bool fenced = true;
+  api::WriteBatch b("kafka:t/0");
+  b.Add(Ev("p", 0) + "\n" + Ev("p", 1));
+  b.SetPosition("2");
+  b.SetCommitCheck([&]() -> Status {
+    ++calls;
+    return fenced ? Status::Locked("kafka:t/0: owner epoch 1 was fenced by epoch 2 (B)") : Status::OK();
+  });
+  api::WriteResult r;
+  Status s = sink_->Write(b, {}, &r);
+  EXPECT_EQ(s.code(), Status::Code::kLocked) << s.ToString();
+  EXPECT_EQ(s.message(), "kafka:t/0: owner epoch 1 was fenced by epoch 2 (B)");
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(*sink_->Position("kafka:t/0"));
+  EXPECT_EQ(Source("kafka:t/0").lines, 0u);
+  auto producers = sink_->Producers();
+  ASSERT_STATUS_OK(producers);
+  EXPECT_TRUE(producers->empty());
+
+  // The same batch once the check passes: both events, the position.
+  fenced = false;
+  ASSERT_STATUS_OK(sink_->Write(b, {}, &r));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(r.applied, 2u);
+  EXPECT_EQ(**sink_->Position("kafka:t/0"), "2");
+  EXPECT_EQ(Source("kafka:t/0").applied, 2u);
+}
+
 TEST_F(WriteBatchTest, GapUnderStopFailsTheWholeBatch) {
   Create(api::GapPolicy::kStop);
   api::WriteBatch b("s");

@@ -21,10 +21,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "snapsink/status.h"
 
 namespace snapsink::api {
 
@@ -57,7 +60,18 @@ class WriteBatch {
   // the batch is applied and Write returns Status Locked naming both epochs.
   void SetOwner(uint64_t epoch, bool take = false);
 
-  void Clear();  // keeps the source name and the owner
+  // A check run inside the batch's commit: with its effects applied in the
+  // open transaction, right before the transaction commits (after the crash
+  // point ingest.before_commit). When it fails, nothing of this batch
+  // commits and Write returns its Status; with Locked, the other batches
+  // committing in the same group still commit. For a fence kept outside the
+  // root: the Kafka source asks ROOT's owner claims here whether a newer
+  // owner took the partition (docs/SCALE-OUT.md), so that a process stopped
+  // in the middle of a batch and resumed after losing it cannot commit it.
+  // Unset: none.
+  void SetCommitCheck(std::function<Status()> check);
+
+  void Clear();  // keeps the source name, the owner and the commit check
   size_t records() const { return records_.size(); }
   const std::string& source() const { return source_; }
 
@@ -73,6 +87,7 @@ class WriteBatch {
   const std::optional<Progress>& progress() const { return progress_; }
   const std::optional<uint64_t>& owner_epoch() const { return owner_epoch_; }
   bool take_owner() const { return take_owner_; }
+  const std::function<Status()>& commit_check() const { return commit_check_; }
 
  private:
   std::string source_;
@@ -81,6 +96,7 @@ class WriteBatch {
   std::optional<Progress> progress_;
   std::optional<uint64_t> owner_epoch_;
   bool take_owner_ = false;
+  std::function<Status()> commit_check_;
 };
 
 struct WriteOptions {

@@ -28,7 +28,7 @@ struct Consumer::Impl {
   Impl(api::Sink* sink_in, ConsumerOptions options)
       : sink(sink_in), o(std::move(options)), w(sink_in, o.topic, o.write) {
     if (o.states == nullptr) return;
-    w.set_before_write([this](int32_t p) { return o.states->Check(p, Source(p)); });
+    w.set_commit_check([this](int32_t p) { return o.states->Check(p, Source(p)); });
     w.set_on_failure([this](int32_t p, const Status& s) {
       if (s.code() != Status::Code::kLocked) return false;
       Lose(p, s);

@@ -34,9 +34,11 @@ Status PartitionWriter::FlushOne(int32_t p, api::WriteResult* sum) {
   if (part.batch.records() == 0 && part.next == part.committed) return Status::OK();
   part.batch.SetPosition(std::to_string(part.next));
   part.batch.SetProgress(static_cast<uint64_t>(part.next), static_cast<uint64_t>(std::max(part.hwm, part.next)));
+  if (commit_check_) {
+    part.batch.SetCommitCheck([this, p] { return commit_check_(p); });
+  }
   api::WriteResult wr;
-  Status s = before_write_ ? before_write_(p) : Status::OK();
-  if (s.ok()) s = (part.sink != nullptr ? part.sink : sink_)->Write(part.batch, options_, &wr);
+  Status s = (part.sink != nullptr ? part.sink : sink_)->Write(part.batch, options_, &wr);
   part.batch.Clear();
   if (!s.ok()) {
     if (part.committed >= 0) part.next = part.committed;  // nothing of the batch was applied

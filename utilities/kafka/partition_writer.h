@@ -54,9 +54,11 @@ class PartitionWriter {
   // set_parallel(false): Sink::Write commits them together.
   Status Flush(api::WriteResult* sum, std::vector<std::pair<int32_t, int64_t>>* flushed);
   void set_parallel(bool on) { parallel_ = on; }
-  // Called before each partition's Write (--state: is this process still the
-  // partition's newest owner?); a failure fails that partition's flush.
-  void set_before_write(std::function<Status(int32_t)> f) { before_write_ = std::move(f); }
+  // Called inside each partition's Write, right before its commit
+  // (WriteBatch::SetCommitCheck; --state: is this process still the
+  // partition's newest owner?); a failure fails that partition's flush and
+  // nothing of its batch commits.
+  void set_commit_check(std::function<Status(int32_t)> f) { commit_check_ = std::move(f); }
   // Flush asks it about each partition's failure (after every Write of the
   // round has returned); true: handled (the partition was given up), not
   // returned.
@@ -68,7 +70,7 @@ class PartitionWriter {
   api::WriteOptions options_;
   std::map<int32_t, Partition> parts_;
   bool parallel_ = true;
-  std::function<Status(int32_t)> before_write_;
+  std::function<Status(int32_t)> commit_check_;
   std::function<bool(int32_t, const Status&)> on_failure_;
 };
 
