@@ -172,9 +172,13 @@ struct Candidate {
 
 // Reads every partition's progress and ROOT's merged identities: what a
 // publish would merge now. Only reads (no LOCK needed to look).
+// Under retention, *oldest_kept is ROOT's oldest kept window after raising
+// ROOT's watermark to the partitions' (a publish is due even with no
+// candidate when a window is to leave).
 Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result,
-                      std::vector<Candidate>* out) {
+                      std::vector<Candidate>* out, std::optional<int64_t>* oldest_kept) {
   out->clear();
+  oldest_kept->reset();
   result->missing.clear();
   Env* env = root->env();
   const std::string& path = root->path();
@@ -200,7 +204,6 @@ Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, 
   // beyond retention out and raises ROOT's floor (engine/window_retention.h).
   // No window before ROOT's oldest kept one is merged again: that is what
   // lets gc remove their seal records (partition_seals_gc.cc).
-  std::optional<int64_t> oldest_kept;
   if (config.retain_ms > 0) {
     std::optional<int64_t> merged_ts;
     bool known = true;
@@ -219,7 +222,7 @@ Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, 
       SNAPSINK_RETURN_IF_ERROR(txn->Commit());
       SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
     }
-    SNAPSINK_ASSIGN_OR_RETURN(oldest_kept, OldestKeptWindow(txn.get(), config));
+    SNAPSINK_ASSIGN_OR_RETURN(*oldest_kept, OldestKeptWindow(txn.get(), config));
   }
 
   // 2. The windows every partition is past whose seals changed since their
@@ -229,7 +232,7 @@ Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, 
     for (const PartitionSealRef& ref : progress[p].seals) windows[ref.window_ms];
   }
   for (auto& [w, inputs] : windows) {
-    if (oldest_kept && w < *oldest_kept) continue;  // beyond retention: never merged again
+    if (*oldest_kept && w < **oldest_kept) continue;  // beyond retention: never merged again
     bool past = true;
     std::string identity;
     for (int32_t p = 0; p < partitions && past; ++p) {
@@ -271,13 +274,14 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
   // A look without LOCK first: most publish points of a follower find
   // nothing new, and a look keeps nobody waiting.
   std::vector<Candidate> candidates;
-  SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates));
-  if (candidates.empty()) return Status::OK();
+  std::optional<int64_t> oldest_kept;
+  SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates, &oldest_kept));
+  if (candidates.empty() && !oldest_kept) return Status::OK();
   MaybeCrash("merge.before_lock");
   // Under LOCK, again: another process may have published them meanwhile.
   std::unique_ptr<FileLock> lock;
   SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kFollowerStepWaitMs, &lock));
-  SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates));
+  SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates, &oldest_kept));
 
   std::vector<PendingSnapshot> pending;
   std::vector<std::pair<std::string, std::string>> merged_keys;
