@@ -102,16 +102,19 @@ class KafkaMock : public ::testing::Test {
     }
     EXPECT_EQ(seen, kPartitions) << r.out;
   }
-  static std::vector<uint64_t> Sum(const EventStream& a, const EventStream* b = nullptr) {
-    std::vector<uint64_t> v = a.lines;
-    if (b) for (size_t i = 0; i < v.size(); ++i) v[i] += b->lines[i];
-    return v;
-  }
-
   std::string dir_;
   std::unique_ptr<MockCluster> cluster_;
   int file_roots_ = 0;
 };
+
+// The lines produced to each partition, over all of streams.
+inline std::vector<uint64_t> Lines(const std::vector<const EventStream*>& streams) {
+  std::vector<uint64_t> lines(kPartitions, 0);
+  for (const EventStream* s : streams) {
+    for (int p = 0; p < kPartitions; ++p) lines[p] += s->lines[p];
+  }
+  return lines;
+}
 
 // version and generation depend on how often a process published; the rows do not.
 inline std::string Rows(const std::string& query_json) {

@@ -190,9 +190,7 @@ TEST_F(KafkaMock, FollowStopsCleanlyAtSigtermThenFinalSameRows) {
   r = Snapsink(RunArgs(root, "g4", {"--final"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&first, &second, &third})));
-  std::vector<uint64_t> lines = Sum(first, &second);
-  for (size_t i = 0; i < lines.size(); ++i) lines[i] += third.lines[i];
-  CheckAccounting(root, lines);
+  CheckAccounting(root, Lines({&first, &second, &third}));
 }
 
 // Lines the partitions' sources hold: the sum of their "lines" (inspect

@@ -39,14 +39,6 @@ namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(90);
 
-std::vector<uint64_t> Lines(const std::vector<const EventStream*>& streams) {
-  std::vector<uint64_t> lines(kPartitions, 0);
-  for (const EventStream* s : streams) {
-    for (int p = 0; p < kPartitions; ++p) lines[p] += s->lines[p];
-  }
-  return lines;
-}
-
 class KafkaScale : public KafkaMock {
  protected:
   std::string StateDir(const std::string& name) const { return dir_ + "/" + name; }
