@@ -171,10 +171,11 @@ struct Candidate {
 };
 
 // Reads every partition's progress and ROOT's merged identities: what a
-// publish would merge now. Only reads (no LOCK needed to look).
-// Under retention, *oldest_kept is ROOT's oldest kept window after raising
-// ROOT's watermark to the partitions' (a publish is due even with no
-// candidate when a window is to leave).
+// publish would merge now. Needs no LOCK: under retention its one write is
+// ROOT's watermark, which only rises (an LMDB write transaction; two
+// processes raising it at once agree). *oldest_kept is then ROOT's oldest
+// kept window, and a publish is due even with no candidate (a window may
+// have to leave), so under retention the look never spares the LOCK.
 Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result,
                       std::vector<Candidate>* out, std::optional<int64_t>* oldest_kept) {
   out->clear();

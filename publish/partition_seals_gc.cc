@@ -15,7 +15,7 @@ constexpr int kClaimLockWaitMs = 10000;
 
 // One partition's replaced records and records beyond retention, under its
 // claim lock (held by the caller).
-Status RemoveReplacedOf(Env* env, const std::string& root, const std::string& name,
+Status RemoveDeadOf(Env* env, const std::string& root, const std::string& name,
                         std::optional<int64_t> retained_from, SealRecordsRemoved* removed) {
   PartitionProgress progress;
   Status s = ReadPartitionProgress(env, root, name, &progress);
@@ -87,7 +87,7 @@ Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<in
     }
     if (s.code() == Status::Code::kLocked) continue;  // an owner busy that long: the next gc
     SNAPSINK_RETURN_IF_ERROR(s);
-    SNAPSINK_RETURN_IF_ERROR(RemoveReplacedOf(env, root, name, retained_from, removed));
+    SNAPSINK_RETURN_IF_ERROR(RemoveDeadOf(env, root, name, retained_from, removed));
   }
   return Status::OK();
 }
