@@ -1,4 +1,4 @@
-// Accepted gaps: an operator's way past a gap under --on-gap stop (issue 11).
+// Accepted gaps: an operator's way past a gap under --on-gap stop.
 //
 // `snapsink gaps ROOT accept --producer P [--epoch E] [--range LO..HI]`
 // records an AcceptedGap. Ingest under --on-gap stop then applies an event

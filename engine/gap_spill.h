@@ -1,4 +1,4 @@
-// Open gaps beyond a producer record's kMaxOpenGaps (issue 26).
+// Open gaps beyond a producer record's kMaxOpenGaps.
 //
 // A producer record keeps at most kMaxOpenGaps open gaps (engine/sequencer.h).
 // When a new gap would leave more, the lowest gap of the record moves to

@@ -1,4 +1,4 @@
-// Delta runs: how ingest stores a window's aggregates (issue 25).
+// Delta runs: how ingest stores a window's aggregates.
 //
 // A window's live aggregates are the sum of two parts:
 //   base records  Table::kAggs     window|metric|key -> Aggregate (rollback

@@ -246,7 +246,7 @@ class Producing {
   std::atomic<uint64_t> lines_{0};
 };
 
-// Issue 23's maintenance beside `run --kafka --follow`: the follower holds
+// Maintenance beside `run --kafka --follow`: the follower holds
 // LOCK one step at a time, so each command finishes (exit 0) while it
 // follows and a producer keeps producing, and the follower goes on. The
 // rows it published equal a root given the same events and the same

@@ -143,7 +143,7 @@ class Trickle {
   std::atomic<bool> failed_{false};
 };
 
-// Issue 19: `kill -9` a process in the middle of a batch and another in the
+// `kill -9` a process in the middle of a batch and another in the
 // middle of a seal; the survivor takes their partitions once their sessions
 // have expired, and the result is the same as a file run's.
 //   A owns every partition and dies inside its first batch commit (the
@@ -230,7 +230,7 @@ TEST_F(KafkaScale, KilledMidBatchAndMidSealSurvivorsTakeOverSameResult) {
   FinalEqualsFile(root, "gk1", c_state, {&first, &second});
 }
 
-// Issue 19: scale 1 -> 3 -> 1 while events are produced. P1 reads the
+// Scale 1 -> 3 -> 1 while events are produced. P1 reads the
 // first stream alone; P2 and P3 join while the second is produced (the
 // group rebalances, partitions move with their states: checkpoints in ROOT
 // or a reread); then, while the third is produced, P2 leaves (SIGTERM) and
@@ -300,7 +300,7 @@ std::vector<uint64_t> Announced(const std::string& out) {
   return gens;
 }
 
-// Issue 19: the zombie. Z owns every partition and is stopped
+// The zombie. Z owns every partition and is stopped
 // (SNAPSINK_PAUSE_AT) inside a batch commit: its effects applied in the open
 // transaction, not committed (ingest.before_commit, its 17th hit: after the
 // 16 commits that take its 8 partitions). S takes every partition once Z's
@@ -361,7 +361,7 @@ TEST_F(KafkaScale, ZombieResumedInsideABatchHasItsCommitRefusedSameResult) {
   FinalEqualsFile(root, "gz1", s_state, {&first, &second});
 }
 
-// Issue 19: two processes publishing at the same moment. A and B share the
+// Two processes publishing at the same moment. A and B share the
 // topic, both with SNAPSINK_PAUSE_AT=merge.before_lock: each stops at its
 // first publish point that finds windows to publish, right before it takes
 // LOCK for the generation step (manifests/N is written under it). Whichever

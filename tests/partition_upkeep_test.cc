@@ -1,4 +1,4 @@
-// What the partitions' owners keep up in ROOT besides sealing (issue 19):
+// What the partitions' owners keep up in ROOT besides sealing:
 // a checkpoint after every recorded seal round
 // (utilities/kafka/merged_publish.h), gc of seal records a newer accepted
 // seal replaced (publish/partition_seals.h), and the per-partition view of

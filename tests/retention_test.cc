@@ -1,4 +1,4 @@
-// Running for years (SPEC 13, issue 24 items 1 and 2), through the binary:
+// Running for years (docs/CONTRACT.md 13), through the binary:
 //  - retention: `init --retain 1h` with 1-minute windows fed 6 hours of
 //    events publishes only the last hour's windows (plus the lateness),
 //    leaves no live state for the others, and gc removes their files; a late

@@ -1,4 +1,4 @@
-// A watermark one bad clock cannot move (SPEC 13, issue 24 item 2), on
+// A watermark one bad clock cannot move (docs/CONTRACT.md 13), on
 // every root, with no setting (engine/watermark.h):
 //  - the rule itself (ObserveEvent): a lone producer's own newest time
 //    counts; with two or more producers an event further ahead than the
