@@ -174,8 +174,8 @@ struct Candidate {
 // publish would merge now. Needs no LOCK: under retention its one write is
 // ROOT's watermark, which only rises (an LMDB write transaction; two
 // processes raising it at once agree). *oldest_kept is then ROOT's oldest
-// kept window, and a publish is due even with no candidate (a window may
-// have to leave), so under retention the look never spares the LOCK.
+// kept window: with no candidate a publish is still due when a window has
+// to leave (RetentionDue).
 Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result,
                       std::vector<Candidate>* out, std::optional<int64_t>* oldest_kept) {
   out->clear();
@@ -277,7 +277,13 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
   std::vector<Candidate> candidates;
   std::optional<int64_t> oldest_kept;
   SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates, &oldest_kept));
-  if (candidates.empty() && !oldest_kept) return Status::OK();
+  if (candidates.empty()) {
+    if (!oldest_kept) return Status::OK();
+    // Under retention: due only when a window must leave. A failed look (gc
+    // removed the manifest it read, say) is not an answer: look under LOCK.
+    Result<bool> due = RetentionDue(env, path, root->store(), config);
+    if (due.ok() && !*due) return Status::OK();
+  }
   MaybeCrash("merge.before_lock");
   // Under LOCK, again: another process may have published them meanwhile.
   std::unique_ptr<FileLock> lock;

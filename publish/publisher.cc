@@ -335,6 +335,15 @@ Result<bool> RetentionDue(Env* env, const std::string& root, Txn* txn, std::opti
 
 }  // namespace
 
+Result<bool> RetentionDue(Env* env, const std::string& root, Store* live, const RootConfig& config) {
+  std::unique_ptr<Txn> read;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+  SNAPSINK_ASSIGN_OR_RETURN(std::optional<int64_t> oldest_kept, OldestKeptWindow(read.get(), config));
+  CurrentPointer current;
+  SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(read.get(), &current));
+  return RetentionDue(env, root, read.get(), oldest_kept, current);
+}
+
 Status PublishSnapshots(Env* env, const std::string& root, Store* live, const RootConfig& config,
                         const std::vector<PendingSnapshot>& pending, const std::function<Status(Txn*)>& bookkeeping,
                         PublishResult* result) {

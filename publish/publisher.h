@@ -70,6 +70,11 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
                         const std::vector<PendingSnapshot>& pending, const std::function<Status(Txn*)>& bookkeeping,
                         PublishResult* result);
 
+// True when retention has a window to take out of the live state or the
+// current generation: what makes PublishSnapshots run with nothing pending.
+// Reads only (one read transaction of live and the current top manifest).
+Result<bool> RetentionDue(Env* env, const std::string& root, Store* live, const RootConfig& config);
+
 // Chooses the number of gm (above last, see above), writes its parts (those
 // not on disk yet), its top manifest and CURRENT.tmp, commits bookkeeping
 // with the new current generation in one LMDB transaction, and installs

@@ -13,6 +13,8 @@
 #include <map>
 #include <regex>
 
+#include "engine/env.h"
+#include "engine/writer_lock.h"
 #include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
@@ -347,6 +349,24 @@ void RetentionScenario(const std::string& base, Between between, std::string* gc
   EXPECT_NE(q.out.find("T15:00"), std::string::npos) << q.out;
   RunResult v = Snapsink({"verify", w.root()});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// Under retention a publish point with nothing new and no window due to
+// leave is only a look: it does not wait for LOCK, which another writer
+// holds here (it would wait kFollowerStepWaitMs and fail Locked).
+TEST(MergedPublishLook, UnderRetentionNothingNewAndNothingToLeaveTakesNoLock) {
+  TempDir dir;
+  World w(dir.path(), /*retain_ms=*/3600 * 1000);
+  auto a = w.Owner("a");
+  for (int32_t p : {0, 1}) {
+    ASSERT_STATUS_OK(a->Take(p, kafka::SourceName(kTopic, p)));
+    w.Commit(a.get(), p, 0, 10);  // 10:15 .. 11:09: nothing beyond retention yet
+    ASSERT_EQ(w.SealRound(a.get(), p, 10, 10, /*all=*/true).size(), 2u);
+  }
+  ASSERT_EQ(w.Publish(2), 1u);
+  std::unique_ptr<FileLock> held;
+  ASSERT_STATUS_OK(LockRoot(Env::Default(), w.root(), &held));
+  EXPECT_EQ(w.Publish(2), 0u);  // nothing published, no wait, no error
 }
 
 TEST(UpkeepGc, SealRecordsOfWindowsBeyondRetentionAreRemovedAndLaterPublishesAreByteIdenticalWithoutGc) {
