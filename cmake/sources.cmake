@@ -48,7 +48,6 @@ set(SNAPSINK_LIB_SOURCES
   publish/publisher.cc
   publish/query_rows.cc
   publish/reader.cc
-  publish/records.cc
   publish/rollback.cc
   publish/root_status.cc
   publish/seal.cc
@@ -58,7 +57,6 @@ set(SNAPSINK_LIB_SOURCES
   publish/upgrade.cc
   publish/state_views.cc
   publish/views.cc
-  publish/view_tables.cc
   sink/http_request.cc
   sink/http_server.cc
   sink/serve_auth.cc
@@ -67,6 +65,7 @@ set(SNAPSINK_LIB_SOURCES
   sink/inspect.cc
   sink/merged.cc
   sink/owners.cc
+  sink/parse.cc
   sink/checkpoint.cc
   sink/partition_owners.cc
   sink/reader.cc
@@ -78,6 +77,9 @@ set(SNAPSINK_LIB_SOURCES
   sink/version.cc
   sink/write_batch.cc
   sink/write_queue.cc
+  # include/snapsink/utilities/table.h, on the public API only.
+  utilities/table/table.cc
+  utilities/table/view_tables.cc
 )
 
 # The public API: installed under include/snapsink/. Standard library only.
@@ -91,6 +93,12 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/version.h
   include/snapsink/views.h
   include/snapsink/write_batch.h
+)
+
+# The public utilities: installed under include/snapsink/utilities/.
+set(SNAPSINK_PUBLIC_UTILITY_HEADERS
+  include/snapsink/utilities/parse.h
+  include/snapsink/utilities/table.h
 )
 
 # utilities/: programs' libraries over the public API only.
@@ -220,6 +228,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/source_identity_test.cc
   tests/state_codec_source_test.cc
   tests/state_codec_test.cc
+  tests/status_test.cc
   tests/storable_test.cc
   tests/store_test.cc
   tests/store_unit_test.cc

@@ -4,6 +4,7 @@
 
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
+#include "engine/status.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
 
@@ -28,12 +29,6 @@ Status Root::PutMetaU64(Txn* txn, std::string_view key, uint64_t value) {
 }
 
 namespace {
-
-// "retain_ms -1: must not be negative": the public parameter a caller set,
-// its value and the rule it broke (the CLI names its own flags).
-std::string Field(const char* name, int64_t value, const char* rule) {
-  return std::string(name) + " " + std::to_string(value) + ": " + rule;
-}
 
 std::string ParentDir(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -247,9 +242,9 @@ Status Root::ReloadHistorySettings() {
 
 Status Root::SetHistorySettings(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {
   if (lock_ == nullptr) return Status::InvalidArgument("changing settings needs the writer lock");
-  if (retain_ms && *retain_ms < 0) return Status::InvalidArgument(Field("retain_ms", *retain_ms, "must not be negative"));
+  if (retain_ms && *retain_ms < 0) return OutOfRange("retain_ms", *retain_ms, "must not be negative");
   if (max_ahead_ms && *max_ahead_ms < 0) {
-    return Status::InvalidArgument(Field("max_ahead_ms", *max_ahead_ms, "must not be negative"));
+    return OutOfRange("max_ahead_ms", *max_ahead_ms, "must not be negative");
   }
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(store_->BeginWrite(&txn));

@@ -64,12 +64,6 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
 
 }  // namespace
 
-const std::vector<std::string>& QueryColumns(bool rollup) {
-  static const std::vector<std::string> query = api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
-  static const std::vector<std::string> rolled = api::ToTable(std::vector<api::RollupRow>{}, 0).columns;
-  return rollup ? rolled : query;
-}
-
 Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out) {
   if (q.rollup_ms) return Status::InvalidArgument("a roll-up is read by Rollup, not Query");
   std::vector<GenerationEntry> windows;

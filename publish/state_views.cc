@@ -189,13 +189,4 @@ Status WindowInfos(const Root& root, Txn* txn, std::vector<api::WindowInfo>* out
   });
 }
 
-Status WindowRecords(const Root& root, Txn* txn, std::vector<Record>* out, std::vector<std::string>* columns) {
-  std::vector<api::WindowInfo> windows;
-  SNAPSINK_RETURN_IF_ERROR(WindowInfos(root, txn, &windows));
-  api::Table t = api::ToTable(windows);
-  for (Record& r : t.records) out->push_back(std::move(r));
-  *columns = std::move(t.columns);
-  return Status::OK();
-}
-
 }  // namespace snapsink

@@ -75,21 +75,4 @@ Status ListPublished(Env* env, const std::string& root, std::vector<api::Generat
   return Status::OK();
 }
 
-Status PublishedRecords(Env* env, const std::string& root, const std::string& what, std::vector<Record>* out,
-                        std::vector<std::string>* columns) {
-  api::Table t;
-  if (what == "generations") {
-    std::vector<api::GenerationInfo> generations;
-    SNAPSINK_RETURN_IF_ERROR(ListPublished(env, root, &generations, nullptr));
-    t = api::ToTable(generations);
-  } else {
-    std::vector<api::SnapshotInfo> snapshots;
-    SNAPSINK_RETURN_IF_ERROR(ListPublished(env, root, nullptr, &snapshots));
-    t = api::ToTable(snapshots);
-  }
-  for (Record& r : t.records) out->push_back(std::move(r));
-  *columns = std::move(t.columns);
-  return Status::OK();
-}
-
 }  // namespace snapsink

@@ -1,9 +1,8 @@
-// Views of a root: what `query`, `inspect` and `status` print, what the HTTP
-// server returns and what the public ReadOnlySink (sink/) hands an embedder.
-// Each view is computed here once, into the public typed records
-// (include/snapsink/views.h); api::ToTable (view_tables.cc) names their
-// fields. The command line, the server and the API all go through these
-// functions, so they give the same bytes for the same question.
+// Views of a root: what the public ReadOnlySink (sink/) hands an embedder,
+// and through it the command line and the HTTP server. Each view is
+// computed here once, into the public typed records
+// (include/snapsink/views.h); api::ToTable (utilities/table/) names their
+// fields, so every printed form gives the same bytes for the same question.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +16,6 @@
 #include "engine/state_codec.h"
 #include "engine/status.h"
 #include "publish/reader.h"
-#include "publish/records.h"
 #include "snapsink/views.h"
 
 namespace snapsink {
@@ -28,9 +26,6 @@ class Txn;
 // --- Published state ---------------------------------------------------------
 
 using QuerySpec = api::QuerySpec;
-
-// Columns of a query's table/csv output (of a roll-up's with rollup true).
-const std::vector<std::string>& QueryColumns(bool rollup = false);
 
 // The rows of reader's generation that q selects, sorted by window, metric,
 // key (publish/query_rows.cc). Only the windows in q's range are opened; a
@@ -47,9 +42,6 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
 // removes while it is listed is left out.
 Status ListPublished(Env* env, const std::string& root, std::vector<api::GenerationInfo>* generations,
                      std::vector<api::SnapshotInfo>* snapshots);
-// inspect generations|snapshots as records. Sets *columns.
-Status PublishedRecords(Env* env, const std::string& root, const std::string& what, std::vector<Record>* out,
-                        std::vector<std::string>* columns);
 
 // --- Live state, each read in txn (a read transaction of the root's store) ---
 
@@ -70,8 +62,6 @@ Status SourceViews(Txn* txn, std::vector<api::SourceView>* out);
 Status IdsView(const Root& root, Txn* txn, api::IdsInfo* out);
 // Each window's version, dirty and closed flags and its ledger totals.
 Status WindowInfos(const Root& root, Txn* txn, std::vector<api::WindowInfo>* out);
-// inspect windows as records. Sets *columns.
-Status WindowRecords(const Root& root, Txn* txn, std::vector<Record>* out, std::vector<std::string>* columns);
 
 // The public records of the engine's.
 api::SourceView ToSourceView(const std::string& name, const SourceState& s, const SourceIdCounts& ids);

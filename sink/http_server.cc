@@ -35,9 +35,14 @@
 #include "publish/views.h"
 #include "sink/status_page.h"
 #include "snapsink/reader.h"
+#include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/table.h"
 
 namespace snapsink {
 
+using api::FormatRecords;
+using api::OutputFormat;
+using api::Record;
 using api::ServeOptions;
 
 Status ParseListen(const std::string& listen, std::string* host, int* port) {
@@ -161,6 +166,13 @@ struct Lease {
     if (gen && reader) gen->Return(std::move(reader));
   }
 };
+
+// Columns of a query's csv output (of a roll-up's with rollup true).
+const std::vector<std::string>& QueryColumns(bool rollup) {
+  static const std::vector<std::string> query = api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
+  static const std::vector<std::string> rolled = api::ToTable(std::vector<api::RollupRow>{}, 0).columns;
+  return rollup ? rolled : query;
+}
 
 // The rows (or, with q.rollup_ms, the roll-up rows) of a public Reader as
 // records: api::Reader::Query|Rollup and api::ToTable.
@@ -589,19 +601,17 @@ struct HttpServer::Impl {
     Root* r = state;
     std::unique_ptr<Txn> txn;
     Status s = r->store()->BeginRead(&txn);
-    std::vector<snapsink::Record> records;
-    std::vector<std::string> columns;
-    if (s.ok()) s = WindowRecords(*r, txn.get(), &records, &columns);
+    std::vector<api::WindowInfo> windows;
+    if (s.ok()) s = WindowInfos(*r, txn.get(), &windows);
     if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(FormatRecords(records, columns, OutputFormat::kJson), "application/x-ndjson");
+    res.set_content(api::FormatTable(api::ToTable(windows), OutputFormat::kJson), "application/x-ndjson");
   }
 
   void Generations(httplib::Response& res) {
-    std::vector<snapsink::Record> records;
-    std::vector<std::string> columns;
-    Status s = PublishedRecords(env, root, "generations", &records, &columns);
+    std::vector<api::GenerationInfo> generations;
+    Status s = ListPublished(env, root, &generations, nullptr);
     if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(FormatRecords(records, columns, OutputFormat::kJson), "application/x-ndjson");
+    res.set_content(api::FormatTable(api::ToTable(generations), OutputFormat::kJson), "application/x-ndjson");
   }
 
   void Healthz(httplib::Response& res) {

@@ -85,28 +85,4 @@ Status Reader::Rollup(const QuerySpec& q, std::vector<RollupRow>* out) {
   return RollupRows(impl_->reader.get(), q, out);
 }
 
-Status ParseRollup(const std::string& option, const std::string& text, int64_t window_ms, int64_t* rollup_ms) {
-  if (text == "all") {
-    *rollup_ms = 0;
-    return Status::OK();
-  }
-  int64_t v = 0;
-  if (!ParseDuration(text, &v) || v <= 0 || window_ms <= 0 || v % window_ms != 0) {
-    return Status::InvalidArgument(option + " '" + text + "': expected all or a multiple of the window size " +
-                                   FormatDuration(window_ms) + " (such as 1h or 1d)");
-  }
-  *rollup_ms = v;
-  return Status::OK();
-}
-
-Status CheckRange(const std::string& from_option, const std::string& from_text, int64_t from,
-                  const std::string& to_option, const std::string& to_text, int64_t to) {
-  if (from <= to) return Status::OK();
-  return Status::InvalidArgument(from_option + " '" + from_text + "' (window " + snapsink::FormatIso(from) +
-                                 ") is after " + to_option + " '" + to_text + "' (window " + snapsink::FormatIso(to) +
-                                 ")");
-}
-
-std::string FormatMicros(int64_t micros) { return snapsink::FormatMicros(micros); }
-
 }  // namespace snapsink::api

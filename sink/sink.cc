@@ -414,9 +414,4 @@ Status Sink::SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t>
   return Status::OK();
 }
 
-bool ParseDuration(const std::string& text, int64_t* ms) { return snapsink::ParseDuration(text, ms); }
-std::string FormatDuration(int64_t ms) { return snapsink::FormatDuration(ms); }
-bool ParseTime(const std::string& text, int64_t* ms) { return ParseWindowName(text, ms); }
-std::string FormatTime(int64_t ms) { return FormatIso(ms); }
-
 }  // namespace snapsink::api

@@ -9,18 +9,12 @@
 #include <string>
 
 #include "engine/root.h"
+#include "engine/status.h"
 #include "publish/root_status.h"
 #include "publish/seal.h"
 #include "snapsink/sink.h"
 
 namespace snapsink::api {
-
-// A value out of range, naming the public field or parameter the caller set:
-// "InitOptions::window_ms 0: must be greater than zero" (the CLI names its
-// own flags).
-inline Status OutOfRange(const char* field, int64_t value, const char* rule) {
-  return Status::InvalidArgument(std::string(field) + " " + std::to_string(value) + ": " + rule);
-}
 
 class WriteQueue;  // sink/write_queue.h
 

@@ -68,13 +68,6 @@ Result<std::vector<std::string>> Sink::RetireIdleProducers(int64_t idle_ms) {
   return retired;
 }
 
-bool ParseSeqRange(const std::string& text, SeqRange* out) {
-  Gap g;
-  if (!snapsink::ParseSeqRange(text, &g)) return false;
-  *out = {g.lo, g.hi - 1};
-  return true;
-}
-
 static_assert(kMinTimeMs == kMinTimestampMs && kMaxTimeMs == kMaxTimestampMs);
 
 int64_t WindowStart(int64_t ms, int64_t window_ms) { return snapsink::WindowStart(ms, window_ms); }

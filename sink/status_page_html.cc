@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <map>
 
+#include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/table.h"
+
 namespace snapsink {
 namespace {
 

@@ -1,12 +1,16 @@
 // The public API (include/snapsink/), as an embedder uses it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/filesystem.hpp>
 #include <fstream>
+#include <iterator>
 #include <regex>
+#include <sstream>
 
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -248,23 +252,79 @@ TEST_F(ApiTest, BackfillRunsFromAReadOnlyHandle) {
   EXPECT_EQ(r.generation, 2u);
 }
 
+// Every public header, include/snapsink/ and its utilities/, by path.
+std::vector<std::string> PublicHeaders() {
+  std::vector<std::string> out;
+  for (boost::filesystem::recursive_directory_iterator it(std::string(SNAPSINK_SOURCE_DIR) + "/include/snapsink"), end;
+       it != end; ++it) {
+    if (boost::filesystem::is_regular_file(it->path())) out.push_back(it->path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 TEST(ApiHeaders, IncludeOnlyTheStandardLibraryAndEachOther) {
   const std::regex include_line(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
   int headers = 0;
-  for (boost::filesystem::directory_iterator it(std::string(SNAPSINK_SOURCE_DIR) + "/include/snapsink"), end; it != end;
-       ++it) {
+  for (const std::string& path : PublicHeaders()) {
     ++headers;
-    std::ifstream f(it->path().string());
+    std::ifstream f(path);
     std::string line;
     while (std::getline(f, line)) {
       std::smatch m;
       if (!std::regex_search(line, m, include_line)) continue;
       const std::string name = m[2];
       const bool ok = m[1] == "\"" ? name.rfind("snapsink/", 0) == 0 : name.find('.') == std::string::npos;
-      EXPECT_TRUE(ok) << it->path().filename() << " includes " << name;
+      EXPECT_TRUE(ok) << path << " includes " << name;
+      // The core stands alone: no core header needs a utility.
+      const bool core = path.find("/include/snapsink/utilities/") == std::string::npos;
+      EXPECT_FALSE(core && name.rfind("snapsink/utilities/", 0) == 0) << path << " includes " << name;
     }
   }
-  EXPECT_EQ(headers, 9);  // merged.h is the ninth
+  EXPECT_EQ(headers, 11);  // the core's nine and utilities/ parse.h, table.h
+}
+
+// The lines of text that name the command-line tool: a flag, the tool or
+// one of its commands, its exit statuses, its source folder.
+std::vector<std::string> CommandLineMentions(const std::string& text) {
+  static const std::regex mention(
+      R"((--[a-z])|\bCLI\b|command[- ]line|\bexit (status|code|[0-9])|tools/|)"
+      R"(\bsnapsink (init|ingest|seal|publish|run|query|inspect|status|gc|rollback|backfill|gaps|verify|serve|metrics|upgrade)\b)",
+      std::regex::icase);
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (std::regex_search(line, mention)) out.push_back(std::to_string(n) + ": " + line);
+  }
+  return out;
+}
+
+// A public header is the library's, for any program: it names no flag,
+// command or exit status of the snapsink tool (tools/ documents those).
+TEST(ApiHeaders, NameNoCommandLineTool) {
+  size_t lines = 0;
+  for (const std::string& path : PublicHeaders()) {
+    std::ifstream f(path);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    lines += static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    for (const std::string& m : CommandLineMentions(text)) ADD_FAILURE() << path << ":" << m;
+  }
+  EXPECT_GT(lines, 1000u) << "the scan read too little of the headers";
+}
+
+// The check itself: each kind of mention is caught, and the words a header
+// does use (a "---- section ----" rule, "snapsink public API") are not.
+TEST(ApiHeaders, TheCommandLineCheckCatchesEachKindOfMention) {
+  for (const char* line : {"// as `run --follow` does", "// prints as the CLI does", "// what the command line prints",
+                           "// they exit 5", "// the exit status", "// see tools/exit_codes.h",
+                           "// what `snapsink query` prints", "// (snapsink gaps accept)"}) {
+    EXPECT_EQ(CommandLineMentions(line).size(), 1u) << line;
+  }
+  for (const char* line : {"// ---- Read-side views ----", "// snapsink public API: a handle per open root.",
+                           "// --- Times ---", "// a root written by an earlier snapsink to this"}) {
+    EXPECT_TRUE(CommandLineMentions(line).empty()) << line;
+  }
 }
 
 TEST(ApiDurations, ParseAndFormat) {

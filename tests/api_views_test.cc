@@ -7,6 +7,8 @@
 
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/table.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {

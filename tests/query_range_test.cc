@@ -22,6 +22,7 @@
 #include "publish/reader.h"
 #include "publish/views.h"
 #include "snapsink/reader.h"
+#include "snapsink/utilities/table.h"
 #include "snapsink/views.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"

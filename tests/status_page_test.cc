@@ -13,6 +13,7 @@
 #include <set>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"
 

@@ -15,6 +15,7 @@
 
 #include "snapsink/options.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 
 namespace snapsink::testing {
 

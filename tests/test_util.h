@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "snapsink/status.h"
+#include "snapsink/utilities/parse.h"
 #include "tests/file_util.h"
 
 namespace snapsink::testing {

@@ -132,22 +132,6 @@ namespace {
 
 bool NameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-Status WithMessage(const Status& s, std::string m) {
-  using C = Status::Code;
-  switch (s.code()) {
-    case C::kOk: return Status::OK();
-    case C::kNotFound: return Status::NotFound(std::move(m));
-    case C::kInvalidArgument: return Status::InvalidArgument(std::move(m));
-    case C::kIOError: return Status::IOError(std::move(m));
-    case C::kCorruption: return Status::Corruption(std::move(m));
-    case C::kBadInput: return Status::BadInput(std::move(m));
-    case C::kGap: return Status::Gap(std::move(m));
-    case C::kReconcile: return Status::Reconcile(std::move(m));
-    case C::kLocked: return Status::Locked(std::move(m));
-  }
-  return s;
-}
-
 }  // namespace
 
 Status NameFlags(const Status& s, std::initializer_list<FlagName> names) {
@@ -164,7 +148,7 @@ Status NameFlags(const Status& s, std::initializer_list<FlagName> names) {
       at += flag.size();
     }
   }
-  return WithMessage(s, std::move(m));
+  return s.WithMessage(std::move(m));
 }
 
 }  // namespace snapsink

@@ -11,6 +11,7 @@
 #include "tools/progress.h"
 #include "tools/window_arg.h"
 #include "tools/write_results.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

@@ -8,10 +8,12 @@
 #include <optional>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

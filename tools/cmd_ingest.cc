@@ -8,6 +8,7 @@
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/ingest_options.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

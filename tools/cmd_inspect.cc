@@ -14,6 +14,7 @@
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 namespace {

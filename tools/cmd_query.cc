@@ -4,11 +4,13 @@
 #include <filesystem>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/window_arg.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/flag_groups.h"

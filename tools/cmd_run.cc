@@ -6,12 +6,14 @@
 
 #include "snapsink/serve.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/ingest_options.h"
 #include "tools/stop_signals.h"
 #include "tools/write_results.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

@@ -5,12 +5,14 @@
 #include <filesystem>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
 #include "tools/commands.h"
 #include "tools/stop_signals.h"
 #include "tools/write_results.h"
 #include "utilities/kafka/kafka_run.h"
 #include "utilities/kafka/partition_states.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

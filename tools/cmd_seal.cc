@@ -9,6 +9,7 @@
 #include "tools/flag_groups.h"
 #include "tools/window_arg.h"
 #include "tools/write_results.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

@@ -9,12 +9,14 @@
 #include <thread>
 
 #include "snapsink/serve.h"
+#include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/stop_signals.h"
 #include "tools/window_arg.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

@@ -6,9 +6,11 @@
 #include <cstring>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 namespace {

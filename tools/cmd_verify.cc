@@ -6,6 +6,7 @@
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

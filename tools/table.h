@@ -1,10 +1,11 @@
 // Output of the command line tool: aligned tables for people, NDJSON for
-// machines (api::FormatRecords, include/snapsink/views.h).
+// machines (api::FormatRecords, include/snapsink/utilities/table.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "snapsink/utilities/table.h"
 #include "snapsink/views.h"
 
 namespace snapsink {

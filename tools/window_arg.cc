@@ -2,7 +2,9 @@
 
 #include <charconv>
 
+#include "snapsink/utilities/parse.h"
 #include "snapsink/views.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 

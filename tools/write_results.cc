@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "snapsink/utilities/parse.h"
 #include "tools/table.h"
 
 namespace snapsink {

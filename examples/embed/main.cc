@@ -7,6 +7,7 @@
 
 #include <snapsink/reader.h>
 #include <snapsink/sink.h>
+#include <snapsink/utilities/parse.h>
 
 namespace api = snapsink::api;
 

@@ -19,6 +19,7 @@
 
 #include <snapsink/reader.h>
 #include <snapsink/sink.h>
+#include <snapsink/utilities/parse.h>
 
 namespace api = snapsink::api;
 

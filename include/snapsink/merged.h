@@ -1,5 +1,5 @@
-// The merged publish of a topic's partitions (docs/SCALE-OUT.md):
-// what `run ROOT --kafka ... --state DIR` does with the partitions' own
+// The merged publish of a topic's partitions (docs/SCALE-OUT.md): what a
+// program consuming a partitioned topic does with the partitions' own
 // states (each a root of its own, opened as a Sink) and the shared ROOT
 // (opened without its LOCK, Sink::OpenReadOnly).
 #pragma once

@@ -69,7 +69,7 @@ struct IngestOptions {
   bool stop_on_error = false;     // a bad line stops (Status BadInput) instead of going to rejects
   // Events without seq or id are deduplicated by a hash of their content.
   bool id_from_content = false;
-  // The files will not grow (an archive, or `run --final`): a last line
+  // The files will not grow (an archive, or a last run): a last line
   // without '\n' is taken or rejected rather than left for later (docs/CONTRACT.md 1).
   bool final = false;
   // Notes for the user ("file was replaced", a half-written line left
@@ -140,7 +140,7 @@ struct RunResult {
   PublishResult publish;
 };
 
-// Sink::Follow (`run --follow`): follows files (appended lines, rotation) and
+// Sink::Follow: follows files (appended lines, rotation) and
 // directories (every *.ndjson appearing in them); seals windows as the
 // watermark closes them and publishes at most every publish_every_ms.
 struct FollowOptions {
@@ -233,8 +233,8 @@ struct RollbackResult {
   std::vector<int64_t> beyond_retention;  // windows of the generation kept out: retention dropped them
 };
 
-// What `snapsink upgrade` did (or, on a dry run, would do) to a root of an
-// earlier format (Sink::Upgrade).
+// What Sink::Upgrade did (or, on a dry run, would do) to a root of an
+// earlier format.
 struct UpgradeResult {
   uint64_t format_before = 0;        // the root's state format before
   uint64_t format_after = 0;         // this build's
@@ -242,15 +242,7 @@ struct UpgradeResult {
   std::vector<std::string> actions;  // one line per step, in order
 };
 
-// The inspect views' records are in views.h.
-
-// "1h", "15m", "30s", "1d", "250ms" <-> milliseconds. false for anything else.
-bool ParseDuration(const std::string& text, int64_t* ms);
-std::string FormatDuration(int64_t ms);
-// A window name or time, "2026-10-21T10:00:00Z" or "20261021T100000Z" <-> ms.
-bool ParseTime(const std::string& text, int64_t* ms);
-std::string FormatTime(int64_t ms);
-// Fixed-point micros as a decimal ("1.5", "-0.000001").
-std::string FormatMicros(int64_t micros);
+// The views' records are in views.h; durations and times as text in
+// utilities/parse.h.
 
 }  // namespace snapsink::api

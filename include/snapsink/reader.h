@@ -26,7 +26,7 @@ struct Row {
   std::string metric;
   std::string key;
   int64_t count = 0;
-  int64_t sum_micros = 0;  // fixed-point micros; FormatMicros prints it
+  int64_t sum_micros = 0;  // fixed-point micros; utilities/parse.h's FormatMicros prints it
   int64_t events = 0;      // adds + retracts applied
 };
 
@@ -51,8 +51,8 @@ struct QuerySpec {
   std::string metric_prefix;
   std::string key_prefix;
   // Reader::Rollup only: buckets of this many ms, aligned to the Unix epoch
-  // (a window goes to the bucket holding its start; the command line and
-  // the server take only multiples of the window size); 0 = one bucket of
+  // (a window goes to the bucket holding its start; utilities/parse.h's
+  // ParseRollup takes only multiples of the window size); 0 = one bucket of
   // everything selected. Reader::Query refuses it.
   std::optional<int64_t> rollup_ms;
 };
@@ -68,15 +68,6 @@ struct RollupRow {
   int64_t sum_micros = 0;
   uint64_t windows = 0;  // windows of the generation the bucket holds (of those selected by window/from/to)
 };
-
-// The roll-up of a --rollup/rollup= text: "all" (0), or a duration (1h, 1d
-// ...) that is a positive multiple of window_ms. InvalidArgument names
-// option and text.
-Status ParseRollup(const std::string& option, const std::string& text, int64_t window_ms, int64_t* rollup_ms);
-// InvalidArgument naming both options and texts when window `from` is after
-// window `to`; OK otherwise.
-Status CheckRange(const std::string& from_option, const std::string& from_text, int64_t from,
-                  const std::string& to_option, const std::string& to_text, int64_t to);
 
 // One row of a query: a Row of a window and that window's version.
 struct QueryRow {
@@ -111,12 +102,12 @@ class Reader {
   // Every row of a window in (metric, key) byte order; only metric's rows
   // when metric is given. NotFound if the window is not in the generation.
   Status Scan(int64_t window_ms, const std::optional<std::string>& metric, const std::function<void(const Row&)>& fn);
-  // The rows q selects, by window, metric, key: what `snapsink query` prints.
+  // The rows q selects, by window, metric, key.
   // A window not in the generation selects nothing; a metric and key
   // decompress at most one block per window.
   Status Query(const QuerySpec& q, std::vector<QueryRow>* out);
   // The rows q selects added into buckets of q.rollup_ms (required), by
-  // bucket, metric, key: what `snapsink query --rollup` prints.
+  // bucket, metric, key.
   Status Rollup(const QuerySpec& q, std::vector<RollupRow>* out);
 
  private:

@@ -9,14 +9,14 @@
 //
 // A read-only HTTP/1.1 server over public Readers (reader.h):
 //   GET /v1/query?window=&metric=&key=&generation=&format=json|csv
-//       the bytes `snapsink query ... --format json|csv` prints (NDJSON or
-//       CSV), with `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match
+//       the rows of Reader::Query (Reader::Rollup with rollup=) as NDJSON
+//       or CSV (utilities/table.h), with `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match
 //       "G" gives 304. Every answer comes from one pinned generation.
-//   GET /v1/windows, /v1/generations   `snapsink inspect ... --json`
-//   GET /v1/status                      `snapsink status --json`
-//   GET /metrics                        `snapsink metrics` plus the server's own
+//   GET /v1/windows, /v1/generations   ReadOnlySink::Windows(), Generations() as NDJSON
+//   GET /v1/status                      ReadOnlySink::StatusJson()
+//   GET /metrics                        ReadOnlySink::MetricsText() plus the server's own
 //   GET /healthz                        200 while the served generation verifies
-//   GET /?generation=G                  the status page (HTML; `snapsink status --html`)
+//   GET /?generation=G                  the status page (HTML; ReadOnlySink::StatusPage)
 //
 // Hot switch: a watcher (inotify on the root, and a poll every poll_ms) pins
 // the generation CURRENT names when it changes and reads it whole once, for
@@ -125,7 +125,7 @@ class Server {
   // Stops accepting. Callable from any thread, more than once; returns at once.
   void Stop();
   // Re-reads the token file and the certificate and key, and reopens the
-  // access log file (what SIGHUP does to `snapsink serve`). A failed reload
+  // access log file (a program calls it on SIGHUP, say). A failed reload
   // keeps the old ones and returns why. Callable from any thread; requests
   // in flight and open connections go on.
   Status Reload();

@@ -12,7 +12,7 @@
 // or another, gets Status Locked naming the holder's pid (beside a running
 // Follow, after waiting up to a minute for its step to end).
 // A ReadOnlySink (Sink::OpenReadOnly) takes no lock and never blocks the
-// writer: inspect, verify, backfill (which takes LOCK itself for its final
+// writer: the views, Verify, Backfill (which takes LOCK itself for its final
 // step only) and Readers (reader.h) of published generations.
 //
 // Open one handle per root per process (LMDB allows one environment handle
@@ -48,37 +48,37 @@ class ReadOnlySink {
   const std::string& path() const;
   const RootSettings& settings() const;
 
-  // ---- Read-side views (views.h; api::ToTable prints each as the CLI does) ----
+  // ---- Read-side views (views.h; utilities/table.h prints each) ----
   // Of the live state, one LMDB read transaction each:
-  // producers by id, active and retired (inspect producers);
+  // producers by id, active and retired;
   Result<std::vector<ProducerInfo>> Producers() const;
-  // the open gaps of every producer (inspect gaps);
+  // the open gaps of every producer;
   Result<std::vector<GapInfo>> Gaps() const;
-  // every accepted-gap record, by producer, then as recorded (inspect gaps --all);
+  // every accepted-gap record, by producer, then as recorded;
   Result<std::vector<AcceptedGapInfo>> AcceptedGaps() const;
-  // every accepted source range, as recorded (inspect gaps --all);
+  // every accepted source range, as recorded;
   Result<std::vector<AcceptedSourceGapInfo>> AcceptedSourceGaps() const;
   // every source's accounting, by name (names over 503 bytes by their first
-  // 503 bytes, then in no set order) (inspect sources);
+  // 503 bytes, then in no set order);
   Result<std::vector<SourceView>> Sources() const;
-  // the ids held for dedup by id (inspect ids);
+  // the ids held for dedup by id;
   Result<IdsInfo> Ids() const;
-  // every window with state, by start (inspect windows).
+  // every window with state, by start.
   Result<std::vector<WindowInfo>> Windows() const;
   // Of what is published (snapshots/ and manifests/); a generation or
   // snapshot that gc removes while it is listed is left out:
   Result<std::vector<SnapshotInfo>> Snapshots() const;
   Result<std::vector<GenerationInfo>> Generations() const;
   // Settings, watermark, generation, windows, sources, gaps, ids and disk use
-  // in one look (`snapsink status`); StatusJson is `status --json` (and the
-  // HTTP server's /v1/status), one object and a newline.
+  // in one look; StatusJson is the same as JSON (the HTTP server's
+  // /v1/status), one object and a newline.
   Result<RootStatus> GetStatus() const;
   Result<std::string> StatusJson() const;
-  // The status page (`serve`'s GET /, `status --html`): one HTML page of
+  // The status page (the HTTP server's GET /): one HTML page of
   // these views at `generation` (0: the current one; NotFound if gone),
   // pinned by a Reader while it is made.
   Result<std::string> StatusPage(uint64_t generation = 0) const;
-  // The root's metrics in the Prometheus text format 0.0.4 (`snapsink metrics`).
+  // The root's metrics in the Prometheus text format 0.0.4.
   Result<std::string> MetricsText() const;
   // The open windows with unsealed changes and the watermark: why sealing
   // the closed windows finds nothing.
@@ -160,7 +160,7 @@ class ReadOnlySink {
   Result<std::vector<PartitionOwnerInfo>> PartitionOwners() const;
 
   // What Sink::Rollback(generation) would change, computed without LOCK
-  // and writing nothing: works beside a running writer (`rollback --dry-run`).
+  // and writing nothing: works beside a running writer.
   Result<RollbackResult> RollbackDryRun(uint64_t generation) const;
 
   // A Reader pinned to `generation` (0 = the current one) of this root.
@@ -215,10 +215,10 @@ class Sink : public ReadOnlySink {
 
   // ---- A writer that runs for months and lets others in between its steps ----
   // A long-running embedder (a Kafka consumer, a queue reader) that held LOCK
-  // for its life would lock out every maintenance command (gc, rollback,
-  // backfill's publish, gaps accept, retiring producers, seal, publish): they
-  // exit 5. OpenFollower opens the root as a follower instead, as `run
-  // --follow` does: the Sink holds ROOT/LOCK.follower for its life (a second
+  // for its life would lock out every other writer (gc, rollback,
+  // backfill's publish, accepting gaps, retiring producers, seal, publish):
+  // they fail Locked. OpenFollower opens the root as a follower instead, as
+  // Follow does: the Sink holds ROOT/LOCK.follower for its life (a second
   // follower is Locked) and holds LOCK only inside a Step. Between steps
   // other writers run in their own processes: a writer that finds LOCK held
   // and a follower running waits (up to a minute) for the step to end, queued
@@ -232,10 +232,10 @@ class Sink : public ReadOnlySink {
   //   }                                      // ~Step: LOCK goes
   //
   // Between two steps, assume nothing of what another writer may change:
-  // generations (a rollback, a backfill's or a `publish`'s; gc removes old
+  // generations (a rollback, a backfill's or a Publish's; Gc removes old
   // ones), window versions and state (rollback rewinds it), staged seals,
-  // producers (retired; gaps accepted) and the history settings (`gc
-  // --retain`). Each Step starts from what LMDB and the files hold: the
+  // producers (retired; gaps accepted) and the history settings
+  // (SetHistory). Each Step starts from what LMDB and the files hold: the
   // settings are read again and Write's caches are dropped when another
   // writer committed. Source positions are moved only by writes of their
   // source (rollback does not rewind them), so Position() read in a step
@@ -279,7 +279,7 @@ class Sink : public ReadOnlySink {
   // read-only file system and for a user who may not write the root.
   static Result<std::unique_ptr<ReadOnlySink>> OpenReadOnly(const std::string& path);
   // Converts, in place, a root written by an earlier snapsink to this
-  // build's format, keeping every published generation (`snapsink upgrade`).
+  // build's format, keeping every published generation.
   // Takes LOCK; crash-safe (a rerun finishes it). dry_run: takes no lock,
   // writes nothing, reports what it would do. A root of this build's format
   // is nothing_to_do.
@@ -292,7 +292,7 @@ class Sink : public ReadOnlySink {
   // position in the same LMDB transaction: all of the batch or none of it.
   // Thread-safe, unlike the other methods: callers that arrive while a
   // commit is in flight are committed together in the next transaction
-  // (group commit), each told its own outcome. Under --on-gap stop a gap
+  // (group commit), each told its own outcome. Under GapPolicy::kStop a gap
   // fails the batch (Status Gap) and nothing of it is applied.
   Status Write(const WriteBatch& batch, const WriteOptions& options = {}, WriteResult* result = nullptr);
   // The position last committed for `source` by Write; nullopt if none.
@@ -305,7 +305,7 @@ class Sink : public ReadOnlySink {
   Result<PublishResult> Publish();
   // Ingest, seal, publish. *result is filled as far as the job got.
   Status Run(const RunOptions& options, RunResult* result = nullptr);
-  // `run --follow`: ingests, seals and publishes as the inputs grow, until
+  // Ingests, seals and publishes as the inputs grow, until
   // stop->Stop() (OK) or an error (a gap or bad line under stop, a failed
   // write). Each step is crash-safe: a new Follow resumes where one left.
   // Garbage is collected after each publish (options.keep_generations).
@@ -326,17 +326,17 @@ class Sink : public ReadOnlySink {
   Result<RollbackResult> Rollback(uint64_t generation, bool dry_run = false);
 
   // ---- Operator commands of the read side (views.h) ----
-  // Records an accepted gap (`snapsink gaps accept`), stamped with the wall
+  // Records an accepted gap, stamped with the wall
   // clock; returns the record as AcceptedGaps() will list it.
   Result<AcceptedGapInfo> AcceptGaps(const GapAcceptance& acceptance);
-  // Records positions first..last of a source as lost for good (`snapsink
-  // gaps accept --source S --range LO..HI`), stamped with the wall clock.
+  // Records positions first..last of a source as lost for good, stamped
+  // with the wall clock.
   Result<AcceptedSourceGapInfo> AcceptSourceGap(const SourceGapAcceptance& acceptance);
   // Retires every producer idle for idle_ms (> 0) of event time behind the
-  // watermark (`gc --producers-idle`); returns their ids.
+  // watermark; returns their ids.
   Result<std::vector<std::string>> RetireIdleProducers(int64_t idle_ms);
-  // Changes the retention and the max-ahead limit (`gc --retain`, `gc
-  // --max-ahead`; nullopt: unchanged; 0: keep every window / no limit),
+  // Changes the retention and the max-ahead limit (InitOptions::retain_ms,
+  // max_ahead_ms; nullopt: unchanged; 0: keep every window / no limit),
   // stored in one commit. The next publish applies a shorter retention;
   // windows already dropped never come back.
   Status SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms);

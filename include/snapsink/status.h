@@ -1,10 +1,9 @@
 // snapsink public API: Status and Result<T>, errors as values (as in LevelDB).
 //
 // Every call that can fail returns a Status (or a Result<T> holding either a
-// value or a non-OK Status). The engine uses the same types internally
-// (engine/status.h forwards here). code() says which kind of failure it is;
-// what a program makes of a kind (the snapsink tool: its exit status) is up
-// to the program.
+// value or a non-OK Status). code() says which kind of failure it is, and
+// each code has its predicate (IsNotFound(), IsLocked(), ...); what a
+// program does about a kind is up to the program.
 //
 // Self-contained: standard library only, like every header under
 // include/snapsink/.
@@ -45,13 +44,24 @@ class [[nodiscard]] Status {
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  // One predicate per code, so a caller need not spell Status::Code.
   bool IsNotFound() const { return code_ == Code::kNotFound; }
+  bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
+  bool IsIOError() const { return code_ == Code::kIOError; }
   bool IsCorruption() const { return code_ == Code::kCorruption; }
+  bool IsBadInput() const { return code_ == Code::kBadInput; }
+  bool IsGap() const { return code_ == Code::kGap; }
+  bool IsReconcile() const { return code_ == Code::kReconcile; }
+  bool IsLocked() const { return code_ == Code::kLocked; }
   const std::string& message() const { return msg_; }
   std::string ToString() const { return ok() ? std::string("OK") : msg_; }
   // The same code with prefix put before the message ("SOURCE:LINE: ").
   Status Prefixed(std::string_view prefix) const {
     return ok() ? Status() : Status(code_, std::string(prefix) + msg_);
+  }
+  // The same code with message in place of the old one (OK stays OK).
+  Status WithMessage(std::string message) const {
+    return ok() ? Status() : Status(code_, std::move(message));
   }
 
  private:
@@ -87,19 +97,3 @@ using ::snapsink::Status;
 }  // namespace api
 
 }  // namespace snapsink
-
-// Return early from the enclosing function when `expr` yields a non-OK Status.
-#define SNAPSINK_RETURN_IF_ERROR(expr)      \
-  do {                                      \
-    ::snapsink::Status _st = (expr);        \
-    if (!_st.ok()) return _st;              \
-  } while (0)
-
-#define SNAPSINK_CONCAT_INNER(a, b) a##b
-#define SNAPSINK_CONCAT(a, b) SNAPSINK_CONCAT_INNER(a, b)
-// `SNAPSINK_ASSIGN_OR_RETURN(auto x, MakeX())` binds x or returns the error.
-#define SNAPSINK_ASSIGN_OR_RETURN(lhs, expr)                                \
-  auto SNAPSINK_CONCAT(_res_, __LINE__) = (expr);                           \
-  if (!SNAPSINK_CONCAT(_res_, __LINE__).ok())                               \
-    return SNAPSINK_CONCAT(_res_, __LINE__).status();                       \
-  lhs = std::move(SNAPSINK_CONCAT(_res_, __LINE__).value())

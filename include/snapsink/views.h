@@ -1,11 +1,8 @@
-// snapsink public API: the read-side views of a root as typed records, and
-// the one way to print them.
+// snapsink public API: the read-side views of a root as typed records.
 //
-// ReadOnlySink (sink.h) returns the records below; ToTable turns a view into
-// named fields and FormatTable into text: an aligned table for people,
-// NDJSON or CSV for machines. `snapsink inspect|query|status` and the HTTP
-// server print exactly these bytes, so an embedder printing a view gets what
-// the command line prints.
+// ReadOnlySink (sink.h) returns the records below. To print them as the
+// HTTP server and every other snapsink output does (an aligned table,
+// NDJSON or CSV), see utilities/table.h.
 //
 // Times are milliseconds since the Unix epoch (UTC); a window is named by its
 // start. Standard library only, like every header under include/snapsink/.
@@ -21,49 +18,9 @@
 
 namespace snapsink::api {
 
-// --- Text output --------------------------------------------------------
-
-enum class OutputFormat { kTable, kJson, kCsv };
-
-// One output field. A string field is quoted in JSON; any other is written
-// as it is (number, boolean or null text).
-struct Field {
-  std::string name;
-  std::string value;
-  bool is_string = false;
-};
-
-// One output record: ordered fields.
-struct Record {
-  std::vector<Field> fields;
-  void Str(const std::string& name, const std::string& value);
-  void Num(const std::string& name, const std::string& value);  // value is JSON number text (or null)
-  void Bool(const std::string& name, bool value);
-};
-
-// A view ready to print: columns name the table/csv columns (a record may
-// have more fields: json writes every field of each record).
-struct Table {
-  std::vector<std::string> columns;
-  std::vector<Record> records;
-};
-
-// The text of records: a header line and space-aligned columns (cells go
-// through EscapeControl), one JSON object per line (json), or RFC 4180 CSV
-// with a header (csv; a field with a control byte is quoted).
-std::string FormatRecords(const std::vector<Record>& records, const std::vector<std::string>& columns,
-                          OutputFormat format);
-inline std::string FormatTable(const Table& t, OutputFormat format) {
-  return FormatRecords(t.records, t.columns, format);
-}
-
-// s with each control byte (below 0x20, and 0x7f) written as \t, \n, \r or
-// \xHH, so a name holding a tab or newline cannot break a table's alignment.
-std::string EscapeControl(const std::string& s);
-
 // --- Live state (one LMDB read transaction per view) ----------------------
 
-// inspect producers. A retired producer (engine tombstone) has next_seq 0
+// ReadOnlySink::Producers. A retired producer (engine tombstone) has next_seq 0
 // and no gaps; last_seen is the greatest event time heard from it.
 struct ProducerInfo {
   std::string producer;
@@ -74,7 +31,7 @@ struct ProducerInfo {
   bool retired = false;
 };
 
-// inspect gaps: an open gap of a producer's current epoch.
+// ReadOnlySink::Gaps: an open gap of a producer's current epoch.
 struct GapInfo {
   std::string producer;
   uint64_t epoch = 0;
@@ -87,10 +44,9 @@ struct SeqRange {
   uint64_t first = 0;
   uint64_t last = UINT64_MAX - 1;  // the default range: every sequence number
 };
-// "LO..HI" (LO <= HI < 2^64-1) or "N". false for anything else.
-bool ParseSeqRange(const std::string& text, SeqRange* out);
+// utilities/parse.h reads one from text (ParseSeqRange).
 
-// What `gaps accept` records (Sink::AcceptGaps): ingest under --on-gap stop
+// What Sink::AcceptGaps records: ingest under GapPolicy::kStop
 // goes on past the producer's gaps inside range, in epoch (nullopt: every
 // epoch). Accepted gaps still fill if their events arrive.
 struct GapAcceptance {
@@ -99,29 +55,28 @@ struct GapAcceptance {
   SeqRange range;
 };
 
-// inspect gaps --all: an accepted-gap record, kept for audit.
+// An accepted-gap record, kept for audit (ReadOnlySink::AcceptedGaps).
 struct AcceptedGapInfo {
   GapAcceptance gap;
   int64_t accepted_at_ms = 0;  // wall clock, for people only
 };
 
-// What `gaps accept --source S --range LO..HI` records
-// (Sink::AcceptSourceGap): positions LO..HI (both inclusive; e.g. a Kafka
+// What Sink::AcceptSourceGap records: positions LO..HI (both inclusive; e.g. a Kafka
 // partition's offsets that retention deleted before they were read) of
 // source S are lost for good; a reader of S whose position lies inside goes
-// on from HI+1 (utilities/kafka/).
+// on from HI+1.
 struct SourceGapAcceptance {
   std::string source;
   uint64_t first = 0, last = 0;
 };
 
-// inspect gaps --all: an accepted source range, kept for audit.
+// An accepted source range, kept for audit (ReadOnlySink::AcceptedSourceGaps).
 struct AcceptedSourceGapInfo {
   SourceGapAcceptance gap;
   int64_t accepted_at_ms = 0;  // wall clock, for people only
 };
 
-// inspect sources: a source's totals and the parts of its duplicates and
+// ReadOnlySink::Sources: a source's totals and the parts of its duplicates and
 // rejected that id dedup and producer retention add.
 struct SourceView : SourceInfo {
   uint64_t duplicates_id = 0;     // of duplicates: an id seen within the id horizon
@@ -136,7 +91,7 @@ struct SourceView : SourceInfo {
   std::optional<int64_t> newest_event_ms;
 };
 
-// inspect ids: the ids held for dedup of events without seq.
+// ReadOnlySink::Ids: the ids held for dedup of events without seq.
 struct IdsInfo {
   uint64_t held = 0;
   std::optional<int64_t> oldest;  // first-delivery time of the oldest id held
@@ -145,7 +100,7 @@ struct IdsInfo {
   uint64_t table_bytes = 0;
 };
 
-// inspect windows.
+// ReadOnlySink::Windows.
 struct WindowInfo {
   int64_t window_ms = 0;
   uint64_t version = 0;  // last sealed version, 0 = none
@@ -194,7 +149,7 @@ struct WindowStatus {
   bool staged = false;      // a seal waits for publish
   bool published = false;   // in the current generation
   // Exactly one of "open", "closed_unsealed", "staged", "published",
-  // "unpublished" (see `snapsink status`).
+  // "unpublished" (see RootStatus).
   std::string state;
 };
 
@@ -216,7 +171,7 @@ struct DirUsage {
   uint64_t bytes = 0;
 };
 
-// One consistent look at a root: what `snapsink status` prints.
+// One consistent look at a root (ReadOnlySink::GetStatus).
 struct RootStatus {
   RootSettings settings;
   int64_t id_horizon_ms = 0;
@@ -238,25 +193,6 @@ struct RootStatus {
   std::vector<DirUsage> disk;
   uint64_t state_bytes = 0;
 };
-
-// --- Views as tables: the columns and fields the command line prints -------
-
-Table ToTable(const std::vector<ProducerInfo>& producers);
-Table ToTable(const std::vector<GapInfo>& gaps);
-// Open gaps (state "open") and then every accepted record (state "accepted").
-Table ToTable(const std::vector<GapInfo>& open, const std::vector<AcceptedGapInfo>& accepted);
-// Accepted source ranges (inspect gaps --all, after the producers' gaps).
-Table ToTable(const std::vector<AcceptedSourceGapInfo>& accepted);
-Table ToTable(const std::vector<SourceView>& sources);  // the id columns in json only
-Table ToTable(const IdsInfo& ids);
-Table ToTable(const std::vector<WindowInfo>& windows);
-Table ToTable(const std::vector<SnapshotInfo>& snapshots);
-Table ToTable(const std::vector<GenerationInfo>& generations);
-// Query rows of `generation` (Reader::Query).
-Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation);
-// Roll-up rows of `generation` (Reader::Rollup): bucket (its start, or
-// "all"), metric, key, count, sum, windows, generation.
-Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation);
 
 // --- Times -----------------------------------------------------------------
 

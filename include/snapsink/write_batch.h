@@ -48,7 +48,7 @@ class WriteBatch {
   // with the batch's effects. Unset: the committed position is unchanged.
   void SetPosition(std::string position);
 
-  // Optional progress figures for status, inspect sources and metrics: how
+  // Optional progress figures for GetStatus, Sources and MetricsText: how
   // far the source has been read (e.g. the next Kafka offset) and how far it
   // reaches (e.g. the partition's high watermark); lag = end - read.
   void SetProgress(uint64_t read, uint64_t end);

@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 
+#include "utilities/status_macros.h"
+
 namespace snapsink::kafka {
 namespace {
 

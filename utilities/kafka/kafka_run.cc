@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "utilities/kafka/merged_publish.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink::kafka {
 namespace {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "utilities/kafka/partition_writer.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink::kafka {
 

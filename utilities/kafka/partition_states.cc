@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "utilities/status_macros.h"
+
 namespace snapsink::kafka {
 namespace {
 

@@ -1,11 +1,11 @@
-#include "snapsink/views.h"
+// Tables as text (include/snapsink/utilities/table.h), on the public API
+// only: JSON strings are quoted by api::JsonQuote, as all of snapsink's JSON.
+#include "snapsink/utilities/table.h"
 
 #include <algorithm>
 
-#include "engine/json_escape.h"
+#include "snapsink/utilities/parse.h"
 
-// The output formatting of the public views (include/snapsink/views.h);
-// publish/records.h names it for the library.
 namespace snapsink::api {
 namespace {
 

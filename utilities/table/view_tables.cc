@@ -1,8 +1,8 @@
-// api::ToTable (include/snapsink/views.h): the fields and columns of every
-// view, as `snapsink inspect|query` print them (SPEC 6 formats).
-#include "engine/decimal.h"
-#include "engine/timeutil.h"
-#include "snapsink/views.h"
+// api::ToTable (include/snapsink/utilities/table.h): the fields and columns
+// of every view (docs/CONTRACT.md 6), on the public
+// API only.
+#include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/table.h"
 
 namespace snapsink::api {
 namespace {
@@ -13,7 +13,7 @@ std::string I(int64_t v) { return std::to_string(v); }
 // An optional time: its ISO text, or JSON null.
 void OptTime(Record* r, const std::string& name, const std::optional<int64_t>& t) {
   if (t) {
-    r->Str(name, snapsink::FormatIso(*t));
+    r->Str(name, FormatTime(*t));
   } else {
     r->Num(name, "null");
   }
@@ -68,7 +68,7 @@ Table ToTable(const std::vector<GapInfo>& open, const std::vector<AcceptedGapInf
     r.Num("to_seq", U(a.gap.range.last));
     r.Str("missing", "");
     r.Str("state", "accepted");
-    r.Str("accepted_at", snapsink::FormatIso(a.accepted_at_ms));
+    r.Str("accepted_at", FormatTime(a.accepted_at_ms));
     t.records.push_back(std::move(r));
   }
   return t;
@@ -83,7 +83,7 @@ Table ToTable(const std::vector<AcceptedSourceGapInfo>& accepted) {
     r.Num("to_position", U(a.gap.last));
     r.Num("missing", U(a.gap.last - a.gap.first + 1));
     r.Str("state", "accepted");
-    r.Str("accepted_at", snapsink::FormatIso(a.accepted_at_ms));
+    r.Str("accepted_at", FormatTime(a.accepted_at_ms));
     t.records.push_back(std::move(r));
   }
   return t;
@@ -129,7 +129,7 @@ Table ToTable(const IdsInfo& ids) {
   Record r;
   r.Num("ids", U(ids.held));
   OptTime(&r, "oldest", ids.oldest);
-  r.Str("horizon", snapsink::FormatDuration(ids.horizon_ms));
+  r.Str("horizon", FormatDuration(ids.horizon_ms));
   OptTime(&r, "cutoff", ids.cutoff);
   r.Num("table_bytes", U(ids.table_bytes));
   t.records.push_back(std::move(r));
@@ -140,7 +140,7 @@ Table ToTable(const std::vector<WindowInfo>& windows) {
   Table t{{"window", "version", "dirty", "closed", "events", "count"}, {}};
   for (const WindowInfo& w : windows) {
     Record r;
-    r.Str("window", snapsink::FormatIso(w.window_ms));
+    r.Str("window", FormatTime(w.window_ms));
     r.Num("version", U(w.version));
     r.Bool("dirty", w.dirty);
     r.Bool("closed", w.closed);
@@ -155,7 +155,7 @@ Table ToTable(const std::vector<SnapshotInfo>& snapshots) {
   Table t{{"window", "version", "rows", "events", "bytes", "generations", "current"}, {}};
   for (const SnapshotInfo& s : snapshots) {
     Record r;
-    r.Str("window", snapsink::FormatIso(s.window_ms));
+    r.Str("window", FormatTime(s.window_ms));
     r.Num("version", U(s.version));
     r.Num("rows", U(s.rows));
     r.Num("events", I(s.events));
@@ -186,11 +186,11 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
   const std::string gen = U(generation);
   for (const QueryRow& q : rows) {
     Record r;
-    r.Str("window", snapsink::FormatIso(q.window_ms));
+    r.Str("window", FormatTime(q.window_ms));
     r.Str("metric", q.row.metric);
     r.Str("key", q.row.key);
     r.Num("count", I(q.row.count));
-    r.Num("sum", snapsink::FormatMicros(q.row.sum_micros));
+    r.Num("sum", FormatMicros(q.row.sum_micros));
     r.Num("version", U(q.version));
     r.Num("generation", gen);
     t.records.push_back(std::move(r));
@@ -203,11 +203,11 @@ Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation) {
   const std::string gen = U(generation);
   for (const RollupRow& q : rows) {
     Record r;
-    r.Str("bucket", q.bucket_ms ? snapsink::FormatIso(*q.bucket_ms) : "all");
+    r.Str("bucket", q.bucket_ms ? FormatTime(*q.bucket_ms) : "all");
     r.Str("metric", q.metric);
     r.Str("key", q.key);
     r.Num("count", I(q.count));
-    r.Num("sum", snapsink::FormatMicros(q.sum_micros));
+    r.Num("sum", FormatMicros(q.sum_micros));
     r.Num("windows", U(q.windows));
     r.Num("generation", gen);
     t.records.push_back(std::move(r));
