@@ -59,10 +59,6 @@ set(SNAPSINK_LIB_SOURCES
   publish/state_views.cc
   publish/views.cc
   publish/view_tables.cc
-  sink/http_request.cc
-  sink/http_server.cc
-  sink/serve_auth.cc
-  sink/status_page_html.cc
   sink/follow.cc
   sink/inspect.cc
   sink/merged.cc
@@ -70,8 +66,6 @@ set(SNAPSINK_LIB_SOURCES
   sink/checkpoint.cc
   sink/partition_owners.cc
   sink/reader.cc
-  sink/serve.cc
-  sink/status_page.cc
   sink/sink.cc
   sink/state_ops.cc
   sink/step.cc
@@ -85,12 +79,29 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/merged.h
   include/snapsink/options.h
   include/snapsink/reader.h
-  include/snapsink/serve.h
   include/snapsink/sink.h
   include/snapsink/status.h
   include/snapsink/version.h
   include/snapsink/views.h
   include/snapsink/write_batch.h
+)
+
+# Public headers of utilities/ (their code is built on the public API only):
+# installed under include/snapsink/utilities/.
+set(SNAPSINK_PUBLIC_UTILITY_HEADERS
+  include/snapsink/utilities/serve.h
+)
+
+# utilities/serve/: the HTTP server and the status page (api::Server,
+# api::StatusPage), compiled apart from the library's internals and then
+# archived into it.
+set(SNAPSINK_SERVE_SOURCES
+  utilities/serve/http_request.cc
+  utilities/serve/http_server.cc
+  utilities/serve/serve_auth.cc
+  utilities/serve/server.cc
+  utilities/serve/status_page.cc
+  utilities/serve/status_page_html.cc
 )
 
 # utilities/: programs' libraries over the public API only.
