@@ -22,7 +22,7 @@
 #include "publish/publisher.h"
 #include "publish/reader.h"
 #include "publish/seal.h"
-#include "snapsink/serve.h"
+#include "snapsink/utilities/serve.h"
 
 namespace snapsink::bench {
 namespace {

@@ -57,10 +57,6 @@ set(SNAPSINK_LIB_SOURCES
   publish/upgrade.cc
   publish/state_views.cc
   publish/views.cc
-  sink/http_request.cc
-  sink/http_server.cc
-  sink/serve_auth.cc
-  sink/status_page_html.cc
   sink/follow.cc
   sink/inspect.cc
   sink/merged.cc
@@ -69,17 +65,12 @@ set(SNAPSINK_LIB_SOURCES
   sink/checkpoint.cc
   sink/partition_owners.cc
   sink/reader.cc
-  sink/serve.cc
-  sink/status_page.cc
   sink/sink.cc
   sink/state_ops.cc
   sink/step.cc
   sink/version.cc
   sink/write_batch.cc
   sink/write_queue.cc
-  # include/snapsink/utilities/table.h, on the public API only.
-  utilities/table/table.cc
-  utilities/table/view_tables.cc
 )
 
 # The public API: installed under include/snapsink/. Standard library only.
@@ -87,7 +78,6 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/merged.h
   include/snapsink/options.h
   include/snapsink/reader.h
-  include/snapsink/serve.h
   include/snapsink/sink.h
   include/snapsink/status.h
   include/snapsink/version.h
@@ -95,10 +85,27 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/write_batch.h
 )
 
-# The public utilities: installed under include/snapsink/utilities/.
+# Public headers of utilities/ (their code is built on the public API only):
+# installed under include/snapsink/utilities/.
 set(SNAPSINK_PUBLIC_UTILITY_HEADERS
   include/snapsink/utilities/parse.h
+  include/snapsink/utilities/serve.h
   include/snapsink/utilities/table.h
+)
+
+# The public utilities' code, compiled apart from the library's internals
+# and then archived into it: utilities/serve/ (the HTTP server and the
+# status page: api::Server, api::StatusPage) and utilities/table/ (ToTable,
+# FormatTable).
+set(SNAPSINK_PUBLIC_UTILITY_SOURCES
+  utilities/serve/http_request.cc
+  utilities/serve/http_server.cc
+  utilities/serve/serve_auth.cc
+  utilities/serve/server.cc
+  utilities/serve/status_page.cc
+  utilities/serve/status_page_html.cc
+  utilities/table/table.cc
+  utilities/table/view_tables.cc
 )
 
 # utilities/: programs' libraries over the public API only.

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/timeutil.h"
-#include "sink/http_request.h"
+#include "utilities/serve/http_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string target(reinterpret_cast<const char*>(data), size);

@@ -6,6 +6,7 @@
 #include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
+#include "publish/current_file.h"
 #include "publish/reader.h"
 #include "publish/views.h"
 #include "snapsink/options.h"
@@ -50,6 +51,12 @@ Result<std::unique_ptr<Reader>> Reader::OpenTop(const std::string& root, uint64_
   auto impl = std::make_unique<Impl>();
   SNAPSINK_RETURN_IF_ERROR(snapsink::Reader::OpenTop(env, root, generation, &impl->reader));
   return std::unique_ptr<Reader>(new Reader(std::move(impl)));
+}
+
+Result<uint64_t> Reader::CurrentGeneration(const std::string& root) {
+  CurrentPointer pointer;
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(Env::Default(), root, &pointer));
+  return pointer.generation;
 }
 
 uint64_t Reader::generation() const { return impl_->reader->generation(); }

@@ -7,13 +7,19 @@
 //                      rollback, backfill: engine/, publish/, and the public
 //                      records it fills (snapsink/views.h), never sink/ nor a
 //                      public handle (Sink, Reader, Server)
-//   sink/              the one implementer of include/snapsink/: handles,
-//                      views, status, metrics, follow, the HTTP server
-//   utilities/         built on the public API only, as a user's program is
+//   sink/              the one implementer of include/snapsink/ (but for
+//                      snapsink/utilities/): handles, views, status,
+//                      metrics, follow
+//   utilities/         built on the public API only, as a user's program is;
+//                      utilities/serve/ (the HTTP server, the status page)
+//                      on the public API and its own files only
 //   tools/             the CLI: the public API and utilities/
 //   examples/          a user's program: the public API, as <snapsink/...>
 //
-// tests/ and bench/ link the internal target and may include anything.
+// tests/ and bench/ link the internal target and may include anything. The
+// build enforces the same for utilities/ and tools/ (their include path has
+// no engine/, publish/ or sink/: ctest Layers.PublicLayersCannotIncludeTheInternals);
+// this test also names the file and keeps layers apart within a path.
 // Angle-bracket includes (system and third-party headers) are not checked,
 // except that examples/ must reach snapsink through them.
 #include <gtest/gtest.h>
@@ -44,7 +50,8 @@ const std::vector<Layer>& Layers() {
       {"engine", {"engine/", "snapsink/status.h"}, 50},
       {"publish", {"engine/", "publish/", "snapsink/status.h", "snapsink/views.h"}, 40},
       {"sink", {"engine/", "publish/", "sink/", "snapsink/"}, 20},
-      {"utilities", {"utilities/", "snapsink/"}, 6},
+      {"utilities", {"utilities/", "snapsink/"}, 24},
+      {"utilities/serve", {"utilities/serve/", "snapsink/"}, 12},
       {"tools", {"tools/", "utilities/", "snapsink/"}, 25},
       {"examples", {}, 2},
   };

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "snapsink/serve.h"
+#include "snapsink/utilities/serve.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
 

@@ -65,7 +65,8 @@ embed_example() {
   cmake --install build --prefix "$tmp/prefix" >/dev/null &&
     cmake -S examples/embed -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null &&
     cmake --build "$tmp/build" &&
-    "$tmp/build/embed" "$tmp/root" sample/events.ndjson | tail -n 1 || rc=1
+    "$tmp/build/embed" "$tmp/root" sample/events.ndjson | tail -n 1 &&
+    "$tmp/build/embed_serve" "$tmp/root" || rc=1
   # The write path: a crash at a commit point, a restart from the stored
   # position, and the same published rows as a clean run.
   if [ $rc -eq 0 ]; then

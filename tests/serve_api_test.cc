@@ -1,13 +1,14 @@
-// The public serving API (include/snapsink/serve.h), in process: Start on a
-// root or on an open writer's Sink, port 0, Stop from another thread, Wait;
-// bad options refused before anything is bound.
+// The serving utility (include/snapsink/utilities/serve.h), in process:
+// Start on a root or on an open writer's Sink, port 0, Stop from another
+// thread, Wait; bad options refused before anything is bound; the status
+// page of a handle; Reader::CurrentGeneration, which the server polls.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <chrono>
 #include <thread>
 
-#include "snapsink/serve.h"
+#include "snapsink/utilities/serve.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
 
@@ -111,6 +112,54 @@ TEST_F(ServeApiTest, BadOptionsAndNonRootsAreRefused) {
   s = api::Server::Start(dir_.path(), AnyPort());
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(s.status().IsNotFound()) << s.status().message();
+}
+
+// What the server polls for a new publish: CURRENT's generation, 0 before
+// the first, and a damaged CURRENT is an error naming it, not generation 0.
+TEST_F(ServeApiTest, CurrentGenerationIsWhatCurrentNames) {
+  auto none = api::Reader::CurrentGeneration(root_);
+  ASSERT_STATUS_OK(none);
+  EXPECT_EQ(*none, 0u);
+  for (uint64_t g = 1; g <= 2; ++g) {
+    AppendFile(in_, Line(g, g == 1 ? "2026-10-21T10:00:00Z" : "2026-10-21T11:00:00Z", "eu"));
+    {
+      auto sink = api::Sink::Open(root_);
+      ASSERT_STATUS_OK(sink);
+      ASSERT_STATUS_OK((*sink)->Run(RunFinal()));
+    }
+    auto current = api::Reader::CurrentGeneration(root_);
+    ASSERT_STATUS_OK(current);
+    EXPECT_EQ(*current, g);
+  }
+  WriteFile(root_ + "/CURRENT", "two\n");
+  auto damaged = api::Reader::CurrentGeneration(root_);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_TRUE(damaged.status().IsCorruption()) << damaged.status().message();
+  EXPECT_NE(damaged.status().message().find("CURRENT"), std::string::npos) << damaged.status().message();
+}
+
+// The status page of a handle, at the current generation or an older one
+// (marked as such); a generation that is not there is NotFound.
+TEST_F(ServeApiTest, StatusPageOfAHandle) {
+  for (uint64_t g = 1; g <= 2; ++g) {
+    AppendFile(in_, Line(g, g == 1 ? "2026-10-21T10:00:00Z" : "2026-10-21T11:00:00Z", "eu"));
+    auto sink = api::Sink::Open(root_);
+    ASSERT_STATUS_OK(sink);
+    ASSERT_STATUS_OK((*sink)->Run(RunFinal()));
+  }
+  auto ro = api::Sink::OpenReadOnly(root_);
+  ASSERT_STATUS_OK(ro);
+  auto current = api::StatusPage(**ro);
+  ASSERT_STATUS_OK(current);
+  EXPECT_NE(current->find("generation 2 verified"), std::string::npos);
+  EXPECT_EQ(current->find("not the current one"), std::string::npos);
+  auto older = api::StatusPage(**ro, 1);
+  ASSERT_STATUS_OK(older);
+  EXPECT_NE(older->find("generation 1 verified"), std::string::npos);
+  EXPECT_NE(older->find("not the current one"), std::string::npos);
+  auto gone = api::StatusPage(**ro, 9);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_TRUE(gone.status().IsNotFound()) << gone.status().message();
 }
 
 }  // namespace

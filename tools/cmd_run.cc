@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "snapsink/serve.h"
+#include "snapsink/utilities/serve.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/command.h"

@@ -1,4 +1,4 @@
-// serve ROOT [--listen HOST:PORT] ...: the read-only HTTP server over a root (include/snapsink/serve.h).
+// serve ROOT [--listen HOST:PORT] ...: the read-only HTTP server over a root (include/snapsink/utilities/serve.h).
 #include <pthread.h>
 #include <signal.h>
 
@@ -8,8 +8,8 @@
 #include <memory>
 #include <thread>
 
-#include "snapsink/serve.h"
 #include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/serve.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"

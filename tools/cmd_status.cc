@@ -7,6 +7,7 @@
 
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/serve.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
@@ -139,7 +140,7 @@ void PrintPartitions(const std::vector<api::ReadOnlySink::PartitionOwnerInfo>& p
 Status CmdStatus(const std::string& path, bool json, const std::string& html_file) {
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
   if (!html_file.empty()) {
-    SNAPSINK_ASSIGN_OR_RETURN(const std::string html, sink->StatusPage());
+    SNAPSINK_ASSIGN_OR_RETURN(const std::string html, api::StatusPage(*sink));
     std::FILE* f = std::fopen(html_file.c_str(), "wb");
     if (f == nullptr) return Status::IOError("--html " + html_file + ": cannot create: " + std::strerror(errno));
     const bool ok = std::fwrite(html.data(), 1, html.size(), f) == html.size();

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "snapsink/serve.h"
+#include "snapsink/utilities/serve.h"
 #include "snapsink/status.h"
 #include "tools/table.h"
 

@@ -87,6 +87,11 @@ class Reader {
   // only, not every part of a long history. windows() is empty, and Find
   // answers only for windows looked up already.
   static Result<std::unique_ptr<Reader>> OpenTop(const std::string& root, uint64_t generation = 0);
+  // The generation root's CURRENT names (0: nothing published yet), read
+  // from that one small file: what a server polls to notice a publish
+  // before it opens a Reader of it. Corruption naming CURRENT when the file
+  // is not one well-formed line.
+  static Result<uint64_t> CurrentGeneration(const std::string& root);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;

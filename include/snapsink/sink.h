@@ -74,10 +74,7 @@ class ReadOnlySink {
   // /v1/status), one object and a newline.
   Result<RootStatus> GetStatus() const;
   Result<std::string> StatusJson() const;
-  // The status page (the HTTP server's GET /): one HTML page of
-  // these views at `generation` (0: the current one; NotFound if gone),
-  // pinned by a Reader while it is made.
-  Result<std::string> StatusPage(uint64_t generation = 0) const;
+  // The status page of these views is api::StatusPage (snapsink/utilities/serve.h).
   // The root's metrics in the Prometheus text format 0.0.4.
   Result<std::string> MetricsText() const;
   // The open windows with unsealed changes and the watermark: why sealing
@@ -180,7 +177,6 @@ class ReadOnlySink {
   explicit ReadOnlySink(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend class Sink;
-  friend class Server;         // serve.h: reads live state through this handle
   friend struct MergedAccess;  // merged.h's functions (sink/merged.cc)
 };
 

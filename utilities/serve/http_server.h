@@ -1,6 +1,6 @@
-// HttpServer: the engine side of api::Server (include/snapsink/serve.h, which
-// documents endpoints, errors and limits), over cpp-httplib and public
-// api::Readers. Endpoints:
+// HttpServer: the inside of api::Server (snapsink/utilities/serve.h, which
+// documents endpoints, errors and limits), over cpp-httplib and the public
+// API: Readers of pinned generations, a ReadOnlySink's views. Endpoints:
 //
 //   GET /v1/query?window=&metric=&key=&generation=&format=json|csv
 //       the bytes `snapsink query ... --format json|csv` prints for the same
@@ -34,12 +34,11 @@
 #include <memory>
 #include <string>
 
-#include "engine/status.h"
-#include "snapsink/serve.h"
+#include "snapsink/sink.h"
+#include "snapsink/status.h"
+#include "snapsink/utilities/serve.h"
 
 namespace snapsink {
-
-class Root;
 
 // The parsed "HOST:PORT" / "[V6]:PORT" / ":PORT" (0.0.0.0) / "PORT" (127.0.0.1)
 // of ServeOptions::listen.
@@ -49,11 +48,11 @@ class HttpServer {
  public:
   // Binds options.listen and pins the current generation (none yet is fine:
   // queries then answer no rows until one is published). Does not serve yet.
-  // state: the open Root that /v1/windows, /v1/status and /metrics read LMDB
-  // state through (a process that is also the writer must not open its
-  // environment twice); those endpoints take turns on it. Null: the server
-  // opens the root read-only itself.
-  static Status Open(const std::string& root, const api::ServeOptions& options, Root* state,
+  // state: the open handle that /v1/windows, /v1/status, /metrics and the
+  // status page read live state through (a process that is also the writer
+  // must not open its environment twice); those endpoints take turns on it.
+  // Null: the server opens the root read-only itself.
+  static Status Open(const std::string& root, const api::ServeOptions& options, const api::ReadOnlySink* state,
                      std::unique_ptr<HttpServer>* out);
   ~HttpServer();
 

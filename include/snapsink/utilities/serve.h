@@ -1,4 +1,6 @@
-// snapsink public API: serving a root's published generations over HTTP.
+// snapsink utility: serving a root's published generations over HTTP, and
+// the status page. Built in utilities/serve/ on the public API only (as a
+// user's program would be) and shipped in the same library.
 //
 //   snapsink::api::ServeOptions o;
 //   o.listen = "127.0.0.1:0";                       // any free loopback port
@@ -56,6 +58,7 @@
 #include <string>
 
 #include "snapsink/sink.h"
+#include "snapsink/reader.h"
 #include "snapsink/status.h"
 
 namespace snapsink::api {
@@ -99,6 +102,14 @@ struct ServeOptions {
   // RFC 3339, TOKEN-NAME "-" without one; never the token.
   std::string access_log;
 };
+
+// The status page (`serve`'s GET /, `status --html`): one self-contained
+// HTML page (no script, no external request) of sink's root at `generation`
+// (0: the current one; NotFound if gone), pinned by a Reader while it is
+// made: windows, generations and what each changed, gaps, sources, the
+// partitions processes share, health (every block of the generation read
+// back) and disk use.
+Result<std::string> StatusPage(const ReadOnlySink& sink, uint64_t generation = 0);
 
 class Server {
  public:

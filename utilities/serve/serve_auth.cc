@@ -1,4 +1,4 @@
-#include "sink/serve_auth.h"
+#include "utilities/serve/serve_auth.h"
 
 #include <arpa/inet.h>
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
 // changed, producers with open gaps, sources and their lag, the partitions
 // processes share (owner, epoch, position, lag, last seal and checkpoint),
 // health and disk use. `GET /` of `snapsink serve` and `snapsink status ROOT --html FILE`
-// write it (sink/status_page.h gathers the data from the public views).
+// write it (status_page.h gathers the data from the public views).
 #pragma once
 
 #include <cstdint>

@@ -1,15 +1,11 @@
-#include "sink/status_page.h"
+#include "utilities/serve/status_page.h"
 
 #include <algorithm>
 #include <map>
 #include <memory>
 
-#include "engine/root.h"
-#include "publish/root_status.h"
-#include "sink/status_page_html.h"
-#include "publish/views.h"
-#include "sink/partition_owners.h"
-#include "sink/sink_impl.h"
+#include "snapsink/utilities/serve.h"
+#include "utilities/serve/status_page_html.h"
 
 namespace snapsink {
 namespace {
@@ -48,26 +44,20 @@ bool Covered(const std::vector<api::AcceptedGapInfo>& accepted, const std::strin
 
 }  // namespace
 
-Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader, bool historical,
+Status RenderStatusPage(const api::ReadOnlySink& sink, api::Reader* reader, bool historical,
                         const std::optional<PageHealth>& health, std::string* html) {
+  const std::string& path = sink.path();
   StatusPageData d;
   d.root = path;
-  snapsink::RootStatus st;
-  std::vector<api::AcceptedGapInfo> accepted;
-  {
-    std::unique_ptr<Txn> txn;
-    SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
-    SNAPSINK_RETURN_IF_ERROR(AcceptedGapInfos(txn.get(), &accepted));
-  }
-  SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &st));
-  d.status = api::ToPublic(st);
+  SNAPSINK_ASSIGN_OR_RETURN(const std::vector<api::AcceptedGapInfo> accepted, sink.AcceptedGaps());
+  SNAPSINK_ASSIGN_OR_RETURN(d.status, sink.GetStatus());
   for (const api::ProducerGaps& p : d.status.gaps) {
     for (const api::SeqRange& r : p.missing) {
       d.gaps.push_back({p.producer, p.epoch, r, Covered(accepted, p.producer, p.epoch, r)});
     }
   }
-  SNAPSINK_ASSIGN_OR_RETURN(d.partitions, api::PartitionOwnersIn(root));
-  SNAPSINK_RETURN_IF_ERROR(ListPublished(root->env(), path, &d.generations, nullptr));
+  SNAPSINK_ASSIGN_OR_RETURN(d.partitions, sink.PartitionOwners());
+  SNAPSINK_ASSIGN_OR_RETURN(d.generations, sink.Generations());
   std::sort(d.generations.begin(), d.generations.end(),
             [](const api::GenerationInfo& a, const api::GenerationInfo& b) { return a.generation > b.generation; });
   if (reader != nullptr) {
@@ -122,23 +112,17 @@ Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader
 
 namespace snapsink::api {
 
-Result<std::string> ReadOnlySink::StatusPage(uint64_t generation) const {
-  Root* root = impl_->root.get();
+Result<std::string> StatusPage(const ReadOnlySink& sink, uint64_t generation) {
   std::unique_ptr<Reader> reader;
-  if (auto r = Reader::Open(path(), generation); r.ok()) {
+  if (auto r = Reader::Open(sink.path(), generation); r.ok()) {
     reader = std::move(*r);
   } else if (generation != 0 || !r.status().IsNotFound()) {
     return r.status();
   }
-  uint64_t current = 0;
-  {
-    snapsink::RootStatus st;
-    SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &st));
-    current = st.current_generation;
-  }
+  SNAPSINK_ASSIGN_OR_RETURN(const uint64_t current, Reader::CurrentGeneration(sink.path()));
   const bool historical = reader != nullptr && reader->generation() != current;
   std::string html;
-  SNAPSINK_RETURN_IF_ERROR(RenderStatusPage(root, path(), reader.get(), historical, std::nullopt, &html));
+  SNAPSINK_RETURN_IF_ERROR(RenderStatusPage(sink, reader.get(), historical, std::nullopt, &html));
   return html;
 }
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/status.h"
+#include "snapsink/status.h"
 
 namespace snapsink {
 

@@ -1,4 +1,4 @@
-#include "sink/http_request.h"
+#include "utilities/serve/http_request.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "sink/http_server.h"
+#include "utilities/serve/http_server.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -23,20 +23,15 @@
 
 #include <httplib.h>
 
-#include "engine/filenames.h"
-#include "engine/json_escape.h"
-#include "engine/root.h"
-#include "engine/timeutil.h"
-#include "publish/current_file.h"
-#include "sink/http_request.h"
-#include "publish/metrics.h"
-#include "publish/root_status.h"
-#include "sink/serve_auth.h"
-#include "publish/views.h"
-#include "sink/status_page.h"
+#include "snapsink/options.h"
 #include "snapsink/reader.h"
+#include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "snapsink/utilities/table.h"
+#include "snapsink/views.h"
+#include "utilities/serve/http_request.h"
+#include "utilities/serve/serve_auth.h"
+#include "utilities/serve/status_page.h"
 
 namespace snapsink {
 
@@ -176,7 +171,7 @@ const std::vector<std::string>& QueryColumns(bool rollup) {
 
 // The rows (or, with q.rollup_ms, the roll-up rows) of a public Reader as
 // records: api::Reader::Query|Rollup and api::ToTable.
-Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>* out) {
+Status QueryRecords(api::Reader* reader, const api::QuerySpec& q, std::vector<api::Record>* out) {
   api::Table t;
   if (q.rollup_ms) {
     std::vector<api::RollupRow> rows;
@@ -187,7 +182,7 @@ Status QueryRecords(api::Reader* reader, const QuerySpec& q, std::vector<Record>
     SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
     t = api::ToTable(rows, reader->generation());
   }
-  for (Record& r : t.records) out->push_back(std::move(r));
+  for (api::Record& r : t.records) out->push_back(std::move(r));
   return Status::OK();
 }
 
@@ -199,7 +194,19 @@ Status VerifyGeneration(api::Reader* r) {
   return Status::OK();
 }
 
-std::string JsonError(const std::string& message) { return "{\"error\":" + JsonQuote(message) + "}\n"; }
+// {"error":"..."} and a newline: one JSON record, escaped as every JSON the
+// project writes.
+std::string JsonError(const std::string& message) {
+  api::Record r;
+  r.Str("error", message);
+  return api::FormatRecords({r}, {"error"}, api::OutputFormat::kJson);
+}
+
+// The columns of a query's answer (of a roll-up's with rollup), with no rows.
+std::vector<std::string> QueryColumns(bool rollup) {
+  return rollup ? api::ToTable(std::vector<api::RollupRow>{}, 0).columns
+                : api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
+}
 
 // The socket of this process connected from peer_addr:peer_port to
 // local_port, or -1. Only for the overload path: httplib does not hand a
@@ -289,7 +296,6 @@ Status OpenReader(const std::string& root, uint64_t generation, std::unique_ptr<
 
 struct HttpServer::Impl {
   explicit Impl(std::unique_ptr<httplib::Server> server) : http_owner(std::move(server)), http(*http_owner) {}
-  Env* env = Env::Default();
   std::string root;
   ServeOptions options;
   std::unique_ptr<httplib::Server> http_owner;  // an httplib::SSLServer with TLS
@@ -312,8 +318,8 @@ struct HttpServer::Impl {
   double latency_sum = 0;
   uint64_t latency_count = 0;
 
-  Root* state = nullptr;           // live state: the caller's Root, or own_root
-  std::unique_ptr<Root> own_root;
+  const api::ReadOnlySink* state = nullptr;  // live state: the caller's handle, or own_root
+  std::unique_ptr<api::ReadOnlySink> own_root;
   std::mutex state_mu;             // one reader of LMDB state at a time
 
   // Issue 28: tokens, TLS credentials and the access log, replaced whole by Reload.
@@ -412,9 +418,9 @@ struct HttpServer::Impl {
   // Pins what CURRENT names if it is not the pinned generation; then reads
   // all of it once to know whether it verifies.
   void Refresh() {
-    CurrentPointer pointer;
-    if (!ReadCurrentPointer(env, root, &pointer).ok() || pointer.generation == 0) return;
-    const uint64_t g = pointer.generation;
+    Result<uint64_t> current_generation = api::Reader::CurrentGeneration(root);
+    if (!current_generation.ok() || *current_generation == 0) return;
+    const uint64_t g = *current_generation;
     std::shared_ptr<PinnedGeneration> cur = Current();
     if (cur && cur->generation() == g) return;
     std::unique_ptr<api::Reader> r;
@@ -522,24 +528,24 @@ struct HttpServer::Impl {
     QueryParams params;
     std::string error;
     if (!ParseQueryParams(req.params, &params, &error)) return Error(res, 400, error);
-    QuerySpec spec;
+    api::QuerySpec spec;
     if (params.window) {
       const std::string& w = *params.window;
       int64_t ms;
       if (options.parse_window) {
-        Status s = options.parse_window(w, state->config().window_ms, &ms);
+        Status s = options.parse_window(w, state->settings().window_ms, &ms);
         if (!s.ok()) return Error(res, 400, s.message());
-      } else if (!ParseWindowName(w, &ms)) {
+      } else if (!api::ParseTime(w, &ms)) {
         return Error(res, 400, "window: " + w + ": not a window name");
       }
       spec.window = ms;
     }
-    const int64_t window_ms = state->config().window_ms;
+    const int64_t window_ms = state->settings().window_ms;
     auto parse_bound = [&](const char* name, const std::string& text, std::optional<int64_t>* out) -> Status {
       int64_t ms = 0;
       if (options.parse_window_param) {
         SNAPSINK_RETURN_IF_ERROR(options.parse_window_param(name, text, window_ms, &ms));
-      } else if (!ParseWindowName(text, &ms)) {
+      } else if (!api::ParseTime(text, &ms)) {
         return Status::InvalidArgument(std::string(name) + ": " + text + ": not a window name");
       }
       *out = ms;
@@ -560,8 +566,8 @@ struct HttpServer::Impl {
     spec.metric_prefix = params.metric_prefix;
     spec.key_prefix = params.key_prefix;
     const uint64_t generation = params.generation;
-    const OutputFormat format = params.csv ? OutputFormat::kCsv : OutputFormat::kJson;
-    const char* type = format == OutputFormat::kJson ? "application/x-ndjson" : "text/csv";
+    const api::OutputFormat format = params.csv ? api::OutputFormat::kCsv : api::OutputFormat::kJson;
+    const char* type = format == api::OutputFormat::kJson ? "application/x-ndjson" : "text/csv";
 
     Lease lease;
     std::shared_ptr<PinnedGeneration> cur = Current();
@@ -569,7 +575,7 @@ struct HttpServer::Impl {
       if (!cur) {
         // As `snapsink query` on a root with nothing published: no rows.
         res.set_header("Snapsink-Generation", "0");
-        res.set_content(FormatRecords({}, QueryColumns(spec.rollup_ms.has_value()), format), type);
+        res.set_content(api::FormatRecords({}, QueryColumns(spec.rollup_ms.has_value()), format), type);
         return;
       }
       lease.gen = cur;
@@ -590,28 +596,22 @@ struct HttpServer::Impl {
         return;
       }
     }
-    std::vector<snapsink::Record> records;
+    std::vector<api::Record> records;
     Status s = QueryRecords(lease.reader.get(), spec, &records);
     if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(FormatRecords(records, QueryColumns(spec.rollup_ms.has_value()), format), type);
+    res.set_content(api::FormatRecords(records, QueryColumns(spec.rollup_ms.has_value()), format), type);
   }
 
   void Windows(httplib::Response& res) {
     std::lock_guard<std::mutex> l(state_mu);
-    Root* r = state;
-    std::unique_ptr<Txn> txn;
-    Status s = r->store()->BeginRead(&txn);
-    std::vector<api::WindowInfo> windows;
-    if (s.ok()) s = WindowInfos(*r, txn.get(), &windows);
-    if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(api::FormatTable(api::ToTable(windows), OutputFormat::kJson), "application/x-ndjson");
-  }
-
-  void Generations(httplib::Response& res) {
-    std::vector<api::GenerationInfo> generations;
-    Status s = ListPublished(env, root, &generations, nullptr);
-    if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(api::FormatTable(api::ToTable(generations), OutputFormat::kJson), "application/x-ndjson");
+#include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/serve.h"
+#include "snapsink/utilities/table.h"
+#include "snapsink/views.h"
+#include "utilities/serve/http_request.h"
+#include "utilities/serve/serve_auth.h"
+#include "utilities/serve/status_page.h"
   }
 
   void Healthz(httplib::Response& res) {
@@ -628,16 +628,15 @@ struct HttpServer::Impl {
 
   // What `snapsink status --json` prints.
   void StatusJson(httplib::Response& res) {
-    RootStatus st;
-    {
+    Result<std::string> json = [this] {
       std::lock_guard<std::mutex> l(state_mu);
-      Status s = GatherRootStatus(state, &st);
-      if (!s.ok()) return ErrorFor(res, s);
-    }
-    res.set_content(RootStatusJson(state->path(), st), "application/json");
+      return state->StatusJson();
+    }();
+    if (!json.ok()) return ErrorFor(res, json.status());
+    res.set_content(*json, "application/json");
   }
 
-  // The status page (sink/status_page_html.h) at the served generation, or
+  // The status page (status_page_html.h) at the served generation, or
   // at ?generation=G.
   void Page(const httplib::Request& req, httplib::Response& res) {
     uint64_t generation = 0;
@@ -678,7 +677,7 @@ struct HttpServer::Impl {
     std::string html;
     {
       std::lock_guard<std::mutex> l(state_mu);
-      Status s = RenderStatusPage(state, root, lease.reader.get(), generation != 0 && !(cur && cur->generation() == generation),
+      Status s = RenderStatusPage(*state, lease.reader.get(), generation != 0 && !(cur && cur->generation() == generation),
                                   health, &html);
       if (!s.ok()) return ErrorFor(res, s);
     }
@@ -689,17 +688,12 @@ struct HttpServer::Impl {
 
   // `snapsink metrics`, then the server's own.
   void Metrics(httplib::Response& res) {
-    RootStatus st;
-    {
+    Result<std::string> text = [this] {
       std::lock_guard<std::mutex> l(state_mu);
-      Status s = GatherRootStatus(state, &st);
-      if (!s.ok()) return ErrorFor(res, s);
-    }
-    prometheus::Registry registry;
-    AddRootMetrics(st, &registry);
-    std::string out = SerializeMetrics(registry);
-    out += OwnMetrics();
-    res.set_content(out, "text/plain; version=0.0.4");
+      return state->MetricsText();
+    }();
+    if (!text.ok()) return ErrorFor(res, text.status());
+    res.set_content(*text + OwnMetrics(), "text/plain; version=0.0.4");
   }
 
   void Routes() {
@@ -811,7 +805,7 @@ struct HttpServer::Impl {
   }
 };
 
-Status HttpServer::Open(const std::string& root, const ServeOptions& options, Root* state,
+Status HttpServer::Open(const std::string& root, const ServeOptions& options, const api::ReadOnlySink* state,
                         std::unique_ptr<HttpServer>* out) {
   std::string host;
   int port = 0;
@@ -857,13 +851,12 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, Ro
   auto impl = std::make_unique<Impl>(std::move(server));
   impl->tls = creds;
   if (tls) SSL_CTX_set_cert_cb(static_cast<httplib::SSLServer&>(impl->http).ssl_context(), &Impl::CertCallback, impl.get());
-  SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(impl->env, root));
   impl->root = root;
   impl->host = host;
   impl->options = options;
   impl->state = state;
   if (state == nullptr) {
-    SNAPSINK_RETURN_IF_ERROR(Root::Open(impl->env, root, /*writer=*/false, &impl->own_root));
+    SNAPSINK_ASSIGN_OR_RETURN(impl->own_root, api::Sink::OpenReadOnly(root));
     impl->state = impl->own_root.get();
   }
   if (!options.token_file.empty()) SNAPSINK_RETURN_IF_ERROR(TokenSet::Load(options.token_file, &impl->tokens));

@@ -1,11 +1,10 @@
-// api::Server: the public handle over sink/http_server.h, serving on a
-// thread of its own so that Start returns once the port is bound.
-#include "snapsink/serve.h"
+// api::Server: the public handle over http_server.h, serving on a thread of
+// its own so that Start returns once the port is bound.
+#include "snapsink/utilities/serve.h"
 
 #include <thread>
 
-#include "sink/http_server.h"
-#include "sink/sink_impl.h"
+#include "utilities/serve/http_server.h"
 
 namespace snapsink::api {
 
@@ -33,7 +32,7 @@ Result<std::unique_ptr<Server>> Server::Start(const std::string& root, const Ser
 
 Result<std::unique_ptr<Server>> Server::Start(const ReadOnlySink& sink, const ServeOptions& options) {
   auto impl = std::make_unique<Impl>();
-  SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(sink.path(), options, sink.impl_->root.get(), &impl->http));
+  SNAPSINK_RETURN_IF_ERROR(HttpServer::Open(sink.path(), options, &sink, &impl->http));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -1,4 +1,4 @@
-#include "sink/status_page_html.h"
+#include "utilities/serve/status_page_html.h"
 
 #include <algorithm>
 #include <cstdio>

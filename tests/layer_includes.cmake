@@ -1,0 +1,68 @@
+# ctest Layers.PublicLayersCannotIncludeTheInternals (cmake -P): the include
+# path of tools/ and utilities/ does not reach engine/, publish/ or sink/.
+# For a file of each such target, its own compile command (from
+# compile_commands.json) compiles small probes with -fsyntax-only: one that
+# includes the public API and utilities/ must compile (so that a command
+# this script garbled cannot pass for a refusal), and each internal include
+# must fail with "No such file".
+#   -DCOMPILE_COMMANDS=<build>/compile_commands.json -DPROBE_DIR=<scratch dir>
+cmake_minimum_required(VERSION 3.20)
+
+set(SOURCES tools/main.cc utilities/kafka/kafka_run.cc utilities/serve/http_server.cc)
+set(INTERNAL_HEADERS engine/root.h publish/reader.h sink/sink_impl.h)
+
+file(READ "${COMPILE_COMMANDS}" json)
+string(JSON entries LENGTH "${json}")
+math(EXPR last "${entries} - 1")
+file(MAKE_DIRECTORY "${PROBE_DIR}")
+file(WRITE "${PROBE_DIR}/public.cc"
+     "#include \"snapsink/sink.h\"\n#include \"snapsink/utilities/serve.h\"\n#include \"utilities/serve/http_request.h\"\nint main() { return 0; }\n")
+
+# Runs `command` with the compiled file replaced by `probe`; sets out_rc, out_text.
+function(compile_probe command dir probe out_rc out_text)
+  string(REGEX REPLACE " -o [^ ]+ -c [^ ]+$" " -fsyntax-only ${probe}" probe_command "${command}")
+  if(probe_command STREQUAL command)
+    message(FATAL_ERROR "unexpected compile command shape: ${command}")
+  endif()
+  execute_process(COMMAND sh -c "${probe_command}" WORKING_DIRECTORY "${dir}" RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  set(${out_rc} "${rc}" PARENT_SCOPE)
+  set(${out_text} "${out}" PARENT_SCOPE)
+endfunction()
+
+set(failures "")
+foreach(source ${SOURCES})
+  set(found FALSE)
+  foreach(i RANGE ${last})
+    string(JSON file GET "${json}" ${i} file)
+    if(NOT file MATCHES "/${source}$")
+      continue()
+    endif()
+    set(found TRUE)
+    string(JSON command GET "${json}" ${i} command)
+    string(JSON dir GET "${json}" ${i} directory)
+    compile_probe("${command}" "${dir}" "${PROBE_DIR}/public.cc" rc out)
+    if(NOT rc EQUAL 0)
+      string(APPEND failures "${source}: the public probe did not compile:\n${out}\n")
+    endif()
+    foreach(header ${INTERNAL_HEADERS})
+      string(MAKE_C_IDENTIFIER "${header}" name)
+      file(WRITE "${PROBE_DIR}/${name}.cc" "#include \"${header}\"\n")
+      compile_probe("${command}" "${dir}" "${PROBE_DIR}/${name}.cc" rc out)
+      if(rc EQUAL 0)
+        string(APPEND failures "${source}: its include path reaches ${header}\n")
+      elseif(NOT out MATCHES "${header}: No such file")
+        string(APPEND failures "${source}: ${header} failed for another reason:\n${out}\n")
+      endif()
+    endforeach()
+    break()
+  endforeach()
+  if(NOT found)
+    string(APPEND failures "${source}: not in ${COMPILE_COMMANDS}\n")
+  endif()
+endforeach()
+
+if(failures)
+  message(FATAL_ERROR "${failures}")
+endif()
+message(STATUS "tools/ and utilities/ reach neither engine/, publish/ nor sink/")
