@@ -51,7 +51,10 @@ set(SNAPSINK_LIB_SOURCES
   publish/rollback.cc
   publish/root_status.cc
   publish/seal.cc
-  publish/snapshot_file.cc
+  publish/snapshot_filter.cc
+  publish/snapshot_format.cc
+  publish/snapshot_reader.cc
+  publish/snapshot_writer.cc
   publish/snapshot_manifest.cc
   publish/table_cache.cc
   publish/upgrade.cc

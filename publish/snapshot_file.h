@@ -19,6 +19,11 @@
 // SnapshotFileInfo::xxh64 is XXH64 (seed 0) of the ENTIRE file, footer
 // included, so `verify` can recompute it without knowing the format; the
 // snapshot manifest records it per file.
+//
+// The one header users include. The code is split as LevelDB's table/:
+// snapshot_format.* (the layout both sides share: constants, row coding,
+// restart points, hash index, stats), snapshot_filter.* (the bloom filter
+// and the key hash), snapshot_writer.cc and snapshot_reader.cc.
 #pragma once
 
 #include <cstdint>

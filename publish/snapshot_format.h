@@ -1,0 +1,155 @@
+// The layout of a snapshot file shared by its writer and reader (LevelDB's
+// table/format.h): the footer's constants, the row encoding, the restart
+// points and the per-block hash index, the stats section. The bytes are
+// described in docs/FORMAT.md; change nothing here without it.
+#pragma once
+
+#include <xxhash.h>
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/coding.h"
+#include "publish/snapshot_file.h"
+#include "publish/snapshot_filter.h"
+
+namespace snapsink::snapshot {
+
+// Do not change these values: they are on disk (docs/FORMAT.md).
+constexpr char kMagic[8] = {'S', 'N', 'A', 'P', 'S', 'N', 'K', '1'};
+// 3: blocks end in a hash index (kHashSlotBytes per slot) after their
+// restart points. Files of version 2 (no hash index) are still read.
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kOldestFormatVersion = 2;
+constexpr size_t kFooterSize = 64;
+constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
+constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
+constexpr uint64_t kMinFileBytes = kFooterSize + (kIndexHeaderSize + 8) + (kFilterLineBytes + 1) + 8;  // 193
+// Per-block hash index (docs/FORMAT.md): a slot is {restart, fingerprint};
+// restart kHashEmpty marks a free slot, so a block with more restart points
+// than kHashMaxRestarts has no hash index (it is searched by restart points).
+constexpr size_t kHashSlotBytes = 2;
+constexpr uint8_t kHashEmpty = 0xFF;
+constexpr uint32_t kHashMaxRestarts = 255;
+constexpr uint64_t kHashMaxSlots = kHashMaxRestarts * kBlockRestartInterval * 4 / 3 + 1;
+// A block is cut once its rows reach at most kSnapshotBlockBytes, so it never
+// holds more than that plus one maximal row, plus its restart points (a row
+// is at least 5 bytes) and its hash index.
+constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 64 +
+                                    4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4 +
+                                    kHashSlotBytes * kHashMaxSlots + 4;
+
+// The row decoding below runs once per row of every block read (and per
+// probed row of a lookup): these two take their common case inline, the
+// one-byte varint (lengths and small numbers) and a little-endian u32,
+// and leave the rest to coding::.
+inline bool GetVarint64(const char** p, const char* end, uint64_t* v) {
+  if (*p < end && (static_cast<uint8_t>(**p) & 0x80) == 0) {
+    *v = static_cast<uint8_t>(**p);
+    ++*p;
+    return true;
+  }
+  return coding::GetVarint64(p, end, v);
+}
+
+inline uint32_t DecodeFixed32(const char* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  } else {
+    return coding::DecodeFixed32(p);
+  }
+}
+
+inline bool GetLengthPrefixed(const char** p, const char* end, std::string_view* out) {
+  uint64_t n;
+  if (!GetVarint64(p, end, &n) || n > kSnapshotMaxFieldBytes ||
+      n > static_cast<uint64_t>(end - *p)) {
+    return false;
+  }
+  *out = std::string_view(*p, n);
+  *p += n;
+  return true;
+}
+
+// The metric and key of the row at *p, skipping its numbers: what a search
+// compares. REQUIRES: a row of a checked block.
+inline void GetRowKey(const char** p, const char* end, RowView* r) {
+  GetLengthPrefixed(p, end, &r->metric);
+  GetLengthPrefixed(p, end, &r->key);
+  for (int n = 0; n < 3; n++) {
+    while (*p < end && (static_cast<uint8_t>(**p) & 0x80) != 0) ++*p;
+    ++*p;
+  }
+}
+
+// A decoded row pointing into a block buffer.
+inline bool GetRow(const char** p, const char* end, RowView* r) {
+  uint64_t c, e, s;
+  if (!GetLengthPrefixed(p, end, &r->metric) || !GetLengthPrefixed(p, end, &r->key) ||
+      !GetVarint64(p, end, &c) || !GetVarint64(p, end, &e) || !GetVarint64(p, end, &s)) {
+    return false;
+  }
+  r->count = coding::UnZigZag(c);
+  r->events = coding::UnZigZag(e);
+  r->sum_micros = coding::UnZigZag(s);
+  return true;
+}
+
+inline void ToRow(const RowView& v, Row* row) {
+  row->metric.assign(v.metric);
+  row->key.assign(v.key);
+  row->count = v.count;
+  row->sum_micros = v.sum_micros;
+  row->events = v.events;
+}
+
+// (metric, key) ordering: metric first, both as byte strings.
+inline int CompareKeys(std::string_view m1, std::string_view k1, std::string_view m2, std::string_view k2) {
+  int c = m1.compare(m2);
+  return c != 0 ? c : k1.compare(k2);
+}
+
+inline uint64_t Hash(std::string_view s) { return XXH64(s.data(), s.size(), 0); }
+
+// The slots of a block's hash index of `rows` rows and `num` restart
+// points: 4/3 slot per row (so at least one stays free), or 0 when the
+// restart numbers do not fit a byte.
+inline uint32_t HashSlots(uint32_t rows, uint32_t num) {
+  return num > kHashMaxRestarts ? 0 : rows + rows / 3 + 1;
+}
+
+// Where a key's probe sequence starts, and the byte stored to tell it from
+// the other keys of the chain; from the filter's hash of the key.
+inline uint32_t HashBucket(uint64_t h, uint32_t slots) {
+  return static_cast<uint32_t>(((h >> 32) * slots) >> 32);
+}
+inline uint8_t HashFingerprint(uint64_t h) { return static_cast<uint8_t>(h); }
+
+// Appends the hash index of a block whose row r has hash hashes[r]:
+// `slots` slots, filled by linear probing in row order, then u32 slots.
+void AppendHashIndex(const uint64_t* hashes, uint32_t rows, uint32_t slots, std::string* out);
+
+// The rows of a decompressed block, its restart points and (version >= 3)
+// its hash index, split apart. False if the trailer is malformed or does
+// not fit `rows`.
+struct BlockParts {
+  std::string_view rows;
+  const char* restarts = nullptr;  // num fixed32 offsets
+  uint32_t num = 0;
+  const char* slots = nullptr;  // hash index: kHashSlotBytes * num_slots bytes
+  uint32_t num_slots = 0;       // 0: no hash index
+};
+bool SplitBlock(std::string_view plain, uint32_t rows, uint32_t version, BlockParts* out);
+
+// The stats section: a fixed64 count, then per metric its length-prefixed
+// name and varints rows, zigzag events, count, sum_micros.
+std::string EncodeStats(const std::vector<MetricStats>& stats);
+
+}  // namespace snapsink::snapshot
