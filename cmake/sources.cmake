@@ -32,6 +32,10 @@ set(SNAPSINK_LIB_SOURCES
   engine/window_records_runs.cc
   engine/window_retention.cc
   publish/backfill.cc
+  publish/backfill_ingest.cc
+  publish/backfill_publish.cc
+  publish/backfill_spool.cc
+  publish/backfill_state.cc
   publish/backfill_impact.cc
   publish/checked_json.cc
   publish/current_codec.cc

@@ -234,22 +234,169 @@ bool GetString(od::value& v, int field, size_t min_len, size_t max_len, std::str
   return true;
 }
 
+// One helper per known field: each converts the field's value into *out or
+// sets *reason (naming the field) and returns false.
+
+bool ParseProducer(od::value& v, Event* out, std::string* reason) {
+  return GetString(v, kProducer, 1, 128, &out->producer, reason);
+}
+
+bool ParseMetric(od::value& v, Event* out, std::string* reason) {
+  return GetString(v, kMetric, 1, 128, &out->metric, reason);
+}
+
+bool ParseKey(od::value& v, Event* out, std::string* reason) {
+  return GetString(v, kKey, 0, 256, &out->key, reason);
+}
+
+bool ParseEpoch(od::value& v, Event* out, std::string* reason) {
+  uint64_t n;
+  if (v.get_uint64().get(n) || n > std::numeric_limits<uint32_t>::max()) {
+    return FieldFail(reason, kEpoch, "expected integer 0..2^32-1");
+  }
+  out->epoch = static_cast<uint32_t>(n);
+  return true;
+}
+
+bool ParseSeq(od::value& v, Event* out, std::string* reason) {
+  uint64_t n;
+  if (v.get_uint64().get(n) || n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return FieldFail(reason, kSeq, "expected integer 0..2^63-1");
+  }
+  out->seq = n;
+  return true;
+}
+
+// An RFC 3339 string or integer milliseconds, within years 0000..9999.
+bool ParseTs(od::value& v, Event* out, std::string* reason) {
+  od::json_type type;
+  if (v.type().get(type)) return Fail(reason, "invalid JSON");
+  int64_t ms;
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return FieldFail(reason, kTs, "invalid UTF-8 or escape");
+    if (!ParseRfc3339Ms(s, &ms)) return FieldFail(reason, kTs, "invalid RFC 3339 time");
+  } else if (type == od::json_type::number) {
+    if (v.get_int64().get(ms)) {
+      return FieldFail(reason, kTs, "expected RFC 3339 string or integer milliseconds");
+    }
+  } else {
+    return FieldFail(reason, kTs, "expected RFC 3339 string or integer milliseconds");
+  }
+  if (ms < kMinTimestampMs || ms > kMaxTimestampMs) {
+    return FieldFail(reason, kTs, "out of range (years 0000..9999)");
+  }
+  out->ts_ms = ms;
+  return true;
+}
+
+// A JSON number taken exactly as decimal micro-units (engine/decimal.h).
+bool ParseValue(od::value& v, Event* out, std::string* reason) {
+  od::json_type type;
+  if (v.type().get(type)) return Fail(reason, "invalid JSON");
+  if (type != od::json_type::number) return FieldFail(reason, kValue, "expected number");
+  const char* why = nullptr;
+  if (!ParseDecimalMicros(TrimRight(v.raw_json_token()), &out->value_micros, &why)) {
+    return FieldFail(reason, kValue, why);
+  }
+  return true;
+}
+
+bool ParseOp(od::value& v, Event* out, std::string* reason) {
+  std::string_view op;
+  const simdjson::error_code se = v.get_string().get(op);
+  if (se && se != simdjson::INCORRECT_TYPE) return FieldFail(reason, kOp, "invalid UTF-8 or escape");
+  if (se || (op != "add" && op != "retract")) {
+    return FieldFail(reason, kOp, "expected \"add\" or \"retract\"");
+  }
+  out->retract = op == "retract";
+  return true;
+}
+
+// Not yet known whether seq follows: a well-formed id goes to out->id, a bad
+// one (wrong type or length) to *id_error, which is an error only for an
+// event without seq. Invalid JSON fails at once.
+bool ParseId(od::value& v, Event* out, std::string* id_error, std::string* reason) {
+  od::json_type type;
+  if (v.type().get(type)) return Fail(reason, "invalid JSON");
+  if (type != od::json_type::string) {
+    bool too_deep = false;
+    if (!ValidateValue(v, 1, &too_deep)) return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
+    *id_error = "field id: expected string";
+  } else if (!GetString(v, kId, 1, 128, &out->id, id_error)) {
+    if (id_error->find("length") == std::string::npos) return Fail(reason, "invalid JSON");
+  }
+  return true;
+}
+
+// An unknown field's value is skipped, but must be valid JSON.
+bool SkipUnknown(od::value& v, std::string* reason) {
+  bool too_deep = false;
+  if (!ValidateValue(v, 1, &too_deep)) return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
+  return true;
+}
+
+// The field's id: a known field matched on its raw bytes, or after
+// unescaping when the key has an escape; -1 for an unknown one. Returns
+// false on a bad escape.
+bool ClassifyKey(od::field& field, int* id, std::string* reason) {
+  *id = ClassifyRaw(field.key());
+  if (*id < 0 && RawKeyHasEscape(field.key())) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return Fail(reason, "invalid JSON: bad escape in key");
+    *id = ClassifyUnescaped(key);
+  }
+  return true;
+}
+
+bool ParseKnownField(int id, od::value& v, Event* out, std::string* id_error, std::string* reason) {
+  switch (id) {
+    case kProducer: return ParseProducer(v, out, reason);
+    case kEpoch: return ParseEpoch(v, out, reason);
+    case kSeq: return ParseSeq(v, out, reason);
+    case kTs: return ParseTs(v, out, reason);
+    case kMetric: return ParseMetric(v, out, reason);
+    case kKey: return ParseKey(v, out, reason);
+    case kValue: return ParseValue(v, out, reason);
+    case kOp: return ParseOp(v, out, reason);
+    case kId: return ParseId(v, out, id_error, reason);
+  }
+  return true;
+}
+
+// After every field: seq decides the path, and with it the required fields
+// (SPEC 1). `seen` has bit (1 << id) for each field present.
+bool CheckRequired(unsigned seen, bool content_ids, const std::string& id_error, Event* out,
+                   std::string* reason) {
+  out->has_seq = (seen & (1u << kSeq)) != 0;
+  const bool has_id = (seen & (1u << kId)) != 0;
+  if (out->has_seq) {
+    out->id = {};
+  } else if (has_id && !id_error.empty()) {
+    if (reason != nullptr) *reason = id_error;
+    return false;
+  }
+  // Without seq (deduplicated by id, given or derived) producer and seq may be absent.
+  const bool by_id = !out->has_seq && (has_id || content_ids);
+  static constexpr int kRequired[] = {kProducer, kSeq, kTs, kMetric};
+  for (int id : kRequired) {
+    if (by_id && (id == kProducer || id == kSeq)) continue;
+    if (!(seen & (1u << id))) {
+      if (reason != nullptr) *reason = std::string("missing field ") + kFieldNames[id];
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev,
-                        std::string* reason) {
-  if (len > 0 && data[len - 1] == '\r') --len;
-
-  // Blank lines, and the first character to tell "not an object" from junk.
-  size_t first = 0;
-  while (first < len && IsJsonSpace(data[first])) ++first;
-  if (first == len) return Fail(reason, "empty line");
-
-  if (capacity < len + simdjson::SIMDJSON_PADDING) {
-    strbuf_.assign(data, len);
+bool EventParser::PrepareBuffer(const char** data, size_t len, size_t* capacity, std::string* reason) {
+  if (*capacity < len + simdjson::SIMDJSON_PADDING) {
+    strbuf_.assign(*data, len);
     strbuf_.resize(len + simdjson::SIMDJSON_PADDING);
-    data = strbuf_.data();
-    capacity = strbuf_.size();
+    *data = strbuf_.data();
+    *capacity = strbuf_.size();
   }
   if (len > parser_.capacity()) {
     // Grow geometrically so slowly lengthening lines do not reallocate each time.
@@ -260,6 +407,19 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
       return Fail(reason, "invalid JSON: line too long to parse");
     }
   }
+  return true;
+}
+
+bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev,
+                        std::string* reason) {
+  if (len > 0 && data[len - 1] == '\r') --len;
+
+  // Blank lines, and the first character to tell "not an object" from junk.
+  size_t first = 0;
+  while (first < len && IsJsonSpace(data[first])) ++first;
+  if (first == len) return Fail(reason, "empty line");
+
+  if (!PrepareBuffer(&data, len, &capacity, reason)) return false;
 
   od::document doc;
   simdjson::error_code e = parser_.iterate(data, len, capacity).get(doc);
@@ -281,19 +441,11 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
   for (auto field_result : obj) {
     od::field field;
     if (std::move(field_result).get(field)) return Fail(reason, "invalid JSON");
-
-    int id = ClassifyRaw(field.key());
-    if (id < 0 && RawKeyHasEscape(field.key())) {
-      std::string_view key;
-      if (field.unescaped_key().get(key)) return Fail(reason, "invalid JSON: bad escape in key");
-      id = ClassifyUnescaped(key);
-    }
+    int id;
+    if (!ClassifyKey(field, &id, reason)) return false;
     od::value& v = field.value();
     if (id < 0) {
-      bool too_deep = false;
-      if (!ValidateValue(v, 1, &too_deep)) {
-        return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
-      }
+      if (!SkipUnknown(v, reason)) return false;
       continue;
     }
     if (seen & (1u << id)) {
@@ -301,91 +453,7 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
       return false;
     }
     seen |= 1u << id;
-
-    switch (id) {
-      case kId: {
-        // Not yet known whether seq follows: keep the id or why it is bad.
-        od::json_type type;
-        if (v.type().get(type)) return Fail(reason, "invalid JSON");
-        if (type != od::json_type::string) {
-          bool too_deep = false;
-          if (!ValidateValue(v, 1, &too_deep)) return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
-          id_error = "field id: expected string";
-        } else if (!GetString(v, id, 1, 128, &out.id, &id_error)) {
-          if (id_error.find("length") == std::string::npos) return Fail(reason, "invalid JSON");
-        }
-        break;
-      }
-      case kProducer:
-        if (!GetString(v, id, 1, 128, &out.producer, reason)) return false;
-        break;
-      case kMetric:
-        if (!GetString(v, id, 1, 128, &out.metric, reason)) return false;
-        break;
-      case kKey:
-        if (!GetString(v, id, 0, 256, &out.key, reason)) return false;
-        break;
-      case kEpoch: {
-        uint64_t n;
-        if (v.get_uint64().get(n) || n > std::numeric_limits<uint32_t>::max()) {
-          return FieldFail(reason, id, "expected integer 0..2^32-1");
-        }
-        out.epoch = static_cast<uint32_t>(n);
-        break;
-      }
-      case kSeq: {
-        uint64_t n;
-        if (v.get_uint64().get(n) ||
-            n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          return FieldFail(reason, id, "expected integer 0..2^63-1");
-        }
-        out.seq = n;
-        break;
-      }
-      case kTs: {
-        od::json_type type;
-        if (v.type().get(type)) return Fail(reason, "invalid JSON");
-        int64_t ms;
-        if (type == od::json_type::string) {
-          std::string_view s;
-          if (v.get_string().get(s)) return FieldFail(reason, id, "invalid UTF-8 or escape");
-          if (!ParseRfc3339Ms(s, &ms)) return FieldFail(reason, id, "invalid RFC 3339 time");
-        } else if (type == od::json_type::number) {
-          if (v.get_int64().get(ms)) {
-            return FieldFail(reason, id, "expected RFC 3339 string or integer milliseconds");
-          }
-        } else {
-          return FieldFail(reason, id, "expected RFC 3339 string or integer milliseconds");
-        }
-        if (ms < kMinTimestampMs || ms > kMaxTimestampMs) {
-          return FieldFail(reason, id, "out of range (years 0000..9999)");
-        }
-        out.ts_ms = ms;
-        break;
-      }
-      case kValue: {
-        od::json_type type;
-        if (v.type().get(type)) return Fail(reason, "invalid JSON");
-        if (type != od::json_type::number) return FieldFail(reason, id, "expected number");
-        const char* why = nullptr;
-        if (!ParseDecimalMicros(TrimRight(v.raw_json_token()), &out.value_micros, &why)) {
-          return FieldFail(reason, id, why);
-        }
-        break;
-      }
-      case kOp: {
-        std::string_view op;
-        const simdjson::error_code se = v.get_string().get(op);
-        if (se && se != simdjson::INCORRECT_TYPE) {
-          return FieldFail(reason, id, "invalid UTF-8 or escape");
-        }
-        if (se || (op != "add" && op != "retract")) {
-          return FieldFail(reason, id, "expected \"add\" or \"retract\"");
-        }
-        out.retract = op == "retract";
-        break;
-      }
-    }
+    if (!ParseKnownField(id, v, &out, &id_error, reason)) return false;
   }
 
   // Trailing content such as the second object of "{}{}" (simdjson already
@@ -393,25 +461,7 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
   if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) {
     return Fail(reason, "invalid JSON: trailing content after the object");
   }
-
-  out.has_seq = (seen & (1u << kSeq)) != 0;
-  const bool has_id = (seen & (1u << kId)) != 0;
-  if (out.has_seq) {
-    out.id = {};
-  } else if (has_id && !id_error.empty()) {
-    if (reason != nullptr) *reason = id_error;
-    return false;
-  }
-  // Without seq (deduplicated by id, given or derived) producer and seq may be absent.
-  const bool by_id = !out.has_seq && (has_id || content_ids_);
-  static constexpr int kRequired[] = {kProducer, kSeq, kTs, kMetric};
-  for (int id : kRequired) {
-    if (by_id && (id == kProducer || id == kSeq)) continue;
-    if (!(seen & (1u << id))) {
-      if (reason != nullptr) *reason = std::string("missing field ") + kFieldNames[id];
-      return false;
-    }
-  }
+  if (!CheckRequired(seen, content_ids_, id_error, &out, reason)) return false;
   *ev = out;
   return true;
 }

@@ -54,6 +54,10 @@ class EventParser {
   void SetContentIds(bool on) { content_ids_ = on; }
 
  private:
+  // Points *data at a padded copy when *capacity leaves less than
+  // kEventPadding past the line, and sizes the parser for len.
+  bool PrepareBuffer(const char** data, size_t len, size_t* capacity, std::string* reason);
+
   bool content_ids_ = false;
   simdjson::ondemand::parser parser_;
   std::string strbuf_;  // padded copy of a line given without enough padding
