@@ -26,18 +26,16 @@
 #include "snapsink/options.h"
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
-#include "snapsink/utilities/parse.h"
-#include "snapsink/utilities/table.h"
 #include "snapsink/views.h"
 #include "utilities/serve/http_request.h"
 #include "utilities/serve/serve_auth.h"
 #include "utilities/serve/status_page.h"
+#include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/table.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 
-using api::FormatRecords;
-using api::OutputFormat;
-using api::Record;
 using api::ServeOptions;
 
 Status ParseListen(const std::string& listen, std::string* host, int* port) {
@@ -161,13 +159,6 @@ struct Lease {
     if (gen && reader) gen->Return(std::move(reader));
   }
 };
-
-// Columns of a query's csv output (of a roll-up's with rollup true).
-const std::vector<std::string>& QueryColumns(bool rollup) {
-  static const std::vector<std::string> query = api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
-  static const std::vector<std::string> rolled = api::ToTable(std::vector<api::RollupRow>{}, 0).columns;
-  return rollup ? rolled : query;
-}
 
 // The rows (or, with q.rollup_ms, the roll-up rows) of a public Reader as
 // records: api::Reader::Query|Rollup and api::ToTable.
@@ -604,14 +595,15 @@ struct HttpServer::Impl {
 
   void Windows(httplib::Response& res) {
     std::lock_guard<std::mutex> l(state_mu);
-#include "snapsink/sink.h"
-#include "snapsink/utilities/parse.h"
-#include "snapsink/utilities/serve.h"
-#include "snapsink/utilities/table.h"
-#include "snapsink/views.h"
-#include "utilities/serve/http_request.h"
-#include "utilities/serve/serve_auth.h"
-#include "utilities/serve/status_page.h"
+    Result<std::vector<api::WindowInfo>> windows = state->Windows();
+    if (!windows.ok()) return ErrorFor(res, windows.status());
+    res.set_content(api::FormatTable(api::ToTable(*windows), api::OutputFormat::kJson), "application/x-ndjson");
+  }
+
+  void Generations(httplib::Response& res) {
+    Result<std::vector<api::GenerationInfo>> generations = state->Generations();
+    if (!generations.ok()) return ErrorFor(res, generations.status());
+    res.set_content(api::FormatTable(api::ToTable(*generations), api::OutputFormat::kJson), "application/x-ndjson");
   }
 
   void Healthz(httplib::Response& res) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "utilities/serve/http_server.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink::api {
 

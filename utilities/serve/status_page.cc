@@ -6,6 +6,7 @@
 
 #include "snapsink/utilities/serve.h"
 #include "utilities/serve/status_page_html.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 namespace {
