@@ -49,9 +49,9 @@ const std::vector<Layer>& Layers() {
       {"include/snapsink", {"snapsink/"}, 9},
       {"engine", {"engine/", "snapsink/status.h"}, 50},
       {"publish", {"engine/", "publish/", "snapsink/status.h", "snapsink/views.h"}, 40},
-      {"sink", {"engine/", "publish/", "sink/", "snapsink/"}, 20},
-      {"utilities", {"utilities/", "snapsink/"}, 24},
-      {"utilities/serve", {"utilities/serve/", "snapsink/"}, 12},
+      {"sink", {"engine/", "publish/", "sink/", "snapsink/"}, 15},
+      {"utilities", {"utilities/", "snapsink/"}, 23},
+      {"utilities/serve", {"utilities/serve/", "snapsink/"}, 11},
       {"tools", {"tools/", "utilities/", "snapsink/"}, 25},
       {"examples", {}, 2},
   };

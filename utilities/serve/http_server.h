@@ -8,7 +8,7 @@
 //       `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match "G" gives 304.
 //   GET /v1/windows        inspect windows, as NDJSON
 //   GET /v1/generations    inspect generations, as NDJSON
-//   GET /v1/status         RootStatusJson (`status --json`)
+//   GET /v1/status         ReadOnlySink::StatusJson (`status --json`)
 //   GET /metrics           the root's metrics (`snapsink metrics`) plus the
 //                          server's own
 //   GET /healthz           200 while the current generation verifies
