@@ -67,6 +67,16 @@ inline uint32_t DecodeFixed32(const char* p) {
   }
 }
 
+// The writer encodes five varints per row; most are one byte (lengths,
+// small numbers), taken inline here.
+inline char* EncodeVarint64(char* p, uint64_t v) {
+  if (v < 0x80) {
+    *p = static_cast<char>(v);
+    return p + 1;
+  }
+  return coding::EncodeVarint64(p, v);
+}
+
 inline bool GetLengthPrefixed(const char** p, const char* end, std::string_view* out) {
   uint64_t n;
   if (!GetVarint64(p, end, &n) || n > kSnapshotMaxFieldBytes ||
