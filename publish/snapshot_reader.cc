@@ -43,6 +43,7 @@ using snapshot::kMagic;
 using snapshot::kMaxBlockBytes;
 using snapshot::kMinFileBytes;
 using snapshot::kOldestFormatVersion;
+using snapshot::KnownBlockParts;
 using snapshot::RowHasher;
 using snapshot::SplitBlock;
 using snapshot::ToRow;
@@ -79,6 +80,7 @@ Status SnapshotReader::Open(Env* env, const std::string& path, std::unique_ptr<S
   }
   SNAPSINK_RETURN_IF_ERROR(r->ParseFooterAndIndex());
   r->slots_.reset(new CachedBlockSlot[r->index_.size()]);
+  r->hash_slots_.reset(new std::atomic<uint32_t>[r->index_.size()]());
   for (size_t i = 0; i < r->index_.size(); i++) r->slots_[i].mu = &r->blocks_mu_;
   *out = std::move(r);
   return Status::OK();
@@ -315,13 +317,13 @@ bool ScanRestartInterval(const char* p, const char* end, std::string_view metric
 
 }  // namespace
 
-bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric,
+bool SnapshotReader::SearchBlock(std::string_view plain, size_t i, std::string_view metric,
                                  std::string_view key, uint64_t hash, Row* row) const {
   // The block was checked whole when it was cached: every restart point is
   // the start of a row, rows are sorted, the hash index is the one its rows
   // give, so the decoding and probing below cannot fail or loop forever.
-  BlockParts parts;
-  SplitBlock(plain, rows, version_, &parts);
+  const BlockParts parts =
+      KnownBlockParts(plain, index_[i].rows, version_, hash_slots_[i].load(std::memory_order_relaxed));
   const char* const begin = parts.rows.data();
   const char* const end = begin + parts.rows.size();
   if (parts.num_slots > 0) {
@@ -370,7 +372,7 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     std::shared_lock lock(blocks_mu_);
     if (slot.data != nullptr) {
       if (!slot.referenced.load(std::memory_order_relaxed)) slot.referenced.store(true, std::memory_order_relaxed);
-      if (!SearchBlock(*slot.data, index_[i].rows, metric, key, hash, row)) return Status::NotFound("no such row");
+      if (!SearchBlock(*slot.data, i, metric, key, hash, row)) return Status::NotFound("no such row");
       return Status::OK();
     }
   }
@@ -389,10 +391,15 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     // lookups. Rows of a block Get reads are checked here; VerifyAll checks all.
     if (!FilterMatchesAll(filter_, scratch->hashes.data(), scratch->hashes.size())) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
+    BlockParts parts;
+    SplitBlock(scratch->plain, index_[i].rows, version_, &parts);  // accepted by DecodeBlock
+    // The same value for every load of block i, and stored before the block
+    // is published (under the cache's and blocks_mu_'s locks) for hits to read.
+    hash_slots_[i].store(parts.num_slots, std::memory_order_relaxed);
     block = std::make_shared<const std::string>(scratch->plain);
   }
   BlockCache::Default()->Insert(cache_id_, i, block, &slots_[i]);
-  if (!SearchBlock(*block, index_[i].rows, metric, key, hash, row)) return Status::NotFound("no such row");
+  if (!SearchBlock(*block, i, metric, key, hash, row)) return Status::NotFound("no such row");
   return Status::OK();
 }
 
