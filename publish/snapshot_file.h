@@ -26,10 +26,12 @@
 // and the key hash), snapshot_writer.cc and snapshot_reader.cc.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +44,8 @@ typedef struct ZSTD_DCtx_s ZSTD_DCtx;
 struct XXH64_state_s;
 
 namespace snapsink {
+
+struct CachedBlockSlot;  // publish/table_cache.h
 
 // A row as decoded in place: the views point into the reader's block buffer
 // and are valid only during the callback that receives them.
@@ -185,7 +189,9 @@ uint64_t SnapshotKeyHash(std::string_view metric, std::string_view key);
 // bytes, exact decoded size and row count, sorted rows, first row equal to
 // the index, restart points on row boundaries) when it is read.
 // Thread-safe: Get shares one decompression context under a mutex and keeps
-// the blocks it has checked in the process's BlockCache; Scan and VerifyAll use their own. `fn`
+// the blocks it has checked in the process's BlockCache, which publishes
+// each through a slot of this reader indexed by block number (a hit reads
+// the slot, not the cache); Scan and VerifyAll use their own. `fn`
 // of Scan may call back into the reader.
 class SnapshotReader {
  public:
@@ -258,7 +264,7 @@ class SnapshotReader {
     uint64_t offset = 0;
     uint32_t csize = 0, usize = 0, rows = 0;
     uint64_t xxh64 = 0;
-    std::string first_metric, first_key;
+    std::string_view first_metric, first_key;  // into index_bytes_
   };
   // Decompression scratch reused across the blocks of one call.
   struct Scratch;
@@ -281,10 +287,10 @@ class SnapshotReader {
   size_t FindBlock(std::string_view metric, std::string_view key) const;
   // Reads section s and checks its checksum.
   Status ReadSection(const Section& s, std::string_view name, std::string* out) const;
-  // Looks (metric, key), whose filter hash is `hash`, up in a checked
-  // block: through its hash index, or a binary search over its restart
+  // Looks (metric, key), whose filter hash is `hash`, up in block i, whose
+  // checked bytes are `plain`: through its hash index, or a binary search over its restart
   // points when it has none.
-  bool SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric, std::string_view key,
+  bool SearchBlock(std::string_view plain, size_t i, std::string_view metric, std::string_view key,
                    uint64_t hash, Row* row) const;
   // Checks that the hash index of block i (if it has one) is the one its
   // rows, with filter hashes `hashes`, give. `scratch` is a buffer.
@@ -298,6 +304,7 @@ class SnapshotReader {
   uint32_t version_ = 0;  // of the file's format (footer)
   uint64_t index_offset_ = 0;
   uint64_t prefix_xxh64_ = 0;  // footer: XXH64 of the bytes before the footer
+  std::string index_bytes_;  // the index section, checked
   std::vector<IndexEntry> index_;
   Section filter_section_, stats_section_;
   std::string filter_;  // the filter's bytes, checked
@@ -307,6 +314,12 @@ class SnapshotReader {
   // Names this reader's blocks in the process's BlockCache, where Get keeps
   // the blocks it has read and checked whole.
   uint64_t cache_id_ = 0;
+  // Block i's slot: set by the cache while it holds the block.
+  mutable std::shared_mutex blocks_mu_;
+  std::unique_ptr<CachedBlockSlot[]> slots_;
+  // Block i's hash index slots (SplitBlock's num_slots), stored when Get
+  // first checks it, so that a hit need not read the block's trailer.
+  std::unique_ptr<std::atomic<uint32_t>[]> hash_slots_;
 };
 
 }  // namespace snapsink

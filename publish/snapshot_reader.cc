@@ -43,6 +43,7 @@ using snapshot::kMagic;
 using snapshot::kMaxBlockBytes;
 using snapshot::kMinFileBytes;
 using snapshot::kOldestFormatVersion;
+using snapshot::KnownBlockParts;
 using snapshot::RowHasher;
 using snapshot::SplitBlock;
 using snapshot::ToRow;
@@ -63,6 +64,7 @@ SnapshotReader::SnapshotReader(std::string path, std::unique_ptr<RandomAccessFil
     : path_(std::move(path)), file_(std::move(file)), get_scratch_(new Scratch),
       cache_id_(BlockCache::Default()->NewId()) {}
 
+// The cache clears the slots of the blocks it drops, under blocks_mu_.
 SnapshotReader::~SnapshotReader() { BlockCache::Default()->Erase(cache_id_, index_.size()); }
 
 Status SnapshotReader::Corrupt(uint64_t offset, std::string_view what) const {
@@ -77,6 +79,9 @@ Status SnapshotReader::Open(Env* env, const std::string& path, std::unique_ptr<S
     return Status::IOError(fmt::format("snapshot {}: out of memory", path));
   }
   SNAPSINK_RETURN_IF_ERROR(r->ParseFooterAndIndex());
+  r->slots_.reset(new CachedBlockSlot[r->index_.size()]);
+  r->hash_slots_.reset(new std::atomic<uint32_t>[r->index_.size()]());
+  for (size_t i = 0; i < r->index_.size(); i++) r->slots_[i].mu = &r->blocks_mu_;
   *out = std::move(r);
   return Status::OK();
 }
@@ -107,7 +112,9 @@ Status SnapshotReader::ParseFooterAndIndex() {
     return Corrupt(footer_offset + 16, "index position does not match the file size");
   }
 
-  std::string index;
+  // Kept: the blocks' first keys are views into it, one buffer a binary
+  // search runs over rather than two heap strings per block.
+  std::string& index = index_bytes_;
   SNAPSINK_RETURN_IF_ERROR(file_->Read(index_offset_, index_size, &index));
   if (index.size() != index_size) return Corrupt(index_offset_, "short read of index");
   if (Hash(index) != index_xxh64) return Corrupt(index_offset_, "index checksum mismatch");
@@ -132,14 +139,14 @@ Status SnapshotReader::ParseFooterAndIndex() {
     e.rows = DecodeFixed32(p + 16);
     e.xxh64 = DecodeFixed64(p + 20);
     p += 28;
-    for (std::string* s : {&e.first_metric, &e.first_key}) {
+    for (std::string_view* s : {&e.first_metric, &e.first_key}) {
       if (end - p < 4) return Corrupt(at, "index entry truncated");
       const uint32_t n = DecodeFixed32(p);
       p += 4;
       if (n > kSnapshotMaxFieldBytes || n > static_cast<uint64_t>(end - p)) {
         return Corrupt(at, "index entry truncated");
       }
-      s->assign(p, n);
+      *s = std::string_view(p, n);
       p += n;
     }
     if (e.offset != expect_offset || e.csize == 0 || e.usize == 0 || e.usize > kMaxBlockBytes ||
@@ -310,13 +317,13 @@ bool ScanRestartInterval(const char* p, const char* end, std::string_view metric
 
 }  // namespace
 
-bool SnapshotReader::SearchBlock(std::string_view plain, uint32_t rows, std::string_view metric,
+bool SnapshotReader::SearchBlock(std::string_view plain, size_t i, std::string_view metric,
                                  std::string_view key, uint64_t hash, Row* row) const {
   // The block was checked whole when it was cached: every restart point is
   // the start of a row, rows are sorted, the hash index is the one its rows
   // give, so the decoding and probing below cannot fail or loop forever.
-  BlockParts parts;
-  SplitBlock(plain, rows, version_, &parts);
+  const BlockParts parts =
+      KnownBlockParts(plain, index_[i].rows, version_, hash_slots_[i].load(std::memory_order_relaxed));
   const char* const begin = parts.rows.data();
   const char* const end = begin + parts.rows.size();
   if (parts.num_slots > 0) {
@@ -358,9 +365,19 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
   if (!FilterMatches(filter_, hash)) return Status::NotFound("no such row");
   const size_t i = FindBlock(metric, key);
   if (i == index_.size()) return Status::NotFound("no such row");
-  BlockCache* cache = BlockCache::Default();
-  std::shared_ptr<const std::string> block = cache->Lookup(cache_id_, i);
-  if (block == nullptr) {
+  {
+    // A hit: the block's slot beside the index, no cache lookup and no
+    // reference count; the shared lock keeps the cache from dropping it.
+    CachedBlockSlot& slot = slots_[i];
+    std::shared_lock lock(blocks_mu_);
+    if (slot.data != nullptr) {
+      if (!slot.referenced.load(std::memory_order_relaxed)) slot.referenced.store(true, std::memory_order_relaxed);
+      if (!SearchBlock(*slot.data, i, metric, key, hash, row)) return Status::NotFound("no such row");
+      return Status::OK();
+    }
+  }
+  std::shared_ptr<const std::string> block;
+  {
     std::lock_guard<std::mutex> lock(get_mu_);
     Scratch* scratch = get_scratch_.get();
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, scratch));
@@ -374,10 +391,15 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     // lookups. Rows of a block Get reads are checked here; VerifyAll checks all.
     if (!FilterMatchesAll(filter_, scratch->hashes.data(), scratch->hashes.size())) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
+    BlockParts parts;
+    SplitBlock(scratch->plain, index_[i].rows, version_, &parts);  // accepted by DecodeBlock
+    // The same value for every load of block i, and stored before the block
+    // is published (under the cache's and blocks_mu_'s locks) for hits to read.
+    hash_slots_[i].store(parts.num_slots, std::memory_order_relaxed);
     block = std::make_shared<const std::string>(scratch->plain);
-    cache->Insert(cache_id_, i, block);
   }
-  if (!SearchBlock(*block, index_[i].rows, metric, key, hash, row)) return Status::NotFound("no such row");
+  BlockCache::Default()->Insert(cache_id_, i, block, &slots_[i]);
+  if (!SearchBlock(*block, i, metric, key, hash, row)) return Status::NotFound("no such row");
   return Status::OK();
 }
 

@@ -16,7 +16,6 @@
 
 namespace snapsink {
 
-using coding::EncodeVarint64;
 using coding::PutFixed32;
 using coding::PutFixed64;
 using coding::ZigZag;
@@ -24,6 +23,7 @@ using snapshot::AppendHashIndex;
 using snapshot::BuildFilter;
 using snapshot::CompareKeys;
 using snapshot::EncodeStats;
+using snapshot::EncodeVarint64;
 using snapshot::Hash;
 using snapshot::HashSlots;
 using snapshot::kFormatVersion;

@@ -108,19 +108,30 @@ std::shared_ptr<const std::string> BlockCache::Lookup(uint64_t id, uint64_t bloc
   auto it = map_.find(Key{id, block});
   if (it == map_.end()) return nullptr;
   // Written only when clear: a hot block's line is not written on every hit.
-  if (!it->second.referenced.load(std::memory_order_relaxed)) it->second.referenced.store(true, std::memory_order_relaxed);
+  std::atomic<bool>& ref = it->second.ref();
+  if (!ref.load(std::memory_order_relaxed)) ref.store(true, std::memory_order_relaxed);
   return it->second.data;
 }
 
-void BlockCache::Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::string> data) {
+void BlockCache::Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::string> data,
+                        CachedBlockSlot* slot) {
   std::unique_lock lock(mu_);
   const Key key{id, block};
   Entry& e = map_[key];
   if (e.data != nullptr) bytes_ -= e.data->size();  // replaced: its old place goes stale
   bytes_ += data->size();
+  if (e.slot != nullptr && e.slot != slot) {
+    std::unique_lock owner(*e.slot->mu);
+    e.slot->data = nullptr;
+  }
+  if (slot != nullptr) {
+    std::unique_lock owner(*slot->mu);
+    slot->data = data.get();
+  }
   e.data = std::move(data);
+  e.slot = slot;
   e.seq = next_seq_++;
-  e.referenced.store(false, std::memory_order_relaxed);
+  e.ref().store(false, std::memory_order_relaxed);
   clock_.push_back(Place{key, e.seq});
   EvictLocked(&key);
   if (clock_.size() > 2 * map_.size() + 16) CompactClockLocked();
@@ -132,8 +143,7 @@ void BlockCache::Erase(uint64_t id, uint64_t blocks) {
   for (uint64_t b = 0; b < blocks; b++) {
     auto it = map_.find(Key{id, b});
     if (it == map_.end()) continue;
-    bytes_ -= it->second.data->size();
-    map_.erase(it);
+    DropLocked(it);
   }
   if (clock_.size() > 2 * map_.size() + 16) CompactClockLocked();
 }
@@ -148,14 +158,24 @@ void BlockCache::EvictLocked(const Key* keep) {
     auto it = map_.find(p.key);
     if (it == map_.end() || it->second.seq != p.seq) continue;  // stale place
     Entry& e = it->second;
-    if ((keep != nullptr && p.key == *keep) || e.referenced.load(std::memory_order_relaxed)) {
-      e.referenced.store(false, std::memory_order_relaxed);
+    if ((keep != nullptr && p.key == *keep) || e.ref().load(std::memory_order_relaxed)) {
+      e.ref().store(false, std::memory_order_relaxed);
       clock_.push_back(p);  // second chance
       continue;
     }
-    bytes_ -= e.data->size();
-    map_.erase(it);
+    DropLocked(it);
   }
+}
+
+void BlockCache::DropLocked(std::unordered_map<Key, Entry, KeyHash>::iterator it) {
+  Entry& e = it->second;
+  if (e.slot != nullptr) {
+    // No lookup of the owner uses the block once this lock is ours.
+    std::unique_lock owner(*e.slot->mu);
+    e.slot->data = nullptr;
+  }
+  bytes_ -= e.data->size();
+  map_.erase(it);
 }
 
 void BlockCache::CompactClockLocked() {

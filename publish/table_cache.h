@@ -60,6 +60,17 @@ class TableCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> map_;
 };
 
+// Where a SnapshotReader keeps one of its blocks for lookups that need not
+// ask the cache: BlockCache sets `data` when it takes the block and clears it
+// when it drops the block, both with *mu held exclusively; a lookup reads
+// `data` and uses the block with *mu held shared, and marks the use in
+// `referenced`, which is then the block's CLOCK bit.
+struct CachedBlockSlot {
+  std::shared_mutex* mu = nullptr;  // the owner's
+  const std::string* data = nullptr;  // guarded by *mu
+  std::atomic<bool> referenced{false};
+};
+
 // Checked, decompressed blocks of snapshot files, shared by every
 // SnapshotReader of the process, evicted by CLOCK (second chance): a hit
 // sets its block's reference bit under a shared lock and moves nothing, so
@@ -76,7 +87,11 @@ class BlockCache {
   // A fresh id for the blocks of one SnapshotReader.
   uint64_t NewId();
   std::shared_ptr<const std::string> Lookup(uint64_t id, uint64_t block);
-  void Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::string> data);
+  // With a slot: the block is also published through *slot while the cache
+  // holds it (slot->mu must outlive the block's stay: its owner erases its
+  // blocks before it goes).
+  void Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::string> data,
+              CachedBlockSlot* slot = nullptr);
   // Drops the blocks [0, blocks) of id.
   void Erase(uint64_t id, uint64_t blocks);
 
@@ -95,7 +110,9 @@ class BlockCache {
   struct Entry {
     std::shared_ptr<const std::string> data;
     uint64_t seq = 0;                         // its place in clock_ (an older place there is stale)
-    mutable std::atomic<bool> referenced{false};  // set by a hit, cleared by the hand
+    mutable std::atomic<bool> referenced{false};  // set by a hit, cleared by the hand (no slot)
+    CachedBlockSlot* slot = nullptr;              // where its owner looks it up, if anywhere
+    std::atomic<bool>& ref() { return slot != nullptr ? slot->referenced : referenced; }
   };
   // The clock: every block in the order it entered, the hand at the front.
   // A block erased or replaced leaves a stale place (seq differs), skipped
@@ -107,6 +124,8 @@ class BlockCache {
   // Sweeps the hand until the cache fits; `keep` (the block just inserted)
   // goes round without being evicted.
   void EvictLocked(const Key* keep);
+  // Drops the entry at it (and clears its slot). REQUIRES: mu_ held exclusively.
+  void DropLocked(std::unordered_map<Key, Entry, KeyHash>::iterator it);
   void CompactClockLocked();
 
   mutable std::shared_mutex mu_;

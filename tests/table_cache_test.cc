@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -251,6 +252,84 @@ TEST(BlockCache, ConcurrentLookupsGetTheirOwnBlocks) {
   EXPECT_EQ(wrong.load(), 0u);
   EXPECT_GT(hits.load(), 0u);
   EXPECT_LE(cache.bytes(), cache.capacity());
+}
+
+// A block inserted with its owner's slot is published through the slot while
+// the cache holds it, and the slot is cleared when the cache drops it
+// (evicted, erased or replaced by another slot's); the slot's bit is the
+// block's CLOCK bit, so a lookup through the slot alone keeps it.
+TEST(BlockCache, SlotFollowsItsBlock) {
+  BlockCache cache(3000);
+  const uint64_t id = cache.NewId();
+  std::shared_mutex mu;
+  CachedBlockSlot slots[5];
+  for (CachedBlockSlot& s : slots) s.mu = &mu;
+  for (uint64_t b = 0; b < 3; b++) cache.Insert(id, b, Block(1000, static_cast<char>('0' + b)), &slots[b]);
+  ASSERT_NE(slots[0].data, nullptr);
+  EXPECT_EQ(*slots[0].data, std::string(1000, '0'));
+  slots[0].referenced.store(true);  // as SnapshotReader::Get marks a hit
+  // Clock [0* 1 2]: 0 goes round, 1 is dropped and its slot cleared.
+  cache.Insert(id, 3, Block(1000, '3'), &slots[3]);
+  EXPECT_NE(slots[0].data, nullptr);
+  EXPECT_EQ(slots[1].data, nullptr);
+  EXPECT_EQ(cache.Lookup(id, 1), nullptr);
+  EXPECT_NE(slots[2].data, nullptr);
+  // Replaced under another slot: the first slot no longer names it.
+  cache.Insert(id, 2, Block(1000, 'x'), &slots[4]);
+  EXPECT_EQ(slots[2].data, nullptr);
+  ASSERT_NE(slots[4].data, nullptr);
+  EXPECT_EQ(*slots[4].data, std::string(1000, 'x'));
+  cache.Erase(id, 5);
+  for (const CachedBlockSlot& s : slots) EXPECT_EQ(s.data, nullptr);
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
+// Point lookups of several threads on one file while the process's block
+// cache holds about one block: blocks come and go under the lookups (the
+// cache clears a reader's slot as it drops the block), and every lookup
+// still finds its row. (ASan/UBSan runs check the memory.)
+TEST(BlockCache, LookupsThroughSlotsWhileBlocksAreEvicted) {
+  TempDir dir;
+  const std::string path = dir.path() + "/data";
+  {
+    std::unique_ptr<SnapshotWriter> w;
+    SnapshotWriterOptions o;
+    o.block_bytes = 512;  // many blocks
+    ASSERT_STATUS_OK(SnapshotWriter::Open(Env::Default(), path, &w, o));
+    for (int i = 0; i < 4000; i++) {
+      char key[16];
+      std::snprintf(key, sizeof(key), "k%05d", i);
+      ASSERT_STATUS_OK(w->Add(Row{"m", key, 1, i, 1}));
+    }
+    SnapshotFileInfo info;
+    ASSERT_STATUS_OK(w->Finish(&info));
+  }
+  std::unique_ptr<SnapshotReader> reader;
+  ASSERT_STATUS_OK(SnapshotReader::Open(Env::Default(), path, &reader));
+  ASSERT_GT(reader->blocks(), 20u);
+  BlockCache* cache = BlockCache::Default();
+  const size_t capacity = cache->capacity();
+  cache->SetCapacity(1000);
+  std::atomic<uint64_t> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      uint64_t x = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(t + 1);
+      Row row;
+      for (int i = 0; i < 3000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const int k = static_cast<int>(x % 4000);
+        char key[16];
+        std::snprintf(key, sizeof(key), "k%05d", k);
+        if (!reader->Get("m", key, &row).ok() || row.key != key || row.sum_micros != k) wrong++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_LE(cache->bytes(), 2000u);
+  reader.reset();  // its blocks leave the cache with it
+  cache->SetCapacity(capacity);
 }
 
 // A Reader whose generation has more windows than the cache holds files:
