@@ -41,6 +41,12 @@ void ThreadSchedStat(double* cpu, double* queued) {
 
 // write_bytes of /proc/self/io: what this process made the kernel write to
 // storage (dirtied page cache counts when dirtied). 0 when unavailable.
+double ProcessCpu() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 uint64_t ProcessWriteBytes() {
   uint64_t bytes = 0;
   if (std::FILE* f = std::fopen("/proc/self/io", "r")) {
@@ -58,6 +64,7 @@ uint64_t ProcessWriteBytes() {
 Stopwatch::Stopwatch() {
   written_start_ = ProcessWriteBytes();
   ThreadSchedStat(&cpu_start_, &queued_start_);
+  process_cpu_start_ = ProcessCpu();
   start_ = std::chrono::steady_clock::now();
 }
 
@@ -67,6 +74,7 @@ TimeSplit Stopwatch::Split() const {
   ThreadSchedStat(&t.cpu, &t.queued);
   t.cpu -= cpu_start_;
   t.queued -= queued_start_;
+  t.process_cpu = ProcessCpu() - process_cpu_start_;
   t.written = ProcessWriteBytes() - written_start_;
   return t;
 }

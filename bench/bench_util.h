@@ -6,6 +6,8 @@
 // (Die / CheckOk) instead of travelling up as Status values.
 #pragma once
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -30,8 +32,13 @@ void CheckOk(const Status& s, const std::string& what);
 // disk reads).
 struct TimeSplit {
   double wall = 0, cpu = 0, queued = 0;
+  double process_cpu = 0;  // on-CPU seconds of all the process's threads
   uint64_t written = 0;  // bytes the process sent toward storage (/proc/self/io write_bytes)
   double blocked() const { return wall > cpu + queued ? wall - cpu - queued : 0; }
+  // The busier of this thread and all the others together (for ingest: the
+  // parse thread): the wall time a pipeline of two threads would take on
+  // two idle cores, leaving out blocked time.
+  double critical_cpu() const { return std::max(cpu, process_cpu - cpu); }
   // "63/30/7": percent of wall on CPU / queued / blocked.
   std::string Percentages() const;
 };
@@ -46,7 +53,7 @@ class Stopwatch {
 
  private:
   std::chrono::steady_clock::time_point start_;
-  double cpu_start_ = 0, queued_start_ = 0;
+  double cpu_start_ = 0, queued_start_ = 0, process_cpu_start_ = 0;
   uint64_t written_start_ = 0;
 };
 

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include <xxhash.h>
+
 #include "engine/decimal.h"
 #include "engine/timeutil.h"
 
@@ -390,6 +392,8 @@ bool CheckRequired(unsigned seen, bool content_ids, const std::string& id_error,
 }
 
 }  // namespace
+
+uint64_t ProducerHash(std::string_view producer) { return XXH3_64bits(producer.data(), producer.size()); }
 
 bool EventParser::PrepareBuffer(const char** data, size_t len, size_t* capacity, std::string* reason) {
   if (*capacity < len + simdjson::SIMDJSON_PADDING) {

@@ -25,11 +25,17 @@
 #include <simdjson.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "engine/event.h"
 
 namespace snapsink {
+
+// The hash ingest finds a producer by (XXH3-64 of its id); ParseAhead takes
+// it on its own thread.
+uint64_t ProducerHash(std::string_view producer);
 
 // Bytes that must be readable past the end of a line handed to Parse().
 constexpr size_t kEventPadding = simdjson::SIMDJSON_PADDING;

@@ -11,7 +11,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include <xxhash.h>
 
 #include "engine/crash_point.h"
 #include "engine/decimal.h"
@@ -110,8 +109,7 @@ void Ingester::Impl::Reset() {
   batch_lines = 0;
 }
 
-Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id) {
-  const uint64_t h = XXH3_64bits(id.data(), id.size());
+Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id, uint64_t h) {
   ProducerSlot& slot = producer_front[h & (kProducerSlots - 1)];
   if (slot.p != nullptr && slot.hash == h && slot.id == id) return slot.p;
   auto it = producers.find(id);
@@ -261,7 +259,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   if (by_id) {
     SNAPSINK_ASSIGN_OR_RETURN(d, DecideById(&why));
   } else if (why.empty()) {
-    SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer));
+    const uint64_t h = preparsed != nullptr ? preparsed->producer_hash : ProducerHash(event.producer);
+    SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer, h));
     SNAPSINK_RETURN_IF_ERROR(CheckRetired(producer, &why));
     if (why.empty()) {
       SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,

@@ -149,7 +149,8 @@ struct Ingester::Impl {
   Status Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong,
                bool stop_on_error);
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
-  Result<CachedProducer*> Producer(std::string_view id);
+  // The run's entry for a producer; h is ProducerHash(id).
+  Result<CachedProducer*> Producer(std::string_view id, uint64_t h);
   Result<SeqDecision> DecideById(std::string* why);
   Status CheckRetired(CachedProducer* p, std::string* why);
   // Where the line being applied is: "SOURCE:LINE" of a file, "AT:LINE" of a record.

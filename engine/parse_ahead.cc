@@ -17,17 +17,54 @@ void ParseAhead::Stop() {
 void ParseAhead::Work() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stop_ || queued_ > 0; });
+    cv_.wait(lock, [this] { return stop_ || queued_ > 0 || FilledSlot(/*oldest=*/true) < kDepth; });
     if (stop_) return;
-    const size_t slot = queued_head_;
+    if (queued_ > 0) {
+      // Reading first, so the caller finds filled chunks to share.
+      const size_t slot = queued_head_;
+      lock.unlock();
+      Fill(&chunks_[slot]);
+      lock.lock();
+      queued_head_ = (queued_head_ + 1) % kDepth;
+      --queued_;
+      state_[slot] = SlotState::kFilled;
+    } else {
+      const size_t slot = FilledSlot(/*oldest=*/true);
+      state_[slot] = SlotState::kParsing;
+      lock.unlock();
+      Parse(&chunks_[slot]);
+      lock.lock();
+      state_[slot] = SlotState::kParsed;
+    }
+    cv_.notify_all();
+  }
+}
+
+size_t ParseAhead::FilledSlot(bool oldest) const {
+  size_t found = kDepth;
+  for (size_t i = 0; i < kDepth; ++i) {
+    if (state_[i] != SlotState::kFilled) continue;
+    if (found == kDepth || (oldest ? number_[i] < number_[found] : number_[i] > number_[found])) found = i;
+  }
+  return found;
+}
+
+void ParseAhead::AwaitHead() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (state_[head_] == SlotState::kParsed) return;
+    // Rather than wait: the head if it is only filled, else the newest
+    // filled chunk, which the helper (oldest first) reaches last.
+    const size_t slot = state_[head_] == SlotState::kFilled ? head_ : FilledSlot(/*oldest=*/false);
+    if (slot == kDepth) {
+      cv_.wait(lock);
+      continue;
+    }
+    state_[slot] = SlotState::kParsing;
     lock.unlock();
-    Fill(&chunks_[slot]);
     Parse(&chunks_[slot]);
     lock.lock();
-    queued_head_ = (queued_head_ + 1) % kDepth;
-    --queued_;
-    parsed_[slot] = true;
-    cv_.notify_all();
+    state_[slot] = SlotState::kParsed;
   }
 }
 
@@ -67,6 +104,7 @@ void ParseAhead::Parse(Chunk* c) {
     p.reason.clear();
     p.ok = !p.line.overlong && c->parser.Parse(p.line.data, p.line.size, p.line.capacity, &p.event, &p.reason);
     if (!p.ok) continue;
+    p.producer_hash = ProducerHash(p.event.producer);
     spans[i] = {c->strings.size(), 0, 0, 0};
     c->strings.append(p.event.producer);
     spans[i].metric = c->strings.size();
@@ -98,13 +136,15 @@ void ParseAhead::Launch(size_t slot) {
   if (helper_failed_) {
     Fill(&chunks_[slot]);  // no thread to be had: read and parse here
     Parse(&chunks_[slot]);
-    parsed_[slot] = true;
+    state_[slot] = SlotState::kParsed;
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (queued_ == 0) queued_head_ = slot;
     ++queued_;
+    state_[slot] = SlotState::kQueued;
+    number_[slot] = launched_++;
   }
   cv_.notify_all();
 }
@@ -114,6 +154,10 @@ const ParsedLine* ParseAhead::Next() {
     if (handing_out_) {
       if (next_ < chunks_[head_].lines.size()) return &chunks_[head_].lines[next_++];
       handing_out_ = false;  // all handed out: the slot is free again
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        state_[head_] = SlotState::kFree;
+      }
       head_ = (head_ + 1) % kDepth;
       --inflight_;
     }
@@ -122,11 +166,7 @@ const ParsedLine* ParseAhead::Next() {
       Launch((head_ + inflight_) % kDepth);
       ++inflight_;
     }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return parsed_[head_]; });
-      parsed_[head_] = false;
-    }
+    AwaitHead();
     if (chunks_[head_].lines.empty()) {
       end_ = true;  // the chunks queued behind it come back empty too; Stop drops them
       return nullptr;

@@ -11,15 +11,20 @@
 // order: what the caller does with them is unchanged, and so is everything
 // it commits.
 //
-// The helper fills and parses up to kDepth chunks (kChunkLines lines or
-// kChunkBytes bytes each) ahead of the one being handed out, in order; it
-// lives as long as the ParseAhead (a thread per chunk cost a thread start,
-// which preempted the caller, every 8192 lines). Meant for regular files:
-// on a pipe a line would be handed out only once those chunks are full or
-// the input has ended.
+// The helper reads and splits up to kDepth chunks (kChunkLines lines or
+// kChunkBytes bytes each) ahead of the one being handed out, in order, and
+// parses them, the oldest first. The caller shares the parsing: when the
+// chunk it needs next is not parsed yet, it parses a filled chunk nobody has
+// taken (that one, else the newest), rather than wait (issue 25: the
+// pipeline's rate is then that of two parsers, not of one). Which thread
+// parses a chunk changes nothing: each chunk has its own parser, and its
+// lines are handed out in input order. The helper lives as long as the
+// ParseAhead (a thread per chunk cost a thread start, which preempted the
+// caller, every 8192 lines). Meant for regular files: on a pipe a line would
+// be handed out only once those chunks are full or the input has ended.
 //
 // Not thread-safe itself; its helper thread touches only the reader and the
-// chunks queued to it.
+// chunks queued to it or taken by it.
 #pragma once
 
 #include <condition_variable>
@@ -40,6 +45,7 @@ struct ParsedLine {
   bool ok = false;     // the line parsed as an event (never for an overlong line)
   Event event;         // when ok; views into the chunk
   std::string reason;  // when !ok and !line.overlong: why it did not parse
+  uint64_t producer_hash = 0;  // when ok: ProducerHash(event.producer), taken off the caller's thread
 };
 
 class ParseAhead {
@@ -71,24 +77,36 @@ class ParseAhead {
     std::vector<ParsedLine> lines;
     EventParser parser;
   };
+  // A slot's way: kFree -> kQueued (to be filled) -> kFilled (read and
+  // split, not taken) -> kParsing (taken by one thread) -> kParsed -> kFree
+  // once handed out.
+  enum class SlotState { kFree, kQueued, kFilled, kParsing, kParsed };
+
   void Fill(Chunk* c);          // up to a chunk of lines from the reader (none at its end)
   static void Parse(Chunk* c);
   void Launch(size_t slot);      // queues the slot to be filled and parsed
-  void Work();  // the helper thread: fills and parses queued slots in order until stop_
+  void Work();  // the helper thread: fills queued slots in order, parses filled ones, until stop_
+  // REQUIRES: mu_ held. The filled slot not taken with the lowest (oldest)
+  // or highest chunk number; kDepth if none.
+  size_t FilledSlot(bool oldest) const;
+  // Returns when chunks_[head_] is parsed, parsing filled chunks meanwhile.
+  void AwaitHead();
 
   LineReader* reader_;
   // A ring: chunks_[head_] is handed out (once its parse is done), the
-  // next inflight_ - 1 are being parsed.
+  // next inflight_ - 1 are being filled or parsed.
   Chunk chunks_[kDepth];
   std::thread helper_;  // runs Work(); not joinable if it could not be started
   bool helper_failed_ = false;  // no thread to be had: chunks are filled and parsed inline
   bool reader_done_ = false;    // Fill's: the reader returned its last line
   std::mutex mu_;
   std::condition_variable cv_;
-  // Guarded by mu_: slots filled and waiting for the helper, in order, as
-  // a count after queued_head_; which slots are parsed; stop request.
+  // Guarded by mu_: each slot's state and chunk number (in input order),
+  // slots queued for filling as a count after queued_head_, stop request.
+  SlotState state_[kDepth] = {};
+  uint64_t number_[kDepth] = {};
+  uint64_t launched_ = 0;
   size_t queued_head_ = 0, queued_ = 0;
-  bool parsed_[kDepth] = {};
   bool stop_ = false;
   size_t head_ = 0;
   size_t inflight_ = 0;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -118,7 +119,10 @@ TEST(ParseAheadTest, DestroyedMidInputWithChunksQueued) {
 TEST(ParseAheadTest, StopHandsTheReaderBack) {
   TempDir dir;
   const std::string path = dir.path() + "/in.ndjson";
-  const std::string input = Input();
+  // More than kDepth chunks, so lines are left after the ones read ahead.
+  const std::string input = Input() + "\n" + Input() + "\n" + Input();
+  ASSERT_GT(static_cast<size_t>(std::count(input.begin(), input.end(), '\n')),
+            (ParseAhead::kDepth + 1) * ParseAhead::kChunkLines);
   WriteFile(path, input);
   std::unique_ptr<LineReader> reader;
   ASSERT_STATUS_OK(LineReader::Open(path, &reader));
