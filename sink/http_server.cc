@@ -618,7 +618,7 @@ struct HttpServer::Impl {
 
   // What `snapsink status --json` prints.
   void StatusJson(httplib::Response& res) {
-    RootStatus st;
+    GatheredStatus st;
     {
       std::lock_guard<std::mutex> l(state_mu);
       Status s = GatherRootStatus(state, &st);
@@ -679,7 +679,7 @@ struct HttpServer::Impl {
 
   // `snapsink metrics`, then the server's own.
   void Metrics(httplib::Response& res) {
-    RootStatus st;
+    GatheredStatus st;
     {
       std::lock_guard<std::mutex> l(state_mu);
       Status s = GatherRootStatus(state, &st);

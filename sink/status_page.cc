@@ -52,7 +52,7 @@ Status RenderStatusPage(Root* root, const std::string& path, api::Reader* reader
                         const std::optional<PageHealth>& health, std::string* html) {
   StatusPageData d;
   d.root = path;
-  snapsink::RootStatus st;
+  snapsink::GatheredStatus st;
   std::vector<api::AcceptedGapInfo> accepted;
   {
     std::unique_ptr<Txn> txn;
@@ -132,7 +132,7 @@ Result<std::string> ReadOnlySink::StatusPage(uint64_t generation) const {
   }
   uint64_t current = 0;
   {
-    snapsink::RootStatus st;
+    snapsink::GatheredStatus st;
     SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &st));
     current = st.current_generation;
   }
