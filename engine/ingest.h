@@ -45,13 +45,14 @@
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/store.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
 struct IngestOptions {
   std::string path;            // a file, or "-" for standard input
   std::string source;          // the source's name; defaults to path
-  uint64_t commit_every = 10000;
+  uint64_t commit_every = api::kDefaultCommitEvery;
   bool stop_on_error = false;  // --on-error stop
   bool id_from_content = false;  // --id-from-content: events without seq or id get a content id
   std::string rejects_file;    // path of the rejects file (engine/filenames.h builds it)

@@ -41,37 +41,18 @@
 
 #include "engine/root.h"
 #include "publish/seal.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
-struct BackfillOptions {
-  uint64_t version = 0;
-  std::vector<std::string> files;  // "-" (at most once) is standard input
-  std::string source;              // the source name of the one file; default: the path as given
-  // Window range, both inclusive: the windows holding these times. nullopt =
-  // unbounded on that side.
-  std::optional<int64_t> from, to;
-  uint64_t commit_every = 10000;
-  // Progress of step 3: bytes done of total (-1 unknown), lines done.
-  std::function<void(uint64_t, int64_t, uint64_t)> on_progress;
-};
-
-// What the backfill did to one window: the live totals (events, count, sum)
-// it replaced and the ones it published (publish/backfill_impact.h).
-struct WindowImpact {
-  int64_t window_ms = 0;
-  Aggregate current;
-  Aggregate after;
-};
-
-struct BackfillResult {
-  bool already_done = false;
-  std::vector<SealedWindow> sealed;
-  uint64_t generation = 0;
-  size_t published_windows = 0;
-  std::vector<WindowImpact> impact;  // per published window, taken just before the switch
-  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
-};
+// The public records (include/snapsink/options.h), used here directly.
+// RunBackfill ignores options.dry_run (PlanBackfill, publish/backfill_impact.h,
+// is the dry run) and leaves result->rejects_files to its caller; on_progress
+// reports step 3. result->impact is per published window, taken just before
+// the switch.
+using api::BackfillOptions;
+using api::BackfillResult;
+using api::WindowImpact;
 
 // REQUIRES: root was opened without the writer lock (writer=false); the
 // backfill takes LOCK itself for step 4 only.

@@ -45,23 +45,12 @@
 #include "engine/status.h"
 #include "publish/publisher.h"
 #include "publish/seal.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
-struct FollowOptions {
-  std::vector<std::string> inputs;  // files and directories
-  uint64_t commit_every = 10000;
-  bool stop_on_error = false;
-  bool id_from_content = false;  // IngestOptions::id_from_content
-  int64_t publish_every_ms = 10000;
-  int64_t poll_ms = 1000;
-  uint64_t keep_generations = 2;  // gc after each publish; >= 1
-  // Reports (stderr when unset): notes of the ingester, each said once
-  // while it holds; sealed windows; published generations.
-  std::function<void(const std::string&)> on_note;
-  std::function<void(const std::vector<SealedWindow>&)> on_sealed;
-  std::function<void(const PublishResult&)> on_published;
-};
+// The public options (include/snapsink/options.h), checked by Sink::Follow.
+using api::FollowOptions;
 
 class Follower {
  public:

@@ -28,6 +28,7 @@
 
 #include "engine/env.h"
 #include "engine/store.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
@@ -41,15 +42,7 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
 Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::string>* problems,
               std::vector<std::string>* notes, size_t* snapshots_checked);
 
-struct GcResult {
-  std::vector<uint64_t> removed_generations;
-  std::vector<std::string> removed_snapshots;
-  std::vector<std::string> removed_temp_files;  // *.tmp a crash left (relative to root)
-  size_t removed_parts = 0;  // manifests/parts/ files no kept or pinned generation names
-  std::vector<std::string> removed_seal_records;  // partitions/<source>/seals/<name> a newer seal replaced
-  std::vector<std::string> removed_seal_records_beyond_retention;  // ... of windows before ROOT's retention floor
-  std::vector<uint64_t> pinned;  // kept only because a reader holds them
-};
+using api::GcResult;  // the public record (include/snapsink/options.h), filled here directly
 Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t keep, GcResult* result);
 
 // The generation numbers in manifests/, ascending.

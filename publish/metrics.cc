@@ -11,7 +11,7 @@ double D(uint64_t v) { return static_cast<double>(v); }
 
 }  // namespace
 
-void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
+void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
   using prometheus::BuildCounter;
   using prometheus::BuildGauge;
   struct SourceCounter {
@@ -28,7 +28,7 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   };
   for (const SourceCounter& c : kSourceCounters) {
     auto& family = BuildCounter().Name(c.name).Help(c.help).Register(*registry);
-    for (const SourceStatus& src : s.sources) family.Add({{"source", src.name}}).Increment(D(src.state.*(c.field)));
+    for (const GatheredSource& src : s.sources) family.Add({{"source", src.name}}).Increment(D(src.state.*(c.field)));
   }
   // The split parts sum to inspect's `duplicates` and `rejected`; the id
   // counts are parts of them (engine/id_dedup.h), so seq and bad_input are
@@ -41,7 +41,7 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
                        .Help("Lines written to the rejects file, per source and reason: bad_input, horizon (beyond "
                              "the id dedup horizon), retired (a retired producer at its old epoch).")
                        .Register(*registry);
-  for (const SourceStatus& src : s.sources) {
+  for (const GatheredSource& src : s.sources) {
     const SourceIdCounts& ids = src.ids;
     dups.Add({{"source", src.name}, {"kind", "seq"}}).Increment(D(src.state.duplicates - ids.duplicates_id));
     dups.Add({{"source", src.name}, {"kind", "id"}}).Increment(D(ids.duplicates_id));
@@ -64,7 +64,7 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   auto& newest = BuildGauge().Name("snapsink_source_newest_event_seconds")
                      .Help("The newest event time applied from a source, seconds since the Unix epoch.")
                      .Register(*registry);
-  for (const SourceStatus& src : s.sources) {
+  for (const GatheredSource& src : s.sources) {
     const auto& p = src.state.progress;
     if (!p) continue;
     read.Add({{"source", src.name}}).Set(D(p->read));
@@ -76,7 +76,7 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   }
   auto& gaps = BuildGauge().Name("snapsink_open_gaps").Help("Open sequence gaps, per producer that has any.")
                    .Register(*registry);
-  for (const ProducerGaps& p : s.gaps) gaps.Add({{"producer", p.producer}}).Set(D(p.gaps.size()));
+  for (const GatheredGaps& p : s.gaps) gaps.Add({{"producer", p.producer}}).Set(D(p.gaps.size()));
   BuildGauge().Name("snapsink_producers").Help("Producers the engine remembers.").Register(*registry).Add({})
       .Set(D(s.producers));
   BuildGauge().Name("snapsink_producers_retired").Help("Producers retired by producer retention (tombstones).")
@@ -108,7 +108,7 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
                       .Register(*registry);
   for (const char* state : kWindowStates) {
     uint64_t n = 0;
-    for (const WindowStatus& w : s.windows) n += std::string_view(WindowStateName(w)) == state;
+    for (const GatheredWindow& w : s.windows) n += std::string_view(WindowStateName(w)) == state;
     windows.Add({{"state", state}}).Set(D(n));
   }
   BuildGauge().Name("snapsink_state_bytes").Help("Bytes of the LMDB state under state/.").Register(*registry)

@@ -34,7 +34,7 @@
 namespace snapsink {
 
 // Adds the families above, with values from status, to registry.
-void AddRootMetrics(const RootStatus& status, prometheus::Registry* registry);
+void AddRootMetrics(const GatheredStatus& status, prometheus::Registry* registry);
 
 // The registry in the Prometheus text format.
 std::string SerializeMetrics(const prometheus::Registry& registry);

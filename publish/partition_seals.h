@@ -35,6 +35,7 @@
 #include "engine/env.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
@@ -90,13 +91,9 @@ std::string PartitionSource(const std::string& topic, int32_t partition);
 // Reads partitions/<source>/progress; NotFound when the partition has none.
 Status ReadPartitionProgress(Env* env, const std::string& root, const std::string& source, PartitionProgress* out);
 
-struct PartitionRound {
-  std::string topic;
-  int32_t partition = 0;
-  uint64_t epoch = 0;           // the owner epoch the state holds
-  int64_t position = 0;         // the state's committed position (the round's `to`)
-  int64_t high_watermark = 0;
-};
+// The public record (include/snapsink/options.h): the owner epoch the state
+// holds, its committed position (the round's `to`) and the high watermark.
+using api::PartitionRound;
 
 // Records in root every staged seal of `state` (what it sealed since its
 // last recorded round, a crashed round's included) and the round's progress
@@ -109,11 +106,7 @@ struct PartitionRound {
 Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, const PartitionRound& round,
                             std::vector<std::pair<int64_t, uint64_t>>* recorded = nullptr);
 
-struct MergedPublishResult {
-  uint64_t generation = 0;       // 0: nothing new to publish
-  std::vector<int64_t> windows;  // published (merged) windows
-  std::vector<int32_t> missing;  // partitions without progress yet (nothing can be published)
-};
+using api::MergedPublishResult;  // the public record (include/snapsink/options.h)
 
 // Publishes, under root's LOCK (waiting for it), every window of topic that
 // all `partitions` partitions are past and whose seals changed (see above).

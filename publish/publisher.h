@@ -37,6 +37,7 @@
 #include "engine/store.h"
 #include "publish/generation_manifest.h"
 #include "publish/snapshot_manifest.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
@@ -54,11 +55,9 @@ Status StagedSeals(Store* store, std::vector<PendingSnapshot>* out);
 // XXH64 of its manifest.json.
 Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot& p, uint64_t* manifest_xxh64);
 
-struct PublishResult {
-  uint64_t generation = 0;  // 0: nothing was pending
-  size_t windows = 0;
-  std::vector<int64_t> dropped;  // windows that left by retention (their state deleted with the commit)
-};
+// The public record (include/snapsink/options.h); `dropped` are the windows
+// that left by retention, their state deleted with the commit.
+using api::PublishResult;
 
 // Reconciles and publishes pending in one generation. bookkeeping runs in the
 // final LMDB write transaction of live (it marks the seals published).

@@ -13,6 +13,7 @@
 #include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
+#include "publish/totals.h"
 
 namespace snapsink {
 namespace {
@@ -153,13 +154,15 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   for (const auto& [w, v] : before_versions) all.insert(w);
   for (const auto& [w, v] : after_versions) all.insert(w);
   for (int64_t w : all) {
-    RollbackWindowChange c;
+    RollbackChange c;
     c.window_ms = w;
     c.version_before = before_versions.count(w) ? before_versions[w] : 0;
     c.version_after = after_versions.count(w) ? after_versions[w] : 0;
     const LiveWindow lw = live_windows.count(w) ? live_windows[w] : LiveWindow();
-    c.before = lw.totals;
-    for (const Row& r : rows[w]) Add(&c.after, Aggregate{r.count, r.sum_micros, r.events});
+    c.before = ToTotals(lw.totals);
+    Aggregate after;
+    for (const Row& r : rows[w]) Add(&after, Aggregate{r.count, r.sum_micros, r.events});
+    c.after = ToTotals(after);
     const bool differs = c.version_before != c.version_after || lw.state.dirty || lw.has_staged ||
                          (c.version_after == 0 && lw.has_aggs);
     if (differs) result->changes.push_back(c);
@@ -176,7 +179,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   gm.windows = target;
   std::vector<std::pair<int64_t, uint64_t>> superseded;
   SNAPSINK_RETURN_IF_ERROR(CommitGeneration(env, root, live, &gm, [&](Txn* txn) {
-    for (const RollbackWindowChange& c : result->changes) {
+    for (const RollbackChange& c : result->changes) {
       SNAPSINK_RETURN_IF_ERROR(RewindWindow(txn, c.window_ms, c.version_after,
                                             c.version_after ? &rows[c.window_ms] : nullptr, &superseded));
     }

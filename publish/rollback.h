@@ -36,26 +36,16 @@
 #include "engine/env.h"
 #include "engine/state_codec.h"
 #include "engine/store.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
-// What a rollback takes out of (or puts back into) the live view of a window.
-struct RollbackWindowChange {
-  int64_t window_ms = 0;
-  uint64_t version_before = 0;  // in the current generation; 0 = not published
-  uint64_t version_after = 0;   // in G; 0 = G does not have the window
-  Aggregate before;             // the engine's totals now (events, count, sum)
-  Aggregate after;              // G's totals
-};
-
-struct RollbackResult {
-  uint64_t generation = 0;  // the new generation; 0 on a dry run or nothing to do
-  uint64_t rollback_of = 0;
-  bool nothing_to_do = false;
-  std::vector<RollbackWindowChange> changes;  // by window
-  // G's windows left out because retention dropped them before (SPEC 13).
-  std::vector<int64_t> beyond_retention;
-};
+// The public records (include/snapsink/options.h), filled here directly:
+// per window, what a rollback takes out of (or puts back into) the live view
+// (version_before: in the current generation; version_after: in G), and G's
+// windows left out because retention dropped them before (SPEC 13).
+using api::RollbackChange;
+using api::RollbackResult;
 
 // dry_run: computes the changes and returns without writing anything.
 Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generation, bool dry_run,

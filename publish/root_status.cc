@@ -45,12 +45,12 @@ uint64_t TreeBytes(const std::string& dir) {
 }
 
 Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> max_ts,
-                   std::map<int64_t, WindowStatus>* windows) {
+                   std::map<int64_t, GatheredWindow>* windows) {
   Status decode;
   std::map<int64_t, Aggregate> totals;
   SNAPSINK_RETURN_IF_ERROR(LedgerTotalsByWindow(txn, &totals));
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
-    WindowStatus w;
+    GatheredWindow w;
     decode = codec::Decode(v, &w.state);
     if (!decode.ok()) return false;
     w.start_ms = codec::DecodeWindowKey(k);
@@ -81,8 +81,8 @@ std::string OnGapName(OnGap g) { return g == OnGap::kStop ? "stop" : "accept"; }
 
 }  // namespace
 
-Status GatherRootStatus(Root* root, RootStatus* out) {
-  *out = RootStatus();
+Status GatherRootStatus(Root* root, GatheredStatus* out) {
+  *out = GatheredStatus();
   out->config = root->config();
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
@@ -96,7 +96,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   out->held_producer = wm.held_producer;
   SNAPSINK_ASSIGN_OR_RETURN(out->oldest_kept_window, OldestKeptWindow(txn.get(), out->config));
 
-  std::map<int64_t, WindowStatus> windows;
+  std::map<int64_t, GatheredWindow> windows;
   SNAPSINK_RETURN_IF_ERROR(ReadWindows(txn.get(), out->config, out->max_event_ts, &windows));
 
   CurrentPointer current;
@@ -117,7 +117,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
 
   SNAPSINK_RETURN_IF_ERROR(ScanSources(txn.get(), [&](const std::string& name, const SourceState& state,
                                                       const SourceIdCounts& ids) {
-    SourceStatus s{name, state, ids, -1, "", false};
+    GatheredSource s{name, state, ids, -1, "", false};
     if (IsBackfillSourceName(name)) {
       s.backfill = true;  // an archive read once: no file to look up
     } else {
@@ -138,7 +138,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
     if (!decode.ok()) return false;
     ++out->producers;
     if (!p.gaps.empty() || p.spilled > 0) {
-      ProducerGaps g{std::string(id), p.epoch, {}};
+      GatheredGaps g{std::string(id), p.epoch, {}};
       decode = AllOpenGaps(txn.get(), id, p, &g.gaps);  // with those spilled to their table
       if (!decode.ok()) return false;
       out->gaps.push_back(std::move(g));
@@ -166,7 +166,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
 }
 
 
-std::string RootStatusJson(const std::string& path, const RootStatus& s) {
+std::string RootStatusJson(const std::string& path, const GatheredStatus& s) {
   auto opt_time = [](const std::optional<int64_t>& t) { return t ? JsonQuote(FormatIso(*t)) : std::string("null"); };
   std::string o = "{\"root\":" + JsonQuote(path);
   o += ",\"window\":" + JsonQuote(FormatDuration(s.config.window_ms));
@@ -189,13 +189,13 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   o += ",\"window_states\":{";
   for (size_t i = 0; i < std::size(kWindowStates); ++i) {
     uint64_t n = 0;
-    for (const WindowStatus& w : s.windows) n += std::string_view(WindowStateName(w)) == kWindowStates[i];
+    for (const GatheredWindow& w : s.windows) n += std::string_view(WindowStateName(w)) == kWindowStates[i];
     o += (i > 0 ? ",\"" : "\"") + std::string(kWindowStates[i]) + "\":" + U(n);
   }
   o += "}";
   o += ",\"open_windows\":[";
   bool first = true;
-  for (const WindowStatus& w : s.windows) {
+  for (const GatheredWindow& w : s.windows) {
     if (std::string_view(WindowStateName(w)) != "open") continue;
     o += first ? "" : ",";
     first = false;
@@ -205,7 +205,7 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   }
   o += "],\"staged_windows\":[";
   first = true;
-  for (const WindowStatus& w : s.windows) {
+  for (const GatheredWindow& w : s.windows) {
     if (!w.staged) continue;
     o += first ? "" : ",";
     first = false;
@@ -213,7 +213,7 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
   }
   o += "],\"sources\":[";
   first = true;
-  for (const SourceStatus& src : s.sources) {
+  for (const GatheredSource& src : s.sources) {
     o += first ? "" : ",";
     first = false;
     const SourceState& st = src.state;
@@ -246,7 +246,7 @@ std::string RootStatusJson(const std::string& path, const RootStatus& s) {
        ",\"table_bytes\":" + U(s.ids.table_bytes) + "}";
   o += ",\"producers_with_gaps\":[";
   first = true;
-  for (const ProducerGaps& p : s.gaps) {
+  for (const GatheredGaps& p : s.gaps) {
     o += first ? "" : ",";
     first = false;
     uint64_t missing = 0;

@@ -1,4 +1,5 @@
-// RootStatus: one consistent look at a root for operators: its settings,
+// GatheredStatus: one consistent look at a root for operators, in the
+// engine's own records (RootConfig, SourceState, Gap, IdStats): its settings,
 // watermark, generation, windows, sources, producers with gaps and disk use.
 // `snapsink status` prints it, `snapsink metrics` exposes it (publish/metrics.h),
 // and the numbers are the ones `inspect --json` prints.
@@ -16,7 +17,7 @@
 
 namespace snapsink {
 
-struct WindowStatus {
+struct GatheredWindow {
   int64_t start_ms = 0;
   WindowState state;
   bool closed = false;        // by the watermark (engine/watermark.h)
@@ -32,13 +33,13 @@ struct WindowStatus {
 // publish), "published" (the current generation holds its last version),
 // "unpublished" (sealed before, not in the current generation: rolled back).
 const char* WindowStateName(bool dirty, bool closed, bool staged, bool published);
-inline const char* WindowStateName(const WindowStatus& w) {
+inline const char* WindowStateName(const GatheredWindow& w) {
   return WindowStateName(w.state.dirty, w.closed, w.staged, w.published);
 }
 using api::kWindowStates;
 using api::kWindowStatesHelp;
 
-struct SourceStatus {
+struct GatheredSource {
   std::string name;
   SourceState state;
   SourceIdCounts ids;         // the parts of state.duplicates/rejected that id dedup and retention add
@@ -47,18 +48,17 @@ struct SourceStatus {
   bool backfill = false;      // a published backfill's source ("backfill vN: NAME"), read once
 };
 
-struct ProducerGaps {
+struct GatheredGaps {
   std::string producer;
   uint32_t epoch = 0;
   std::vector<Gap> gaps;
 };
 
-struct DirUsage {
-  std::string dir;            // relative to the root: state, staging, snapshots, manifests, rejects
-  uint64_t bytes = 0;
-};
+using api::DirUsage;  // the public record (include/snapsink/views.h)
 
-struct RootStatus {
+// The public RootStatus (ReadOnlySink::GetStatus, sink/inspect.cc) is made
+// from it; status --json and the metrics read it directly.
+struct GatheredStatus {
   RootConfig config;
   std::optional<int64_t> max_event_ts;
   std::optional<int64_t> watermark;      // max_event_ts - lateness
@@ -70,11 +70,11 @@ struct RootStatus {
   std::optional<int64_t> oldest_kept_window;
   uint64_t current_generation = 0;       // what CURRENT names; 0 = none
   std::optional<int64_t> published_at_ms;  // wall clock, when recorded
-  std::vector<WindowStatus> windows;     // every window with state, in time order
+  std::vector<GatheredWindow> windows;     // every window with state, in time order
   size_t published_windows = 0;          // windows in the current generation
-  std::vector<SourceStatus> sources;
+  std::vector<GatheredSource> sources;
   uint64_t producers = 0;
-  std::vector<ProducerGaps> gaps;        // only producers with open gaps
+  std::vector<GatheredGaps> gaps;        // only producers with open gaps
   uint64_t retired_producers = 0;        // tombstones (engine/producer_retention.h)
   IdStats ids;                           // ids held, oldest, cutoff (as `inspect ids`)
   std::vector<DirUsage> disk;
@@ -83,10 +83,10 @@ struct RootStatus {
 
 // Reads status in one read transaction of the live state, CURRENT and its
 // manifest, and the sizes of the root's files.
-Status GatherRootStatus(Root* root, RootStatus* out);
+Status GatherRootStatus(Root* root, GatheredStatus* out);
 
 // What `snapsink status --json` prints and GET /v1/status returns: one JSON
 // object and a newline; path is the root as given.
-std::string RootStatusJson(const std::string& path, const RootStatus& s);
+std::string RootStatusJson(const std::string& path, const GatheredStatus& s);
 
 }  // namespace snapsink

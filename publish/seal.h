@@ -28,6 +28,7 @@
 #include "engine/root.h"
 #include "engine/store.h"
 #include "engine/window_records.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
@@ -38,12 +39,8 @@ struct SealTarget {
   int64_t window_size_ms = 0;
 };
 
-struct SealedWindow {
-  int64_t window_ms = 0;
-  uint64_t version = 0;
-  uint64_t rows = 0;
-  int64_t events = 0;
-};
+// The public record (include/snapsink/options.h), filled here directly.
+using api::SealedWindow;
 
 // The windows of store with changes since their last seal: closed ones, or
 // every one when all is set.

@@ -92,7 +92,8 @@ Status WidenRecords(Txn* txn, bool write, uint64_t* windows, uint64_t* seals) {
   return Status::OK();
 }
 
-struct Totals {
+// A snapshot's row sums as its manifest records them (wrapping).
+struct ManifestSums {
   uint64_t rows = 0, events = 0, count = 0, sum_micros = 0;  // wrapping, as the manifest's
   void Add(int64_t c, int64_t s, int64_t e) {
     rows++;
@@ -185,7 +186,7 @@ class Upgrader {
     uint32_t data_version;
     SNAPSINK_RETURN_IF_ERROR(old_format::DataFileVersion(env_, data, &data_version));
     if (data_version != 1) return Status::OK();  // converted before a crash; checked as it is read
-    Totals t;
+    ManifestSums t;
     SNAPSINK_RETURN_IF_ERROR(old_format::ScanDataFileV1(env_, data, m.files[0].xxh64, [&](const Row& row) {
       t.Add(row.count, row.sum_micros, row.events);
       return Status::OK();
@@ -193,7 +194,7 @@ class Upgrader {
     return CheckTotals(dir, m, t);
   }
 
-  Status CheckTotals(const std::string& dir, const SnapshotManifest& m, const Totals& t) {
+  Status CheckTotals(const std::string& dir, const SnapshotManifest& m, const ManifestSums& t) {
     if (t.rows != m.rows || static_cast<int64_t>(t.events) != m.events || static_cast<int64_t>(t.count) != m.count ||
         static_cast<int64_t>(t.sum_micros) != m.sum_micros) {
       return Status::Corruption(fmt::format("{}: the rows of {} do not add up to its manifest's totals",
@@ -282,7 +283,7 @@ class Upgrader {
                       data_version));
       return Status::OK();
     }
-    Totals t;
+    ManifestSums t;
     SnapshotFileInfo info;
     if (data_version == 1) {
       const std::string tmp = data + ".tmp";

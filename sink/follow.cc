@@ -35,26 +35,7 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   if (o.publish_every_ms < 0) return OutOfRange("FollowOptions::publish_every_ms", o.publish_every_ms, "must not be negative");
   if (o.poll_ms <= 0) return OutOfRange("FollowOptions::poll_ms", o.poll_ms, "must be greater than zero");
   if (o.keep_generations == 0) return OutOfRange("FollowOptions::keep_generations", 0, "must be at least 1");
-  snapsink::FollowOptions f;
-  f.inputs = o.inputs;
-  f.commit_every = o.commit_every;
-  f.stop_on_error = o.stop_on_error;
-  f.id_from_content = o.id_from_content;
-  f.publish_every_ms = o.publish_every_ms;
-  f.poll_ms = o.poll_ms;
-  f.keep_generations = o.keep_generations;
-  f.on_note = o.on_note;
-  if (o.on_sealed) {
-    f.on_sealed = [&o](const std::vector<snapsink::SealedWindow>& sealed) {
-      std::vector<SealedWindow> out;
-      for (const auto& s : sealed) out.push_back(ToPublic(s));
-      o.on_sealed(out);
-    };
-  }
-  if (o.on_published) {
-    f.on_published = [&o](const snapsink::PublishResult& r) { o.on_published({r.generation, r.windows, r.dropped}); };
-  }
-  Follower follower(impl_->root.get(), f);
+  Follower follower(impl_->root.get(), o);
   {
     std::lock_guard<std::mutex> l(stop->state_->mu);
     stop->state_->follower = &follower;

@@ -73,14 +73,14 @@ Result<std::vector<SnapshotInfo>> ReadOnlySink::Snapshots() const {
 }
 
 Result<RootStatus> ReadOnlySink::GetStatus() const {
-  snapsink::RootStatus s;
+  snapsink::GatheredStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
   return ToPublic(s);
 }
 
-RootStatus ToPublic(const snapsink::RootStatus& s) {
+RootStatus ToPublic(const snapsink::GatheredStatus& s) {
   RootStatus out;
-  out.settings = ToPublic(s.config);
+  out.settings = ToPublic(s.config);  // every field: the same function as settings()
   out.id_horizon_ms = s.config.id_horizon_ms;
   out.producer_retention_ms = s.config.producer_retention_ms;
   out.max_event_ts = s.max_event_ts;
@@ -90,29 +90,29 @@ RootStatus ToPublic(const snapsink::RootStatus& s) {
   out.current_generation = s.current_generation;
   out.published_at_ms = s.published_at_ms;
   out.published_windows = s.published_windows;
-  for (const snapsink::WindowStatus& w : s.windows) {
+  for (const snapsink::GatheredWindow& w : s.windows) {
     out.windows.push_back({w.start_ms, static_cast<uint64_t>(w.state.last_version), w.state.dirty, w.closed,
                            w.closes_at_ms, w.totals.events, w.totals.count, w.staged, w.published,
                            snapsink::WindowStateName(w)});
   }
-  for (const snapsink::SourceStatus& src : s.sources) {
+  for (const snapsink::GatheredSource& src : s.sources) {
     out.sources.push_back({ToSourceView(src.name, src.state, src.ids), src.file_size, src.path, src.backfill});
   }
   out.producers = s.producers;
-  for (const snapsink::ProducerGaps& p : s.gaps) {
+  for (const snapsink::GatheredGaps& p : s.gaps) {
     ProducerGaps g{p.producer, p.epoch, {}};
     for (const Gap& r : p.gaps) g.missing.push_back({r.lo, r.hi - 1});
     out.gaps.push_back(std::move(g));
   }
   out.retired_producers = s.retired_producers;
   out.ids = ToIdsInfo(s.ids, s.config.id_horizon_ms);
-  for (const snapsink::DirUsage& d : s.disk) out.disk.push_back({d.dir, d.bytes});
+  out.disk = s.disk;
   out.state_bytes = s.state_bytes;
   return out;
 }
 
 Result<std::string> ReadOnlySink::StatusJson() const {
-  snapsink::RootStatus s;
+  snapsink::GatheredStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
   std::string json = RootStatusJson(path(), s);
   SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners());
@@ -124,7 +124,7 @@ Result<std::string> ReadOnlySink::StatusJson() const {
 }
 
 Result<std::string> ReadOnlySink::MetricsText() const {
-  snapsink::RootStatus s;
+  snapsink::GatheredStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
   prometheus::Registry registry;
   AddRootMetrics(s, &registry);

@@ -16,10 +16,9 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlyS
                                                                      const PartitionRound& round) {
   if (root == nullptr || state == nullptr) return Status::InvalidArgument("RecordPartitionSeals: no root or state");
   ReadOnlySink::Impl* r = MergedAccess::Get(root);
-  snapsink::PartitionRound pr{round.topic, round.partition, round.epoch, round.position, round.high_watermark};
   std::vector<std::pair<int64_t, uint64_t>> recorded;
   SNAPSINK_RETURN_IF_ERROR(snapsink::RecordPartitionSeals(r->root->env(), r->root->path(),
-                                                          MergedAccess::Get(state)->root.get(), pr, &recorded));
+                                                          MergedAccess::Get(state)->root.get(), round, &recorded));
   return recorded;
 }
 
@@ -28,9 +27,9 @@ Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string&
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
   ReadOnlySink::Impl* impl = MergedAccess::Get(root);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
-  snapsink::MergedPublishResult r;
+  MergedPublishResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, &r));
-  return MergedPublishResult{r.generation, std::move(r.windows), std::move(r.missing)};
+  return r;
 }
 
 }  // namespace snapsink::api

@@ -125,17 +125,14 @@ Status SealRoot(Root* root, const SealOptions& o, std::vector<SealedWindow>* out
     }
   }
   SealTarget t{root->env(), root->path(), root->store(), size};
-  std::vector<snapsink::SealedWindow> sealed;
-  SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
-  for (const auto& s : sealed) out->push_back(ToPublic(s));
-  return Status::OK();
+  return SealWindows(t, windows, out);
 }
 
 Status GatherUnsealed(Root* root, UnsealedWindows* out) {
-  snapsink::RootStatus s;
+  snapsink::GatheredStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
   *out = UnsealedWindows();
-  for (const snapsink::WindowStatus& w : s.windows) {
+  for (const snapsink::GatheredWindow& w : s.windows) {
     if (!w.closed && w.state.dirty) out->open.push_back({w.start_ms, w.closes_at_ms});
   }
   out->watermark = s.watermark;
@@ -143,10 +140,7 @@ Status GatherUnsealed(Root* root, UnsealedWindows* out) {
 }
 
 Status PublishRoot(Root* root, PublishResult* out) {
-  snapsink::PublishResult r;
-  SNAPSINK_RETURN_IF_ERROR(PublishStaged(root->env(), root->path(), root->store(), root->config(), &r));
-  *out = {r.generation, r.windows, r.dropped};
-  return Status::OK();
+  return PublishStaged(root->env(), root->path(), root->store(), root->config(), out);
 }
 
 }  // namespace
@@ -176,53 +170,17 @@ Result<std::unique_ptr<Reader>> ReadOnlySink::NewReader(uint64_t generation) con
 }
 
 Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) {
-  snapsink::BackfillOptions b;
-  using InternalVersion = decltype(b.version);
   if (o.version == 0) return OutOfRange("BackfillOptions::version", 0, "must be at least 1");
-  if (o.version > std::numeric_limits<InternalVersion>::max()) {
-    return Status::InvalidArgument("BackfillOptions::version " + std::to_string(o.version) + ": must be at most " +
-                                   std::to_string(std::numeric_limits<InternalVersion>::max()));
-  }
-  b.version = static_cast<InternalVersion>(o.version);
-  b.files = o.files;
-  b.from = o.from;
-  b.to = o.to;
-  b.commit_every = o.commit_every;
-  b.source = o.source;
-  b.on_progress = o.on_progress;
   if (dynamic_cast<Sink*>(this) != nullptr) {
     return Status::InvalidArgument("backfill runs from a ReadOnlySink: it takes the root's LOCK itself to publish");
   }
-  auto impact = [](const std::vector<snapsink::WindowImpact>& in, std::vector<WindowImpact>* out) {
-    for (const snapsink::WindowImpact& i : in) {
-      out->push_back({i.window_ms, i.current.events, i.current.count, i.current.sum_micros, i.after.events,
-                      i.after.count, i.after.sum_micros});
-    }
-  };
   *result = BackfillResult();
-  if (o.dry_run) {
-    std::vector<snapsink::WindowImpact> plan;
-    SNAPSINK_RETURN_IF_ERROR(PlanBackfill(impl_->root.get(), b, &result->already_done, &plan));
-    impact(plan, &result->impact);
-    return Status::OK();
-  }
+  if (o.dry_run) return PlanBackfill(impl_->root.get(), o, &result->already_done, &result->impact);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritable(impl_.get()));
-  snapsink::BackfillResult r;
-  SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl_->root.get(), b, &r));
-  result->already_done = r.already_done;
-  impact(r.impact, &result->impact);
+  SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl_->root.get(), o, result));
   for (const std::string& f : o.files) {
-    result->rejects_files.push_back(filenames::BackfillRejectsFile(path(), b.version, o.source.empty() ? f : o.source));
+    result->rejects_files.push_back(filenames::BackfillRejectsFile(path(), o.version, o.source.empty() ? f : o.source));
   }
-  for (const auto& s : r.sealed) result->sealed.push_back(ToPublic(s));
-  result->generation = r.generation;
-  result->published_windows = r.published_windows;
-  result->lines = r.lines;
-  result->applied = r.applied;
-  result->duplicates = r.duplicates;
-  result->fenced = r.fenced;
-  result->rejected = r.rejected;
-  result->ignored = r.ignored;
   return Status::OK();
 }
 
@@ -361,50 +319,25 @@ Result<UnsealedWindows> ReadOnlySink::Unsealed() const {
 Result<GcResult> Sink::Gc(uint64_t keep) {
   SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Gc"));
   Root* root = impl_->root.get();
-  snapsink::GcResult r;
-  SNAPSINK_RETURN_IF_ERROR(CollectGarbage(root->env(), root->path(), root->store(), keep, &r));
   GcResult out;
-  out.removed_generations = r.removed_generations;
-  out.removed_snapshots = r.removed_snapshots;
-  out.removed_temp_files = r.removed_temp_files;
-  out.pinned = r.pinned;
-  out.removed_parts = r.removed_parts;
-  out.removed_seal_records = r.removed_seal_records;
-  out.removed_seal_records_beyond_retention = r.removed_seal_records_beyond_retention;
+  SNAPSINK_RETURN_IF_ERROR(CollectGarbage(root->env(), root->path(), root->store(), keep, &out));
   return out;
 }
-
-namespace {
-
-RollbackResult ToPublic(const snapsink::RollbackResult& r) {
-  RollbackResult out;
-  out.generation = r.generation;
-  out.rollback_of = r.rollback_of;
-  out.nothing_to_do = r.nothing_to_do;
-  out.beyond_retention = r.beyond_retention;
-  for (const snapsink::RollbackWindowChange& c : r.changes) {
-    out.changes.push_back({c.window_ms, c.version_before, c.version_after, c.before.events, c.before.count,
-                           c.before.sum_micros, c.after.events, c.after.count, c.after.sum_micros});
-  }
-  return out;
-}
-
-}  // namespace
 
 Result<RollbackResult> Sink::Rollback(uint64_t generation, bool dry_run) {
   if (!dry_run) SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Rollback"));
   Root* root = impl_->root.get();
-  snapsink::RollbackResult r;
+  RollbackResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::Rollback(root->env(), root->path(), root->store(), generation, dry_run, &r));
-  return ToPublic(r);
+  return r;
 }
 
 Result<RollbackResult> ReadOnlySink::RollbackDryRun(uint64_t generation) const {
   Root* root = impl_->root.get();
-  snapsink::RollbackResult r;
+  RollbackResult r;
   SNAPSINK_RETURN_IF_ERROR(
       snapsink::Rollback(root->env(), root->path(), root->store(), generation, /*dry_run=*/true, &r));
-  return ToPublic(r);
+  return r;
 }
 
 Status Sink::SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms) {

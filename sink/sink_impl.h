@@ -1,6 +1,7 @@
-// Internal to sink/: what a ReadOnlySink / Sink handle holds, and the
-// conversions between the public records (include/snapsink/) and the
-// engine's. Nothing here is installed.
+// Internal to sink/: what a ReadOnlySink / Sink handle holds, and the public
+// records made from the engine's own (its RootConfig, the status publish/
+// gathers). The other records publish/ fills directly. Nothing here is
+// installed.
 #pragma once
 
 #include <atomic>
@@ -46,11 +47,7 @@ inline RootSettings ToPublic(const RootConfig& c) {
           c.max_ahead_ms};
 }
 
-inline SealedWindow ToPublic(const snapsink::SealedWindow& s) {
-  return {s.window_ms, static_cast<uint64_t>(s.version), s.rows, s.events};
-}
-
 // The public RootStatus (GetStatus) of the engine's (publish/root_status.h).
-RootStatus ToPublic(const snapsink::RootStatus& s);
+RootStatus ToPublic(const snapsink::GatheredStatus& s);
 
 }  // namespace snapsink::api

@@ -178,6 +178,8 @@ TEST_F(ApiViewsTest, GenerationsNameWhatARollbackCopied) {
 
 // GetStatus()->settings once carried only window, lateness and gap policy:
 // id_horizon_ms and producer_retention_ms read 0 while settings() had them.
+// Every setting here differs from its default, so a field either side drops
+// (or fills from another) shows.
 TEST(ApiStatus, SettingsMatchTheRootsSettingsFieldByField) {
   TempDir dir;
   const std::string root = dir / "root";
@@ -187,19 +189,30 @@ TEST(ApiStatus, SettingsMatchTheRootsSettingsFieldByField) {
   init.on_gap = api::GapPolicy::kStop;
   init.id_horizon_ms = 5 * kHour;
   init.producer_retention_ms = 11 * kHour;
+  init.retain_ms = 13 * kHour;
+  init.max_ahead_ms = 17 * kHour;
   ASSERT_STATUS_OK(api::Sink::Create(root, init));
   auto ro = api::Sink::OpenReadOnly(root);
   ASSERT_STATUS_OK(ro);
   auto s = (*ro)->GetStatus();
   ASSERT_STATUS_OK(s);
   const api::RootSettings& want = (*ro)->settings();
+  EXPECT_EQ(want.window_ms, 2 * kHour);
+  EXPECT_EQ(want.lateness_ms, 3 * kHour);
+  EXPECT_EQ(want.on_gap, api::GapPolicy::kStop);
   EXPECT_EQ(want.id_horizon_ms, 5 * kHour);
   EXPECT_EQ(want.producer_retention_ms, 11 * kHour);
+  EXPECT_EQ(want.retain_ms, 13 * kHour);
+  EXPECT_EQ(want.max_ahead_ms, 17 * kHour);
   EXPECT_EQ(s->settings.window_ms, want.window_ms);
   EXPECT_EQ(s->settings.lateness_ms, want.lateness_ms);
   EXPECT_EQ(s->settings.on_gap, want.on_gap);
   EXPECT_EQ(s->settings.id_horizon_ms, want.id_horizon_ms);
   EXPECT_EQ(s->settings.producer_retention_ms, want.producer_retention_ms);
+  EXPECT_EQ(s->settings.retain_ms, want.retain_ms);
+  EXPECT_EQ(s->settings.max_ahead_ms, want.max_ahead_ms);
+  // A field added to RootSettings is added to this test too.
+  static_assert(sizeof(api::RootSettings) == 7 * sizeof(int64_t), "RootSettings changed: check every field above");
 }
 
 TEST_F(ApiViewsTest, StatusAndMetrics) {

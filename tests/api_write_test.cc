@@ -271,11 +271,11 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
   ASSERT_EQ(plan.impact.size(), 1u);
   const api::WindowImpact& i = plan.impact[0];
   EXPECT_EQ(i.window_ms, Ms("2026-10-21T10:00:00Z"));
-  EXPECT_EQ(i.current_events, 1);
-  EXPECT_EQ(i.current_sum_micros, 1000000);
-  EXPECT_EQ(i.new_events, 2);
-  EXPECT_EQ(i.new_count, 2);
-  EXPECT_EQ(i.new_sum_micros, 3500000);
+  EXPECT_EQ(i.before.events, 1);
+  EXPECT_EQ(i.before.sum_micros, 1000000);
+  EXPECT_EQ(i.after.events, 2);
+  EXPECT_EQ(i.after.count, 2);
+  EXPECT_EQ(i.after.sum_micros, 3500000);
   EXPECT_EQ(TreeDiff(TreeContents(root_), before), "") << "the dry run wrote to the root";
   EXPECT_EQ(StateDump(root_), state_before);
   EXPECT_FALSE(boost::filesystem::exists(root_ + "/state/backfill-v2")) << "the dry run made a backfill state";
@@ -285,8 +285,8 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
   ASSERT_STATUS_OK((*ro)->Backfill(b, &r));
   EXPECT_EQ(r.generation, 2u);
   ASSERT_EQ(r.impact.size(), 1u);
-  EXPECT_EQ(r.impact[0].new_sum_micros, i.new_sum_micros);
-  EXPECT_EQ(r.impact[0].current_events, i.current_events);
+  EXPECT_EQ(r.impact[0].after.sum_micros, i.after.sum_micros);
+  EXPECT_EQ(r.impact[0].before.events, i.before.events);
   EXPECT_EQ(r.rejected, 1u);
   ASSERT_EQ(r.rejects_files.size(), 1u);
   EXPECT_NE(ReadFile(r.rejects_files[0]).find("broken"), std::string::npos) << r.rejects_files[0];

@@ -2,10 +2,11 @@
 // that folder may include (`#include "..."`). A layer reaches only down:
 //
 //   include/snapsink/  the public API: its own headers only
-//   engine/            state, ingest, Env: engine/ (+ the public Status)
+//   engine/            state, ingest, Env: engine/ (+ the public Status, and
+//                      the public options, whose defaults it takes)
 //   publish/           seal, snapshot files, publisher, reader, maintenance,
 //                      rollback, backfill: engine/, publish/, and the public
-//                      records it fills (snapsink/views.h), never sink/ nor a
+//                      records it fills (snapsink/options.h, views.h), never sink/ nor a
 //                      public handle (Sink, Reader, Server)
 //   sink/              the one implementer of include/snapsink/ (but for
 //                      snapsink/utilities/): handles, views, status,
@@ -26,6 +27,7 @@
 
 #include <boost/filesystem.hpp>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <regex>
 #include <string>
@@ -47,8 +49,8 @@ struct Layer {
 const std::vector<Layer>& Layers() {
   static const std::vector<Layer> layers = {
       {"include/snapsink", {"snapsink/"}, 9},
-      {"engine", {"engine/", "snapsink/status.h"}, 50},
-      {"publish", {"engine/", "publish/", "snapsink/status.h", "snapsink/views.h"}, 40},
+      {"engine", {"engine/", "snapsink/status.h", "snapsink/options.h"}, 50},
+      {"publish", {"engine/", "publish/", "snapsink/status.h", "snapsink/options.h", "snapsink/views.h"}, 40},
       {"sink", {"engine/", "publish/", "sink/", "snapsink/"}, 15},
       {"utilities", {"utilities/", "snapsink/"}, 23},
       {"utilities/serve", {"utilities/serve/", "snapsink/"}, 11},
@@ -130,6 +132,94 @@ TEST(LayersCheck, APlantedUpwardIncludeIsReported) {
   EXPECT_EQ(includes, 3u);
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0], "publish/planted.cc includes \"sink/sink_impl.h\"");
+}
+
+// --- One set of records ------------------------------------------------------
+//
+// A record the embedder sees (a top-level struct or class of
+// include/snapsink/) is declared there only: engine/, publish/ and sink/ fill
+// it directly (publish/ names it with `using api::X;`) and declare no struct
+// or class of the same name, so no mirror and no field copy can come back.
+// The exceptions are types that are not mirrors, each with why:
+const std::map<std::string, std::string>& NotMirrors() {
+  static const std::map<std::string, std::string> names = {
+      // publish/snapshot_file.h: the on-disk row of a snapshot file, with its
+      // raw key; api::Row is what a reader hands out.
+      {"Row", "publish/snapshot_file.h"},
+      // publish/reader.h: the handle over one generation's files;
+      // engine/state_codec.cc: a byte decoder. api::Reader is the public
+      // handle built on the first (sink/reader.cc).
+      {"Reader", "engine/state_codec.cc publish/reader.h"},
+      // engine/ingest.h: the options of one file's ingest (path, rejects file,
+      // parse-ahead, on_commit), which Sink::Ingest makes per file of
+      // api::IngestOptions.
+      {"IngestOptions", "engine/ingest.h"},
+  };
+  return names;
+}
+
+// "struct X {", "class X;", "struct X final : Base {" at the start of a line,
+// not "struct X::Impl {": the names a folder declares, with "file:line".
+std::map<std::string, std::vector<std::string>> DeclaredNames(const std::string& dir, const std::string& folder) {
+  static const std::regex decl(R"(^(?:struct|class)\s+(\w+)\s*(?:final\s*)?(?:\{|;|:(?!:)))");
+  std::map<std::string, std::vector<std::string>> out;
+  for (fs::recursive_directory_iterator it(dir + "/" + folder), end; it != end; ++it) {
+    if (!fs::is_regular_file(it->path()) || !SourceFile(it->path())) continue;
+    std::ifstream f(it->path().string());
+    std::string line;
+    for (int n = 1; std::getline(f, line); ++n) {
+      std::smatch m;
+      if (std::regex_search(line, m, decl)) {
+        out[m[1]].push_back(fs::relative(it->path(), dir).string() + ":" + std::to_string(n));
+      }
+    }
+  }
+  return out;
+}
+
+// Every public record name also declared in engine/, publish/ or sink/
+// (beyond NotMirrors), one "Name: file:line" line each.
+std::vector<std::string> Mirrors(const std::string& dir, size_t* public_names) {
+  const auto pub = DeclaredNames(dir, "include/snapsink");
+  *public_names = pub.size();
+  std::vector<std::string> out;
+  for (const char* folder : {"engine", "publish", "sink"}) {
+    for (const auto& [name, where] : DeclaredNames(dir, folder)) {
+      if (pub.count(name) == 0) continue;
+      for (const std::string& w : where) {
+        auto ok = NotMirrors().find(name);
+        if (ok != NotMirrors().end() && ok->second.find(w.substr(0, w.find(':'))) != std::string::npos) continue;
+        out.push_back(name + ": " + w);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(OneSetOfRecords, NoPublicRecordIsDeclaredAgainBelowIt) {
+  size_t names = 0;
+  for (const std::string& m : Mirrors(SNAPSINK_SOURCE_DIR, &names)) {
+    ADD_FAILURE() << m << " declares a public record's name again: use the public one (api::)";
+  }
+  EXPECT_GE(names, 40u) << "the scan of include/snapsink/ found too few records";
+}
+
+// The check itself: a GcResult declared again in publish/ (as before the
+// records were one) is reported; a using-declaration is not.
+TEST(OneSetOfRecords, APlantedMirrorIsReported) {
+  TempDir dir;
+  for (const char* d : {"include/snapsink", "engine", "publish", "sink"}) fs::create_directories(dir.path() + "/" + d);
+  std::ofstream(dir.path() + "/include/snapsink/options.h")
+      << "namespace snapsink::api {\nstruct GcResult {\n};\nstruct Row {};\nclass Sink;\n}\n";
+  std::ofstream(dir.path() + "/publish/maintenance.h")
+      << "namespace snapsink {\nusing api::GcResult;\nstruct GcResult {\n  int removed = 0;\n};\n}\n";
+  std::ofstream(dir.path() + "/publish/snapshot_file.h") << "struct Row {\n};\n";
+  std::ofstream(dir.path() + "/sink/sink_impl.h") << "struct Sink::Impl {\n};\n";
+  size_t names = 0;
+  const std::vector<std::string> found = Mirrors(dir.path(), &names);
+  EXPECT_EQ(names, 3u);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], "GcResult: publish/maintenance.h:3");
 }
 
 }  // namespace

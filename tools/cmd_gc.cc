@@ -95,7 +95,7 @@ Status CmdGc(const std::string& path, uint64_t keep) {
 
 struct GcArgs {
   std::string root;
-  uint64_t keep = 2;
+  uint64_t keep = api::kDefaultKeepGenerations;
   std::string producers_idle;
   std::string retain, max_ahead;
 };
@@ -114,7 +114,8 @@ Command RegisterGc(CLI::App& app) {
   auto a = std::make_shared<GcArgs>();
   auto* c = app.add_subcommand("gc", "Remove what no kept generation and no open reader uses");
   AddRoot(c, &a->root);
-  c->add_option("--keep-generations", a->keep, "Newest generations to keep, the current one always (default 2)")
+  c->add_option("--keep-generations", a->keep, "Newest generations to keep, the current one always (default " +
+                    std::to_string(api::kDefaultKeepGenerations) + ")")
       ->check(AtLeast(1));
   c->footer(Footer(CommonExitLine(), "snapsink gc /data/orders --keep-generations 3"));
   c->add_option("--producers-idle", a->producers_idle, "Also retire producers idle this long in event time");

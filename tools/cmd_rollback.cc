@@ -34,10 +34,10 @@ Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
   for (const api::RollbackChange& c : r->changes) {
     std::printf("window %s: %s -> %s; events %lld -> %lld, count %lld -> %lld, sum %s -> %s%s\n",
                 api::FormatTime(c.window_ms).c_str(), version(c.version_before).c_str(),
-                version(c.version_after).c_str(), static_cast<long long>(c.events_before),
-                static_cast<long long>(c.events_after), static_cast<long long>(c.count_before),
-                static_cast<long long>(c.count_after), api::FormatMicros(c.sum_micros_before).c_str(),
-                api::FormatMicros(c.sum_micros_after).c_str(), c.version_after == 0 ? " (leaves the live view)" : "");
+                version(c.version_after).c_str(), static_cast<long long>(c.before.events),
+                static_cast<long long>(c.after.events), static_cast<long long>(c.before.count),
+                static_cast<long long>(c.after.count), api::FormatMicros(c.before.sum_micros).c_str(),
+                api::FormatMicros(c.after.sum_micros).c_str(), c.version_after == 0 ? " (leaves the live view)" : "");
   }
   for (int64_t w : r->beyond_retention) {
     std::printf("window %s: beyond retention; kept out (its state was dropped)\n", api::FormatTime(w).c_str());

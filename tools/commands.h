@@ -30,7 +30,7 @@ struct IngestArgs {
   std::string root;
   std::vector<std::string> files;
   std::string source;
-  uint64_t commit_every = 10000;
+  uint64_t commit_every = api::kDefaultCommitEvery;
   std::string on_error = "skip";
   bool quiet = false;
   bool id_from_content = false;
@@ -57,7 +57,7 @@ struct RunArgs {
   std::string publish_every = "10s";   // --follow: publish at most this often
   std::string poll = "1s";             // --follow: longest sleep between passes
   std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
-  uint64_t keep_generations = 2;       // --follow: gc after each publish keeps this many
+  uint64_t keep_generations = api::kDefaultKeepGenerations;  // --follow: gc after each publish keeps this many
   bool keep_generations_given = false;
   // run --kafka BROKERS --topic T --group G: consume a topic (tools/cmd_run_kafka.cc)
   std::string kafka, topic, group;
@@ -92,7 +92,7 @@ struct BackfillArgs {
   std::vector<std::string> files;
   std::string source;
   std::string from, to;
-  uint64_t commit_every = 10000;
+  uint64_t commit_every = api::kDefaultCommitEvery;
   bool quiet = false;
   bool dry_run = false;  // print the per-window impact, change nothing
 };

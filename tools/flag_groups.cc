@@ -40,7 +40,7 @@ void AddSource(CLI::App* c, std::string* source) {
 }
 
 void AddCommitEvery(CLI::App* c, uint64_t* commit_every) {
-  c->add_option("--commit-every", *commit_every, "Lines per transaction (default 10000)")->check(AtLeast(1));
+  c->add_option("--commit-every", *commit_every, "Lines per transaction (default " + std::to_string(api::kDefaultCommitEvery) + ")")->check(AtLeast(1));
 }
 
 void AddInputFlags(CLI::App* c, IngestArgs* a) {

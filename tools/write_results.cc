@@ -45,12 +45,12 @@ void PrintImpact(const std::vector<api::WindowImpact>& impact) {
   for (const api::WindowImpact& i : impact) {
     Record r;
     r.Str("window", api::FormatTime(i.window_ms));
-    r.Num("current_events", std::to_string(i.current_events));
-    r.Num("current_count", std::to_string(i.current_count));
-    r.Num("current_sum", api::FormatMicros(i.current_sum_micros));
-    r.Num("new_events", std::to_string(i.new_events));
-    r.Num("new_count", std::to_string(i.new_count));
-    r.Num("new_sum", api::FormatMicros(i.new_sum_micros));
+    r.Num("current_events", std::to_string(i.before.events));
+    r.Num("current_count", std::to_string(i.before.count));
+    r.Num("current_sum", api::FormatMicros(i.before.sum_micros));
+    r.Num("new_events", std::to_string(i.after.events));
+    r.Num("new_count", std::to_string(i.after.count));
+    r.Num("new_sum", api::FormatMicros(i.after.sum_micros));
     records.push_back(std::move(r));
   }
   PrintRecords(records,

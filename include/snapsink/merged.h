@@ -13,14 +13,7 @@
 
 namespace snapsink::api {
 
-// One round of a partition's state.
-struct PartitionRound {
-  std::string topic;
-  int32_t partition = 0;
-  uint64_t epoch = 0;          // the owner epoch the partition's state holds
-  int64_t position = 0;        // the next offset to read, committed in the state
-  int64_t high_watermark = 0;  // the partition's end as last seen
-};
+// The records PartitionRound and MergedPublishResult are in options.h.
 
 // Records in root, as seal records of partition round.partition, every seal
 // that `state` (the partition's own root) has staged since its last recorded
@@ -30,12 +23,6 @@ struct PartitionRound {
 // accepted ones. Returns the (window, version) pairs recorded.
 Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
                                                                      const PartitionRound& round);
-
-struct MergedPublishResult {
-  uint64_t generation = 0;       // 0: nothing new to publish
-  std::vector<int64_t> windows;  // windows published (merged), by start
-  std::vector<int32_t> missing;  // partitions with no recorded round yet: nothing can be published
-};
 
 // Publishes into root, taking its LOCK for this step only (waiting for it),
 // every window of `topic` that all its `partitions` partitions have sealed

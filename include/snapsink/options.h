@@ -17,6 +17,13 @@ namespace snapsink::api {
 // What ingest does with a sequence gap (docs/CONTRACT.md 3). Fixed when the root is created.
 enum class GapPolicy { kAccept, kStop };
 
+// The defaults of the options below, each set here once: the internal
+// options and the command line's flags take them from here.
+inline constexpr uint64_t kDefaultCommitEvery = 10000;   // lines per LMDB transaction
+inline constexpr int64_t kDefaultPublishEveryMs = 10000;  // follow: publish at most this often
+inline constexpr int64_t kDefaultPollMs = 1000;           // follow: longest sleep between passes
+inline constexpr uint64_t kDefaultKeepGenerations = 2;    // gc: newest generations kept
+
 // Settings of a new root (Sink::Create); stored in it, fixed for its life.
 struct InitOptions {
   int64_t window_ms = 3600 * 1000;    // tumbling window size, > 0
@@ -65,7 +72,7 @@ struct IngestOptions {
   std::vector<std::string> files;
   // The source name; defaults to each file's path. Only with one file.
   std::string source;
-  uint64_t commit_every = 10000;  // lines per LMDB transaction
+  uint64_t commit_every = kDefaultCommitEvery;  // lines per LMDB transaction
   bool stop_on_error = false;     // a bad line stops (Status BadInput) instead of going to rejects
   // Events without seq or id are deduplicated by a hash of their content.
   bool id_from_content = false;
@@ -145,14 +152,14 @@ struct RunResult {
 // watermark closes them and publishes at most every publish_every_ms.
 struct FollowOptions {
   std::vector<std::string> inputs;  // files and directories; not "-"
-  uint64_t commit_every = 10000;
+  uint64_t commit_every = kDefaultCommitEvery;
   bool stop_on_error = false;
   bool id_from_content = false;
-  int64_t publish_every_ms = 10000;  // >= 0
-  int64_t poll_ms = 1000;            // > 0: longest sleep between passes
+  int64_t publish_every_ms = kDefaultPublishEveryMs;  // >= 0
+  int64_t poll_ms = kDefaultPollMs;                   // > 0: longest sleep between passes
   // After each publish, gc keeps this many newest generations (>= 1), the
   // current one and every generation a Reader pins (Sink::Gc).
-  uint64_t keep_generations = 2;
+  uint64_t keep_generations = kDefaultKeepGenerations;
   // Reports (stderr when unset): notes of the ingester, each said once while
   // it holds; windows sealed by a pass; generations published.
   std::function<void(const std::string& note)> on_note;
@@ -167,7 +174,7 @@ struct BackfillOptions {
   std::string source;              // source name of the one file; default: the path as given
   // Window range, both inclusive: the windows holding these times; nullopt = unbounded.
   std::optional<int64_t> from, to;
-  uint64_t commit_every = 10000;
+  uint64_t commit_every = kDefaultCommitEvery;
   // Progress of the ingest phase: bytes done, total bytes (-1 unknown), lines done.
   std::function<void(uint64_t done, int64_t total, uint64_t lines)> on_progress;
   // Reads the inputs once and fills only already_done and impact (the totals
@@ -175,12 +182,21 @@ struct BackfillOptions {
   bool dry_run = false;
 };
 
-// What a backfill does to one window: the live totals it replaces and the
-// ones it publishes.
+// The totals of a window over its metrics: the events applied to it, their
+// count, and their sum in exact fixed-point micros (FormatMicros prints it).
+struct Totals {
+  int64_t count = 0;
+  int64_t sum_micros = 0;
+  int64_t events = 0;
+  bool operator==(const Totals&) const = default;
+};
+
+// What a backfill does to one window: the live totals it replaces (before)
+// and the ones it publishes (after).
 struct WindowImpact {
   int64_t window_ms = 0;
-  int64_t current_events = 0, current_count = 0, current_sum_micros = 0;
-  int64_t new_events = 0, new_count = 0, new_sum_micros = 0;
+  Totals before;
+  Totals after;
 };
 
 struct BackfillResult {
@@ -221,8 +237,8 @@ struct RollbackChange {
   int64_t window_ms = 0;
   uint64_t version_before = 0;  // 0: not published
   uint64_t version_after = 0;   // 0: the generation does not have the window
-  int64_t events_before = 0, count_before = 0, sum_micros_before = 0;
-  int64_t events_after = 0, count_after = 0, sum_micros_after = 0;
+  Totals before;                // the live state's totals now
+  Totals after;                 // the generation's totals
 };
 
 struct RollbackResult {
@@ -231,6 +247,22 @@ struct RollbackResult {
   bool nothing_to_do = false;
   std::vector<RollbackChange> changes;  // by window
   std::vector<int64_t> beyond_retention;  // windows of the generation kept out: retention dropped them
+};
+
+// One round of a partition's state (merged.h, RecordPartitionSeals).
+struct PartitionRound {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t epoch = 0;          // the owner epoch the partition's state holds
+  int64_t position = 0;        // the next offset to read, committed in the state
+  int64_t high_watermark = 0;  // the partition's end as last seen
+};
+
+// What PublishMerged (merged.h) published.
+struct MergedPublishResult {
+  uint64_t generation = 0;       // 0: nothing new to publish
+  std::vector<int64_t> windows;  // windows published (merged), by start
+  std::vector<int32_t> missing;  // partitions with no recorded round yet: nothing can be published
 };
 
 // What Sink::Upgrade did (or, on a dry run, would do) to a root of an

@@ -18,12 +18,12 @@ struct RunOptions {
   ConsumerOptions consumer;
   bool follow = false;  // go on until *stop; else end once caught up (Consumer::CaughtUp)
   bool final = false;   // at the end, seal every window (not with follow)
-  int64_t publish_every_ms = 10000;
+  int64_t publish_every_ms = api::kDefaultPublishEveryMs;
   // follow: after each publish of a generation, gc keeps this many newest
   // generations, the current one and every one a reader holds (as the file
   // follower does). A gc that fails is reported through on_gc_failed and
   // following goes on: garbage left behind is removed by the next gc.
-  uint64_t keep_generations = 2;
+  uint64_t keep_generations = api::kDefaultKeepGenerations;
   std::function<void(const Status&)> on_gc_failed;
   std::function<void(const std::vector<api::SealedWindow>&)> on_sealed;
   std::function<void(const api::PublishResult&)> on_published;  // each publish of a generation
