@@ -17,8 +17,8 @@ namespace snapsink::api {
 // What ingest does with a sequence gap (docs/CONTRACT.md 3). Fixed when the root is created.
 enum class GapPolicy { kAccept, kStop };
 
-// The defaults of the options below, each set here once: the internal
-// options and the command line's flags take them from here.
+// The defaults of the options below, each set here once: the engine's own
+// options and every program's defaults take them from here.
 inline constexpr uint64_t kDefaultCommitEvery = 10000;   // lines per LMDB transaction
 inline constexpr int64_t kDefaultPublishEveryMs = 10000;  // follow: publish at most this often
 inline constexpr int64_t kDefaultPollMs = 1000;           // follow: longest sleep between passes

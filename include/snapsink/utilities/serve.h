@@ -103,7 +103,7 @@ struct ServeOptions {
   std::string access_log;
 };
 
-// The status page (`serve`'s GET /, `status --html`): one self-contained
+// The status page (the server's GET /): one self-contained
 // HTML page (no script, no external request) of sink's root at `generation`
 // (0: the current one; NotFound if gone), pinned by a Reader while it is
 // made: windows, generations and what each changed, gaps, sources, the
