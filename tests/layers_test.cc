@@ -26,8 +26,11 @@
 // except that examples/ must reach snapsink through them.
 #include <gtest/gtest.h>
 
+#include <fnmatch.h>
+
 #include <boost/filesystem.hpp>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <ostream>
 #include <regex>
@@ -221,6 +224,83 @@ TEST(OneSetOfRecords, APlantedMirrorIsReported) {
   EXPECT_EQ(names, 3u);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0], "GcResult: publish/maintenance.h:3");
+}
+
+// --- README's "How it works" names every file of the layers -----------------
+//
+// Its second column holds `path` patterns: a file, a glob (`engine/env*`) or
+// a folder (`utilities/kafka/`). Every file of the library's folders must
+// match one, so the table a newcomer reads follows the folders.
+
+// The patterns of the table's second column, from the README's text.
+std::vector<std::string> TablePatterns(const std::string& readme) {
+  std::vector<std::string> out;
+  const size_t start = readme.find("\n## How it works\n");
+  if (start == std::string::npos) return out;
+  const size_t end = readme.find("\n#", start + 1);
+  std::istringstream rows(readme.substr(start, end == std::string::npos ? std::string::npos : end - start));
+  static const std::regex quoted("`([^`]+)`");
+  std::string row;
+  while (std::getline(rows, row)) {
+    if (row.rfind("| ", 0) != 0) continue;
+    const size_t a = row.find('|', 1);
+    const size_t b = a == std::string::npos ? a : row.find(" | ", a + 1);
+    if (b == std::string::npos) continue;
+    const std::string where = row.substr(a + 1, b - a);
+    for (std::sregex_iterator it(where.begin(), where.end(), quoted), e; it != e; ++it) out.push_back((*it)[1]);
+  }
+  return out;
+}
+
+// The files under dir's library folders that no pattern names.
+std::vector<std::string> Unnamed(const std::string& dir, const std::vector<std::string>& patterns) {
+  std::vector<std::string> out;
+  for (const char* folder : {"include/snapsink", "engine", "publish", "sink", "utilities", "tools"}) {
+    if (!fs::exists(dir + "/" + folder)) continue;
+    for (fs::recursive_directory_iterator it(dir + "/" + folder), end; it != end; ++it) {
+      if (!fs::is_regular_file(it->path()) || !SourceFile(it->path())) continue;
+      const std::string name = fs::relative(it->path(), dir).string();
+      bool named = false;
+      for (const std::string& p : patterns) {
+        named = p.back() == '/' ? name.rfind(p, 0) == 0 : fnmatch(p.c_str(), name.c_str(), 0) == 0;
+        if (named) break;
+      }
+      if (!named) out.push_back(name);
+    }
+  }
+  return out;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+TEST(ReadmeTable, NamesEveryFileOfTheLibrarysFolders) {
+  const std::vector<std::string> patterns = TablePatterns(ReadText(std::string(SNAPSINK_SOURCE_DIR) + "/README.md"));
+  EXPECT_GE(patterns.size(), 40u) << "the table's second column was not found";
+  for (const std::string& f : Unnamed(SNAPSINK_SOURCE_DIR, patterns)) {
+    ADD_FAILURE() << f << ": no row of README's \"How it works\" names it";
+  }
+}
+
+// The check itself: a file no pattern names is reported; a glob, an exact
+// name and a folder each name theirs; only the second column counts.
+TEST(ReadmeTable, AFileNoRowNamesIsReported) {
+  TempDir dir;
+  for (const char* d : {"engine", "utilities/kafka", "publish"}) fs::create_directories(dir.path() + "/" + d);
+  for (const char* f : {"engine/env.h", "engine/env_posix.cc", "utilities/kafka/a.cc", "publish/seal.cc", "publish/new.cc"}) {
+    std::ofstream(dir.path() + "/" + f) << "\n";
+  }
+  const std::string readme =
+      "# x\n\n## How it works\n\n| piece | where | what |\n|---|---|---|\n"
+      "| seam | `engine/env*` | every fsync |\n| kafka | `utilities/kafka/` | consumer |\n"
+      "| seal | `publish/seal.cc` | not `publish/new.cc` |\n\n### Next\n| x | `publish/new.cc` | y |\n";
+  const std::vector<std::string> patterns = TablePatterns(readme);
+  EXPECT_EQ(patterns, (std::vector<std::string>{"engine/env*", "utilities/kafka/", "publish/seal.cc"}));
+  EXPECT_EQ(Unnamed(dir.path(), patterns), std::vector<std::string>{"publish/new.cc"});
 }
 
 }  // namespace
