@@ -77,28 +77,58 @@ std::string Drain(int fd) {
 }
 }  // namespace
 
+namespace {
+
+// Everything execve needs, made before fork: a child forked from a process
+// with other threads may only call async-signal-safe functions until it
+// execs. Another thread may hold the allocator's lock at the fork (a
+// server test's clients allocate all the time), and a child that then
+// allocates (setenv, a string copy) waits for that lock forever: it hung
+// under ASan.
+class ExecImage {
+ public:
+  ExecImage(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+    strings_.push_back(SNAPSINK_BINARY);
+    for (const std::string& a : args) strings_.push_back(a);
+    const size_t argc = strings_.size();
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry = *e;
+      if (env.count(entry.substr(0, entry.find('='))) == 0) strings_.push_back(entry);
+    }
+    for (const auto& [k, v] : env) strings_.push_back(k + "=" + v);
+    for (size_t i = 0; i < strings_.size(); ++i) (i < argc ? argv_ : envp_).push_back(strings_[i].data());
+    argv_.push_back(nullptr);
+    envp_.push_back(nullptr);
+  }
+  // In the forked child: execve only, else _exit(127).
+  [[noreturn]] void Exec() const {
+    ::execve(argv_[0], argv_.data(), envp_.data());
+    _exit(127);
+  }
+
+ private:
+  std::vector<std::string> strings_;  // not touched after the pointers are taken
+  std::vector<char*> argv_, envp_;
+};
+
+}  // namespace
+
 void ExecSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-  std::string bin = SNAPSINK_BINARY;
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv{bin.data()};
-  for (std::string& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  ::execv(bin.c_str(), argv.data());
-  _exit(127);
+  ExecImage(args, env).Exec();
 }
 
 RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
                    const std::string& stdin_data) {
   int in[2], out[2], err[2];
   if (::pipe(in) || ::pipe(out) || ::pipe(err)) throw std::runtime_error("pipe failed");
+  const ExecImage image(args, env);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
-    ExecSnapsink(args, env);
+    image.Exec();
   }
   ::close(in[0]);
   ::close(out[1]);
@@ -126,6 +156,7 @@ RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::str
 Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
                       const std::string& out_path, const std::string& err_path) {
   Spawned s;
+  const ExecImage image(args, env);
   s.pid = ::fork();
   if (s.pid == 0) {
     const int null = ::open("/dev/null", O_RDWR);
@@ -135,7 +166,7 @@ Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::
     ::dup2(null, 0);
     ::dup2(to(out_path), 1);
     ::dup2(to(err_path), 2);
-    ExecSnapsink(args, env);
+    image.Exec();
   }
   return s;
 }
