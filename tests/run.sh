@@ -67,6 +67,16 @@ embed_example() {
     cmake --build "$tmp/build" &&
     "$tmp/build/embed" "$tmp/root" sample/events.ndjson | tail -n 1 &&
     "$tmp/build/embed_serve" "$tmp/root" || rc=1
+  # The same program built with pkg-config alone: snapsink.pc must name
+  # everything the static library needs (the server needs cpp-httplib).
+  if [ $rc -eq 0 ]; then
+    local pcdir
+    pcdir=$(dirname "$(find "$tmp/prefix" -name snapsink.pc | head -n 1)")
+    # shellcheck disable=SC2046 # pkg-config's output is a list of flags
+    g++ -O1 examples/embed/serve.cc -o "$tmp/serve_pc" $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs snapsink) &&
+      "$tmp/serve_pc" "$tmp/root" >/dev/null &&
+      echo "embed_serve: built with pkg-config snapsink alone" || { echo "embed_serve: pkg-config build failed"; rc=1; }
+  fi
   # The write path: a crash at a commit point, a restart from the stored
   # position, and the same published rows as a clean run.
   if [ $rc -eq 0 ]; then
