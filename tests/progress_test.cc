@@ -24,10 +24,11 @@ std::string Lines(int n) {
 // Runs the snapsink binary with args on a pseudo-terminal (stdin, stdout and
 // stderr all the pty); returns everything it printed.
 std::string OnATerminal(const std::vector<std::string>& args) {
+  const ExecImage image(args);
   int master = -1;
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid < 0) return "forkpty failed";
-  if (pid == 0) ExecSnapsink(args);
+  if (pid == 0) image.Exec();
   std::string out;
   char buf[4096];
   ssize_t n;

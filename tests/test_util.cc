@@ -77,44 +77,23 @@ std::string Drain(int fd) {
 }
 }  // namespace
 
-namespace {
-
-// Everything execve needs, made before fork: a child forked from a process
-// with other threads may only call async-signal-safe functions until it
-// execs. Another thread may hold the allocator's lock at the fork (a
-// server test's clients allocate all the time), and a child that then
-// allocates (setenv, a string copy) waits for that lock forever: it hung
-// under ASan.
-class ExecImage {
- public:
-  ExecImage(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-    strings_.push_back(SNAPSINK_BINARY);
-    for (const std::string& a : args) strings_.push_back(a);
-    const size_t argc = strings_.size();
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string entry = *e;
-      if (env.count(entry.substr(0, entry.find('='))) == 0) strings_.push_back(entry);
-    }
-    for (const auto& [k, v] : env) strings_.push_back(k + "=" + v);
-    for (size_t i = 0; i < strings_.size(); ++i) (i < argc ? argv_ : envp_).push_back(strings_[i].data());
-    argv_.push_back(nullptr);
-    envp_.push_back(nullptr);
+ExecImage::ExecImage(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  strings_.push_back(SNAPSINK_BINARY);
+  for (const std::string& a : args) strings_.push_back(a);
+  const size_t argc = strings_.size();
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (env.count(entry.substr(0, entry.find('='))) == 0) strings_.push_back(entry);
   }
-  // In the forked child: execve only, else _exit(127).
-  [[noreturn]] void Exec() const {
-    ::execve(argv_[0], argv_.data(), envp_.data());
-    _exit(127);
-  }
+  for (const auto& [k, v] : env) strings_.push_back(k + "=" + v);
+  for (size_t i = 0; i < strings_.size(); ++i) (i < argc ? argv_ : envp_).push_back(strings_[i].data());
+  argv_.push_back(nullptr);
+  envp_.push_back(nullptr);
+}
 
- private:
-  std::vector<std::string> strings_;  // not touched after the pointers are taken
-  std::vector<char*> argv_, envp_;
-};
-
-}  // namespace
-
-void ExecSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-  ExecImage(args, env).Exec();
+void ExecImage::Exec() const {
+  ::execve(argv_[0], argv_.data(), envp_.data());
+  _exit(127);
 }
 
 RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,

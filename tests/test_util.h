@@ -118,9 +118,27 @@ struct RunResult {
 RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                    const std::string& stdin_data = "");
 
-// In a forked child: replaces the process with the snapsink binary (args,
-// plus env set on top of the inherited environment); exits 127 if it cannot.
-[[noreturn]] void ExecSnapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+// Everything execve needs to run the snapsink binary with args (plus env
+// set on top of the inherited environment), made BEFORE fork: a child forked
+// from a process with other threads may only call async-signal-safe
+// functions until it execs. Another thread may hold the allocator's lock at
+// the fork (a server test's clients allocate all the time), and a child that
+// then allocates (setenv, a string copy) waits for that lock forever: it
+// hung under ASan.
+//
+//   const ExecImage image({"ingest", root, file});
+//   pid_t pid = ::fork();
+//   if (pid == 0) image.Exec();
+class ExecImage {
+ public:
+  ExecImage(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+  // In the forked child: execve only, else _exit(127).
+  [[noreturn]] void Exec() const;
+
+ private:
+  std::vector<std::string> strings_;  // not touched after the pointers are taken
+  std::vector<char*> argv_, envp_;
+};
 
 // Starts the snapsink binary without waiting (stdin from /dev/null; stdout
 // and stderr to /dev/null, or to the files out_path and err_path when
