@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <lmdb.h>
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -76,6 +78,97 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CommitEvery, ProducerRetentionTest, ::testing::Values("1", "100000"));
+
+// Many producers over 12 hours of event time with retention 2h (idle buckets
+// of 15 minutes): a quarter fall silent for good and are retired, a quarter
+// fall silent for 6 hours, are retired, then send at their old epoch
+// (rejected) and at a higher one (afresh); the rest send throughout, with
+// redeliveries and times that wander inside and across buckets.
+std::string ManyProducersInput() {
+  std::string s;
+  constexpr int kProducers = 240;
+  constexpr int64_t kStep = 10 * 60 * 1000;
+  std::vector<uint64_t> next(kProducers, 0);
+  std::vector<uint32_t> epoch(kProducers, 0);
+  for (int step = 0; step < 72; ++step) {
+    const int64_t ts = kT0 + step * kStep;
+    for (int i = 0; i < kProducers; ++i) {
+      const int group = i % 4;
+      if (group == 0 && step >= 12) continue;               // silent for good after 2h
+      if (group == 2 && step >= 12 && step < 48) continue;  // silent 6h
+      char id[8];
+      std::snprintf(id, sizeof(id), "p%03d", i);
+      if (group == 2 && step == 48) s += Ev(id, epoch[i], next[i]++, ts);  // at the old epoch: rejected
+      if (group == 2 && step == 48) {
+        epoch[i] = 1;
+        next[i] = 0;
+      }
+      const int64_t jitter = ((i * 7919 + step * 104729) % 600) * 1000;
+      s += EventLine().Producer(id).Epoch(epoch[i]).Seq(next[i]).Ts(ts + jitter).Metric("m").Key(id).Line();
+      if ((i + step) % 10 == 0) {  // a redelivery, a little later in event time
+        s += EventLine().Producer(id).Epoch(epoch[i]).Seq(next[i]).Ts(ts + jitter + 1000).Metric("m").Key(id).Line();
+      }
+      ++next[i];
+    }
+  }
+  return s;
+}
+
+// A root's state plus its rejects files, byte for byte.
+std::string FullDump(const std::string& root) {
+  std::string out = StateDump(root);
+  for (const auto& [path, data] : TreeContents(root)) {
+    if (path.rfind("rejects/", 0) == 0) out += "## " + path + "\n" + data;
+  }
+  return out;
+}
+
+size_t Count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// SPEC 8: a crash at the commit's crash points with many producers and
+// retention on, then a rerun, leaves what a clean run leaves, byte for byte
+// (producers with their last-seen times and tombstones, sources, rejects,
+// windows); so does a clean run with other batch boundaries.
+TEST(ProducerRetentionCrashTest, RerunAfterCrashAtCommitMatchesCleanRun) {
+  TempDir d;
+  const std::string in = d / "in.ndjson";
+  WriteFile(in, ManyProducersInput());
+  auto init = [&](const std::string& name) {
+    const std::string root = d / name;
+    EXPECT_EQ(Snapsink({"init", root, "--producer-retention", "2h"}).exit_code, 0);
+    return root;
+  };
+  const std::string clean = init("clean");
+  RunResult r = Snapsink({"ingest", clean, in, "--commit-every", "500", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string want = FullDump(clean);
+  const std::string producers = Inspect(clean, "producers");
+  EXPECT_EQ(Count(producers, "\"retired\":true"), 60u) << producers;  // group 0; group 2 came back
+  EXPECT_EQ(Count(producers, "\"retired\":false"), 180u);
+  EXPECT_EQ(Count(producers, "\"epoch\":1,"), 60u);  // group 2, afresh
+  EXPECT_NE(Inspect(clean, "sources").find("\"rejected_retired\":60"), std::string::npos);
+
+  const std::string other = init("other");
+  ASSERT_EQ(Snapsink({"ingest", other, in, "--commit-every", "37", "--quiet"}).exit_code, 0);
+  EXPECT_EQ(FullDump(other), want);
+
+  const std::vector<std::pair<const char*, int>> crashes = {
+      {"ingest.before_commit", 1}, {"ingest.before_commit", 9}, {"ingest.after_commit", 14}, {"ingest.before_commit", 22}};
+  for (const auto& [point, hit] : crashes) {
+    SCOPED_TRACE(std::string(point) + " hit " + std::to_string(hit));
+    const std::string root = init(std::string("crash-") + point + "-" + std::to_string(hit));
+    r = Snapsink({"ingest", root, in, "--commit-every", "500", "--quiet"},
+                 {{"SNAPSINK_CRASH_AT", point}, {"SNAPSINK_CRASH_HIT", std::to_string(hit)}});
+    ASSERT_EQ(r.exit_code, 99) << r.err;
+    r = Snapsink({"ingest", root, in, "--commit-every", "500", "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(FullDump(root), want);
+  }
+}
 
 // Without --producer-retention nothing is retired; gc --producers-idle
 // retires once, and the producer's next event at its old epoch is refused.
