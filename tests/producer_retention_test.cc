@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/producer_retention.h"
+#include "engine/root.h"
+#include "engine/store.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -229,6 +232,72 @@ TEST(OlderRootTest, MissingTablesAreCreatedByTheFirstWriter) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(Inspect(root, "ids").find("{\"ids\":1,"), std::string::npos);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 1, "2026-10-21T10:00:00Z", false));
+}
+
+// A root whose producer records are those of state format 4 (last-seen
+// times in producer_seen, idle keys at the exact times): `inspect`, gc
+// --producers-idle and ingest read it as before, and ingest moves a
+// producer it writes into the format-5 record.
+TEST(OlderRootTest, FormatFourProducerRecordsKeepWorking) {
+  TempDir d;
+  const std::string root = d / "root", in = d / "in.ndjson";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  const int64_t t5 = kT0 + 5 * kHour;
+  WriteFile(in, Ev("q", 0, 0, t5) + Ev("p", 0, 0, kT0 + 1234));
+  ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
+  const std::string before = Inspect(root, "producers");
+  auto rewrite = [&](bool to_format4) {
+    std::unique_ptr<Store> store;
+    ASSERT_STATUS_OK(Store::Open(root + "/state", /*create=*/false, &store));
+    std::unique_ptr<Txn> txn;
+    ASSERT_STATUS_OK(store->BeginWrite(&txn));
+    uint64_t format = 0;
+    for (const std::string& id : to_format4 ? std::vector<std::string>{"p", "q"} : std::vector<std::string>{"q"}) {
+      std::string_view v;
+      ASSERT_STATUS_OK(txn->Get(Table::kProducers, id, &v));
+      ProducerState st;
+      std::optional<ProducerSeen> seen;
+      ASSERT_STATUS_OK(codec::DecodeProducer(v, &st, &seen));
+      if (!to_format4) {
+        EXPECT_TRUE(seen.has_value());  // written again: its last-seen time in its record
+        std::string_view old_seen;
+        EXPECT_TRUE(txn->Get(Table::kProducerSeen, id, &old_seen).IsNotFound());
+        continue;
+      }
+      ASSERT_TRUE(seen.has_value());
+      EXPECT_EQ(seen->idle_at, IdleBucket(seen->last_seen, kHour));
+      ASSERT_STATUS_OK(txn->Put(Table::kProducers, id, codec::Encode(st)));
+      std::string u, old_key, exact_key;
+      codec::PutU64(&u, static_cast<uint64_t>(seen->last_seen));
+      ASSERT_STATUS_OK(txn->Put(Table::kProducerSeen, id, u));
+      codec::AppendWindowKey(&old_key, seen->idle_at);
+      codec::AppendWindowKey(&exact_key, seen->last_seen);
+      ASSERT_STATUS_OK(txn->Del(Table::kProducerIdle, old_key + id));
+      ASSERT_STATUS_OK(txn->Put(Table::kProducerIdle, exact_key + id, ""));
+    }
+    if (to_format4) {
+      ASSERT_STATUS_OK(Root::PutMetaU64(txn.get(), meta::kFormat, 4));
+      ASSERT_STATUS_OK(txn->Commit());
+    } else {
+      auto f = Root::GetMetaU64(txn.get(), meta::kFormat);
+      ASSERT_STATUS_OK(f);
+      format = f->value_or(0);
+      EXPECT_EQ(format, kFormatVersion);
+    }
+  };
+  rewrite(/*to_format4=*/true);
+  EXPECT_EQ(Inspect(root, "producers"), before);
+  RunResult g = Snapsink({"gc", root, "--producers-idle", "2h"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(g.out.find("retired producer q"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("retired producer p\n"), std::string::npos) << g.out;
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 0, "2026-10-21T10:00:01.234Z", true) +
+                                            Producer("q", 0, 1, "2026-10-21T15:00:00Z", false));
+  AppendFile(in, Ev("q", 0, 1, t5 + 2 * kHour));
+  ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
+  EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 0, "2026-10-21T10:00:01.234Z", true) +
+                                            Producer("q", 0, 2, "2026-10-21T17:00:00Z", false));
+  rewrite(/*to_format4=*/false);
 }
 
 }  // namespace
