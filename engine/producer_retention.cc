@@ -126,7 +126,9 @@ Status CommitProducer(Txn* txn, std::string_view producer, const ProducerState& 
     idle = life->stored_idle && *life->stored_idle <= ts && *life->stored_idle >= bucket ? *life->stored_idle : bucket;
   }
   if (idle != life->stored_idle) {
-    if (life->stored_idle) SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducerIdle, IdleKey(*life->stored_idle, producer)));
+    if (life->stored_idle) {
+      SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducerIdle, IdleKey(*life->stored_idle, producer)));
+    }
     if (idle) SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducerIdle, IdleKey(*idle, producer), ""));
   }
   if (life->retired) {
@@ -134,7 +136,8 @@ Status CommitProducer(Txn* txn, std::string_view producer, const ProducerState& 
   } else if (idle) {
     const bool was_new_form = life->stored_seen && !life->legacy_seen;
     if (!was_new_form) SNAPSINK_RETURN_IF_ERROR(Root::RaiseFormat(txn));
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, producer, codec::EncodeProducer(state, ProducerSeen{*life->last_seen, *idle})));
+    const ProducerSeen seen{*life->last_seen, *idle};
+    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, producer, codec::EncodeProducer(state, seen)));
   } else {  // never heard (a record of an old format without a last-seen time)
     SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, producer, codec::EncodeProducer(state, std::nullopt)));
   }

@@ -170,7 +170,9 @@ Status DecodeProducer(std::string_view src, ProducerState* v, std::optional<Prod
     v->spilled = r.U64();
   } else if (r.remaining() != 0) {
     const uint8_t flags = r.U8();
-    if ((flags & ~(kProducerExtSpilled | kProducerExtSeen)) != 0) return Status::Corruption("malformed producer record in state");
+    if ((flags & ~(kProducerExtSpilled | kProducerExtSeen)) != 0) {
+      return Status::Corruption("malformed producer record in state");
+    }
     if (flags & kProducerExtSpilled) v->spilled = r.U64();
     if (flags & kProducerExtSeen) {
       ProducerSeen ps;
