@@ -217,6 +217,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/partition_seals_test.cc
   tests/partition_upkeep_test.cc
   tests/parse_ahead_test.cc
+  tests/producer_record_test.cc
   tests/producer_retention_test.cc
   tests/progress_test.cc
   tests/publish_crash_test.cc

@@ -118,14 +118,15 @@ Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id, uint64_t h
     return &it->second;
   }
   CachedProducer p;
+  std::optional<ProducerSeen> seen;
   std::string_view v;
   Status s = txn->Get(Table::kProducers, id, &v);
   if (s.ok()) {
-    SNAPSINK_RETURN_IF_ERROR(AtLine(codec::Decode(v, &p.state)));
+    SNAPSINK_RETURN_IF_ERROR(AtLine(codec::DecodeProducer(v, &p.state, &seen)));
   } else if (!s.IsNotFound()) {
     return AtLine(s);
   }
-  SNAPSINK_RETURN_IF_ERROR(LoadProducerLife(txn.get(), id, &p.life));
+  SNAPSINK_RETURN_IF_ERROR(LoadProducerLife(txn.get(), id, seen, &p.life));
   const auto added = producers.emplace(std::string(id), std::move(p)).first;
   slot = ProducerSlot{h, added->first, &added->second};
   return &added->second;
@@ -390,14 +391,11 @@ Status Ingester::Impl::Commit() {
 
 Status Ingester::Impl::CommitBatch() {
   std::string value;
+  // One record per producer that sent (its state and last-seen time); its
+  // idle key only when the last-seen time left the key's bucket.
+  const int64_t idle_bucket_ms = IdleBucketMs(config.producer_retention_ms);
   for (auto& [id, p] : producers) {
-    SNAPSINK_RETURN_IF_ERROR(CommitProducerLife(txn.get(), id, &p.life));
-    if (!p.dirty) continue;
-    if (p.life.retired) {
-      SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducers, id));
-    } else {
-      SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, id, codec::Encode(p.state)));
-    }
+    SNAPSINK_RETURN_IF_ERROR(CommitProducer(txn.get(), id, p.state, p.dirty, &p.life, idle_bucket_ms));
     p.dirty = false;
   }
   // The watermark moved: drop expired ids and retire idle producers.

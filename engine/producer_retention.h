@@ -1,12 +1,24 @@
 // Producer retention: a bound on producer state (README "The retention bet").
 //
-// Per producer the engine keeps, beside its ProducerState, the greatest event
-// time heard from it (Table::kProducerSeen, indexed in time order by
-// Table::kProducerIdle). A producer whose last-seen time is before the
+// Per producer the engine keeps, in its producer record beside its
+// ProducerState, the greatest event time heard from it (its last-seen time,
+// codec::ProducerSeen), and one key in Table::kProducerIdle: the start of the
+// coarse bucket of event time its last-seen time was in when the key was
+// written, then its id. A key is moved only when the last-seen time leaves
+// the key's bucket (IdleBucketMs wide), so a commit writes a producer that
+// sent one record, not three. A producer whose last-seen time is before the
 // retention cutoff (watermark minus the retention: init
 // --producer-retention, applied during ingest, or gc --producers-idle, once)
-// is retired: its ProducerState (epoch, next seq, gaps) and last-seen records
-// are deleted and a tombstone (Table::kRetired: epoch, last seen) is kept.
+// is retired: its ProducerState (epoch, next seq, gaps) and idle key are
+// deleted and a tombstone (Table::kRetired: epoch, last seen) is kept.
+// Retirement is exact: a key's time is at or before the producer's last-seen
+// time, so every idle producer's key is before the cutoff, and the sweep
+// checks each such candidate's exact last-seen time in its record.
+//
+// Formats 3 and 4 kept the last-seen time in Table::kProducerSeen and keyed
+// the idle index by the exact time. Such records are read as they are; the
+// producer's next write moves them into its record (and its key, if the
+// last-seen time left the old key's bucket: an exact time is a bucket of one).
 //
 // A retired producer that sends again at an epoch above its tombstone's
 // starts afresh (seq from 0) and its tombstone goes; at the same or a lower
@@ -41,17 +53,34 @@ struct ProducerTombstone {
 
 // What ingest caches of one producer besides its ProducerState.
 struct ProducerLife {
-  std::optional<int64_t> last_seen;         // greatest event time heard (as of this run)
-  std::optional<int64_t> stored_seen;       // what kProducerSeen holds
+  std::optional<int64_t> last_seen;          // greatest event time heard (as of this run)
+  std::optional<int64_t> stored_seen;        // the last-seen time the state holds
+  std::optional<int64_t> stored_idle;        // the time of its kProducerIdle key in the state
+  bool legacy_seen = false;                  // a kProducerSeen record (formats 3, 4) to delete
   std::optional<ProducerTombstone> retired;  // the tombstone, while retired
   bool tombstone_dirty = false;              // write (retired) or delete (!retired) at commit
 };
+
+// The width of the idle index's buckets for a root: an eighth of the
+// producer retention, at most an hour (an hour without retention, for gc
+// --producers-idle). A sweep then reads, besides the idle producers, only
+// those last heard within one bucket after the cutoff, and an active
+// producer's key moves about 8 times per retention of event time.
+int64_t IdleBucketMs(int64_t producer_retention_ms);
+
+// The start of ts's bucket (floor).
+int64_t IdleBucket(int64_t ts, int64_t bucket_ms);
 
 // The earliest last-seen time a producer may have and stay; INT64_MIN when
 // retention is off (retention_ms == 0) or no event was applied yet.
 int64_t RetentionCutoff(std::optional<int64_t> max_event_ts, int64_t lateness_ms, int64_t retention_ms);
 
+// Reads the producer's record, last-seen time and tombstone.
 Status LoadProducerLife(Txn* txn, std::string_view producer, ProducerLife* life);
+// The same when the caller has decoded the record: `seen` is what it held
+// (nullopt: no record, or one of formats 3 and 4).
+Status LoadProducerLife(Txn* txn, std::string_view producer, const std::optional<ProducerSeen>& seen,
+                        ProducerLife* life);
 
 // Retires, in the cache, a producer whose last-seen time is before cutoff.
 // Returns true if it did (the caller resets its ProducerState and deletes it
@@ -62,8 +91,10 @@ inline void HeardAt(ProducerLife* life, int64_t ts) {
   if (!life->last_seen || ts > *life->last_seen) life->last_seen = ts;
 }
 
-// Writes last-seen and tombstone changes of one producer.
-Status CommitProducerLife(Txn* txn, std::string_view producer, ProducerLife* life);
+// Writes what changed of one producer: its record (state_dirty, or its
+// last-seen time moved), idle key and tombstone.
+Status CommitProducer(Txn* txn, std::string_view producer, const ProducerState& state, bool state_dirty,
+                      ProducerLife* life, int64_t bucket_ms);
 
 // Retires every producer with a last-seen time before cutoff; appends their
 // ids to *retired (if not null).

@@ -28,6 +28,12 @@ Status Root::PutMetaU64(Txn* txn, std::string_view key, uint64_t value) {
   return txn->Put(Table::kMeta, key, v);
 }
 
+Status Root::RaiseFormat(Txn* txn) {
+  SNAPSINK_ASSIGN_OR_RETURN(auto format, GetMetaU64(txn, meta::kFormat));
+  if (format && *format >= kFormatVersion) return Status::OK();
+  return PutMetaU64(txn, meta::kFormat, kFormatVersion);
+}
+
 namespace {
 
 std::string ParentDir(const std::string& path) {

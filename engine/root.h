@@ -34,7 +34,10 @@ namespace snapsink {
 // seal records, CURRENT's checksum in meta; the id-dedup and producer
 // retention tables. 4: aggregate delta runs (engine/window_records_runs.h);
 // a format-3 root becomes 4 with the first commit that writes a run.
-inline constexpr uint32_t kFormatVersion = 4;
+// 5: a producer's last-seen time in its producer record, the idle index by
+// coarse buckets (engine/producer_retention.h); a format-3 or 4 root becomes
+// 5 with the first commit that writes such a record (RaiseFormat).
+inline constexpr uint32_t kFormatVersion = 5;
 // Roots of older formats are refused: their window and seal records hold
 // 32-bit versions, and generation manifests and CURRENT have no checksum.
 inline constexpr uint32_t kOldestReadableFormat = 3;
@@ -131,6 +134,10 @@ class Root {
   // Reads/writes a u64 of the meta table in txn (absent = nullopt).
   static Result<std::optional<uint64_t>> GetMetaU64(Txn* txn, std::string_view key);
   static Status PutMetaU64(Txn* txn, std::string_view key, uint64_t value);
+  // Sets the state's format to kFormatVersion in txn, for a commit that
+  // writes a record only that format has: an older build then refuses the
+  // root rather than misread it. Older formats are read as they are until then.
+  static Status RaiseFormat(Txn* txn);
 
  private:
   Root() = default;

@@ -123,7 +123,15 @@ Aggregate GetAggregate(Reader* r) {
 
 }  // namespace
 
-std::string Encode(const ProducerState& v) {
+// A producer record: epoch, next seq, the gaps, then either nothing or the
+// u64 spilled count (formats 3, 4: told apart by size, 16 bytes per gap), or
+// (format 5) a flags byte, the spilled count if kProducerExtSpilled, and the
+// last-seen time and idle key time if kProducerExtSeen. The flags byte makes
+// the tail's size 1 more than a multiple of 8, so the three never collide.
+constexpr uint8_t kProducerExtSpilled = 1;
+constexpr uint8_t kProducerExtSeen = 2;
+
+std::string EncodeProducer(const ProducerState& v, const std::optional<ProducerSeen>& seen) {
   std::string s;
   PutU32(&s, v.epoch);
   PutU64(&s, v.next_seq);
@@ -132,11 +140,20 @@ std::string Encode(const ProducerState& v) {
     PutU64(&s, g.lo);
     PutU64(&s, g.hi);
   }
-  if (v.spilled != 0) PutU64(&s, v.spilled);  // absent when 0: records as before spilling existed
+  if (!seen) {
+    if (v.spilled != 0) PutU64(&s, v.spilled);  // absent when 0: records as before spilling existed
+    return s;
+  }
+  s.push_back(static_cast<char>(kProducerExtSeen | (v.spilled != 0 ? kProducerExtSpilled : 0)));
+  if (v.spilled != 0) PutU64(&s, v.spilled);
+  PutU64(&s, static_cast<uint64_t>(seen->last_seen));
+  PutU64(&s, static_cast<uint64_t>(seen->idle_at));
   return s;
 }
 
-Status Decode(std::string_view src, ProducerState* v) {
+std::string Encode(const ProducerState& v) { return EncodeProducer(v, std::nullopt); }
+
+Status DecodeProducer(std::string_view src, ProducerState* v, std::optional<ProducerSeen>* seen) {
   Reader r(src);
   v->epoch = r.U32();
   v->next_seq = r.U64();
@@ -147,9 +164,27 @@ Status Decode(std::string_view src, ProducerState* v) {
     g.lo = r.U64();
     g.hi = r.U64();
   }
-  v->spilled = r.remaining() == 8 ? r.U64() : 0;
+  if (seen != nullptr) seen->reset();
+  v->spilled = 0;
+  if (r.remaining() == 8) {
+    v->spilled = r.U64();
+  } else if (r.remaining() != 0) {
+    const uint8_t flags = r.U8();
+    if ((flags & ~(kProducerExtSpilled | kProducerExtSeen)) != 0) {
+      return Status::Corruption("malformed producer record in state");
+    }
+    if (flags & kProducerExtSpilled) v->spilled = r.U64();
+    if (flags & kProducerExtSeen) {
+      ProducerSeen ps;
+      ps.last_seen = static_cast<int64_t>(r.U64());
+      ps.idle_at = static_cast<int64_t>(r.U64());
+      if (seen != nullptr) *seen = ps;
+    }
+  }
   return r.Finish("producer");
 }
+
+Status Decode(std::string_view src, ProducerState* v) { return DecodeProducer(src, v, nullptr); }
 
 // Presence bits of the format 3 extension, kept in the flags byte beside
 // SourceState's own flags (do not change these values).

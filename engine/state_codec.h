@@ -49,6 +49,15 @@ struct ProducerState {
   bool operator==(const ProducerState&) const = default;
 };
 
+// Beside a ProducerState in its record (format 5, engine/producer_retention.h):
+// the greatest event time heard from the producer and the time part of its
+// key in Table::kProducerIdle (a bucket start at or before last_seen).
+struct ProducerSeen {
+  int64_t last_seen = 0;
+  int64_t idle_at = 0;
+  bool operator==(const ProducerSeen&) const = default;
+};
+
 // Accounting of one input source, summed over every read of it:
 //   lines = applied + duplicates + fenced + rejected + ignored,
 // where ignored counts events a backfill took in sequence but left out
@@ -159,6 +168,11 @@ std::string Encode(const WindowState& v);
 std::string Encode(const SealRecord& v);
 void EncodeInto(std::string* dst, const Aggregate& v);
 Status Decode(std::string_view src, ProducerState* v);
+// The producer record with its last-seen time (seen == nullopt: the record
+// as formats 3 and 4 write it). Decode reads either form; `seen` is left
+// empty for a record without one.
+std::string EncodeProducer(const ProducerState& v, const std::optional<ProducerSeen>& seen);
+Status DecodeProducer(std::string_view src, ProducerState* v, std::optional<ProducerSeen>* seen);
 Status Decode(std::string_view src, SourceState* v);
 Status Decode(std::string_view src, Aggregate* v);
 Status Decode(std::string_view src, WindowState* v);

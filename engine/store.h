@@ -42,7 +42,7 @@ namespace snapsink {
 
 enum class Table {
   kMeta,         // settings and counters: see engine/root.h
-  kProducers,    // producer id -> ProducerState
+  kProducers,    // producer id -> ProducerState [+ last seen, idle key time] (codec::EncodeProducer)
   kSources,      // source name -> SourceState
   kRejectFiles,  // rejects file name -> committed length (u64)
   kAggs,         // window|metric|key -> Aggregate
@@ -52,8 +52,8 @@ enum class Table {
   // Id dedup and producer retention (engine/id_dedup.h, engine/producer_retention.h).
   kIds,           // id key (16) -> event time of its first delivery (u64)
   kIdExpiry,      // event time (8, ordered) | id key -> "": ids in expiry order
-  kProducerSeen,  // producer id -> last seen event time (u64)
-  kProducerIdle,  // last seen (8, ordered) | producer id -> "": producers in idle order
+  kProducerSeen,  // producer id -> last seen event time (u64); formats 3, 4 only: read, then moved into kProducers
+  kProducerIdle,  // bucket of last seen (8, ordered) | producer id -> "": idle candidates (producer_retention.h)
   kRetired,       // producer id -> tombstone: epoch (u32) | last seen (u64)
   kSourceIds,     // SourceIdsKey(source) -> id-dedup and retirement counts (engine/id_dedup.h)
   kGapSpill,      // producer|epoch|lo -> hi: open gaps beyond a producer record's (engine/gap_spill.h)

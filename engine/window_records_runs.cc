@@ -86,13 +86,9 @@ void FinishRun(std::string* out, const std::vector<uint32_t>& offsets) {
   PutFixed32(out, static_cast<uint32_t>(offsets.size()));
 }
 
-// A root holding runs is format 4 (engine/root.h): a build that knows no
-// runs refuses it rather than miss them.
-Status NoteRunsFormat(Txn* txn) {
-  SNAPSINK_ASSIGN_OR_RETURN(auto format, Root::GetMetaU64(txn, meta::kFormat));
-  if (format && *format >= kFormatVersion) return Status::OK();
-  return Root::PutMetaU64(txn, meta::kFormat, kFormatVersion);
-}
+// A root holding runs is format 4 or later (engine/root.h): a build that
+// knows no runs refuses it rather than miss them.
+Status NoteRunsFormat(Txn* txn) { return Root::RaiseFormat(txn); }
 
 }  // namespace
 

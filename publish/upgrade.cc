@@ -114,8 +114,9 @@ class Upgrader {
     SNAPSINK_RETURN_IF_ERROR(ReadState());
     report_->format_after = kFormatVersion;
     if (report_->format_before >= kOldestReadableFormat && report_->format_before <= kFormatVersion) {
-      // Format 3 is read as it is and becomes 4 with its first delta run
-      // (engine/root.h): nothing to convert.
+      // Formats 3 and 4 are read as they are and become 4 with their first
+      // delta run, 5 with their first producer record holding its last-seen
+      // time (engine/root.h): nothing to convert.
       report_->format_after = report_->format_before;
       report_->nothing_to_do = true;
       return Status::OK();
