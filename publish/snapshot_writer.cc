@@ -118,7 +118,7 @@ Status SnapshotWriter::AddView(const RowView& row) {
     stats_.push_back(MetricStats{std::string(row.metric)});
     metric_seed_ = XXH64(row.metric.data(), row.metric.size(), 0);
   }
-  key_hashes_.push_back(XXH64(row.key.data(), row.key.size(), metric_seed_));
+  key_hashes_.push_back(snapshot::KeyHash(row.key.data(), row.key.size(), metric_seed_));
   MetricStats& ms = stats_.back();
   ms.rows += 1;
   ms.events = WrappingAdd(ms.events, row.events);
