@@ -30,7 +30,7 @@ constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB'
 // XXH64 (xxhash's spec, the same value as the library's XXH64) of a key,
 // compiled in place: the writer, the verify pass and every lookup hash a
 // short key per row, and the call into the shared library costs about as
-// much again as the hash (a 25-byte key: ~30 ns through libxxhash, ~17 ns
+// much again as the hash (a 25-byte key: ~33 ns through libxxhash, ~19 ns
 // here, on this machine). Tested against the library for every length
 // from 0 to 300 (snapshot_filter_test.cc).
 inline uint64_t KeyHash(const char* p, size_t n, uint64_t seed) {
