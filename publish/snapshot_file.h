@@ -254,8 +254,11 @@ class SnapshotReader {
   // is 0), the footer's prefix checksum, every block's checksum and decoding,
   // rows strictly sorted across blocks, the row count of the footer, and
   // that the filter matches every row.
-  // With visit: also calls visit(row) for every row, in order, as the blocks
-  // are checked, so a caller can reconcile the rows in the same pass.
+  // One read of the file: each block is hashed into the whole file's XXH64
+  // as it is loaded; the file's checksums are reported before a block's
+  // error. With visit: also calls visit(row) for every row, in order, as
+  // the blocks are checked, so a caller can reconcile the rows in the same
+  // pass; the rows visited count only if VerifyAll then returns OK.
   Status VerifyAll(uint64_t expected_xxh64) const { return VerifyAll(expected_xxh64, nullptr); }
   Status VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const;
 

@@ -12,8 +12,10 @@
 
 #include <xxhash.h>
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,9 +27,58 @@ constexpr size_t kFilterLineBytes = 64;
 constexpr uint32_t kFilterLineBits = kFilterLineBytes * 8;
 constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB's bloom.cc
 
+// XXH64 (xxhash's spec, the same value as the library's XXH64) of a key,
+// compiled in place: the writer, the verify pass and every lookup hash a
+// short key per row, and the call into the shared library costs about as
+// much again as the hash (a 25-byte key: ~33 ns through libxxhash, ~19 ns
+// here, on this machine). Tested against the library for every length
+// from 0 to 300 (snapshot_filter_test.cc).
+inline uint64_t KeyHash(const char* p, size_t n, uint64_t seed) {
+  constexpr uint64_t kP1 = 0x9E3779B185EBCA87ULL, kP2 = 0xC2B2AE3D27D4EB4FULL, kP3 = 0x165667B19E3779F9ULL,
+                     kP4 = 0x85EBCA77C2B2AE63ULL, kP5 = 0x27D4EB2F165667C5ULL;
+  auto read64 = [](const char* q) {
+    uint64_t v;
+    std::memcpy(&v, q, 8);
+    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+    return v;
+  };
+  auto mix = [](uint64_t acc, uint64_t input) { return std::rotl(acc + input * kP2, 31) * kP1; };
+  const char* const end = p + n;
+  uint64_t h;
+  if (n >= 32) {
+    uint64_t v1 = seed + kP1 + kP2, v2 = seed + kP2, v3 = seed, v4 = seed - kP1;
+    for (; end - p >= 32; p += 32) {
+      v1 = mix(v1, read64(p));
+      v2 = mix(v2, read64(p + 8));
+      v3 = mix(v3, read64(p + 16));
+      v4 = mix(v4, read64(p + 24));
+    }
+    h = std::rotl(v1, 1) + std::rotl(v2, 7) + std::rotl(v3, 12) + std::rotl(v4, 18);
+    for (uint64_t v : {v1, v2, v3, v4}) h = (h ^ mix(0, v)) * kP1 + kP4;
+  } else {
+    h = seed + kP5;
+  }
+  h += n;
+  for (; end - p >= 8; p += 8) h = std::rotl(h ^ mix(0, read64(p)), 27) * kP1 + kP4;
+  if (end - p >= 4) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+    h = std::rotl(h ^ (uint64_t{v} * kP1), 23) * kP2 + kP3;
+    p += 4;
+  }
+  for (; p < end; p++) h = std::rotl(h ^ (uint64_t{static_cast<uint8_t>(*p)} * kP5), 11) * kP1;
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  h ^= h >> 32;
+  return h;
+}
+
 // The filter's hash of a (metric, key): the key hashed with the metric's hash as seed.
 inline uint64_t FilterHash(std::string_view metric, std::string_view key) {
-  return XXH64(key.data(), key.size(), XXH64(metric.data(), metric.size(), 0));
+  return KeyHash(key.data(), key.size(), XXH64(metric.data(), metric.size(), 0));
 }
 
 // FilterHash of rows that arrive sorted by metric: the metric's hash (the
@@ -40,7 +91,7 @@ class RowHasher {
       seed_ = XXH64(metric.data(), metric.size(), 0);
       valid_ = true;
     }
-    return XXH64(key.data(), key.size(), seed_);
+    return KeyHash(key.data(), key.size(), seed_);
   }
 
  private:

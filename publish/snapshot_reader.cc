@@ -58,6 +58,10 @@ struct SnapshotReader::Scratch {
   std::string plain;
   std::vector<uint64_t> hashes;  // of the rows of `plain`, to check its hash index
   std::string table;             // the hash index rebuilt from them
+  // VerifyAll only: the running XXH64 of the whole file, which LoadBlock
+  // feeds each block's bytes as it reads them, and where they end.
+  XXH64_state_t* file_hash = nullptr;
+  uint64_t hashed_end = 0;
 };
 
 SnapshotReader::SnapshotReader(std::string path, std::unique_ptr<RandomAccessFile> file)
@@ -225,6 +229,10 @@ Status SnapshotReader::LoadBlock(size_t i, Scratch* scratch) const {
   const IndexEntry& e = index_[i];
   SNAPSINK_RETURN_IF_ERROR(file_->Read(e.offset, e.csize, &scratch->compressed));
   if (scratch->compressed.size() != e.csize) return Corrupt(e.offset, fmt::format("short read of block {}", i));
+  if (scratch->file_hash != nullptr) {
+    XXH64_update(scratch->file_hash, scratch->compressed.data(), e.csize);
+    scratch->hashed_end = e.offset + e.csize;
+  }
   if (Hash(scratch->compressed) != e.xxh64) return Corrupt(e.offset, fmt::format("block {} checksum mismatch", i));
   const char* src = scratch->compressed.data();
   if (ZSTD_getFrameContentSize(src, e.csize) != e.usize) {
@@ -478,61 +486,71 @@ Status SnapshotReader::ScanFrom(std::string_view metric, std::string_view key,
 }
 
 Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const {
-  // Pass 1: the bytes, with no knowledge of the format beyond the footer.
-  XXH64_state_t* state = XXH64_createState();
-  if (state == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
-  XXH64_reset(state, 0);
+  // One pass in file order. Each block is read once: LoadBlock feeds its
+  // bytes to the whole file's XXH64, then it is checked and decoded. Open
+  // found the filter, stats, index and footer to tile the rest of the file
+  // after the blocks, so hashing from the end of the last block read to the
+  // end of the file covers every byte once. The file's own checksums are
+  // judged before a block's error is reported: a damaged file is named as
+  // such, and a bad block stops the checks and the visits, not the hashing.
+  Scratch scratch;
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(), XXH64_freeState);
+  if (scratch.dctx == nullptr || state == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
+  XXH64_reset(state.get(), 0);
+  scratch.file_hash = state.get();
+  const Status checks = [&]() -> Status {
+    std::string last_metric, last_key;
+    uint64_t rows = 0;
+    RowHasher hasher;
+    for (size_t i = 0; i < index_.size(); i++) {
+      SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
+      bool first = true, ordered = true;
+      RowView last;  // points into scratch.plain, valid until the next LoadBlock
+      scratch.hashes.clear();
+      SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
+        if (first && i > 0 && CompareKeys(last_metric, last_key, v.metric, v.key) >= 0) ordered = false;
+        scratch.hashes.push_back(hasher.Hash(v.metric, v.key));
+        first = false;
+        last = v;
+        rows++;
+        if (visit != nullptr) (*visit)(v);
+        return true;
+      }));
+      if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
+      if (!FilterMatchesAll(filter_, scratch.hashes.data(), scratch.hashes.size())) {
+        return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
+      }
+      if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch.plain, scratch.hashes, &scratch.table));
+      last_metric.assign(last.metric);
+      last_key.assign(last.key);
+    }
+    if (rows != rows_) return Corrupt(size_ - kFooterSize + 32, "row count differs from the blocks");
+    return Status::OK();
+  }();
+
   std::string chunk;
-  uint64_t prefix = 0;
-  Status s;
-  for (uint64_t off = 0; off < size_ && s.ok();) {
-    const uint64_t footer_offset = size_ - kFooterSize;
-    if (off == footer_offset) prefix = XXH64_digest(state);
-    uint64_t n = std::min<uint64_t>(1 << 20, (off < footer_offset ? footer_offset : size_) - off);
-    s = file_->Read(off, n, &chunk);
-    if (s.ok() && chunk.size() != n) s = Corrupt(off, "short read");
-    if (s.ok()) XXH64_update(state, chunk.data(), n);
-    off += n;
-  }
-  const uint64_t whole = XXH64_digest(state);
-  XXH64_freeState(state);
-  SNAPSINK_RETURN_IF_ERROR(s);
+  auto hash_to = [&](uint64_t end) {
+    for (uint64_t off = scratch.hashed_end; off < end;) {
+      const uint64_t n = std::min<uint64_t>(1 << 20, end - off);
+      SNAPSINK_RETURN_IF_ERROR(file_->Read(off, n, &chunk));
+      if (chunk.size() != n) return Corrupt(off, "short read");
+      XXH64_update(state.get(), chunk.data(), n);
+      off += n;
+      scratch.hashed_end = off;
+    }
+    return Status::OK();
+  };
+  const uint64_t footer_offset = size_ - kFooterSize;
+  SNAPSINK_RETURN_IF_ERROR(hash_to(footer_offset));
+  const uint64_t prefix = XXH64_digest(state.get());
+  SNAPSINK_RETURN_IF_ERROR(hash_to(size_));
+  const uint64_t whole = XXH64_digest(state.get());
   if (expected_xxh64 != 0 && whole != expected_xxh64) {
     return Corrupt(0, fmt::format("file xxh64 {:016x} differs from the expected {:016x}", whole,
                                   expected_xxh64));
   }
   if (prefix != prefix_xxh64_) return Corrupt(0, "data checksum in footer does not match the file");
-
-  // Pass 2: every block, and the order across blocks.
-  Scratch scratch;
-  if (scratch.dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
-  std::string last_metric, last_key;
-  uint64_t rows = 0;
-  RowHasher hasher;
-  for (size_t i = 0; i < index_.size(); i++) {
-    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
-    bool first = true, ordered = true;
-    RowView last;  // points into scratch.plain, valid until the next LoadBlock
-    scratch.hashes.clear();
-    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
-      if (first && i > 0 && CompareKeys(last_metric, last_key, v.metric, v.key) >= 0) ordered = false;
-      scratch.hashes.push_back(hasher.Hash(v.metric, v.key));
-      first = false;
-      last = v;
-      rows++;
-      if (visit != nullptr) (*visit)(v);
-      return true;
-    }));
-    if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
-    if (!FilterMatchesAll(filter_, scratch.hashes.data(), scratch.hashes.size())) {
-      return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
-    }
-    if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch.plain, scratch.hashes, &scratch.table));
-    last_metric.assign(last.metric);
-    last_key.assign(last.key);
-  }
-  if (rows != rows_) return Corrupt(size_ - kFooterSize + 32, "row count differs from the blocks");
-  return Status::OK();
+  return checks;
 }
 
 }  // namespace snapsink

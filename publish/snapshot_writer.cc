@@ -21,7 +21,6 @@ using coding::PutFixed64;
 using coding::ZigZag;
 using snapshot::AppendHashIndex;
 using snapshot::BuildFilter;
-using snapshot::CompareKeys;
 using snapshot::EncodeStats;
 using snapshot::EncodeVarint64;
 using snapshot::Hash;
@@ -96,13 +95,14 @@ Status SnapshotWriter::AddView(const RowView& row) {
   }
   // The row before: its metric is the last stats entry's, its key in block_
   // (or, for a block's first row, copied when the block before was cut).
-  if (rows_ > 0) {
-    const std::string_view last_metric = stats_.back().metric;
+  // The metrics are compared once, for the order and for the stats entry.
+  const int metric_order = rows_ == 0 ? 1 : row.metric.compare(stats_.back().metric);
+  if (metric_order <= 0) {
     const std::string_view last_key =
         block_rows_ > 0 ? std::string_view(block_).substr(last_key_at_, last_key_size_) : last_key_;
-    if (CompareKeys(row.metric, row.key, last_metric, last_key) <= 0) {
+    if (metric_order < 0 || row.key.compare(last_key) <= 0) {
       return Fail(Status::InvalidArgument(fmt::format("snapshot {}: row ({:?}, {:?}) does not follow ({:?}, {:?})",
-                                                      path_, row.metric, row.key, last_metric, last_key)));
+                                                      path_, row.metric, row.key, stats_.back().metric, last_key)));
     }
   }
   if (block_rows_ == 0) {
@@ -114,11 +114,11 @@ Status SnapshotWriter::AddView(const RowView& row) {
   if (block_rows_ % kBlockRestartInterval == 0) restarts_.push_back(static_cast<uint32_t>(block_.size()));
   // Rows come sorted by metric: its hash (the seed of the row's) and its
   // stats entry once per run of rows of one metric.
-  if (stats_.empty() || stats_.back().metric != row.metric) {
+  if (metric_order != 0) {
     stats_.push_back(MetricStats{std::string(row.metric)});
     metric_seed_ = XXH64(row.metric.data(), row.metric.size(), 0);
   }
-  key_hashes_.push_back(XXH64(row.key.data(), row.key.size(), metric_seed_));
+  key_hashes_.push_back(snapshot::KeyHash(row.key.data(), row.key.size(), metric_seed_));
   MetricStats& ms = stats_.back();
   ms.rows += 1;
   ms.events = WrappingAdd(ms.events, row.events);

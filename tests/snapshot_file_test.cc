@@ -665,6 +665,50 @@ TEST_F(SnapshotFileTest, VerifyAllComparesExpectedChecksum) {
   EXPECT_TRUE(r->VerifyAll(info.xxh64 ^ 1).IsCorruption());
 }
 
+// VerifyAll reads the file once: each block's bytes go into the whole
+// file's XXH64 as the block is loaded, and the filter, stats, index and
+// footer after them. So every byte counts once (a clean file gives the
+// writer's xxh64), and a flipped byte anywhere, in a block too, is reported
+// as the file's checksum before the block's own error.
+TEST_F(SnapshotFileTest, VerifyAllHashesEveryByteOnceAndNamesTheFileFirst) {
+  const std::vector<Row> rows = MakeRows(3000);
+  SnapshotWriterOptions small;
+  small.block_bytes = 2000;
+  SnapshotFileInfo info;
+  Write(Path("good"), rows, &info, small);
+  const std::string good = ReadAll(Path("good"));
+  ASSERT_EQ(info.xxh64, XXH64(good.data(), good.size(), 0));
+  auto r = OpenOrDie(Path("good"));
+  ASSERT_TRUE(r);
+  ASSERT_GE(r->blocks(), 3u);
+  size_t visited = 0;
+  const std::function<void(const RowView&)> visit = [&](const RowView&) { visited++; };
+  ASSERT_STATUS_OK(r->VerifyAll(info.xxh64, &visit));
+  EXPECT_EQ(visited, rows.size());
+
+  const Sections sec = ReadSections(good);
+  const SnapshotReader::BlockInfo last = r->block(r->blocks() - 1);
+  // Bytes a reader opens past: the blocks (first, a middle one, last) and the stats.
+  for (uint64_t at : {uint64_t{0}, r->block(1).offset + r->block(1).csize / 2, last.offset + last.csize - 1,
+                      sec.stats_offset, sec.stats_offset + sec.stats_size - 1}) {
+    SCOPED_TRACE(at);
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x01);
+    std::ofstream(Path("bad"), std::ios::binary | std::ios::trunc) << bad;
+    auto br = OpenOrDie(Path("bad"));
+    ASSERT_TRUE(br);
+    Status s = br->VerifyAll(info.xxh64);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.message().find(fmt::format("file xxh64 {:016x} differs from the expected {:016x}",
+                                           XXH64(bad.data(), bad.size(), 0), info.xxh64)),
+              std::string::npos)
+        << s.ToString();
+    // Without an expected checksum: the footer's checksum of the bytes before it.
+    s = br->VerifyAll(0);
+    EXPECT_NE(s.message().find("data checksum in footer does not match the file"), std::string::npos) << s.ToString();
+  }
+}
+
 TEST_F(SnapshotFileTest, TruncatedFile) {
   const std::vector<Row> rows = MakeRows(50000);
   SnapshotFileInfo info;
