@@ -32,7 +32,10 @@ constexpr uint8_t kFilterProbes = 6;  // ~ kFilterBitsPerKey * ln 2, as LevelDB'
 // short key per row, and the call into the shared library costs about as
 // much again as the hash (a 25-byte key: ~33 ns through libxxhash, ~19 ns
 // here, on this machine). Tested against the library for every length
-// from 0 to 300 (snapshot_filter_test.cc).
+// from 0 to 300 (snapshot_filter_test.cc). xxHash's own inline mode
+// (XXH_INLINE_ALL) would be the library's code, but it cannot share a unit
+// with the plain <xxhash.h> that the writer and reader include for their
+// streaming XXH64_state_t (the two modes declare the state type twice).
 inline uint64_t KeyHash(const char* p, size_t n, uint64_t seed) {
   constexpr uint64_t kP1 = 0x9E3779B185EBCA87ULL, kP2 = 0xC2B2AE3D27D4EB4FULL, kP3 = 0x165667B19E3779F9ULL,
                      kP4 = 0x85EBCA77C2B2AE63ULL, kP5 = 0x27D4EB2F165667C5ULL;
