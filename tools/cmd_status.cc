@@ -21,10 +21,11 @@ std::string OnGapName(api::GapPolicy g) { return g == api::GapPolicy::kStop ? "s
 
 void PrintText(const std::string& path, const api::RootStatus& s) {
   std::printf("root        %s\n", path.c_str());
+  const api::RootSettings& set = s.settings;
   std::printf("settings    window %s, lateness %s, on-gap %s, id horizon %s, producer retention %s\n",
-              api::FormatDuration(s.settings.window_size_ms).c_str(), api::FormatDuration(s.settings.lateness_ms).c_str(),
-              OnGapName(s.settings.on_gap).c_str(), api::FormatDuration(s.settings.id_horizon_ms).c_str(),
-              s.settings.producer_retention_ms > 0 ? api::FormatDuration(s.settings.producer_retention_ms).c_str() : "never");
+              api::FormatDuration(set.window_size_ms).c_str(), api::FormatDuration(set.lateness_ms).c_str(),
+              OnGapName(set.on_gap).c_str(), api::FormatDuration(set.id_horizon_ms).c_str(),
+              set.producer_retention_ms > 0 ? api::FormatDuration(set.producer_retention_ms).c_str() : "never");
   if (s.watermark) {
     std::printf("watermark   %s (newest event %s)\n", api::FormatTime(*s.watermark).c_str(), api::FormatTime(*s.max_event_ts).c_str());
   } else {
