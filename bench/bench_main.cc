@@ -1343,7 +1343,7 @@ void RunRange(const Flags& f, const std::string& work, Report* rep) {
     CheckOk(QueryRows(reader2.get(), QuerySpec{}, &all), "query");
     want = 0;
     for (const api::QueryRow& row : all) {
-      if (row.window_ms >= *q.from && row.window_ms <= *q.to && row.row.metric == "m1" && row.row.key == "k1") {
+      if (row.window_start_ms >= *q.from && row.window_start_ms <= *q.to && row.row.metric == "m1" && row.row.key == "k1") {
         want = WrappingAdd(want, row.row.sum_micros);
       }
     }

@@ -155,7 +155,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   for (const auto& [w, v] : after_versions) all.insert(w);
   for (int64_t w : all) {
     RollbackChange c;
-    c.window_ms = w;
+    c.window_start_ms = w;
     c.version_before = before_versions.count(w) ? before_versions[w] : 0;
     c.version_after = after_versions.count(w) ? after_versions[w] : 0;
     const LiveWindow lw = live_windows.count(w) ? live_windows[w] : LiveWindow();
@@ -180,8 +180,8 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   std::vector<std::pair<int64_t, uint64_t>> superseded;
   SNAPSINK_RETURN_IF_ERROR(CommitGeneration(env, root, live, &gm, [&](Txn* txn) {
     for (const RollbackChange& c : result->changes) {
-      SNAPSINK_RETURN_IF_ERROR(RewindWindow(txn, c.window_ms, c.version_after,
-                                            c.version_after ? &rows[c.window_ms] : nullptr, &superseded));
+      SNAPSINK_RETURN_IF_ERROR(RewindWindow(txn, c.window_start_ms, c.version_after,
+                                            c.version_after ? &rows[c.window_start_ms] : nullptr, &superseded));
     }
     return Status::OK();
   }, "rollback"));

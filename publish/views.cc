@@ -56,7 +56,7 @@ Status ListPublished(Env* env, const std::string& root, std::vector<api::Generat
       SNAPSINK_RETURN_IF_ERROR(s);
       SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, dir, &m));
       api::SnapshotInfo info;
-      info.window_ms = w;
+      info.window_start_ms = w;
       info.version = v;
       info.rows = m.rows;
       info.events = m.events;

@@ -81,8 +81,6 @@ Result<RootStatus> ReadOnlySink::GetStatus() const {
 RootStatus ToPublic(const snapsink::GatheredStatus& s) {
   RootStatus out;
   out.settings = ToPublic(s.config);  // every field: the same function as settings()
-  out.id_horizon_ms = s.config.id_horizon_ms;
-  out.producer_retention_ms = s.config.producer_retention_ms;
   out.max_event_ts = s.max_event_ts;
   out.watermark = s.watermark;
   out.watermark_rule = WatermarkRule(s.config, s.held_event_ts, s.held_producer);

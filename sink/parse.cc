@@ -23,15 +23,15 @@ bool ParseSeqRange(const std::string& text, SeqRange* out) {
   return true;
 }
 
-Status ParseRollup(const std::string& name, const std::string& text, int64_t window_ms, int64_t* rollup_ms) {
+Status ParseRollup(const std::string& name, const std::string& text, int64_t window_size_ms, int64_t* rollup_ms) {
   if (text == "all") {
     *rollup_ms = 0;
     return Status::OK();
   }
   int64_t v = 0;
-  if (!ParseDuration(text, &v) || v <= 0 || window_ms <= 0 || v % window_ms != 0) {
+  if (!ParseDuration(text, &v) || v <= 0 || window_size_ms <= 0 || v % window_size_ms != 0) {
     return Status::InvalidArgument(name + " '" + text + "': expected all or a multiple of the window size " +
-                                   FormatDuration(window_ms) + " (such as 1h or 1d)");
+                                   FormatDuration(window_size_ms) + " (such as 1h or 1d)");
   }
   *rollup_ms = v;
   return Status::OK();

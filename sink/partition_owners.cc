@@ -36,7 +36,7 @@ Result<std::optional<ReadOnlySink::PartitionProgressInfo>> ReadProgressInfo(Env*
     if (last == nullptr || std::tie(r.to, r.window_ms) > std::tie(last->to, last->window_ms)) last = &r;
   }
   if (last != nullptr) {
-    info.last_seal_window_ms = last->window_ms;
+    info.last_seal_window_start_ms = last->window_ms;
     info.last_seal_version = last->version;
     info.last_seal_epoch = last->epoch;
     info.last_seal_to = last->to;
@@ -102,8 +102,8 @@ std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerIn
       j += "{\"epoch\":" + std::to_string(g->epoch) + ",\"position\":" + std::to_string(g->position) +
            ",\"high_watermark\":" + std::to_string(g->high_watermark) + ",\"lag\":" + std::to_string(g->lag) +
            ",\"last_seal\":";
-      if (g->last_seal_window_ms) {
-        j += "{\"window\":" + JsonQuote(FormatIso(*g->last_seal_window_ms)) + ",\"version\":" +
+      if (g->last_seal_window_start_ms) {
+        j += "{\"window\":" + JsonQuote(FormatIso(*g->last_seal_window_start_ms)) + ",\"version\":" +
              std::to_string(g->last_seal_version) + ",\"epoch\":" + std::to_string(g->last_seal_epoch) +
              ",\"to\":" + std::to_string(g->last_seal_to) + "}";
       } else {
@@ -152,7 +152,7 @@ void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo
       position.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->position));
       hwm.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->high_watermark));
       lag.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->lag));
-      if (p.progress->last_seal_window_ms) {
+      if (p.progress->last_seal_window_start_ms) {
         seal_to.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->last_seal_to));
       }
     }

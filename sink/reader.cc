@@ -62,23 +62,23 @@ Result<uint64_t> Reader::CurrentGeneration(const std::string& root) {
 uint64_t Reader::generation() const { return impl_->reader->generation(); }
 const std::vector<WindowVersion>& Reader::windows() const { return impl_->windows; }
 
-std::optional<uint64_t> Reader::Find(int64_t window_ms) const {
-  const GenerationEntry* e = impl_->reader->Find(window_ms);
+std::optional<uint64_t> Reader::Find(int64_t window_start_ms) const {
+  const GenerationEntry* e = impl_->reader->Find(window_start_ms);
   if (e == nullptr) return std::nullopt;
   return static_cast<uint64_t>(e->version);
 }
 
-Result<Row> Reader::Get(int64_t window_ms, std::string_view metric, std::string_view key) {
-  SNAPSINK_RETURN_IF_ERROR(impl_->reader->Get(window_ms, metric, key, &impl_->row));
+Result<Row> Reader::Get(int64_t window_start_ms, std::string_view metric, std::string_view key) {
+  SNAPSINK_RETURN_IF_ERROR(impl_->reader->Get(window_start_ms, metric, key, &impl_->row));
   Row out;
   ToPublic(impl_->row, &out);
   return out;
 }
 
-Status Reader::Scan(int64_t window_ms, const std::optional<std::string>& metric,
+Status Reader::Scan(int64_t window_start_ms, const std::optional<std::string>& metric,
                     const std::function<void(const Row&)>& fn) {
   Row out;
-  return impl_->reader->Scan(window_ms, metric ? &*metric : nullptr, [&](const snapsink::Row& in) {
+  return impl_->reader->Scan(window_start_ms, metric ? &*metric : nullptr, [&](const snapsink::Row& in) {
     ToPublic(in, &out);
     fn(out);
   });

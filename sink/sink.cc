@@ -186,15 +186,17 @@ Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) 
 
 Status Sink::Create(const std::string& path, const InitOptions& o) {
   RootConfig config;
-  config.window_ms = o.window_ms;
-  config.lateness_ms = o.lateness_ms.value_or(o.window_ms);
+  config.window_ms = o.window_size_ms;
+  config.lateness_ms = o.lateness_ms.value_or(o.window_size_ms);
   config.on_gap = o.on_gap == GapPolicy::kStop ? OnGap::kStop : OnGap::kAccept;
   config.id_horizon_ms = o.id_horizon_ms;
   config.producer_retention_ms = o.producer_retention_ms;
   config.retain_ms = o.retain_ms;
   config.max_ahead_ms = o.max_ahead_ms.value_or(o.retain_ms > 0 ? RootConfig::kDefaultMaxAheadMs : 0);
   // Each setting checked here, once, in the order InitOptions declares them.
-  if (o.window_ms <= 0) return OutOfRange("InitOptions::window_ms", o.window_ms, "must be greater than zero");
+  if (o.window_size_ms <= 0) {
+    return OutOfRange("InitOptions::window_size_ms", o.window_size_ms, "must be greater than zero");
+  }
   if (config.lateness_ms < 0) return OutOfRange("InitOptions::lateness_ms", config.lateness_ms, "must not be negative");
   if (o.id_horizon_ms <= 0) return OutOfRange("InitOptions::id_horizon_ms", o.id_horizon_ms, "must be greater than zero");
   if (o.producer_retention_ms < 0) {

@@ -70,6 +70,6 @@ Result<std::vector<std::string>> Sink::RetireIdleProducers(int64_t idle_ms) {
 
 static_assert(kMinTimeMs == kMinTimestampMs && kMaxTimeMs == kMaxTimestampMs);
 
-int64_t WindowStart(int64_t ms, int64_t window_ms) { return snapsink::WindowStart(ms, window_ms); }
+int64_t WindowStart(int64_t ms, int64_t window_size_ms) { return snapsink::WindowStart(ms, window_size_ms); }
 
 }  // namespace snapsink::api

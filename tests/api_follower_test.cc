@@ -38,7 +38,7 @@ class ApiFollowerTest : public ::testing::Test {
   void SetUp() override {
     root_ = dir_ / "root";
     api::InitOptions o;
-    o.window_ms = kMinute;
+    o.window_size_ms = kMinute;
     o.lateness_ms = 0;
     ASSERT_STATUS_OK(api::Sink::Create(root_, o));
   }

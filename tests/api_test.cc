@@ -70,7 +70,7 @@ TEST_F(ApiTest, RunThenReadBack) {
   EXPECT_EQ((*reader)->generation(), 1u);
   ASSERT_EQ((*reader)->windows().size(), 2u);
   const int64_t w10 = Ms("2026-10-21T10:00:00Z");
-  EXPECT_EQ((*reader)->windows()[0].window_ms, w10);
+  EXPECT_EQ((*reader)->windows()[0].window_start_ms, w10);
   EXPECT_EQ((*reader)->Find(w10), std::optional<uint64_t>(1));
   auto eu = (*reader)->Get(w10, "orders", "eu");
   ASSERT_STATUS_OK(eu);
@@ -325,6 +325,36 @@ TEST(ApiHeaders, TheCommandLineCheckCatchesEachKindOfMention) {
                            "// --- Times ---", "// a root written by an earlier snapsink to this"}) {
     EXPECT_TRUE(CommandLineMentions(line).empty()) << line;
   }
+}
+
+// The lines of a header's code (comments cut) that declare something named
+// exactly window_ms: a name that said a window's size in some records and
+// its start in others. Fields and parameters say which: window_size_ms or
+// window_start_ms.
+std::vector<std::string> AmbiguousWindowNames(const std::string& text) {
+  static const std::regex name(R"(\bwindow_ms\b)");
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const std::string code = line.substr(0, line.find("//"));
+    if (std::regex_search(code, name)) out.push_back(std::to_string(n) + ": " + line);
+  }
+  return out;
+}
+
+TEST(ApiHeaders, NameAWindowBySizeOrStart) {
+  for (const std::string& path : PublicHeaders()) {
+    std::ifstream f(path);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (const std::string& m : AmbiguousWindowNames(text)) ADD_FAILURE() << path << ":" << m;
+  }
+  // The check itself: a field and a parameter are caught; the two names
+  // that say what they hold, and the JSON key in a comment, are not.
+  EXPECT_EQ(AmbiguousWindowNames("  int64_t window_ms = 0;\n  Status Scan(int64_t window_ms, int x);\n").size(), 2u);
+  EXPECT_TRUE(AmbiguousWindowNames("  int64_t window_size_ms = 0;\n  int64_t window_start_ms = 0;  // \"window_ms\"\n"
+                                   "  std::optional<int64_t> last_seal_window_start_ms;\n")
+                  .empty());
 }
 
 TEST(ApiDurations, ParseAndFormat) {

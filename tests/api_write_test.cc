@@ -31,7 +31,7 @@ class ApiWriteTest : public ::testing::Test {
 
 TEST_F(ApiWriteTest, InitStoresIdHorizonAndProducerRetention) {
   api::InitOptions o;
-  o.window_ms = 15 * 60 * 1000;
+  o.window_size_ms = 15 * 60 * 1000;
   o.lateness_ms = 0;
   o.id_horizon_ms = kHour;
   o.producer_retention_ms = 30 * 24 * kHour;
@@ -39,7 +39,7 @@ TEST_F(ApiWriteTest, InitStoresIdHorizonAndProducerRetention) {
   auto ro = api::Sink::OpenReadOnly(root_);
   ASSERT_STATUS_OK(ro);
   const api::RootSettings& s = (*ro)->settings();
-  EXPECT_EQ(s.window_ms, 15 * 60 * 1000);
+  EXPECT_EQ(s.window_size_ms, 15 * 60 * 1000);
   EXPECT_EQ(s.lateness_ms, 0);
   EXPECT_EQ(s.id_horizon_ms, kHour);
   EXPECT_EQ(s.producer_retention_ms, 30 * 24 * kHour);
@@ -143,9 +143,9 @@ TEST_F(ApiWriteTest, UnsealedNamesTheOpenWindowsAndTheWatermark) {
   EXPECT_TRUE(r.sealed.empty());
   ASSERT_TRUE(r.nothing_sealed.has_value());
   ASSERT_EQ(r.nothing_sealed->open.size(), 2u);
-  EXPECT_EQ(r.nothing_sealed->open[0].window_ms, Ms("2026-10-21T10:00:00Z"));
+  EXPECT_EQ(r.nothing_sealed->open[0].window_start_ms, Ms("2026-10-21T10:00:00Z"));
   EXPECT_EQ(r.nothing_sealed->open[0].closes_at_ms, Ms("2026-10-21T12:00:00Z"));
-  EXPECT_EQ(r.nothing_sealed->open[1].window_ms, Ms("2026-10-21T11:00:00Z"));
+  EXPECT_EQ(r.nothing_sealed->open[1].window_start_ms, Ms("2026-10-21T11:00:00Z"));
   EXPECT_EQ(r.nothing_sealed->watermark, std::optional<int64_t>(Ms("2026-10-21T10:30:00Z")));
   EXPECT_EQ(r.publish.generation, 0u);
   auto again = (*sink)->Unsealed();
@@ -191,7 +191,7 @@ TEST_F(ApiWriteTest, FollowIngestsAnAppendedLineAndPublishes) {
     ASSERT_STATUS_OK((*sink)->Follow(o, &stop));
   }
   ASSERT_EQ(sealed.size(), 1u);
-  EXPECT_EQ(sealed[0].window_ms, Ms("2026-10-21T10:00:00Z"));
+  EXPECT_EQ(sealed[0].window_start_ms, Ms("2026-10-21T10:00:00Z"));
   EXPECT_EQ(sealed[0].events, 1);
   ASSERT_EQ(published.size(), 1u);
   EXPECT_EQ(published[0].generation, 1u);
@@ -270,7 +270,7 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
   EXPECT_EQ(plan.generation, 0u);
   ASSERT_EQ(plan.impact.size(), 1u);
   const api::WindowImpact& i = plan.impact[0];
-  EXPECT_EQ(i.window_ms, Ms("2026-10-21T10:00:00Z"));
+  EXPECT_EQ(i.window_start_ms, Ms("2026-10-21T10:00:00Z"));
   EXPECT_EQ(i.before.events, 1);
   EXPECT_EQ(i.before.sum_micros, 1000000);
   EXPECT_EQ(i.after.events, 2);

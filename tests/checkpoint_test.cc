@@ -52,7 +52,7 @@ class CheckpointTest : public ::testing::Test {
     EXPECT_STATUS_OK(windows);
     EXPECT_STATUS_OK(sources);
     for (const auto& p : *producers) out += p.producer + " next=" + std::to_string(p.next_seq) + "\n";
-    for (const auto& w : *windows) out += std::to_string(w.window_ms) + " events=" + std::to_string(w.events) + " count=" + std::to_string(w.count) + "\n";
+    for (const auto& w : *windows) out += std::to_string(w.window_start_ms) + " events=" + std::to_string(w.events) + " count=" + std::to_string(w.count) + "\n";
     for (const auto& src : *sources) {
       out += src.source + " lines=" + std::to_string(src.lines) + " applied=" + std::to_string(src.applied) +
              " pos=" + src.position.value_or("-") + "\n";

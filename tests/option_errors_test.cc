@@ -1,6 +1,6 @@
 // A value out of range is refused once, by the layer that owns it: the
 // library's message names the public field the caller set
-// ("InitOptions::window_ms 0: must be greater than zero"), never a CLI flag;
+// ("InitOptions::window_size_ms 0: must be greater than zero"), never a CLI flag;
 // the binary names its flag for the same mistake ("--from is after --to").
 #include <gtest/gtest.h>
 
@@ -39,8 +39,8 @@ class OptionErrorsTest : public ::testing::Test {
 
 TEST_F(OptionErrorsTest, CreateNamesTheInitOptionsField) {
   api::InitOptions o;
-  o.window_ms = 0;
-  EXPECT_EQ(Refusal(api::Sink::Create(dir_ / "a", o)), "InitOptions::window_ms 0: must be greater than zero");
+  o.window_size_ms = 0;
+  EXPECT_EQ(Refusal(api::Sink::Create(dir_ / "a", o)), "InitOptions::window_size_ms 0: must be greater than zero");
   o = api::InitOptions{};
   o.lateness_ms = -1;
   EXPECT_EQ(Refusal(api::Sink::Create(dir_ / "a", o)), "InitOptions::lateness_ms -1: must not be negative");

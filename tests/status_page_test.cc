@@ -251,12 +251,12 @@ void CheckPage(const std::string& html, const std::string& root, uint64_t shown)
   for (const Node* r : doc->All("rect")) rects[r->Attr("data-window")] = r;
   ASSERT_EQ(rows.size(), status->windows.size());
   for (const api::WindowStatus& w : status->windows) {
-    const std::string name = api::FormatTime(w.window_ms);
+    const std::string name = api::FormatTime(w.window_start_ms);
     ASSERT_TRUE(rows.count(name)) << name;
     const std::vector<std::string>& c = rows[name];
     ASSERT_EQ(c.size(), 7u);
     EXPECT_EQ(c[1].substr(0, w.state.size()), w.state) << name;
-    const std::optional<uint64_t> v = (*reader)->Find(w.window_ms);
+    const std::optional<uint64_t> v = (*reader)->Find(w.window_start_ms);
     EXPECT_EQ(c[2], v ? std::to_string(*v) : "-") << name;
     EXPECT_EQ(c[3], std::to_string(w.version)) << name;
     EXPECT_EQ(c[4], std::to_string(w.events)) << name;

@@ -108,9 +108,9 @@ TEST(StatusMacros, ReturnTheFirstErrorAndBindTheValueOtherwise) {
 
 // Every range check of the library words its error this one way.
 TEST(StatusCodes, OutOfRangeNamesTheFieldItsValueAndTheRule) {
-  const Status s = OutOfRange("InitOptions::window_ms", -5, "must be greater than zero");
+  const Status s = OutOfRange("InitOptions::window_size_ms", -5, "must be greater than zero");
   EXPECT_TRUE(s.IsInvalidArgument());
-  EXPECT_EQ(s.message(), "InitOptions::window_ms -5: must be greater than zero");
+  EXPECT_EQ(s.message(), "InitOptions::window_size_ms -5: must be greater than zero");
 }
 
 }  // namespace

@@ -17,10 +17,10 @@ namespace {
 // init: commit point is the rename of state.init-tmp/ to state/ (Sink::Create).
 Status CmdInit(const InitArgs& a) {
   api::InitOptions o;
-  if (!api::ParseDuration(a.window, &o.window_ms) || o.window_ms <= 0) {
+  if (!api::ParseDuration(a.window, &o.window_size_ms) || o.window_size_ms <= 0) {
     return Status::InvalidArgument("--window " + a.window + ": expected a duration such as 1m, 15m, 1h, 1d");
   }
-  int64_t lateness = o.window_ms;
+  int64_t lateness = o.window_size_ms;
   if (!a.lateness.empty() && (!api::ParseDuration(a.lateness, &lateness) || lateness < 0)) {
     return Status::InvalidArgument("--lateness " + a.lateness + ": expected a duration such as 0s, 30m, 1h");
   }
@@ -49,7 +49,7 @@ Status CmdInit(const InitArgs& a) {
   const int64_t max_ahead_ms = created->settings().max_ahead_ms;
   std::printf("initialized %s: window %s, lateness %s, on-gap %s, id horizon %s, producer retention %s, "
               "retain %s, max-ahead %s\n",
-              a.root.c_str(), api::FormatDuration(o.window_ms).c_str(), api::FormatDuration(lateness).c_str(),
+              a.root.c_str(), api::FormatDuration(o.window_size_ms).c_str(), api::FormatDuration(lateness).c_str(),
               a.on_gap.c_str(), api::FormatDuration(o.id_horizon_ms).c_str(),
               o.producer_retention_ms == 0 ? "never" : api::FormatDuration(o.producer_retention_ms).c_str(),
               RetainText(o.retain_ms).c_str(), MaxAheadText(max_ahead_ms).c_str());

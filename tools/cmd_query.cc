@@ -28,25 +28,25 @@ Status CmdQuery(const QueryArgs& a) {
   if (!a.window.empty() || !a.from.empty() || !a.to.empty() || a.has_rollup) {
     // The window size is a setting of the root; a time names the window holding it.
     SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));
-    const int64_t window_ms = sink->settings().window_ms;
+    const int64_t window_size_ms = sink->settings().window_size_ms;
     int64_t w = 0;
     if (!a.window.empty()) {
-      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", a.window, window_ms, &w));
+      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", a.window, window_size_ms, &w));
       spec.window = w;
     }
     if (!a.from.empty()) {
-      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--from", a.from, window_ms, &w));
+      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--from", a.from, window_size_ms, &w));
       spec.from = w;
     }
     if (!a.to.empty()) {
-      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--to", a.to, window_ms, &w));
+      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--to", a.to, window_size_ms, &w));
       spec.to = w;
     }
     if (spec.from && spec.to) {
       SNAPSINK_RETURN_IF_ERROR(api::CheckRange("--from", a.from, *spec.from, "--to", a.to, *spec.to));
     }
     if (a.has_rollup) {
-      SNAPSINK_RETURN_IF_ERROR(api::ParseRollup("--rollup", a.rollup, window_ms, &w));
+      SNAPSINK_RETURN_IF_ERROR(api::ParseRollup("--rollup", a.rollup, window_size_ms, &w));
       spec.rollup_ms = w;
     }
   }

@@ -33,7 +33,7 @@ Status CmdRollback(const std::string& path, uint64_t generation, bool dry_run) {
   // Per window, what leaves (or comes back into) the live view.
   for (const api::RollbackChange& c : r->changes) {
     std::printf("window %s: %s -> %s; events %lld -> %lld, count %lld -> %lld, sum %s -> %s%s\n",
-                api::FormatTime(c.window_ms).c_str(), version(c.version_before).c_str(),
+                api::FormatTime(c.window_start_ms).c_str(), version(c.version_before).c_str(),
                 version(c.version_after).c_str(), static_cast<long long>(c.before.events),
                 static_cast<long long>(c.after.events), static_cast<long long>(c.before.count),
                 static_cast<long long>(c.after.count), api::FormatMicros(c.before.sum_micros).c_str(),

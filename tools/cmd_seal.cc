@@ -23,7 +23,7 @@ Status CmdSeal(const SealArgs& a) {
   o.all = a.all;
   for (const std::string& n : a.windows) {
     int64_t w;
-    SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", n, (*sink)->settings().window_ms, &w));
+    SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", n, (*sink)->settings().window_size_ms, &w));
     o.windows.push_back(w);
   }
   auto sealed = (*sink)->Seal(o);

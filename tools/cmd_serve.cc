@@ -59,11 +59,11 @@ class HangupSignals {
 }  // namespace
 
 void UseToolWindowSyntax(api::ServeOptions* o) {
-  o->parse_window = [](const std::string& text, int64_t window_ms, int64_t* start) {
-    return ParseWindowArg("window", text, window_ms, start);
+  o->parse_window = [](const std::string& text, int64_t window_size_ms, int64_t* start) {
+    return ParseWindowArg("window", text, window_size_ms, start);
   };
-  o->parse_window_param = [](const std::string& name, const std::string& text, int64_t window_ms, int64_t* start) {
-    return ParseWindowArg(name, text, window_ms, start);
+  o->parse_window_param = [](const std::string& name, const std::string& text, int64_t window_size_ms, int64_t* start) {
+    return ParseWindowArg(name, text, window_size_ms, start);
   };
 }
 

@@ -21,10 +21,11 @@ std::string OnGapName(api::GapPolicy g) { return g == api::GapPolicy::kStop ? "s
 
 void PrintText(const std::string& path, const api::RootStatus& s) {
   std::printf("root        %s\n", path.c_str());
+  const api::RootSettings& set = s.settings;
   std::printf("settings    window %s, lateness %s, on-gap %s, id horizon %s, producer retention %s\n",
-              api::FormatDuration(s.settings.window_ms).c_str(), api::FormatDuration(s.settings.lateness_ms).c_str(),
-              OnGapName(s.settings.on_gap).c_str(), api::FormatDuration(s.id_horizon_ms).c_str(),
-              s.producer_retention_ms > 0 ? api::FormatDuration(s.producer_retention_ms).c_str() : "never");
+              api::FormatDuration(set.window_size_ms).c_str(), api::FormatDuration(set.lateness_ms).c_str(),
+              OnGapName(set.on_gap).c_str(), api::FormatDuration(set.id_horizon_ms).c_str(),
+              set.producer_retention_ms > 0 ? api::FormatDuration(set.producer_retention_ms).c_str() : "never");
   if (s.watermark) {
     std::printf("watermark   %s (newest event %s)\n", api::FormatTime(*s.watermark).c_str(), api::FormatTime(*s.max_event_ts).c_str());
   } else {
@@ -59,7 +60,7 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
   for (const api::WindowStatus& w : s.windows) {
     if (w.state != "open") continue;
     ++n;
-    std::printf("  %s  closes at event time %s  events %lld\n", api::FormatTime(w.window_ms).c_str(),
+    std::printf("  %s  closes at event time %s  events %lld\n", api::FormatTime(w.window_start_ms).c_str(),
                 api::FormatTime(w.closes_at_ms).c_str(), static_cast<long long>(w.events));
   }
   if (n == 0) std::printf("  none\n");
@@ -68,7 +69,7 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
   for (const api::WindowStatus& w : s.windows) {
     if (!w.staged) continue;
     ++n;
-    std::printf("  %s  v%llu\n", api::FormatTime(w.window_ms).c_str(), static_cast<unsigned long long>(w.version));
+    std::printf("  %s  v%llu\n", api::FormatTime(w.window_start_ms).c_str(), static_cast<unsigned long long>(w.version));
   }
   if (n == 0) std::printf("  none\n");
   std::printf("sources:\n");
@@ -122,7 +123,7 @@ void PrintPartitions(const std::vector<api::ReadOnlySink::PartitionOwnerInfo>& p
     if (const auto& g = p.progress) {
       progress = "position " + std::to_string(g->position) + " of " + std::to_string(g->high_watermark) + " (lag " +
                  std::to_string(g->lag) + ", written by epoch " + U(g->epoch) + "), last seal ";
-      progress += g->last_seal_window_ms ? api::FormatTime(*g->last_seal_window_ms) + " v" + U(g->last_seal_version) +
+      progress += g->last_seal_window_start_ms ? api::FormatTime(*g->last_seal_window_start_ms) + " v" + U(g->last_seal_version) +
                                                " to offset " + std::to_string(g->last_seal_to)
                                          : std::string("none");
     }

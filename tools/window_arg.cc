@@ -25,10 +25,10 @@ Status ParseInstantArg(const std::string& option, const std::string& text, int64
   return Status::OK();
 }
 
-Status ParseWindowArg(const std::string& option, const std::string& text, int64_t window_ms, int64_t* start) {
+Status ParseWindowArg(const std::string& option, const std::string& text, int64_t window_size_ms, int64_t* start) {
   int64_t ms;
   SNAPSINK_RETURN_IF_ERROR(ParseInstantArg(option, text, &ms));
-  *start = api::WindowStart(ms, window_ms);
+  *start = api::WindowStart(ms, window_size_ms);
   return Status::OK();
 }
 

@@ -17,9 +17,9 @@ namespace snapsink {
 extern const char kWindowForms[];
 
 // Parses text, given to option (e.g. "--window"), into the start of the
-// window of size window_ms holding it. InvalidArgument names the option, the
+// window of size window_size_ms holding it. InvalidArgument names the option, the
 // text and the accepted forms.
-Status ParseWindowArg(const std::string& option, const std::string& text, int64_t window_ms, int64_t* start);
+Status ParseWindowArg(const std::string& option, const std::string& text, int64_t window_size_ms, int64_t* start);
 
 // Parses text into an instant (ms since the epoch) by the forms above,
 // without a window size. Same error as ParseWindowArg.

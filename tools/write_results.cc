@@ -9,7 +9,7 @@ namespace snapsink {
 
 void PrintSealed(const std::vector<api::SealedWindow>& sealed) {
   for (const api::SealedWindow& s : sealed) {
-    std::printf("sealed %s v%llu: %llu rows, %lld events\n", api::FormatTime(s.window_ms).c_str(),
+    std::printf("sealed %s v%llu: %llu rows, %lld events\n", api::FormatTime(s.window_start_ms).c_str(),
                 static_cast<unsigned long long>(s.version), static_cast<unsigned long long>(s.rows),
                 static_cast<long long>(s.events));
   }
@@ -19,7 +19,7 @@ void PrintNothingToSeal(const api::UnsealedWindows& why, const char* flag) {
   std::string open;
   const size_t n = why.open.size();
   for (size_t i = 0; i < n && i < 5; ++i) {
-    open += (open.empty() ? "" : ", ") + api::FormatTime(why.open[i].window_ms) + " (closes at event time " +
+    open += (open.empty() ? "" : ", ") + api::FormatTime(why.open[i].window_start_ms) + " (closes at event time " +
             api::FormatTime(why.open[i].closes_at_ms) + ")";
   }
   if (n > 5) open += " and " + std::to_string(n - 5) + " more";
@@ -44,7 +44,7 @@ void PrintImpact(const std::vector<api::WindowImpact>& impact) {
   std::vector<Record> records;
   for (const api::WindowImpact& i : impact) {
     Record r;
-    r.Str("window", api::FormatTime(i.window_ms));
+    r.Str("window", api::FormatTime(i.window_start_ms));
     r.Num("current_events", std::to_string(i.before.events));
     r.Num("current_count", std::to_string(i.before.count));
     r.Num("current_sum", api::FormatMicros(i.before.sum_micros));

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   }
   const std::string root = argv[1], events = argv[2];
   api::InitOptions init;
-  init.window_ms = 60 * 1000;
+  init.window_size_ms = 60 * 1000;
   if (snapsink::Status s = api::Sink::Create(root, init); !s.ok()) return Fail(s);
   {
     auto sink = api::Sink::Open(root);  // the writer: holds the root's LOCK
@@ -46,17 +46,17 @@ int main(int argc, char** argv) {
   for (const api::WindowVersion& w : (*reader)->windows()) {
     api::Row first;
     bool have_first = false;
-    snapsink::Status s = (*reader)->Scan(w.window_ms, std::nullopt, [&](const api::Row& row) {
+    snapsink::Status s = (*reader)->Scan(w.window_start_ms, std::nullopt, [&](const api::Row& row) {
       if (!have_first) first = row;
       have_first = true;
       ++rows;
-      std::printf("%s v%llu %s %s count=%lld sum=%s\n", api::FormatTime(w.window_ms).c_str(),
+      std::printf("%s v%llu %s %s count=%lld sum=%s\n", api::FormatTime(w.window_start_ms).c_str(),
                   static_cast<unsigned long long>(w.version), row.metric.c_str(), row.key.c_str(),
                   static_cast<long long>(row.count), api::FormatMicros(row.sum_micros).c_str());
     });
     if (!s.ok()) return Fail(s);
     if (!have_first) continue;
-    auto got = (*reader)->Get(w.window_ms, first.metric, first.key);
+    auto got = (*reader)->Get(w.window_start_ms, first.metric, first.key);
     if (!got.ok()) return Fail(got.status());
     if (got->count != first.count || got->sum_micros != first.sum_micros) {
       std::fprintf(stderr, "embed: Get and Scan disagree on %s/%s\n", first.metric.c_str(), first.key.c_str());

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     sink = std::move(*opened);
   } else {  // a first run: create the root
     api::InitOptions init;
-    init.window_ms = 60 * 1000;
+    init.window_size_ms = 60 * 1000;
     if (snapsink::Status s = api::Sink::Create(root, init); !s.ok()) return Fail(s);
     auto created = api::Sink::Open(root);
     if (!created.ok()) return Fail(created.status());
@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
   auto reader = api::Reader::Open(root);
   if (!reader.ok()) return Fail(reader.status());
   for (const api::WindowVersion& w : (*reader)->windows()) {
-    snapsink::Status s = (*reader)->Scan(w.window_ms, std::nullopt, [&](const api::Row& row) {
-      std::printf("%s v%llu %s %s count=%lld sum=%s\n", api::FormatTime(w.window_ms).c_str(),
+    snapsink::Status s = (*reader)->Scan(w.window_start_ms, std::nullopt, [&](const api::Row& row) {
+      std::printf("%s v%llu %s %s count=%lld sum=%s\n", api::FormatTime(w.window_start_ms).c_str(),
                   static_cast<unsigned long long>(w.version), row.metric.c_str(), row.key.c_str(),
                   static_cast<long long>(row.count), api::FormatMicros(row.sum_micros).c_str());
     });

@@ -26,7 +26,7 @@ inline constexpr uint64_t kDefaultKeepGenerations = 2;    // gc: newest generati
 
 // Settings of a new root (Sink::Create); stored in it, fixed for its life.
 struct InitOptions {
-  int64_t window_ms = 3600 * 1000;    // tumbling window size, > 0
+  int64_t window_size_ms = 3600 * 1000;  // tumbling window size, > 0
   std::optional<int64_t> lateness_ms;  // how long a window stays open; default one window
   GapPolicy on_gap = GapPolicy::kAccept;
   // How far behind the watermark event ids are remembered (> 0); older
@@ -47,7 +47,7 @@ struct InitOptions {
 
 // The settings a root was created with.
 struct RootSettings {
-  int64_t window_ms = 0;
+  int64_t window_size_ms = 0;
   int64_t lateness_ms = 0;
   GapPolicy on_gap = GapPolicy::kAccept;
   int64_t id_horizon_ms = 0;
@@ -109,7 +109,7 @@ struct SealOptions {
 };
 
 struct SealedWindow {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version = 0;
   uint64_t rows = 0;
   int64_t events = 0;
@@ -119,7 +119,7 @@ struct SealedWindow {
 // unsealed changes, each with the event time that closes it, and the
 // watermark (nullopt: no event applied yet).
 struct OpenWindow {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   int64_t closes_at_ms = 0;  // window end + lateness
 };
 struct UnsealedWindows {
@@ -194,7 +194,7 @@ struct Totals {
 // What a backfill does to one window: the live totals it replaces (before)
 // and the ones it publishes (after).
 struct WindowImpact {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   Totals before;
   Totals after;
 };
@@ -234,7 +234,7 @@ struct GcResult {
 // What a rollback changes in one window (docs/CONTRACT.md 10): its version and totals
 // in the live view before, and in the rolled-back-to generation after.
 struct RollbackChange {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version_before = 0;  // 0: not published
   uint64_t version_after = 0;   // 0: the generation does not have the window
   Totals before;                // the live state's totals now

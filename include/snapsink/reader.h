@@ -32,7 +32,7 @@ struct Row {
 
 // A window of a generation and the version of its snapshot.
 struct WindowVersion {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version = 0;
 };
 
@@ -71,7 +71,7 @@ struct RollupRow {
 
 // One row of a query: a Row of a window and that window's version.
 struct QueryRow {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version = 0;
   Row row;
 };
@@ -99,14 +99,16 @@ class Reader {
   uint64_t generation() const;
   // The windows of the generation, by window start.
   const std::vector<WindowVersion>& windows() const;
-  // The version of window_ms in this generation, or nullopt.
-  std::optional<uint64_t> Find(int64_t window_ms) const;
+  // The version of the window starting at window_start_ms in this
+  // generation, or nullopt.
+  std::optional<uint64_t> Find(int64_t window_start_ms) const;
 
   // Point lookup (decompresses at most one block). NotFound if absent.
-  Result<Row> Get(int64_t window_ms, std::string_view metric, std::string_view key);
+  Result<Row> Get(int64_t window_start_ms, std::string_view metric, std::string_view key);
   // Every row of a window in (metric, key) byte order; only metric's rows
   // when metric is given. NotFound if the window is not in the generation.
-  Status Scan(int64_t window_ms, const std::optional<std::string>& metric, const std::function<void(const Row&)>& fn);
+  Status Scan(int64_t window_start_ms, const std::optional<std::string>& metric,
+              const std::function<void(const Row&)>& fn);
   // The rows q selects, by window, metric, key.
   // A window not in the generation selects nothing; a metric and key
   // decompress at most one block per window.

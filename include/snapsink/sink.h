@@ -1,6 +1,6 @@
 // snapsink public API: a handle per open root.
 //
-//   Status s = snapsink::api::Sink::Create("/data/root", {.window_ms = 60000});
+//   Status s = snapsink::api::Sink::Create("/data/root", {.window_size_ms = 60000});
 //   auto sink = snapsink::api::Sink::Open("/data/root");       // takes LOCK
 //   snapsink::api::RunResult r;
 //   s = (*sink)->Run({.ingest = {.files = {"events.ndjson"}}, .final = true}, &r);
@@ -142,8 +142,9 @@ class ReadOnlySink {
     int64_t high_watermark = 0;  // the partition's end as its owner last saw it
     int64_t lag = 0;             // high_watermark - position, never below 0
     // The last accepted seal: the one recorded furthest into the partition
-    // (the newest window among equals); window_ms is nullopt when none.
-    std::optional<int64_t> last_seal_window_ms;
+    // (the newest window among equals); last_seal_window_start_ms is nullopt
+    // when none.
+    std::optional<int64_t> last_seal_window_start_ms;
     uint64_t last_seal_version = 0, last_seal_epoch = 0;
     int64_t last_seal_to = 0;  // the offset its round ended at
   };
@@ -204,7 +205,7 @@ class Sink : public ReadOnlySink {
  public:
   // Creates a root at path (the directory may exist but must not hold a root).
   // InvalidArgument naming the field for a value out of range
-  // ("InitOptions::window_ms 0: must be greater than zero").
+  // ("InitOptions::window_size_ms 0: must be greater than zero").
   static Status Create(const std::string& path, const InitOptions& options);
   // Opens the root at path as its writer: Locked when another writer has it.
   static Result<std::unique_ptr<Sink>> Open(const std::string& path);

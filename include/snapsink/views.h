@@ -102,7 +102,7 @@ struct IdsInfo {
 
 // ReadOnlySink::Windows.
 struct WindowInfo {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version = 0;  // last sealed version, 0 = none
   bool dirty = false;    // events applied since the last seal
   bool closed = false;   // past the watermark plus lateness
@@ -112,7 +112,7 @@ struct WindowInfo {
 // --- Published state (snapshots/ and manifests/) ---------------------------
 
 struct SnapshotInfo {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version = 0;
   uint64_t rows = 0;
   int64_t events = 0;
@@ -140,7 +140,7 @@ inline constexpr char kWindowStatesHelp[] =
     "last version; unpublished: sealed before, not in the current generation (rolled back)";
 
 struct WindowStatus {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version = 0;     // last sealed version, 0 = none
   bool dirty = false;
   bool closed = false;      // by the watermark
@@ -173,9 +173,7 @@ struct DirUsage {
 
 // One consistent look at a root (ReadOnlySink::GetStatus).
 struct RootStatus {
-  RootSettings settings;
-  int64_t id_horizon_ms = 0;
-  int64_t producer_retention_ms = 0;  // 0: never
+  RootSettings settings;  // id horizon, producer retention, ...: as created
   std::optional<int64_t> max_event_ts;
   std::optional<int64_t> watermark;   // max_event_ts - lateness
   std::string watermark_rule;         // how the watermark moves, in words (max-ahead)
@@ -199,7 +197,7 @@ struct RootStatus {
 // The range of event times snapsink takes: 0000-01-01 to 9999-12-31 (UTC).
 inline constexpr int64_t kMinTimeMs = -62167219200000;
 inline constexpr int64_t kMaxTimeMs = 253402300799999;
-// The start of the window of size window_ms (> 0) holding ms.
-int64_t WindowStart(int64_t ms, int64_t window_ms);
+// The start of the window of size window_size_ms (> 0) holding ms.
+int64_t WindowStart(int64_t ms, int64_t window_size_ms);
 
 }  // namespace snapsink::api

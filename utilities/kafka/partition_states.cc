@@ -11,7 +11,7 @@ namespace {
 
 api::InitOptions InitLike(const api::RootSettings& s) {
   api::InitOptions o;
-  o.window_ms = s.window_ms;
+  o.window_size_ms = s.window_size_ms;
   o.lateness_ms = s.lateness_ms;
   o.on_gap = s.on_gap;
   o.id_horizon_ms = s.id_horizon_ms;

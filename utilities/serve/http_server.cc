@@ -180,7 +180,7 @@ Status QueryRecords(api::Reader* reader, const api::QuerySpec& q, std::vector<ap
 // Reads every row of every window: every checksum of the generation.
 Status VerifyGeneration(api::Reader* r) {
   for (const api::WindowVersion& e : r->windows()) {
-    SNAPSINK_RETURN_IF_ERROR(r->Scan(e.window_ms, std::nullopt, [](const api::Row&) {}));
+    SNAPSINK_RETURN_IF_ERROR(r->Scan(e.window_start_ms, std::nullopt, [](const api::Row&) {}));
   }
   return Status::OK();
 }
@@ -524,18 +524,18 @@ struct HttpServer::Impl {
       const std::string& w = *params.window;
       int64_t ms;
       if (options.parse_window) {
-        Status s = options.parse_window(w, state->settings().window_ms, &ms);
+        Status s = options.parse_window(w, state->settings().window_size_ms, &ms);
         if (!s.ok()) return Error(res, 400, s.message());
       } else if (!api::ParseTime(w, &ms)) {
         return Error(res, 400, "window: " + w + ": not a window name");
       }
       spec.window = ms;
     }
-    const int64_t window_ms = state->settings().window_ms;
+    const int64_t window_size_ms = state->settings().window_size_ms;
     auto parse_bound = [&](const char* name, const std::string& text, std::optional<int64_t>* out) -> Status {
       int64_t ms = 0;
       if (options.parse_window_param) {
-        SNAPSINK_RETURN_IF_ERROR(options.parse_window_param(name, text, window_ms, &ms));
+        SNAPSINK_RETURN_IF_ERROR(options.parse_window_param(name, text, window_size_ms, &ms));
       } else if (!api::ParseTime(text, &ms)) {
         return Status::InvalidArgument(std::string(name) + ": " + text + ": not a window name");
       }
@@ -548,7 +548,7 @@ struct HttpServer::Impl {
     if (bad.ok() && spec.from && spec.to) bad = api::CheckRange("from", *params.from, *spec.from, "to", *params.to, *spec.to);
     if (bad.ok() && params.rollup) {
       int64_t rollup = 0;
-      bad = api::ParseRollup("rollup", *params.rollup, window_ms, &rollup);
+      bad = api::ParseRollup("rollup", *params.rollup, window_size_ms, &rollup);
       spec.rollup_ms = rollup;
     }
     if (!bad.ok()) return Error(res, 400, bad.message());

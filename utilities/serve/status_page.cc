@@ -19,14 +19,14 @@ GenerationChange Diff(const std::vector<api::WindowVersion>& now, const std::vec
   c.known = true;
   std::map<int64_t, uint64_t> old;
   if (before != nullptr) {
-    for (const api::WindowVersion& w : *before) old[w.window_ms] = w.version;
+    for (const api::WindowVersion& w : *before) old[w.window_start_ms] = w.version;
   }
   for (const api::WindowVersion& w : now) {
-    auto it = old.find(w.window_ms);
+    auto it = old.find(w.window_start_ms);
     if (it == old.end()) {
       c.added.push_back(w);
     } else {
-      if (it->second != w.version) c.replaced.push_back({w.window_ms, it->second, w.version});
+      if (it->second != w.version) c.replaced.push_back({w.window_start_ms, it->second, w.version});
       old.erase(it);
     }
   }
@@ -99,7 +99,7 @@ Status RenderStatusPage(const api::ReadOnlySink& sink, api::Reader* reader, bool
     // What /healthz checks: every block of the generation reads back.
     Status s;
     for (const api::WindowVersion& w : reader->windows()) {
-      s = reader->Scan(w.window_ms, std::nullopt, [](const api::Row&) {});
+      s = reader->Scan(w.window_start_ms, std::nullopt, [](const api::Row&) {});
       if (!s.ok()) break;
     }
     d.healthy = s.ok();

@@ -37,7 +37,7 @@ std::string Ranges(const std::vector<api::SeqRange>& rs) {
 }
 
 struct Mark {
-  int64_t window_ms = 0;
+  int64_t window_start_ms = 0;
   uint64_t version = 0;       // in the pinned generation, else the last sealed one
   uint64_t live_version = 0;  // last sealed (live state)
   std::string state;          // live state; "published" for a window only the generation knows
@@ -49,15 +49,15 @@ struct Mark {
 std::vector<Mark> Marks(const StatusPageData& d) {
   std::map<int64_t, Mark> by;
   for (const api::WindowStatus& w : d.status.windows) {
-    Mark& m = by[w.window_ms];
-    m.window_ms = w.window_ms;
+    Mark& m = by[w.window_start_ms];
+    m.window_start_ms = w.window_start_ms;
     m.version = m.live_version = w.version;
     m.state = w.state;
     m.live = &w;
   }
   for (const api::WindowVersion& w : d.windows) {
-    Mark& m = by[w.window_ms];
-    m.window_ms = w.window_ms;
+    Mark& m = by[w.window_start_ms];
+    m.window_start_ms = w.window_start_ms;
     m.in_generation = true;
     if (m.state.empty()) m.state = "published";
     // At the current generation, a live version newer than the published
@@ -99,8 +99,8 @@ void Timeline(const StatusPageData& d, const std::vector<Mark>& marks, std::stri
     *o += "<text x=\"" + Fixed(kLeft) + "\" y=\"" + Fixed(kTop + 2.5 * kLaneH) + "\">no windows yet</text></svg>";
     return;
   }
-  const int64_t window = std::max<int64_t>(1, d.status.settings.window_ms);
-  const int64_t lo = marks.front().window_ms, hi = marks.back().window_ms + window;
+  const int64_t window = std::max<int64_t>(1, d.status.settings.window_size_ms);
+  const int64_t lo = marks.front().window_start_ms, hi = marks.back().window_start_ms + window;
   const double span = static_cast<double>(hi - lo);
   const double slot = kWidth * static_cast<double>(window) / span;
   const double w = std::max(1.0, slot - std::min(3.0, slot * 0.15));  // a gap between neighbours
@@ -112,10 +112,10 @@ void Timeline(const StatusPageData& d, const std::vector<Mark>& marks, std::stri
       std::string cls = "w";
       if (m.version > 1) cls += " resealed";
       if (m.rolled_back) cls += " rolledback";
-      *o += "<rect class=\"" + cls + "\" x=\"" + Fixed(x_of(m.window_ms)) + "\" y=\"" + Fixed(y_of(m)) +
+      *o += "<rect class=\"" + cls + "\" x=\"" + Fixed(x_of(m.window_start_ms)) + "\" y=\"" + Fixed(y_of(m)) +
             "\" width=\"" + Fixed(w) + "\" height=\"" + Fixed(h) + "\" fill=\"" + VersionColour(m.version) +
-            "\" data-window=\"" + E(T(m.window_ms)) + "\" data-version=\"" + U(m.version) + "\" data-state=\"" +
-            E(m.state) + "\"><title>" + E(T(m.window_ms)) + " v" + U(m.version) + " " + E(m.state) +
+            "\" data-window=\"" + E(T(m.window_start_ms)) + "\" data-version=\"" + U(m.version) + "\" data-state=\"" +
+            E(m.state) + "\"><title>" + E(T(m.window_start_ms)) + " v" + U(m.version) + " " + E(m.state) +
             (m.rolled_back ? " (rolled back)" : "") + "</title></rect>";
     }
   } else {
@@ -124,7 +124,7 @@ void Timeline(const StatusPageData& d, const std::vector<Mark>& marks, std::stri
     std::map<std::pair<uint64_t, int>, std::string> paths;
     std::string resealed, rolledback;
     for (const Mark& m : marks) {
-      const std::string sub = "M" + Fixed(x_of(m.window_ms)) + " " + Fixed(y_of(m)) + "h" + Fixed(w) + "v" + Fixed(h) +
+      const std::string sub = "M" + Fixed(x_of(m.window_start_ms)) + " " + Fixed(y_of(m)) + "h" + Fixed(w) + "v" + Fixed(h) +
                               "h-" + Fixed(w) + "z";
       paths[{std::min<uint64_t>(m.version, 6), Lane(m.state)}] += sub;
       if (m.version > 1) resealed += sub;
@@ -140,7 +140,7 @@ void Timeline(const StatusPageData& d, const std::vector<Mark>& marks, std::stri
   const double ya = kTop + 5 * kLaneH + 16;
   *o += "<text x=\"" + Fixed(kLeft) + "\" y=\"" + Fixed(ya) + "\" class=\"axis\">" + E(T(lo)) + "</text>";
   *o += "<text x=\"" + Fixed(kLeft + kWidth) + "\" y=\"" + Fixed(ya) + "\" class=\"axis\" text-anchor=\"end\">" +
-        E(T(marks.back().window_ms)) + "</text>";
+        E(T(marks.back().window_start_ms)) + "</text>";
   *o += "</svg>\n";
 }
 
@@ -163,7 +163,7 @@ void Windows(const std::vector<Mark>& marks, std::string* o) {
   *o += "<table class=\"windows\"><thead><tr><th>window</th><th>state</th><th>version</th><th>last sealed</th>"
         "<th>events</th><th>count</th><th>closes at</th></tr></thead><tbody>\n";
   for (const Mark& m : marks) {
-    *o += "<tr class=\"window\" data-window=\"" + E(T(m.window_ms)) + "\"><td>" + E(T(m.window_ms)) + "</td><td>" +
+    *o += "<tr class=\"window\" data-window=\"" + E(T(m.window_start_ms)) + "\"><td>" + E(T(m.window_start_ms)) + "</td><td>" +
           E(m.state) + (m.rolled_back ? " (rolled back)" : "") + "</td><td>" +
           (m.in_generation ? U(m.version) : std::string("-")) + "</td><td>" +
           (m.live ? U(m.live_version) : std::string("-")) + "</td><td>" + (m.live ? I(m.live->events) : "-") +
@@ -183,11 +183,11 @@ std::string Changes(const GenerationChange& c) {
     for (size_t i = 0; i < std::min(n, kList); ++i) out += (i ? ", " : "") + item(i);
     if (n > kList) out += ", ...";
   };
-  list("added", c.added.size(), [&](size_t i) { return E(T(c.added[i].window_ms)) + " v" + U(c.added[i].version); });
+  list("added", c.added.size(), [&](size_t i) { return E(T(c.added[i].window_start_ms)) + " v" + U(c.added[i].version); });
   list("replaced", c.replaced.size(), [&](size_t i) {
-    return E(T(c.replaced[i].window_ms)) + " v" + U(c.replaced[i].from) + " &#8594; v" + U(c.replaced[i].to);
+    return E(T(c.replaced[i].window_start_ms)) + " v" + U(c.replaced[i].from) + " &#8594; v" + U(c.replaced[i].to);
   });
-  list("removed", c.removed.size(), [&](size_t i) { return E(T(c.removed[i].window_ms)) + " v" + U(c.removed[i].version); });
+  list("removed", c.removed.size(), [&](size_t i) { return E(T(c.removed[i].window_start_ms)) + " v" + U(c.removed[i].version); });
   return out.empty() ? "no window changed" : out;
 }
 
@@ -269,8 +269,8 @@ void Partitions(const StatusPageData& d, std::string* o) {
       position = std::to_string(g->position) + " (epoch " + U(g->epoch) + ")";
       hwm = std::to_string(g->high_watermark);
       lag = std::to_string(g->lag);
-      if (g->last_seal_window_ms) {
-        seal = T(*g->last_seal_window_ms) + " v" + U(g->last_seal_version) + " to offset " +
+      if (g->last_seal_window_start_ms) {
+        seal = T(*g->last_seal_window_start_ms) + " v" + U(g->last_seal_version) + " to offset " +
                std::to_string(g->last_seal_to);
       }
     }
@@ -290,7 +290,7 @@ void Health(const StatusPageData& d, std::string* o) {
   const api::RootStatus& s = d.status;
   *o += "<p class=\"health " + std::string(d.healthy ? "ok" : "bad") + "\">" + (d.healthy ? "healthy: " : "unhealthy: ") +
         E(d.health) + "</p>\n<table class=\"settings\"><tbody>\n";
-  *o += "<tr><th>window</th><td>" + E(api::FormatDuration(s.settings.window_ms)) + ", lateness " +
+  *o += "<tr><th>window</th><td>" + E(api::FormatDuration(s.settings.window_size_ms)) + ", lateness " +
         E(api::FormatDuration(s.settings.lateness_ms)) + "</td></tr>\n";
   *o += "<tr><th>watermark</th><td>" +
         (s.watermark ? E(T(*s.watermark)) + " (newest event " + E(T(*s.max_event_ts)) + ")"

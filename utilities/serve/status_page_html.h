@@ -23,7 +23,7 @@ struct GenerationChange {
   bool known = false;  // false: a manifest could not be read (collected meanwhile)
   std::vector<api::WindowVersion> added;     // windows the parent did not hold
   struct Replaced {
-    int64_t window_ms = 0;
+    int64_t window_start_ms = 0;
     uint64_t from = 0, to = 0;
   };
   std::vector<Replaced> replaced;            // versions replaced

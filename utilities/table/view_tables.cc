@@ -140,7 +140,7 @@ Table ToTable(const std::vector<WindowInfo>& windows) {
   Table t{{"window", "version", "dirty", "closed", "events", "count"}, {}};
   for (const WindowInfo& w : windows) {
     Record r;
-    r.Str("window", FormatTime(w.window_ms));
+    r.Str("window", FormatTime(w.window_start_ms));
     r.Num("version", U(w.version));
     r.Bool("dirty", w.dirty);
     r.Bool("closed", w.closed);
@@ -155,7 +155,7 @@ Table ToTable(const std::vector<SnapshotInfo>& snapshots) {
   Table t{{"window", "version", "rows", "events", "bytes", "generations", "current"}, {}};
   for (const SnapshotInfo& s : snapshots) {
     Record r;
-    r.Str("window", FormatTime(s.window_ms));
+    r.Str("window", FormatTime(s.window_start_ms));
     r.Num("version", U(s.version));
     r.Num("rows", U(s.rows));
     r.Num("events", I(s.events));
@@ -186,7 +186,7 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
   const std::string gen = U(generation);
   for (const QueryRow& q : rows) {
     Record r;
-    r.Str("window", FormatTime(q.window_ms));
+    r.Str("window", FormatTime(q.window_start_ms));
     r.Str("metric", q.row.metric);
     r.Str("key", q.row.key);
     r.Num("count", I(q.row.count));

@@ -28,9 +28,9 @@ std::string FormatMicros(int64_t micros);
 bool ParseSeqRange(const std::string& text, SeqRange* out);
 
 // A roll-up size given as text: "all" (0), or a duration (1h, 1d ...) that
-// is a positive multiple of window_ms. InvalidArgument names `name` (what
+// is a positive multiple of window_size_ms. InvalidArgument names `name` (what
 // the caller calls the value) and text.
-Status ParseRollup(const std::string& name, const std::string& text, int64_t window_ms, int64_t* rollup_ms);
+Status ParseRollup(const std::string& name, const std::string& text, int64_t window_size_ms, int64_t* rollup_ms);
 // InvalidArgument naming both values and texts when window `from` is after
 // window `to`; OK otherwise.
 Status CheckRange(const std::string& from_name, const std::string& from_text, int64_t from,

@@ -78,10 +78,10 @@ struct ServeOptions {
   // How the window parameter is read; InvalidArgument (the message names the
   // text) gives 400. Unset: a window name ("2026-10-21T10:00:00Z" or
   // "20261021T100000Z", see ParseTime) that is a window start.
-  std::function<Status(const std::string& text, int64_t window_ms, int64_t* start)> parse_window;
+  std::function<Status(const std::string& text, int64_t window_size_ms, int64_t* start)> parse_window;
   // The same for the from and to parameters, told which one (`name`) so the
   // message names it. Unset: a window name, as above.
-  std::function<Status(const std::string& name, const std::string& text, int64_t window_ms, int64_t* start)>
+  std::function<Status(const std::string& name, const std::string& text, int64_t window_size_ms, int64_t* start)>
       parse_window_param;
 
   // Serving beyond this host. A listen address other than loopback
