@@ -37,6 +37,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/backfill_spool.cc
   publish/backfill_state.cc
   publish/backfill_impact.cc
+  publish/cached_block.cc
   publish/checked_json.cc
   publish/current_codec.cc
   publish/current_file.cc

@@ -287,11 +287,6 @@ class SnapshotReader {
   size_t FindBlock(std::string_view metric, std::string_view key) const;
   // Reads section s and checks its checksum.
   Status ReadSection(const Section& s, std::string_view name, std::string* out) const;
-  // Looks (metric, key), whose filter hash is `hash`, up in block i, whose
-  // checked bytes are `plain`: through its hash index, or a binary search over its restart
-  // points when it has none.
-  bool SearchBlock(std::string_view plain, size_t i, std::string_view metric, std::string_view key,
-                   uint64_t hash, Row* row) const;
   // Checks that the hash index of block i (if it has one) is the one its
   // rows, with filter hashes `hashes`, give. `scratch` is a buffer.
   Status CheckHashIndex(size_t i, std::string_view plain, const std::vector<uint64_t>& hashes,
@@ -317,9 +312,6 @@ class SnapshotReader {
   // Block i's slot: set by the cache while it holds the block.
   mutable std::shared_mutex blocks_mu_;
   std::unique_ptr<CachedBlockSlot[]> slots_;
-  // Block i's hash index slots (SplitBlock's num_slots), stored when Get
-  // first checks it, so that a hit need not read the block's trailer.
-  std::unique_ptr<std::atomic<uint32_t>[]> hash_slots_;
 };
 
 }  // namespace snapsink

@@ -158,20 +158,6 @@ struct BlockParts {
 };
 bool SplitBlock(std::string_view plain, uint32_t rows, uint32_t version, BlockParts* out);
 
-// The same parts of a block SplitBlock has accepted, from its row count and
-// the slots of its hash index that it found, without reading the trailer (a
-// lookup then touches only the lines it searches).
-inline BlockParts KnownBlockParts(std::string_view plain, uint32_t rows, uint32_t version, uint32_t num_slots) {
-  BlockParts out;
-  out.num = (rows + kBlockRestartInterval - 1) / kBlockRestartInterval;
-  out.num_slots = num_slots;
-  const size_t trailer = 4 * size_t{out.num} + 4 + (version >= 3 ? kHashSlotBytes * size_t{num_slots} + 4 : 0);
-  out.rows = plain.substr(0, plain.size() - trailer);
-  out.restarts = plain.data() + out.rows.size();
-  out.slots = out.restarts + 4 * size_t{out.num};
-  return out;
-}
-
 // The stats section: a fixed64 count, then per metric its length-prefixed
 // name and varints rows, zigzag events, count, sum_micros.
 std::string EncodeStats(const std::vector<MetricStats>& stats);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/coding.h"
+#include "publish/cached_block.h"
 #include "publish/snapshot_file.h"
 #include "publish/snapshot_filter.h"
 #include "publish/snapshot_format.h"
@@ -23,19 +24,17 @@ using snapshot::BlockParts;
 using snapshot::CompareKeys;
 using snapshot::DecodeFixed32;
 using snapshot::FilterHash;
+using snapshot::FilterLine;
 using snapshot::FilterMatches;
 using snapshot::FilterMatchesAll;
+using snapshot::FindCachedRow;
 using snapshot::GetLengthPrefixed;
 using snapshot::GetRow;
-using snapshot::GetRowKey;
 using snapshot::GetVarint64;
 using snapshot::Hash;
-using snapshot::HashBucket;
-using snapshot::HashFingerprint;
 using snapshot::kFilterLineBytes;
 using snapshot::kFooterSize;
 using snapshot::kFormatVersion;
-using snapshot::kHashEmpty;
 using snapshot::kHashSlotBytes;
 using snapshot::kIndexEntryFixed;
 using snapshot::kIndexHeaderSize;
@@ -43,7 +42,7 @@ using snapshot::kMagic;
 using snapshot::kMaxBlockBytes;
 using snapshot::kMinFileBytes;
 using snapshot::kOldestFormatVersion;
-using snapshot::KnownBlockParts;
+using snapshot::MakeCachedBlock;
 using snapshot::RowHasher;
 using snapshot::SplitBlock;
 using snapshot::ToRow;
@@ -80,7 +79,6 @@ Status SnapshotReader::Open(Env* env, const std::string& path, std::unique_ptr<S
   }
   SNAPSINK_RETURN_IF_ERROR(r->ParseFooterAndIndex());
   r->slots_.reset(new CachedBlockSlot[r->index_.size()]);
-  r->hash_slots_.reset(new std::atomic<uint32_t>[r->index_.size()]());
   for (size_t i = 0; i < r->index_.size(); i++) r->slots_[i].mu = &r->blocks_mu_;
   *out = std::move(r);
   return Status::OK();
@@ -295,84 +293,24 @@ Status SnapshotReader::CheckHashIndex(size_t i, std::string_view plain, const st
   return Status::OK();
 }
 
-namespace {
-
-// Compares (metric, key) with at most kBlockRestartInterval rows from
-// `p`, in order; fills *row on a match.
-bool ScanRestartInterval(const char* p, const char* end, std::string_view metric, std::string_view key, Row* row) {
-  RowView v;
-  for (uint32_t n = 0; n < kBlockRestartInterval && p < end; n++) {
-    const char* at = p;
-    GetRowKey(&p, end, &v);
-    const int c = CompareKeys(v.metric, v.key, metric, key);
-    if (c == 0) {
-      GetRow(&at, end, &v);
-      ToRow(v, row);
-      return true;
-    }
-    if (c > 0) break;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool SnapshotReader::SearchBlock(std::string_view plain, size_t i, std::string_view metric,
-                                 std::string_view key, uint64_t hash, Row* row) const {
-  // The block was checked whole when it was cached: every restart point is
-  // the start of a row, rows are sorted, the hash index is the one its rows
-  // give, so the decoding and probing below cannot fail or loop forever.
-  const BlockParts parts =
-      KnownBlockParts(plain, index_[i].rows, version_, hash_slots_[i].load(std::memory_order_relaxed));
-  const char* const begin = parts.rows.data();
-  const char* const end = begin + parts.rows.size();
-  if (parts.num_slots > 0) {
-    // Linear probing from the key's bucket: a free slot ends the chain
-    // (absent); a slot with the key's fingerprint names a restart interval
-    // that may hold it (a fingerprint shared by another key costs one scan).
-    const uint8_t fp = HashFingerprint(hash);
-    uint32_t b = HashBucket(hash, parts.num_slots);
-    for (;;) {
-      const uint8_t restart = static_cast<uint8_t>(parts.slots[kHashSlotBytes * b]);
-      if (restart == kHashEmpty) return false;
-      if (static_cast<uint8_t>(parts.slots[kHashSlotBytes * b + 1]) == fp &&
-          ScanRestartInterval(begin + DecodeFixed32(parts.restarts + 4 * restart), end, metric, key, row)) {
-        return true;
-      }
-      b = b + 1 == parts.num_slots ? 0 : b + 1;
-    }
-  }
-  // No hash index (a version 2 file, or too many restart points): the last
-  // restart whose row is <= (metric, key); row 0 is (FindBlock).
-  uint32_t lo = 0, hi = parts.num - 1;
-  RowView v;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo + 1) / 2;
-    const char* p = begin + DecodeFixed32(parts.restarts + 4 * mid);
-    GetRowKey(&p, end, &v);
-    if (CompareKeys(v.metric, v.key, metric, key) <= 0) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return ScanRestartInterval(begin + DecodeFixed32(parts.restarts + 4 * lo), end, metric, key, row);
-}
-
 Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* row) const {
   // A short message: absent keys are common, and this one fits the string's inline buffer.
   const uint64_t hash = FilterHash(metric, key);
-  if (!FilterMatches(filter_, hash)) return Status::NotFound("no such row");
+  // The filter's line arrives while the block index is searched.
+  __builtin_prefetch(filter_.data() + FilterLine(hash, (filter_.size() - 1) / kFilterLineBytes) * kFilterLineBytes);
   const size_t i = FindBlock(metric, key);
-  if (i == index_.size()) return Status::NotFound("no such row");
+  if (i == index_.size() || !FilterMatches(filter_, hash)) return Status::NotFound("no such row");
+  const IndexEntry& e = index_[i];
+  RowView v;
   {
     // A hit: the block's slot beside the index, no cache lookup and no
     // reference count; the shared lock keeps the cache from dropping it.
     CachedBlockSlot& slot = slots_[i];
     std::shared_lock lock(blocks_mu_);
-    if (slot.data != nullptr) {
+    if (slot.bytes != nullptr) {
       if (!slot.referenced.load(std::memory_order_relaxed)) slot.referenced.store(true, std::memory_order_relaxed);
-      if (!SearchBlock(*slot.data, i, metric, key, hash, row)) return Status::NotFound("no such row");
+      if (!FindCachedRow(slot.bytes, e.usize, e.rows, hash, metric, key, &v)) return Status::NotFound("no such row");
+      ToRow(v, row);
       return Status::OK();
     }
   }
@@ -383,8 +321,8 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, scratch));
     scratch->hashes.clear();
     RowHasher hasher;
-    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, [&](const RowView& v) {
-      scratch->hashes.push_back(hasher.Hash(v.metric, v.key));
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, [&](const RowView& r) {
+      scratch->hashes.push_back(hasher.Hash(r.metric, r.key));
       return true;
     }));
     // The filter must hold every row: one that misses a row hides it from
@@ -392,14 +330,15 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     if (!FilterMatchesAll(filter_, scratch->hashes.data(), scratch->hashes.size())) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
     BlockParts parts;
-    SplitBlock(scratch->plain, index_[i].rows, version_, &parts);  // accepted by DecodeBlock
-    // The same value for every load of block i, and stored before the block
-    // is published (under the cache's and blocks_mu_'s locks) for hits to read.
-    hash_slots_[i].store(parts.num_slots, std::memory_order_relaxed);
-    block = std::make_shared<const std::string>(scratch->plain);
+    SplitBlock(scratch->plain, e.rows, version_, &parts);  // accepted by DecodeBlock
+    // Cached with a table naming each row (publish/cached_block.h): what
+    // every lookup of the block searches, whatever index the file has.
+    block = std::make_shared<const std::string>(
+        MakeCachedBlock(scratch->plain, parts.rows.size(), scratch->hashes.data(), e.rows));
   }
   BlockCache::Default()->Insert(cache_id_, i, block, &slots_[i]);
-  if (!SearchBlock(*block, i, metric, key, hash, row)) return Status::NotFound("no such row");
+  if (!FindCachedRow(block->data(), e.usize, e.rows, hash, metric, key, &v)) return Status::NotFound("no such row");
+  ToRow(v, row);
   return Status::OK();
 }
 
