@@ -240,6 +240,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/status_page_test.cc
   tests/serve_util.cc
   tests/snapshot_file_test.cc
+  tests/cached_block_test.cc
   tests/source_identity_test.cc
   tests/state_codec_source_test.cc
   tests/state_codec_test.cc
