@@ -285,6 +285,8 @@ class SnapshotReader {
   // Index of the last block whose first (metric, key) <= (metric, key), or
   // blocks() when every block starts after it.
   size_t FindBlock(std::string_view metric, std::string_view key) const;
+  // Fills runs_ and key_abbrev_ from index_.
+  void BuildBlockSearch();
   // Reads section s and checks its checksum.
   Status ReadSection(const Section& s, std::string_view name, std::string* out) const;
   // Checks that the hash index of block i (if it has one) is the one its
@@ -301,6 +303,15 @@ class SnapshotReader {
   uint64_t prefix_xxh64_ = 0;  // footer: XXH64 of the bytes before the footer
   std::string index_bytes_;  // the index section, checked
   std::vector<IndexEntry> index_;
+  // Blocks [first, end) start with rows of `metric`; their first keys share
+  // their first `skip` bytes. key_abbrev_[i]: 8 bytes of block i's first
+  // key after its run's skip, big-endian (FindBlock searches these).
+  struct MetricRun {
+    std::string_view metric;
+    size_t first = 0, end = 0, skip = 0;
+  };
+  std::vector<MetricRun> runs_;
+  std::vector<uint64_t> key_abbrev_;
   Section filter_section_, stats_section_;
   std::string filter_;  // the filter's bytes, checked
 

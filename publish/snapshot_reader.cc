@@ -166,6 +166,7 @@ Status SnapshotReader::ParseFooterAndIndex() {
     return Corrupt(index_offset_, "filter and stats do not lie between the blocks and the index");
   }
   if (total_rows != rows_) return Corrupt(footer_offset + 32, "row count differs from the index");
+  BuildBlockSearch();
   SNAPSINK_RETURN_IF_ERROR(ReadSection(filter_section_, "filter", &filter_));
   const uint8_t probes = static_cast<uint8_t>(filter_.back());
   if (probes == 0 || probes > 30) return Corrupt(filter_section_.offset, "bad filter probe count");
@@ -268,11 +269,59 @@ Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) co
   return Status::OK();
 }
 
+namespace {
+
+// The first 8 bytes of s after `skip`, big-endian, zero-padded: if
+// Abbrev(a) < Abbrev(b) then a < b (a padding byte is below every byte but
+// a 0, and a 0 there means the shorter string is a prefix of the longer).
+uint64_t Abbrev(std::string_view s, size_t skip) {
+  unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (skip < s.size()) std::memcpy(b, s.data() + skip, std::min<size_t>(8, s.size() - skip));
+  uint64_t v = 0;
+  for (unsigned char c : b) v = v << 8 | c;
+  return v;
+}
+
+}  // namespace
+
+void SnapshotReader::BuildBlockSearch() {
+  runs_.clear();
+  key_abbrev_.resize(index_.size());
+  for (size_t i = 0; i < index_.size();) {
+    MetricRun run{index_[i].first_metric, i, i + 1, 0};
+    while (run.end < index_.size() && index_[run.end].first_metric == run.metric) run.end++;
+    // The run's first keys are sorted: what the first and last share, all share.
+    const std::string_view a = index_[run.first].first_key, b = index_[run.end - 1].first_key;
+    while (run.skip < a.size() && run.skip < b.size() && a[run.skip] == b[run.skip]) run.skip++;
+    for (size_t j = run.first; j < run.end; j++) key_abbrev_[j] = Abbrev(index_[j].first_key, run.skip);
+    runs_.push_back(run);
+    i = run.end;
+  }
+}
+
 size_t SnapshotReader::FindBlock(std::string_view metric, std::string_view key) const {
-  auto it = std::upper_bound(index_.begin(), index_.end(), 0, [&](int, const IndexEntry& e) {
-    return CompareKeys(metric, key, e.first_metric, e.first_key) < 0;
-  });
-  return it == index_.begin() ? index_.size() : static_cast<size_t>(it - index_.begin()) - 1;
+  // The blocks whose first rows share a metric form a run (BuildBlockSearch):
+  // the last run whose metric <= metric, then, if that metric is the one
+  // asked for, the last block of the run whose first key <= key, found by
+  // 8-byte abbreviations of the first keys past their shared prefix (held
+  // in one small array) and only among equal abbreviations by the keys.
+  auto r = std::upper_bound(runs_.begin(), runs_.end(), metric,
+                            [](std::string_view m, const MetricRun& run) { return m < run.metric; });
+  if (r == runs_.begin()) return index_.size();  // every block starts after it
+  --r;
+  const size_t before = r->first == 0 ? index_.size() : r->first - 1;  // the block before the run
+  if (r->metric != metric) return r->end - 1;  // the run's rows, and the last block's, start before it
+  const std::string_view shared = index_[r->first].first_key.substr(0, r->skip);
+  const int c = key.substr(0, r->skip).compare(shared);
+  if (c < 0) return before;
+  if (c > 0) return r->end - 1;
+  const uint64_t a = Abbrev(key, r->skip);
+  const uint64_t* const abbrev = key_abbrev_.data();
+  const uint64_t* lo = std::lower_bound(abbrev + r->first, abbrev + r->end, a);  // blocks before lo start before key
+  const uint64_t* hi = std::upper_bound(lo, abbrev + r->end, a);                 // blocks from hi start after it
+  size_t j = static_cast<size_t>(lo - abbrev);
+  while (j < static_cast<size_t>(hi - abbrev) && index_[j].first_key <= key) j++;
+  return j == r->first ? before : j - 1;
 }
 
 Status SnapshotReader::CheckHashIndex(size_t i, std::string_view plain, const std::vector<uint64_t>& hashes,
