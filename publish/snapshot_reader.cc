@@ -28,10 +28,12 @@ using snapshot::FilterLine;
 using snapshot::FilterMatches;
 using snapshot::FilterMatchesAll;
 using snapshot::FindCachedRow;
+using snapshot::GetIndexEntry;
 using snapshot::GetLengthPrefixed;
 using snapshot::GetRow;
 using snapshot::GetVarint64;
 using snapshot::Hash;
+using snapshot::IndexEntryView;
 using snapshot::kFilterLineBytes;
 using snapshot::kFooterSize;
 using snapshot::kFormatVersion;
@@ -130,23 +132,9 @@ Status SnapshotReader::ParseFooterAndIndex() {
   for (uint64_t i = 0; i < count; i++) {
     const uint64_t at = index_offset_ + (p - index.data());
     IndexEntry& e = index_[i];
-    if (static_cast<size_t>(end - p) < kIndexEntryFixed - 8) return Corrupt(at, "index entry truncated");
-    e.offset = DecodeFixed64(p);
-    e.csize = DecodeFixed32(p + 8);
-    e.usize = DecodeFixed32(p + 12);
-    e.rows = DecodeFixed32(p + 16);
-    e.xxh64 = DecodeFixed64(p + 20);
-    p += 28;
-    for (std::string_view* s : {&e.first_metric, &e.first_key}) {
-      if (end - p < 4) return Corrupt(at, "index entry truncated");
-      const uint32_t n = DecodeFixed32(p);
-      p += 4;
-      if (n > kSnapshotMaxFieldBytes || n > static_cast<uint64_t>(end - p)) {
-        return Corrupt(at, "index entry truncated");
-      }
-      *s = std::string_view(p, n);
-      p += n;
-    }
+    IndexEntryView v;
+    if (!GetIndexEntry(&p, end, &v)) return Corrupt(at, "index entry truncated");
+    e = {v.offset, v.csize, v.usize, v.rows, v.xxh64, v.first_metric, v.first_key};
     if (e.offset != expect_offset || e.csize == 0 || e.usize == 0 || e.usize > kMaxBlockBytes ||
         e.rows == 0) {
       return Corrupt(at, fmt::format("bad index entry for block {}", i));
