@@ -1171,11 +1171,11 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   rep->Row({"file_get_hash", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_hashed)),
             Rate(Median(file_hashed), "lookups"),
             "SnapshotReader::Get, blocks with a hash index; " + Rate(Median(file_hashed_cpu), "lookups") + " per CPU-s" +
-                Fmt("; %.2fx restart-point search", Median(hash_ratio)) + Fmt(" (%.2fx per CPU-s)", Median(hash_ratio_cpu)),
+                Fmt("; %.2fx the file without it", Median(hash_ratio)) + Fmt(" (%.2fx per CPU-s)", Median(hash_ratio_cpu)),
             MedianPercentages(file_hashed_t)});
   rep->Row({"file_get_restarts", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_plain)),
             Rate(Median(file_plain), "lookups"),
-            "the same, blocks without the index (binary search of restart points); " + Rate(Median(file_plain_cpu), "lookups") +
+            "the same, blocks without the index (lookups probe the cached block's row table either way); " + Rate(Median(file_plain_cpu), "lookups") +
                 " per CPU-s",
             MedianPercentages(file_plain_t)});
   rep->Num("file_hash_lookups_per_s", Median(file_hashed));
