@@ -37,6 +37,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/backfill_spool.cc
   publish/backfill_state.cc
   publish/backfill_impact.cc
+  publish/cached_block.cc
   publish/checked_json.cc
   publish/current_codec.cc
   publish/current_file.cc
@@ -241,6 +242,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/serve_util.cc
   tests/snapshot_file_test.cc
   tests/snapshot_filter_test.cc
+  tests/cached_block_test.cc
   tests/source_identity_test.cc
   tests/state_codec_source_test.cc
   tests/state_codec_test.cc

@@ -11,6 +11,7 @@
 
 #include "engine/coding.h"
 #include "publish/checked_json.h"
+#include "publish/snapshot_format.h"
 #include "publish/json_members.h"
 
 namespace snapsink::old_format {
@@ -98,22 +99,10 @@ class V1File {
     uint64_t expect_offset = 0, total_rows = 0;
     for (uint64_t i = 0; i < count; i++) {
       const uint64_t at = index_offset + static_cast<uint64_t>(p - index.data());
-      IndexEntry e;
-      if (static_cast<size_t>(end - p) < kIndexEntryFixed - 8) return Corrupt(at, "index entry truncated");
-      e.offset = DecodeFixed64(p);
-      e.csize = DecodeFixed32(p + 8);
-      e.usize = DecodeFixed32(p + 12);
-      e.rows = DecodeFixed32(p + 16);
-      e.xxh64 = DecodeFixed64(p + 20);
-      p += 28;
-      for (std::string* s : {&e.first_metric, &e.first_key}) {
-        if (end - p < 4) return Corrupt(at, "index entry truncated");
-        const uint32_t n = DecodeFixed32(p);
-        p += 4;
-        if (n > kSnapshotMaxFieldBytes || n > static_cast<uint64_t>(end - p)) return Corrupt(at, "index entry truncated");
-        s->assign(p, n);
-        p += n;
-      }
+      // The entry is laid out as in every later version: one parser (publish/snapshot_format.h).
+      snapshot::IndexEntryView v;
+      if (!snapshot::GetIndexEntry(&p, end, &v)) return Corrupt(at, "index entry truncated");
+      IndexEntry e{v.offset, v.csize, v.usize, v.rows, v.xxh64, std::string(v.first_metric), std::string(v.first_key)};
       if (e.offset != expect_offset || e.csize == 0 || e.usize == 0 || e.usize > kMaxBlockBytes || e.rows == 0) {
         return Corrupt(at, fmt::format("bad index entry for block {}", i));
       }

@@ -288,13 +288,10 @@ class SnapshotReader {
   // Index of the last block whose first (metric, key) <= (metric, key), or
   // blocks() when every block starts after it.
   size_t FindBlock(std::string_view metric, std::string_view key) const;
+  // Fills runs_ and key_abbrev_ from index_.
+  void BuildBlockSearch();
   // Reads section s and checks its checksum.
   Status ReadSection(const Section& s, std::string_view name, std::string* out) const;
-  // Looks (metric, key), whose filter hash is `hash`, up in block i, whose
-  // checked bytes are `plain`: through its hash index, or a binary search over its restart
-  // points when it has none.
-  bool SearchBlock(std::string_view plain, size_t i, std::string_view metric, std::string_view key,
-                   uint64_t hash, Row* row) const;
   // Checks that the hash index of block i (if it has one) is the one its
   // rows, with filter hashes `hashes`, give. `scratch` is a buffer.
   Status CheckHashIndex(size_t i, std::string_view plain, const std::vector<uint64_t>& hashes,
@@ -309,6 +306,15 @@ class SnapshotReader {
   uint64_t prefix_xxh64_ = 0;  // footer: XXH64 of the bytes before the footer
   std::string index_bytes_;  // the index section, checked
   std::vector<IndexEntry> index_;
+  // Blocks [first, end) start with rows of `metric`; their first keys share
+  // their first `skip` bytes. key_abbrev_[i]: 8 bytes of block i's first
+  // key after its run's skip, big-endian (FindBlock searches these).
+  struct MetricRun {
+    std::string_view metric;
+    size_t first = 0, end = 0, skip = 0;
+  };
+  std::vector<MetricRun> runs_;
+  std::vector<uint64_t> key_abbrev_;
   Section filter_section_, stats_section_;
   std::string filter_;  // the filter's bytes, checked
 
@@ -320,9 +326,6 @@ class SnapshotReader {
   // Block i's slot: set by the cache while it holds the block.
   mutable std::shared_mutex blocks_mu_;
   std::unique_ptr<CachedBlockSlot[]> slots_;
-  // Block i's hash index slots (SplitBlock's num_slots), stored when Get
-  // first checks it, so that a hit need not read the block's trailer.
-  std::unique_ptr<std::atomic<uint32_t>[]> hash_slots_;
 };
 
 }  // namespace snapsink

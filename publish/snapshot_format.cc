@@ -39,6 +39,27 @@ bool SplitBlock(std::string_view plain, uint32_t rows, uint32_t version, BlockPa
   return true;
 }
 
+bool GetIndexEntry(const char** p, const char* end, IndexEntryView* e) {
+  const char* q = *p;
+  if (end - q < 28) return false;
+  e->offset = coding::DecodeFixed64(q);
+  e->csize = DecodeFixed32(q + 8);
+  e->usize = DecodeFixed32(q + 12);
+  e->rows = DecodeFixed32(q + 16);
+  e->xxh64 = coding::DecodeFixed64(q + 20);
+  q += 28;
+  for (std::string_view* s : {&e->first_metric, &e->first_key}) {
+    if (end - q < 4) return false;
+    const uint32_t n = DecodeFixed32(q);
+    q += 4;
+    if (n > kSnapshotMaxFieldBytes || n > static_cast<uint64_t>(end - q)) return false;
+    *s = std::string_view(q, n);
+    q += n;
+  }
+  *p = q;
+  return true;
+}
+
 namespace {
 
 void PutVarint64(std::string* dst, uint64_t v) {

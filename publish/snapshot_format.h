@@ -158,19 +158,19 @@ struct BlockParts {
 };
 bool SplitBlock(std::string_view plain, uint32_t rows, uint32_t version, BlockParts* out);
 
-// The same parts of a block SplitBlock has accepted, from its row count and
-// the slots of its hash index that it found, without reading the trailer (a
-// lookup then touches only the lines it searches).
-inline BlockParts KnownBlockParts(std::string_view plain, uint32_t rows, uint32_t version, uint32_t num_slots) {
-  BlockParts out;
-  out.num = (rows + kBlockRestartInterval - 1) / kBlockRestartInterval;
-  out.num_slots = num_slots;
-  const size_t trailer = 4 * size_t{out.num} + 4 + (version >= 3 ? kHashSlotBytes * size_t{num_slots} + 4 : 0);
-  out.rows = plain.substr(0, plain.size() - trailer);
-  out.restarts = plain.data() + out.rows.size();
-  out.slots = out.restarts + 4 * size_t{out.num};
-  return out;
-}
+// One entry of the index (docs/FORMAT.md), the same in every version of
+// the data file: u64 offset, u32 csize, usize and rows, u64 xxh64, then the
+// block's first metric and key, each a u32 length (at most
+// kSnapshotMaxFieldBytes) and its bytes. Read by SnapshotReader and by the
+// reader of version 1 files (publish/old_formats.cc).
+struct IndexEntryView {
+  uint64_t offset = 0;
+  uint32_t csize = 0, usize = 0, rows = 0;
+  uint64_t xxh64 = 0;
+  std::string_view first_metric, first_key;  // into the index bytes
+};
+// Decodes the entry at *p and moves *p past it; false if it is truncated.
+bool GetIndexEntry(const char** p, const char* end, IndexEntryView* e);
 
 // The stats section: a fixed64 count, then per metric its length-prefixed
 // name and varints rows, zigzag events, count, sum_micros.

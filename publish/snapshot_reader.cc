@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/coding.h"
+#include "publish/cached_block.h"
 #include "publish/snapshot_file.h"
 #include "publish/snapshot_filter.h"
 #include "publish/snapshot_format.h"
@@ -23,19 +24,19 @@ using snapshot::BlockParts;
 using snapshot::CompareKeys;
 using snapshot::DecodeFixed32;
 using snapshot::FilterHash;
+using snapshot::FilterLine;
 using snapshot::FilterMatches;
 using snapshot::FilterMatchesAll;
+using snapshot::FindCachedRow;
+using snapshot::GetIndexEntry;
 using snapshot::GetLengthPrefixed;
 using snapshot::GetRow;
-using snapshot::GetRowKey;
 using snapshot::GetVarint64;
 using snapshot::Hash;
-using snapshot::HashBucket;
-using snapshot::HashFingerprint;
+using snapshot::IndexEntryView;
 using snapshot::kFilterLineBytes;
 using snapshot::kFooterSize;
 using snapshot::kFormatVersion;
-using snapshot::kHashEmpty;
 using snapshot::kHashSlotBytes;
 using snapshot::kIndexEntryFixed;
 using snapshot::kIndexHeaderSize;
@@ -43,7 +44,7 @@ using snapshot::kMagic;
 using snapshot::kMaxBlockBytes;
 using snapshot::kMinFileBytes;
 using snapshot::kOldestFormatVersion;
-using snapshot::KnownBlockParts;
+using snapshot::MakeCachedBlock;
 using snapshot::RowHasher;
 using snapshot::SplitBlock;
 using snapshot::ToRow;
@@ -84,7 +85,6 @@ Status SnapshotReader::Open(Env* env, const std::string& path, std::unique_ptr<S
   }
   SNAPSINK_RETURN_IF_ERROR(r->ParseFooterAndIndex());
   r->slots_.reset(new CachedBlockSlot[r->index_.size()]);
-  r->hash_slots_.reset(new std::atomic<uint32_t>[r->index_.size()]());
   for (size_t i = 0; i < r->index_.size(); i++) r->slots_[i].mu = &r->blocks_mu_;
   *out = std::move(r);
   return Status::OK();
@@ -136,23 +136,9 @@ Status SnapshotReader::ParseFooterAndIndex() {
   for (uint64_t i = 0; i < count; i++) {
     const uint64_t at = index_offset_ + (p - index.data());
     IndexEntry& e = index_[i];
-    if (static_cast<size_t>(end - p) < kIndexEntryFixed - 8) return Corrupt(at, "index entry truncated");
-    e.offset = DecodeFixed64(p);
-    e.csize = DecodeFixed32(p + 8);
-    e.usize = DecodeFixed32(p + 12);
-    e.rows = DecodeFixed32(p + 16);
-    e.xxh64 = DecodeFixed64(p + 20);
-    p += 28;
-    for (std::string_view* s : {&e.first_metric, &e.first_key}) {
-      if (end - p < 4) return Corrupt(at, "index entry truncated");
-      const uint32_t n = DecodeFixed32(p);
-      p += 4;
-      if (n > kSnapshotMaxFieldBytes || n > static_cast<uint64_t>(end - p)) {
-        return Corrupt(at, "index entry truncated");
-      }
-      *s = std::string_view(p, n);
-      p += n;
-    }
+    IndexEntryView v;
+    if (!GetIndexEntry(&p, end, &v)) return Corrupt(at, "index entry truncated");
+    e = {v.offset, v.csize, v.usize, v.rows, v.xxh64, v.first_metric, v.first_key};
     if (e.offset != expect_offset || e.csize == 0 || e.usize == 0 || e.usize > kMaxBlockBytes ||
         e.rows == 0) {
       return Corrupt(at, fmt::format("bad index entry for block {}", i));
@@ -172,6 +158,7 @@ Status SnapshotReader::ParseFooterAndIndex() {
     return Corrupt(index_offset_, "filter and stats do not lie between the blocks and the index");
   }
   if (total_rows != rows_) return Corrupt(footer_offset + 32, "row count differs from the index");
+  BuildBlockSearch();
   SNAPSINK_RETURN_IF_ERROR(ReadSection(filter_section_, "filter", &filter_));
   const uint8_t probes = static_cast<uint8_t>(filter_.back());
   if (probes == 0 || probes > 30) return Corrupt(filter_section_.offset, "bad filter probe count");
@@ -278,11 +265,59 @@ Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) co
   return Status::OK();
 }
 
+namespace {
+
+// The first 8 bytes of s after `skip`, big-endian, zero-padded: if
+// Abbrev(a) < Abbrev(b) then a < b (a padding byte is below every byte but
+// a 0, and a 0 there means the shorter string is a prefix of the longer).
+uint64_t Abbrev(std::string_view s, size_t skip) {
+  unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (skip < s.size()) std::memcpy(b, s.data() + skip, std::min<size_t>(8, s.size() - skip));
+  uint64_t v = 0;
+  for (unsigned char c : b) v = v << 8 | c;
+  return v;
+}
+
+}  // namespace
+
+void SnapshotReader::BuildBlockSearch() {
+  runs_.clear();
+  key_abbrev_.resize(index_.size());
+  for (size_t i = 0; i < index_.size();) {
+    MetricRun run{index_[i].first_metric, i, i + 1, 0};
+    while (run.end < index_.size() && index_[run.end].first_metric == run.metric) run.end++;
+    // The run's first keys are sorted: what the first and last share, all share.
+    const std::string_view a = index_[run.first].first_key, b = index_[run.end - 1].first_key;
+    while (run.skip < a.size() && run.skip < b.size() && a[run.skip] == b[run.skip]) run.skip++;
+    for (size_t j = run.first; j < run.end; j++) key_abbrev_[j] = Abbrev(index_[j].first_key, run.skip);
+    runs_.push_back(run);
+    i = run.end;
+  }
+}
+
 size_t SnapshotReader::FindBlock(std::string_view metric, std::string_view key) const {
-  auto it = std::upper_bound(index_.begin(), index_.end(), 0, [&](int, const IndexEntry& e) {
-    return CompareKeys(metric, key, e.first_metric, e.first_key) < 0;
-  });
-  return it == index_.begin() ? index_.size() : static_cast<size_t>(it - index_.begin()) - 1;
+  // The blocks whose first rows share a metric form a run (BuildBlockSearch):
+  // the last run whose metric <= metric, then, if that metric is the one
+  // asked for, the last block of the run whose first key <= key, found by
+  // 8-byte abbreviations of the first keys past their shared prefix (held
+  // in one small array) and only among equal abbreviations by the keys.
+  auto r = std::upper_bound(runs_.begin(), runs_.end(), metric,
+                            [](std::string_view m, const MetricRun& run) { return m < run.metric; });
+  if (r == runs_.begin()) return index_.size();  // every block starts after it
+  --r;
+  const size_t before = r->first == 0 ? index_.size() : r->first - 1;  // the block before the run
+  if (r->metric != metric) return r->end - 1;  // the run's rows, and the last block's, start before it
+  const std::string_view shared = index_[r->first].first_key.substr(0, r->skip);
+  const int c = key.substr(0, r->skip).compare(shared);
+  if (c < 0) return before;
+  if (c > 0) return r->end - 1;
+  const uint64_t a = Abbrev(key, r->skip);
+  const uint64_t* const abbrev = key_abbrev_.data();
+  const uint64_t* lo = std::lower_bound(abbrev + r->first, abbrev + r->end, a);  // blocks before lo start before key
+  const uint64_t* hi = std::upper_bound(lo, abbrev + r->end, a);                 // blocks from hi start after it
+  size_t j = static_cast<size_t>(lo - abbrev);
+  while (j < static_cast<size_t>(hi - abbrev) && index_[j].first_key <= key) j++;
+  return j == r->first ? before : j - 1;
 }
 
 Status SnapshotReader::CheckHashIndex(size_t i, std::string_view plain, const std::vector<uint64_t>& hashes,
@@ -303,84 +338,24 @@ Status SnapshotReader::CheckHashIndex(size_t i, std::string_view plain, const st
   return Status::OK();
 }
 
-namespace {
-
-// Compares (metric, key) with at most kBlockRestartInterval rows from
-// `p`, in order; fills *row on a match.
-bool ScanRestartInterval(const char* p, const char* end, std::string_view metric, std::string_view key, Row* row) {
-  RowView v;
-  for (uint32_t n = 0; n < kBlockRestartInterval && p < end; n++) {
-    const char* at = p;
-    GetRowKey(&p, end, &v);
-    const int c = CompareKeys(v.metric, v.key, metric, key);
-    if (c == 0) {
-      GetRow(&at, end, &v);
-      ToRow(v, row);
-      return true;
-    }
-    if (c > 0) break;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool SnapshotReader::SearchBlock(std::string_view plain, size_t i, std::string_view metric,
-                                 std::string_view key, uint64_t hash, Row* row) const {
-  // The block was checked whole when it was cached: every restart point is
-  // the start of a row, rows are sorted, the hash index is the one its rows
-  // give, so the decoding and probing below cannot fail or loop forever.
-  const BlockParts parts =
-      KnownBlockParts(plain, index_[i].rows, version_, hash_slots_[i].load(std::memory_order_relaxed));
-  const char* const begin = parts.rows.data();
-  const char* const end = begin + parts.rows.size();
-  if (parts.num_slots > 0) {
-    // Linear probing from the key's bucket: a free slot ends the chain
-    // (absent); a slot with the key's fingerprint names a restart interval
-    // that may hold it (a fingerprint shared by another key costs one scan).
-    const uint8_t fp = HashFingerprint(hash);
-    uint32_t b = HashBucket(hash, parts.num_slots);
-    for (;;) {
-      const uint8_t restart = static_cast<uint8_t>(parts.slots[kHashSlotBytes * b]);
-      if (restart == kHashEmpty) return false;
-      if (static_cast<uint8_t>(parts.slots[kHashSlotBytes * b + 1]) == fp &&
-          ScanRestartInterval(begin + DecodeFixed32(parts.restarts + 4 * restart), end, metric, key, row)) {
-        return true;
-      }
-      b = b + 1 == parts.num_slots ? 0 : b + 1;
-    }
-  }
-  // No hash index (a version 2 file, or too many restart points): the last
-  // restart whose row is <= (metric, key); row 0 is (FindBlock).
-  uint32_t lo = 0, hi = parts.num - 1;
-  RowView v;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo + 1) / 2;
-    const char* p = begin + DecodeFixed32(parts.restarts + 4 * mid);
-    GetRowKey(&p, end, &v);
-    if (CompareKeys(v.metric, v.key, metric, key) <= 0) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return ScanRestartInterval(begin + DecodeFixed32(parts.restarts + 4 * lo), end, metric, key, row);
-}
-
 Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* row) const {
   // A short message: absent keys are common, and this one fits the string's inline buffer.
   const uint64_t hash = FilterHash(metric, key);
-  if (!FilterMatches(filter_, hash)) return Status::NotFound("no such row");
+  // The filter's line arrives while the block index is searched.
+  __builtin_prefetch(filter_.data() + FilterLine(hash, (filter_.size() - 1) / kFilterLineBytes) * kFilterLineBytes);
   const size_t i = FindBlock(metric, key);
-  if (i == index_.size()) return Status::NotFound("no such row");
+  if (i == index_.size() || !FilterMatches(filter_, hash)) return Status::NotFound("no such row");
+  const IndexEntry& e = index_[i];
+  RowView v;
   {
     // A hit: the block's slot beside the index, no cache lookup and no
     // reference count; the shared lock keeps the cache from dropping it.
     CachedBlockSlot& slot = slots_[i];
     std::shared_lock lock(blocks_mu_);
-    if (slot.data != nullptr) {
+    if (slot.bytes != nullptr) {
       if (!slot.referenced.load(std::memory_order_relaxed)) slot.referenced.store(true, std::memory_order_relaxed);
-      if (!SearchBlock(*slot.data, i, metric, key, hash, row)) return Status::NotFound("no such row");
+      if (!FindCachedRow(slot.bytes, e.usize, e.rows, hash, metric, key, &v)) return Status::NotFound("no such row");
+      ToRow(v, row);
       return Status::OK();
     }
   }
@@ -391,8 +366,8 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, scratch));
     scratch->hashes.clear();
     RowHasher hasher;
-    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, [&](const RowView& v) {
-      scratch->hashes.push_back(hasher.Hash(v.metric, v.key));
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, [&](const RowView& r) {
+      scratch->hashes.push_back(hasher.Hash(r.metric, r.key));
       return true;
     }));
     // The filter must hold every row: one that misses a row hides it from
@@ -400,14 +375,15 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     if (!FilterMatchesAll(filter_, scratch->hashes.data(), scratch->hashes.size())) return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
     BlockParts parts;
-    SplitBlock(scratch->plain, index_[i].rows, version_, &parts);  // accepted by DecodeBlock
-    // The same value for every load of block i, and stored before the block
-    // is published (under the cache's and blocks_mu_'s locks) for hits to read.
-    hash_slots_[i].store(parts.num_slots, std::memory_order_relaxed);
-    block = std::make_shared<const std::string>(scratch->plain);
+    SplitBlock(scratch->plain, e.rows, version_, &parts);  // accepted by DecodeBlock
+    // Cached with a table naming each row (publish/cached_block.h): what
+    // every lookup of the block searches, whatever index the file has.
+    block = std::make_shared<const std::string>(
+        MakeCachedBlock(scratch->plain, parts.rows.size(), scratch->hashes.data(), e.rows));
   }
   BlockCache::Default()->Insert(cache_id_, i, block, &slots_[i]);
-  if (!SearchBlock(*block, i, metric, key, hash, row)) return Status::NotFound("no such row");
+  if (!FindCachedRow(block->data(), e.usize, e.rows, hash, metric, key, &v)) return Status::NotFound("no such row");
+  ToRow(v, row);
   return Status::OK();
 }
 

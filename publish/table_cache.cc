@@ -123,10 +123,12 @@ void BlockCache::Insert(uint64_t id, uint64_t block, std::shared_ptr<const std::
   if (e.slot != nullptr && e.slot != slot) {
     std::unique_lock owner(*e.slot->mu);
     e.slot->data = nullptr;
+    e.slot->bytes = nullptr;
   }
   if (slot != nullptr) {
     std::unique_lock owner(*slot->mu);
     slot->data = data.get();
+    slot->bytes = data->data();
   }
   e.data = std::move(data);
   e.slot = slot;
@@ -173,6 +175,7 @@ void BlockCache::DropLocked(std::unordered_map<Key, Entry, KeyHash>::iterator it
     // No lookup of the owner uses the block once this lock is ours.
     std::unique_lock owner(*e.slot->mu);
     e.slot->data = nullptr;
+    e.slot->bytes = nullptr;
   }
   bytes_ -= e.data->size();
   map_.erase(it);

@@ -61,13 +61,14 @@ class TableCache {
 };
 
 // Where a SnapshotReader keeps one of its blocks for lookups that need not
-// ask the cache: BlockCache sets `data` when it takes the block and clears it
-// when it drops the block, both with *mu held exclusively; a lookup reads
-// `data` and uses the block with *mu held shared, and marks the use in
-// `referenced`, which is then the block's CLOCK bit.
+// ask the cache: BlockCache sets `data` and `bytes` when it takes the block
+// and clears them when it drops the block, both with *mu held exclusively; a
+// lookup reads `bytes` and uses the block with *mu held shared, and marks the
+// use in `referenced`, which is then the block's CLOCK bit.
 struct CachedBlockSlot {
   std::shared_mutex* mu = nullptr;  // the owner's
   const std::string* data = nullptr;  // guarded by *mu
+  const char* bytes = nullptr;        // data->data(), guarded by *mu: a hit reads no std::string
   std::atomic<bool> referenced{false};
 };
 

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -209,6 +211,72 @@ TEST_F(SnapshotFileTest, GetHitsAndMissesAcrossBlocksAndRestartPoints) {
   EXPECT_TRUE(r->Get("metric00", "", &row).IsNotFound());
   EXPECT_TRUE(r->Get("metric09", "zzz", &row).IsNotFound());
   EXPECT_TRUE(r->Get("metric10", "", &row).IsNotFound());
+}
+
+// The block index is searched by metric runs and 8-byte abbreviations of
+// the first keys past the prefix a run's first keys share: Get and ScanFrom
+// find what a search of the sorted rows finds, for keys before, inside and
+// after every run, keys shorter than the shared prefix, and runs of blocks
+// whose first keys have equal abbreviations (the keys decide there).
+TEST_F(SnapshotFileTest, BlockSearchFindsWhatTheSortedRowsSay) {
+  std::vector<Row> rows;
+  auto add = [&](std::string metric, std::string key) { rows.push_back({metric, key, 1, 2, 3}); };
+  add("a", "only");
+  for (int i = 0; i < 3000; i++) {
+    // 500 keys per leading letter share their next 16 bytes: equal abbreviations.
+    add("m", fmt::format("{}0123456789abcdef{:06d}", static_cast<char>('b' + i / 500), i * 2));
+  }
+  for (int i = 0; i < 400; i++) add("n", fmt::format("shared-prefix-{:05d}", i * 3));
+  add("z", "");
+  add("z", "z");
+  std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
+    return std::tie(x.metric, x.key) < std::tie(y.metric, y.key);
+  });
+  SnapshotWriterOptions small;
+  small.block_bytes = 600;
+  SnapshotFileInfo info;
+  Write(Path("runs"), rows, &info, small);
+  auto r = OpenOrDie(Path("runs"));
+  ASSERT_GT(r->blocks(), 100u);
+  std::vector<std::pair<std::string, std::string>> probes = {
+      {"", ""}, {"a", ""}, {"a", "only"}, {"a", "onlz"}, {"b", ""}, {"m", ""}, {"m", "a"}, {"m", "b"},
+      {"m", "b0123"}, {"m", "c0123456789abcdef"}, {"m", "h"}, {"m", "zz"}, {"m0", ""}, {"n", "shared"},
+      {"n", "shared-prefix-"}, {"n", "shared-prefix-99999"}, {"n", "t"}, {"z", ""}, {"z", "y"}, {"z", "zz"}, {"zz", ""}};
+  for (const Row& row : rows) {
+    probes.push_back({row.metric, row.key});
+    std::string after = row.key;
+    after.push_back('\0');
+    probes.push_back({row.metric, after});
+    probes.push_back({row.metric, row.key.substr(0, row.key.size() / 2)});
+    if (!row.key.empty()) {
+      std::string other = row.key;
+      other.back() = '1';
+      probes.push_back({row.metric, other});
+    }
+  }
+  for (const auto& [metric, key] : probes) {
+    auto it = std::lower_bound(rows.begin(), rows.end(), std::tie(metric, key), [](const Row& x, const auto& k) {
+      return std::tie(x.metric, x.key) < k;
+    });
+    const bool present = it != rows.end() && it->metric == metric && it->key == key;
+    Row got;
+    Status s = r->Get(metric, key, &got);
+    ASSERT_EQ(s.ok(), present) << metric << "/" << key << ": " << s.ToString();
+    if (present) {
+      ASSERT_EQ(got, *it);
+    }
+    std::string first_metric = "(none)", first_key;
+    ASSERT_STATUS_OK(r->ScanFrom(metric, key, [&](const RowView& v, SnapshotReader::SeekTo*) {
+      first_metric.assign(v.metric);
+      first_key.assign(v.key);
+      return SnapshotReader::ScanNext::kStop;
+    }));
+    if (it == rows.end()) {
+      ASSERT_EQ(first_metric, "(none)") << metric << "/" << key;
+    } else {
+      ASSERT_EQ(first_metric + "/" + first_key, it->metric + "/" + it->key) << metric << "/" << key;
+    }
+  }
 }
 
 // The filter answers "maybe" for every row (no false negatives) and "no"
