@@ -80,18 +80,18 @@ TEST_F(OptionErrorsTest, BackfillNamesTheBackfillOptionsField) {
   api::BackfillOptions b;
   b.files = {in_};
   api::BackfillResult r;
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)), "BackfillOptions::version 0: must be at least 1");
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)), "BackfillOptions::version 0: must be at least 1");
   b.version = 2;
   b.from = Ms("2026-10-21T11:00:00Z");
   b.to = Ms("2026-10-21T10:00:00Z");
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)), "BackfillOptions::from is after BackfillOptions::to");
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)), "BackfillOptions::from is after BackfillOptions::to");
   b.dry_run = true;
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)), "BackfillOptions::from is after BackfillOptions::to");
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)), "BackfillOptions::from is after BackfillOptions::to");
   b = api::BackfillOptions{};
   b.version = 2;
   b.files = {in_, in_};
   b.source = "archive";
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)),
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)),
             "BackfillOptions::source names one input; BackfillOptions::files must hold exactly one");
 }
 
