@@ -64,6 +64,7 @@ TEST_F(OptionErrorsTest, SinkCallsNameTheirParameterOrField) {
   EXPECT_EQ(Refusal((*sink)->SetHistory(-1, std::nullopt)), "retain_ms -1: must not be negative");
   EXPECT_EQ(Refusal((*sink)->SetHistory(std::nullopt, -2)), "max_ahead_ms -2: must not be negative");
   EXPECT_EQ(Refusal((*sink)->RetireIdleProducers(0)), "idle_ms 0: must be greater than zero");
+  EXPECT_EQ(Refusal((*sink)->AcceptSourceGap({"", 1, 2})), "SourceGapAcceptance::source is empty: name the source");
   api::FollowOptions f;
   f.inputs = {in_};
   f.poll_ms = 0;
