@@ -36,14 +36,15 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   if (o.poll_ms <= 0) return OutOfRange("FollowOptions::poll_ms", o.poll_ms, "must be greater than zero");
   if (o.keep_generations == 0) return OutOfRange("FollowOptions::keep_generations", 0, "must be at least 1");
   Follower follower(impl_->root.get(), o);
+  SinkAccess::FollowState* state = SinkAccess::Get(stop);
   {
-    std::lock_guard<std::mutex> l(stop->state_->mu);
-    stop->state_->follower = &follower;
-    if (stop->state_->stopped) follower.Stop();
+    std::lock_guard<std::mutex> l(state->mu);
+    state->follower = &follower;
+    if (state->stopped) follower.Stop();
   }
   Status s = follower.Run();
-  std::lock_guard<std::mutex> l(stop->state_->mu);
-  stop->state_->follower = nullptr;
+  std::lock_guard<std::mutex> l(state->mu);
+  state->follower = nullptr;
   return s;
 }
 

@@ -7,25 +7,20 @@
 
 namespace snapsink::api {
 
-// The engine's handles of a public handle (a friend of ReadOnlySink).
-struct MergedAccess {
-  static ReadOnlySink::Impl* Get(ReadOnlySink* h) { return h->impl_.get(); }
-};
-
 Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
                                                                      const PartitionRound& round) {
   if (root == nullptr || state == nullptr) return Status::InvalidArgument("RecordPartitionSeals: no root or state");
-  ReadOnlySink::Impl* r = MergedAccess::Get(root);
+  SinkImpl* r = SinkAccess::Get(root);
   std::vector<std::pair<int64_t, uint64_t>> recorded;
   SNAPSINK_RETURN_IF_ERROR(snapsink::RecordPartitionSeals(r->root->env(), r->root->path(),
-                                                          MergedAccess::Get(state)->root.get(), round, &recorded));
+                                                          SinkAccess::Get(state)->root.get(), round, &recorded));
   return recorded;
 }
 
 Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions) {
   if (root == nullptr) return Status::InvalidArgument("PublishMerged: no root");
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
-  ReadOnlySink::Impl* impl = MergedAccess::Get(root);
+  SinkImpl* impl = SinkAccess::Get(root);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
   MergedPublishResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, &r));

@@ -26,8 +26,8 @@ namespace snapsink::api {
 
 namespace {
 
-Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<ReadOnlySink::Impl>* out) {
-  auto impl = std::make_unique<ReadOnlySink::Impl>();
+Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>* out) {
+  auto impl = std::make_unique<SinkImpl>();
   impl->read_only = !writer;
   SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(Env::Default(), path, writer, &impl->root)
                                   : Root::OpenReadOnly(Env::Default(), path, &impl->root));
@@ -39,7 +39,7 @@ Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<ReadOnlySi
 // Backfill writes the live state in its last step: a handle opened
 // read-only reopens its store for writing (still without LOCK). One LMDB
 // environment per process, so the read-only one is closed first.
-Status ReopenWritable(ReadOnlySink::Impl* impl) {
+Status ReopenWritable(SinkImpl* impl) {
   if (!impl->read_only) return Status::OK();
   const std::string path = impl->root->path();
   impl->root.reset();
@@ -145,7 +145,7 @@ Status PublishRoot(Root* root, PublishResult* out) {
 
 }  // namespace
 
-Status ReopenWritableHandle(ReadOnlySink::Impl* impl) { return ReopenWritable(impl); }
+Status ReopenWritableHandle(SinkImpl* impl) { return ReopenWritable(impl); }
 
 ReadOnlySink::ReadOnlySink(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ReadOnlySink::~ReadOnlySink() = default;
@@ -169,17 +169,19 @@ Result<std::unique_ptr<Reader>> ReadOnlySink::NewReader(uint64_t generation) con
   return Reader::Open(path(), generation);
 }
 
-Status ReadOnlySink::Backfill(const BackfillOptions& o, BackfillResult* result) {
+Status Backfill(ReadOnlySink& handle, const BackfillOptions& o, BackfillResult* result) {
   if (o.version == 0) return OutOfRange("BackfillOptions::version", 0, "must be at least 1");
-  if (dynamic_cast<Sink*>(this) != nullptr) {
+  SinkImpl* impl = SinkAccess::Get(&handle);
+  if (impl->writer) {
     return Status::InvalidArgument("backfill runs from a ReadOnlySink: it takes the root's LOCK itself to publish");
   }
   *result = BackfillResult();
-  if (o.dry_run) return PlanBackfill(impl_->root.get(), o, &result->already_done, &result->impact);
-  SNAPSINK_RETURN_IF_ERROR(ReopenWritable(impl_.get()));
-  SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl_->root.get(), o, result));
+  if (o.dry_run) return PlanBackfill(impl->root.get(), o, &result->already_done, &result->impact);
+  SNAPSINK_RETURN_IF_ERROR(ReopenWritable(impl));
+  SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl->root.get(), o, result));
   for (const std::string& f : o.files) {
-    result->rejects_files.push_back(filenames::BackfillRejectsFile(path(), o.version, o.source.empty() ? f : o.source));
+    result->rejects_files.push_back(
+        filenames::BackfillRejectsFile(handle.path(), o.version, o.source.empty() ? f : o.source));
   }
   return Status::OK();
 }
@@ -208,8 +210,9 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
 }
 
 Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {
-  std::unique_ptr<Impl> impl;
+  std::unique_ptr<SinkImpl> impl;
   SNAPSINK_RETURN_IF_ERROR(OpenRoot(path, /*writer=*/true, &impl));
+  impl->writer = true;
   impl->writes = std::make_shared<WriteQueue>(impl->root.get());
   return std::unique_ptr<Sink>(new Sink(std::move(impl)));
 }
@@ -227,9 +230,9 @@ Result<std::unique_ptr<Sink>> Sink::OpenFollower(const std::string& path) {
 }
 
 Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path) {
-  std::unique_ptr<Impl> impl;
+  std::unique_ptr<SinkImpl> impl;
   SNAPSINK_RETURN_IF_ERROR(OpenRoot(path, /*writer=*/false, &impl));
-  return std::unique_ptr<ReadOnlySink>(new ReadOnlySink(std::move(impl)));
+  return SinkAccess::NewReadOnly(std::move(impl));
 }
 
 Result<UpgradeResult> Sink::Upgrade(const std::string& path, bool dry_run) {

@@ -35,7 +35,7 @@ Result<AcceptedGapInfo> Sink::AcceptGaps(const GapAcceptance& a) {
 }
 
 Result<AcceptedSourceGapInfo> Sink::AcceptSourceGap(const SourceGapAcceptance& a) {
-  if (a.source.empty()) return Status::InvalidArgument("gaps accept --source: empty source name");
+  if (a.source.empty()) return Status::InvalidArgument("SourceGapAcceptance::source is empty: name the source");
   if (a.first > a.last || a.last == UINT64_MAX) {
     return Status::InvalidArgument("source range " + std::to_string(a.first) + ".." + std::to_string(a.last) +
                                    ": expected LO <= HI < 2^64-1");

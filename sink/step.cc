@@ -11,19 +11,23 @@
 namespace snapsink::api {
 
 struct Sink::Step::State {
-  ReadOnlySink::Impl* impl = nullptr;
+  SinkImpl* impl = nullptr;
   bool holds_lock = false;  // a follower's step: LOCK is held by impl->root
 };
 
 Sink::Step::Step(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
+std::unique_ptr<Sink::Step> SinkAccess::NewStep(std::unique_ptr<StepState> state) {
+  return std::unique_ptr<Sink::Step>(new Sink::Step(std::move(state)));
+}
+
 Sink::Step::~Step() {
-  ReadOnlySink::Impl* impl = state_->impl;
+  SinkImpl* impl = state_->impl;
   if (state_->holds_lock) impl->root->ReleaseWriterLock().reset();  // other writers may run now
   impl->in_step = false;
 }
 
-Status CheckCanWrite(const ReadOnlySink::Impl& impl, const char* what) {
+Status CheckCanWrite(const SinkImpl& impl, const char* what) {
   if (impl.follower_lock == nullptr || impl.in_step) return Status::OK();
   return Status::InvalidArgument(std::string(what) + " on a follower of " + impl.root->path() +
                                  " outside a step: it holds LOCK only inside one (Sink::BeginStep)");
@@ -37,7 +41,7 @@ namespace {
 // watermark) by itself when another transaction committed since its own
 // last one (engine/ingest.h). Left: the history settings, which the Root,
 // the handle and that Ingester copied.
-Status StartStep(ReadOnlySink::Impl* impl) {
+Status StartStep(SinkImpl* impl) {
   Root* root = impl->root.get();
   SNAPSINK_RETURN_IF_ERROR(root->ReloadHistorySettings());
   const RootConfig& c = root->config();
@@ -51,9 +55,9 @@ Status StartStep(ReadOnlySink::Impl* impl) {
 }  // namespace
 
 Result<std::unique_ptr<Sink::Step>> Sink::BeginStep(const std::function<bool()>& give_up) {
-  Impl* impl = impl_.get();
+  SinkImpl* impl = impl_.get();
   if (impl->in_step) return Status::InvalidArgument("BeginStep: a step of this Sink is held already");
-  auto state = std::make_unique<Step::State>();
+  auto state = std::make_unique<SinkAccess::StepState>();
   state->impl = impl;
   if (impl->follower_lock != nullptr) {
     Root* root = impl->root.get();
@@ -65,7 +69,7 @@ Result<std::unique_ptr<Sink::Step>> Sink::BeginStep(const std::function<bool()>&
     state->holds_lock = true;
   }
   impl->in_step = true;
-  std::unique_ptr<Step> step(new Step(std::move(state)));
+  std::unique_ptr<Step> step = SinkAccess::NewStep(std::move(state));
   if (impl->follower_lock != nullptr) SNAPSINK_RETURN_IF_ERROR(StartStep(impl));  // ~Step lets LOCK go
   return step;
 }

@@ -229,6 +229,16 @@ TEST_F(ApiTest, GcRemovesTempFilesAndRollbackPublishesACopy) {
   EXPECT_EQ((*reader)->generation(), 3u);
 }
 
+// api::Backfill takes a ReadOnlySink&, and its overload for a Sink& is
+// deleted: passing a Sink (which holds LOCK, which backfill takes itself)
+// fails to compile instead of failing at run time.
+template <typename Handle>
+constexpr bool kBackfillAccepts = requires(Handle& h, const api::BackfillOptions& o, api::BackfillResult* r) {
+  api::Backfill(h, o, r);
+};
+static_assert(kBackfillAccepts<api::ReadOnlySink>, "api::Backfill takes a ReadOnlySink");
+static_assert(!kBackfillAccepts<api::Sink>, "api::Backfill(Sink&, ...) must not compile");
+
 TEST_F(ApiTest, BackfillRunsFromAReadOnlyHandle) {
   {
     auto sink = api::Sink::Open(root_);
@@ -238,8 +248,13 @@ TEST_F(ApiTest, BackfillRunsFromAReadOnlyHandle) {
     api::BackfillOptions b;
     b.version = 2;
     b.files = {in_};
-    // The writer already holds LOCK, which backfill takes for its last step.
-    EXPECT_EQ((*sink)->Backfill(b, &r).code(), Status::Code::kInvalidArgument);
+    // The writer already holds LOCK, which backfill takes for its last step:
+    // a Sink does not compile (BackfillRefusesASinkAtCompileTime), and one
+    // reached through a ReadOnlySink& is refused by its own state.
+    api::ReadOnlySink& as_read_only = **sink;
+    Status refused = api::Backfill(as_read_only, b, &r);
+    EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument) << refused.ToString();
+    EXPECT_EQ(refused.ToString(), "backfill runs from a ReadOnlySink: it takes the root's LOCK itself to publish");
   }
   auto ro = api::Sink::OpenReadOnly(root_);
   ASSERT_STATUS_OK(ro);
@@ -247,7 +262,7 @@ TEST_F(ApiTest, BackfillRunsFromAReadOnlyHandle) {
   b.version = 2;
   b.files = {in_};
   api::BackfillResult r;
-  ASSERT_STATUS_OK((*ro)->Backfill(b, &r));
+  ASSERT_STATUS_OK(api::Backfill(**ro, b, &r));
   EXPECT_EQ(r.published_windows, 2u);
   EXPECT_EQ(r.generation, 2u);
 }
@@ -343,6 +358,31 @@ std::vector<std::string> AmbiguousWindowNames(const std::string& text) {
   return out;
 }
 
+// The declarations in text that return a Status or a Result (every one
+// that can fail) without an "Errors:" line in the comment right above them,
+// by line number and name. A deleted overload cannot be called: it needs none.
+std::vector<std::string> FallibleWithoutErrors(const std::string& text, size_t* checked) {
+  static const std::regex fallible(R"(^\s*(static\s+)?(Status|Result<.*>)\s+(\w+)\()");
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_search(lines[i], m, fallible) || lines[i].find("= delete") != std::string::npos) continue;
+    ++*checked;
+    bool listed = false;
+    for (size_t j = i; j > 0; --j) {
+      const std::string& above = lines[j - 1];
+      const size_t first = above.find_first_not_of(' ');
+      if (first == std::string::npos || above.compare(first, 2, "//") != 0) break;
+      listed = listed || above.find("Errors:") != std::string::npos;
+    }
+    if (!listed) out.push_back(std::to_string(i + 1) + ": " + std::string(m[3]));
+  }
+  return out;
+}
+
 TEST(ApiHeaders, NameAWindowBySizeOrStart) {
   for (const std::string& path : PublicHeaders()) {
     std::ifstream f(path);
@@ -355,6 +395,32 @@ TEST(ApiHeaders, NameAWindowBySizeOrStart) {
   EXPECT_TRUE(AmbiguousWindowNames("  int64_t window_size_ms = 0;\n  int64_t window_start_ms = 0;  // \"window_ms\"\n"
                                    "  std::optional<int64_t> last_seal_window_start_ms;\n")
                   .empty());
+}
+
+// Each method of the handles and the Reader, and each function of merged.h,
+// says which Status codes it returns, as lmdb.h does per function.
+TEST(ApiHeaders, EveryFallibleMethodListsItsErrors) {
+  size_t checked = 0;
+  for (const char* name : {"sink.h", "reader.h", "merged.h"}) {
+    const std::string path = std::string(SNAPSINK_SOURCE_DIR) + "/include/snapsink/" + name;
+    std::ifstream f(path);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (const std::string& m : FallibleWithoutErrors(text, &checked)) ADD_FAILURE() << path << ":" << m << " has no Errors: line";
+  }
+  EXPECT_GE(checked, 50u) << "the scan found too few declarations";
+}
+
+// The check itself: a declaration with the line above its comment passes,
+// one without it (or with it only above a blank line) does not.
+TEST(ApiHeaders, TheErrorsCheckCatchesAMissingLine) {
+  size_t checked = 0;
+  const std::string text =
+      "  // Opens it.\n  // Errors: NotFound.\n  static Result<std::unique_ptr<Sink>> Open(const std::string& p);\n"
+      "  // Errors: IOError.\n\n  // Seals.\n  Status Seal(int w);\n"
+      "  Result<uint64_t> Epoch() const;\n"
+      "  Status Backfill(Sink& s) = delete;\n";
+  EXPECT_EQ(FallibleWithoutErrors(text, &checked), (std::vector<std::string>{"7: Seal", "8: Epoch"}));
+  EXPECT_EQ(checked, 3u);
 }
 
 TEST(ApiDurations, ParseAndFormat) {

@@ -265,7 +265,7 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
   b.files = {archive};
   b.dry_run = true;
   api::BackfillResult plan;
-  ASSERT_STATUS_OK((*ro)->Backfill(b, &plan));
+  ASSERT_STATUS_OK(api::Backfill(**ro, b, &plan));
   EXPECT_FALSE(plan.already_done);
   EXPECT_EQ(plan.generation, 0u);
   ASSERT_EQ(plan.impact.size(), 1u);
@@ -282,7 +282,7 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
 
   b.dry_run = false;
   api::BackfillResult r;
-  ASSERT_STATUS_OK((*ro)->Backfill(b, &r));
+  ASSERT_STATUS_OK(api::Backfill(**ro, b, &r));
   EXPECT_EQ(r.generation, 2u);
   ASSERT_EQ(r.impact.size(), 1u);
   EXPECT_EQ(r.impact[0].after.sum_micros, i.after.sum_micros);
@@ -293,7 +293,7 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
 
   // Published once: a second dry run says so.
   b.dry_run = true;
-  ASSERT_STATUS_OK((*ro)->Backfill(b, &plan));
+  ASSERT_STATUS_OK(api::Backfill(**ro, b, &plan));
   EXPECT_TRUE(plan.already_done);
 }
 

@@ -64,6 +64,7 @@ TEST_F(OptionErrorsTest, SinkCallsNameTheirParameterOrField) {
   EXPECT_EQ(Refusal((*sink)->SetHistory(-1, std::nullopt)), "retain_ms -1: must not be negative");
   EXPECT_EQ(Refusal((*sink)->SetHistory(std::nullopt, -2)), "max_ahead_ms -2: must not be negative");
   EXPECT_EQ(Refusal((*sink)->RetireIdleProducers(0)), "idle_ms 0: must be greater than zero");
+  EXPECT_EQ(Refusal((*sink)->AcceptSourceGap({"", 1, 2})), "SourceGapAcceptance::source is empty: name the source");
   api::FollowOptions f;
   f.inputs = {in_};
   f.poll_ms = 0;
@@ -80,18 +81,18 @@ TEST_F(OptionErrorsTest, BackfillNamesTheBackfillOptionsField) {
   api::BackfillOptions b;
   b.files = {in_};
   api::BackfillResult r;
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)), "BackfillOptions::version 0: must be at least 1");
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)), "BackfillOptions::version 0: must be at least 1");
   b.version = 2;
   b.from = Ms("2026-10-21T11:00:00Z");
   b.to = Ms("2026-10-21T10:00:00Z");
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)), "BackfillOptions::from is after BackfillOptions::to");
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)), "BackfillOptions::from is after BackfillOptions::to");
   b.dry_run = true;
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)), "BackfillOptions::from is after BackfillOptions::to");
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)), "BackfillOptions::from is after BackfillOptions::to");
   b = api::BackfillOptions{};
   b.version = 2;
   b.files = {in_, in_};
   b.source = "archive";
-  EXPECT_EQ(Refusal((*ro)->Backfill(b, &r)),
+  EXPECT_EQ(Refusal(api::Backfill(**ro, b, &r)),
             "BackfillOptions::source names one input; BackfillOptions::files must hold exactly one");
 }
 

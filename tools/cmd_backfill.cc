@@ -35,7 +35,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   if (!root.ok()) return root.status();
   // The library names BackfillOptions' fields; here each came from its flag.
   auto backfill = [&](api::BackfillResult* r) {
-    return NameFlags((*root)->Backfill(o, r),
+    return NameFlags(api::Backfill(**root, o, r),
                      {{"BackfillOptions::source names one input; BackfillOptions::files must hold exactly one",
                        "--source names one input; give one FILE with it"},
                       {"BackfillOptions::version", "--version"},

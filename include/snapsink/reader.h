@@ -80,17 +80,21 @@ class Reader {
  public:
   // generation 0 = the current one. NotFound when nothing is published yet or
   // the generation does not exist (any more), or path is not a root.
+  // Errors: NotFound (root is not a root; nothing published; the generation never was, or gc removed it),
+  //   Corruption (CURRENT or a manifest damaged, or CURRENT naming a missing manifest), IOError.
   static Result<std::unique_ptr<Reader>> Open(const std::string& root, uint64_t generation = 0);
   // The same, reading only the generation's top manifest: the manifest parts
   // naming a window are read when it is first looked up (Get, Scan, Query,
   // Rollup), so a query of one window reads the parts on that window's path
   // only, not every part of a long history. windows() is empty, and Find
   // answers only for windows looked up already.
+  // Errors: as Open.
   static Result<std::unique_ptr<Reader>> OpenTop(const std::string& root, uint64_t generation = 0);
   // The generation root's CURRENT names (0: nothing published yet), read
   // from that one small file: what a server polls to notice a publish
   // before it opens a Reader of it. Corruption naming CURRENT when the file
   // is not one well-formed line.
+  // Errors: Corruption (CURRENT is not one well-formed line), IOError.
   static Result<uint64_t> CurrentGeneration(const std::string& root);
   ~Reader();
   Reader(const Reader&) = delete;
@@ -103,8 +107,11 @@ class Reader {
   // generation, or nullopt.
   std::optional<uint64_t> Find(int64_t window_start_ms) const;
 
+  // Errors: NotFound (the window is not in the generation; no such row), Corruption (a checksum or format
+  //   that does not hold, naming the file), IOError.
   // Point lookup (decompresses at most one block). NotFound if absent.
   Result<Row> Get(int64_t window_start_ms, std::string_view metric, std::string_view key);
+  // Errors: NotFound (the window is not in the generation), Corruption (naming the file), IOError.
   // Every row of a window in (metric, key) byte order; only metric's rows
   // when metric is given. NotFound if the window is not in the generation.
   Status Scan(int64_t window_start_ms, const std::optional<std::string>& metric,
@@ -112,9 +119,11 @@ class Reader {
   // The rows q selects, by window, metric, key.
   // A window not in the generation selects nothing; a metric and key
   // decompress at most one block per window.
+  // Errors: InvalidArgument (q.rollup_ms is set: that is Rollup), Corruption (naming the file), IOError.
   Status Query(const QuerySpec& q, std::vector<QueryRow>* out);
   // The rows q selects added into buckets of q.rollup_ms (required), by
   // bucket, metric, key.
+  // Errors: InvalidArgument (q.rollup_ms unset or negative), Corruption (naming the file), IOError.
   Status Rollup(const QuerySpec& q, std::vector<RollupRow>* out);
 
  private:

@@ -12,13 +12,16 @@
 // or another, gets Status Locked naming the holder's pid (beside a running
 // Follow, after waiting up to a minute for its step to end).
 // A ReadOnlySink (Sink::OpenReadOnly) takes no lock and never blocks the
-// writer: the views, Verify, Backfill (which takes LOCK itself for its final
-// step only) and Readers (reader.h) of published generations.
+// writer: the views, Verify, api::Backfill (a free function below, which
+// takes LOCK itself for its final step only) and Readers (reader.h) of
+// published generations.
 //
 // Open one handle per root per process (LMDB allows one environment handle
 // per process). Handles are not thread-safe; Readers are cheap, open one per
 // thread. Every method returns a Status: a failed operation changes nothing,
-// or leaves what a rerun finishes (docs/CONTRACT.md 8).
+// or leaves what a rerun finishes (docs/CONTRACT.md 8). Each method's
+// "Errors:" line lists the Status codes it returns (status.h), as lmdb.h
+// lists each function's errors.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,7 @@
 namespace snapsink::api {
 
 class Sink;
+struct SinkAccess;  // internal to sink/: how it reaches the private state below
 
 // A root opened without the writer lock.
 class ReadOnlySink {
@@ -51,34 +55,48 @@ class ReadOnlySink {
   // ---- Read-side views (views.h; utilities/table.h prints each) ----
   // Of the live state, one LMDB read transaction each:
   // producers by id, active and retired;
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<ProducerInfo>> Producers() const;
   // the open gaps of every producer;
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<GapInfo>> Gaps() const;
   // every accepted-gap record, by producer, then as recorded;
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<AcceptedGapInfo>> AcceptedGaps() const;
   // every accepted source range, as recorded;
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<AcceptedSourceGapInfo>> AcceptedSourceGaps() const;
   // every source's accounting, by name (names over 503 bytes by their first
   // 503 bytes, then in no set order);
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<SourceView>> Sources() const;
   // the ids held for dedup by id;
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<IdsInfo> Ids() const;
   // every window with state, by start.
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<WindowInfo>> Windows() const;
   // Of what is published (snapshots/ and manifests/); a generation or
   // snapshot that gc removes while it is listed is left out:
+  // Errors: IOError or Corruption from the published files.
   Result<std::vector<SnapshotInfo>> Snapshots() const;
+  // Errors: IOError or Corruption from the published files.
   Result<std::vector<GenerationInfo>> Generations() const;
   // Settings, watermark, generation, windows, sources, gaps, ids and disk use
   // in one look; StatusJson is the same as JSON (the HTTP server's
   // /v1/status), one object and a newline.
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode); IOError or Corruption
+  //   from the published files.
   Result<RootStatus> GetStatus() const;
+  // Errors: as GetStatus; and those of PartitionOwners.
   Result<std::string> StatusJson() const;
   // The status page of these views is api::StatusPage (snapsink/utilities/serve.h).
   // The root's metrics in the Prometheus text format 0.0.4.
+  // Errors: as GetStatus; and those of PartitionOwners.
   Result<std::string> MetricsText() const;
   // The open windows with unsealed changes and the watermark: why sealing
   // the closed windows finds nothing.
+  // Errors: as GetStatus.
   Result<UnsealedWindows> Unsealed() const;
 
   // Re-checks every kept generation and snapshot (every checksum, every row
@@ -87,6 +105,8 @@ class ReadOnlySink {
   // note, not a problem. Fills *report even when it fails: Corruption when
   // report->problems is non-empty. Files in the root that snapsink does not
   // know are warnings ("unknown file in root: PATH"), not corruption.
+  // Errors: Corruption (report->problems is non-empty), IOError (a file could not be read or the root
+  //   listed).
   Status Verify(VerifyReport* report) const;
   // ---- end of the read-side views ----
 
@@ -94,12 +114,15 @@ class ReadOnlySink {
   // Claims the next owner epoch of `source` in this root (owners/): one more
   // than the newest claimed, recorded with `who` (client id, host, pid).
   // Processes that claim at once each get their own epoch; the newest wins.
+  // Errors: Locked (another claim of the source held its claim lock for 10 s), IOError (owners/ could not be
+  //   made, the claim written, synced or renamed).
   Result<uint64_t> ClaimOwner(const std::string& source, const std::string& who);
   struct OwnerClaim {
     uint64_t epoch = 0;  // 0: never claimed
     std::string who;
   };
   // The newest claim of `source`.
+  // Errors: IOError (owners/ or the claim unreadable).
   Result<OwnerClaim> NewestOwner(const std::string& source) const;
 
   // ---- Checkpoints of a shared source's state in this root (docs/FORMAT.md) ----
@@ -120,14 +143,20 @@ class ReadOnlySink {
   // position) into this root as of its last commit; call it between commits
   // (no Write in flight). Locked when a newer owner has claimed the source
   // (nothing is written); keeps the `keep` newest checkpoints of the source.
+  // Errors: Locked (a newer owner claimed the source); InvalidArgument (state has no such source, or it has
+  //   no owner epoch or no decimal position); IOError (copying, writing, syncing, renaming) and the errors of
+  //   NewestOwner. Messages start "SOURCE: checkpoint: ".
   Result<CheckpointInfo> WriteCheckpoint(const Sink& state, const std::string& source, size_t keep = 2);
   // The source's checkpoints, newest (epoch, then offset) first, by their
   // names and sizes (not verified).
+  // Errors: IOError (the folder unreadable).
   Result<std::vector<CheckpointInfo>> Checkpoints(const std::string& source) const;
   // Makes a new root at `dest` (which must not hold one) from the newest
   // checkpoint of `source` whose epoch is at least min_epoch, verifying its
   // checksum and header; a damaged one is skipped with a line in *warnings
   // and the next older one tried. NotFound when none is usable.
+  // Errors: NotFound (no usable checkpoint); InvalidArgument (dest holds a root or is not empty); IOError
+  //   (reading the checkpoint, writing dest).
   Result<CheckpointInfo> RestoreCheckpoint(const std::string& source, const std::string& dest, uint64_t min_epoch,
                                            std::vector<std::string>* warnings) const;
   // Every partition this root has owner claims of (`status`, `metrics`):
@@ -155,30 +184,29 @@ class ReadOnlySink {
     std::optional<CheckpointInfo> checkpoint;
     std::optional<PartitionProgressInfo> progress;  // nullopt before the first recorded round
   };
+  // Errors: IOError or Corruption (a claim, checkpoint or progress file unreadable or malformed).
   Result<std::vector<PartitionOwnerInfo>> PartitionOwners() const;
 
   // What Sink::Rollback(generation) would change, computed without LOCK
   // and writing nothing: works beside a running writer.
+  // Errors: NotFound (generation never published, or no longer kept); IOError or Corruption from the state
+  //   (LMDB, a record that does not decode); IOError or Corruption from the published files.
   Result<RollbackResult> RollbackDryRun(uint64_t generation) const;
 
   // A Reader pinned to `generation` (0 = the current one) of this root.
+  // Errors: as Reader::Open (reader.h).
   Result<std::unique_ptr<Reader>> NewReader(uint64_t generation = 0) const;
 
-  // Backfill (docs/CONTRACT.md 9) from this unlocked handle: the ingest phase runs without
-  // LOCK; sealing and publishing take it (waiting for a live writer). On a
-  // Sink, which holds LOCK already, it is InvalidArgument: use OpenReadOnly.
-  // With options.dry_run it writes nothing and takes no lock. A bad option is
-  // InvalidArgument naming its field ("BackfillOptions::version 0: must be at
-  // least 1"; "BackfillOptions::version 2 must exceed the versions of its windows: ...").
-  Status Backfill(const BackfillOptions& options, BackfillResult* result);
+  // Backfill is a free function, api::Backfill below: it writes, so it is
+  // no method of a handle that can be a Sink.
 
-  struct Impl;  // opaque: the engine's handles (sink/)
+ private:
+  struct Impl;                // the engine's handles, defined in sink/
+  friend struct SinkAccess;   // sink/'s one way to them (sink/sink_impl.h)
 
  protected:
   explicit ReadOnlySink(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-  friend class Sink;
-  friend struct MergedAccess;  // merged.h's functions (sink/merged.cc)
 };
 
 // Ends a Sink::Follow from any thread (e.g. one that waits for SIGTERM).
@@ -192,22 +220,26 @@ class FollowStop {
   // Thread-safe. Follow commits what it read, seals, publishes, returns OK.
   void Stop();
 
-  struct State;  // opaque (sink/)
-
  private:
+  struct State;  // defined in sink/follow.cc
   std::unique_ptr<State> state_;
-  friend class Sink;
+  friend struct SinkAccess;  // sink/'s one way to it (sink/sink_impl.h)
 };
 
 // A root opened by its one writer. Holds LOCK until destroyed, unless
 // opened with OpenFollower.
 class Sink : public ReadOnlySink {
  public:
+  // Errors: InvalidArgument (a value out of range, naming its field as below; path holds a root already or is
+  //   not empty), Locked (another init or writer holds its LOCK), IOError.
   // Creates a root at path (the directory may exist but must not hold a root).
   // InvalidArgument naming the field for a value out of range
   // ("InitOptions::window_size_ms 0: must be greater than zero").
   static Status Create(const std::string& path, const InitOptions& options);
   // Opens the root at path as its writer: Locked when another writer has it.
+  // Errors: Locked (another writer holds LOCK, naming its pid), NotFound (no root at path, or one whose init
+  //   did not finish), InvalidArgument (a root written by a newer or an older snapsink: Upgrade), Corruption
+  //   (state without its format or settings), IOError.
   static Result<std::unique_ptr<Sink>> Open(const std::string& path);
 
   // ---- A writer that runs for months and lets others in between its steps ----
@@ -240,6 +272,9 @@ class Sink : public ReadOnlySink {
   // Opens the root at path as a follower. Locked at once when a plain writer
   // holds LOCK; Locked when another follower runs (after its step). Holds no
   // step when it returns.
+  // Errors: Locked (a writer holds LOCK, or another follower runs), NotFound (no root at path, or one whose
+  //   init did not finish), InvalidArgument (a root written by a newer or an older snapsink: Upgrade),
+  //   Corruption (state without its format or settings), IOError.
   static Result<std::unique_ptr<Sink>> OpenFollower(const std::string& path);
 
   // Holds LOCK from BeginStep until destroyed. Destroy it before its Sink,
@@ -250,12 +285,12 @@ class Sink : public ReadOnlySink {
     ~Step();
     Step(const Step&) = delete;
     Step& operator=(const Step&) = delete;
-    struct State;  // opaque (sink/)
 
    private:
+    struct State;  // defined in sink/step.cc
     explicit Step(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;
-    friend class Sink;
+    friend struct SinkAccess;  // sink/'s one way to it (sink/sink_impl.h)
   };
   // A follower's writing methods (Ingest, Write, Seal, Publish, Run, Gc,
   // Rollback, AcceptGaps, AcceptSourceGap, RetireIdleProducers, SetHistory)
@@ -266,6 +301,8 @@ class Sink : public ReadOnlySink {
   // BeginStep returns Locked and holds nothing. InvalidArgument while a Step
   // of this Sink is held. On a Sink from Open (LOCK held for life) it returns
   // a Step that holds nothing more, so code can be written once for both.
+  // Errors: InvalidArgument (a Step of this Sink is held), Locked (give_up returned true), IOError (the lock
+  //   files), and IOError or Corruption reading the settings again.
   Result<std::unique_ptr<Step>> BeginStep(const std::function<bool()>& give_up = {});
   // True when another writer waits for LOCK: a follower should end its step
   // as soon as it can (false on a Sink from Open).
@@ -274,16 +311,25 @@ class Sink : public ReadOnlySink {
 
   // Opens the root at path without the lock, LMDB read-only: works on a
   // read-only file system and for a user who may not write the root.
+  // Errors: NotFound (no root at path, or one whose init did not finish), InvalidArgument (a root written by
+  //   a newer or an older snapsink: Upgrade), Corruption (state without its format or settings), IOError.
   static Result<std::unique_ptr<ReadOnlySink>> OpenReadOnly(const std::string& path);
   // Converts, in place, a root written by an earlier snapsink to this
   // build's format, keeping every published generation.
   // Takes LOCK; crash-safe (a rerun finishes it). dry_run: takes no lock,
   // writes nothing, reports what it would do. A root of this build's format
   // is nothing_to_do.
+  // Errors: NotFound (no root at path), Locked (another writer holds LOCK; not with dry_run), InvalidArgument
+  //   (a root written by a newer snapsink, or by an older one whose
+  //   publish stopped half-way), Corruption, IOError.
   static Result<UpgradeResult> Upgrade(const std::string& path, bool dry_run = false);
 
   // Applies the files' events exactly once (docs/CONTRACT.md 2, 3, 7). *result, when
   // given, is filled even on a stop (Gap, BadInput): what was committed.
+  // Errors: InvalidArgument (a follower outside a Step; a source name with more than one file; an input that
+  //   is a directory), NotFound (an input that cannot be opened: nothing is ingested), Gap (GapPolicy::kStop,
+  //   or past the open-gap limit), BadInput (stop_on_error), IOError (reading an input, the state),
+  //   Corruption.
   Status Ingest(const IngestOptions& options, IngestResult* result = nullptr);
   // Applies a batch from memory (write_batch.h) and commits the source's new
   // position in the same LMDB transaction: all of the batch or none of it.
@@ -291,16 +337,30 @@ class Sink : public ReadOnlySink {
   // commit is in flight are committed together in the next transaction
   // (group commit), each told its own outcome. Under GapPolicy::kStop a gap
   // fails the batch (Status Gap) and nothing of it is applied.
+  // Errors: InvalidArgument (a follower outside a Step; a batch without a source name), Locked (the owner
+  //   epoch does not match WriteBatch::SetOwner's), Gap (GapPolicy::kStop), BadInput (stop_on_error), what
+  //   the batch's commit check returns, and IOError or Corruption from the state (LMDB, a record that does
+  //   not decode).
   Status Write(const WriteBatch& batch, const WriteOptions& options = {}, WriteResult* result = nullptr);
   // The position last committed for `source` by Write; nullopt if none.
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::optional<std::string>> Position(const std::string& source) const;
   // The owner epoch committed for `source` by WriteBatch::SetOwner (0: none).
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<uint64_t> OwnerEpoch(const std::string& source) const;
   // Seals windows into staging (not yet visible to readers).
+  // Errors: InvalidArgument (a follower outside a Step; a window that is not a window's start; one at the
+  //   highest version there is), IOError or Corruption from the state (LMDB, a record that does not decode),
+  //   IOError writing the staged snapshots.
   Result<std::vector<SealedWindow>> Seal(const SealOptions& options);
   // Reconciles every staged snapshot and publishes them in one generation.
+  // Errors: InvalidArgument (a follower outside a Step), Reconcile (staged counts differ from their seals or
+  //   the ledger: nothing is published), Corruption (a staged snapshot or the current generation damaged),
+  //   IOError.
   Result<PublishResult> Publish();
   // Ingest, seal, publish. *result is filled as far as the job got.
+  // Errors: those of Ingest, Seal and Publish; after Gap or BadInput the closed windows are still sealed and
+  //   published, and the stop is returned.
   Status Run(const RunOptions& options, RunResult* result = nullptr);
   // Ingests, seals and publishes as the inputs grow, until
   // stop->Stop() (OK) or an error (a gap or bad line under stop, a failed
@@ -313,33 +373,76 @@ class Sink : public ReadOnlySink {
   // returns. Call no writing method of this Sink while Follow runs (reads,
   // as a Server over it does, are fine). On a Sink from OpenFollower it is
   // InvalidArgument.
+  // Errors: InvalidArgument (a Sink from OpenFollower; "-" or no inputs; a FollowOptions field out of range,
+  //   naming it), Locked (another follower runs), and what a step of Run returns (Gap, BadInput, Reconcile,
+  //   IOError, Corruption).
   Status Follow(const FollowOptions& options, FollowStop* stop);
   // Removes generations beyond the `keep` newest (never the current one or
   // one a Reader pins), snapshots no generation names, and stray *.tmp files.
+  // Errors: InvalidArgument (a follower outside a Step), IOError or Corruption from the state (LMDB, a record
+  //   that does not decode), IOError or Corruption from the published files (IOError also removing
+  //   them).
   Result<GcResult> Gc(uint64_t keep);
   // Publishes a new generation with exactly `generation`'s windows and
   // versions and rewinds the engine's window state to match (docs/CONTRACT.md 10).
   // dry_run: reports the changes and writes nothing.
+  // Errors: InvalidArgument (a follower outside a Step; not with dry_run), NotFound (generation never
+  //   published, or no longer kept), and what Publish returns.
   Result<RollbackResult> Rollback(uint64_t generation, bool dry_run = false);
 
   // ---- Operator commands of the read side (views.h) ----
   // Records an accepted gap, stamped with the wall
   // clock; returns the record as AcceptedGaps() will list it.
+  // Errors: InvalidArgument (range not LO <= HI < 2^64-1; a follower outside a Step), IOError or Corruption
+  //   from the state (LMDB, a record that does not decode).
   Result<AcceptedGapInfo> AcceptGaps(const GapAcceptance& acceptance);
   // Records positions first..last of a source as lost for good, stamped
   // with the wall clock.
+  // Errors: InvalidArgument (an empty source; range not LO <= HI < 2^64-1; a follower outside a Step),
+  //   IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<AcceptedSourceGapInfo> AcceptSourceGap(const SourceGapAcceptance& acceptance);
   // Retires every producer idle for idle_ms (> 0) of event time behind the
   // watermark; returns their ids.
+  // Errors: InvalidArgument (idle_ms not above 0, naming it; a follower outside a Step), IOError or
+  //   Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<std::string>> RetireIdleProducers(int64_t idle_ms);
   // Changes the retention and the max-ahead limit (InitOptions::retain_ms,
   // max_ahead_ms; nullopt: unchanged; 0: keep every window / no limit),
   // stored in one commit. The next publish applies a shorter retention;
   // windows already dropped never come back.
+  // Errors: InvalidArgument (retain_ms or max_ahead_ms negative, naming it; a follower outside a Step),
+  //   IOError or Corruption from the state (LMDB, a record that does not decode).
   Status SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms);
 
  private:
   using ReadOnlySink::ReadOnlySink;
 };
+
+// Backfill (docs/CONTRACT.md 9) from a handle opened without LOCK
+// (Sink::OpenReadOnly): the ingest phase runs without LOCK; sealing and
+// publishing take it (waiting for a live writer). The handle's store is
+// reopened for writing (still without LOCK) for the last step. With
+// options.dry_run it writes nothing and takes no lock.
+//
+// A free function over an open handle, not over a root path: one over a path
+// would open a second LMDB environment of the root in a process that may hold
+// one already (a handle of the same root), which LMDB forbids.
+//
+// Errors: InvalidArgument: a BackfillOptions field out of range, naming it
+//   ("BackfillOptions::version 0: must be at least 1"; "BackfillOptions::from
+//   is after BackfillOptions::to"; "BackfillOptions::version 2 must exceed the
+//   versions of its windows: ..."), "-" given twice, standard input other than
+//   what an unfinished run spooled, or `root` a Sink reached through a
+//   ReadOnlySink& (its own state says so: it holds LOCK already). Locked:
+//   LOCK not had within a minute for the last step, or the same version
+//   running in another process. NotFound: an input that cannot be opened.
+//   Gap: GapPolicy::kStop. Reconcile: the rebuilt windows do not match their
+//   seals (nothing is published). IOError or Corruption from the root.
+Status Backfill(ReadOnlySink& root, const BackfillOptions& options, BackfillResult* result);
+// A Sink holds LOCK for its life, and backfill takes LOCK itself for its
+// last step: passing one would fail at run time, so it does not compile.
+// Open the root with Sink::OpenReadOnly instead (in a process that holds a
+// Sink of the root, close it first: one LMDB environment per process).
+Status Backfill(Sink& root, const BackfillOptions& options, BackfillResult* result) = delete;
 
 }  // namespace snapsink::api

@@ -35,6 +35,9 @@ class WriteBatch {
  public:
   // source: the name the batch's lines are accounted to (docs/CONTRACT.md 5's source),
   // 1 byte or more.
+  // Errors: none here (no method of a WriteBatch fails); Sink::Write
+  //   returns InvalidArgument for an empty source, Locked for a SetOwner
+  //   epoch that does not hold, and the commit check's own Status (sink.h).
   explicit WriteBatch(std::string source);
 
   // Adds one record: one NDJSON line or several separated by '\n' (a Kafka
