@@ -1036,10 +1036,11 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   // the index buys over binary search of the restart points.
   const std::string hashed_path = work + "/read-hashed", plain_path = work + "/read-restarts";
   std::unique_ptr<SnapshotWriter> hashed_w, plain_w;
-  SnapshotWriterOptions plain_options;
-  plain_options.block_hash_index = false;
+  SnapshotWriterOptions plain_options, hashed_options;
+  plain_options.block_hash_index = false;  // the default since issue 25 target 2
+  hashed_options.block_hash_index = true;
   if (all) {
-    CheckOk(SnapshotWriter::Open(Env::Default(), hashed_path, &hashed_w), "open " + hashed_path);
+    CheckOk(SnapshotWriter::Open(Env::Default(), hashed_path, &hashed_w, hashed_options), "open " + hashed_path);
     CheckOk(SnapshotWriter::Open(Env::Default(), plain_path, &plain_w, plain_options), "open " + plain_path);
   }
   if (time_map || all) {

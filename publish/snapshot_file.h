@@ -100,10 +100,12 @@ struct SnapshotWriterOptions {
   // A block is cut once its uncompressed rows reach this size. 1..64 KiB;
   // smaller only for tests that want many blocks from few rows.
   size_t block_bytes = kSnapshotBlockBytes;
-  // Each block ends in a hash index of its rows (docs/FORMAT.md), so that a
-  // point lookup probes a slot or two instead of binary-searching the
-  // restart points. Off only for tests and benchmarks of the fallback.
-  bool block_hash_index = true;
+  // Each block ends in a hash index of its rows (docs/FORMAT.md). Off: no
+  // lookup reads it any more (a block Get loads is cached with its own row
+  // table, publish/cached_block.h), so it only cost the writer, the verify
+  // pass and every block load time, and the data file 16% of its bytes.
+  // On for tests of files that carry one; readers check it when present.
+  bool block_hash_index = false;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the

@@ -330,6 +330,7 @@ TEST_F(SnapshotFileTest, HashIndexHitsAndMissesMatchBinarySearch) {
     SCOPED_TRACE(block_bytes);
     SnapshotWriterOptions hashed, plain;
     hashed.block_bytes = plain.block_bytes = block_bytes;
+    hashed.block_hash_index = true;
     plain.block_hash_index = false;
     SnapshotFileInfo hi, pi;
     Write(Path("hashed"), rows, &hi, hashed);
@@ -382,6 +383,23 @@ TEST_F(SnapshotFileTest, BlockWithTooManyRestartsHasNoHashIndex) {
   }
 }
 
+// No lookup reads a block's hash index any more (a loaded block is cached
+// with its own row table), so the writer leaves it out unless asked: a
+// default file is byte for byte the file written without it.
+TEST_F(SnapshotFileTest, TheWriterLeavesTheHashIndexOutByDefault) {
+  const std::vector<Row> rows = MakeRows(3000);
+  SnapshotWriterOptions plain, hashed;
+  plain.block_hash_index = false;
+  hashed.block_hash_index = true;
+  SnapshotFileInfo di, pi, hi;
+  Write(Path("default"), rows, &di);
+  Write(Path("plain"), rows, &pi, plain);
+  Write(Path("hashed"), rows, &hi, hashed);
+  EXPECT_EQ(ReadAll(Path("default")), ReadAll(Path("plain")));
+  EXPECT_LT(di.bytes, hi.bytes);
+  CheckContents(Path("default"), rows, di);
+}
+
 // Keys chosen to share a bucket and a fingerprint (docs/FORMAT.md: bucket
 // (hi32(h) * slots) >> 32, fingerprint the low byte of h) in different
 // restart intervals: the lookup of the second must go on probing after the
@@ -406,7 +424,9 @@ TEST_F(SnapshotFileTest, HashIndexFingerprintCollisions) {
   for (int i = 0; i < 38; i++) rows.push_back({"x", fmt::format("m{:02d}", i), 2, 22, 2});
   rows.push_back({"x", z, 3, 33, 3});
   SnapshotFileInfo info;
-  Write(Path("coll"), rows, &info);
+  SnapshotWriterOptions hashed;
+  hashed.block_hash_index = true;  // the file's index and the cached block's table, the same chain
+  Write(Path("coll"), rows, &info, hashed);
   CheckContents(Path("coll"), rows, info);
   auto r = OpenOrDie(Path("coll"));
   ASSERT_EQ(r->blocks(), 1u);
@@ -434,6 +454,7 @@ TEST_F(SnapshotFileTest, CorruptHashIndexIsCaught) {
   std::vector<Row> rows = MakeRows(200);
   SnapshotWriterOptions small;
   small.block_bytes = 2000;
+  small.block_hash_index = true;
   SnapshotFileInfo info;
   Write(Path("good"), rows, &info, small);
   const std::string good = ReadAll(Path("good"));
@@ -742,6 +763,7 @@ TEST_F(SnapshotFileTest, VerifyAllHashesEveryByteOnceAndNamesTheFileFirst) {
   const std::vector<Row> rows = MakeRows(3000);
   SnapshotWriterOptions small;
   small.block_bytes = 2000;
+  small.block_hash_index = true;
   SnapshotFileInfo info;
   Write(Path("good"), rows, &info, small);
   const std::string good = ReadAll(Path("good"));
