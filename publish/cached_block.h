@@ -29,7 +29,7 @@ constexpr uint32_t kRowOffsetMask = (uint32_t{1} << kRowOffsetBits) - 1;
 static_assert(kMaxBlockBytes < kRowOffsetMask, "a row's offset + 1 must fit a slot");
 
 inline size_t RowTableOffset(size_t usize) { return (usize + 3) & ~size_t{3}; }
-inline uint32_t RowTableSlots(uint32_t rows) { return rows + rows / 3 + 1; }
+inline uint32_t RowTableSlots(uint32_t rows) { return ProbeSlots(rows); }
 
 // The cached form of a checked block `plain` whose first rows_bytes bytes
 // hold `rows` rows, row r with FilterHash hashes[r].

@@ -128,12 +128,14 @@ inline int CompareKeys(std::string_view m1, std::string_view k1, std::string_vie
 
 inline uint64_t Hash(std::string_view s) { return XXH64(s.data(), s.size(), 0); }
 
+// Slots for `rows` rows placed by linear probing: 4/3 slot per row, plus
+// one, so at least one stays free and a probe always ends. The file's hash
+// index and the cached block's row table (cached_block.h) both use it.
+inline uint32_t ProbeSlots(uint32_t rows) { return rows + rows / 3 + 1; }
+
 // The slots of a block's hash index of `rows` rows and `num` restart
-// points: 4/3 slot per row (so at least one stays free), or 0 when the
-// restart numbers do not fit a byte.
-inline uint32_t HashSlots(uint32_t rows, uint32_t num) {
-  return num > kHashMaxRestarts ? 0 : rows + rows / 3 + 1;
-}
+// points: ProbeSlots(rows), or 0 when the restart numbers do not fit a byte.
+inline uint32_t HashSlots(uint32_t rows, uint32_t num) { return num > kHashMaxRestarts ? 0 : ProbeSlots(rows); }
 
 // Where a key's probe sequence starts, and the byte stored to tell it from
 // the other keys of the chain; from the filter's hash of the key.
