@@ -101,14 +101,17 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
 
   CurrentPointer current;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(root->env(), root->path(), &current));
-  out->current_generation = current.generation;
-  if (out->current_generation > 0) {
+  if (current.generation > 0) {
+    // Through a Reader, which pins the generation it reads: a publish and a
+    // gc beside this command may move CURRENT on and remove the generation
+    // read a moment ago ("generation 40 not found" from status or metrics).
+    std::unique_ptr<Reader> reader;
+    SNAPSINK_RETURN_IF_ERROR(Reader::Open(root->env(), root->path(), 0, &reader));
+    out->current_generation = reader->generation();
     SNAPSINK_ASSIGN_OR_RETURN(auto at, Root::GetMetaU64(txn.get(), meta::PublishedAtKey(out->current_generation)));
     if (at) out->published_at_ms = static_cast<int64_t>(*at);
-    GenerationManifest gm;
-    SNAPSINK_RETURN_IF_ERROR(ReadGenerationManifest(root->env(), root->path(), out->current_generation, &gm));
-    out->published_windows = gm.windows.size();
-    for (const GenerationEntry& e : gm.windows) {
+    out->published_windows = reader->windows().size();
+    for (const GenerationEntry& e : reader->windows()) {
       auto it = windows.find(e.window_ms);
       if (it != windows.end()) it->second.published = true;
     }

@@ -280,7 +280,7 @@ std::string Query(const std::string& root) { return Snapsink({"query", root, "--
 class PowerCutLmdb : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PowerCutLmdb, EveryCutConvergesToTheCleanRun) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SNAPSINK_SANITIZED)
   GTEST_SKIP() << "the LD_PRELOAD recorder does not load into an AddressSanitizer binary";
 #endif
   ASSERT_TRUE(fs::exists(Shim())) << Shim();

@@ -113,7 +113,7 @@ TEST(Store, LmdbErrorsNameTheDirectory) {
 // ("cannot map 256 GiB of address space for the state"). The map now
 // follows RLIMIT_AS and grows when full: init and run work under the limit.
 TEST(Store, InitAndRunUnderASmallAddressSpaceLimit) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SNAPSINK_SANITIZED)
   GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space at start: no binary of this build runs "
                   "under ulimit -v";
 #endif
@@ -147,7 +147,7 @@ std::string ManyKeys(int n) {
 // byte; a reader in this process that opened the environment while it was
 // small adopts the grown map (MDB_MAP_RESIZED) and reads on.
 TEST(Store, TheMapGrowsWhenFullAndReadersFollow) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SNAPSINK_SANITIZED)
   GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space at start: no binary of this build runs "
                   "under ulimit -v";
 #endif
