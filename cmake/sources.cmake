@@ -189,6 +189,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_smoke_test.cc
   tests/coding_test.cc
   tests/corruption_test.cc
+  tests/missing_current_test.cc
   tests/crash_recovery_test.cc
   tests/decimal_test.cc
   tests/enospc_test.cc

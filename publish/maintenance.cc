@@ -87,9 +87,8 @@ void CheckCurrentOnce(Env* env, const std::string& root, Store* live, std::vecto
                          ", but state records generation " + std::to_string(recorded.generation) + " as current");
       }
     }
-  } else if (recorded.generation != 0 && !SwitchPending(env, root, recorded)) {
-    found->push_back(filenames::Current(root) + ": missing, but state records generation " +
-                     std::to_string(recorded.generation) + " as current");
+  } else if (Status missing = CheckCurrentPresent(env, root, txn.get()); !missing.ok()) {
+    found->push_back(missing.message());  // with the fix
   }
 }
 

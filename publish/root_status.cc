@@ -102,6 +102,8 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
   CurrentPointer current;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(root->env(), root->path(), &current));
   out->current_generation = current.generation;
+  // A missing CURRENT is "nothing published" only if the state agrees.
+  if (current.generation == 0) SNAPSINK_RETURN_IF_ERROR(CheckCurrentPresent(root->env(), root->path(), txn.get()));
   if (out->current_generation > 0) {
     SNAPSINK_ASSIGN_OR_RETURN(auto at, Root::GetMetaU64(txn.get(), meta::PublishedAtKey(out->current_generation)));
     if (at) out->published_at_ms = static_cast<int64_t>(*at);
