@@ -11,6 +11,7 @@
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/ingest_options.h"
+#include "tools/batch_interrupt.h"
 #include "tools/stop_signals.h"
 #include "tools/write_results.h"
 #include "utilities/status_macros.h"
@@ -85,6 +86,7 @@ Status CmdRun(const RunArgs& a) {
   if (a.ingest.files.empty()) return Status::InvalidArgument("run: give FILE... or --kafka BROKERS");
   if (a.follow) return RunFollow(a);
   if (!a.serve.empty()) return Status::InvalidArgument("--serve goes with --follow");
+  BatchInterrupt interrupt;  // before any thread starts
   auto sink = api::Sink::Open(a.ingest.root);
   if (!sink.ok()) return sink.status();
   SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a.ingest));
@@ -92,6 +94,11 @@ Status CmdRun(const RunArgs& a) {
   api::RunOptions o;
   o.ingest = IngestOptionsFor(a.ingest, &progress);
   o.final = a.final;
+  o.ingest.on_progress = [&, shown = o.ingest.on_progress](const std::string& source, uint64_t offset, int64_t size,
+                                                           uint64_t lines) {
+    shown(source, offset, size, lines);
+    interrupt.Committed(source, offset, progress.get());
+  };
   api::RunResult r;
   Status s = (*sink)->Run(o, &r);
   // Printed as far as the job got: what was sealed (or why nothing was), then the publish.
@@ -99,6 +106,7 @@ Status CmdRun(const RunArgs& a) {
   if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, "--final");
   if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
   PrintPublishResult(r.publish);  // a stop publishes what came before it
+  interrupt.Finish();
   return s;
 }
 
