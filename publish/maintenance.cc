@@ -18,6 +18,7 @@
 #include "publish/partition_seals.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
+#include "publish/table_cache.h"
 
 namespace snapsink {
 
@@ -293,6 +294,9 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     if (left == 0) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
+  // This process's readers may still hold removed files open: their disk
+  // space comes back only once they are closed.
+  if (!result->removed_snapshots.empty()) TableCache::Default()->DropRemoved();
   std::optional<int64_t> floor;
   {
     std::unique_ptr<Txn> read;
