@@ -59,9 +59,14 @@ Status RemoveEmptyStagingWindows(Env* env, const std::string& root) {
 }
 
 // Staging directories of superseded seals: a command that stopped after its
-// commit may leave them.
+// commit may leave them. And the staging copy of a published seal whose
+// published twin verifies: a directory rename that a file system does as a
+// copy and a removal, stopped between the two after the publish completed,
+// leaves both names (SettleHalfRenamed settles those still staged). A twin
+// that does not verify keeps the copy (verify reports the twin).
 Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
   std::vector<std::pair<int64_t, uint64_t>> dirs;
+  std::vector<PendingSnapshot> published;  // with a staging copy left
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
   Status st;
@@ -73,12 +78,28 @@ Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
     uint64_t ver;
     codec::DecodeSealKey(k, &w, &ver);
     if (r.state == SealState::kSuperseded) dirs.emplace_back(w, ver);
+    if (r.state == SealState::kPublished && env->FileExists(filenames::StagingSnapshotDir(root, w, ver))) {
+      published.push_back(PendingSnapshot{w, ver, std::move(r)});
+    }
     return true;
   }));
   SNAPSINK_RETURN_IF_ERROR(st);
   txn.reset();
   for (const auto& [w, ver] : dirs) {
     SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(root, w, ver)));
+  }
+  for (const PendingSnapshot& p : published) {
+    const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
+    std::string copy;
+    if (!env->ReadFileToString(filenames::Join(staging, filenames::kSnapshotManifestFile), &copy).ok()) continue;
+    uint64_t placed_xxh64 = 0;
+    Status s = ReconcileSnapshot(env, filenames::SnapshotDir(root, p.window_ms, p.version), p, &placed_xxh64);
+    if (s.ok() && placed_xxh64 == XXH64(copy.data(), copy.size(), 0)) {
+      SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(staging));
+    } else if (!s.ok() && s.code() != Status::Code::kCorruption && s.code() != Status::Code::kReconcile &&
+               !s.IsNotFound()) {
+      return s;  // an I/O error: decide nothing
+    }
   }
   return Status::OK();
 }
