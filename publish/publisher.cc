@@ -158,6 +158,19 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
     if (f.name == filenames::kDataFile) data = &f;
   }
   if (data == nullptr) return Status::Corruption(manifest_path + ": names no data file");
+  // Every other file it names must be there with its checksum (the data
+  // file's is checked with its rows below).
+  for (const FileEntry& f : m.files) {
+    if (f.name == filenames::kDataFile) continue;
+    const std::string path = filenames::Join(dir, f.name);
+    std::string bytes;
+    Status r = env->ReadFileToString(path, &bytes);
+    if (r.IsNotFound()) return Status::Corruption(path + ": missing, but " + manifest_path + " names it");
+    SNAPSINK_RETURN_IF_ERROR(r);
+    if (XXH64(bytes.data(), bytes.size(), 0) != f.xxh64) {
+      return Status::Corruption(path + ": checksum differs from the one " + manifest_path + " records");
+    }
+  }
   const std::string data_path = filenames::Join(dir, filenames::kDataFile);
   std::unique_ptr<SnapshotReader> reader;
   SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env, data_path, &reader));
