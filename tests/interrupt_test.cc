@@ -70,6 +70,8 @@ TEST_F(Interrupt, RunCommitsSaysWhereAndTheRerunGoesOn) {
                        "; run the same command to go on\n"),
             std::string::npos)
       << r.err;
+  EXPECT_EQ(r.err.rfind("interrupting: the batch in progress commits first (Ctrl-C again stops at once)\n", 0), 0u)
+      << r.err;  // no empty line first: stderr is not a terminal
   EXPECT_EQ(r.out.find("published generation"), std::string::npos) << r.out;  // stopped before its publish
 
   RunResult again = Snapsink(cmd);

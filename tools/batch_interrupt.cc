@@ -19,8 +19,9 @@ BatchInterrupt::BatchInterrupt() {
     sigwait(&set_, &sig);
     if (done_) return;
     signal_ = sig;
-    std::fprintf(stderr, "\ninterrupting: the batch in progress commits first (%s again stops at once)\n",
-                 sig == SIGINT ? "Ctrl-C" : "the signal");
+    // On a terminal the progress line is open: start a line of its own.
+    std::fprintf(stderr, "%sinterrupting: the batch in progress commits first (%s again stops at once)\n",
+                 ::isatty(STDERR_FILENO) == 1 ? "\n" : "", sig == SIGINT ? "Ctrl-C" : "the signal");
     sigwait(&set_, &sig);
     if (done_) return;
     std::fflush(stdout);
