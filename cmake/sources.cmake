@@ -144,6 +144,7 @@ set(SNAPSINK_KAFKA_SCALE_TEST_SOURCES
 
 # The command-line tool.
 set(SNAPSINK_TOOL_SOURCES
+  tools/batch_interrupt.cc
   tools/cli_errors.cc
   tools/cmd_backfill.cc
   tools/cmd_gaps.cc
@@ -189,6 +190,8 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_smoke_test.cc
   tests/coding_test.cc
   tests/corruption_test.cc
+  tests/missing_current_test.cc
+  tests/interrupt_test.cc
   tests/crash_recovery_test.cc
   tests/decimal_test.cc
   tests/enospc_test.cc

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
 #include "engine/status.h"
@@ -114,6 +116,10 @@ Status Root::InitWithState(Env* env, const std::string& path,
     Status s = OpenReadOnly(env, path, &root);
     return s.ok() ? Status::InvalidArgument(path + " is already a snapsink root") : s;
   }
+  std::error_code ec;  // read-only, so not through Env
+  if (existed && !std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(path + " exists and is not a directory; init needs a new or empty directory");
+  }
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(path));
   if (existed) {
     // Never spread a root over someone else's files. What an interrupted init
@@ -170,7 +176,9 @@ Status Root::OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Roo
 
 Status Root::CheckIsRoot(Env* env, const std::string& path) {
   const std::string state = filenames::StateDir(path);
-  if (!env->FileExists(path)) return Status::NotFound("root " + path + " does not exist");
+  if (!env->FileExists(path)) {
+    return Status::NotFound("root " + path + " does not exist (snapsink init " + path + " creates one)");
+  }
   if (!env->FileExists(filenames::LmdbDataFile(state))) {
     if (!env->FileExists(state) && HasLayout(env, path)) return Status::NotFound(HalfMade(path, true));
     if (env->FileExists(state)) return Status::NotFound(HalfMade(path, false));

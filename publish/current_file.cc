@@ -88,6 +88,28 @@ Status RecordCurrent(Txn* txn, const CurrentPointer& c) {
   return Root::PutMetaU64(txn, meta::kCurrentManifestXxh64, c.manifest_xxh64);
 }
 
+Status CheckCurrentPresent(Env* env, const std::string& root, Txn* txn) {
+  const std::string path = filenames::Current(root);
+  if (env->FileExists(path)) return Status::OK();
+  CurrentPointer recorded;
+  SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(txn, &recorded));
+  if (recorded.generation == 0 || SwitchPending(env, root, recorded)) return Status::OK();
+  if (env->FileExists(path)) return Status::OK();  // a publish renamed it meanwhile
+  const std::string g = std::to_string(recorded.generation);
+  const std::string manifest = filenames::GenerationManifest(root, recorded.generation);
+  std::string bytes;
+  const bool manifest_holds = env->ReadFileToString(manifest, &bytes).ok() &&
+                              XXH64(bytes.data(), bytes.size(), 0) == recorded.manifest_xxh64;
+  if (!manifest_holds) {
+    return Status::Corruption(path + " is missing, but the state records generation " + g + " as published, and " +
+                              manifest + " is missing or does not hash to what the state records (" +
+                              Hex64(recorded.manifest_xxh64) + "): restore " + root + " from a backup");
+  }
+  return Status::Corruption(path + " is missing, but the state records generation " + g +
+                            " as published; restore it: printf '" + g + " " + Hex64(recorded.manifest_xxh64) +
+                            "\\n' > " + path + " && snapsink verify " + root);
+}
+
 Status FinishCurrent(Env* env, const std::string& root, Store* live) {
   CurrentPointer recorded;
   {
@@ -101,6 +123,12 @@ Status FinishCurrent(Env* env, const std::string& root, Store* live) {
     return env->RemoveFile(TmpPath(root));  // a staged switch whose commit never happened
   }
   if (recorded.generation == 0) return s;  // CURRENT without any publish in state: leave it to verify
+  if (s.ok() && on_disk.generation == 0 && !SwitchPending(env, root, recorded)) {
+    // CURRENT missing and no switch pending: damage, not a stopped publish.
+    std::unique_ptr<Txn> read;
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+    SNAPSINK_RETURN_IF_ERROR(CheckCurrentPresent(env, root, read.get()));
+  }
   SNAPSINK_RETURN_IF_ERROR(StageCurrent(env, root, recorded));
   return InstallCurrent(env, root);
 }

@@ -74,8 +74,19 @@ Status RecordedCurrent(Txn* txn, CurrentPointer* out);
 // Records c as current and as the last generation number used.
 Status RecordCurrent(Txn* txn, const CurrentPointer& c);
 
+// OK unless CURRENT is missing while txn's state records a published
+// generation G and no CURRENT.tmp names it (the one state a publish leaves
+// between its commit and its rename): then Corruption, one line naming G and
+// the fix (the line to write to CURRENT, or a backup when manifests/G does not
+// hash to what the state records). Readers and status call it when CURRENT
+// is missing, so that such a root does not look like one with nothing
+// published; writers refuse with it (FinishCurrent).
+Status CheckCurrentPresent(Env* env, const std::string& root, Txn* txn);
+
 // After a crash between a publish's LMDB commit and its rename, CURRENT still
-// names the previous generation: stages and installs the recorded one.
+// names the previous generation: stages and installs the recorded one. A
+// CURRENT missing with no such switch pending is damage, not a crash: the
+// error of CheckCurrentPresent, nothing written.
 // REQUIRES: the caller holds the root's LOCK.
 Status FinishCurrent(Env* env, const std::string& root, Store* live);
 

@@ -18,6 +18,7 @@
 #include "publish/partition_seals.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
+#include "publish/table_cache.h"
 
 namespace snapsink {
 
@@ -87,9 +88,8 @@ void CheckCurrentOnce(Env* env, const std::string& root, Store* live, std::vecto
                          ", but state records generation " + std::to_string(recorded.generation) + " as current");
       }
     }
-  } else if (recorded.generation != 0 && !SwitchPending(env, root, recorded)) {
-    found->push_back(filenames::Current(root) + ": missing, but state records generation " +
-                     std::to_string(recorded.generation) + " as current");
+  } else if (Status missing = CheckCurrentPresent(env, root, txn.get()); !missing.ok()) {
+    found->push_back(missing.message());  // with the fix
   }
 }
 
@@ -294,6 +294,9 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     if (left == 0) SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(wdir));
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
+  // This process's readers may still hold removed files open: their disk
+  // space comes back only once they are closed.
+  if (!result->removed_snapshots.empty()) TableCache::Default()->DropRemoved();
   std::optional<int64_t> floor;
   {
     std::unique_ptr<Txn> read;

@@ -59,9 +59,14 @@ Status RemoveEmptyStagingWindows(Env* env, const std::string& root) {
 }
 
 // Staging directories of superseded seals: a command that stopped after its
-// commit may leave them.
+// commit may leave them. And the staging copy of a published seal whose
+// published twin verifies: a directory rename that a file system does as a
+// copy and a removal, stopped between the two after the publish completed,
+// leaves both names (SettleHalfRenamed settles those still staged). A twin
+// that does not verify keeps the copy (verify reports the twin).
 Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
   std::vector<std::pair<int64_t, uint64_t>> dirs;
+  std::vector<PendingSnapshot> published;  // with a staging copy left
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
   Status st;
@@ -73,12 +78,28 @@ Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
     uint64_t ver;
     codec::DecodeSealKey(k, &w, &ver);
     if (r.state == SealState::kSuperseded) dirs.emplace_back(w, ver);
+    if (r.state == SealState::kPublished && env->FileExists(filenames::StagingSnapshotDir(root, w, ver))) {
+      published.push_back(PendingSnapshot{w, ver, std::move(r)});
+    }
     return true;
   }));
   SNAPSINK_RETURN_IF_ERROR(st);
   txn.reset();
   for (const auto& [w, ver] : dirs) {
     SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(root, w, ver)));
+  }
+  for (const PendingSnapshot& p : published) {
+    const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
+    std::string copy;
+    if (!env->ReadFileToString(filenames::Join(staging, filenames::kSnapshotManifestFile), &copy).ok()) continue;
+    uint64_t placed_xxh64 = 0;
+    Status s = ReconcileSnapshot(env, filenames::SnapshotDir(root, p.window_ms, p.version), p, &placed_xxh64);
+    if (s.ok() && placed_xxh64 == XXH64(copy.data(), copy.size(), 0)) {
+      SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(staging));
+    } else if (!s.ok() && s.code() != Status::Code::kCorruption && s.code() != Status::Code::kReconcile &&
+               !s.IsNotFound()) {
+      return s;  // an I/O error: decide nothing
+    }
   }
   return Status::OK();
 }
@@ -137,6 +158,19 @@ Status ReconcileSnapshot(Env* env, const std::string& dir, const PendingSnapshot
     if (f.name == filenames::kDataFile) data = &f;
   }
   if (data == nullptr) return Status::Corruption(manifest_path + ": names no data file");
+  // Every other file it names must be there with its checksum (the data
+  // file's is checked with its rows below).
+  for (const FileEntry& f : m.files) {
+    if (f.name == filenames::kDataFile) continue;
+    const std::string path = filenames::Join(dir, f.name);
+    std::string bytes;
+    Status r = env->ReadFileToString(path, &bytes);
+    if (r.IsNotFound()) return Status::Corruption(path + ": missing, but " + manifest_path + " names it");
+    SNAPSINK_RETURN_IF_ERROR(r);
+    if (XXH64(bytes.data(), bytes.size(), 0) != f.xxh64) {
+      return Status::Corruption(path + ": checksum differs from the one " + manifest_path + " records");
+    }
+  }
   const std::string data_path = filenames::Join(dir, filenames::kDataFile);
   std::unique_ptr<SnapshotReader> reader;
   SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env, data_path, &reader));

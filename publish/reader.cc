@@ -8,6 +8,7 @@
 
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
+#include "publish/checked_json.h"
 #include "publish/current_file.h"
 #include "publish/generation_parts.h"
 #include "publish/snapshot_manifest.h"
@@ -41,6 +42,14 @@ Status Reader::OpenTop(Env* env, const std::string& root, uint64_t generation, s
       }
       std::string text;
       SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(path, &text));
+      // A given generation that CURRENT names is read as the current one:
+      // CURRENT's checksum of it must hold too (docs/FORMAT.md section 4).
+      if (ReadCurrentPointer(env, root, &current).ok() && current.generation == g &&
+          XXH64(text.data(), text.size(), 0) != current.manifest_xxh64) {
+        return Status::Corruption(filenames::Current(root) + ": names generation " + std::to_string(g) +
+                                  " with checksum " + Hex64(current.manifest_xxh64) + ", but " + path +
+                                  " hashes to " + Hex64(XXH64(text.data(), text.size(), 0)));
+      }
       SNAPSINK_RETURN_IF_ERROR(GenerationManifest::Decode(text, path, &r->manifest_));
       if (r->manifest_.generation != g) return Status::Corruption(path + ": names generation " + std::to_string(r->manifest_.generation));
       break;
@@ -128,6 +137,19 @@ Status Reader::Snapshot(int64_t window_ms, std::shared_ptr<const SnapshotReader>
     }
     SnapshotManifest m;
     SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, manifest_path, &m));
+    // The manifest must be the one of the window and version its leaf
+    // names, and name only files that are there (docs/FORMAT.md section 3).
+    if (m.window_ms != window_ms || m.version != e->version) {
+      return Status::Corruption(manifest_path + ": names window " + FormatIso(m.window_ms) + " v" +
+                                std::to_string(m.version) + ", but generation " + std::to_string(generation()) +
+                                " names it for " + FormatIso(window_ms) + " v" + std::to_string(e->version));
+    }
+    bool has_data = false;
+    for (const auto& f : m.files) {
+      has_data = has_data || f.name == filenames::kDataFile;
+      if (!env_->FileExists(filenames::Join(dir, f.name))) return Missing(filenames::Join(dir, f.name));
+    }
+    if (!has_data) return Status::Corruption(manifest_path + ": names no data file");
     WindowFile w;
     w.path = filenames::Join(dir, filenames::kDataFile);
     w.rows = m.rows;

@@ -101,6 +101,8 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
 
   CurrentPointer current;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(root->env(), root->path(), &current));
+  // A missing CURRENT is "nothing published" only if the state agrees.
+  if (current.generation == 0) SNAPSINK_RETURN_IF_ERROR(CheckCurrentPresent(root->env(), root->path(), txn.get()));
   if (current.generation > 0) {
     // Through a Reader, which pins the generation it reads: a publish and a
     // gc beside this command may move CURRENT on and remove the generation

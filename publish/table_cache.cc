@@ -49,6 +49,7 @@ Status TableCache::Find(Env* env, const std::string& path, const std::string& ke
   // Opened without the lock (it reads the footer, index and filter); two
   // threads may open the same file at once: the first to insert wins.
   std::unique_ptr<SnapshotReader> opened;
+  std::string identity = FileIdentity(path);
   SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env, path, &opened));
   std::shared_ptr<const SnapshotReader> reader(std::move(opened));
   std::lock_guard<std::mutex> lock(mu_);
@@ -58,7 +59,7 @@ Status TableCache::Find(Env* env, const std::string& path, const std::string& ke
     *out = it->second->reader;
     return Status::OK();
   }
-  lru_.push_front(Entry{key, reader});
+  lru_.push_front(Entry{key, reader, path, std::move(identity)});
   map_[key] = lru_.begin();
   *out = std::move(reader);
   EvictLocked();
@@ -75,6 +76,24 @@ void TableCache::EvictLocked() {
     map_.erase(it->key);
     it = lru_.erase(it);
   }
+}
+
+size_t TableCache::DropRemoved(bool at_most_every_second) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (at_most_every_second && now - last_drop_ < std::chrono::seconds(1)) return 0;
+  last_drop_ = now;
+  size_t dropped = 0;
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    if (FileIdentity(it->path) == it->identity) {
+      ++it;
+      continue;
+    }
+    map_.erase(it->key);
+    it = lru_.erase(it);
+    ++dropped;
+  }
+  return dropped;
 }
 
 void TableCache::SetMaxOpenFiles(size_t n) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -43,6 +44,16 @@ class TableCache {
   Status Find(Env* env, const std::string& path, const std::string& key,
               std::shared_ptr<const SnapshotReader>* out);
 
+  // Lets go of every cached file that is no longer at its path with the
+  // identity it was opened with (gc removed it, or it was replaced): no
+  // reader asks for it again, and an open descriptor would keep a deleted
+  // file's disk space taken. A file a caller holds closes when it lets go.
+  // Returns how many were let go. Run by gc after it removes snapshots and
+  // by api::Reader::CurrentGeneration, which the server's watcher polls
+  // (at_most_every_second: then it does nothing if it ran less than a second
+  // ago).
+  size_t DropRemoved(bool at_most_every_second = false);
+
   void SetMaxOpenFiles(size_t n);  // 0 = the default
   size_t max_open_files() const;
   size_t cached_files() const;  // files the cache holds open now
@@ -51,11 +62,13 @@ class TableCache {
   struct Entry {
     std::string key;
     std::shared_ptr<const SnapshotReader> reader;
+    std::string path, identity;  // FileIdentity(path) when it was opened
   };
   void EvictLocked();
 
   mutable std::mutex mu_;
   size_t max_open_files_;
+  std::chrono::steady_clock::time_point last_drop_;
   std::list<Entry> lru_;  // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> map_;
 };

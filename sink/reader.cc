@@ -8,6 +8,7 @@
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
 #include "publish/reader.h"
+#include "publish/table_cache.h"
 #include "publish/views.h"
 #include "snapsink/options.h"
 
@@ -56,6 +57,10 @@ Result<std::unique_ptr<Reader>> Reader::OpenTop(const std::string& root, uint64_
 Result<uint64_t> Reader::CurrentGeneration(const std::string& root) {
   CurrentPointer pointer;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(Env::Default(), root, &pointer));
+  // A reader that polls this (the server's watcher) has moved past the
+  // generations gc removes, possibly in another process: their files,
+  // still open in this process's cache, would keep their disk space taken.
+  TableCache::Default()->DropRemoved(/*at_most_every_second=*/true);
   return pointer.generation;
 }
 

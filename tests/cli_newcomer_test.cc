@@ -271,7 +271,7 @@ TEST(Newcomer, SmallInconsistencies) {
 
   // One message for a missing root, whatever reads it.
   const std::string missing = d / "missing";
-  const std::string want = "snapsink: root " + missing + " does not exist\n";
+  const std::string want = "snapsink: root " + missing + " does not exist (snapsink init " + missing + " creates one)\n";
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"status", missing}, {"serve", missing, "--listen", "127.0.0.1:0"}, {"query", missing}, {"metrics", missing}}) {
     RunResult res = Snapsink(args);

@@ -66,6 +66,60 @@ std::map<std::string, std::string> AllFiles(const std::string& dir) {
 
 // ---- 1. Errors in one voice -------------------------------------------------
 
+// Messages testers found misleading, each through the binary: what it says
+// now names what to do.
+TEST(CliErrors, MessagesNameWhatToDo) {
+  TempDir d;
+  const std::string r = d / "r";
+  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
+  fs::create_directories(d / "dir");
+  WriteFile(d / "file", "x");
+  struct Case {
+    std::vector<std::string> args;
+    std::string first_line;
+  };
+  const std::vector<Case> cases = {
+      {{"run", r, d / "dir"},
+       "snapsink: " + d / "dir" + ": a directory; run reads one with --follow (every *.ndjson in it, as they "
+       "appear), or give its files"},
+      {{"query", d / "missing"},
+       "snapsink: root " + d / "missing" + " does not exist (snapsink init " + d / "missing" + " creates one)"},
+      {{"init", d / "file"},
+       "snapsink: " + d / "file" + " exists and is not a directory; init needs a new or empty directory"},
+      {{"query", r, "--generation", "18446744073709551616"},
+       "snapsink: --generation: must be at most 18446744073709551615, got 18446744073709551616"},
+      {{"run", r, "--follow", "--serve", "0.0.0.0:1", d / "dir"},
+       "snapsink: --serve 0.0.0.0:1: not a loopback address; run --follow --serve serves this host only "
+       "(127.0.0.1:PORT); to serve beyond it, run snapsink serve " + r +
+       " --listen 0.0.0.0:1 --tls-cert FILE --tls-key FILE --token-file FILE beside it"},
+  };
+  for (const Case& c : cases) {
+    RunResult res = Snapsink(c.args);
+    EXPECT_EQ(res.exit_code, 1) << c.args[0] << "\n" << res.err;
+    EXPECT_EQ(FirstLine(res.err), c.first_line) << c.args[0];
+  }
+  // --final given, the input stopped by --on-error stop: nothing to seal
+  // says why --final did not seal (it said "--final seals open windows too").
+  WriteFile(d / "in.ndjson", EventLine().Seq(1).Ts(1792576800000).Line() + "bad\n");
+  RunResult stop = Snapsink({"run", r, d / "in.ndjson", "--final", "--on-error", "stop"});
+  EXPECT_EQ(stop.exit_code, 2) << stop.err;
+  EXPECT_EQ(stop.out.find("--final seals open windows too"), std::string::npos) << stop.out;
+  EXPECT_NE(stop.out.find("--final seals them once the input is read to its end"), std::string::npos) << stop.out;
+}
+
+// A bad --kafka-config is a usage error before any record: no run summary
+// ("kafka t: 0 records, ...") before it.
+TEST(CliErrors, BadKafkaConfigPrintsNoRunSummary) {
+  TempDir d;
+  const std::string r = d / "r";
+  ASSERT_EQ(Snapsink({"init", r}).exit_code, 0);
+  RunResult res = Snapsink({"run", r, "--kafka", "127.0.0.1:1", "--topic", "t", "--group", "g", "--kafka-config",
+                            "bad.prop=1"});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_EQ(res.err.rfind("snapsink: --kafka-config bad.prop=1: ", 0), 0u) << res.err;
+  EXPECT_EQ(res.err.find("records"), std::string::npos) << res.err;
+}
+
 TEST(CliErrors, EachUsageErrorIsOneClearLineNamingWhatIsWrong) {
   TempDir d;
   const std::string r = d / "r";

@@ -16,11 +16,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 #include <boost/filesystem.hpp>
 
 #include "engine/decimal.h"
 #include "engine/env.h"
+#include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "publish/checked_json.h"
 #include "publish/generation_manifest.h"
@@ -277,6 +279,82 @@ TEST_F(CorruptionTest, CurrentWithWrongChecksumRefused) {
   WriteFile(root_ + "/manifests/2", m2);
   EXPECT_EQ(Snapsink({"verify", root_}).exit_code, 0);
   EXPECT_EQ(Snapsink({"query", root_, "--format", "json"}).out, query_);
+}
+
+// `query --generation G` reads G as the current one when CURRENT names it:
+// CURRENT's checksum of it must hold there too (it was served).
+TEST_F(CorruptionTest, QueryOfTheGenerationCurrentNamesChecksItsChecksum) {
+  const std::string good = ReadFile(root_ + "/CURRENT");
+  WriteFile(root_ + "/CURRENT", "2 0000000000000000\n");
+  RunResult q = Snapsink({"query", root_, "--generation", "2", "--format", "json"});
+  EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
+  EXPECT_EQ(q.out, "");
+  EXPECT_NE(q.err.find("CURRENT: names generation 2 with checksum 0000000000000000"), std::string::npos) << q.err;
+  // Another generation than the one CURRENT names is read as before.
+  EXPECT_EQ(Snapsink({"query", root_, "--generation", "1", "--format", "json"}).exit_code, 0);
+  WriteFile(root_ + "/CURRENT", good);
+  EXPECT_EQ(Snapsink({"query", root_, "--generation", "2", "--format", "json"}).out, query_);
+}
+
+std::string Hex(uint64_t v) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(v));
+  return hex;
+}
+
+// Makes generation 3 current: a version 2 (inline) top manifest naming
+// `windows` (window dir name, version, the manifest.json it names), with
+// CURRENT's checksum right. Every checksum holds: only what the names mean
+// is wrong.
+void PublishByHand(const std::string& root, const std::vector<std::tuple<std::string, uint64_t, std::string>>& windows) {
+  std::string body = "{\"format\":\"snapsink.generation\",\"format_version\":2,\"generation\":3,\"parent\":2,"
+                     "\"rollback_of\":0,\"windows\":[";
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const auto& [dir, version, manifest] = windows[i];
+    int64_t ms = 0;
+    ASSERT_TRUE(filenames::ParseWindowDirName(dir, &ms)) << dir;
+    const std::string text = ReadFile(manifest);
+    body += (i ? "," : "") + std::string("{\"window_ms\":") + std::to_string(ms) +
+            ",\"version\":" + std::to_string(version) + ",\"manifest_xxh64\":\"" +
+            Hex(XXH64(text.data(), text.size(), 0)) + "\"}";
+  }
+  const std::string doc = SealJson(body + "]}");
+  WriteFile(root + "/manifests/3", doc);
+  WriteFile(root + "/CURRENT", "3 " + Hex(XXH64(doc.data(), doc.size(), 0)) + "\n");
+}
+
+// A snapshot manifest whose window or version is not the one its leaf names
+// it for (11:00 v2's files under 10:00 v9): refused, not served as 10:00.
+TEST_F(CorruptionTest, SnapshotManifestOfAnotherWindowIsRefused) {
+  const std::string from = root_ + "/snapshots/" + kW1 + "/v2";
+  const std::string to = root_ + "/snapshots/" + kW0 + "/v9";
+  boost::filesystem::create_directories(to);
+  for (const char* f : {"manifest.json", "data"}) boost::filesystem::copy_file(from + "/" + f, to + "/" + f);
+  PublishByHand(root_, {{kW0, 9, to + "/manifest.json"}});
+  RunResult q = Snapsink({"query", root_, "--format", "json"});
+  EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
+  EXPECT_EQ(q.out, "");
+  EXPECT_NE(q.err.find("names window " + std::string(kW1Iso) + " v2, but generation 3 names it for"),
+            std::string::npos)
+      << q.err;
+}
+
+// A manifest's files[] naming a file that is not there: query and verify
+// refuse it (both passed it: neither looked at any file but data).
+TEST_F(CorruptionTest, SnapshotManifestNamingAMissingFileIsRefused) {
+  const std::string dir = root_ + "/snapshots/" + kW0 + "/v1";
+  const std::string text = ReadFile(dir + "/manifest.json");
+  std::string body = text.substr(0, text.rfind(",\"checksum\""));
+  const size_t files_end = body.rfind(']');
+  body.insert(files_end, ",{\"name\":\"extra\",\"bytes\":1,\"xxh64\":\"0000000000000000\"}");
+  WriteFile(dir + "/manifest.json", SealJson(body + "}"));
+  PublishByHand(root_, {{kW0, 1, dir + "/manifest.json"}, {kW1, 2, root_ + "/snapshots/" + kW1 + "/v2/manifest.json"}});
+  RunResult q = Snapsink({"query", root_, "--format", "json"});
+  EXPECT_EQ(q.exit_code, 10) << q.out << q.err;
+  EXPECT_NE(q.err.find(dir + "/extra: missing"), std::string::npos) << q.err;
+  RunResult v = Snapsink({"verify", root_});
+  EXPECT_EQ(v.exit_code, 10);
+  EXPECT_NE(v.out.find(dir + "/extra: missing, but " + dir + "/manifest.json names it"), std::string::npos) << v.out;
 }
 
 // CURRENT switched to another generation that exists, with its right

@@ -9,6 +9,9 @@
 
 #include <boost/filesystem.hpp>
 
+#include <string>
+#include <vector>
+
 #include "engine/env.h"
 #include "engine/filenames.h"
 #include "tests/test_util.h"
@@ -141,6 +144,51 @@ TEST_P(HalfRenamedSnapshot, RerunSettlesItAndEqualsACleanRun) {
 
 INSTANTIATE_TEST_SUITE_P(Copies, HalfRenamedSnapshot, ::testing::Values(false, true),
                          [](const auto& info) { return std::string(info.param ? "Damaged" : "Intact"); });
+
+// The same half-done rename after a publish that completed: the seals are
+// published and the staging copies stay beside their published twins. gc
+// (and the next publish) removes each copy whose twin verifies, and keeps a
+// copy whose twin does not (verify names the twin).
+TEST(HalfRenamedPublished, GcAndPublishRemoveTheCopyOfAVerifiedTwin) {
+  Roots r;
+  const std::string clean = r.Make("clean");
+  for (const std::vector<std::string>& cmd : {std::vector<std::string>{"gc"}, std::vector<std::string>{"publish"}}) {
+    const std::string root = r.Make("left-" + cmd[0]);
+    ASSERT_EQ(CopySnapshotDirs(filenames::SnapshotsDir(root), filenames::StagingDir(root)), 4);
+    std::vector<std::string> args = cmd;
+    args.push_back(root);
+    RunResult done = Snapsink(args);
+    ASSERT_EQ(done.exit_code, 0) << done.err;
+    EXPECT_FALSE(fs::exists(filenames::StagingDir(root)) && !fs::is_empty(filenames::StagingDir(root)))
+        << cmd[0] << " left staging copies";
+    ExpectSameRoot(root, clean);
+  }
+}
+
+TEST(HalfRenamedPublished, ACopyWhoseTwinIsDamagedStays) {
+  Roots r;
+  const std::string root = r.Make("damaged");
+  ASSERT_EQ(CopySnapshotDirs(filenames::SnapshotsDir(root), filenames::StagingDir(root)), 4);
+  std::string torn;
+  for (fs::recursive_directory_iterator f(filenames::SnapshotsDir(root)), end; f != end; ++f) {
+    if (f->path().filename() == filenames::kDataFile) {
+      torn = f->path().string();
+      fs::resize_file(f->path(), fs::file_size(f->path()) / 2);
+      break;
+    }
+  }
+  ASSERT_FALSE(torn.empty());
+  ASSERT_EQ(Snapsink({"gc", root}).exit_code, 0);
+  // Its staging copy is the one good copy left; the three others went.
+  int left = 0;
+  for (fs::recursive_directory_iterator f(filenames::StagingDir(root)), end; f != end; ++f) {
+    left += f->path().filename() == filenames::kDataFile;
+  }
+  EXPECT_EQ(left, 1);
+  RunResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 10);
+  EXPECT_NE((v.out + v.err).find(torn), std::string::npos) << v.out << v.err;
+}
 
 }  // namespace
 }  // namespace snapsink::testing

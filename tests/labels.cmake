@@ -27,6 +27,8 @@ set(SNAPSINK_CRASH_TESTS
 set(SNAPSINK_SLOW_TESTS
   [=[^LiveRootTest\.]=]                # a follower process beside each command
   [=[^CliGolden\.]=]                   # 92 runs of the binary
+  [=[^Interrupt\.]=]                   # 200,000 lines in batches of 100, twice
+  [=[^MissingCurrent\.]=]              # two publishes, then each command
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
   [=[^ApiViewsTest\.StatusAndMetrics$]=]

@@ -68,5 +68,19 @@ TEST(Progress, OnlyOnATerminalAndNotWithQuiet) {
   EXPECT_NE(quiet.find("lines 50"), std::string::npos) << quiet;
 }
 
+// The first progress line comes right after the first commit: a rate over
+// those microseconds was absurd (52,356,020,942 lines/s). It shows "?" until
+// there is time to measure over.
+TEST(Progress, TheFirstLineShowsNoRateYet) {
+  TempDir d;
+  const std::string in = d / "in.ndjson";
+  WriteFile(in, Lines(50));
+  ASSERT_EQ(Snapsink({"init", d / "a"}).exit_code, 0);
+  const std::string tty = OnATerminal({"ingest", d / "a", in, "--commit-every", "10"});
+  const size_t first = tty.find(" lines/s");
+  ASSERT_NE(first, std::string::npos) << tty;
+  EXPECT_EQ(tty.substr(first - 3, 3), ", ?") << tty;
+}
+
 }  // namespace
 }  // namespace snapsink::testing

@@ -66,6 +66,8 @@ embed_example() {
     cmake -S examples/embed -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null &&
     cmake --build "$tmp/build" &&
     "$tmp/build/embed" "$tmp/root" sample/events.ndjson | tail -n 1 &&
+    "$tmp/build/embed" "$tmp/root" sample/events.ndjson >/dev/null &&
+    echo "embed: run again, it goes on with the root it made" &&
     "$tmp/build/embed_serve" "$tmp/root" || rc=1
   # The same program built with pkg-config alone: snapsink.pc must name
   # everything the static library needs (the server needs cpp-httplib).

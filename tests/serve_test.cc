@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -358,6 +359,46 @@ TEST_F(ServeTest, SwitchReleasesTheOldPinForGc) {
   Stop(server);
 }
 
+// Files of deleted snapshots the server still holds open, from /proc.
+int DeletedFilesOpen(int pid) {
+  int n = 0;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& fd : std::filesystem::directory_iterator(dir)) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    n += !ec && target.find("/snapshots/") != std::string::npos && target.ends_with(" (deleted)");
+  }
+  return n;
+}
+
+// gc frees the disk of the generations the server has moved past: it keeps
+// no removed snapshot file open (they stayed in its cache of open files).
+TEST_F(ServeTest, GcFreesTheDiskOfFilesTheServerRead) {
+  PublishRound(0);
+  Server server = StartServe(root_);
+  ASSERT_GT(server.port, 0);
+  httplib::Client c("127.0.0.1", server.port);
+  ASSERT_TRUE(c.Get("/v1/query"));  // opens the files of generation 1
+  PublishRound(1);
+  std::string served;
+  for (int i = 0; i < 600 && served != "2"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto r = c.Get("/v1/query");
+    ASSERT_TRUE(r);
+    served = r->get_header_value("Snapsink-Generation");
+  }
+  ASSERT_EQ(served, "2");
+  RunResult gc = Snapsink({"gc", root_, "--keep-generations", "1"});
+  ASSERT_EQ(gc.exit_code, 0) << gc.err;
+  ASSERT_FALSE(Env::Default()->FileExists(root_ + "/manifests/1"));
+  int open = -1;
+  for (int i = 0; i < 100 && open != 0; ++i) {  // the watcher looks at least every second
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    open = DeletedFilesOpen(server.proc.pid);
+  }
+  EXPECT_EQ(open, 0) << "removed snapshot files still open in the server";
+  Stop(server);
+}
 
 TEST_F(ServeTest, OtherMethodsAre405WithAllowGet) {
   PublishRound(0);

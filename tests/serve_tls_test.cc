@@ -122,6 +122,34 @@ TEST_F(ServeTlsTest, CurlTrustsTheCertificateOverTlsOnly) {
   Stop(s);
 }
 
+// README's recipe for serving over a network, steps 0 to 2 as written (it
+// wrote into /etc/snapsink, which it never made, and left the user's shell
+// with umask 077), run under a home of its own; then served as step 3 does.
+TEST_F(ServeTlsTest, ReadmeRecipeRunsAsWritten) {
+  const std::string readme = ReadFile(std::string(SNAPSINK_SOURCE_DIR) + "/README.md");
+  const size_t from = readme.find("# 0. Where the files go");
+  const size_t to = readme.find("# 3. Serve.", from);
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const std::string home = dir_ / "home";
+  ASSERT_EQ(::mkdir(home.c_str(), 0700), 0);
+  WriteFile(dir_ / "recipe.sh", "umask 022\n" + readme.substr(from, to - from) + "umask\n");
+  int code = -1;
+  const std::string out = Shell("HOME=" + home + " sh -e " + (dir_ / "recipe.sh") + " 2>/dev/null", &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(out, "0022\n");  // the shell's own umask, untouched
+  const std::string d = home + "/.config/snapsink";
+  for (const char* secret : {"key.pem", "tokens"}) {
+    struct stat st;
+    ASSERT_EQ(::stat((d + "/" + secret).c_str(), &st), 0) << secret;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << secret;
+  }
+  PublishRound(0);
+  Server s = Start({"--tls-cert", d + "/cert.pem", "--tls-key", d + "/key.pem", "--token-file", d + "/tokens"}, true);
+  ASSERT_GT(s.port, 0);
+  Stop(s);
+}
+
 TEST_F(ServeTlsTest, CertificateReloadedOnSighup) {
   MakeCert("first");
   MakeCert("second");

@@ -426,6 +426,42 @@ TEST_F(StatusPageTest, ARollbackShowsItsSourceGenerationAndTheRolledBackWindows)
   EXPECT_FALSE(rects["2026-10-21T11:00:00Z"]->HasClass("rolledback"));
 }
 
+// After gc removed the generations before the current one, the current
+// generation's row says its parent is gone (it said "manifest not readable:
+// collected meanwhile?" of a healthy generation); the timeline's right axis
+// label is the end of the last window (it was that window's start).
+TEST_F(StatusPageTest, AParentGcRemovedAndTheAxisEnd) {
+  Prepare();
+  RunResult r = Snapsink({"gc", root_, "--keep-generations", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string file = dir_ / "page.html";
+  r = Snapsink({"status", root_, "--html", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = ReadFile(file);
+  EXPECT_EQ(html.find("collected meanwhile"), std::string::npos);
+  Xml x(html);
+  auto doc = x.Parse();
+  ASSERT_NE(doc, nullptr) << x.error();
+  auto sink = api::Sink::OpenReadOnly(root_);
+  ASSERT_STATUS_OK(sink);
+  auto status = (*sink)->GetStatus();
+  ASSERT_STATUS_OK(status);
+  std::vector<const Node*> rows;
+  for (const Node* tr : Section(*doc, "generations")->All("tr")) {
+    if (tr->HasClass("generation")) rows.push_back(tr);
+  }
+  ASSERT_EQ(rows.size(), 1u);
+  const uint64_t parent = status->current_generation - 1;
+  EXPECT_EQ(Cells(rows[0])[4], "(against generation " + std::to_string(parent) + ", which gc removed: not known)");
+  std::vector<std::string> axis;
+  for (const Node* t : doc->All("text")) {
+    if (t->HasClass("axis")) axis.push_back(t->Text());
+  }
+  ASSERT_EQ(axis.size(), 2u);
+  EXPECT_EQ(axis[0], api::FormatTime(status->windows.front().window_start_ms));
+  EXPECT_EQ(axis[1], api::FormatTime(status->windows.back().window_start_ms + status->settings.window_size_ms));
+}
+
 TEST_F(StatusPageTest, ServeAnswersTheSamePageAtAGeneration) {
   Prepare();
   Server server = StartServe(root_);

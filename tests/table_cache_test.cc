@@ -26,6 +26,7 @@
 #include "publish/reader.h"
 #include "publish/snapshot_file.h"
 #include "publish/table_cache.h"
+#include "snapsink/sink.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"
 
@@ -103,6 +104,74 @@ TEST(TableCache, KeepsAtMostMaxOpenFilesAndNeverClosesOneInUse) {
   cache.SetMaxOpenFiles(1);
   EXPECT_EQ(cache.cached_files(), 1u);
   EXPECT_LE(OpenFds() - before, 1);
+}
+
+TEST(TableCache, DropRemovedLetsGoOfRemovedFilesOnly) {
+  TempDir dir;
+  for (int i = 0; i < 3; i++) WriteSnapshot(dir / std::to_string(i), 10);
+  TableCache cache(8);
+  std::shared_ptr<const SnapshotReader> held;
+  for (int i = 0; i < 3; i++) {
+    const std::string path = dir / std::to_string(i);
+    std::shared_ptr<const SnapshotReader> r;
+    ASSERT_STATUS_OK(cache.Find(Env::Default(), path, path, &r));
+    if (i == 0) held = r;
+  }
+  ASSERT_EQ(cache.cached_files(), 3u);
+  ASSERT_EQ(::unlink((dir / "0").c_str()), 0);
+  ASSERT_EQ(::unlink((dir / "1").c_str()), 0);
+  const int before = OpenFds();
+  EXPECT_EQ(cache.DropRemoved(), 2u);
+  EXPECT_EQ(cache.cached_files(), 1u);
+  EXPECT_EQ(OpenFds(), before - 1);  // "1" closed; "0" is held, closed when let go
+  Row row;
+  ASSERT_STATUS_OK(held->Get("m", "k00003", &row));
+  held.reset();
+  EXPECT_EQ(OpenFds(), before - 2);
+  EXPECT_EQ(cache.DropRemoved(/*at_most_every_second=*/true), 0u);  // it just ran
+}
+
+// Snapshot files of this process that are deleted but still open.
+int DeletedSnapshotFdsOfThisProcess() {
+  int n = 0;
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  while (struct dirent* e = ::readdir(d)) {
+    char target[4096];
+    const std::string link = std::string("/proc/self/fd/") + e->d_name;
+    const ssize_t len = ::readlink(link.c_str(), target, sizeof(target) - 1);
+    if (len <= 0) continue;
+    const std::string t(target, static_cast<size_t>(len));
+    n += t.find("/snapshots/") != std::string::npos && t.size() > 10 && t.substr(t.size() - 10) == " (deleted)";
+  }
+  ::closedir(d);
+  return n;
+}
+
+// gc in the process that read the files (`run --follow`, an embedding
+// program) lets go of those it removed: their disk space comes back.
+TEST(TableCache, GcInTheReadingProcessClosesTheFilesItRemoved) {
+  TempDir dir;
+  const std::string root = dir / "root", input = dir / "in.ndjson";
+  MakeRoot(root, input, 3);
+  {  // reads every window: the process's cache opens their files
+    std::unique_ptr<Reader> r;
+    ASSERT_STATUS_OK(Reader::Open(Env::Default(), root, 0, &r));
+    for (const GenerationEntry& e : r->windows()) ASSERT_STATUS_OK(r->Scan(e.window_ms, nullptr, [](const Row&) {}));
+  }
+  std::string more;
+  for (int i = 0; i < 3; i++) {
+    more += EventLine().Seq(100 + i).Ts(kBase + 2 * 60000 + 1 + i).Metric("m").Key("k").Value(1).Line();
+  }
+  AppendFile(input, more);
+  RunResult run = Snapsink({"run", root, input, "--final", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto sink = api::Sink::Open(root);
+  ASSERT_STATUS_OK(sink);
+  auto gc = (*sink)->Gc(1);
+  ASSERT_STATUS_OK(gc);
+  ASSERT_EQ(gc->removed_snapshots.size(), 1u);  // the last window's v1
+  EXPECT_EQ(DeletedSnapshotFdsOfThisProcess(), 0);
 }
 
 TEST(TableCache, DefaultIsWellUnderTheProcessLimit) {

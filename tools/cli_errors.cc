@@ -40,6 +40,9 @@ CLI::Validator AtLeast(uint64_t min) {
       [min](std::string& text) -> std::string {
         uint64_t v = 0;
         auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc::result_out_of_range && p == text.data() + text.size()) {
+          return "must be at most " + std::to_string(UINT64_MAX) + ", got " + text;
+        }
         if (text.empty() || ec != std::errc() || p != text.data() + text.size()) {
           return "expected a whole number of at least " + std::to_string(min) + ", got '" + text + "'";
         }

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "snapsink/sink.h"
+#include "tools/batch_interrupt.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"
@@ -31,6 +32,7 @@ Status CmdBackfill(const BackfillArgs& a) {
     SNAPSINK_RETURN_IF_ERROR(ParseInstantArg(opt, *text, &ms));  // names the window holding it
     *out = ms;
   }
+  BatchInterrupt interrupt;  // before any thread starts
   auto root = api::Sink::OpenReadOnly(a.root);
   if (!root.ok()) return root.status();
   // The library names BackfillOptions' fields; here each came from its flag.
@@ -55,7 +57,13 @@ Status CmdBackfill(const BackfillArgs& a) {
     return Status::OK();
   }
   Progress progress("backfill v" + std::to_string(a.version), a.quiet);
-  o.on_progress = [&](uint64_t bytes, int64_t total, uint64_t lines) { progress.Update(bytes, total, lines); };
+  // The callback names no input: the one given, else the one being read.
+  const std::string input = "backfill v" + std::to_string(a.version) + " " +
+                            (!a.source.empty() ? a.source : a.files.size() == 1 ? a.files[0] : "input");
+  o.on_progress = [&](uint64_t bytes, int64_t total, uint64_t lines) {
+    progress.Update(bytes, total, lines);
+    interrupt.Committed(input, bytes, &progress);
+  };
   Status s = backfill(&r);
   progress.Done();  // what follows starts a line of its own
   SNAPSINK_RETURN_IF_ERROR(s);
@@ -81,6 +89,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   } else {
     std::printf("backfill v%llu: no window in range; nothing published (v%llu stays unused)\n", v, v);
   }
+  interrupt.Finish();
   return Status::OK();
 }
 

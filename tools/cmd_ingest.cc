@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "snapsink/sink.h"
+#include "tools/batch_interrupt.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
@@ -16,11 +17,20 @@ namespace {
 
 // ingest: commit point is each batch's LMDB commit (engine Ingester).
 Status CmdIngest(const IngestArgs& a) {
+  BatchInterrupt interrupt;  // before any thread starts
   auto sink = api::Sink::Open(a.root);
   if (!sink.ok()) return sink.status();
   SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a));
   std::unique_ptr<Progress> progress;
-  return (*sink)->Ingest(IngestOptionsFor(a, &progress));
+  api::IngestOptions o = IngestOptionsFor(a, &progress);
+  o.on_progress = [&, shown = o.on_progress](const std::string& source, uint64_t offset, int64_t size,
+                                             uint64_t lines) {
+    shown(source, offset, size, lines);
+    interrupt.Committed(source, offset, progress.get());
+  };
+  Status s = (*sink)->Ingest(o);
+  interrupt.Finish();
+  return s;
 }
 
 }  // namespace

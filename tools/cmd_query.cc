@@ -51,6 +51,10 @@ Status CmdQuery(const QueryArgs& a) {
     }
   }
   if (!reader.ok() && reader.status().IsNotFound() && a.generation == 0) {
+    // No CURRENT: nothing published, unless the state records a generation
+    // (then GetStatus fails naming it and the fix).
+    SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));
+    SNAPSINK_RETURN_IF_ERROR(sink->GetStatus().status());
     std::fprintf(stderr, "snapsink: %s\n", reader.status().message().c_str());
     PrintTable(a.has_rollup ? api::ToTable(std::vector<api::RollupRow>{}, 0)
                             : api::ToTable(std::vector<api::QueryRow>{}, 0), a.format);

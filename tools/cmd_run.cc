@@ -2,6 +2,7 @@
 // publish (api::Sink::Run, api::Sink::Follow); run --kafka: cmd_run_kafka.cc.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "snapsink/utilities/serve.h"
@@ -11,6 +12,7 @@
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/ingest_options.h"
+#include "tools/batch_interrupt.h"
 #include "tools/stop_signals.h"
 #include "tools/write_results.h"
 #include "utilities/status_macros.h"
@@ -56,6 +58,13 @@ Status RunFollow(const RunArgs& a) {
     UseToolWindowSyntax(&so);
     // Through the writer's handle: one LMDB environment per process.
     auto started = api::Server::Start(**sink, so);
+    if (!started.ok() && started.status().message().find("ServeOptions::tls_cert_file") != std::string::npos) {
+      // run takes none of serve's TLS and token flags.
+      return Status::InvalidArgument("--serve " + a.serve + ": not a loopback address; run --follow --serve serves "
+                                     "this host only (127.0.0.1:PORT); to serve beyond it, run snapsink serve " +
+                                     a.ingest.root + " --listen " + a.serve +
+                                     " --tls-cert FILE --tls-key FILE --token-file FILE beside it");
+    }
     if (!started.ok()) return ServeFlagNames(started.status());
     server = std::move(*started);
     std::printf("serving %s on http://%s\n", (*sink)->path().c_str(), server->address().c_str());
@@ -84,7 +93,15 @@ Status CmdRun(const RunArgs& a) {
   }
   if (a.ingest.files.empty()) return Status::InvalidArgument("run: give FILE... or --kafka BROKERS");
   if (a.follow) return RunFollow(a);
+  for (const std::string& f : a.ingest.files) {
+    std::error_code ec;
+    if (f != "-" && std::filesystem::is_directory(f, ec)) {
+      return Status::InvalidArgument(f + ": a directory; run reads one with --follow (every *.ndjson in it, as "
+                                     "they appear), or give its files");
+    }
+  }
   if (!a.serve.empty()) return Status::InvalidArgument("--serve goes with --follow");
+  BatchInterrupt interrupt;  // before any thread starts
   auto sink = api::Sink::Open(a.ingest.root);
   if (!sink.ok()) return sink.status();
   SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a.ingest));
@@ -92,13 +109,19 @@ Status CmdRun(const RunArgs& a) {
   api::RunOptions o;
   o.ingest = IngestOptionsFor(a.ingest, &progress);
   o.final = a.final;
+  o.ingest.on_progress = [&, shown = o.ingest.on_progress](const std::string& source, uint64_t offset, int64_t size,
+                                                           uint64_t lines) {
+    shown(source, offset, size, lines);
+    interrupt.Committed(source, offset, progress.get());
+  };
   api::RunResult r;
   Status s = (*sink)->Run(o, &r);
   // Printed as far as the job got: what was sealed (or why nothing was), then the publish.
   PrintSealed(r.sealed);
-  if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, "--final");
+  if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, a.final ? nullptr : "--final");
   if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
   PrintPublishResult(r.publish);  // a stop publishes what came before it
+  interrupt.Finish();
   return s;
 }
 

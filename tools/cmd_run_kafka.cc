@@ -78,7 +78,9 @@ Status CmdRunKafka(const RunArgs& a) {
   // The library names the options' fields; kafka_config's items came from --kafka-config.
   Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"}});
   signals.Finish();
-  if (!a.ingest.quiet) {
+  // A usage error found before anything was read (a bad --kafka-config) has no run to sum up.
+  const bool usage_error = s.code() == Status::Code::kInvalidArgument && totals.records == 0;
+  if (!a.ingest.quiet && !usage_error) {
     std::fprintf(stderr, "kafka %s: %llu records, %llu lines: %llu applied, %llu duplicates, %llu fenced, %llu rejected\n",
                  a.topic.c_str(), static_cast<unsigned long long>(totals.records),
                  static_cast<unsigned long long>(totals.lines.lines),

@@ -21,6 +21,12 @@ class Progress {
   std::string label_;
   bool enabled_;
   bool shown_ = false;
+  // The rate and time left are measured from the first Update (bytes and
+  // lines then may include what earlier runs read), and shown as "?" until
+  // half a second of it has passed: the first commit comes microseconds
+  // after the display starts, so lines/s over that was absurd.
+  bool started_ = false;
+  uint64_t first_bytes_ = 0, first_lines_ = 0;
   std::chrono::steady_clock::time_point start_, last_;
 };
 

@@ -26,6 +26,9 @@ void PrintNothingToSeal(const api::UnsealedWindows& why, const char* flag) {
   const std::string wm = why.watermark ? api::FormatTime(*why.watermark) : "none (no event applied yet)";
   if (n == 0) {
     std::printf("nothing to seal: no window has unsealed changes (watermark %s)\n", wm.c_str());
+  } else if (flag == nullptr) {  // --final given, and the input stopped before its end
+    std::printf("nothing to seal: no closed window has unsealed changes; open: %s; watermark %s; --final seals "
+                "them once the input is read to its end\n", open.c_str(), wm.c_str());
   } else {
     std::printf("nothing to seal: no closed window has unsealed changes; open: %s; watermark %s; %s seals open "
                 "windows too\n", open.c_str(), wm.c_str(), flag);

@@ -12,6 +12,8 @@ void PrintSealed(const std::vector<api::SealedWindow>& sealed);
 
 // Why a seal of the closed windows found nothing, on stdout; flag is the
 // option that seals open windows too (--all, --final).
+// flag: the one that seals open windows too; nullptr when it was given
+// and the input stopped before its end.
 void PrintNothingToSeal(const api::UnsealedWindows& why, const char* flag);
 
 // "published generation G: N window(s)" on stdout.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <chrono>
 #include <charconv>
 #include <cstdio>
@@ -296,6 +297,9 @@ struct HttpServer::Impl {
 
   std::mutex current_mu;
   std::shared_ptr<PinnedGeneration> current;  // null until something is published
+  // CURRENT missing while the state records a published generation: the
+  // error GetStatus gives then ("" when it is not).
+  std::string missing_current;
 
   int inotify_fd = -1;
   int stop_fd = -1;  // eventfd: wakes the watcher to stop
@@ -405,12 +409,34 @@ struct HttpServer::Impl {
     std::lock_guard<std::mutex> l(current_mu);
     return current;
   }
+  std::string MissingCurrent() {
+    std::lock_guard<std::mutex> l(current_mu);
+    return missing_current;
+  }
 
   // Pins what CURRENT names if it is not the pinned generation; then reads
   // all of it once to know whether it verifies.
   void Refresh() {
     Result<uint64_t> current_generation = api::Reader::CurrentGeneration(root);
-    if (!current_generation.ok() || *current_generation == 0) return;
+    if (current_generation.ok() && *current_generation == 0) {
+      // Nothing published, unless the state records a generation: then
+      // GetStatus fails naming it and the fix. Asked only when manifests/
+      // holds a file, as a root that never published has none.
+      Status missing = [this] {
+        std::error_code ec;
+        if (std::filesystem::is_empty(root + "/manifests", ec) || ec) return Status::OK();
+        std::lock_guard<std::mutex> l(state_mu);
+        return state->GetStatus().status();
+      }();
+      std::lock_guard<std::mutex> l(current_mu);
+      missing_current = missing.ok() ? "" : missing.message();
+      return;
+    }
+    if (!current_generation.ok()) return;
+    {
+      std::lock_guard<std::mutex> l(current_mu);
+      missing_current.clear();
+    }
     const uint64_t g = *current_generation;
     std::shared_ptr<PinnedGeneration> cur = Current();
     if (cur && cur->generation() == g) return;
@@ -444,7 +470,7 @@ struct HttpServer::Impl {
         while (::read(inotify_fd, buf, sizeof(buf)) > 0) {
         }
       }
-      Refresh();
+      Refresh();  // CurrentGeneration also closes cached files a gc removed
     }
   }
 
@@ -562,6 +588,9 @@ struct HttpServer::Impl {
 
     Lease lease;
     std::shared_ptr<PinnedGeneration> cur = Current();
+    if (generation == 0) {
+      if (const std::string m = MissingCurrent(); !m.empty()) return Error(res, 503, m);
+    }
     if (generation == 0 || (cur && cur->generation() == generation)) {
       if (!cur) {
         // As `snapsink query` on a root with nothing published: no rows.
@@ -608,6 +637,7 @@ struct HttpServer::Impl {
 
   void Healthz(httplib::Response& res) {
     std::shared_ptr<PinnedGeneration> cur = Current();
+    if (const std::string m = MissingCurrent(); !m.empty()) return Error(res, 503, m);
     if (!cur) return Error(res, 503, "nothing is published in " + root + " yet");
     const int h = cur->health;
     if (h == 0) return Error(res, 503, "generation " + std::to_string(cur->generation()) + " not verified yet");
@@ -658,9 +688,11 @@ struct HttpServer::Impl {
           std::lock_guard<std::mutex> l(cur->health_mu);
           ph.text = cur->health_error;
         }
+        if (const std::string m = MissingCurrent(); !m.empty()) ph = PageHealth{false, m};
         health = ph;
       } else {
-        health = PageHealth{false, "nothing is published in " + root + " yet"};
+        const std::string m = MissingCurrent();
+        health = PageHealth{false, m.empty() ? "nothing is published in " + root + " yet" : m};
       }
     } else {
       Status s = OpenReader(root, generation, &lease.reader);

@@ -87,7 +87,12 @@ Status RenderStatusPage(const api::ReadOnlySink& sink, api::Reader* reader, bool
     const std::vector<api::WindowVersion>* now = windows_of(g.generation);
     const std::vector<api::WindowVersion>* before = g.parent ? windows_of(g.parent) : nullptr;
     GenerationChange c;
-    if (now != nullptr && (g.parent == 0 || before != nullptr)) c = Diff(*now, before);
+    if (now != nullptr && (g.parent == 0 || before != nullptr)) {
+      c = Diff(*now, before);
+    } else if (now != nullptr && std::none_of(d.generations.begin(), d.generations.end(),
+                                              [&](const api::GenerationInfo& o) { return o.generation == g.parent; })) {
+      c.parent_collected = g.parent;  // a healthy generation whose parent is gone: nothing to compare with
+    }
     d.changes.push_back(std::move(c));
   }
   if (health) {

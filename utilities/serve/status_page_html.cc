@@ -140,7 +140,7 @@ void Timeline(const StatusPageData& d, const std::vector<Mark>& marks, std::stri
   const double ya = kTop + 5 * kLaneH + 16;
   *o += "<text x=\"" + Fixed(kLeft) + "\" y=\"" + Fixed(ya) + "\" class=\"axis\">" + E(T(lo)) + "</text>";
   *o += "<text x=\"" + Fixed(kLeft + kWidth) + "\" y=\"" + Fixed(ya) + "\" class=\"axis\" text-anchor=\"end\">" +
-        E(T(marks.back().window_start_ms)) + "</text>";
+        E(T(hi)) + "</text>";  // the end of the last window
   *o += "</svg>\n";
 }
 
@@ -174,6 +174,9 @@ void Windows(const std::vector<Mark>& marks, std::string* o) {
 }
 
 std::string Changes(const GenerationChange& c) {
+  if (!c.known && c.parent_collected != 0) {
+    return "(against generation " + U(c.parent_collected) + ", which gc removed: not known)";
+  }
   if (!c.known) return "(manifest not readable: collected meanwhile?)";
   constexpr size_t kList = 12;
   std::string out;

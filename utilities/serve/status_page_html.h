@@ -21,6 +21,7 @@ namespace snapsink {
 // What a generation changed against its parent.
 struct GenerationChange {
   bool known = false;  // false: a manifest could not be read (collected meanwhile)
+  uint64_t parent_collected = 0;  // when not known: the parent gc removed (0: not that)
   std::vector<api::WindowVersion> added;     // windows the parent did not hold
   struct Replaced {
     int64_t window_start_ms = 0;
