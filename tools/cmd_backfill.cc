@@ -3,6 +3,7 @@
 #include <memory>
 #include <tuple>
 
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
@@ -33,6 +34,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   }
   auto root = api::Sink::OpenReadOnly(a.root);
   if (!root.ok()) return root.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**root, ""));
   // The library names BackfillOptions' fields; here each came from its flag.
   auto backfill = [&](api::BackfillResult* r) {
     return NameFlags(api::Backfill(**root, o, r),

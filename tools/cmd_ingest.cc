@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "tools/command.h"
 #include "tools/commands.h"
@@ -18,6 +19,7 @@ namespace {
 Status CmdIngest(const IngestArgs& a) {
   auto sink = api::Sink::Open(a.root);
   if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**sink, ""));
   SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a));
   std::unique_ptr<Progress> progress;
   return (*sink)->Ingest(IngestOptionsFor(a, &progress));

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "snapsink/utilities/serve.h"
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/command.h"
@@ -48,6 +49,7 @@ Status RunFollow(const RunArgs& a) {
   StopSignals signals;  // before any thread starts
   auto sink = api::Sink::Open(a.ingest.root);
   if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**sink, ""));
   api::FollowStop stop;
   std::unique_ptr<api::Server> server;
   if (!a.serve.empty()) {
@@ -87,6 +89,7 @@ Status CmdRun(const RunArgs& a) {
   if (!a.serve.empty()) return Status::InvalidArgument("--serve goes with --follow");
   auto sink = api::Sink::Open(a.ingest.root);
   if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**sink, ""));
   SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a.ingest));
   std::unique_ptr<Progress> progress;
   api::RunOptions o;
