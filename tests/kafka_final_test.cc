@@ -53,6 +53,7 @@ TEST_F(KafkaFinal, OwnerKilledAtSealRecordOthersFinishTheTopic) {
   ChildResult rc = c->Wait(120);
   ASSERT_EQ(rc.exit_code, 99) << rc.err;
   const std::set<int> c_owned = OwnedBy(root, "state-c");
+  ASSERT_FALSE(c_owned.empty()) << "C died owning nothing";
   ChildResult ra = a->Wait(120);
   ChildResult rb = b->Wait(120);
   ASSERT_EQ(ra.exit_code, 0) << ra.err;
