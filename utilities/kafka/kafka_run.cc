@@ -108,17 +108,35 @@ Status FinishTopic(const RunOptions& o, Consumer* consumer, MergedPublisher* mer
   std::vector<int32_t> undone;
   int64_t moved = NowMs(), looked = 0;
   bool read = false, noted = false;
+  auto publish_last = [&]() -> Status {
+    // Whoever recorded the last round may have died before publishing it.
+    SNAPSINK_ASSIGN_OR_RETURN(auto r, merged->Publish(consumer));
+    if (r.generation != 0 && o.on_published) o.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    return Status::OK();
+  };
   while (true) {
+    // A partition taken meanwhile is read to its end, sealed and recorded
+    // before anything else: the process leaves no half-read state behind
+    // as the newest owner's.
+    const std::string now_owned = OwnedSignature(*consumer);
+    bool caught_up = true;  // every partition owned now is read up to its end seen at start
+    for (const Consumer::OwnedPartition& op : consumer->Owned()) {
+      if (op.partition >= 0 && static_cast<size_t>(op.partition) < ends.size() && op.position < ends[op.partition]) {
+        caught_up = false;
+      }
+    }
+    if (caught_up && (read || now_owned != owned)) {
+      SNAPSINK_RETURN_IF_ERROR(publish_point());
+      read = false;
+      owned = now_owned;
+      looked = 0;  // look at once: that may have been the last partition
+    }
+    const bool settled = caught_up && !read && now_owned == owned;
     if (NowMs() - looked >= 500) {
       looked = NowMs();
       SNAPSINK_ASSIGN_OR_RETURN(auto finish, api::FinishOfTopic(root, topic, ends));
       undone = std::move(finish.undone);
-      if (undone.empty()) {
-        // Whoever recorded the last round may have died before publishing it.
-        SNAPSINK_ASSIGN_OR_RETURN(auto r, merged->Publish(consumer));
-        if (r.generation != 0 && o.on_published) o.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
-        return Status::OK();
-      }
+      if (undone.empty() && settled) return publish_last();
       auto offsets = consumer->GroupOffsets(static_cast<int32_t>(ends.size()));
       if (offsets.ok()) {
         for (int64_t off : *offsets) finish.fingerprint += std::to_string(off) + ",";
@@ -127,12 +145,12 @@ Status FinishTopic(const RunOptions& o, Consumer* consumer, MergedPublisher* mer
         seen = std::move(finish.fingerprint);
         moved = NowMs();
       }
-      if (!noted) {
+      if (!noted && !undone.empty()) {
         note("kafka:" + topic + ": --final waits for " + NamePartitions(topic, undone) +
              " (not sealed up to the end offsets seen at start; owned by other processes of the group)");
         noted = true;
       }
-      if (NowMs() - moved > bound_ms) {
+      if (!undone.empty() && NowMs() - moved > bound_ms) {
         return Status::IOError("kafka:" + topic + ": " + NamePartitions(topic, undone) +
                                " not sealed up to the end offsets seen at start, and nothing moved them for " +
                                std::to_string(bound_ms / 1000) +
@@ -141,6 +159,7 @@ Status FinishTopic(const RunOptions& o, Consumer* consumer, MergedPublisher* mer
       }
     }
     if (stop && stop->load()) {
+      if (undone.empty()) return publish_last();  // the topic is done; what this process read since is committed
       return Status::IOError("kafka:" + topic + ": stopped before " + NamePartitions(topic, undone) +
                              " were sealed up to the end offsets seen at start; run the same command again to finish "
                              "the topic");
@@ -151,13 +170,6 @@ Status FinishTopic(const RunOptions& o, Consumer* consumer, MergedPublisher* mer
     if (r.records > 0) {
       read = true;
       moved = NowMs();
-    }
-    const std::string now_owned = OwnedSignature(*consumer);
-    if (consumer->CaughtUp() && (read || now_owned != owned)) {
-      SNAPSINK_RETURN_IF_ERROR(publish_point());
-      read = false;
-      owned = now_owned;
-      looked = 0;  // look at once: that may have been the last partition
     }
   }
 }
