@@ -76,9 +76,12 @@ TEST_F(KafkaFinal, OwnerKilledAtSealRecordOthersFinishTheTopic) {
 // (SNAPSINK_PAUSE_AT=partition.seal_record): A says it waits for B's
 // partitions. Stopped (SIGTERM) while waiting, A exits non-zero naming
 // them, never 0. Released, B finishes; A's rerun then finds the topic done.
-// A session timeout of 60 s keeps the paused B in the group meanwhile.
+// A session timeout of 60 s keeps the paused B in the group meanwhile. 1500
+// events a partition, so that A has taken its partitions before B pauses
+// (seen with 100: when B paused first, A's watermark queries in its
+// assignment timed out against the mock cluster and A never took any).
 TEST_F(KafkaFinal, StoppedWhileWaitingForOthersPartitionsExitsNonZeroNamingThem) {
-  const EventStream events = GenerateEvents(kPartitions, 100, 82);
+  const EventStream events = GenerateEvents(kPartitions, 1500, 82);
   ProduceStream(events);
   const std::string root = NewRoot("kafka-root");
   auto slow = [&](const std::string& state) {
@@ -109,6 +112,43 @@ TEST_F(KafkaFinal, StoppedWhileWaitingForOthersPartitionsExitsNonZeroNamingThem)
   ASSERT_EQ(rb.exit_code, 0) << rb.err;
   ChildResult again = Snapsink(slow("state-a"));
   ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&events})));
+}
+
+// The bound: B is paused inside its final seal round with a session timeout
+// of 60 s, so the group leaves its partitions with it; A (session timeout
+// 10 s: it waits 30 s, the least) sees nothing move them and exits 1 on its
+// own, naming them and the bound. Released, B finishes the topic. 1500
+// events a partition, as above.
+TEST_F(KafkaFinal, NothingMovesThePartitionsLeftForTheBoundExitsNonZeroNamingThem) {
+  const EventStream events = GenerateEvents(kPartitions, 1500, 83);
+  ProduceStream(events);
+  const std::string root = NewRoot("kafka-root");
+  auto with_session = [&](const std::string& state, const std::string& ms) {
+    std::vector<std::string> args = FinalArgs(root, "gf3", state);
+    args.insert(args.end(), {"--kafka-config", "session.timeout.ms=" + ms});
+    return args;
+  };
+  auto b = Start(with_session("state-b", "60000"), {"SNAPSINK_PAUSE_AT=partition.seal_record"});
+  auto a = Start(with_session("state-a", "10000"));
+  const auto started = std::chrono::steady_clock::now();
+  ChildResult ra = a->Wait(120);
+  const auto waited = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(b->Stopped()) << b->Err();
+  const std::set<int> b_owned = OwnedBy(root, "state-b");
+  ASSERT_FALSE(b_owned.empty());
+  EXPECT_EQ(ra.exit_code, 1) << ra.err;
+  EXPECT_NE(ra.err.find("nothing moved them for 30 s (twice session.timeout.ms, at least 30 s): no process of group "
+                        "gf3 took them"),
+            std::string::npos)
+      << ra.err;
+  for (int p : b_owned) {
+    EXPECT_NE(ra.err.find("kafka:orders/" + std::to_string(p)), std::string::npos) << p << "\n" << ra.err;
+  }
+  EXPECT_GE(waited, std::chrono::seconds(30));
+  b->Signal(SIGCONT);
+  ChildResult rb = b->Wait(120);
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
   EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&events})));
 }
 
