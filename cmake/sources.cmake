@@ -137,6 +137,8 @@ set(SNAPSINK_KAFKA_TEST_SOURCES
 # Many `run --kafka --state` processes killed and scaled (their own executable).
 set(SNAPSINK_KAFKA_SCALE_TEST_SOURCES
   tests/kafka_scale_test.cc
+  tests/kafka_final_test.cc
+  tests/kafka_mixed_root_test.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
   tests/file_util.cc

@@ -2,10 +2,102 @@
 // publish/partition_seals.h does the work.
 #include "snapsink/merged.h"
 
+#include <algorithm>
+#include <map>
+
+#include "engine/filenames.h"
 #include "publish/partition_seals.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {
+namespace {
+
+// The names in owners/ (one per claimed source), sorted; none when absent.
+Status ClaimedSources(const ReadOnlySink& root, std::vector<std::string>* out) {
+  out->clear();
+  const SinkImpl* impl = SinkAccess::Get(root);
+  Env* env = impl->root->env();
+  const std::string dir = filenames::OwnersDir(impl->root->path());
+  if (!env->FileExists(dir)) return Status::OK();
+  std::vector<std::string> children;
+  SNAPSINK_RETURN_IF_ERROR(env->GetChildren(dir, &children));
+  for (std::string& c : children) {
+    if (c != "." && c != ".." && !c.ends_with(".tmp")) out->push_back(std::move(c));
+  }
+  std::sort(out->begin(), out->end());
+  return Status::OK();
+}
+
+// The topic of an owners/ name "kafka_T_P" ("" when it is no partition's):
+// Kafka topic names are made of [A-Za-z0-9._-], which sanitizing keeps.
+std::string ClaimedTopic(const std::string& name) {
+  const size_t us = name.rfind('_');
+  if (!name.starts_with("kafka_") || us == std::string::npos || us < 6 || us + 1 == name.size()) return "";
+  for (size_t i = us + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return "";
+  }
+  return name.substr(6, us - 6);
+}
+
+// "a, b, c and 4 more".
+std::string NameSome(const std::vector<std::string>& names) {
+  std::string out;
+  const size_t shown = std::min<size_t>(names.size(), 3);
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
+
+}  // namespace
+
+Status CheckOneKindOfSource(const ReadOnlySink& root, const std::string& topic) {
+  std::vector<std::string> claimed;
+  SNAPSINK_RETURN_IF_ERROR(ClaimedSources(root, &claimed));
+  std::map<std::string, size_t> topics;  // topic (or owners/ name) -> partitions claimed
+  for (const std::string& name : claimed) {
+    const std::string t = ClaimedTopic(name);
+    if (topic.empty() || t != topic) ++topics[t.empty() ? name : t];
+  }
+  std::vector<std::string> others;
+  for (const auto& [t, n] : topics) {
+    others.push_back("topic " + t + " (" + std::to_string(n) + " partition" + (n == 1 ? "" : "s") +
+                     " through run --kafka --state)");
+  }
+  if (topic.empty()) {
+    if (others.empty()) return Status::OK();
+    return Status::InvalidArgument(root.path() + ": publishes the merged partitions of " + NameSome(others) +
+                                   "; rows written into it another way would be replaced by the next merged "
+                                   "publish of their windows: give them a root of their own (snapsink init)");
+  }
+  SNAPSINK_ASSIGN_OR_RETURN(auto sources, root.Sources());
+  std::vector<std::string> own;
+  for (const SourceView& s : sources) own.push_back(s.source);
+  if (!own.empty()) others.insert(others.begin(), "its own sources " + NameSome(own));
+  if (others.empty()) return Status::OK();
+  return Status::InvalidArgument(root.path() + ": already takes rows from " + NameSome(others) +
+                                 "; a merged publish of topic " + topic +
+                                 " (run --kafka --state) would replace their windows with its rows alone: give "
+                                 "topic " + topic + " a root of its own (snapsink init), or read it without --state");
+}
+
+Result<TopicFinish> FinishOfTopic(const ReadOnlySink& root, const std::string& topic, const std::vector<int64_t>& ends) {
+  const SinkImpl* impl = SinkAccess::Get(root);
+  TopicFinish out;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    const auto p = static_cast<int32_t>(i);
+    const std::string source = snapsink::PartitionSource(topic, p);
+    snapsink::PartitionProgress pp;
+    Status s = snapsink::ReadPartitionProgress(impl->root->env(), impl->root->path(), source, &pp);
+    if (!s.ok() && !s.IsNotFound()) return s;
+    if (!s.ok() || pp.position < ends[i] || !pp.unsealed.empty()) out.undone.push_back(p);
+    SNAPSINK_ASSIGN_OR_RETURN(auto claim, root.NewestOwner(source));
+    SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, root.Checkpoints(source));
+    out.fingerprint += std::to_string(p) + ":" + std::to_string(claim.epoch) + ":" +
+                       (checkpoints.empty() ? std::string() : checkpoints.front().path) + ":" +
+                       (s.ok() ? pp.Encode() : std::string()) + "\n";
+  }
+  return out;
+}
 
 Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
                                                                      const PartitionRound& round) {
@@ -20,6 +112,8 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlyS
 Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions) {
   if (root == nullptr) return Status::InvalidArgument("PublishMerged: no root");
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
+  // Checked at each publish: a source that came after this process started.
+  SNAPSINK_RETURN_IF_ERROR(CheckOneKindOfSource(*root, topic));
   SinkImpl* impl = SinkAccess::Get(root);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
   MergedPublishResult r;

@@ -309,6 +309,58 @@ TEST(MergedPublish, TwoProcessesPublishingAtOnceMakeOneGeneration) {
   EXPECT_EQ(Rows(t.root()), FileRows(dir.path(), t.AllLines()));
 }
 
+// One root, one kind of source: rows that came into ROOT another way (a
+// file written into it while partitions were being merged), or a second
+// topic's claims, make the merged publish refuse, naming them, rather than
+// replace their windows; what ROOT published stays.
+TEST(MergedPublish, ARootFedAnotherWayOrByAnotherTopicIsRefusedNamingIt) {
+  TempDir dir;
+  Topic t(dir.path(), 2);
+  for (int p = 0; p < 2; ++p) t.Produce(p, 120, kT0 + p * 1000);
+  auto ro = api::Sink::OpenReadOnly(t.root());
+  ASSERT_STATUS_OK(ro);
+  SealAll(t, ro->get(), 0, "A");
+  SealAll(t, ro->get(), 1, "A");
+  auto r = api::PublishMerged(ro->get(), "t", 2);
+  ASSERT_STATUS_OK(r);
+  ASSERT_EQ(r->generation, 1u);
+  const std::string before = Rows(t.root());
+  ASSERT_FALSE(before.empty());
+  EXPECT_STATUS_OK(api::CheckOneKindOfSource(**ro, "t"));
+  {
+    auto w = api::Sink::Open(t.root());
+    ASSERT_STATUS_OK(w);
+    api::WriteBatch b("a.ndjson");
+    b.Add(EventLine().Producer("f").Seq(0).Ts(kT0).Metric("orders").Key("k1").Value("1").Line());
+    ASSERT_STATUS_OK((*w)->Write(b));
+  }
+  r = api::PublishMerged(ro->get(), "t", 2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("already takes rows from its own sources a.ndjson; a merged publish of topic t"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(Rows(t.root()), before);
+
+  TempDir dir2;
+  Topic t2(dir2.path(), 1);
+  t2.Produce(0, 30, kT0);
+  auto ro2 = api::Sink::OpenReadOnly(t2.root());
+  ASSERT_STATUS_OK(ro2);
+  SealAll(t2, ro2->get(), 0, "A");
+  ASSERT_STATUS_OK((*ro2)->ClaimOwner("kafka:u/3", "B"));
+  r = api::PublishMerged(ro2->get(), "t", 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("already takes rows from topic u (1 partition through run --kafka --state)"),
+            std::string::npos)
+      << r.status().message();
+  // Writing into ROOT itself is refused the other way round.
+  Status own = api::CheckOneKindOfSource(**ro2, "");
+  EXPECT_EQ(own.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(own.message().find("publishes the merged partitions of topic t (1 partition"), std::string::npos)
+      << own.message();
+}
+
 TEST(MergedPublish, SealRecordAndProgressFormatsRoundTripAndAFlippedByteIsCorruption) {
   PartitionSealRecord r;
   r.topic = std::string("t\xff\x01", 3);

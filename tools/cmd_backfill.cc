@@ -3,6 +3,7 @@
 #include <memory>
 #include <tuple>
 
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "tools/batch_interrupt.h"
 #include "tools/cli_errors.h"
@@ -35,6 +36,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   BatchInterrupt interrupt;  // before any thread starts
   auto root = api::Sink::OpenReadOnly(a.root);
   if (!root.ok()) return root.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**root, ""));
   // The library names BackfillOptions' fields; here each came from its flag.
   auto backfill = [&](api::BackfillResult* r) {
     return NameFlags(api::Backfill(**root, o, r),

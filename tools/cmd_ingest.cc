@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "tools/batch_interrupt.h"
 #include "tools/command.h"
@@ -20,6 +21,7 @@ Status CmdIngest(const IngestArgs& a) {
   BatchInterrupt interrupt;  // before any thread starts
   auto sink = api::Sink::Open(a.root);
   if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**sink, ""));
   SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a));
   std::unique_ptr<Progress> progress;
   api::IngestOptions o = IngestOptionsFor(a, &progress);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "snapsink/utilities/serve.h"
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/command.h"
@@ -50,6 +51,7 @@ Status RunFollow(const RunArgs& a) {
   StopSignals signals;  // before any thread starts
   auto sink = api::Sink::Open(a.ingest.root);
   if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**sink, ""));
   api::FollowStop stop;
   std::unique_ptr<api::Server> server;
   if (!a.serve.empty()) {
@@ -104,6 +106,7 @@ Status CmdRun(const RunArgs& a) {
   BatchInterrupt interrupt;  // before any thread starts
   auto sink = api::Sink::Open(a.ingest.root);
   if (!sink.ok()) return sink.status();
+  SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(**sink, ""));
   SNAPSINK_RETURN_IF_ERROR(CheckIngestArgs(a.ingest));
   std::unique_ptr<Progress> progress;
   api::RunOptions o;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "snapsink/merged.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
@@ -58,6 +59,7 @@ Status CmdRunKafka(const RunArgs& a) {
     auto root = api::Sink::OpenReadOnly(a.ingest.root);
     if (!root.ok()) return root.status();
     shared = std::move(*root);
+    SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(*shared, a.topic));  // before the first claim
     std::error_code ec;
     const std::string state = std::filesystem::absolute(a.state, ec).lexically_normal().string();
     if (ec) return Status::InvalidArgument("--state " + a.state + ": " + ec.message());
@@ -71,6 +73,7 @@ Status CmdRunKafka(const RunArgs& a) {
     auto opened = a.follow ? api::Sink::OpenFollower(a.ingest.root) : api::Sink::Open(a.ingest.root);
     if (!opened.ok()) return opened.status();
     sink = std::move(*opened);
+    SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(*sink, ""));
   }
   std::atomic<bool> stop{false};
   signals.OnSignal([&] { stop.store(true); });

@@ -37,4 +37,29 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlyS
 //   its record), IOError.
 Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions);
 
+// One root takes one kind of source (docs/SCALE-OUT.md, "One root, one kind
+// of source"): a merged publish gives a window the rows of one topic's
+// partitions, so rows that came into root another way would be replaced.
+// With topic given (a merged publish of it): InvalidArgument naming them
+// when root has sources of its own (files, standard input, a topic read
+// without --state: its live state's sources) or owner claims of another
+// topic's partitions (owners/). With topic empty (writing into root
+// itself: run, ingest, backfill): InvalidArgument naming the topics whose
+// partitions root publishes merged. Reads only; call it before writing.
+// Errors: InvalidArgument (as above), IOError or Corruption (owners/ or the
+//   state unreadable).
+Status CheckOneKindOfSource(const ReadOnlySink& root, const std::string& topic);
+
+// What `run --kafka --state --final` waits for: each partition of `topic`
+// (0 .. ends.size()-1) whose progress in root is missing, short of ends[p]
+// or names windows with unsealed changes. fingerprint changes whenever
+// a partition's progress, newest owner claim or newest checkpoint does:
+// someone is still at work.
+struct TopicFinish {
+  std::vector<int32_t> undone;
+  std::string fingerprint;
+};
+// Errors: IOError or Corruption (a progress, claim or checkpoint unreadable).
+Result<TopicFinish> FinishOfTopic(const ReadOnlySink& root, const std::string& topic, const std::vector<int64_t>& ends);
+
 }  // namespace snapsink::api

@@ -418,6 +418,33 @@ Result<int32_t> Consumer::PartitionCount() {
   return n;
 }
 
+Result<std::vector<int64_t>> Consumer::EndOffsets(int32_t n) {
+  Impl& m = *impl_;
+  if (m.rk == nullptr) return Status::InvalidArgument("kafka: the consumer is closed");
+  std::vector<int64_t> ends(static_cast<size_t>(n), 0);
+  for (int32_t p = 0; p < n; ++p) {
+    int64_t lo = 0;
+    SNAPSINK_RETURN_IF_ERROR(m.QueryWatermarks(p, &lo, &ends[static_cast<size_t>(p)]));
+  }
+  return ends;
+}
+
+Result<std::vector<int64_t>> Consumer::GroupOffsets(int32_t n) {
+  Impl& m = *impl_;
+  if (m.rk == nullptr) return Status::InvalidArgument("kafka: the consumer is closed");
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(n);
+  for (int32_t p = 0; p < n; ++p) rd_kafka_topic_partition_list_add(list, m.o.topic.c_str(), p);
+  const rd_kafka_resp_err_t err = rd_kafka_committed(m.rk, list, kQueryTimeoutMs);
+  std::vector<int64_t> out(static_cast<size_t>(n), -1);
+  for (int i = 0; !err && i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = list->elems[i];
+    if (tp.partition >= 0 && tp.partition < n && !tp.err) out[static_cast<size_t>(tp.partition)] = tp.offset;
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err) return Status::IOError("kafka: topic " + m.o.topic + ": cannot read the group's offsets: " + rd_kafka_err2str(err));
+  return out;
+}
+
 Status Consumer::Close() {
   Impl& m = *impl_;
   if (m.closed || !m.rk) return Status::OK();

@@ -85,6 +85,11 @@ class Consumer {
 
   // The topic's number of partitions (broker metadata).
   Result<int32_t> PartitionCount();
+  // The high watermark of each of partitions 0 .. n-1 now (a broker query).
+  Result<std::vector<int64_t>> EndOffsets(int32_t n);
+  // The group's offsets committed to Kafka for partitions 0 .. n-1 (-1: none),
+  // whoever owns them: they move while an owner is reading.
+  Result<std::vector<int64_t>> GroupOffsets(int32_t n);
 
   // Leaves the group (revoking writes nothing new: every round flushes) and
   // destroys the handle. Safe to call twice.
