@@ -37,8 +37,17 @@ Status PartitionWriter::FlushOne(int32_t p, api::WriteResult* sum) {
   if (commit_check_) {
     part.batch.SetCommitCheck([this, p] { return commit_check_(p); });
   }
+  api::Sink* target = part.sink != nullptr ? part.sink : sink_;
+  if (target == nullptr) {
+    // A partition of a run with a state per partition whose start failed
+    // (its state never opened; the run stops with that error): nothing of
+    // it is written, and whoever owns it next reads it from its position.
+    part.batch.Clear();
+    part.next = part.committed;
+    return Status::OK();
+  }
   api::WriteResult wr;
-  Status s = (part.sink != nullptr ? part.sink : sink_)->Write(part.batch, options_, &wr);
+  Status s = target->Write(part.batch, options_, &wr);
   part.batch.Clear();
   if (!s.ok()) {
     if (part.committed >= 0) part.next = part.committed;  // nothing of the batch was applied
