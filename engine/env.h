@@ -88,6 +88,22 @@ class Env {
   virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
   // Shared (read) lock; Locked when someone holds it exclusively.
   virtual Status LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
+
+  // The one replaceable file (CURRENT) as a compare-and-swap sees it.
+  // ReadFileVersioned reads path and the version a later
+  // ReplaceFileIfVersion compares against (NotFound when missing).
+  // ReplaceFileIfVersion replaces path with data only if it is still at
+  // `version` ("" = it must not exist yet) and sets *new_version; a writer
+  // that lost the race gets Locked naming path, and nothing is overwritten.
+  // In a bucket (engine/env_bucket.h) that is one conditional PUT. Here, on a
+  // local disk, a root's LOCK already excludes a second writer: the version
+  // is "" and the replace is WriteFileAtomic, comparing nothing.
+  virtual Status ReadFileVersioned(const std::string& path, std::string* data, std::string* version) {
+    version->clear();
+    return ReadFileToString(path, data);
+  }
+  virtual Status ReplaceFileIfVersion(const std::string& path, std::string_view data, const std::string& version,
+                                      std::string* new_version);
 };
 
 // An Env that forwards every call to another (LevelDB's EnvWrapper): a test
@@ -120,6 +136,13 @@ class EnvWrapper : public Env {
   Status LockFile(const std::string& p, std::unique_ptr<FileLock>* l) override { return target_->LockFile(p, l); }
   Status LockFileShared(const std::string& p, std::unique_ptr<FileLock>* l) override {
     return target_->LockFileShared(p, l);
+  }
+  Status ReadFileVersioned(const std::string& p, std::string* d, std::string* v) override {
+    return target_->ReadFileVersioned(p, d, v);
+  }
+  Status ReplaceFileIfVersion(const std::string& p, std::string_view d, const std::string& v,
+                              std::string* nv) override {
+    return target_->ReplaceFileIfVersion(p, d, v, nv);
   }
 
  private:

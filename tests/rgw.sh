@@ -36,7 +36,7 @@ stop() {
     kill -9 "$pid" 2>/dev/null || true
   done
   rm -f "$dir/pids"
-  rm -rf "$dir/mon" "$dir/osd" "$dir/run"
+  rm -rf "$dir/mon" "$dir/osd" "$dir/run" "$dir/env"
 }
 
 free_port() {
