@@ -184,6 +184,7 @@ set(SNAPSINK_TOOL_SOURCES
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
+  tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
