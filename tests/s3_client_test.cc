@@ -184,6 +184,26 @@ TEST_F(S3ClientTest, DroppedAnswerOfAPutIsAnUnknownOutcomeNotARetry) {
   EXPECT_EQ(body, "v");  // the server had stored it
 }
 
+TEST_F(S3ClientTest, LostAnswersOfReadsAreRetriedWithinTheBound) {
+  Put("k", "value");
+  std::atomic<int> gets{0};
+  S3Config flaky = config_;
+  flaky.max_attempts = 3;
+  flaky.retry_base_ms = 1;
+  flaky.drop_answer = [&](std::string_view method, std::string_view) { return method == "GET" && gets++ < 2; };
+  S3Client client(flaky);
+  std::string body;
+  ASSERT_TRUE(client.Get(bucket_, "k", &body, nullptr).ok());  // the third attempt is answered
+  EXPECT_EQ(body, "value");
+  EXPECT_EQ(gets.load(), 3);
+  S3Config dead = flaky;
+  dead.drop_answer = [](std::string_view, std::string_view) { return true; };
+  S3Client never(dead);
+  const Status st = never.Get(bucket_, "k", &body, nullptr);
+  ASSERT_TRUE(st.IsIOError()) << st.ToString();
+  EXPECT_NE(st.message().find("after 3 attempts"), std::string::npos) << st.ToString();
+}
+
 TEST_F(S3ClientTest, UnreachableEndpointStopsAfterBoundedRetries) {
   S3Config gone = config_;
   gone.endpoint = "http://127.0.0.1:1";  // nothing listens there
