@@ -205,6 +205,25 @@ TEST_F(BucketEnvTest, AMissingBucketAndWrongCredentialsAreClearErrorsWithoutTheS
   }
 }
 
+// The same two calls on a local disk: no version, and the replace is
+// WriteFileAtomic (the root's LOCK is what excludes a second writer there).
+TEST(EnvVersions, OnALocalDiskTheReplaceIsAnAtomicWriteAndTheVersionIsEmpty) {
+  char tmpl[] = "/tmp/snapsink_env_versions_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/CURRENT";
+  Env* env = Env::Default();
+  std::string version = "x", data;
+  EXPECT_TRUE(env->ReadFileVersioned(path, &data, &version).IsNotFound());
+  ASSERT_TRUE(env->ReplaceFileIfVersion(path, "gen 1", "", &version).ok());
+  EXPECT_EQ(version, "");
+  ASSERT_TRUE(env->ReplaceFileIfVersion(path, "gen 2", "", &version).ok());
+  ASSERT_TRUE(env->ReadFileVersioned(path, &data, &version).ok());
+  EXPECT_EQ(data, "gen 2");
+  EXPECT_EQ(version, "");
+  EXPECT_FALSE(env->FileExists(path + ".tmp"));
+  ASSERT_TRUE(env->RemoveTree(tmpl).ok());
+}
+
 // Each crash point of both PUT kinds: the step (a create-only object, then
 // CURRENT swapped from the version it was read at) dies there, is run again,
 // and leaves the same objects as a clean run.

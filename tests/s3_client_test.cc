@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -43,6 +45,69 @@ TEST(S3Uri, QueryIsSortedAndFullyEncodedAndPathsParse) {
   EXPECT_EQ(key, "p/q");
   EXPECT_FALSE(ParseBucketPath("s3:///p", &bucket, &key).ok());
   EXPECT_FALSE(ParseBucketPath("/local/root", &bucket, &key).ok());
+}
+
+// Sets the AWS_* variables for one test and puts back what was there.
+class AwsVariables {
+ public:
+  explicit AwsVariables(const std::map<std::string, std::string>& vars) {
+    for (const char* name : {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+                             "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}) {
+      const char* old = std::getenv(name);
+      if (old != nullptr) saved_[name] = old;
+      unsetenv(name);
+      if (vars.count(name)) setenv(name, vars.at(name).c_str(), 1);
+    }
+  }
+  ~AwsVariables() {
+    for (const char* name : {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+                             "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}) {
+      unsetenv(name);
+      if (saved_.count(name)) setenv(name, saved_.at(name).c_str(), 1);
+    }
+  }
+
+ private:
+  std::map<std::string, std::string> saved_;
+};
+
+TEST(S3ConfigTest, FromEnvironmentReadsTheAwsVariablesAndNamesWhatIsMissing) {
+  S3Config c;
+  {
+    AwsVariables vars({{"AWS_ENDPOINT_URL", "http://127.0.0.1:7480/"}, {"AWS_DEFAULT_REGION", "eu-west-3"},
+                       {"AWS_ACCESS_KEY_ID", "AKID"}, {"AWS_SECRET_ACCESS_KEY", "s3cr3t-value"},
+                       {"AWS_SESSION_TOKEN", "tok-value"}});
+    ASSERT_TRUE(S3Config::FromEnvironment(&c).ok());
+    EXPECT_EQ(c.endpoint, "http://127.0.0.1:7480");
+    EXPECT_EQ(c.region, "eu-west-3");
+    EXPECT_EQ(c.access_key_id, "AKID");
+    EXPECT_EQ(c.secret_access_key, "s3cr3t-value");
+    EXPECT_EQ(c.session_token, "tok-value");
+    EXPECT_EQ(c.Scrub("a s3cr3t-value b tok-value"), "a *** b ***");
+  }
+  {
+    AwsVariables vars({{"AWS_ACCESS_KEY_ID", "AKID"}, {"AWS_SECRET_ACCESS_KEY", "s3cr3t-value"}});
+    const Status st = S3Config::FromEnvironment(&c);
+    EXPECT_TRUE(st.IsInvalidArgument());
+    EXPECT_NE(st.message().find("AWS_ENDPOINT_URL is not set"), std::string::npos) << st.ToString();
+  }
+  {
+    AwsVariables vars({{"AWS_ENDPOINT_URL", "127.0.0.1:7480"}, {"AWS_ACCESS_KEY_ID", "AKID"},
+                       {"AWS_SECRET_ACCESS_KEY", "s3cr3t-value"}});
+    const Status st = S3Config::FromEnvironment(&c);
+    EXPECT_NE(st.message().find("must start with http:// or https://"), std::string::npos) << st.ToString();
+  }
+  {
+    AwsVariables vars({{"AWS_ENDPOINT_URL", "http://h"}, {"AWS_ACCESS_KEY_ID", "AKID"}});
+    const Status st = S3Config::FromEnvironment(&c);
+    EXPECT_NE(st.message().find("AWS_SECRET_ACCESS_KEY is not set"), std::string::npos) << st.ToString();
+  }
+  {
+    AwsVariables vars({{"AWS_ENDPOINT_URL", "http://h"}, {"AWS_ACCESS_KEY_ID", "AKID"},
+                       {"AWS_SECRET_ACCESS_KEY", "s3cr3t-value"}});
+    ASSERT_TRUE(S3Config::FromEnvironment(&c).ok());
+    EXPECT_EQ(c.region, "us-east-1");
+  }
 }
 
 TEST_F(S3ClientTest, RangedGetReturnsTheExactBytes) {
