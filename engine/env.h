@@ -137,13 +137,10 @@ class EnvWrapper : public Env {
   Status LockFileShared(const std::string& p, std::unique_ptr<FileLock>* l) override {
     return target_->LockFileShared(p, l);
   }
-  Status ReadFileVersioned(const std::string& p, std::string* d, std::string* v) override {
-    return target_->ReadFileVersioned(p, d, v);
-  }
-  Status ReplaceFileIfVersion(const std::string& p, std::string_view d, const std::string& v,
-                              std::string* nv) override {
-    return target_->ReplaceFileIfVersion(p, d, v, nv);
-  }
+  // ReadFileVersioned and ReplaceFileIfVersion are not forwarded: their
+  // defaults go through this wrapper's own calls (so a fault-injecting
+  // wrapper of the POSIX Env sees the replace's temp file, sync and
+  // rename). A wrapper of a bucket Env overrides them to forward.
 
  private:
   Env* const target_;
