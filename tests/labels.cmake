@@ -41,6 +41,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^BackfillStdin\.DifferentPipeOnRerunIsRefused$]=]
   [=[^BackfillStdin\.SourceNameNamesTheRejectsFile$]=]
   [=[^BackfillStdin\.VersionIsUsedUpOnlyByAPublish$]=]
+  [=[^BucketEnvTest\.TwoRacingSwappersOfCurrentPublishEachGenerationOnceAndTheLoserIsNamed$]=]  # 8 rounds of a race against RGW
   [=[^CliErrors\.EachUsageErrorIsOneClearLineNamingWhatIsWrong$]=]
   [=[^CliErrors\.EveryCommandsHelpListsExitCodesAnExampleAndDescribesEveryArgument$]=]
   [=[^CliErrors\.HelpListsTheExitCodesOfTheContract$]=]
