@@ -7,6 +7,8 @@ packages=(
   liblmdb-dev libboost-filesystem-dev libzstd-dev libfmt-dev libsimdjson-dev
   libcli11-dev libxxhash-dev prometheus-cpp-dev python3-prometheus-client libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
   libcpp-httplib-dev librdkafka-dev libssl-dev openssl curl zlib1g-dev
+  libcurl4-openssl-dev libpugixml-dev  # the S3 client (engine/s3/): libcurl signs SigV4, pugixml reads ListObjectsV2
+  radosgw ceph-mon ceph-osd ceph-common  # the local S3 server of the bucket tests (tests/rgw.sh)
   chromium  # the status page browser test (tests/status_page_test.cc) and docs/status-page.png
   clang libclang-rt-14-dev
 )

@@ -6,6 +6,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/coding.cc
   engine/crash_point.cc
   engine/decimal.cc
+  engine/env_bucket.cc
   engine/env_posix.cc
   engine/event_parser.cc
   engine/filenames.cc
@@ -20,6 +21,11 @@ set(SNAPSINK_LIB_SOURCES
   engine/long_key.cc
   engine/producer_retention.cc
   engine/root.cc
+  engine/s3/s3_client.cc
+  engine/s3/s3_config.cc
+  engine/s3/s3_list.cc
+  engine/s3/s3_request.cc
+  engine/s3/s3_uri.cc
   engine/writer_lock.cc
   engine/root_files.cc
   engine/source_gap_acceptance.cc
@@ -181,6 +187,7 @@ set(SNAPSINK_TOOL_SOURCES
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
+  tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
@@ -232,8 +239,10 @@ set(SNAPSINK_TEST_SOURCES
   tests/query_range_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
+  tests/rgw_server.cc
   tests/rollback_power_cut_test.cc
   tests/retention_test.cc
+  tests/s3_client_test.cc
   tests/watermark_test.cc
   tests/rollback_test.cc
   tests/root_files_test.cc

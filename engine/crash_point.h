@@ -21,7 +21,9 @@
 // gc.seal_record (gc removing a replaced seal record of a partition: its
 // seal.json removed, its data not yet);
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,
-// upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h).
+// upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h);
+// bucket.before_create_put, bucket.after_create_put, bucket.before_swap_put,
+// bucket.after_swap_put (the two PUT kinds of a root in a bucket, engine/env_bucket.h).
 //
 // Test-only pause hook at the same points: when SNAPSINK_PAUSE_AT names
 // `point`, the N-th call of MaybeCrash(point) (N = SNAPSINK_PAUSE_HIT,

@@ -88,6 +88,22 @@ class Env {
   virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
   // Shared (read) lock; Locked when someone holds it exclusively.
   virtual Status LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
+
+  // The one replaceable file (CURRENT) as a compare-and-swap sees it.
+  // ReadFileVersioned reads path and the version a later
+  // ReplaceFileIfVersion compares against (NotFound when missing).
+  // ReplaceFileIfVersion replaces path with data only if it is still at
+  // `version` ("" = it must not exist yet) and sets *new_version; a writer
+  // that lost the race gets Locked naming path, and nothing is overwritten.
+  // In a bucket (engine/env_bucket.h) that is one conditional PUT. Here, on a
+  // local disk, a root's LOCK already excludes a second writer: the version
+  // is "" and the replace is WriteFileAtomic, comparing nothing.
+  virtual Status ReadFileVersioned(const std::string& path, std::string* data, std::string* version) {
+    version->clear();
+    return ReadFileToString(path, data);
+  }
+  virtual Status ReplaceFileIfVersion(const std::string& path, std::string_view data, const std::string& version,
+                                      std::string* new_version);
 };
 
 // An Env that forwards every call to another (LevelDB's EnvWrapper): a test
@@ -121,6 +137,10 @@ class EnvWrapper : public Env {
   Status LockFileShared(const std::string& p, std::unique_ptr<FileLock>* l) override {
     return target_->LockFileShared(p, l);
   }
+  // ReadFileVersioned and ReplaceFileIfVersion are not forwarded: their
+  // defaults go through this wrapper's own calls (so a fault-injecting
+  // wrapper of the POSIX Env sees the replace's temp file, sync and
+  // rename). A wrapper of a bucket Env overrides them to forward.
 
  private:
   Env* const target_;

@@ -247,6 +247,12 @@ Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data)
   return env->SyncDir(dir.empty() ? "." : dir);
 }
 
+Status Env::ReplaceFileIfVersion(const std::string& path, std::string_view data, const std::string& /*version*/,
+                                 std::string* new_version) {
+  new_version->clear();
+  return WriteFileAtomic(this, path, data);
+}
+
 Status EnsureDir(Env* env, const std::string& dir) {
   if (env->FileExists(dir)) return Status::OK();
   const std::string parent = boost::filesystem::path(dir).parent_path().string();

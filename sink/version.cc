@@ -8,6 +8,8 @@
 #include <xxhash.h>
 #include <fmt/core.h>
 #include <boost/version.hpp>
+#include <curl/curl.h>
+#include <pugixml.hpp>
 
 #define SNAPSINK_STR2(x) #x
 #define SNAPSINK_STR(x) SNAPSINK_STR2(x)  // SIMDJSON_VERSION is a bare 3.0.1
@@ -33,7 +35,8 @@ std::string LibraryVersions() {
          dotted(XXH_versionNumber(), 100) + ", fmt " + dotted(FMT_VERSION, 100) + ", Boost.Filesystem " +
          std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000) + "." +
          std::to_string(BOOST_VERSION % 100) + ", prometheus-cpp " + SNAPSINK_PROMETHEUS_CPP_VERSION +
-         ", cpp-httplib " + SNAPSINK_HTTPLIB_VERSION;
+         ", cpp-httplib " + SNAPSINK_HTTPLIB_VERSION + ", libcurl " + curl_version_info(CURLVERSION_NOW)->version +
+         ", pugixml " + std::to_string(PUGIXML_VERSION / 1000) + "." + std::to_string(PUGIXML_VERSION % 1000 / 10);
 }
 
 }  // namespace snapsink::api

@@ -242,7 +242,7 @@ TEST(Newcomer, VersionNamesEveryLinkedLibrary) {
   RunResult r = Snapsink({"--version"});
   ASSERT_EQ(r.exit_code, 0);
   for (const char* lib : {"LMDB ", "zstd ", "simdjson ", "xxHash ", "fmt ", "Boost.Filesystem ", "prometheus-cpp ",
-                          "cpp-httplib ", "CLI11 "}) {
+                          "cpp-httplib ", "libcurl ", "pugixml ", "CLI11 "}) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string(lib) + "[0-9]+\\.[0-9]+"))) << lib << " in " << r.out;
   }
 }

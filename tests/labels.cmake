@@ -43,6 +43,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^BackfillStdin\.DifferentPipeOnRerunIsRefused$]=]
   [=[^BackfillStdin\.SourceNameNamesTheRejectsFile$]=]
   [=[^BackfillStdin\.VersionIsUsedUpOnlyByAPublish$]=]
+  [=[^BucketEnvTest\.TwoRacingSwappersOfCurrentPublishEachGenerationOnceAndTheLoserIsNamed$]=]  # 8 rounds of a race against RGW
   [=[^CliErrors\.EachUsageErrorIsOneClearLineNamingWhatIsWrong$]=]
   [=[^CliErrors\.EveryCommandsHelpListsExitCodesAnExampleAndDescribesEveryArgument$]=]
   [=[^CliErrors\.HelpListsTheExitCodesOfTheContract$]=]
@@ -195,3 +196,11 @@ function(snapsink_label_tests tests)
 endfunction()
 
 snapsink_label_tests("${snapsink_tests_TESTS}")
+
+# The bucket tests need the local S3 server: ctest starts it first (the
+# fixture Rgw.Start / Rgw.Stop of CMakeLists.txt), once for all of them.
+foreach(t IN LISTS snapsink_tests_TESTS)
+  if(t MATCHES [=[^([A-Za-z]+/)?(S3ClientTest|BucketEnv[A-Za-z]*)\.]=])
+    set_tests_properties("${t}" PROPERTIES FIXTURES_REQUIRED rgw)
+  endif()
+endforeach()

@@ -5,7 +5,8 @@
 # the seed corpus in fuzz/corpus/), then ctest again under AddressSanitizer + UBSan. Every part runs
 # even when an earlier one failed; the exit status is non-zero if any did.
 # The normal build is the same `build` directory, with the same flags, as
-# README command 1.
+# README command 1. The bucket tests' local S3 server (tests/rgw.sh) is
+# started and stopped by ctest itself, once per ctest run (fixture rgw).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ./install-deps.sh || exit 1

@@ -1,0 +1,260 @@
+#include "engine/env_bucket.h"
+
+#include <algorithm>
+
+#include "engine/crash_point.h"
+#include "engine/s3/s3_uri.h"
+
+namespace snapsink {
+
+namespace {
+
+// How many times a PUT whose outcome stayed unknown (or whose object
+// vanished between the PUT and the re-read) is sent again.
+constexpr int kResolveRounds = 5;
+
+struct Where {
+  std::string bucket;
+  std::string key;
+};
+
+Status Locate(const std::string& path, Where* w) { return ParseBucketPath(path, &w->bucket, &w->key); }
+
+// "s3://b/dir" -> "dir/" (the listing prefix of a directory); "" for the bucket.
+std::string DirPrefix(const std::string& key) {
+  if (key.empty()) return "";
+  return key.back() == '/' ? key : key + "/";
+}
+
+Status NotInABucket(const std::string& path, const std::string& what) {
+  return Status::IOError(path + ": " + what);
+}
+
+class BucketWritableFile : public WritableFile {
+ public:
+  BucketWritableFile(BucketEnv* env, std::string path) : env_(env), path_(std::move(path)) {}
+  Status Append(std::string_view data) override {
+    if (stored_) return Status::IOError(path_ + ": appended to after it was stored (objects are written once)");
+    buf_.append(data);
+    return Status::OK();
+  }
+  Status Flush() override { return Status::OK(); }
+  Status Sync() override { return Store(); }
+  Status Close() override { return Store(); }
+
+ private:
+  Status Store() {
+    if (stored_) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(env_->PutCreateOnly(path_, buf_));
+    stored_ = true;
+    buf_.clear();
+    buf_.shrink_to_fit();
+    return Status::OK();
+  }
+  BucketEnv* const env_;
+  const std::string path_;
+  std::string buf_;
+  bool stored_ = false;
+};
+
+class BucketRandomAccessFile : public RandomAccessFile {
+ public:
+  BucketRandomAccessFile(S3Client* client, Where where, uint64_t size)
+      : client_(client), where_(std::move(where)), size_(size) {}
+  Status Read(uint64_t offset, size_t n, std::string* out) const override {
+    return client_->GetRange(where_.bucket, where_.key, offset, n, out);
+  }
+  uint64_t Size() const override { return size_; }
+
+ private:
+  S3Client* const client_;
+  const Where where_;
+  const uint64_t size_;
+};
+
+}  // namespace
+
+BucketEnv::BucketEnv(S3Config config) : client_(std::move(config)) {}
+
+Status BucketEnv::PutCreateOnly(const std::string& path, std::string_view data) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  MaybeCrash("bucket.before_create_put");
+  for (int round = 0; round < kResolveRounds; ++round) {
+    S3PutOutcome outcome;
+    SNAPSINK_RETURN_IF_ERROR(client_.PutCreateOnly(w.bucket, w.key, data, &outcome, nullptr));
+    if (outcome == S3PutOutcome::kStored) {
+      MaybeCrash("bucket.after_create_put");
+      return Status::OK();
+    }
+    // It exists, or the answer was lost: what is there now decides.
+    std::string existing;
+    const Status st = client_.Get(w.bucket, w.key, &existing, nullptr);
+    if (st.IsNotFound()) continue;  // removed since, or never stored: PUT again
+    SNAPSINK_RETURN_IF_ERROR(st);
+    if (existing == data) {
+      MaybeCrash("bucket.after_create_put");
+      return Status::OK();  // ours (a lost answer), or an identical earlier write
+    }
+    return Status::Locked(path + ": already exists with other bytes (" + std::to_string(existing.size()) +
+                          " bytes, not the " + std::to_string(data.size()) +
+                          " being written): objects named by the work are written once, never replaced");
+  }
+  return Status::IOError(path + ": the outcome of its create-only PUT stayed unknown after " +
+                         std::to_string(kResolveRounds) + " rounds of PUT and re-read");
+}
+
+Status BucketEnv::ReplaceFileIfVersion(const std::string& path, std::string_view data, const std::string& version,
+                                       std::string* new_version) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  MaybeCrash("bucket.before_swap_put");
+  for (int round = 0; round < kResolveRounds; ++round) {
+    S3PutOutcome outcome;
+    std::string etag;
+    if (version.empty()) {
+      SNAPSINK_RETURN_IF_ERROR(client_.PutCreateOnly(w.bucket, w.key, data, &outcome, &etag));
+    } else {
+      SNAPSINK_RETURN_IF_ERROR(client_.PutIfMatch(w.bucket, w.key, data, version, &outcome, &etag));
+    }
+    if (outcome == S3PutOutcome::kStored) {
+      *new_version = etag;
+      MaybeCrash("bucket.after_swap_put");
+      return Status::OK();
+    }
+    // Lost, or unknown (RGW answers 500 to many losers of an If-Match race):
+    // what is there now decides.
+    std::string current, current_version;
+    const Status st = client_.Get(w.bucket, w.key, &current, &current_version);
+    const bool missing = st.IsNotFound();
+    if (!missing) SNAPSINK_RETURN_IF_ERROR(st);
+    if (!missing && current == data) {
+      *new_version = current_version;
+      MaybeCrash("bucket.after_swap_put");
+      return Status::OK();  // our PUT landed and its answer was lost
+    }
+    const bool unchanged = version.empty() ? missing : (!missing && current_version == version);
+    if (unchanged) continue;  // nothing happened: PUT again
+    return Status::Locked(path + ": replaced by another writer since it was read at version " +
+                          (version.empty() ? std::string("(none)") : version) + " (now " +
+                          (missing ? std::string("removed") : current_version) +
+                          "): this swap lost; read it again and decide anew");
+  }
+  return Status::IOError(path + ": the outcome of its conditional PUT stayed unknown after " +
+                         std::to_string(kResolveRounds) + " rounds of PUT and re-read");
+}
+
+Status BucketEnv::NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  *out = std::make_unique<BucketWritableFile>(this, path);
+  return Status::OK();
+}
+
+Status BucketEnv::NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>*) {
+  return NotInABucket(path, "cannot be appended to in a bucket (objects are written once)");
+}
+
+Status BucketEnv::NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  uint64_t size = 0;
+  SNAPSINK_RETURN_IF_ERROR(client_.Head(w.bucket, w.key, &size, nullptr));
+  *out = std::make_unique<BucketRandomAccessFile>(&client_, std::move(w), size);
+  return Status::OK();
+}
+
+Status BucketEnv::ReadFileToString(const std::string& path, std::string* out) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  return client_.Get(w.bucket, w.key, out, nullptr);
+}
+
+Status BucketEnv::ReadFileVersioned(const std::string& path, std::string* data, std::string* version) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  return client_.Get(w.bucket, w.key, data, version);
+}
+
+bool BucketEnv::FileExists(const std::string& path) {
+  Where w;
+  if (!Locate(path, &w).ok()) return false;
+  if (!w.key.empty() && w.key.back() != '/' && client_.Head(w.bucket, w.key, nullptr, nullptr).ok()) return true;
+  std::vector<S3ObjectInfo> objects;
+  return client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1).ok() && !objects.empty();
+}
+
+Status BucketEnv::GetFileSize(const std::string& path, uint64_t* size) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  return client_.Head(w.bucket, w.key, size, nullptr);
+}
+
+Status BucketEnv::GetChildren(const std::string& dir, std::vector<std::string>* names) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(dir, &w));
+  const std::string prefix = DirPrefix(w.key);
+  std::vector<S3ObjectInfo> objects;
+  std::vector<std::string> dirs;
+  SNAPSINK_RETURN_IF_ERROR(client_.List(w.bucket, prefix, "/", &objects, &dirs));
+  names->clear();
+  for (const S3ObjectInfo& o : objects) {
+    if (o.key.size() > prefix.size()) names->push_back(o.key.substr(prefix.size()));
+  }
+  for (const std::string& d : dirs) {
+    std::string name = d.substr(prefix.size());
+    if (!name.empty() && name.back() == '/') name.pop_back();
+    if (!name.empty()) names->push_back(std::move(name));
+  }
+  std::sort(names->begin(), names->end());
+  names->erase(std::unique(names->begin(), names->end()), names->end());
+  return Status::OK();
+}
+
+Status BucketEnv::CreateDir(const std::string& path) {
+  Where w;
+  return Locate(path, &w);
+}
+
+Status BucketEnv::CreateDirs(const std::string& path) { return CreateDir(path); }
+
+Status BucketEnv::RemoveFile(const std::string& path) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  return client_.Delete(w.bucket, w.key);
+}
+
+Status BucketEnv::RemoveTree(const std::string& path) {
+  Where w;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  std::vector<S3ObjectInfo> objects;
+  SNAPSINK_RETURN_IF_ERROR(client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr));
+  for (const S3ObjectInfo& o : objects) SNAPSINK_RETURN_IF_ERROR(client_.Delete(w.bucket, o.key));
+  if (w.key.empty()) return Status::OK();
+  return client_.Delete(w.bucket, w.key);
+}
+
+Status BucketEnv::RenameFile(const std::string& from, const std::string&) {
+  return NotInABucket(from, "cannot be renamed in a bucket (no atomic rename; CURRENT is replaced by a "
+                            "compare-and-swap, every other object is written once)");
+}
+
+Status BucketEnv::TruncateFile(const std::string& path, uint64_t) {
+  return NotInABucket(path, "cannot be truncated in a bucket (objects are written once)");
+}
+
+Status BucketEnv::SyncDir(const std::string& dir) {
+  Where w;
+  return Locate(dir, &w);  // each PUT is durable when answered
+}
+
+Status BucketEnv::LockFile(const std::string& path, std::unique_ptr<FileLock>*) {
+  return NotInABucket(path, "cannot be locked in a bucket (a writer's claim there is an epoch claim object, "
+                            "not built yet)");
+}
+
+Status BucketEnv::LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) {
+  return LockFile(path, lock);
+}
+
+}  // namespace snapsink

@@ -1,0 +1,53 @@
+#include "engine/s3/s3_config.h"
+
+#include <cstdlib>
+
+namespace snapsink {
+
+namespace {
+
+std::string Var(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+void ReplaceAll(std::string* text, const std::string& what) {
+  if (what.empty()) return;
+  for (size_t at = text->find(what); at != std::string::npos; at = text->find(what, at + 3)) {
+    text->replace(at, what.size(), "***");
+  }
+}
+
+}  // namespace
+
+Status S3Config::FromEnvironment(S3Config* out) {
+  S3Config c;
+  c.endpoint = Var("AWS_ENDPOINT_URL");
+  while (!c.endpoint.empty() && c.endpoint.back() == '/') c.endpoint.pop_back();
+  std::string region = Var("AWS_REGION");
+  if (region.empty()) region = Var("AWS_DEFAULT_REGION");
+  if (!region.empty()) c.region = region;
+  c.access_key_id = Var("AWS_ACCESS_KEY_ID");
+  c.secret_access_key = Var("AWS_SECRET_ACCESS_KEY");
+  c.session_token = Var("AWS_SESSION_TOKEN");
+  if (c.endpoint.empty()) {
+    return Status::InvalidArgument("AWS_ENDPOINT_URL is not set: set it to the S3 endpoint (e.g. http://127.0.0.1:7480)");
+  }
+  if (c.endpoint.rfind("http://", 0) != 0 && c.endpoint.rfind("https://", 0) != 0) {
+    return Status::InvalidArgument("AWS_ENDPOINT_URL " + c.endpoint + ": must start with http:// or https://");
+  }
+  if (c.access_key_id.empty()) return Status::InvalidArgument("AWS_ACCESS_KEY_ID is not set: set the access key");
+  if (c.secret_access_key.empty()) {
+    return Status::InvalidArgument("AWS_SECRET_ACCESS_KEY is not set: set the secret key");
+  }
+  *out = std::move(c);
+  return Status::OK();
+}
+
+std::string S3Config::Scrub(std::string text) const {
+  ReplaceAll(&text, secret_access_key);
+  ReplaceAll(&text, session_token);
+  return text;
+}
+
+}  // namespace snapsink

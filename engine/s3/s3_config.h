@@ -1,0 +1,45 @@
+// Where an S3 client sends its requests and how it signs them: the standard
+// AWS variables, read once. The secret is kept here and handed to libcurl
+// only (CURLOPT_PASSWORD); no message of the client or the bucket Env holds
+// it (S3Config::Scrub removes it from any text that might).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "engine/status.h"
+
+namespace snapsink {
+
+struct S3Config {
+  std::string endpoint;           // AWS_ENDPOINT_URL, e.g. http://127.0.0.1:7480 (path-style addressing)
+  std::string region = "us-east-1";  // AWS_REGION (else AWS_DEFAULT_REGION)
+  std::string access_key_id;      // AWS_ACCESS_KEY_ID
+  std::string secret_access_key;  // AWS_SECRET_ACCESS_KEY
+  std::string session_token;      // AWS_SESSION_TOKEN (optional)
+
+  // Transient failures (timeouts, resets, refused connections, 5xx, 429)
+  // are retried up to this many attempts in all, with exponential backoff
+  // from retry_base_ms (doubled each time, capped at 2 s, with jitter).
+  int max_attempts = 6;
+  int retry_base_ms = 50;
+  long connect_timeout_ms = 5000;
+  long request_timeout_ms = 60000;
+
+  // Test-only fault hook: called after the server answered a request
+  // ("PUT", "GET", ...; the object's key); returning true discards that
+  // answer, as if the connection was reset after the server acted.
+  std::function<bool(std::string_view method, std::string_view key)> drop_answer;
+
+  // Reads the AWS_* variables. InvalidArgument naming the missing variable
+  // when the endpoint or the key pair is not set.
+  static Status FromEnvironment(S3Config* out);
+
+  // text with every occurrence of the secret (and the session token)
+  // replaced by "***": applied to every message built from a server's or
+  // libcurl's words before it leaves the client.
+  std::string Scrub(std::string text) const;
+};
+
+}  // namespace snapsink
