@@ -3,6 +3,7 @@
 // (engine/producer_retention.h); and the public time and range helpers.
 #include <chrono>
 
+#include "engine/crash_point.h"
 #include "engine/gap_acceptance.h"
 #include "engine/metric_kinds.h"
 #include "engine/producer_retention.h"
@@ -41,6 +42,7 @@ Status Sink::SetMetricKind(const std::string& metric, MetricKind kind) {
   SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginWrite(&txn));
   SNAPSINK_RETURN_IF_ERROR(snapsink::SetMetricKind(
       txn.get(), metric, kind == MetricKind::kMinMax ? snapsink::MetricKind::kMinMax : snapsink::MetricKind::kSum));
+  MaybeCrash("metric.before_commit");
   return txn->Commit();
 }
 

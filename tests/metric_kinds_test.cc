@@ -6,7 +6,10 @@
 
 #include <cctype>
 
+#include <httplib.h>
+
 #include "tests/file_util.h"
+#include "tests/serve_util.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -80,6 +83,34 @@ TEST(MetricKinds, MinMaxThroughQueryAndRollup) {
   EXPECT_EQ(Snapsink({"verify", root}).exit_code, 0);
 }
 
+// GET /v1/query answers a minmax metric's min and max as query does.
+TEST(MetricKinds, ServeAnswersMinAndMax) {
+  TempDir d;
+  const std::string root = NewRoot(d, "root");
+  const std::string in = d / "in.ndjson";
+  WriteFile(in, Input());
+  ASSERT_EQ(Snapsink({"run", root, in, "--final"}).exit_code, 0);
+  Server server = StartServe(root);
+  ASSERT_GT(server.port, 0);
+  httplib::Client c("127.0.0.1", server.port);
+  auto r = c.Get("/v1/query?metric=latency&key=a&format=json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, Snapsink({"query", root, "--metric", "latency", "--key", "a", "--format", "json"}).out);
+  EXPECT_EQ(r->body,
+            "{\"window\":\"2026-10-21T10:00:00Z\",\"metric\":\"latency\",\"key\":\"a\",\"count\":4,\"sum\":8.75,"
+            "\"min\":-1.5,\"max\":7.25,\"version\":1,\"generation\":1}\n"
+            "{\"window\":\"2026-10-21T11:00:00Z\",\"metric\":\"latency\",\"key\":\"a\",\"count\":1,\"sum\":-9,"
+            "\"min\":-9,\"max\":-9,\"version\":1,\"generation\":1}\n");
+  r = c.Get("/v1/query?metric=latency&rollup=all&format=json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body,
+            "{\"bucket\":\"all\",\"metric\":\"latency\",\"key\":\"a\",\"count\":5,\"sum\":-0.25,\"min\":-9,"
+            "\"max\":7.25,\"windows\":2,\"generation\":1}\n"
+            "{\"bucket\":\"all\",\"metric\":\"latency\",\"key\":\"b\",\"count\":1,\"sum\":2,\"min\":2,"
+            "\"max\":2,\"windows\":2,\"generation\":1}\n");
+}
+
 TEST(MetricKinds, RetractOfMinMaxIsABadLine) {
   TempDir d;
   const std::string root = NewRoot(d, "root");
@@ -120,6 +151,19 @@ TEST(MetricKinds, KindChangeOverALiveWindowIsRefused) {
             "{\"metric\":\"latency\",\"kind\":\"sum\"}\n{\"metric\":\"size\",\"kind\":\"minmax\"}\n");
 }
 
+// A crash before the kind's commit leaves the metric undeclared; the rerun declares it.
+TEST(MetricKinds, CrashBeforeTheKindCommitsThenRerun) {
+  TempDir d;
+  const std::string root = d / "root";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  RunResult r = Snapsink({"metric", root, "set", "latency", "--kind", "minmax"},
+                         {{"SNAPSINK_CRASH_AT", "metric.before_commit"}});
+  ASSERT_EQ(r.exit_code, 99) << r.err;
+  EXPECT_EQ(Snapsink({"metric", root, "list"}).out, "metric  kind\n");
+  ASSERT_EQ(Snapsink({"metric", root, "set", "latency", "--kind", "minmax"}).exit_code, 0);
+  EXPECT_EQ(Snapsink({"metric", root, "list"}).out, "metric   kind\nlatency  minmax\n");
+}
+
 // A crash mid-ingest then a rerun, and other batch sizes, give the snapshot
 // bytes of a clean run.
 TEST(MetricKinds, CrashRerunAndBatchSizesGiveTheSameBytes) {
@@ -132,11 +176,19 @@ TEST(MetricKinds, CrashRerunAndBatchSizesGiveTheSameBytes) {
   ASSERT_FALSE(want.empty());
   // Footer version 4: the rows end in their extension.
   EXPECT_EQ(want[want.size() - 64 + 8], 4);
+  const std::string rows =
+      "window,metric,key,count,sum,min,max,version,generation\n"
+      "2026-10-21T10:00:00Z,latency,a,4,8.75,-1.5,7.25,1,1\n"
+      "2026-10-21T10:00:00Z,latency,b,1,2,2,2,1,1\n"
+      "2026-10-21T10:00:00Z,orders,a,1,4,,,1,1\n"
+      "2026-10-21T11:00:00Z,latency,a,1,-9,-9,-9,1,1\n";
+  EXPECT_EQ(Snapsink({"query", clean, "--format", "csv"}).out, rows);
   for (const char* every : {"1", "2", "3"}) {
     const std::string root = NewRoot(d, std::string("batch") + every);
     RunResult r = Snapsink({"run", root, in, "--final", "--commit-every", every});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(ReadFile(root + kData), want) << every;
+    EXPECT_EQ(Snapsink({"query", root, "--format", "csv"}).out, rows) << every;
   }
   for (const char* point : {"ingest.before_commit", "ingest.after_commit"}) {
     const std::string root = NewRoot(d, std::string("crash-") + point);
@@ -146,6 +198,7 @@ TEST(MetricKinds, CrashRerunAndBatchSizesGiveTheSameBytes) {
     r = Snapsink({"run", root, in, "--final", "--commit-every", "3"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(ReadFile(root + kData), want) << point;
+    EXPECT_EQ(Snapsink({"query", root, "--format", "csv"}).out, rows) << point;
   }
   // A backfill of the same events gives the same rows (its version 2).
   const std::string bf = NewRoot(d, "backfill");
