@@ -8,6 +8,9 @@
 
 #include <httplib.h>
 
+#include "publish/snapshot_format.h"
+#include "snapsink/reader.h"
+#include "snapsink/sink.h"
 #include "tests/file_util.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"
@@ -81,6 +84,66 @@ TEST(MetricKinds, MinMaxThroughQueryAndRollup) {
   EXPECT_NE(src.out.find("\"rejected\":1"), std::string::npos) << src.out;
   EXPECT_NE(src.out.find("\"applied\":7"), std::string::npos) << src.out;
   EXPECT_EQ(Snapsink({"verify", root}).exit_code, 0);
+}
+
+// The same through the public API: declare, list, run, read back.
+TEST(MetricKinds, PublicApi) {
+  TempDir d;
+  const std::string root = d / "root";
+  const std::string in = d / "in.ndjson";
+  WriteFile(in, Input());
+  ASSERT_STATUS_OK(api::Sink::Create(root, api::InitOptions{}));
+  {
+    auto sink = api::Sink::Open(root);
+    ASSERT_STATUS_OK(sink);
+    ASSERT_STATUS_OK((*sink)->SetMetricKind("latency", api::MetricKind::kMinMax));
+    EXPECT_EQ((*sink)->SetMetricKind("", api::MetricKind::kMinMax).code(), Status::Code::kInvalidArgument);
+    auto kinds = (*sink)->MetricKinds();
+    ASSERT_STATUS_OK(kinds);
+    ASSERT_EQ(kinds->size(), 1u);
+    EXPECT_EQ((*kinds)[0].metric, "latency");
+    EXPECT_EQ((*kinds)[0].kind, api::MetricKind::kMinMax);
+    api::RunOptions run;
+    run.ingest.files = {in};
+    run.final = true;
+    ASSERT_STATUS_OK((*sink)->Run(run));
+    EXPECT_EQ((*sink)->SetMetricKind("latency", api::MetricKind::kSum).code(), Status::Code::kInvalidArgument);
+  }
+  auto reader = api::Reader::Open(root);
+  ASSERT_STATUS_OK(reader);
+  auto a = (*reader)->Get(Ms("2026-10-21T10:00:00Z"), "latency", "a");
+  ASSERT_STATUS_OK(a);
+  EXPECT_EQ(a->count, 4);
+  EXPECT_EQ(a->min_micros, std::optional<int64_t>(-1500000));
+  EXPECT_EQ(a->max_micros, std::optional<int64_t>(7250000));
+  auto orders = (*reader)->Get(Ms("2026-10-21T10:00:00Z"), "orders", "a");
+  ASSERT_STATUS_OK(orders);
+  EXPECT_FALSE(orders->min_micros.has_value());
+  EXPECT_FALSE(orders->max_micros.has_value());
+}
+
+// docs/FORMAT.md's example of an extended row decodes to what it says.
+TEST(MetricKinds, TheDocumentedExtendedRowDecodes) {
+  const unsigned char bytes[] = {0x03, 0x6c, 0x61, 0x74, 0x01, 0x61, 0x04, 0x04, 0xc0, 0xb1, 0x9f,
+                                 0x05, 0x01, 0xc0, 0x8d, 0xb7, 0x01, 0x80, 0xa4, 0xe8, 0x03};
+  const char* p = reinterpret_cast<const char*>(bytes);
+  const char* end = p + sizeof(bytes);
+  RowView r;
+  ASSERT_TRUE(snapshot::GetRow(&p, end, &r, /*extended=*/true));
+  EXPECT_EQ(p, end);
+  EXPECT_EQ(r.metric, "lat");
+  EXPECT_EQ(r.key, "a");
+  EXPECT_EQ(r.count, 2);
+  EXPECT_EQ(r.events, 2);
+  EXPECT_EQ(r.sum_micros, 5500000);
+  EXPECT_TRUE(r.has_range);
+  EXPECT_EQ(r.min_micros, 1500000);
+  EXPECT_EQ(r.max_micros, 4000000);
+  // The same row without its extension, in a version 3 file: the bytes as before.
+  p = reinterpret_cast<const char*>(bytes);
+  ASSERT_TRUE(snapshot::GetRow(&p, end, &r, /*extended=*/false));
+  EXPECT_EQ(p - reinterpret_cast<const char*>(bytes), 12);
+  EXPECT_FALSE(r.has_range);
 }
 
 // GET /v1/query answers a minmax metric's min and max as query does.
