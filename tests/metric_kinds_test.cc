@@ -214,6 +214,26 @@ TEST(MetricKinds, KindChangeOverALiveWindowIsRefused) {
             "{\"metric\":\"latency\",\"kind\":\"sum\"}\n{\"metric\":\"size\",\"kind\":\"minmax\"}\n");
 }
 
+// A rollback rewinds a minmax metric's range with its window: later events
+// widen the range the rolled-back generation held, not the one it replaced.
+TEST(MetricKinds, RollbackRewindsTheRange) {
+  TempDir d;
+  const std::string root = NewRoot(d, "root");
+  const std::string in = d / "in.ndjson";
+  WriteFile(in, EventLine().Seq(0).Ts("2026-10-21T10:15:00Z").Metric("latency").Key("a").Value("5").Line());
+  ASSERT_EQ(Snapsink({"run", root, in, "--final"}).exit_code, 0);
+  AppendFile(in, EventLine().Seq(1).Ts("2026-10-21T10:16:00Z").Metric("latency").Key("a").Value("100").Line());
+  ASSERT_EQ(Snapsink({"run", root, in, "--final"}).exit_code, 0);
+  RunResult r = Snapsink({"rollback", root, "--generation", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  AppendFile(in, EventLine().Seq(2).Ts("2026-10-21T10:17:00Z").Metric("latency").Key("a").Value("7").Line());
+  ASSERT_EQ(Snapsink({"run", root, in, "--final"}).exit_code, 0);
+  EXPECT_EQ(Snapsink({"query", root, "--format", "csv"}).out,
+            "window,metric,key,count,sum,min,max,version,generation\n"
+            "2026-10-21T10:00:00Z,latency,a,2,12,5,7,3,4\n");
+  EXPECT_EQ(Snapsink({"verify", root}).exit_code, 0);
+}
+
 // A crash before the kind's commit leaves the metric undeclared; the rerun declares it.
 TEST(MetricKinds, CrashBeforeTheKindCommitsThenRerun) {
   TempDir d;
