@@ -84,7 +84,8 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricKind kind) {
   v.push_back(kRecordVersion);
   v.push_back(static_cast<char>(kind));
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, KindKey(metric), v));
-  return Root::RaiseFormatTo(txn, kMetricKindsFormat);
+  // A sum declaration changes no record or file: an older build still reads the root.
+  return kind == MetricKind::kSum ? Status::OK() : Root::RaiseFormatTo(txn, kMetricKindsFormat);
 }
 
 }  // namespace snapsink

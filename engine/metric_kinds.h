@@ -8,7 +8,8 @@
 //
 // Stored in Table::kMeta, one record per declared metric:
 //   "metric_kind/" + metric -> u8 version (1) | u8 kind
-// Declaring one raises the state to kMetricKindsFormat (engine/root.h).
+// Declaring one of another kind than sum raises the state to
+// kMetricKindsFormat (engine/root.h).
 #pragma once
 
 #include <cstdint>

@@ -234,6 +234,18 @@ TEST(MetricKinds, RollbackRewindsTheRange) {
   EXPECT_EQ(Snapsink({"verify", root}).exit_code, 0);
 }
 
+// Only a kind other than sum raises the state's format (older builds then
+// refuse the root); a sum declaration leaves it readable by them.
+TEST(MetricKinds, OnlyAnotherKindThanSumRaisesTheFormat) {
+  TempDir d;
+  const std::string root = d / "root";
+  ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+  ASSERT_EQ(Snapsink({"metric", root, "set", "orders", "--kind", "sum"}).exit_code, 0);
+  EXPECT_EQ(Snapsink({"upgrade", root, "--dry-run"}).out, root + " is already of format 5; nothing to do\n");
+  ASSERT_EQ(Snapsink({"metric", root, "set", "latency", "--kind", "minmax"}).exit_code, 0);
+  EXPECT_EQ(Snapsink({"upgrade", root, "--dry-run"}).out, root + " is already of format 6; nothing to do\n");
+}
+
 // A crash before the kind's commit leaves the metric undeclared; the rerun declares it.
 TEST(MetricKinds, CrashBeforeTheKindCommitsThenRerun) {
   TempDir d;
