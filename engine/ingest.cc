@@ -312,7 +312,9 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
       SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, key_scratch));
-      if (cached->kind < 0) cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
+      if (cached->kind < 0) {
+        cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
+      }
       minmax = cached->kind == static_cast<int8_t>(MetricKind::kMinMax);
       if (cached->totals == nullptr) {
         codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
