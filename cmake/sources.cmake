@@ -19,6 +19,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/line_reader.cc
   engine/parse_ahead.cc
   engine/long_key.cc
+  engine/metric_kinds.cc
   engine/producer_retention.cc
   engine/root.cc
   engine/s3/s3_client.cc
@@ -156,6 +157,7 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cli_errors.cc
   tools/cmd_backfill.cc
   tools/cmd_gaps.cc
+  tools/cmd_metric.cc
   tools/cmd_gc.cc
   tools/cmd_ingest.cc
   tools/cmd_init.cc
@@ -197,6 +199,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_newcomer_test.cc
   tests/cli_operator_test.cc
   tests/cli_smoke_test.cc
+  tests/metric_kinds_test.cc
   tests/coding_test.cc
   tests/corruption_test.cc
   tests/missing_current_test.cc

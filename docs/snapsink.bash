@@ -8,7 +8,7 @@ _snapsink() {
   else
     cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
   fi
-  local commands="init ingest seal publish run backfill query inspect verify gc rollback upgrade status metrics gaps serve"
+  local commands="init ingest seal publish run backfill query inspect verify gc rollback upgrade status metrics gaps metric serve"
   if [[ $cword -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands --help --help-all --version" -- "$cur"))
     return
@@ -30,6 +30,7 @@ _snapsink() {
     status) opts="--json --html" ;;
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source" ;;
+    metric) opts="--kind --json" ;;
     serve) opts="--listen --threads --max-connections --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --tls-cert --tls-key --token-file --insecure --access-log --quiet" ;;
   esac
   case "$prev" in
@@ -37,6 +38,7 @@ _snapsink() {
     --on-error) COMPREPLY=($(compgen -W "skip stop" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "table json csv" -- "$cur")); return ;;
     --kafka-start) COMPREPLY=($(compgen -W "earliest latest" -- "$cur")); return ;;
+    --kind) COMPREPLY=($(compgen -W "sum minmax" -- "$cur")); return ;;
   esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
@@ -49,6 +51,10 @@ _snapsink() {
   fi
   if [[ $cword -eq 3 && "$command" == gaps ]]; then
     COMPREPLY=($(compgen -W "accept" -- "$cur"))
+    return
+  fi
+  if [[ $cword -eq 3 && "$command" == metric ]]; then
+    COMPREPLY=($(compgen -W "set list" -- "$cur"))
     return
   fi
   COMPREPLY=($(compgen -f -- "$cur"))

@@ -37,6 +37,7 @@ namespace {
 constexpr char kBeyondHorizon[] = "beyond the dedup horizon";
 constexpr char kBeyondRetention[] = "beyond retention";
 constexpr char kBeyondMaxAhead[] = "beyond max-ahead";
+constexpr char kRetractMinMax[] = "op retract: metric is minmax, whose min and max cannot take a value back";
 
 std::string GapText(const Gap& g) {
   return g.lo + 1 == g.hi ? std::to_string(g.lo) : std::to_string(g.lo) + ".." + std::to_string(g.hi - 1);
@@ -55,6 +56,7 @@ Status Ingester::Impl::Begin(const std::string& source_name, const std::string& 
     SNAPSINK_ASSIGN_OR_RETURN(retained_from, RetainedFrom(txn.get()));
     wm_loaded = true;
   }
+  SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn.get(), &kinds));
   return source_name.empty() ? Status::OK() : LoadCursor(source_name, rejects_path);
 }
 
@@ -164,6 +166,7 @@ Status Ingester::Impl::MakeLive(int64_t window, const std::string& key, CachedAg
   live.count = WrappingAdd(live.count, cached->delta.count);
   live.sum_micros = WrappingAdd(live.sum_micros, cached->delta.sum_micros);
   live.events = WrappingAdd(live.events, cached->delta.events);
+  MergeRange(&live, cached->delta);
   cached->agg = live;
   cached->live = true;
   return Status::OK();
@@ -256,6 +259,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   int64_t window = 0;
   bool in_range = true;
   int64_t delta = 0;
+  bool minmax = false;
   const bool by_id = why.empty() && !event.has_seq;
   if (by_id) {
     SNAPSINK_ASSIGN_OR_RETURN(d, DecideById(&why));
@@ -308,6 +312,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
       SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, key_scratch));
+      if (cached->kind < 0) {
+        cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
+      }
+      minmax = cached->kind == static_cast<int8_t>(MetricKind::kMinMax);
       if (cached->totals == nullptr) {
         codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
         SNAPSINK_ASSIGN_OR_RETURN(CachedTotals * t, Cached(&ledger, Table::kLedger, ledger_key_scratch));
@@ -324,7 +332,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       const bool key_checked = !bound->known || bound->bound > max || magnitude > max - bound->bound;
       if (key_checked) SNAPSINK_RETURN_IF_ERROR(MakeLive(window, key_scratch, cached));
       int64_t unused;
-      if ((key_checked && !AddMicros(agg->sum_micros, delta, &unused)) || !AddMicros(totals->sum_micros, delta, &unused)) {
+      if (minmax && event.retract) {
+        why = kRetractMinMax;
+      } else if ((key_checked && !AddMicros(agg->sum_micros, delta, &unused)) ||
+                 !AddMicros(totals->sum_micros, delta, &unused)) {
         why = "field value: sum would overflow";
       }
     }
@@ -361,6 +372,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
         a->count += step;
         a->sum_micros += delta;
         a->events += 1;
+      }
+      if (minmax) {
+        AddToRange(agg, event.value_micros);
+        AddToRange(agg_delta, event.value_micros);
       }
       if (windows.empty() || window != last_window_marked) {  // in the set since it last emptied
         windows.insert(window);

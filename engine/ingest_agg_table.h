@@ -27,6 +27,7 @@ struct CachedAgg {
   bool live = false;
   Aggregate delta;              // what this batch added: its entry of the window's new run
   Aggregate* totals = nullptr;  // its (window, metric) entry of the batch's ledger totals: one lookup per event
+  int8_t kind = -1;             // its metric's MetricKind once looked up (engine/metric_kinds.h); -1: not yet
 };
 
 class BatchAggTable {

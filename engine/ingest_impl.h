@@ -19,6 +19,7 @@
 #include "engine/ingest_agg_table.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
+#include "engine/metric_kinds.h"
 #include "engine/parse_ahead.h"
 #include "engine/producer_retention.h"
 #include "engine/sequencer.h"
@@ -129,6 +130,10 @@ struct Ingester::Impl {
   WatermarkState wm;
   std::optional<int64_t> retained_from;  // meta::kRetainedFrom, loaded with wm
   bool wm_loaded = false;
+  // The declared metric kinds (engine/metric_kinds.h), read by each Begin:
+  // an aggregate entry looks its metric up once per batch (CachedAgg::kind),
+  // and not at all while no metric is declared.
+  MetricKinds kinds;
   bool wm_dirty = false;
 
   Status Begin(const std::string& source_name, const std::string& rejects_path);

@@ -30,10 +30,12 @@ Status Root::PutMetaU64(Txn* txn, std::string_view key, uint64_t value) {
   return txn->Put(Table::kMeta, key, v);
 }
 
-Status Root::RaiseFormat(Txn* txn) {
+Status Root::RaiseFormat(Txn* txn) { return RaiseFormatTo(txn, kFormatVersion); }
+
+Status Root::RaiseFormatTo(Txn* txn, uint32_t to) {
   SNAPSINK_ASSIGN_OR_RETURN(auto format, GetMetaU64(txn, meta::kFormat));
-  if (format && *format >= kFormatVersion) return Status::OK();
-  return PutMetaU64(txn, meta::kFormat, kFormatVersion);
+  if (format && *format >= to) return Status::OK();
+  return PutMetaU64(txn, meta::kFormat, to);
 }
 
 namespace {
@@ -212,9 +214,9 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
     if (NeverPublished(env, path)) return Status::NotFound(HalfMade(path, false));
     return Status::Corruption(path + ": state has no format version");
   }
-  if (*format > kFormatVersion) {
+  if (*format > kNewestFormat) {
     return Status::InvalidArgument(path + " was written by a newer snapsink (format " + std::to_string(*format) +
-                                   ", this build reads up to " + std::to_string(kFormatVersion) + ")");
+                                   ", this build reads up to " + std::to_string(kNewestFormat) + ")");
   }
   if (*format < kOldestReadableFormat) {
     return Status::InvalidArgument(path + " was written by an older snapsink (format " + std::to_string(*format) +

@@ -38,6 +38,12 @@ namespace snapsink {
 // coarse buckets (engine/producer_retention.h); a format-3 or 4 root becomes
 // 5 with the first commit that writes such a record (RaiseFormat).
 inline constexpr uint32_t kFormatVersion = 5;
+// 6: a metric declared of another kind than sum (engine/metric_kinds.h):
+// its aggregates carry a min and a max. A root becomes 6 only when a kind is
+// declared (RaiseFormatTo); roots of sum metrics only stay 5, and init
+// writes 5. This build reads up to kNewestFormat.
+inline constexpr uint32_t kMetricKindsFormat = 6;
+inline constexpr uint32_t kNewestFormat = kMetricKindsFormat;
 // Roots of older formats are refused: their window and seal records hold
 // 32-bit versions, and generation manifests and CURRENT have no checksum.
 inline constexpr uint32_t kOldestReadableFormat = 3;
@@ -138,6 +144,8 @@ class Root {
   // writes a record only that format has: an older build then refuses the
   // root rather than misread it. Older formats are read as they are until then.
   static Status RaiseFormat(Txn* txn);
+  // The same to `format` (at most kNewestFormat); never lowers it.
+  static Status RaiseFormatTo(Txn* txn, uint32_t format);
 
  private:
   Root() = default;

@@ -113,6 +113,15 @@ void PutAggregate(std::string* dst, const Aggregate& v) {
   PutU64(dst, static_cast<uint64_t>(v.events));
 }
 
+// An aggregate record: the three fields above, then (a minmax metric's,
+// told apart by its size: 40 bytes, not 24) its min and max.
+void PutAggregateRecord(std::string* dst, const Aggregate& v) {
+  PutAggregate(dst, v);
+  if (!v.has_range) return;
+  PutU64(dst, static_cast<uint64_t>(v.min_micros));
+  PutU64(dst, static_cast<uint64_t>(v.max_micros));
+}
+
 Aggregate GetAggregate(Reader* r) {
   Aggregate a;
   a.count = static_cast<int64_t>(r->U64());
@@ -255,18 +264,23 @@ Status Decode(std::string_view src, SourceState* v) {
 
 void EncodeInto(std::string* dst, const Aggregate& v) {
   dst->clear();
-  PutAggregate(dst, v);
+  PutAggregateRecord(dst, v);
 }
 
 std::string Encode(const Aggregate& v) {
   std::string s;
-  PutAggregate(&s, v);
+  PutAggregateRecord(&s, v);
   return s;
 }
 
 Status Decode(std::string_view src, Aggregate* v) {
   Reader r(src);
   *v = GetAggregate(&r);
+  if (r.remaining() == 16) {
+    v->has_range = true;
+    v->min_micros = static_cast<int64_t>(r.U64());
+    v->max_micros = static_cast<int64_t>(r.U64());
+  }
   return r.Finish("aggregate");
 }
 

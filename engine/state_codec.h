@@ -114,12 +114,35 @@ inline std::string SourcePathKey(std::string_view source) { return "source_path/
 inline constexpr uint64_t kPositionCheckBytes = 4096;
 
 // count and exact sum of one (window, metric, key); events = adds + retracts applied.
+// A minmax metric's aggregate (engine/metric_kinds.h) also holds the least
+// and greatest value applied (has_range once one was; a sum metric's never).
 struct Aggregate {
   int64_t count = 0;
   int64_t sum_micros = 0;
   int64_t events = 0;
+  bool has_range = false;
+  int64_t min_micros = 0;
+  int64_t max_micros = 0;
   bool operator==(const Aggregate&) const = default;
 };
+
+// Widens to's range by v (a value applied to a minmax metric).
+inline void AddToRange(Aggregate* to, int64_t v) {
+  if (!to->has_range) {
+    to->has_range = true;
+    to->min_micros = to->max_micros = v;
+    return;
+  }
+  if (v < to->min_micros) to->min_micros = v;
+  if (v > to->max_micros) to->max_micros = v;
+}
+// Merges a's range into to's: min of mins, max of maxes (in any order or
+// grouping the same result).
+inline void MergeRange(Aggregate* to, const Aggregate& a) {
+  if (!a.has_range) return;
+  AddToRange(to, a.min_micros);
+  AddToRange(to, a.max_micros);
+}
 
 // Per window: what has been sealed and whether it changed since.
 struct WindowState {

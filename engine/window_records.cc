@@ -151,6 +151,7 @@ Status ScanWindowAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor&
           sum.count = WrappingAdd(sum.count, deltas.agg().count);
           sum.sum_micros = WrappingAdd(sum.sum_micros, deltas.agg().sum_micros);
           sum.events = WrappingAdd(sum.events, deltas.agg().events);
+          MergeRange(&sum, deltas.agg());
           deltas.Next();
           return fn(m, key, sum);
         }

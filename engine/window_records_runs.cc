@@ -33,6 +33,8 @@ inline uint64_t DecodeFixed64(const char* p) {
 constexpr char kRunVersion = 1;
 constexpr uint64_t kBoundNumber = 0;
 constexpr size_t kAggBytes = 24;
+constexpr size_t kRangeBytes = 16;              // min, max of an entry with a range
+constexpr uint32_t kRangeFlag = uint32_t{1} << 31;  // in an entry's key length: a range follows
 constexpr size_t kWindowBytes = 8;
 constexpr size_t kMergeWidth = 4;  // runs merged at once (AppendWindowRun)
 
@@ -70,15 +72,16 @@ void AddWrapping(Aggregate* to, const Aggregate& a) {
   to->count = WrappingAdd(to->count, a.count);
   to->sum_micros = WrappingAdd(to->sum_micros, a.sum_micros);
   to->events = WrappingAdd(to->events, a.events);
+  MergeRange(to, a);
 }
 
 void AppendEntry(std::string* out, std::vector<uint32_t>* offsets, std::string_view key, const Aggregate& a) {
   offsets->push_back(static_cast<uint32_t>(out->size()));
-  const uint32_t len = static_cast<uint32_t>(key.size());
-  const int64_t fields[3] = {a.count, a.sum_micros, a.events};
+  const uint32_t len = static_cast<uint32_t>(key.size()) | (a.has_range ? kRangeFlag : 0);
+  const int64_t fields[5] = {a.count, a.sum_micros, a.events, a.min_micros, a.max_micros};
   out->append(reinterpret_cast<const char*>(&len), 4);
   out->append(key);
-  out->append(reinterpret_cast<const char*>(fields), sizeof(fields));
+  out->append(reinterpret_cast<const char*>(fields), a.has_range ? kAggBytes + kRangeBytes : kAggBytes);
 }
 
 void FinishRun(std::string* out, const std::vector<uint32_t>& offsets) {
@@ -121,9 +124,11 @@ Status AggRun::Decode(std::string_view bytes, AggRun* out) {
   for (size_t i = 0; i < n; ++i) {
     const size_t o = DecodeFixed32(offsets + 4 * i);
     if (o != expect || o + 4 > entries_end) return bad;
-    const size_t len = DecodeFixed32(bytes.data() + o);
-    if (len > entries_end - o - 4 || entries_end - o - 4 - len < kAggBytes) return bad;
-    expect = o + 4 + len + kAggBytes;
+    const uint32_t word = DecodeFixed32(bytes.data() + o);
+    const size_t len = word & ~kRangeFlag;
+    const size_t agg_bytes = (word & kRangeFlag) != 0 ? kAggBytes + kRangeBytes : kAggBytes;
+    if (len > entries_end - o - 4 || entries_end - o - 4 - len < agg_bytes) return bad;
+    expect = o + 4 + len + agg_bytes;
   }
   if (expect != entries_end) return bad;
   out->bytes_ = bytes;
@@ -149,14 +154,21 @@ Status AggRun::Entries(std::string_view bytes, size_t* n) {
 
 std::string_view AggRun::key(size_t i) const {
   const char* p = bytes_.data() + DecodeFixed32(offsets_ + 4 * i);
-  return std::string_view(p + 4, DecodeFixed32(p));
+  return std::string_view(p + 4, DecodeFixed32(p) & ~kRangeFlag);
 }
 
 Aggregate AggRun::agg(size_t i) const {
   const char* p = bytes_.data() + DecodeFixed32(offsets_ + 4 * i);
-  p += 4 + DecodeFixed32(p);
-  return Aggregate{static_cast<int64_t>(DecodeFixed64(p)), static_cast<int64_t>(DecodeFixed64(p + 8)),
-                   static_cast<int64_t>(DecodeFixed64(p + 16))};
+  const uint32_t word = DecodeFixed32(p);
+  p += 4 + (word & ~kRangeFlag);
+  Aggregate a{static_cast<int64_t>(DecodeFixed64(p)), static_cast<int64_t>(DecodeFixed64(p + 8)),
+              static_cast<int64_t>(DecodeFixed64(p + 16))};
+  if ((word & kRangeFlag) != 0) {
+    a.has_range = true;
+    a.min_micros = static_cast<int64_t>(DecodeFixed64(p + 24));
+    a.max_micros = static_cast<int64_t>(DecodeFixed64(p + 32));
+  }
+  return a;
 }
 
 size_t AggRun::Find(std::string_view k) const {
@@ -176,7 +188,7 @@ void EncodeAggRun(const std::vector<std::pair<std::string_view, Aggregate>>& ent
   std::vector<uint32_t> offsets;
   offsets.reserve(entries.size());
   size_t bytes = 5;
-  for (const auto& e : entries) bytes += 4 + e.first.size() + kAggBytes + 4;
+  for (const auto& e : entries) bytes += 4 + e.first.size() + kAggBytes + (e.second.has_range ? kRangeBytes : 0) + 4;
   out->clear();
   out->reserve(bytes);
   out->push_back(kRunVersion);

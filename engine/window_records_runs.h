@@ -31,6 +31,9 @@
 // Run format (little-endian):
 //   u8 version (1)
 //   entries: u32 key length | key | i64 count | i64 sum_micros | i64 events
+//            [| i64 min_micros | i64 max_micros: only when bit 31 of the
+//            key length is set, a minmax metric's entry (engine/metric_kinds.h);
+//            a root holding one is of state format 6]
 //   u32 offset of every entry (from the start), in key order
 //   u32 number of entries
 // A key is the natural aggregate key without its 8-byte window prefix

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/metric_kinds.h"
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
@@ -70,6 +71,21 @@ Status IngestInputs(Root* root, Store* bf, const BackfillOptions& o, const std::
   config.producer_retention_ms = 0;
   config.retain_ms = 0;
   config.max_ahead_ms = 0;
+  // The live root's metric kinds hold for the backfill's events too: its
+  // state is a root of its own, so they are declared in it first (again on
+  // a rerun, where that is a no-op).
+  {
+    MetricKinds kinds;
+    std::unique_ptr<Txn> live, txn;
+    SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&live));
+    SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(live.get(), &kinds));
+    live.reset();
+    if (!kinds.empty()) {
+      SNAPSINK_RETURN_IF_ERROR(bf->BeginWrite(&txn));
+      for (const auto& [metric, kind] : kinds) SNAPSINK_RETURN_IF_ERROR(SetMetricKind(txn.get(), metric, kind));
+      SNAPSINK_RETURN_IF_ERROR(txn->Commit());
+    }
+  }
   Ingester ingester(root->env(), bf, config);
   ingester.SetWindowRange(first, last);
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -2,7 +2,8 @@
 
 namespace snapsink::snapshot {
 
-std::string MakeCachedBlock(std::string_view plain, size_t rows_bytes, const uint64_t* hashes, uint32_t rows) {
+std::string MakeCachedBlock(std::string_view plain, size_t rows_bytes, const uint64_t* hashes, uint32_t rows,
+                            bool extended) {
   const uint32_t slots = RowTableSlots(rows);
   const size_t at = RowTableOffset(plain.size());
   std::string out(at + 4 * size_t{slots}, '\0');
@@ -18,7 +19,7 @@ std::string MakeCachedBlock(std::string_view plain, size_t rows_bytes, const uin
     uint32_t b = HashBucket(hashes[r], slots);
     while (RowTableSlot(table, b) != 0) b = b + 1 == slots ? 0 : b + 1;
     std::memcpy(table + 4 * size_t{b}, &entry, sizeof entry);
-    GetRowKey(&p, end, &v);  // to the next row
+    GetRowKey(&p, end, &v, extended);  // to the next row
   }
   return out;
 }

@@ -33,7 +33,9 @@ inline uint32_t RowTableSlots(uint32_t rows) { return ProbeSlots(rows); }
 
 // The cached form of a checked block `plain` whose first rows_bytes bytes
 // hold `rows` rows, row r with FilterHash hashes[r].
-std::string MakeCachedBlock(std::string_view plain, size_t rows_bytes, const uint64_t* hashes, uint32_t rows);
+// `extended`: the file's rows end in an extension (version 4).
+std::string MakeCachedBlock(std::string_view plain, size_t rows_bytes, const uint64_t* hashes, uint32_t rows,
+                            bool extended = false);
 
 inline uint32_t RowTableSlot(const char* table, uint32_t b) {
   uint32_t v;
@@ -46,7 +48,7 @@ inline uint32_t RowTableSlot(const char* table, uint32_t b) {
 // pointing into the block if it is there. Probes until a free slot; a slot
 // with the key's fingerprint costs one comparison of a row's key.
 inline bool FindCachedRow(const char* block, size_t usize, uint32_t rows, uint64_t h, std::string_view metric,
-                          std::string_view key, RowView* out) {
+                          std::string_view key, RowView* out, bool extended = false) {
   const char* const table = block + RowTableOffset(usize);
   const uint32_t slots = RowTableSlots(rows);
   const uint32_t fp = uint32_t{HashFingerprint(h)} << kRowOffsetBits;
@@ -59,9 +61,9 @@ inline bool FindCachedRow(const char* block, size_t usize, uint32_t rows, uint64
     // A checked block's row decodes; compare its key before its numbers.
     RowView r;
     const char* q = p;
-    GetRowKey(&q, end, &r);
+    GetRowKey(&q, end, &r, extended);
     if (r.key != key || r.metric != metric) continue;
-    GetRow(&p, end, out);
+    GetRow(&p, end, out, extended);
     return true;
   }
 }

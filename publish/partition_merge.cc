@@ -52,6 +52,7 @@ class Cursor {
   const Row& row() const { return rows_[pos_]; }
   void Advance() { ++pos_; }
   uint64_t rows() const { return reader_->rows(); }
+  bool extended_rows() const { return reader_->extended_rows(); }
 
  private:
   std::unique_ptr<SnapshotReader> reader_;
@@ -103,8 +104,11 @@ Status MergeWindow(Env* env, const std::string& root, const std::string& dir, in
   SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(dir));
   SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::StagingDir(root)));
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  // Extended rows in, extended rows out (a minmax metric's ranges merge).
+  SnapshotWriterOptions options;
+  for (const Cursor& c : cursors) options.extended_rows |= c.extended_rows();
   std::unique_ptr<SnapshotWriter> writer;
-  SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, filenames::Join(dir, filenames::kDataFile), &writer));
+  SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, filenames::Join(dir, filenames::kDataFile), &writer, options));
   Row out;
   bool have = false;
   while (!heap.empty()) {
@@ -115,6 +119,11 @@ Status MergeWindow(Env* env, const std::string& root, const std::string& dir, in
       SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.count, r.count, w, r, "count"));
       SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.sum_micros, r.sum_micros, w, r, "sum"));
       SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.events, r.events, w, r, "events"));
+      if (r.has_range) {
+        out.min_micros = out.has_range ? std::min(out.min_micros, r.min_micros) : r.min_micros;
+        out.max_micros = out.has_range ? std::max(out.max_micros, r.max_micros) : r.max_micros;
+        out.has_range = true;
+      }
     } else {
       if (have) SNAPSINK_RETURN_IF_ERROR(writer->Add(out));
       out = r;

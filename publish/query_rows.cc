@@ -31,7 +31,8 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
     Status g = reader->Get(e.window_ms, q.metric, *q.key, &row);
     if (g.IsNotFound()) return Status::OK();
     SNAPSINK_RETURN_IF_ERROR(g);
-    emit(RowView{row.metric, row.key, row.count, row.sum_micros, row.events});
+    emit(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
+                 row.max_micros});
     return Status::OK();
   }
   // Rows are sorted by (metric, key): the selected metrics are one run from
@@ -70,8 +71,12 @@ Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>*
   SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
   for (const GenerationEntry& e : windows) {
     SNAPSINK_RETURN_IF_ERROR(SelectRows(reader, e, q, [&](const RowView& v) {
-      out->push_back({e.window_ms, static_cast<uint64_t>(e.version),
-                      api::Row{std::string(v.metric), std::string(v.key), v.count, v.sum_micros, v.events}});
+      api::Row row{std::string(v.metric), std::string(v.key), v.count, v.sum_micros, v.events};
+      if (v.has_range) {
+        row.min_micros = v.min_micros;
+        row.max_micros = v.max_micros;
+      }
+      out->push_back({e.window_ms, static_cast<uint64_t>(e.version), std::move(row)});
     }));
   }
   return Status::OK();
@@ -85,6 +90,7 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
   SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
   struct Sums {
     int64_t count = 0, sum_micros = 0;
+    std::optional<int64_t> min_micros, max_micros;  // a minmax metric's: min of mins, max of maxes
   };
   std::map<std::pair<std::string, std::string>, Sums> sums;  // of one bucket
   std::pair<std::string, std::string> k;
@@ -100,6 +106,11 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
         if (it == sums.end()) it = sums.emplace(k, Sums{}).first;
         it->second.count = WrappingAdd(it->second.count, v.count);
         it->second.sum_micros = WrappingAdd(it->second.sum_micros, v.sum_micros);
+        if (v.has_range) {
+          Sums& t = it->second;
+          t.min_micros = t.min_micros ? std::min(*t.min_micros, v.min_micros) : v.min_micros;
+          t.max_micros = t.max_micros ? std::max(*t.max_micros, v.max_micros) : v.max_micros;
+        }
       }));
     }
     for (auto& [mk, s] : sums) {
@@ -109,6 +120,8 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
       r.key = mk.second;
       r.count = s.count;
       r.sum_micros = s.sum_micros;
+      r.min_micros = s.min_micros;
+      r.max_micros = s.max_micros;
       r.windows = j - i;
       out->push_back(std::move(r));
     }

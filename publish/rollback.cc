@@ -73,11 +73,11 @@ Status RewindWindow(Txn* txn, int64_t w, uint64_t version, const std::vector<Row
   if (rows != nullptr) {
     std::string key;
     for (const Row& r : *rows) {
-      const Aggregate a{r.count, r.sum_micros, r.events};
+      const Aggregate a{r.count, r.sum_micros, r.events, r.has_range, r.min_micros, r.max_micros};
       codec::AggKeyInto(&key, w, r.metric, r.key);
       SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kAggs, key, codec::Encode(a)));
       if (seal.ledger.empty() || seal.ledger.back().metric != r.metric) seal.ledger.push_back(LedgerEntry{r.metric, {}});
-      Add(&seal.ledger.back().totals, a);
+      Add(&seal.ledger.back().totals, Aggregate{r.count, r.sum_micros, r.events});
     }
     for (const LedgerEntry& e : seal.ledger) {
       codec::LedgerKeyInto(&key, w, e.metric);

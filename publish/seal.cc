@@ -5,6 +5,7 @@
 #include "engine/crash_point.h"
 #include "engine/decimal.h"
 #include "engine/filenames.h"
+#include "engine/metric_kinds.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
@@ -53,11 +54,18 @@ struct StagedWindow {
 // back in *file); the window totals into m.
 Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path, SnapshotManifest* m,
                  std::unique_ptr<WritableFile>* file) {
+  // A root with a metric of another kind than sum writes extended rows
+  // (version 4); one of sum metrics only, the bytes it always wrote.
+  MetricKinds kinds;
+  SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
+  SnapshotWriterOptions options;
+  for (const auto& [name, kind] : kinds) options.extended_rows |= kind != MetricKind::kSum;
   std::unique_ptr<SnapshotWriter> writer;
-  SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer));
+  SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer, options));
   SNAPSINK_RETURN_IF_ERROR(ScanWindowAggregates(txn, window_ms, [&](const std::string& metric, std::string_view key,
                                                                      const Aggregate& a) {
-    return writer->AddView(RowView{metric, key, a.count, a.sum_micros, a.events});
+    return writer->AddView(
+        RowView{metric, key, a.count, a.sum_micros, a.events, a.has_range, a.min_micros, a.max_micros});
   }));
   for (const MetricStats& ms : writer->stats()) {
     m->events = WrappingAdd(m->events, ms.events);

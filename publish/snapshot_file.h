@@ -52,6 +52,10 @@ struct CachedBlockSlot;  // publish/table_cache.h
 struct RowView {
   std::string_view metric, key;
   int64_t count = 0, sum_micros = 0, events = 0;
+  // A minmax metric's row (engine/metric_kinds.h): the least and greatest
+  // value applied. Only files of version 4 hold one (extended rows).
+  bool has_range = false;
+  int64_t min_micros = 0, max_micros = 0;
 };
 
 // One aggregate of a window: (metric, key) -> count, sum (micros), events.
@@ -61,6 +65,8 @@ struct Row {
   int64_t count = 0;
   int64_t sum_micros = 0;
   int64_t events = 0;
+  bool has_range = false;  // a minmax metric's row: min_micros and max_micros hold
+  int64_t min_micros = 0, max_micros = 0;
 
   bool operator==(const Row&) const = default;
 };
@@ -106,6 +112,10 @@ struct SnapshotWriterOptions {
   // pass and every block load time, and the data file 16% of its bytes.
   // On for tests of files that carry one; readers check it when present.
   bool block_hash_index = false;
+  // Rows end in an extension (version 4 of the file): the writer of a root
+  // with a metric of another kind than sum sets it, and only then may a row
+  // carry a range (RowView::has_range). Off: version 3, the bytes as before.
+  bool extended_rows = false;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the
@@ -203,6 +213,9 @@ class SnapshotReader {
   SnapshotReader& operator=(const SnapshotReader&) = delete;
 
   uint64_t rows() const { return rows_; }
+  // The file's rows end in an extension (version 4): a metric of another
+  // kind than sum may hold a range.
+  bool extended_rows() const;
   const std::string& path() const { return path_; }
 
   // The index, for inspection and tests. REQUIRES: i < blocks().

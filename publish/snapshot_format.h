@@ -26,6 +26,13 @@ constexpr char kMagic[8] = {'S', 'N', 'A', 'P', 'S', 'N', 'K', '1'};
 // restart points. Files of version 2 (no hash index) are still read.
 constexpr uint32_t kFormatVersion = 3;
 constexpr uint32_t kOldestFormatVersion = 2;
+// 4: version 3 whose every row ends in an extension (docs/FORMAT.md): a
+// varint tag, 0 (none) or 1 (a range: zigzag varints min, max). Written only
+// with SnapshotWriterOptions::extended_rows.
+constexpr uint32_t kExtendedRowsVersion = 4;
+constexpr uint32_t kNewestFormatVersion = kExtendedRowsVersion;
+constexpr uint64_t kRowExtNone = 0;
+constexpr uint64_t kRowExtRange = 1;
 constexpr size_t kFooterSize = 64;
 constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
@@ -40,7 +47,7 @@ constexpr uint64_t kHashMaxSlots = kHashMaxRestarts * kBlockRestartInterval * 4 
 // A block is cut once its rows reach at most kSnapshotBlockBytes, so it never
 // holds more than that plus one maximal row, plus its restart points (a row
 // is at least 5 bytes) and its hash index.
-constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 64 +
+constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 96 +
                                     4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4 +
                                     kHashSlotBytes * kHashMaxSlots + 4;
 
@@ -89,18 +96,28 @@ inline bool GetLengthPrefixed(const char** p, const char* end, std::string_view*
 }
 
 // The metric and key of the row at *p, skipping its numbers: what a search
-// compares. REQUIRES: a row of a checked block.
-inline void GetRowKey(const char** p, const char* end, RowView* r) {
+// compares. `extended`: the file's rows end in an extension (version 4).
+// REQUIRES: a row of a checked block.
+inline void GetRowKey(const char** p, const char* end, RowView* r, bool extended = false) {
   GetLengthPrefixed(p, end, &r->metric);
   GetLengthPrefixed(p, end, &r->key);
-  for (int n = 0; n < 3; n++) {
+  auto skip = [&] {
     while (*p < end && (static_cast<uint8_t>(**p) & 0x80) != 0) ++*p;
     ++*p;
+  };
+  for (int i = 0; i < 3; i++) skip();
+  if (extended && *p < end) {
+    const uint8_t tag = static_cast<uint8_t>(**p);
+    skip();
+    if (tag == kRowExtRange) {
+      skip();
+      skip();
+    }
   }
 }
 
-// A decoded row pointing into a block buffer.
-inline bool GetRow(const char** p, const char* end, RowView* r) {
+// A decoded row pointing into a block buffer; `extended` as for GetRowKey.
+inline bool GetRow(const char** p, const char* end, RowView* r, bool extended = false) {
   uint64_t c, e, s;
   if (!GetLengthPrefixed(p, end, &r->metric) || !GetLengthPrefixed(p, end, &r->key) ||
       !GetVarint64(p, end, &c) || !GetVarint64(p, end, &e) || !GetVarint64(p, end, &s)) {
@@ -109,6 +126,20 @@ inline bool GetRow(const char** p, const char* end, RowView* r) {
   r->count = coding::UnZigZag(c);
   r->events = coding::UnZigZag(e);
   r->sum_micros = coding::UnZigZag(s);
+  r->has_range = false;
+  if (extended) {
+    uint64_t tag, lo, hi;
+    if (!GetVarint64(p, end, &tag)) return false;
+    if (tag == kRowExtRange) {
+      if (!GetVarint64(p, end, &lo) || !GetVarint64(p, end, &hi)) return false;
+      r->has_range = true;
+      r->min_micros = coding::UnZigZag(lo);
+      r->max_micros = coding::UnZigZag(hi);
+      if (r->min_micros > r->max_micros) return false;
+    } else if (tag != kRowExtNone) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -118,6 +149,9 @@ inline void ToRow(const RowView& v, Row* row) {
   row->count = v.count;
   row->sum_micros = v.sum_micros;
   row->events = v.events;
+  row->has_range = v.has_range;
+  row->min_micros = v.has_range ? v.min_micros : 0;
+  row->max_micros = v.has_range ? v.max_micros : 0;
 }
 
 // (metric, key) ordering: metric first, both as byte strings.

@@ -103,7 +103,7 @@ Status SnapshotReader::ParseFooterAndIndex() {
   if (std::memcmp(f, kMagic, sizeof(kMagic)) != 0) return Corrupt(footer_offset, "bad magic in footer");
   if (DecodeFixed64(f + 56) != XXH64(f, 56, 0)) return Corrupt(footer_offset, "footer checksum mismatch");
   version_ = DecodeFixed32(f + 8);
-  if (version_ < kOldestFormatVersion || version_ > kFormatVersion) {
+  if (version_ < kOldestFormatVersion || version_ > snapshot::kNewestFormatVersion) {
     return Corrupt(footer_offset + 8, fmt::format("unknown format version {}", version_));
   }
   if (DecodeFixed32(f + 12) != 0) return Corrupt(footer_offset + 12, "reserved footer field is not 0");
@@ -252,7 +252,7 @@ Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) co
                                                static_cast<uint64_t>(p - begin))) {
       return Corrupt(e.offset, fmt::format("block {}: restart point of row {} is wrong", i, n));
     }
-    if (!GetRow(&p, end, &cur)) return Corrupt(e.offset, fmt::format("block {}: bad row {}", i, n));
+    if (!GetRow(&p, end, &cur, extended_rows())) return Corrupt(e.offset, fmt::format("block {}: bad row {}", i, n));
     if (n == 0 ? CompareKeys(cur.metric, cur.key, e.first_metric, e.first_key) != 0
                : CompareKeys(prev.metric, prev.key, cur.metric, cur.key) >= 0) {
       return Corrupt(e.offset, fmt::format("block {}: row {} out of order", i, n));
@@ -354,7 +354,9 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     std::shared_lock lock(blocks_mu_);
     if (slot.bytes != nullptr) {
       if (!slot.referenced.load(std::memory_order_relaxed)) slot.referenced.store(true, std::memory_order_relaxed);
-      if (!FindCachedRow(slot.bytes, e.usize, e.rows, hash, metric, key, &v)) return Status::NotFound("no such row");
+      if (!FindCachedRow(slot.bytes, e.usize, e.rows, hash, metric, key, &v, extended_rows())) {
+        return Status::NotFound("no such row");
+      }
       ToRow(v, row);
       return Status::OK();
     }
@@ -379,10 +381,12 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     // Cached with a table naming each row (publish/cached_block.h): what
     // every lookup of the block searches, whatever index the file has.
     block = std::make_shared<const std::string>(
-        MakeCachedBlock(scratch->plain, parts.rows.size(), scratch->hashes.data(), e.rows));
+        MakeCachedBlock(scratch->plain, parts.rows.size(), scratch->hashes.data(), e.rows, extended_rows()));
   }
   BlockCache::Default()->Insert(cache_id_, i, block, &slots_[i]);
-  if (!FindCachedRow(block->data(), e.usize, e.rows, hash, metric, key, &v)) return Status::NotFound("no such row");
+  if (!FindCachedRow(block->data(), e.usize, e.rows, hash, metric, key, &v, extended_rows())) {
+    return Status::NotFound("no such row");
+  }
   ToRow(v, row);
   return Status::OK();
 }
@@ -528,5 +532,7 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
   if (prefix != prefix_xxh64_) return Corrupt(0, "data checksum in footer does not match the file");
   return checks;
 }
+
+bool SnapshotReader::extended_rows() const { return version_ >= snapshot::kExtendedRowsVersion; }
 
 }  // namespace snapsink

@@ -83,12 +83,18 @@ Status SnapshotWriter::AppendToFile(std::string_view data) {
 }
 
 Status SnapshotWriter::Add(const Row& row) {
-  return AddView(RowView{row.metric, row.key, row.count, row.sum_micros, row.events});
+  return AddView(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
+                         row.max_micros});
 }
 
 Status SnapshotWriter::AddView(const RowView& row) {
   if (!error_.ok()) return error_;
   if (finished_) return Status::InvalidArgument(fmt::format("snapshot {}: Add after Finish", path_));
+  if (row.has_range && (!options_.extended_rows || row.min_micros > row.max_micros)) {
+    return Fail(Status::InvalidArgument(fmt::format(
+        "snapshot {}: row ({:?}, {:?}) has a range but the file was opened without extended rows", path_, row.metric,
+        row.key)));
+  }
   if (row.metric.size() > kSnapshotMaxFieldBytes || row.key.size() > kSnapshotMaxFieldBytes) {
     return Fail(Status::InvalidArgument(
         fmt::format("snapshot {}: metric or key longer than {} bytes", path_, kSnapshotMaxFieldBytes)));
@@ -126,7 +132,7 @@ Status SnapshotWriter::AddView(const RowView& row) {
   ms.sum_micros = WrappingAdd(ms.sum_micros, row.sum_micros);
   // One append per row: encoded in place at the end of block_.
   const size_t at = block_.size();
-  block_.resize(at + row.metric.size() + row.key.size() + 5 * 10);
+  block_.resize(at + row.metric.size() + row.key.size() + 8 * 10);
   char* p = block_.data() + at;
   p = EncodeVarint64(p, row.metric.size());
   std::memcpy(p, row.metric.data(), row.metric.size());
@@ -137,6 +143,13 @@ Status SnapshotWriter::AddView(const RowView& row) {
   p = EncodeVarint64(p + row.key.size(), ZigZag(row.count));
   p = EncodeVarint64(p, ZigZag(row.events));
   p = EncodeVarint64(p, ZigZag(row.sum_micros));
+  if (options_.extended_rows) {
+    p = EncodeVarint64(p, row.has_range ? snapshot::kRowExtRange : snapshot::kRowExtNone);
+    if (row.has_range) {
+      p = EncodeVarint64(p, ZigZag(row.min_micros));
+      p = EncodeVarint64(p, ZigZag(row.max_micros));
+    }
+  }
   block_.resize(p - block_.data());
   block_rows_++;
   rows_++;
@@ -231,7 +244,7 @@ Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
   SNAPSINK_RETURN_IF_ERROR(AppendToFile(index));
 
   std::string footer(kMagic, sizeof(kMagic));
-  PutFixed32(&footer, kFormatVersion);
+  PutFixed32(&footer, options_.extended_rows ? snapshot::kExtendedRowsVersion : kFormatVersion);
   PutFixed32(&footer, 0);  // reserved
   PutFixed64(&footer, index_offset);
   PutFixed64(&footer, index.size());

@@ -113,7 +113,7 @@ class Upgrader {
     if (!dry_run_) SNAPSINK_RETURN_IF_ERROR(LockRoot(env_, root_, &lock_));
     SNAPSINK_RETURN_IF_ERROR(ReadState());
     report_->format_after = kFormatVersion;
-    if (report_->format_before >= kOldestReadableFormat && report_->format_before <= kFormatVersion) {
+    if (report_->format_before >= kOldestReadableFormat && report_->format_before <= kNewestFormat) {
       // Formats 3 and 4 are read as they are and become 4 with their first
       // delta run, 5 with their first producer record holding its last-seen
       // time (engine/root.h): nothing to convert.
@@ -121,10 +121,10 @@ class Upgrader {
       report_->nothing_to_do = true;
       return Status::OK();
     }
-    if (report_->format_before > kFormatVersion) {
+    if (report_->format_before > kNewestFormat) {
       return Status::InvalidArgument(fmt::format("{} was written by a newer snapsink (format {}); this build "
                                                  "writes format {} and cannot convert it back",
-                                                 root_, report_->format_before, kFormatVersion));
+                                                 root_, report_->format_before, kNewestFormat));
     }
     SNAPSINK_RETURN_IF_ERROR(PlanSnapshots());
     SNAPSINK_RETURN_IF_ERROR(PlanGenerations());

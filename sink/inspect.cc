@@ -1,6 +1,7 @@
 // The read-side views of ReadOnlySink: each opens one read transaction (or
 // reads the published files) and calls the one implementation of the view
 // in publish/views.h.
+#include "engine/metric_kinds.h"
 #include "publish/metrics.h"
 #include "engine/watermark.h"
 #include "publish/root_status.h"
@@ -36,6 +37,17 @@ Result<std::vector<GapInfo>> ReadOnlySink::Gaps() const { return LiveView<GapInf
 
 Result<std::vector<AcceptedGapInfo>> ReadOnlySink::AcceptedGaps() const {
   return LiveView<AcceptedGapInfo>(impl_->root.get(), AcceptedGapInfos);
+}
+
+Result<std::vector<MetricKindInfo>> ReadOnlySink::MetricKinds() const {
+  return LiveView<MetricKindInfo>(impl_->root.get(), [](Txn* txn, std::vector<MetricKindInfo>* out) {
+    snapsink::MetricKinds kinds;
+    SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
+    for (const auto& [metric, kind] : kinds) {
+      out->push_back({metric, kind == snapsink::MetricKind::kMinMax ? MetricKind::kMinMax : MetricKind::kSum});
+    }
+    return Status::OK();
+  });
 }
 
 Result<std::vector<AcceptedSourceGapInfo>> ReadOnlySink::AcceptedSourceGaps() const {

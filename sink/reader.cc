@@ -28,6 +28,8 @@ void ToPublic(const snapsink::Row& in, Row* out) {
   out->count = in.count;
   out->sum_micros = in.sum_micros;
   out->events = in.events;
+  out->min_micros = in.has_range ? std::optional<int64_t>(in.min_micros) : std::nullopt;
+  out->max_micros = in.has_range ? std::optional<int64_t>(in.max_micros) : std::nullopt;
 }
 
 }  // namespace

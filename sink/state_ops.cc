@@ -3,7 +3,9 @@
 // (engine/producer_retention.h); and the public time and range helpers.
 #include <chrono>
 
+#include "engine/crash_point.h"
 #include "engine/gap_acceptance.h"
+#include "engine/metric_kinds.h"
 #include "engine/producer_retention.h"
 #include "engine/source_gap_acceptance.h"
 #include "engine/timeutil.h"
@@ -32,6 +34,16 @@ Result<AcceptedGapInfo> Sink::AcceptGaps(const GapAcceptance& a) {
   SNAPSINK_RETURN_IF_ERROR(RecordAcceptedGap(txn.get(), rec));
   SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   return AcceptedGapInfo{a, rec.accepted_at_ms};
+}
+
+Status Sink::SetMetricKind(const std::string& metric, MetricKind kind) {
+  SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "SetMetricKind"));
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginWrite(&txn));
+  SNAPSINK_RETURN_IF_ERROR(snapsink::SetMetricKind(
+      txn.get(), metric, kind == MetricKind::kMinMax ? snapsink::MetricKind::kMinMax : snapsink::MetricKind::kSum));
+  MaybeCrash("metric.before_commit");
+  return txn->Commit();
 }
 
 Result<AcceptedSourceGapInfo> Sink::AcceptSourceGap(const SourceGapAcceptance& a) {

@@ -760,6 +760,39 @@ TEST_F(KafkaStates, ThreeProcessesMergedPublishEqualsRunFinalFromAFile) {
   EXPECT_EQ(r.out.find("unknown file"), std::string::npos) << r.out;
 }
 
+// A minmax metric declared in ROOT holds in each partition's state: the
+// merged publish of two processes gives the rows, min and max included, of
+// a file run over the same events (and rejects the same retracts).
+TEST_F(KafkaStates, MinMaxMetricMergedEqualsAFileRun) {
+  const EventStream s = GenerateEvents(kPartitions, kMergedEvents, 23);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  const std::string file = NewRoot("file-root-minmax");
+  for (const std::string& r : {root, file}) {
+    ChildResult set = Snapsink({"metric", r, "set", "clicks", "--kind", "minmax"});
+    ASSERT_EQ(set.exit_code, 0) << set.err;
+  }
+  std::vector<std::unique_ptr<Child>> procs;
+  for (int i = 0; i < 2; ++i) {
+    procs.push_back(std::make_unique<Child>(
+        g_snapsink, StateArgs(root, "gmm", dir_ + "/mm-state" + std::to_string(i), {"--final"}),
+        std::vector<std::string>{}, dir_));
+  }
+  for (auto& c : procs) {
+    ChildResult r = c->Wait(150);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  WriteFile(file + ".ndjson", AsFile(s));
+  ChildResult r = Snapsink({"run", file, file + ".ndjson", "--final", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string want = Rows(Query(file));
+  EXPECT_NE(want.find("\"metric\":\"clicks\",\"key\":"), std::string::npos);
+  EXPECT_NE(want.find("\"min\":"), std::string::npos);
+  EXPECT_EQ(Rows(Query(root)), want);
+  r = Snapsink({"verify", root});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 // A crash at each durable step of the merged publish (SPEC 8); the rerun
 // publishes the same snapshot bytes and the same rows as a clean run.
 TEST_F(KafkaStates, CrashAtEachMergedPublishStepThenRerunPublishesTheSameBytes) {

@@ -50,7 +50,7 @@ TEST(Root, NewerFormatIsRefused) {
     ASSERT_STATUS_OK(Store::Open(filenames::StateDir(d / "r"), false, &store));
     std::unique_ptr<Txn> txn;
     ASSERT_STATUS_OK(store->BeginWrite(&txn));
-    ASSERT_STATUS_OK(Root::PutMetaU64(txn.get(), meta::kFormat, kFormatVersion + 1));
+    ASSERT_STATUS_OK(Root::PutMetaU64(txn.get(), meta::kFormat, kNewestFormat + 1));
     ASSERT_STATUS_OK(txn->Commit());
   }
   RunResult r = Snapsink({"inspect", d / "r", "sources"});

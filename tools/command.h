@@ -33,6 +33,7 @@ Command RegisterUpgrade(CLI::App& app);
 Command RegisterStatus(CLI::App& app);
 Command RegisterMetrics(CLI::App& app);
 Command RegisterGaps(CLI::App& app);
+Command RegisterMetric(CLI::App& app);
 Command RegisterServe(CLI::App& app);
 
 // Every command, in the order of `snapsink --help`.

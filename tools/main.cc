@@ -19,7 +19,8 @@ std::vector<Command> RegisterCommands(CLI::App& app) {
   return {RegisterInit(app),     RegisterIngest(app),   RegisterSeal(app),     RegisterPublish(app),
           RegisterRun(app),      RegisterBackfill(app), RegisterQuery(app),    RegisterInspect(app),
           RegisterVerify(app),   RegisterGc(app),       RegisterRollback(app), RegisterUpgrade(app),
-          RegisterStatus(app),   RegisterMetrics(app),  RegisterGaps(app),     RegisterServe(app)};
+          RegisterStatus(app),   RegisterMetrics(app),  RegisterGaps(app),     RegisterMetric(app),
+          RegisterServe(app)};
 }
 
 namespace {

@@ -28,6 +28,9 @@ struct Row {
   int64_t count = 0;
   int64_t sum_micros = 0;  // fixed-point micros; utilities/parse.h's FormatMicros prints it
   int64_t events = 0;      // adds + retracts applied
+  // A minmax metric's (Sink::SetMetricKind): the least and greatest value
+  // applied, in micros; nullopt for a sum metric.
+  std::optional<int64_t> min_micros = std::nullopt, max_micros = std::nullopt;
 };
 
 // A window of a generation and the version of its snapshot.
@@ -67,6 +70,8 @@ struct RollupRow {
   int64_t count = 0;
   int64_t sum_micros = 0;
   uint64_t windows = 0;  // windows of the generation the bucket holds (of those selected by window/from/to)
+  // A minmax metric's: the min of the windows' mins, the max of their maxes.
+  std::optional<int64_t> min_micros = std::nullopt, max_micros = std::nullopt;
 };
 
 // One row of a query: a Row of a window and that window's version.

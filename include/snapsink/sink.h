@@ -66,6 +66,9 @@ class ReadOnlySink {
   // every accepted source range, as recorded;
   // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
   Result<std::vector<AcceptedSourceGapInfo>> AcceptedSourceGaps() const;
+  // every declared metric and its kind, by metric (an undeclared one is sum);
+  // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
+  Result<std::vector<MetricKindInfo>> MetricKinds() const;
   // every source's accounting, by name (names over 503 bytes by their first
   // 503 bytes, then in no set order);
   // Errors: IOError or Corruption from the state (LMDB, a record that does not decode).
@@ -413,6 +416,14 @@ class Sink : public ReadOnlySink {
   // Errors: InvalidArgument (retain_ms or max_ahead_ms negative, naming it; a follower outside a Step),
   //   IOError or Corruption from the state (LMDB, a record that does not decode).
   Status SetHistory(std::optional<int64_t> retain_ms, std::optional<int64_t> max_ahead_ms);
+  // Declares the kind of `metric` (1..128 bytes): what its aggregates hold
+  // from its next event on. Setting the kind it has is a no-op. A root with
+  // a declared kind is read only by builds that know kinds (state format 6).
+  // Errors: InvalidArgument (a metric name of 0 or over 128 bytes; the kind
+  //   differs and a window of the state still holds the metric, naming it
+  //   and what to do; a follower outside a Step), IOError or Corruption from
+  //   the state.
+  Status SetMetricKind(const std::string& metric, MetricKind kind);
 
  private:
   using ReadOnlySink::ReadOnlySink;

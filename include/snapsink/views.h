@@ -55,6 +55,19 @@ struct GapAcceptance {
   SeqRange range;
 };
 
+// What a metric's aggregates hold (Sink::SetMetricKind). A metric never
+// declared is kSum: count and exact sum. kMinMax also holds the least and
+// greatest value applied (Row::min_micros, max_micros); a retract of a
+// minmax metric is a bad line.
+enum class MetricKind { kSum, kMinMax };
+// "sum", "minmax".
+inline const char* MetricKindName(MetricKind k) { return k == MetricKind::kMinMax ? "minmax" : "sum"; }
+// A declared metric (ReadOnlySink::MetricKinds).
+struct MetricKindInfo {
+  std::string metric;
+  MetricKind kind = MetricKind::kSum;
+};
+
 // An accepted-gap record, kept for audit (ReadOnlySink::AcceptedGaps).
 struct AcceptedGapInfo {
   GapAcceptance gap;

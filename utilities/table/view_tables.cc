@@ -1,6 +1,8 @@
 // api::ToTable (include/snapsink/utilities/table.h): the fields and columns
 // of every view (docs/CONTRACT.md 6), on the public
 // API only.
+#include <algorithm>
+
 #include "snapsink/utilities/parse.h"
 #include "snapsink/utilities/table.h"
 
@@ -183,6 +185,11 @@ Table ToTable(const std::vector<GenerationInfo>& generations) {
 
 Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
   Table t{{"window", "metric", "key", "count", "sum", "version", "generation"}, {}};
+  // min and max columns only when a row has them (a minmax metric's): the
+  // output of sum metrics is what it always was.
+  if (std::any_of(rows.begin(), rows.end(), [](const QueryRow& q) { return q.row.min_micros.has_value(); })) {
+    t.columns.insert(t.columns.begin() + 5, {"min", "max"});
+  }
   const std::string gen = U(generation);
   for (const QueryRow& q : rows) {
     Record r;
@@ -191,6 +198,10 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
     r.Str("key", q.row.key);
     r.Num("count", I(q.row.count));
     r.Num("sum", FormatMicros(q.row.sum_micros));
+    if (q.row.min_micros && q.row.max_micros) {
+      r.Num("min", FormatMicros(*q.row.min_micros));
+      r.Num("max", FormatMicros(*q.row.max_micros));
+    }
     r.Num("version", U(q.version));
     r.Num("generation", gen);
     t.records.push_back(std::move(r));
@@ -200,6 +211,9 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
 
 Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation) {
   Table t{{"bucket", "metric", "key", "count", "sum", "windows", "generation"}, {}};
+  if (std::any_of(rows.begin(), rows.end(), [](const RollupRow& q) { return q.min_micros.has_value(); })) {
+    t.columns.insert(t.columns.begin() + 5, {"min", "max"});
+  }
   const std::string gen = U(generation);
   for (const RollupRow& q : rows) {
     Record r;
@@ -208,6 +222,10 @@ Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation) {
     r.Str("key", q.key);
     r.Num("count", I(q.count));
     r.Num("sum", FormatMicros(q.sum_micros));
+    if (q.min_micros && q.max_micros) {
+      r.Num("min", FormatMicros(*q.min_micros));
+      r.Num("max", FormatMicros(*q.max_micros));
+    }
     r.Num("windows", U(q.windows));
     r.Num("generation", gen);
     t.records.push_back(std::move(r));
