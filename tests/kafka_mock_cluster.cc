@@ -80,6 +80,19 @@ bool MockCluster::Produce(const std::string& topic, int32_t partition, const std
   return rd_kafka_flush(rk_, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR && g_delivery_failures.load() == failed_before;
 }
 
+bool MockCluster::ProduceTombstone(const std::string& topic, int32_t partition) {
+  const int failed_before = g_delivery_failures.load();
+  static const char kKey[] = "k";
+  rd_kafka_resp_err_t e = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                                            RD_KAFKA_V_KEY(kKey, 1), RD_KAFKA_V_VALUE(nullptr, 0),
+                                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+  if (e) {
+    std::fprintf(stderr, "produce: %s\n", rd_kafka_err2str(e));
+    return false;
+  }
+  return rd_kafka_flush(rk_, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR && g_delivery_failures.load() == failed_before;
+}
+
 bool MockCluster::Watermarks(const std::string& topic, int32_t partition, int64_t* lo, int64_t* hi) {
   return rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, lo, hi, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }

@@ -28,6 +28,8 @@ class MockCluster {
   void CreateTopic(const std::string& topic, int partitions);
   // Produces values to the partition, in order; true when every one was acknowledged.
   bool Produce(const std::string& topic, int32_t partition, const std::vector<std::string>& values);
+  // Produces one tombstone (a record with a key and no value) to the partition.
+  bool ProduceTombstone(const std::string& topic, int32_t partition);
   bool Watermarks(const std::string& topic, int32_t partition, int64_t* lo, int64_t* hi);
 
  private:

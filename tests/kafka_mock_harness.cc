@@ -490,6 +490,30 @@ TEST_F(KafkaMock, ConfigThatWouldLetKafkaDecidePositionsIsRefused) {
 }
 
 
+// An empty record and a tombstone (no value) were skipped: "3 records, 1
+// lines", and the accounting identity of EVENTS.md lost a line each. Each is
+// one empty line, rejected with its kafka:T/P@OFFSET.
+TEST_F(KafkaMock, EmptyRecordsAndTombstonesAreRejectedEmptyLines) {
+  const std::string event = R"({"producer":"p0","seq":0,"ts":1792577700000,"metric":"orders","key":"eu","value":1})";
+  ASSERT_TRUE(cluster_->Produce(kTopic, 0, {event, ""}));
+  ASSERT_TRUE(cluster_->ProduceTombstone(kTopic, 0));
+  const std::string root = NewRoot("kafka-root");
+  ChildResult r = Snapsink(RunArgs(root, "g-empty", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kafka orders: 3 records, 3 lines: 1 applied, 0 duplicates, 0 fenced, 2 rejected"),
+            std::string::npos) << r.err;
+  const std::string rejects = ReadFile(root + "/rejects/kafka_orders_0.ndjson");
+  EXPECT_NE(rejects.find("kafka:orders/0@1"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("kafka:orders/0@2"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find(R"("reason":"empty line")"), std::string::npos) << rejects;
+  // Under --on-error stop the first one ends the run (exit 2) naming it.
+  const std::string strict = NewRoot("strict-root");
+  r = Snapsink(RunArgs(strict, "g-empty-stop", {"--final", "--on-error", "stop"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("kafka:orders/0@1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("empty line"), std::string::npos) << r.err;
+}
+
 // ---- --state DIR: many processes over one topic (SPEC 12) ----
 
 // The state of partition p under the directory the newest owner claim in

@@ -24,7 +24,9 @@ PartitionWriter::Partition& PartitionWriter::Get(int32_t p) {
 size_t PartitionWriter::Add(int32_t p, int64_t offset, std::string_view payload) {
   Partition& part = Get(p);
   if (offset < part.next) return 0;
-  if (!payload.empty()) part.batch.Add(payload, Source(p) + "@" + std::to_string(offset));
+  // An empty record or a tombstone (no value) is one empty line: rejected
+  // and counted like any other (docs/EVENTS.md), never skipped.
+  part.batch.Add(payload, Source(p) + "@" + std::to_string(offset));
   part.next = offset + 1;
   return payload.size();
 }

@@ -41,7 +41,8 @@ class PartitionWriter {
   std::string Source(int32_t p) const { return SourceName(topic_, p); }
 
   // Adds record `offset` of p (ignored below p's next offset: a redelivery
-  // of what is pending or committed); returns the bytes taken.
+  // of what is pending or committed); returns the bytes taken. An empty
+  // payload (an empty record, a tombstone) is one empty line.
   size_t Add(int32_t p, int64_t offset, std::string_view payload);
 
   // Writes p's batch with its position and progress, if there is anything
