@@ -10,8 +10,12 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -512,6 +516,51 @@ TEST_F(KafkaMock, EmptyRecordsAndTombstonesAreRejectedEmptyLines) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("kafka:orders/0@1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("empty line"), std::string::npos) << r.err;
+}
+
+// A loopback port nothing listens on (bound, then closed).
+std::string ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) close(fd);
+    return "1";
+  }
+  close(fd);
+  return std::to_string(ntohs(a.sin_port));
+}
+
+// With no broker reachable, run waited forever, librdkafka printing its
+// connect errors raw to stderr. It now gives up after --kafka-timeout,
+// exit 1, and librdkafka's lines come through the tool, "kafka: ...".
+TEST_F(KafkaMock, NoBrokerReachableExits1AfterTheKafkaTimeout) {
+  const std::string root = NewRoot("kafka-root");
+  const std::string broker = "127.0.0.1:" + ClosedPort();
+  for (const bool state : {false, true}) {
+    std::vector<std::string> args{"run", root, "--kafka", broker, "--topic", kTopic, "--group", "g-down",
+                                  "--kafka-timeout", "2s"};
+    if (state) args.insert(args.end(), {"--state", dir_ + "/state"});
+    const auto start = std::chrono::steady_clock::now();
+    ChildResult r = Snapsink(args, {}, 30);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("snapsink: kafka: no broker reachable at " + broker + " ("), std::string::npos) << r.err;
+    EXPECT_LT(took, std::chrono::seconds(15));
+    std::istringstream lines(r.err);
+    int logged = 0;
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_NE(line.rfind("%", 0), 0u) << "librdkafka printed to stderr itself: " << line;
+      logged += line.rfind("kafka: ", 0) == 0 && line.find("Connect to") != std::string::npos;
+    }
+    EXPECT_GE(logged, 1) << r.err;
+  }
+  ChildResult r = Snapsink({"run", root, "--kafka", broker, "--topic", kTopic, "--group", "g", "--kafka-timeout", "x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--kafka-timeout x: expected a duration"), std::string::npos) << r.err;
 }
 
 // ---- --state DIR: many processes over one topic (SPEC 12) ----

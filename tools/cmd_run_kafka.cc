@@ -35,6 +35,11 @@ Status CmdRunKafka(const RunArgs& a) {
   if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }
+  if (!api::ParseDuration(a.kafka_timeout, &o.consumer.connect_timeout_ms) || o.consumer.connect_timeout_ms < 0) {
+    return Status::InvalidArgument("--kafka-timeout " + a.kafka_timeout + ": expected a duration such as 30s");
+  }
+  // The library's notes (partitions taken, broker errors retried, librdkafka's log lines "kafka: ...").
+  o.consumer.on_note = [](const std::string& note) { std::fprintf(stderr, "%s\n", note.c_str()); };
   o.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {
     PrintSealed(sealed);
     std::fflush(stdout);
@@ -76,7 +81,8 @@ Status CmdRunKafka(const RunArgs& a) {
   signals.OnSignal([&] { stop.store(true); });
   kafka::RunTotals totals;
   // The library names the options' fields; kafka_config's items came from --kafka-config.
-  Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"}});
+  Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"},
+                                                                   {"ConsumerOptions::connect_timeout_ms", "--kafka-timeout"}});
   signals.Finish();
   if (!a.ingest.quiet) {
     std::fprintf(stderr, "kafka %s: %llu records, %llu lines: %llu applied, %llu duplicates, %llu fenced, %llu rejected\n",
