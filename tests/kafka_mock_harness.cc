@@ -563,6 +563,72 @@ TEST_F(KafkaMock, NoBrokerReachableExits1AfterTheKafkaTimeout) {
   EXPECT_NE(r.err.find("--kafka-timeout x: expected a duration"), std::string::npos) << r.err;
 }
 
+// A number in text after `prefix` (-1 when absent).
+int64_t NumberAfter(const std::string& text, const std::string& prefix) {
+  const size_t at = text.find(prefix);
+  if (at == std::string::npos) return -1;
+  return std::strtoll(text.c_str() + at + prefix.size(), nullptr, 10);
+}
+
+// A stopped consumer's lag stayed at its last progress write, with nothing
+// to say how old that was; and an offset commit to Kafka that failed (a
+// rebalance under way) was never sent again. Now each partition's progress
+// has an age (status, status --json, metrics) that grows while its owner is
+// stopped, and the commit is sent again on the next round until Kafka takes it.
+TEST_F(KafkaMock, ProgressAgeGrowsWhileStoppedAndAFailedKafkaCommitIsRetried) {
+  const EventStream s = GenerateEvents(kPartitions, 20, 21);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  rd_kafka_mock_cluster_t* mc = cluster_->mock();
+  // Every commit of the first rounds fails as during a rebalance.
+  rd_kafka_mock_push_request_errors(mc, kOffsetCommit, 4, RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS, RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  Child follow(g_snapsink, RunArgs(root, "g-age", {"--follow", "--publish-every", "1s"}), {}, dir_);
+  uint64_t want = 0;
+  for (uint64_t n : s.lines) want += n;
+  std::vector<int64_t> ends(kPartitions);
+  for (int p = 0; p < kPartitions; ++p) {
+    int64_t lo = 0;
+    ASSERT_TRUE(cluster_->Watermarks(kTopic, p, &lo, &ends[p]));
+  }
+  std::vector<int64_t> committed;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (std::chrono::steady_clock::now() < deadline && follow.Running()) {
+    committed = cluster_->Committed("g-age", kTopic, kPartitions);
+    if (LinesInRoot(root, dir_) == want && committed == ends) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_EQ(LinesInRoot(root, dir_), want);
+  EXPECT_EQ(committed, ends) << "Kafka holds the root's positions once the failed commits were sent again";
+  rd_kafka_mock_clear_request_errors(mc, kOffsetCommit);
+  follow.Signal(SIGSTOP);  // a stuck owner: its lag stays as it left it, its age grows
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ChildResult r = Snapsink({"status", root});
+  EXPECT_GE(NumberAfter(r.out, "progress written "), 2) << r.out;
+  r = Snapsink({"status", root, "--json"});
+  EXPECT_GE(NumberAfter(r.out, R"("progress_age_seconds":)"), 2) << r.out;
+  EXPECT_NE(r.out.find(R"("progress_at":"2)"), std::string::npos) << r.out;
+  r = Snapsink({"metrics", root});
+  EXPECT_GE(NumberAfter(r.out, "snapsink_source_progress_age_seconds{source=\"kafka:orders/2\"} "), 2) << r.out;
+  follow.Signal(SIGCONT);
+  follow.Signal(SIGTERM);
+  r = follow.Wait(30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // --state: the age of each partition's last progress write in ROOT.
+  const std::string shared = NewRoot("shared-root");
+  r = Snapsink(RunArgs(shared, "g-age-s", {"--final", "--state", dir_ + "/state"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  r = Snapsink({"status", shared});
+  EXPECT_NE(r.out.find("written by epoch 1 "), std::string::npos) << r.out;
+  EXPECT_GE(NumberAfter(r.out, "written by epoch 1 "), 2) << r.out;
+  r = Snapsink({"status", shared, "--json"});
+  EXPECT_GE(NumberAfter(r.out, R"("age_seconds":)"), 2) << r.out;
+  r = Snapsink({"metrics", shared});
+  EXPECT_GE(NumberAfter(r.out, "snapsink_partition_progress_age_seconds{partition=\"kafka_orders_2\"} "), 2) << r.out;
+}
+
 // ---- --state DIR: many processes over one topic (SPEC 12) ----
 
 // The state of partition p under the directory the newest owner claim in

@@ -74,6 +74,10 @@ struct Consumer::Impl {
   bool assigned_once = false;
   int64_t created_ms = SteadyMs();
   std::string last_broker_error;  // the newest error librdkafka reported, for "no broker reachable"
+  // Offsets committed to Kafka (lag tools only), per partition: sent and not
+  // failed. A commit that fails (a rebalance under way) forgets its
+  // offsets, so the next round sends them again.
+  std::map<int32_t, int64_t> kafka_sent;
   Status error;  // sticky: set where a Status cannot be returned (the rebalance callback)
   api::WriteResult unreported;  // lines written outside a Round's own flush (a revoke, a seek)
   using Partition = PartitionWriter::Partition;
@@ -119,13 +123,34 @@ struct Consumer::Impl {
       r->lines = unreported;
       unreported = {};
     }
-    if (!flushed.empty() && !closed) {
-      rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(static_cast<int>(flushed.size()));
-      for (const auto& [p, off] : flushed) rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = off;
-      rd_kafka_commit(rk, offsets, /*async=*/1);  // failures ignored
-      rd_kafka_topic_partition_list_destroy(offsets);
-    }
+    if (!closed) CommitToKafka();
     return s;
+  }
+
+  // Commits to Kafka, asynchronously, each assigned partition's root
+  // position that Kafka has not taken yet (OnCommitted forgets a failed one).
+  void CommitToKafka() {
+    rd_kafka_topic_partition_list_t* offsets = nullptr;
+    for (const auto& [p, part] : w.partitions()) {
+      if (!part.assigned || part.committed < 0) continue;
+      auto it = kafka_sent.find(p);
+      if (it != kafka_sent.end() && it->second == part.committed) continue;
+      if (offsets == nullptr) offsets = rd_kafka_topic_partition_list_new(8);
+      rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = part.committed;
+      kafka_sent[p] = part.committed;
+    }
+    if (offsets == nullptr) return;
+    rd_kafka_commit(rk, offsets, /*async=*/1);  // OnCommitted, served by a later poll
+    rd_kafka_topic_partition_list_destroy(offsets);
+  }
+
+  void OnCommitted(rd_kafka_resp_err_t err, const rd_kafka_topic_partition_list_t* offsets) {
+    for (int i = 0; offsets != nullptr && i < offsets->cnt; ++i) {
+      const rd_kafka_topic_partition_t& tp = offsets->elems[i];
+      if (!err && !tp.err) continue;
+      auto it = kafka_sent.find(tp.partition);
+      if (it != kafka_sent.end() && it->second == tp.offset) kafka_sent.erase(it);  // sent again next round
+    }
   }
 
   // next lies below the log start lo: go on past an accepted range, or Gap.
@@ -339,6 +364,10 @@ void RebalanceCallback(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_part
   static_cast<Consumer::Impl*>(opaque)->OnRebalance(err, list);
 }
 
+void CommitCallback(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets, void* opaque) {
+  static_cast<Consumer::Impl*>(opaque)->OnCommitted(err, offsets);
+}
+
 void LogCallback(const rd_kafka_t* rk, int, const char* fac, const char* buf) {
   const auto* impl = static_cast<const Consumer::Impl*>(rd_kafka_opaque(rk));
   if (impl != nullptr) impl->Note(std::string("kafka: ") + fac + ": " + buf);
@@ -370,6 +399,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOpti
   rd_kafka_conf_set_opaque(conf, impl.get());
   rd_kafka_conf_set_rebalance_cb(conf, RebalanceCallback);
   rd_kafka_conf_set_log_cb(conf, LogCallback);
+  rd_kafka_conf_set_offset_commit_cb(conf, CommitCallback);
   impl->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (!impl->rk) {
     rd_kafka_conf_destroy(conf);
