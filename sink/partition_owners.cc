@@ -107,9 +107,6 @@ std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerIn
     if (const auto& g = p.progress) {
       j += "{\"epoch\":" + std::to_string(g->epoch) + ",\"position\":" + std::to_string(g->position) +
            ",\"high_watermark\":" + std::to_string(g->high_watermark) + ",\"lag\":" + std::to_string(g->lag) +
-           ",\"written_at\":" + (g->written_at_ms ? JsonQuote(FormatIso(*g->written_at_ms)) : std::string("null")) +
-           ",\"age_seconds\":" +
-           (g->written_at_ms ? std::to_string(ProgressAgeSeconds(*g->written_at_ms)) : std::string("null")) +
            ",\"last_seal\":";
       if (g->last_seal_window_start_ms) {
         j += "{\"window\":" + JsonQuote(FormatIso(*g->last_seal_window_start_ms)) + ",\"version\":" +
@@ -118,6 +115,10 @@ std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerIn
       } else {
         j += "null";
       }
+      // When it was written, and how long ago (display only).
+      j += ",\"written_at\":" + (g->written_at_ms ? JsonQuote(FormatIso(*g->written_at_ms)) : std::string("null")) +
+           ",\"age_seconds\":" +
+           (g->written_at_ms ? std::to_string(ProgressAgeSeconds(*g->written_at_ms)) : std::string("null"));
       j += "}";
     } else {
       j += "null";

@@ -18,13 +18,13 @@ namespace snapsink {
 namespace {
 
 std::string U(uint64_t v) { return std::to_string(v); }
-// "12s ago (2026-...Z)" for a wall-clock time a writer recorded; display only.
+// "12s ago at 2026-...Z" for a wall-clock time a writer recorded; display only.
 std::string AgeText(const std::optional<int64_t>& at_ms) {
   if (!at_ms) return "at a time not recorded";
   const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch()).count();
   const int64_t age = now > *at_ms ? (now - *at_ms) / 1000 : 0;
-  return std::to_string(age) + "s ago (" + api::FormatTime(*at_ms) + ")";
+  return std::to_string(age) + "s ago at " + api::FormatTime(*at_ms);
 }
 std::string OnGapName(api::GapPolicy g) { return g == api::GapPolicy::kStop ? "stop" : "accept"; }
 
