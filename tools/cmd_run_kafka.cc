@@ -38,6 +38,9 @@ Status CmdRunKafka(const RunArgs& a) {
   if (!api::ParseDuration(a.kafka_timeout, &o.consumer.connect_timeout_ms) || o.consumer.connect_timeout_ms < 0) {
     return Status::InvalidArgument("--kafka-timeout " + a.kafka_timeout + ": expected a duration such as 30s");
   }
+  // A follower writes each partition's progress at least every publish, so that its age (status) tells
+  // an idle partition from a stopped consumer.
+  o.consumer.progress_every_ms = a.follow ? o.publish_every_ms : 0;
   // The library's notes (partitions taken, broker errors retried, librdkafka's log lines "kafka: ...").
   o.consumer.on_note = [](const std::string& note) { std::fprintf(stderr, "%s\n", note.c_str()); };
   o.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {

@@ -78,6 +78,7 @@ struct Consumer::Impl {
   // failed. A commit that fails (a rebalance under way) forgets its
   // offsets, so the next round sends them again.
   std::map<int32_t, int64_t> kafka_sent;
+  int64_t last_progress_ms = SteadyMs();  // progress_every_ms: when every assigned partition's progress was written
   Status error;  // sticky: set where a Status cannot be returned (the rebalance callback)
   api::WriteResult unreported;  // lines written outside a Round's own flush (a revoke, a seek)
   using Partition = PartitionWriter::Partition;
@@ -113,6 +114,10 @@ struct Consumer::Impl {
       if (!rd_kafka_get_watermark_offsets(rk, o.topic.c_str(), p, &lo, &hi) && hi >= 0) {
         w.Get(p).hwm = std::max(part.hwm, hi);
       }
+    }
+    if (o.progress_every_ms > 0 && SteadyMs() - last_progress_ms >= o.progress_every_ms) {
+      last_progress_ms = SteadyMs();
+      for (const auto& [p, part] : w.partitions()) w.Get(p).refresh = part.assigned && part.committed >= 0;
     }
     std::vector<std::pair<int32_t, int64_t>> flushed;
     Status s = w.Flush(&unreported, &flushed);

@@ -29,6 +29,7 @@ class PartitionWriter {
     int64_t start_hwm = -1;  // the high watermark at the first assignment
     int64_t hwm = 0;         // the newest high watermark known
     bool assigned = false;
+    bool refresh = false;    // the next flush writes the progress even with nothing new
     api::WriteBatch batch{"-"};
     api::Sink* sink = nullptr;  // --state: the partition's own state (owner epoch set on batch); else the root
   };
