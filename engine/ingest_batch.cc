@@ -2,6 +2,8 @@
 // through the same Begin/Apply/Reject/CommitBatch as a file's lines.
 #include "engine/ingest_impl.h"
 
+#include <chrono>
+
 namespace snapsink {
 
 // A batch that stops (Gap, or BadInput under stop_on_error) must leave no
@@ -130,7 +132,12 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
     } while (pos < rec.size);
   }
   if (r->position != nullptr) cur->src.position = *r->position;
-  if (r->progress) cur->src.progress = r->progress;
+  if (r->progress) {
+    cur->src.progress = r->progress;
+    const auto now = std::chrono::system_clock::now().time_since_epoch();  // for `status` only
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::ProgressAtKey(r->source),
+                                              std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
+  }
   if (r->owner_epoch) cur->src.owner_epoch = r->owner_epoch;
   r->after = cur->src;
   return Status::OK();

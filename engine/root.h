@@ -93,6 +93,11 @@ std::string BackfillDoneKey(uint64_t version);
 // "published_at/<G>" -> wall-clock ms when generation G was published. For
 // display only (`status`); never part of a snapshot, manifest or identity.
 std::string PublishedAtKey(uint64_t generation);
+// "progress_at/<source>" -> wall-clock ms of the last Write that set the
+// source's progress (SetProgress: a Kafka partition). For display only
+// (`status`, `metrics`: how long ago its owner last wrote); never part of a
+// snapshot, manifest or identity.
+std::string ProgressAtKey(std::string_view source);
 }  // namespace meta
 
 class Root {

@@ -64,9 +64,14 @@ void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
   auto& newest = BuildGauge().Name("snapsink_source_newest_event_seconds")
                      .Help("The newest event time applied from a source, seconds since the Unix epoch.")
                      .Register(*registry);
+  auto& age = BuildGauge().Name("snapsink_source_progress_age_seconds")
+                  .Help("Seconds since a source's progress was last written (a Kafka partition's owner): a stopped "
+                        "owner's lag stays as it left it, its age grows.")
+                  .Register(*registry);
   for (const GatheredSource& src : s.sources) {
     const auto& p = src.state.progress;
     if (!p) continue;
+    if (src.progress_at_ms) age.Add({{"source", src.name}}).Set(D(ProgressAgeSeconds(*src.progress_at_ms)));
     read.Add({{"source", src.name}}).Set(D(p->read));
     end.Add({{"source", src.name}}).Set(D(p->end));
     lag.Add({{"source", src.name}}).Set(D(p->end > p->read ? p->end - p->read : 0));

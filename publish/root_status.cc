@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 
@@ -26,6 +27,12 @@ const char* WindowStateName(bool dirty, bool closed, bool staged, bool published
   if (staged) return "staged";
   return published ? "published" : "unpublished";
 }
+uint64_t ProgressAgeSeconds(int64_t at_ms) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  return now > at_ms ? static_cast<uint64_t>((now - at_ms) / 1000) : 0;
+}
+
 namespace {
 
 // Bytes of the regular files under dir (0 if it is missing). Read-only, so
@@ -122,7 +129,11 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
 
   SNAPSINK_RETURN_IF_ERROR(ScanSources(txn.get(), [&](const std::string& name, const SourceState& state,
                                                       const SourceIdCounts& ids) {
-    GatheredSource s{name, state, ids, -1, "", false};
+    GatheredSource s{name, state, ids, -1, "", false, std::nullopt};
+    if (state.progress) {  // display only: a record that does not read leaves the time unknown
+      auto at = Root::GetMetaU64(txn.get(), meta::ProgressAtKey(name));
+      if (at.ok() && *at) s.progress_at_ms = static_cast<int64_t>(**at);
+    }
     if (IsBackfillSourceName(name)) {
       s.backfill = true;  // an archive read once: no file to look up
     } else {
@@ -242,6 +253,9 @@ std::string RootStatusJson(const std::string& path, const GatheredStatus& s) {
       o += ",\"read\":" + (st.progress ? U(st.progress->read) : std::string("null"));
       o += ",\"high_watermark\":" + (st.progress ? U(st.progress->end) : std::string("null"));
       o += ",\"newest_event\":" + opt_time(st.newest_ts_ms);
+      // When its owner last wrote it, and how long ago (display only: a stopped owner's lag stays as it left it).
+      o += ",\"progress_at\":" + opt_time(src.progress_at_ms) + ",\"progress_age_seconds\":" +
+           (src.progress_at_ms ? std::to_string(ProgressAgeSeconds(*src.progress_at_ms)) : std::string("null"));
     }
     o += "}";
   }

@@ -39,6 +39,10 @@ inline const char* WindowStateName(const GatheredWindow& w) {
 using api::kWindowStates;
 using api::kWindowStatesHelp;
 
+// Whole seconds from at_ms (wall clock) to now, 0 when at_ms is ahead:
+// for display only (status, metrics), never written anywhere.
+uint64_t ProgressAgeSeconds(int64_t at_ms);
+
 struct GatheredSource {
   std::string name;
   SourceState state;
@@ -46,6 +50,7 @@ struct GatheredSource {
   int64_t file_size = -1;     // size of the source's file; -1 if not a readable file
   std::string path;           // absolute path ingest recorded for it ("" none: standard input, older roots)
   bool backfill = false;      // a published backfill's source ("backfill vN: NAME"), read once
+  std::optional<int64_t> progress_at_ms;  // meta::ProgressAtKey: wall clock of its last progress write
 };
 
 struct GatheredGaps {

@@ -106,7 +106,8 @@ RootStatus ToPublic(const snapsink::GatheredStatus& s) {
                            snapsink::WindowStateName(w)});
   }
   for (const snapsink::GatheredSource& src : s.sources) {
-    out.sources.push_back({ToSourceView(src.name, src.state, src.ids), src.file_size, src.path, src.backfill});
+    out.sources.push_back(
+        {ToSourceView(src.name, src.state, src.ids), src.file_size, src.path, src.backfill, src.progress_at_ms});
   }
   out.producers = s.producers;
   for (const snapsink::GatheredGaps& p : s.gaps) {

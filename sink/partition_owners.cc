@@ -4,6 +4,7 @@
 // lag, last seal), in `status --json` and `metrics` of ROOT (the status
 // text is tools/cmd_status.cc's).
 #include <prometheus/gauge.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "engine/json_escape.h"
 #include "engine/timeutil.h"
 #include "publish/partition_seals.h"
+#include "publish/root_status.h"
 #include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 
@@ -31,6 +33,10 @@ Result<std::optional<ReadOnlySink::PartitionProgressInfo>> ReadProgressInfo(Env*
   info.position = progress.position;
   info.high_watermark = progress.high_watermark;
   info.lag = std::max<int64_t>(0, progress.high_watermark - progress.position);
+  struct stat st;
+  if (::stat(filenames::PartitionProgressFile(root, name).c_str(), &st) == 0) {
+    info.written_at_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  }
   const PartitionSealRef* last = nullptr;
   for (const PartitionSealRef& r : progress.seals) {
     if (last == nullptr || std::tie(r.to, r.window_ms) > std::tie(last->to, last->window_ms)) last = &r;
@@ -109,6 +115,10 @@ std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerIn
       } else {
         j += "null";
       }
+      // When it was written, and how long ago (display only).
+      j += ",\"written_at\":" + (g->written_at_ms ? JsonQuote(FormatIso(*g->written_at_ms)) : std::string("null")) +
+           ",\"age_seconds\":" +
+           (g->written_at_ms ? std::to_string(ProgressAgeSeconds(*g->written_at_ms)) : std::string("null"));
       j += "}";
     } else {
       j += "null";
@@ -143,6 +153,10 @@ void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo
   auto& lag = BuildGauge().Name("snapsink_partition_lag")
                   .Help("High watermark minus position, as of the partition's last progress write.")
                   .Register(*registry);
+  auto& age = BuildGauge().Name("snapsink_partition_progress_age_seconds")
+                  .Help("Seconds since the partition's owner last wrote its progress in the root: a stopped owner's "
+                        "lag stays as it left it, its age grows.")
+                  .Register(*registry);
   auto& seal_to = BuildGauge().Name("snapsink_partition_last_seal_offset")
                       .Help("The offset at which the partition's last accepted seal was recorded.")
                       .Register(*registry);
@@ -152,6 +166,9 @@ void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo
       position.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->position));
       hwm.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->high_watermark));
       lag.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->lag));
+      if (p.progress->written_at_ms) {
+        age.Add({{"partition", p.name}}).Set(static_cast<double>(ProgressAgeSeconds(*p.progress->written_at_ms)));
+      }
       if (p.progress->last_seal_window_start_ms) {
         seal_to.Add({{"partition", p.name}}).Set(static_cast<double>(p.progress->last_seal_to));
       }

@@ -80,6 +80,38 @@ bool MockCluster::Produce(const std::string& topic, int32_t partition, const std
   return rd_kafka_flush(rk_, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR && g_delivery_failures.load() == failed_before;
 }
 
+bool MockCluster::ProduceTombstone(const std::string& topic, int32_t partition) {
+  const int failed_before = g_delivery_failures.load();
+  static const char kKey[] = "k";
+  rd_kafka_resp_err_t e = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                                            RD_KAFKA_V_KEY(kKey, 1), RD_KAFKA_V_VALUE(nullptr, 0),
+                                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+  if (e) {
+    std::fprintf(stderr, "produce: %s\n", rd_kafka_err2str(e));
+    return false;
+  }
+  return rd_kafka_flush(rk_, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR && g_delivery_failures.load() == failed_before;
+}
+
+std::vector<int64_t> MockCluster::Committed(const std::string& group, const std::string& topic, int partitions) {
+  std::vector<int64_t> out(partitions, -2);
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  Set(conf, "bootstrap.servers", bootstraps_.c_str());
+  Set(conf, "group.id", group.c_str());
+  Set(conf, "log_level", "3");
+  char err[512];
+  rd_kafka_t* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (!c) return out;
+  rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; ++p) rd_kafka_topic_partition_list_add(l, topic.c_str(), p);
+  if (rd_kafka_committed(c, l, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < l->cnt; ++i) out[l->elems[i].partition] = l->elems[i].err ? -2 : l->elems[i].offset;
+  }
+  rd_kafka_topic_partition_list_destroy(l);
+  rd_kafka_destroy(c);
+  return out;
+}
+
 bool MockCluster::Watermarks(const std::string& topic, int32_t partition, int64_t* lo, int64_t* hi) {
   return rd_kafka_query_watermark_offsets(rk_, topic.c_str(), partition, lo, hi, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }

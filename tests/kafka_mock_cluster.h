@@ -28,7 +28,11 @@ class MockCluster {
   void CreateTopic(const std::string& topic, int partitions);
   // Produces values to the partition, in order; true when every one was acknowledged.
   bool Produce(const std::string& topic, int32_t partition, const std::vector<std::string>& values);
+  // Produces one tombstone (a record with a key and no value) to the partition.
+  bool ProduceTombstone(const std::string& topic, int32_t partition);
   bool Watermarks(const std::string& topic, int32_t partition, int64_t* lo, int64_t* hi);
+  // The offsets group has committed to Kafka for partitions 0..n-1 (-1: none), by a consumer that never joins.
+  std::vector<int64_t> Committed(const std::string& group, const std::string& topic, int partitions);
 
  private:
   rd_kafka_s* rk_ = nullptr;

@@ -10,8 +10,12 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -489,6 +493,149 @@ TEST_F(KafkaMock, ConfigThatWouldLetKafkaDecidePositionsIsRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
 }
 
+
+// An empty record and a tombstone (no value) were skipped: "3 records, 1
+// lines", and the accounting identity of EVENTS.md lost a line each. Each is
+// one empty line, rejected with its kafka:T/P@OFFSET.
+TEST_F(KafkaMock, EmptyRecordsAndTombstonesAreRejectedEmptyLines) {
+  const std::string event = R"({"producer":"p0","seq":0,"ts":1792577700000,"metric":"orders","key":"eu","value":1})";
+  ASSERT_TRUE(cluster_->Produce(kTopic, 0, {event, ""}));
+  ASSERT_TRUE(cluster_->ProduceTombstone(kTopic, 0));
+  const std::string root = NewRoot("kafka-root");
+  ChildResult r = Snapsink(RunArgs(root, "g-empty", {"--final"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kafka orders: 3 records, 3 lines: 1 applied, 0 duplicates, 0 fenced, 2 rejected"),
+            std::string::npos) << r.err;
+  const std::string rejects = ReadFile(root + "/rejects/kafka_orders_0.ndjson");
+  EXPECT_NE(rejects.find("kafka:orders/0@1"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find("kafka:orders/0@2"), std::string::npos) << rejects;
+  EXPECT_NE(rejects.find(R"("reason":"empty line")"), std::string::npos) << rejects;
+  // Under --on-error stop the first one ends the run (exit 2) naming it.
+  const std::string strict = NewRoot("strict-root");
+  r = Snapsink(RunArgs(strict, "g-empty-stop", {"--final", "--on-error", "stop"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("kafka:orders/0@1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("empty line"), std::string::npos) << r.err;
+}
+
+// A loopback port nothing listens on (bound, then closed).
+std::string ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) close(fd);
+    return "1";
+  }
+  close(fd);
+  return std::to_string(ntohs(a.sin_port));
+}
+
+// With no broker reachable, run waited forever, librdkafka printing its
+// connect errors raw to stderr. It now gives up after --kafka-timeout,
+// exit 1, and librdkafka's lines come through the tool, "kafka: ...".
+TEST_F(KafkaMock, NoBrokerReachableExits1AfterTheKafkaTimeout) {
+  const std::string root = NewRoot("kafka-root");
+  const std::string broker = "127.0.0.1:" + ClosedPort();
+  for (const bool state : {false, true}) {
+    std::vector<std::string> args{"run", root, "--kafka", broker, "--topic", kTopic, "--group", "g-down",
+                                  "--kafka-timeout", "2s"};
+    if (state) args.insert(args.end(), {"--state", dir_ + "/state"});
+    const auto start = std::chrono::steady_clock::now();
+    ChildResult r = Snapsink(args, {}, 30);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("snapsink: kafka: no broker reachable at " + broker + " ("), std::string::npos) << r.err;
+    EXPECT_LT(took, std::chrono::seconds(15));
+    std::istringstream lines(r.err);
+    int logged = 0;
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_NE(line.rfind("%", 0), 0u) << "librdkafka printed to stderr itself: " << line;
+      logged += line.rfind("kafka: ", 0) == 0 && line.find("Connect to") != std::string::npos;
+    }
+    EXPECT_GE(logged, 1) << r.err;
+  }
+  ChildResult r = Snapsink({"run", root, "--kafka", broker, "--topic", kTopic, "--group", "g", "--kafka-timeout", "x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--kafka-timeout x: expected a duration"), std::string::npos) << r.err;
+}
+
+// A number in text after `prefix` (-1 when absent).
+int64_t NumberAfter(const std::string& text, const std::string& prefix) {
+  const size_t at = text.find(prefix);
+  if (at == std::string::npos) return -1;
+  return std::strtoll(text.c_str() + at + prefix.size(), nullptr, 10);
+}
+
+// A stopped consumer's lag stayed at its last progress write, with nothing
+// to say how old that was; and an offset commit to Kafka that failed (a
+// rebalance under way) was never sent again. Now each partition's progress
+// has an age (status, status --json, metrics) that grows while its owner is
+// stopped, and the commit is sent again on the next round until Kafka takes it.
+TEST_F(KafkaMock, ProgressAgeGrowsWhileStoppedAndAFailedKafkaCommitIsRetried) {
+  const EventStream s = GenerateEvents(kPartitions, 20, 21);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  rd_kafka_mock_cluster_t* mc = cluster_->mock();
+  // Every commit of the first rounds fails as during a rebalance.
+  rd_kafka_mock_push_request_errors(mc, kOffsetCommit, 4, RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS, RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  Child follow(g_snapsink, RunArgs(root, "g-age", {"--follow", "--publish-every", "1s"}), {}, dir_);
+  uint64_t want = 0;
+  for (uint64_t n : s.lines) want += n;
+  std::vector<int64_t> ends(kPartitions);
+  for (int p = 0; p < kPartitions; ++p) {
+    int64_t lo = 0;
+    ASSERT_TRUE(cluster_->Watermarks(kTopic, p, &lo, &ends[p]));
+  }
+  std::vector<int64_t> committed;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (std::chrono::steady_clock::now() < deadline && follow.Running()) {
+    committed = cluster_->Committed("g-age", kTopic, kPartitions);
+    if (LinesInRoot(root, dir_) == want && committed == ends) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_EQ(LinesInRoot(root, dir_), want);
+  EXPECT_EQ(committed, ends) << "Kafka holds the root's positions once the failed commits were sent again";
+  rd_kafka_mock_clear_request_errors(mc, kOffsetCommit);
+  // Idle but running: the follower writes each partition's progress every
+  // --publish-every, so the age stays small.
+  const std::string age_metric = "snapsink_source_progress_age_seconds{source=\"kafka:orders/2\"} ";
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  ChildResult r = Snapsink({"metrics", root});
+  const int64_t running_age = NumberAfter(r.out, age_metric);
+  EXPECT_GE(running_age, 0) << r.out;
+  EXPECT_LE(running_age, 2) << r.out;
+  follow.Signal(SIGSTOP);  // a stuck owner: its lag stays as it left it, its age grows
+  std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+  r = Snapsink({"status", root});
+  EXPECT_GE(NumberAfter(r.out, "progress written "), 3) << r.out;
+  r = Snapsink({"status", root, "--json"});
+  EXPECT_GE(NumberAfter(r.out, R"("progress_age_seconds":)"), 3) << r.out;
+  EXPECT_NE(r.out.find(R"("progress_at":"2)"), std::string::npos) << r.out;
+  r = Snapsink({"metrics", root});
+  EXPECT_GE(NumberAfter(r.out, age_metric), 3) << r.out;
+  follow.Signal(SIGCONT);
+  follow.Signal(SIGTERM);
+  r = follow.Wait(30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // --state: the age of each partition's last progress write in ROOT.
+  const std::string shared = NewRoot("shared-root");
+  r = Snapsink(RunArgs(shared, "g-age-s", {"--final", "--state", dir_ + "/state"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  r = Snapsink({"status", shared});
+  EXPECT_NE(r.out.find("written by epoch 1 "), std::string::npos) << r.out;
+  EXPECT_GE(NumberAfter(r.out, "written by epoch 1 "), 2) << r.out;
+  r = Snapsink({"status", shared, "--json"});
+  EXPECT_GE(NumberAfter(r.out, R"("age_seconds":)"), 2) << r.out;
+  r = Snapsink({"metrics", shared});
+  EXPECT_GE(NumberAfter(r.out, "snapsink_partition_progress_age_seconds{partition=\"kafka_orders_2\"} "), 2) << r.out;
+}
 
 // ---- --state DIR: many processes over one topic (SPEC 12) ----
 

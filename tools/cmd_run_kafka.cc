@@ -36,6 +36,14 @@ Status CmdRunKafka(const RunArgs& a) {
   if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }
+  if (!api::ParseDuration(a.kafka_timeout, &o.consumer.connect_timeout_ms) || o.consumer.connect_timeout_ms < 0) {
+    return Status::InvalidArgument("--kafka-timeout " + a.kafka_timeout + ": expected a duration such as 30s");
+  }
+  // A follower writes each partition's progress at least every publish, so that its age (status) tells
+  // an idle partition from a stopped consumer.
+  o.consumer.progress_every_ms = a.follow ? o.publish_every_ms : 0;
+  // The library's notes (partitions taken, broker errors retried, librdkafka's log lines "kafka: ...").
+  o.consumer.on_note = [](const std::string& note) { std::fprintf(stderr, "%s\n", note.c_str()); };
   o.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {
     PrintSealed(sealed);
     std::fflush(stdout);
@@ -79,7 +87,8 @@ Status CmdRunKafka(const RunArgs& a) {
   signals.OnSignal([&] { stop.store(true); });
   kafka::RunTotals totals;
   // The library names the options' fields; kafka_config's items came from --kafka-config.
-  Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"}});
+  Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"},
+                                                                   {"ConsumerOptions::connect_timeout_ms", "--kafka-timeout"}});
   signals.Finish();
   // A usage error found before anything was read (a bad --kafka-config) has no run to sum up.
   const bool usage_error = s.code() == Status::Code::kInvalidArgument && totals.records == 0;

@@ -1,6 +1,7 @@
 // status: one look at a root for operators (api::ReadOnlySink::GetStatus;
 // --json is api::ReadOnlySink::StatusJson).
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <cstring>
@@ -17,6 +18,14 @@ namespace snapsink {
 namespace {
 
 std::string U(uint64_t v) { return std::to_string(v); }
+// "12s ago at 2026-...Z" for a wall-clock time a writer recorded; display only.
+std::string AgeText(const std::optional<int64_t>& at_ms) {
+  if (!at_ms) return "at a time not recorded";
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t age = now > *at_ms ? (now - *at_ms) / 1000 : 0;
+  return std::to_string(age) + "s ago at " + api::FormatTime(*at_ms);
+}
 std::string OnGapName(api::GapPolicy g) { return g == api::GapPolicy::kStop ? "stop" : "accept"; }
 
 void PrintText(const std::string& path, const api::RootStatus& s) {
@@ -80,7 +89,8 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
       const uint64_t read = *src.source.read, end = *src.source.end;
       lag = "position " + src.source.position.value_or("none") + ", high watermark " + U(end) + ", lag " +
             U(end > read ? end - read : 0) + ", newest event " +
-            (src.source.newest_event_ms ? api::FormatTime(*src.source.newest_event_ms) : std::string("none"));
+            (src.source.newest_event_ms ? api::FormatTime(*src.source.newest_event_ms) : std::string("none")) +
+            ", progress written " + AgeText(src.progress_at_ms);
     } else if (src.file_size >= 0) {
       const uint64_t size = static_cast<uint64_t>(src.file_size);
       lag = "size " + U(size) + ", lag " + U(size > src.source.offset ? size - src.source.offset : 0) + " bytes" +
@@ -122,7 +132,8 @@ void PrintPartitions(const std::vector<api::ReadOnlySink::PartitionOwnerInfo>& p
     std::string progress = "no progress recorded yet";
     if (const auto& g = p.progress) {
       progress = "position " + std::to_string(g->position) + " of " + std::to_string(g->high_watermark) + " (lag " +
-                 std::to_string(g->lag) + ", written by epoch " + U(g->epoch) + "), last seal ";
+                 std::to_string(g->lag) + ", written by epoch " + U(g->epoch) + " " + AgeText(g->written_at_ms) +
+                 "), last seal ";
       progress += g->last_seal_window_start_ms ? api::FormatTime(*g->last_seal_window_start_ms) + " v" + U(g->last_seal_version) +
                                                " to offset " + std::to_string(g->last_seal_to)
                                          : std::string("none");

@@ -86,6 +86,9 @@ void AddKafkaFlags(CLI::App* c, RunArgs* a) {
   c->add_option("--kafka-config", a->kafka_config,
                 "--kafka: a librdkafka property KEY=VALUE (repeatable, as kcat -X); those that would let Kafka "
                 "decide a position (enable.auto.commit, auto.offset.reset, ...) are refused");
+  c->add_option("--kafka-timeout", a->kafka_timeout,
+                "--kafka: with no broker answering this long after the start, exit 1 (\"no broker reachable at "
+                "BROKERS\"; default 30s; 0: wait as long as it takes)");
   c->add_option("--state", a->state,
                 "--kafka: many processes share the topic (README, Running many processes): each partition's "
                 "state lives in its own LMDB environment under this local DIR, fenced by owner epochs in ROOT");

@@ -179,6 +179,10 @@ class ReadOnlySink {
     std::optional<int64_t> last_seal_window_start_ms;
     uint64_t last_seal_version = 0, last_seal_epoch = 0;
     int64_t last_seal_to = 0;  // the offset its round ended at
+    // When it was written (the file's modification time, wall clock): how
+    // long ago is for display only; a stopped owner's lag stays as it left
+    // it while this ages. nullopt when the file system does not say.
+    std::optional<int64_t> written_at_ms;
   };
   struct PartitionOwnerInfo {
     std::string name;

@@ -171,6 +171,9 @@ struct SourceStatus {
   int64_t file_size = -1;  // size of the source's file; -1: not a readable file
   std::string path;        // the absolute path the source was read from ("": standard input, or not recorded)
   bool backfill = false;   // a published backfill's source, named "backfill vN: NAME"
+  // Wall-clock time of the last Write that set the source's progress (a
+  // Kafka partition's owner writing): how long ago is for display only.
+  std::optional<int64_t> progress_at_ms;
 };
 
 struct ProducerGaps {

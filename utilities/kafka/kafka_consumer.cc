@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -16,6 +17,15 @@ namespace {
 
 constexpr int kQueryTimeoutMs = 5000;
 constexpr int kQueryAttempts = 4;
+constexpr int kReachableProbeMs = 1000;  // the metadata request that tells "no broker" from "no group yet"
+
+int64_t SteadyMs() {  // only how long to wait for a broker, never what is written
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// librdkafka's log lines, served on the polling thread (log.queue): one note each.
+void LogCallback(const rd_kafka_t* rk, int, const char* fac, const char* buf);
 
 std::optional<int64_t> ParseOffset(const std::string& text) {
   int64_t v = 0;
@@ -62,6 +72,13 @@ struct Consumer::Impl {
   rd_kafka_t* rk = nullptr;
   bool closed = false;
   bool assigned_once = false;
+  int64_t created_ms = SteadyMs();
+  std::string last_broker_error;  // the newest error librdkafka reported, for "no broker reachable"
+  // Offsets committed to Kafka (lag tools only), per partition: sent and not
+  // failed. A commit that fails (a rebalance under way) forgets its
+  // offsets, so the next round sends them again.
+  std::map<int32_t, int64_t> kafka_sent;
+  int64_t last_progress_ms = SteadyMs();  // progress_every_ms: when every assigned partition's progress was written
   Status error;  // sticky: set where a Status cannot be returned (the rebalance callback)
   api::WriteResult unreported;  // lines written outside a Round's own flush (a revoke, a seek)
   using Partition = PartitionWriter::Partition;
@@ -98,6 +115,10 @@ struct Consumer::Impl {
         w.Get(p).hwm = std::max(part.hwm, hi);
       }
     }
+    if (o.progress_every_ms > 0 && SteadyMs() - last_progress_ms >= o.progress_every_ms) {
+      last_progress_ms = SteadyMs();
+      for (const auto& [p, part] : w.partitions()) w.Get(p).refresh = part.assigned && part.committed >= 0;
+    }
     std::vector<std::pair<int32_t, int64_t>> flushed;
     Status s = w.Flush(&unreported, &flushed);
     if (o.states != nullptr) {
@@ -107,13 +128,34 @@ struct Consumer::Impl {
       r->lines = unreported;
       unreported = {};
     }
-    if (!flushed.empty() && !closed) {
-      rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(static_cast<int>(flushed.size()));
-      for (const auto& [p, off] : flushed) rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = off;
-      rd_kafka_commit(rk, offsets, /*async=*/1);  // failures ignored
-      rd_kafka_topic_partition_list_destroy(offsets);
-    }
+    if (!closed) CommitToKafka();
     return s;
+  }
+
+  // Commits to Kafka, asynchronously, each assigned partition's root
+  // position that Kafka has not taken yet (OnCommitted forgets a failed one).
+  void CommitToKafka() {
+    rd_kafka_topic_partition_list_t* offsets = nullptr;
+    for (const auto& [p, part] : w.partitions()) {
+      if (!part.assigned || part.committed < 0) continue;
+      auto it = kafka_sent.find(p);
+      if (it != kafka_sent.end() && it->second == part.committed) continue;
+      if (offsets == nullptr) offsets = rd_kafka_topic_partition_list_new(8);
+      rd_kafka_topic_partition_list_add(offsets, o.topic.c_str(), p)->offset = part.committed;
+      kafka_sent[p] = part.committed;
+    }
+    if (offsets == nullptr) return;
+    rd_kafka_commit(rk, offsets, /*async=*/1);  // OnCommitted, served by a later poll
+    rd_kafka_topic_partition_list_destroy(offsets);
+  }
+
+  void OnCommitted(rd_kafka_resp_err_t err, const rd_kafka_topic_partition_list_t* offsets) {
+    for (int i = 0; offsets != nullptr && i < offsets->cnt; ++i) {
+      const rd_kafka_topic_partition_t& tp = offsets->elems[i];
+      if (!err && !tp.err) continue;
+      auto it = kafka_sent.find(tp.partition);
+      if (it != kafka_sent.end() && it->second == tp.offset) kafka_sent.erase(it);  // sent again next round
+    }
   }
 
   // next lies below the log start lo: go on past an accepted range, or Gap.
@@ -292,16 +334,48 @@ struct Consumer::Impl {
         if (m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
           return Status::NotFound("kafka: topic " + o.topic + ": " + rd_kafka_err2str(m->err));
         }
+        last_broker_error = rd_kafka_err2str(m->err);
+        if (m->payload != nullptr && m->len > 0) {
+          last_broker_error += ": " + std::string(static_cast<const char*>(m->payload), m->len);
+        }
         Note(std::string("kafka: ") + rd_kafka_err2str(m->err) + " (retried)");
         return Status::OK();
       }
     }
+  }
+
+  // Before the first assignment, past connect_timeout_ms: does any broker
+  // answer? A metadata request that fails says none does.
+  Status CheckReachable() {
+    if (assigned_once || o.connect_timeout_ms <= 0 || SteadyMs() - created_ms < o.connect_timeout_ms) {
+      return Status::OK();
+    }
+    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, nullptr, &md, kReachableProbeMs);
+    if (!err) {
+      rd_kafka_metadata_destroy(md);
+      return Status::OK();  // a broker answers: the group is still forming
+    }
+    const std::string why = last_broker_error.empty() ? rd_kafka_err2str(err) : last_broker_error;
+    const int64_t t = o.connect_timeout_ms;
+    const std::string waited = t % 1000 == 0 ? std::to_string(t / 1000) + "s" : std::to_string(t) + "ms";
+    return Status::IOError("kafka: no broker reachable at " + o.brokers + " (" + why + "; waited " + waited +
+                           ", ConsumerOptions::connect_timeout_ms)");
   }
 };
 
 namespace {
 void RebalanceCallback(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* list, void* opaque) {
   static_cast<Consumer::Impl*>(opaque)->OnRebalance(err, list);
+}
+
+void CommitCallback(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets, void* opaque) {
+  static_cast<Consumer::Impl*>(opaque)->OnCommitted(err, offsets);
+}
+
+void LogCallback(const rd_kafka_t* rk, int, const char* fac, const char* buf) {
+  const auto* impl = static_cast<const Consumer::Impl*>(rd_kafka_opaque(rk));
+  if (impl != nullptr) impl->Note(std::string("kafka: ") + fac + ": " + buf);
 }
 }  // namespace
 
@@ -317,7 +391,8 @@ Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOpti
   }
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  ConfigPairs all = {{"log.connection.close", "false"}};
+  // librdkafka logs through the notes, on the polling thread, never to stderr itself.
+  ConfigPairs all = {{"log.connection.close", "false"}, {"log.queue", "true"}};
   all.insert(all.end(), o.user_config.begin(), o.user_config.end());
   for (auto& kv : FixedConfig(o.brokers, o.group, UniqueClientId())) all.push_back(kv);
   for (const auto& [k, v] : all) {
@@ -328,11 +403,14 @@ Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOpti
   }
   rd_kafka_conf_set_opaque(conf, impl.get());
   rd_kafka_conf_set_rebalance_cb(conf, RebalanceCallback);
+  rd_kafka_conf_set_log_cb(conf, LogCallback);
+  rd_kafka_conf_set_offset_commit_cb(conf, CommitCallback);
   impl->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (!impl->rk) {
     rd_kafka_conf_destroy(conf);
     return Status::InvalidArgument(std::string("kafka: ") + err);
   }
+  rd_kafka_set_log_queue(impl->rk, nullptr);  // the main queue, which the consumer's poll serves
   rd_kafka_poll_set_consumer(impl->rk);
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(topics, o.topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -365,7 +443,8 @@ Status Consumer::Round(RoundResult* result) {
   if (result) *result = r;
   if (!m.error.ok()) return m.error;
   SNAPSINK_RETURN_IF_ERROR(s);
-  return f;
+  SNAPSINK_RETURN_IF_ERROR(f);
+  return m.CheckReachable();
 }
 
 bool Consumer::CaughtUp() const {

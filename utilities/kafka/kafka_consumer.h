@@ -44,7 +44,18 @@ struct ConsumerOptions {
   // new owner epoch at each assignment, dropped when revoked or fenced); the
   // Sink given to Create is then unused. Not owned; outlives the Consumer.
   PartitionStates* states = nullptr;
-  // Notes for people (a broker error that librdkafka retries); stderr when unset.
+  // Before the first assignment: after this long with no broker answering
+  // (a metadata request to the bootstrap brokers fails), Round returns
+  // IOError "no broker reachable at BROKERS (...)". 0: wait as long as it takes.
+  int64_t connect_timeout_ms = 30000;
+  // At least this often each assigned partition's progress (position, high
+  // watermark) is written even when no record came: an idle partition of a
+  // running consumer then shows a fresh progress age (status), a stopped
+  // one an old age. 0: written only when the position moves.
+  int64_t progress_every_ms = 0;
+  // Notes for people (a broker error that librdkafka retries, and
+  // librdkafka's own log lines, "kafka: FACILITY: ..."); stderr when unset.
+  // Called on the thread that calls Round and Close.
   std::function<void(const std::string&)> on_note;
 };
 

@@ -24,14 +24,17 @@ PartitionWriter::Partition& PartitionWriter::Get(int32_t p) {
 size_t PartitionWriter::Add(int32_t p, int64_t offset, std::string_view payload) {
   Partition& part = Get(p);
   if (offset < part.next) return 0;
-  if (!payload.empty()) part.batch.Add(payload, Source(p) + "@" + std::to_string(offset));
+  // An empty record or a tombstone (no value) is one empty line: rejected
+  // and counted like any other (docs/EVENTS.md), never skipped.
+  part.batch.Add(payload, Source(p) + "@" + std::to_string(offset));
   part.next = offset + 1;
   return payload.size();
 }
 
 Status PartitionWriter::FlushOne(int32_t p, api::WriteResult* sum) {
   Partition& part = Get(p);
-  if (part.batch.records() == 0 && part.next == part.committed) return Status::OK();
+  if (part.batch.records() == 0 && part.next == part.committed && !part.refresh) return Status::OK();
+  part.refresh = false;
   part.batch.SetPosition(std::to_string(part.next));
   part.batch.SetProgress(static_cast<uint64_t>(part.next), static_cast<uint64_t>(std::max(part.hwm, part.next)));
   if (commit_check_) {
@@ -74,7 +77,9 @@ Status PartitionWriter::Flush(api::WriteResult* sum, std::vector<std::pair<int32
   };
   std::vector<Job> jobs;
   for (auto& [p, part] : parts_) {
-    if (part.batch.records() > 0 || part.next != part.committed) jobs.push_back({p, part.committed, {}, {}});
+    if (part.batch.records() > 0 || part.next != part.committed || part.refresh) {
+      jobs.push_back({p, part.committed, {}, {}});
+    }
   }
   // Concurrent Writes commit together (Sink::Write's group commit): about
   // one LMDB transaction a round instead of one per partition.

@@ -29,6 +29,7 @@ class PartitionWriter {
     int64_t start_hwm = -1;  // the high watermark at the first assignment
     int64_t hwm = 0;         // the newest high watermark known
     bool assigned = false;
+    bool refresh = false;    // the next flush writes the progress even with nothing new
     api::WriteBatch batch{"-"};
     api::Sink* sink = nullptr;  // --state: the partition's own state (owner epoch set on batch); else the root
   };
@@ -41,7 +42,8 @@ class PartitionWriter {
   std::string Source(int32_t p) const { return SourceName(topic_, p); }
 
   // Adds record `offset` of p (ignored below p's next offset: a redelivery
-  // of what is pending or committed); returns the bytes taken.
+  // of what is pending or committed); returns the bytes taken. An empty
+  // payload (an empty record, a tombstone) is one empty line.
   size_t Add(int32_t p, int64_t offset, std::string_view payload);
 
   // Writes p's batch with its position and progress, if there is anything
