@@ -27,6 +27,8 @@ set(SNAPSINK_CRASH_TESTS
 set(SNAPSINK_SLOW_TESTS
   [=[^LiveRootTest\.]=]                # a follower process beside each command
   [=[^CliGolden\.]=]                   # 92 runs of the binary
+  [=[^ServeHostileTest\.]=]            # slow clients held for seconds
+  [=[^ServePolicyTest\.]=]             # servers and openssl handshakes
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
   [=[^ApiViewsTest\.StatusAndMetrics$]=]
