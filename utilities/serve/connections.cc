@@ -129,8 +129,16 @@ struct ConnectionPool::State {
     c.cut = true;
     Tell(c.fd, status, reason, message);
     // The answer, then FIN; once the read side is shut the connection's
-    // thread sees the end and closes its socket.
-    ::shutdown(c.fd, grace ? SHUT_WR : SHUT_RDWR);
+    // thread sees the end and closes its socket. Without grace the close
+    // is a reset: a flooding client that does not read would otherwise
+    // wait on a full window until the kernel gives up on the socket.
+    if (grace) {
+      ::shutdown(c.fd, SHUT_WR);
+    } else {
+      const linger abort{1, 0};
+      ::setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+      ::shutdown(c.fd, SHUT_RD);
+    }
     c.read_open = grace;
     c.shut_read_at = Clock::now() + std::chrono::seconds(1);
   }
