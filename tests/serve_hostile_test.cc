@@ -258,11 +258,10 @@ TEST_F(ServeHostileTest, KeepAliveClientsDoNotStarveANewcomer) {
   for (int i = 0; i < 3; ++i) {
     const auto t0 = Clock::now();
     httplib::Client c("127.0.0.1", server.port);
-    c.set_read_timeout(30, 0);
+    c.set_read_timeout(10, 0);
     auto r = c.Get("/v1/query?metric=orders&format=csv");
     worst_ms = std::max(worst_ms, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 200);
+    EXPECT_TRUE(r && r->status == 200);  // no ASSERT: the regulars must be stopped below
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
   done = true;

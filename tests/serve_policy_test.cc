@@ -61,6 +61,17 @@ void MakeCert(const std::string& path, long not_before, long not_after) {
 
 class ServePolicyTest : public ServeFixture {
  protected:
+  // serve ROOT with TLS files, bounded by `timeout` (a server that starts
+  // would serve on): exit status and stderr.
+  RunResult ServeTls(const std::string& cert, const std::string& key) {
+    const std::string err = dir_ / "tls.err";
+    RunResult r;
+    r.exit_code = ShellStatus("timeout 30 '" + std::string(SnapsinkBinaryPath()) + "' serve '" + root_ +
+                              "' --listen 127.0.0.1:0 --quiet --tls-cert '" + cert + "' --tls-key '" + key +
+                              "' >/dev/null 2>'" + err + "'");
+    r.err = ReadFile(err);
+    return r;
+  }
   std::string TokenFile(const std::string& text) {
     const std::string path = dir_ / "tokens";
     WriteFile(path, text);
@@ -108,9 +119,8 @@ TEST_F(ServePolicyTest, ExpiredCertificateAndReadableKeyAreRefusedAtStart) {
   PublishRound(0);
   const std::string expired = dir_ / "expired";
   MakeCert(expired, -2 * 86400, -86400);
-  RunResult r = Snapsink({"serve", root_, "--listen", "127.0.0.1:0", "--tls-cert", expired + ".crt", "--tls-key",
-                          expired + ".key"});
-  EXPECT_EQ(r.exit_code, 1) << r.out;
+  RunResult r = ServeTls(expired + ".crt", expired + ".key");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   // One line (then the CLI's usage hint, as for every bad option).
   const std::string first = r.err.substr(0, r.err.find('\n') + 1);
   EXPECT_EQ(first.rfind("snapsink: --tls-cert " + expired + ".crt: expired on ", 0), 0u) << r.err;
@@ -118,15 +128,15 @@ TEST_F(ServePolicyTest, ExpiredCertificateAndReadableKeyAreRefusedAtStart) {
 
   const std::string future = dir_ / "future";
   MakeCert(future, 86400, 2 * 86400);
-  r = Snapsink({"serve", root_, "--listen", "127.0.0.1:0", "--tls-cert", future + ".crt", "--tls-key", future + ".key"});
-  EXPECT_EQ(r.exit_code, 1) << r.out;
+  r = ServeTls(future + ".crt", future + ".key");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find(future + ".crt: not valid before "), std::string::npos) << r.err;
 
   const std::string good = dir_ / "good";
   MakeCert(good, -3600, 86400);
   ::chmod((good + ".key").c_str(), 0644);
-  r = Snapsink({"serve", root_, "--listen", "127.0.0.1:0", "--tls-cert", good + ".crt", "--tls-key", good + ".key"});
-  EXPECT_EQ(r.exit_code, 1) << r.out;
+  r = ServeTls(good + ".crt", good + ".key");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find(good + ".key: group or other users may read or write it (mode 0644)"), std::string::npos)
       << r.err;
   const std::string line = r.err.substr(0, r.err.find('\n'));
