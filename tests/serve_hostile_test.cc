@@ -2,7 +2,7 @@
 // (a request head is a deadline, and they hold no thread another client
 // needs), huge heads, bodies that never come, methods that are not GET.
 // Bounds on time are generous (the machine may be busy): the point is that
-// nothing hangs; bench/serve_slowloris.sh measures the latency itself.
+// nothing hangs; bench/serve_slowloris.py measures the latency itself.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
