@@ -114,11 +114,13 @@ set(SNAPSINK_PUBLIC_UTILITY_HEADERS
 # FormatTable).
 set(SNAPSINK_PUBLIC_UTILITY_SOURCES
   utilities/serve/http_request.cc
+  utilities/serve/connections.cc
   utilities/serve/http_server.cc
   utilities/serve/serve_auth.cc
   utilities/serve/server.cc
   utilities/serve/status_page.cc
   utilities/serve/status_page_html.cc
+  utilities/serve/tcp_bytes.cc
   utilities/table/table.cc
   utilities/table/view_tables.cc
 )
@@ -252,7 +254,9 @@ set(SNAPSINK_TEST_SOURCES
   tests/root_test.cc
   tests/sequencer_test.cc
   tests/serve_api_test.cc
+  tests/serve_hostile_test.cc
   tests/serve_limits_test.cc
+  tests/serve_policy_test.cc
   tests/serve_tls_test.cc
   tests/serve_test.cc
   tests/status_page_test.cc

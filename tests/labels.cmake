@@ -29,6 +29,8 @@ set(SNAPSINK_SLOW_TESTS
   [=[^CliGolden\.]=]                   # 92 runs of the binary
   [=[^Interrupt\.]=]                   # 200,000 lines in batches of 100, twice
   [=[^MissingCurrent\.]=]              # two publishes, then each command
+  [=[^ServeHostileTest\.]=]            # slow clients held for seconds
+  [=[^ServePolicyTest\.]=]             # servers and openssl handshakes
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
   [=[^ApiViewsTest\.StatusAndMetrics$]=]

@@ -400,7 +400,7 @@ TEST_F(ServeTest, GcFreesTheDiskOfFilesTheServerRead) {
   Stop(server);
 }
 
-TEST_F(ServeTest, OtherMethodsAre405WithAllowGet) {
+TEST_F(ServeTest, OtherMethodsAre405WithAllowGetHead) {
   PublishRound(0);
   Server server = StartServe(root_);
   ASSERT_GT(server.port, 0);
@@ -408,7 +408,7 @@ TEST_F(ServeTest, OtherMethodsAre405WithAllowGet) {
   auto r = client.Post("/v1/query", "", "application/json");
   ASSERT_TRUE(r) << httplib::to_string(r.error());
   EXPECT_EQ(r->status, 405);
-  EXPECT_EQ(r->get_header_value("Allow"), "GET");
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
   EXPECT_EQ(r->body, "{\"error\":\"method POST not allowed on /v1/query: use GET\"}\n");
   r = client.Delete("/metrics");
   ASSERT_TRUE(r);

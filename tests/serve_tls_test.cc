@@ -157,6 +157,7 @@ TEST_F(ServeTlsTest, CertificateReloadedOnSighup) {
   auto install = [&](const std::string& name) {
     WriteFile(cert, ReadFile(dir_ / name + ".crt"));
     WriteFile(key, ReadFile(dir_ / name + ".key"));
+    ::chmod(key.c_str(), 0600);  // a key others may read is refused
   };
   install("first");
   Server s = Start({"--tls-cert", cert, "--tls-key", key, "--token-file", TokenFile("t:tok-1\n")}, true);
@@ -175,6 +176,7 @@ TEST_F(ServeTlsTest, CertificateReloadedOnSighup) {
   EXPECT_EQ(Curl(first, url), "000");
   // A key that does not match: the reload fails, the second pair stays.
   WriteFile(key, ReadFile(dir_ / "first.key"));
+  ::chmod(key.c_str(), 0600);
   ::kill(s.proc.pid, SIGHUP);
   for (int i = 0; i < 600 && ReadFile(dir_ / "serve.err").find("reload failed") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -71,10 +71,14 @@ Status ServeFlagNames(const Status& s) {
   return NameFlags(s, {{"ServeOptions::listen", "--listen"},
                        {"ServeOptions::threads", "--threads"},
                        {"ServeOptions::max_connections", "--max-connections"},
+                       {"ServeOptions::header_timeout_ms", "--header-timeout (ms)"},
+                       {"ServeOptions::body_timeout_ms", "--body-timeout (ms)"},
                        {"ServeOptions::read_timeout_ms", "--read-timeout (ms)"},
                        {"ServeOptions::write_timeout_ms", "--write-timeout (ms)"},
                        {"ServeOptions::keep_alive_timeout_ms", "--keep-alive-timeout (ms)"},
                        {"ServeOptions::max_request_bytes", "--max-request-bytes"},
+                       {"ServeOptions::max_header_bytes", "--max-header-bytes"},
+                       {"ServeOptions::max_answer_bytes", "--max-answer-bytes"},
                        {"ServeOptions::tls_cert_file", "--tls-cert"},
                        {"ServeOptions::tls_key_file", "--tls-key"},
                        {"ServeOptions::token_file", "--token-file"},
@@ -95,6 +99,8 @@ Status CmdServe(const ServeArgs& a) {
     *ms = static_cast<int>(v);
     return Status::OK();
   };
+  SNAPSINK_RETURN_IF_ERROR(duration("--header-timeout", a.header_timeout, &o.header_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(duration("--body-timeout", a.body_timeout, &o.body_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(duration("--read-timeout", a.read_timeout, &o.read_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(duration("--write-timeout", a.write_timeout, &o.write_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(duration("--keep-alive-timeout", a.keep_alive_timeout, &o.keep_alive_timeout_ms));

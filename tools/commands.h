@@ -102,6 +102,7 @@ struct ServeArgs {
   std::string root;
   api::ServeOptions options;  // listen, threads, max_connections, max_request_bytes
   std::string read_timeout = "5s", write_timeout = "5s", keep_alive_timeout = "5s";
+  std::string header_timeout = "10s", body_timeout = "10s";
   std::string access_log;  // empty: stderr
   bool quiet = false;      // no access log
 };

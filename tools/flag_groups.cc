@@ -100,11 +100,17 @@ void AddKafkaFlags(CLI::App* c, RunArgs* a) {
 }
 
 void AddServeLimits(CLI::App* c, ServeArgs* a) {
-  c->add_option("--threads", a->options.threads, "Worker threads, one connection each at a time (default 8)")
+  c->add_option("--threads", a->options.threads,
+                "Answers (queries, the status page) worked on at once (default 8)")
       ->check(CLI::Range(1, 256));
   c->add_option("--max-connections", a->options.max_connections,
-                "Connections in service at once; beyond: 503 and closed (default 64)")
+                "Connections in service at once, a thread each; beyond: 503 and closed unread (default 512)")
       ->check(CLI::Range(1, 65536));
+  c->add_option("--header-timeout", a->header_timeout,
+                "A request head (line and headers) must be complete this long after its first byte; else 408 and "
+                "closed (default 10s)");
+  c->add_option("--body-timeout", a->body_timeout,
+                "A request body must be complete this long after its head; else 408 and closed (default 10s)");
   c->add_option("--read-timeout", a->read_timeout,
                 "A client silent this long mid-request is answered 400, then closed after the keep-alive timeout "
                 "(default 5s)");
@@ -114,6 +120,14 @@ void AddServeLimits(CLI::App* c, ServeArgs* a) {
                 "An idle keep-alive connection is closed after this, whole seconds (default 5s)");
   c->add_option("--max-request-bytes", a->options.max_request_bytes,
                 "Largest request body; beyond: 413 (default 65536; request line: 8 KiB, beyond: 414)")
+      ->check(AtLeast(1));
+  c->add_option("--max-header-bytes", a->options.max_header_bytes,
+                "Largest request head (request line and headers); beyond: 431 and closed, before the token is "
+                "checked (default 16384)")
+      ->check(AtLeast(1));
+  c->add_option("--max-answer-bytes", a->options.max_answer_bytes,
+                "Largest answer of /v1/query; beyond: 413 naming the limit and how to narrow the query "
+                "(default 33554432, 32 MiB)")
       ->check(AtLeast(1));
 }
 

@@ -2,7 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
-#include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -28,6 +28,7 @@
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
 #include "snapsink/views.h"
+#include "utilities/serve/connections.h"
 #include "utilities/serve/http_request.h"
 #include "utilities/serve/serve_auth.h"
 #include "utilities/serve/status_page.h"
@@ -200,75 +201,48 @@ std::vector<std::string> QueryColumns(bool rollup) {
                 : api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
 }
 
-// The socket of this process connected from peer_addr:peer_port to
-// local_port, or -1. Only for the overload path: httplib does not hand a
-// handler its socket.
-int FindConnection(const std::string& peer_addr, int peer_port, int local_port) {
-  DIR* d = ::opendir("/proc/self/fd");
-  if (d == nullptr) return -1;
-  int found = -1;
-  while (dirent* e = ::readdir(d)) {
-    const int fd = std::atoi(e->d_name);
-    if (fd <= 2 || fd == ::dirfd(d)) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof(local), pl = sizeof(peer);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
-    char text[INET6_ADDRSTRLEN] = {};
-    int lport = 0, pport = 0;
-    if (peer.ss_family == AF_INET) {
-      auto* p = reinterpret_cast<sockaddr_in*>(&peer);
-      ::inet_ntop(AF_INET, &p->sin_addr, text, sizeof(text));
-      pport = ntohs(p->sin_port);
-      lport = ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-    } else if (peer.ss_family == AF_INET6) {
-      auto* p = reinterpret_cast<sockaddr_in6*>(&peer);
-      ::inet_ntop(AF_INET6, &p->sin6_addr, text, sizeof(text));
-      pport = ntohs(p->sin6_port);
-      lport = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
-    } else {
-      continue;
-    }
-    if (pport == peer_port && lport == local_port && peer_addr == text) {
-      found = fd;
-      break;
-    }
-  }
-  ::closedir(d);
-  return found;
-}
-
-thread_local bool t_overloaded = false;
 thread_local std::chrono::steady_clock::time_point t_request_start;
 thread_local std::string t_token_name;  // the access token's name for the access log, empty: none
 thread_local bool t_routed = false;     // the pre-routing handler ran (t_request_start is this request's)
 
-// Worker threads plus a bound on connections in service: beyond it the
-// accepting thread answers the connection itself with 503, so no unbounded
-// queue of sockets builds up behind slow clients.
-class BoundedPool final : public httplib::TaskQueue {
+// A GET whose head says a body follows (httplib reads it before the handler).
+bool ExpectsBody(const httplib::Request& req) {
+  return req.get_header_value("Content-Length") != "" ? req.get_header_value("Content-Length") != "0"
+                                                      : req.has_header("Transfer-Encoding");
+}
+
+// The bytes of a request's head as sent: request line, headers, blank line.
+size_t HeadBytes(const httplib::Request& req) {
+  size_t n = req.method.size() + 1 + req.target.size() + 1 + req.version.size() + 2 + 2;
+  for (const auto& [k, v] : req.headers) n += k.size() + 2 + v.size() + 2;
+  return n;
+}
+
+// The body length a request's head declares (Content-Length; 0 without one).
+uint64_t DeclaredLength(const httplib::Request& req) {
+  const std::string v = req.get_header_value("Content-Length");
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec == std::errc::result_out_of_range) return UINT64_MAX;
+  return ec == std::errc() ? n : 0;
+}
+
+// Holds a work slot and marks the connection working while an answer is made.
+class Working {
  public:
-  BoundedPool(size_t threads, int max) : pool_(threads), max_(max) {}
-  void enqueue(std::function<void()> fn) override {
-    if (in_service_.fetch_add(1) >= max_) {
-      in_service_.fetch_sub(1);
-      t_overloaded = true;
-      fn();
-      t_overloaded = false;
-      return;
-    }
-    pool_.enqueue([this, fn = std::move(fn)] {
-      fn();
-      in_service_.fetch_sub(1);
-    });
+  explicit Working(WorkSlots& slots) : slots_(slots) {
+    ConnectionWorking();
+    slots_.Acquire();
   }
-  void shutdown() override { pool_.shutdown(); }
+  ~Working() { slots_.Release(); }
 
  private:
-  httplib::ThreadPool pool_;
-  const int max_;
-  std::atomic<int> in_service_{0};
+  WorkSlots& slots_;
 };
+
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
 constexpr double kLatencyBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 
@@ -287,13 +261,16 @@ Status OpenReader(const std::string& root, uint64_t generation, std::unique_ptr<
 }  // namespace
 
 struct HttpServer::Impl {
-  explicit Impl(std::unique_ptr<httplib::Server> server) : http_owner(std::move(server)), http(*http_owner) {}
+  Impl(std::unique_ptr<httplib::Server> server, int threads)
+      : http_owner(std::move(server)), http(*http_owner), work(threads) {}
   std::string root;
   ServeOptions options;
   std::unique_ptr<httplib::Server> http_owner;  // an httplib::SSLServer with TLS
   httplib::Server& http;
+  WorkSlots work;  // options.threads answers made at once
   std::string host;
   int port = 0;
+  int listen_fd = -1;  // httplib's listening socket
 
   std::mutex current_mu;
   std::shared_ptr<PinnedGeneration> current;  // null until something is published
@@ -351,8 +328,14 @@ struct HttpServer::Impl {
     if (options.access_log.empty()) return Status::OK();
     std::FILE* f = stderr;
     if (options.access_log != "-") {
-      f = std::fopen(options.access_log.c_str(), "ae");
-      if (f == nullptr) return Status::IOError("ServeOptions::access_log " + options.access_log + ": " + std::strerror(errno));
+      // Created 0600: it names peers and tokens (by name) and what they asked.
+      const int fd = ::open(options.access_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      f = fd < 0 ? nullptr : ::fdopen(fd, "a");
+      if (f == nullptr) {
+        const int err = errno;
+        if (fd >= 0) ::close(fd);
+        return Status::IOError("ServeOptions::access_log " + options.access_log + ": " + std::strerror(err));
+      }
     }
     std::lock_guard<std::mutex> l(log_mu);
     if (log_owned) std::fclose(log);
@@ -397,8 +380,28 @@ struct HttpServer::Impl {
     const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
+    const std::shared_ptr<const TokenSet> set = Tokens();
     const std::string line = AccessLogLine(now_us - micros, req.remote_addr, req.remote_port, t_token_name,
-                                           req.method, req.target, res.status, res.body.size(), micros);
+                                           req.method, RedactTarget(req.target, set.get()), res.status,
+                                           res.body.size(), micros);
+    std::lock_guard<std::mutex> l(log_mu);
+    if (log == nullptr) return;
+    std::fwrite(line.data(), 1, line.size(), log);
+    std::fflush(log);
+  }
+
+  // A connection refused (503) or cut (408, 431) before a request was read:
+  // counted under path "other", logged with method and target "-".
+  void Refused(const std::string& addr, int peer_port, int status) {
+    {
+      std::lock_guard<std::mutex> l(metrics_mu);
+      ++requests[{"other", status}];
+    }
+    if (options.access_log.empty()) return;
+    const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    const std::string line = AccessLogLine(now_us, addr, peer_port, "", "-", "-", status, 0, 0);
     std::lock_guard<std::mutex> l(log_mu);
     if (log == nullptr) return;
     std::fwrite(line.data(), 1, line.size(), log);
@@ -616,10 +619,55 @@ struct HttpServer::Impl {
         return;
       }
     }
-    std::vector<api::Record> records;
-    Status s = QueryRecords(lease.reader.get(), spec, &records);
+    std::string body;
+    bool too_large = false;
+    Status s = AnswerText(lease.reader.get(), spec, format, &body, &too_large);
+    if (too_large) return Error(res, 413, s.message());
     if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(api::FormatRecords(records, QueryColumns(spec.rollup_ms.has_value()), format), type);
+    res.set_content(std::move(body), type);
+  }
+
+  // The text of a query's answer, made a window at a time so that no more
+  // than options.max_answer_bytes plus one window's rows are held: beyond
+  // the cap, *too_large and an error naming it and how to narrow the query.
+  Status AnswerText(api::Reader* reader, const api::QuerySpec& spec, api::OutputFormat format, std::string* body,
+                    bool* too_large) {
+    const std::vector<std::string> columns = QueryColumns(spec.rollup_ms.has_value());
+    const std::string header = api::FormatRecords({}, columns, format);  // CSV's header line; "" for NDJSON
+    const auto over = [&] {
+      *too_large = true;
+      return Status::InvalidArgument("answer larger than " + std::to_string(options.max_answer_bytes) +
+                                       " bytes (--max-answer-bytes): narrow the query with window=, from= and to=, "
+                                       "metric= or key= (or a prefix), or raise the limit");
+    };
+    std::vector<api::Record> records;
+    if (spec.rollup_ms) {  // one bucket may span windows: made whole, then measured
+      SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, spec, &records));
+      *body = api::FormatRecords(records, columns, format);
+      return body->size() > options.max_answer_bytes ? over() : Status::OK();
+    }
+    *body = header;
+    for (const api::WindowVersion& w : reader->windows()) {
+      const int64_t start = w.window_start_ms;
+      if ((spec.window && *spec.window != start) || (spec.from && start < *spec.from) || (spec.to && start > *spec.to)) {
+        continue;
+      }
+      api::QuerySpec one = spec;
+      one.window = start;
+      one.from.reset();
+      one.to.reset();
+      records.clear();
+      SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, one, &records));
+      if (records.empty()) continue;
+      const std::string text = api::FormatRecords(records, columns, format);
+      body->append(text, text.compare(0, header.size(), header) == 0 ? header.size() : 0);
+      if (body->size() > options.max_answer_bytes) {
+        body->clear();
+        body->shrink_to_fit();
+        return over();
+      }
+    }
+    return Status::OK();
   }
 
   void Windows(httplib::Response& res) {
@@ -722,14 +770,24 @@ struct HttpServer::Impl {
 
   void Routes() {
     http.new_task_queue = [this] {
-      return new BoundedPool(static_cast<size_t>(std::max(1, options.threads)), options.max_connections);
+      ConnectionLimits limits;
+      limits.max_connections = options.max_connections;
+      limits.header_timeout_ms = options.header_timeout_ms;
+      limits.body_timeout_ms = options.body_timeout_ms;
+      limits.max_head_bytes = options.max_header_bytes;
+      limits.tls = !options.tls_cert_file.empty();
+      limits.on_refused = [this](const std::string& addr, int peer_port, int status) { Refused(addr, peer_port, status); };
+      return new ConnectionPool(std::move(limits));
     };
     // Without it a response written in two pieces waits for the delayed ACK (~40 ms).
     http.set_tcp_nodelay(true);
-    http.set_socket_options(ListenSocketOptions);
-    // httplib listens with a backlog of 5: a reconnect every few requests
-    // overflows it under a handful of clients (a dropped SYN costs 1 s).
-    http.set_keep_alive_max_count(1000);
+    http.set_socket_options([this](int sock) {
+      ListenSocketOptions(sock);
+      listen_fd = sock;  // the last one tried is the one bound
+    });
+    // A connection serves at most 100 requests (nginx's keepalive_requests),
+    // then is closed; it never holds more than its own thread.
+    http.set_keep_alive_max_count(100);
     http.set_read_timeout(std::chrono::milliseconds(options.read_timeout_ms));
     http.set_write_timeout(std::chrono::milliseconds(options.write_timeout_ms));
     http.set_keep_alive_timeout(std::max(1, options.keep_alive_timeout_ms / 1000));
@@ -738,17 +796,41 @@ struct HttpServer::Impl {
       t_request_start = std::chrono::steady_clock::now();
       t_token_name.clear();
       t_routed = true;
-      if (t_overloaded) {
+      ConnectionHeadRead(ExpectsBody(req));
+      // Refusals that need no token, checked first and answered at once,
+      // without reading a body; the connection is then closed (logger).
+      if (const size_t head = HeadBytes(req); head > options.max_header_bytes) {
+        Error(res, 431, "request head of " + std::to_string(head) + " bytes, larger than " +
+                            std::to_string(options.max_header_bytes) + " (--max-header-bytes)");
         res.set_header("Connection", "close");
-        Error(res, 503, "too many connections");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (const uint64_t length = DeclaredLength(req); length > options.max_request_bytes) {
+        Error(res, 413, "request body larger than " + std::to_string(options.max_request_bytes) +
+                            " bytes (--max-request-bytes)");
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (req.method != "GET" && req.method != "HEAD") {
+        res.set_header("Connection", "close");
+        if (PathLabel(req.path) == std::string("other")) {
+          Error(res, 404, "no such endpoint: " + req.path);
+        } else {
+          res.set_header("Allow", "GET, HEAD");
+          Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
+        }
         return httplib::Server::HandlerResponse::Handled;
       }
       if (std::shared_ptr<const TokenSet> set = Tokens(); set && req.path != EndpointPath(Endpoint::kHealthz)) {
+        // Bearer for API clients; basic auth (any user, the token as
+        // password) for a browser, which cannot send a Bearer header.
         std::string token;
-        const bool has = BearerToken(req.get_header_value("Authorization"), &token);
+        const std::string authorization = req.get_header_value("Authorization");
+        const bool has = BearerToken(authorization, &token) || BasicPassword(authorization, &token);
         const std::string* name = has ? set->Match(token) : nullptr;
         if (name == nullptr) {
-          res.set_header("WWW-Authenticate", "Bearer");
+          // The page asks a browser for the token as a password.
+          res.set_header("WWW-Authenticate", req.path == "/" ? "Basic realm=\"snapsink\", charset=\"UTF-8\"" : "Bearer");
           Error(res, 401, has ? "access token not accepted" : "an access token is needed: Authorization: Bearer TOKEN");
           return httplib::Server::HandlerResponse::Handled;
         }
@@ -757,18 +839,13 @@ struct HttpServer::Impl {
       return httplib::Server::HandlerResponse::Unhandled;
     });
     http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      if (ConnectionCut()) return;  // httplib's 400 for a head the watchdog ended: already logged
       Count(req, res);
       AccessLog(req, res);
       t_token_name.clear();
       t_routed = false;
-      if (t_overloaded) {
-        // The 503 is written (the logger runs after): end the connection.
-        // It was answered on the accepting thread, where httplib would
-        // otherwise wait keep_alive_timeout for another request and accept
-        // nothing meanwhile. With its read side shut, the wait ends at once.
-        const int fd = FindConnection(req.remote_addr, req.remote_port, port);
-        if (fd >= 0) ::shutdown(fd, SHUT_RD);
-      }
+      // The answer is written (the logger runs after).
+      ConnectionAnswered(res.get_header_value("Connection") == "close");
     });
     // httplib answers limits itself (413, 414, 400 for an oversized or
     // malformed header): say which limit, with the option that sets it.
@@ -799,33 +876,19 @@ struct HttpServer::Impl {
       }
       Error(res, 500, what);
     });
-    http.Get(EndpointPath(Endpoint::kQuery), [this](const httplib::Request& req, httplib::Response& res) { Query(req, res); });
+    http.Get(EndpointPath(Endpoint::kQuery), [this](const httplib::Request& req, httplib::Response& res) {
+      Working w(work);
+      Query(req, res);
+    });
     http.Get(EndpointPath(Endpoint::kWindows), [this](const httplib::Request&, httplib::Response& res) { Windows(res); });
     http.Get(EndpointPath(Endpoint::kGenerations), [this](const httplib::Request&, httplib::Response& res) { Generations(res); });
     http.Get(EndpointPath(Endpoint::kStatus), [this](const httplib::Request&, httplib::Response& res) { StatusJson(res); });
     http.Get(EndpointPath(Endpoint::kMetrics), [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
     http.Get(EndpointPath(Endpoint::kHealthz), [this](const httplib::Request&, httplib::Response& res) { Healthz(res); });
-    http.Get("/", [this](const httplib::Request& req, httplib::Response& res) { Page(req, res); });
-    // Every endpoint is read-only: another method on one of them is 405
-    // (routed, so a body over the limit is still 413 first).
-    const auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
-      res.set_header("Allow", "GET");
-      Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
-    };
-    for (Endpoint e : {Endpoint::kQuery, Endpoint::kWindows, Endpoint::kGenerations, Endpoint::kStatus, Endpoint::kMetrics,
-                       Endpoint::kHealthz}) {
-      const char* path = EndpointPath(e);
-      http.Post(path, not_allowed);
-      http.Put(path, not_allowed);
-      http.Patch(path, not_allowed);
-      http.Delete(path, not_allowed);
-      http.Options(path, not_allowed);
-    }
-    http.Post("/", not_allowed);  // the status page
-    http.Put("/", not_allowed);
-    http.Patch("/", not_allowed);
-    http.Delete("/", not_allowed);
-    http.Options("/", not_allowed);
+    http.Get("/", [this](const httplib::Request& req, httplib::Response& res) {
+      Working w(work);
+      Page(req, res);
+    });
   }
 };
 
@@ -839,10 +902,18 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
   };
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::threads", options.threads));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_connections", options.max_connections));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::header_timeout_ms", options.header_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::body_timeout_ms", options.body_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::read_timeout_ms", options.read_timeout_ms));
+  if (!ConnectionTrackingWorks()) {
+    return Status::IOError("serve: this process's accept() is not the server's own (utilities/serve/connections.h): "
+                            "connections could not be given deadlines");
+  }
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::write_timeout_ms", options.write_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::keep_alive_timeout_ms", options.keep_alive_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_request_bytes", static_cast<int64_t>(options.max_request_bytes)));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_header_bytes", static_cast<int64_t>(options.max_header_bytes)));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_answer_bytes", static_cast<int64_t>(options.max_answer_bytes)));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::poll_ms", options.poll_ms));
   const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   const bool loopback = IsLoopbackHost(host);
@@ -860,6 +931,10 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
     creds = c;
     auto ssl = std::make_unique<httplib::SSLServer>([c](SSL_CTX& ctx) {
       SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+      // TLS 1.2: Mozilla's "intermediate" suites less DHE: ECDHE key
+      // exchange (forward secrecy) and AEAD ciphers only; no static RSA, no
+      // CBC. TLS 1.3's suites are all AEAD (OpenSSL's default set).
+      if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1) return false;
       SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
       STACK_OF(X509)* chain = nullptr;
       SSL_CTX_get0_chain_certs(c->ctx.get(), &chain);
@@ -872,7 +947,7 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
   } else {
     server = std::make_unique<httplib::Server>();
   }
-  auto impl = std::make_unique<Impl>(std::move(server));
+  auto impl = std::make_unique<Impl>(std::move(server), options.threads);
   impl->tls = creds;
   if (tls) SSL_CTX_set_cert_cb(static_cast<httplib::SSLServer&>(impl->http).ssl_context(), &Impl::CertCallback, impl.get());
   impl->root = root;
@@ -890,6 +965,10 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
   if (impl->port <= 0) {
     return Status::IOError("ServeOptions::listen " + options.listen + ": " + BindFailure(host, port));
   }
+  // httplib listens with a backlog of 5: a burst of connections overflows
+  // it, and each SYN dropped costs its client a second. listen() again
+  // sets a longer one.
+  if (impl->listen_fd >= 0) ::listen(impl->listen_fd, SOMAXCONN);
   impl->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (impl->stop_fd < 0) return Status::IOError("eventfd: " + std::string(std::strerror(errno)));
   impl->inotify_fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);

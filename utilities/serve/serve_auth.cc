@@ -6,6 +6,7 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/x509.h>
 
 #include <cctype>
 #include <cerrno>
@@ -41,6 +42,15 @@ std::string SslErrors() {
     out += buf;
   }
   return out.empty() ? "unknown error" : out;
+}
+
+// "2026-10-21T10:00:00Z".
+std::string Asn1TimeText(const ASN1_TIME* t) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(t, &tm) != 1) return "an unreadable date";
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 }  // namespace
@@ -99,6 +109,71 @@ const std::string* TokenSet::Match(const std::string& presented) const {
   return found;
 }
 
+bool BasicPassword(const std::string& header, std::string* password) {
+  const std::string h = Trim(header);
+  if (h.size() < 6 || strncasecmp(h.c_str(), "basic ", 6) != 0) return false;
+  const std::string b64 = Trim(h.substr(6));
+  if (b64.empty() || b64.size() % 4 != 0 || b64.size() > 4096) return false;
+  std::string raw(b64.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(raw.data()),
+                                reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
+  if (n < 0) return false;
+  size_t len = static_cast<size_t>(n);
+  for (size_t i = b64.size(); i > 0 && b64[i - 1] == '='; --i) --len;  // EVP_DecodeBlock counts padding as bytes
+  raw.resize(len);
+  const size_t colon = raw.find(':');
+  if (colon == std::string::npos) return false;
+  *password = raw.substr(colon + 1);
+  return !password->empty();
+}
+
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string PercentDecoded(const std::string& s) {
+  std::string o;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
+      o += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      i += 2;
+    } else {
+      o += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string RedactTarget(const std::string& target, const TokenSet* tokens) {
+  const size_t q = target.find('?');
+  if (q == std::string::npos) return target;
+  std::string out = target.substr(0, q + 1);
+  size_t b = q + 1;
+  while (b <= target.size()) {
+    size_t e = target.find('&', b);
+    if (e == std::string::npos) e = target.size();
+    const std::string param = target.substr(b, e - b);
+    const size_t eq = param.find('=');
+    std::string name = PercentDecoded(param.substr(0, eq));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string value = eq == std::string::npos ? "" : PercentDecoded(param.substr(eq + 1));
+    const bool secret = name.find("token") != std::string::npos || name.find("auth") != std::string::npos ||
+                        name.find("password") != std::string::npos || name.find("secret") != std::string::npos ||
+                        (tokens != nullptr && !value.empty() && tokens->Match(value) != nullptr);
+    out += secret && eq != std::string::npos ? param.substr(0, eq) + "=REDACTED" : param;
+    if (e < target.size()) out += '&';
+    b = e + 1;
+  }
+  return out;
+}
+
 bool BearerToken(const std::string& header, std::string* token) {
   const std::string h = Trim(header);
   if (h.size() < 7 || strncasecmp(h.c_str(), "bearer ", 7) != 0) return false;
@@ -109,6 +184,15 @@ bool BearerToken(const std::string& header, std::string* token) {
 Status TlsCredentials::Load(const std::string& cert_file, const std::string& key_file, TlsCredentials* out) {
   if (cert_file.empty() || key_file.empty()) {
     return Status::InvalidArgument("ServeOptions::tls_cert_file and ServeOptions::tls_key_file go together");
+  }
+  // As for the token file: a private key others may read is no secret.
+  struct stat st;
+  if (::stat(key_file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Status::InvalidArgument("ServeOptions::tls_key_file " + key_file +
+                                   ": group or other users may read or write it (mode " + mode +
+                                   "); a private key is a secret: chmod 600 " + key_file);
   }
   ERR_clear_error();
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
@@ -126,6 +210,19 @@ Status TlsCredentials::Load(const std::string& cert_file, const std::string& key
     return Status::InvalidArgument("ServeOptions::tls_key_file " + key_file +
                                    ": does not match the certificate of ServeOptions::tls_cert_file " +
                                    cert_file);
+  }
+  // A certificate out of its validity period: every client would refuse it.
+  if (const X509* leaf = SSL_CTX_get0_certificate(ctx.get()); leaf != nullptr) {
+    const ASN1_TIME* not_after = X509_get0_notAfter(leaf);
+    const ASN1_TIME* not_before = X509_get0_notBefore(leaf);
+    if (X509_cmp_current_time(not_after) <= 0) {
+      return Status::InvalidArgument("ServeOptions::tls_cert_file " + cert_file + ": expired on " +
+                                     Asn1TimeText(not_after) + ": renew it");
+    }
+    if (X509_cmp_current_time(not_before) > 0) {
+      return Status::InvalidArgument("ServeOptions::tls_cert_file " + cert_file + ": not valid before " +
+                                     Asn1TimeText(not_before) + ": check this host's clock or the certificate");
+    }
   }
   out->ctx = std::move(ctx);
   return Status::OK();

@@ -40,6 +40,16 @@ class TokenSet {
 // insensitive), or false.
 bool BearerToken(const std::string& header, std::string* token);
 
+// The password of an Authorization header value "Basic BASE64(user:password)"
+// (scheme case insensitive; the user is ignored), or false: a browser's way
+// to send a token.
+bool BasicPassword(const std::string& header, std::string* password);
+
+// target with the value of every query parameter that may hold a secret
+// replaced by REDACTED: a name holding "token", "auth", "password" or
+// "secret" (any case), or a value that is one of tokens (may be null).
+std::string RedactTarget(const std::string& target, const TokenSet* tokens);
+
 // A certificate chain and key that load and match, validated in a scratch
 // SSL_CTX (the handle owns it). Errors name the file.
 struct TlsCredentials {

@@ -68,12 +68,26 @@ struct ServeOptions {
   // (loopback); port 0 picks a free one (Server::port).
   // Loopback by default: serving beyond this host is an explicit choice.
   std::string listen = "127.0.0.1:8080";
-  int threads = 8;                 // worker threads, one connection each at a time
-  int max_connections = 64;        // accepted connections in service (>= threads)
+  int threads = 8;                 // answers (queries, the status page) worked on at once
+  // Connections in service, a thread each; beyond, a new one is answered 503
+  // and closed without being read.
+  int max_connections = 512;
+  // Deadlines, not idle timeouts: a request head must be complete within
+  // header_timeout_ms of its first byte, a body within body_timeout_ms of
+  // its head; else 408 and closed.
+  int header_timeout_ms = 10000;
+  int body_timeout_ms = 10000;
   int read_timeout_ms = 5000;      // longest wait for the next bytes of a request
   int write_timeout_ms = 5000;     // longest wait for a client to take answer bytes
   int keep_alive_timeout_ms = 5000;  // idle keep-alive connections closed after this (whole seconds, >= 1 s)
-  size_t max_request_bytes = 64 * 1024;  // request body limit (413 beyond)
+  size_t max_request_bytes = 64 * 1024;  // request body limit (413 at once for a larger Content-Length)
+  // Request head limit (request line, headers): 431 and closed beyond it,
+  // checked as bytes arrive, before the token is.
+  size_t max_header_bytes = 16 * 1024;
+  // A query's answer is made a window at a time and refused (413 naming
+  // the limit and how to narrow the query) once its text passes this:
+  // memory per query is at most this plus one window's rows.
+  size_t max_answer_bytes = 32 * 1024 * 1024;
   int poll_ms = 500;               // the watcher re-reads CURRENT at least this often
   // How the window parameter is read; InvalidArgument (the message names the
   // text) gives 400. Unset: a window name ("2026-10-21T10:00:00Z" or
