@@ -134,10 +134,10 @@ TEST(CliErrors, EachUsageErrorIsOneClearLineNamingWhatIsWrong) {
       {{"querry", r}, 1, "snapsink: unknown command 'querry' (did you mean 'query'?)"},
       {{"frobnicate", r}, 1,
        "snapsink: unknown command 'frobnicate'; the commands are init, ingest, seal, publish, run, backfill, query, "
-       "inspect, verify, gc, rollback, upgrade, status, metrics, gaps, serve"},
+       "inspect, verify, gc, rollback, upgrade, status, metrics, gaps, metric, serve"},
       {{}, 1,
        "snapsink: a command is required: init, ingest, seal, publish, run, backfill, query, inspect, verify, gc, "
-       "rollback, upgrade, status, metrics, gaps, serve (snapsink --help)"},
+       "rollback, upgrade, status, metrics, gaps, metric, serve (snapsink --help)"},
       {{"--formt", "json"}, 1,
        "snapsink: unknown option '--formt'; options of a command go after it: snapsink COMMAND ROOT [OPTIONS]"},
       {{"--verison"}, 1,

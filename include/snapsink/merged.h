@@ -42,7 +42,7 @@ Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string&
 // partitions, so rows that came into root another way would be replaced.
 // With topic given (a merged publish of it): InvalidArgument naming them
 // when root has sources of its own (files, standard input, a topic read
-// without --state: its live state's sources) or owner claims of another
+// into root's own state: its live state's sources) or owner claims of another
 // topic's partitions (owners/). With topic empty (writing into root
 // itself: run, ingest, backfill): InvalidArgument naming the topics whose
 // partitions root publishes merged. Reads only; call it before writing.
@@ -50,7 +50,7 @@ Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string&
 //   state unreadable).
 Status CheckOneKindOfSource(const ReadOnlySink& root, const std::string& topic);
 
-// What `run --kafka --state --final` waits for: each partition of `topic`
+// What a merged run that reads a topic to its end waits for: each partition of `topic`
 // (0 .. ends.size()-1) whose progress in root is missing, short of ends[p]
 // or names windows with unsealed changes. fingerprint changes whenever
 // a partition's progress, newest owner claim or newest checkpoint does:
