@@ -98,11 +98,7 @@ Status FinishTopic(const RunOptions& o, Consumer* consumer, MergedPublisher* mer
   const api::ReadOnlySink& root = *o.consumer.states->root();
   const int64_t bound_ms = FinalWaitMs(o.consumer);
   auto note = [&](const std::string& m) {
-    if (o.consumer.on_note) {
-      o.consumer.on_note(m);
-    } else {
-      std::fprintf(stderr, "%s\n", m.c_str());
-    }
+    if (o.consumer.on_note) o.consumer.on_note(m);  // the library never prints
   };
   std::string seen, seen_offsets, owned = OwnedSignature(*consumer);
   std::vector<int32_t> undone;

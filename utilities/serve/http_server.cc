@@ -605,7 +605,9 @@ struct HttpServer::Impl {
       Status s = cur->Borrow(&lease.reader);
       if (!s.ok()) return ErrorFor(res, s);
     } else {
-      Status s = OpenReader(root, generation, &lease.reader, /*top_only=*/true);
+      // One window: the top manifest and that window's parts only. Else the
+      // answer is made a window at a time, from the list of every window.
+      Status s = OpenReader(root, generation, &lease.reader, /*top_only=*/spec.window.has_value());
       if (!s.ok()) return ErrorFor(res, s);
     }
     const std::string g = std::to_string(lease.reader->generation());
@@ -647,6 +649,11 @@ struct HttpServer::Impl {
       return body->size() > options.max_answer_bytes ? over() : Status::OK();
     }
     *body = header;
+    if (spec.window) {  // one window (the reader may list no other: OpenTop)
+      SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, spec, &records));
+      if (!records.empty()) *body = api::FormatRecords(records, columns, format);
+      return body->size() > options.max_answer_bytes ? over() : Status::OK();
+    }
     for (const api::WindowVersion& w : reader->windows()) {
       const int64_t start = w.window_start_ms;
       if ((spec.window && *spec.window != start) || (spec.from && start < *spec.from) || (spec.to && start > *spec.to)) {
