@@ -123,7 +123,7 @@ void AddServeLimits(CLI::App* c, ServeArgs* a) {
       ->check(AtLeast(1));
   c->add_option("--max-header-bytes", a->options.max_header_bytes,
                 "Largest request head (request line and headers); beyond: 431 and closed, before the token is "
-                "checked (default 16384)")
+                "checked (default 65536, 64 KiB)")
       ->check(AtLeast(1));
   c->add_option("--max-answer-bytes", a->options.max_answer_bytes,
                 "Largest answer of /v1/query; beyond: 413 naming the limit and how to narrow the query "

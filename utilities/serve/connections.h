@@ -47,7 +47,7 @@ struct ConnectionLimits {
   int max_connections = 512;
   int header_timeout_ms = 10000;
   int body_timeout_ms = 10000;
-  size_t max_head_bytes = 16 * 1024;
+  size_t max_head_bytes = 64 * 1024;
   bool tls = false;  // no plaintext 503/408/431 is written to a TLS connection: it is closed
   // Called for each connection refused or cut (503, 408, 431) with its
   // peer, status and why: the access log and metrics.

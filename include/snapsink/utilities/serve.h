@@ -83,7 +83,7 @@ struct ServeOptions {
   size_t max_request_bytes = 64 * 1024;  // request body limit (413 at once for a larger Content-Length)
   // Request head limit (request line, headers): 431 and closed beyond it,
   // checked as bytes arrive, before the token is.
-  size_t max_header_bytes = 16 * 1024;
+  size_t max_header_bytes = 64 * 1024;
   // A query's answer is made a window at a time and refused (413 naming
   // the limit and how to narrow the query) once its text passes this:
   // memory per query is at most this plus one window's rows.
