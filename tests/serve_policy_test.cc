@@ -112,6 +112,44 @@ TEST_F(ServePolicyTest, Tls12OffersOnlyEcdheWithAeadSuites) {
   Stop(server);
 }
 
+// --tls-ciphers replaces the TLS 1.2 list (an OpenSSL cipher string): only
+// the suites named are offered, TLS 1.3 keeps OpenSSL's default suites; a
+// list OpenSSL matches no suite in is refused at start with one line.
+TEST_F(ServePolicyTest, TlsCiphersOverridesTheTls12List) {
+  if (!Have("openssl")) GTEST_SKIP() << "needs the openssl command";
+  const std::string cert = dir_ / "server";
+  MakeCert(cert, -3600, 86400);
+  PublishRound(0);
+  Server server;
+  server.port = FreePort();
+  server.proc = SpawnSnapsink({"serve", root_, "--listen", "127.0.0.1:" + std::to_string(server.port), "--tls-cert",
+                               cert + ".crt", "--tls-key", cert + ".key", "--tls-ciphers",
+                               "ECDHE-RSA-AES256-GCM-SHA384", "--quiet"});
+  const std::string connect =
+      "openssl s_client -connect 127.0.0.1:" + std::to_string(server.port) + " -servername localhost ";
+  int up = 1;
+  for (int i = 0; i < 300 && up != 0 && server.proc.Running(); ++i) {
+    up = ShellStatus("echo | " + connect + "-tls1_3 >/dev/null 2>&1");
+    if (up != 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(up, 0) << "no TLS 1.3 handshake";
+  EXPECT_EQ(ShellStatus("echo | " + connect + "-tls1_2 -cipher ECDHE-RSA-AES256-GCM-SHA384 >/dev/null 2>&1"), 0);
+  for (const char* refused : {"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-CHACHA20-POLY1305"}) {
+    EXPECT_NE(ShellStatus("echo | " + connect + "-tls1_2 -cipher " + refused + " >/dev/null 2>&1"), 0)
+        << refused << " was accepted";
+  }
+  Stop(server);
+
+  const std::string err = dir_ / "ciphers.err";
+  const int code = ShellStatus("timeout 30 '" + std::string(SnapsinkBinaryPath()) + "' serve '" + root_ +
+                               "' --listen 127.0.0.1:0 --quiet --tls-cert '" + cert + ".crt' --tls-key '" + cert +
+                               ".key' --tls-ciphers NO-SUCH-SUITE >/dev/null 2>'" + err + "'");
+  const std::string text = ReadFile(err);
+  EXPECT_EQ(code, 1) << text;
+  const std::string first = text.substr(0, text.find('\n') + 1);
+  EXPECT_EQ(first.rfind("snapsink: --tls-ciphers NO-SUCH-SUITE: ", 0), 0u) << text;
+}
+
 // serve refuses to start, with one line naming the file and what to do, on
 // a certificate past its end or before its start, and on a key file that
 // group or others may read; the token file was already refused so.

@@ -81,6 +81,7 @@ Status ServeFlagNames(const Status& s) {
                        {"ServeOptions::max_answer_bytes", "--max-answer-bytes"},
                        {"ServeOptions::tls_cert_file", "--tls-cert"},
                        {"ServeOptions::tls_key_file", "--tls-key"},
+                       {"ServeOptions::tls_ciphers", "--tls-ciphers"},
                        {"ServeOptions::token_file", "--token-file"},
                        {"ServeOptions::access_log", "--access-log"},
                        {"ServeOptions::insecure", "--insecure"}});
@@ -141,6 +142,9 @@ Command RegisterServe(CLI::App& app) {
   c->add_option("--tls-cert", a->options.tls_cert_file,
                 "PEM certificate (chain) file: serve HTTPS (TLS 1.2+); re-read on SIGHUP");
   c->add_option("--tls-key", a->options.tls_key_file, "PEM private key file of --tls-cert; re-read on SIGHUP");
+  c->add_option("--tls-ciphers", a->options.tls_ciphers,
+                "TLS 1.2 cipher suites, an OpenSSL cipher string (default: ECDHE with AES-GCM or ChaCha20-Poly1305); "
+                "TLS 1.3 keeps OpenSSL's default suites");
   c->add_option("--token-file", a->options.token_file,
                 "Access tokens, one a line (name:token); every request but /healthz needs "
                 "'Authorization: Bearer TOKEN'; mode 600; re-read on SIGHUP");

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <openssl/err.h>
 
 #include "snapsink/options.h"
 #include "snapsink/reader.h"
@@ -930,18 +931,30 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
                                    "ServeOptions::tls_cert_file, ServeOptions::tls_key_file and ServeOptions::token_file "
                                    "(or ServeOptions::insecure to serve without them)");
   }
+  if (!options.tls_ciphers.empty()) {
+    if (!tls) return Status::InvalidArgument("ServeOptions::tls_ciphers goes with ServeOptions::tls_cert_file and ServeOptions::tls_key_file");
+    std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)> probe(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
+    if (!probe || SSL_CTX_set_cipher_list(probe.get(), options.tls_ciphers.c_str()) != 1) {
+      ERR_clear_error();
+      return Status::InvalidArgument("ServeOptions::tls_ciphers " + options.tls_ciphers +
+                                     ": OpenSSL knows no TLS 1.2 cipher suite in it (`openssl ciphers -v LIST` "
+                                     "lists what it matches)");
+    }
+  }
   std::unique_ptr<httplib::Server> server;
   std::shared_ptr<const TlsCredentials> creds;
   if (tls) {
     auto c = std::make_shared<TlsCredentials>();
     SNAPSINK_RETURN_IF_ERROR(TlsCredentials::Load(options.tls_cert_file, options.tls_key_file, c.get()));
     creds = c;
-    auto ssl = std::make_unique<httplib::SSLServer>([c](SSL_CTX& ctx) {
+    const std::string ciphers = options.tls_ciphers.empty() ? kTls12Ciphers : options.tls_ciphers;
+    auto ssl = std::make_unique<httplib::SSLServer>([c, ciphers](SSL_CTX& ctx) {
       SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
       // TLS 1.2: Mozilla's "intermediate" suites less DHE: ECDHE key
       // exchange (forward secrecy) and AEAD ciphers only; no static RSA, no
-      // CBC. TLS 1.3's suites are all AEAD (OpenSSL's default set).
-      if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1) return false;
+      // CBC (unless ServeOptions::tls_ciphers says otherwise). TLS 1.3's
+      // suites are all AEAD (OpenSSL's default set).
+      if (SSL_CTX_set_cipher_list(&ctx, ciphers.c_str()) != 1) return false;
       SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
       STACK_OF(X509)* chain = nullptr;
       SSL_CTX_get0_chain_certs(c->ctx.get(), &chain);

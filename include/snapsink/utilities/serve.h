@@ -105,6 +105,10 @@ struct ServeOptions {
   // least. A certificate or key that does not load or match: InvalidArgument
   // naming the file.
   std::string tls_cert_file, tls_key_file;
+  // TLS 1.2's cipher suites, an OpenSSL cipher string ("" : ECDHE with AEAD
+  // ciphers only); TLS 1.3 keeps OpenSSL's default suites. Needs the TLS
+  // files; a string OpenSSL matches no suite in: InvalidArgument.
+  std::string tls_ciphers;
   // Bearer tokens: one a line, optionally "name:token"; blank lines and
   // '#' comments ignored; refused when group/other may access it (mode &
   // 077). Then every request but /healthz needs "Authorization: Bearer
