@@ -31,7 +31,7 @@ _snapsink() {
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source" ;;
     metric) opts="--kind --json" ;;
-    serve) opts="--listen --threads --max-connections --header-timeout --body-timeout --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --max-header-bytes --max-answer-bytes --tls-cert --tls-key --tls-ciphers --token-file --insecure --access-log --quiet" ;;
+    serve) opts="--listen --threads --max-connections --header-timeout --body-timeout --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --max-header-bytes --max-answer-bytes --max-rows --tls-cert --tls-key --tls-ciphers --token-file --insecure --access-log --quiet" ;;
   esac
   case "$prev" in
     --on-gap) COMPREPLY=($(compgen -W "accept stop" -- "$cur")); return ;;

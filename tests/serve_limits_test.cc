@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -244,6 +245,37 @@ TEST_F(ServeLimitsTest, OversizedRequestsGet414400And413NamingTheLimit) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->body, "");
+  Stop(server);
+}
+
+// An answer is capped in rows: a query answering more than --max-rows rows
+// is 413 naming the limit and how to narrow the query; one of exactly that
+// many rows is answered, with the bytes of `snapsink query`.
+TEST_F(ServeLimitsTest, AnswerOverMaxRowsIs413NamingTheLimit) {
+  std::string events;
+  for (int i = 0; i < 300; ++i) events += Event(i, i % 3, "orders", "key-" + std::to_string(i), 1);
+  AppendFile(input_, events);
+  RunResult run = Snapsink({"run", root_, input_, "--final", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Server server = StartServe(root_, {"--max-rows", "100", "--quiet"});
+  ASSERT_GT(server.port, 0);
+  httplib::Client c("127.0.0.1", server.port);
+  for (const char* target : {"/v1/query?format=csv", "/v1/query?format=json&from=2026-10-21T10:00:00Z&to=2026-10-21T11:00:00Z",
+                             "/v1/query?rollup=1d"}) {
+    auto r = c.Get(target);
+    ASSERT_TRUE(r) << target;
+    EXPECT_EQ(r->status, 413) << target;
+    EXPECT_NE(r->body.find("answer has more than 100 rows (--max-rows): narrow the query with window="),
+              std::string::npos)
+        << target << ": " << r->body;
+  }
+  auto r = c.Get("/v1/query?format=csv&window=2026-10-21T11:00:00Z");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  RunResult q = Snapsink({"query", root_, "--window", "2026-10-21T11:00:00Z", "--format", "csv"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(r->body, q.out);
+  EXPECT_EQ(std::count(r->body.begin(), r->body.end(), '\n'), 101) << "a header and 100 rows";
   Stop(server);
 }
 

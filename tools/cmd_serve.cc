@@ -79,6 +79,7 @@ Status ServeFlagNames(const Status& s) {
                        {"ServeOptions::max_request_bytes", "--max-request-bytes"},
                        {"ServeOptions::max_header_bytes", "--max-header-bytes"},
                        {"ServeOptions::max_answer_bytes", "--max-answer-bytes"},
+                       {"ServeOptions::max_rows", "--max-rows"},
                        {"ServeOptions::tls_cert_file", "--tls-cert"},
                        {"ServeOptions::tls_key_file", "--tls-key"},
                        {"ServeOptions::tls_ciphers", "--tls-ciphers"},

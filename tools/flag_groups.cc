@@ -129,6 +129,10 @@ void AddServeLimits(CLI::App* c, ServeArgs* a) {
                 "Largest answer of /v1/query; beyond: 413 naming the limit and how to narrow the query "
                 "(default 33554432, 32 MiB)")
       ->check(AtLeast(1));
+  c->add_option("--max-rows", a->options.max_rows,
+                "Most rows in an answer of /v1/query; beyond: 413 naming the limit and how to narrow the query "
+                "(default 1000000)")
+      ->check(AtLeast(1));
 }
 
 }  // namespace snapsink

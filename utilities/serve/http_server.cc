@@ -632,7 +632,8 @@ struct HttpServer::Impl {
 
   // The text of a query's answer, made a window at a time so that no more
   // than options.max_answer_bytes plus one window's rows are held: beyond
-  // the cap, *too_large and an error naming it and how to narrow the query.
+  // the cap, or past options.max_rows rows, *too_large and an error naming
+  // the limit and how to narrow the query.
   Status AnswerText(api::Reader* reader, const api::QuerySpec& spec, api::OutputFormat format, std::string* body,
                     bool* too_large) {
     const std::vector<std::string> columns = QueryColumns(spec.rollup_ms.has_value());
@@ -643,18 +644,27 @@ struct HttpServer::Impl {
                                        " bytes (--max-answer-bytes): narrow the query with window=, from= and to=, "
                                        "metric= or key= (or a prefix), or raise the limit");
     };
+    const auto too_many = [&] {
+      *too_large = true;
+      return Status::InvalidArgument("answer has more than " + std::to_string(options.max_rows) +
+                                     " rows (--max-rows): narrow the query with window=, from= and to=, "
+                                     "metric= or key= (or a prefix), or raise the limit");
+    };
     std::vector<api::Record> records;
     if (spec.rollup_ms) {  // one bucket may span windows: made whole, then measured
       SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, spec, &records));
+      if (records.size() > options.max_rows) return too_many();
       *body = api::FormatRecords(records, columns, format);
       return body->size() > options.max_answer_bytes ? over() : Status::OK();
     }
     *body = header;
     if (spec.window) {  // one window (the reader may list no other: OpenTop)
       SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, spec, &records));
+      if (records.size() > options.max_rows) return too_many();
       if (!records.empty()) *body = api::FormatRecords(records, columns, format);
       return body->size() > options.max_answer_bytes ? over() : Status::OK();
     }
+    size_t rows = 0;
     for (const api::WindowVersion& w : reader->windows()) {
       const int64_t start = w.window_start_ms;
       if ((spec.window && *spec.window != start) || (spec.from && start < *spec.from) || (spec.to && start > *spec.to)) {
@@ -667,6 +677,12 @@ struct HttpServer::Impl {
       records.clear();
       SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, one, &records));
       if (records.empty()) continue;
+      rows += records.size();
+      if (rows > options.max_rows) {
+        body->clear();
+        body->shrink_to_fit();
+        return too_many();
+      }
       const std::string text = api::FormatRecords(records, columns, format);
       body->append(text, text.compare(0, header.size(), header) == 0 ? header.size() : 0);
       if (body->size() > options.max_answer_bytes) {
@@ -922,6 +938,7 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_request_bytes", static_cast<int64_t>(options.max_request_bytes)));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_header_bytes", static_cast<int64_t>(options.max_header_bytes)));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_answer_bytes", static_cast<int64_t>(options.max_answer_bytes)));
+  SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::max_rows", static_cast<int64_t>(options.max_rows)));
   SNAPSINK_RETURN_IF_ERROR(positive("ServeOptions::poll_ms", options.poll_ms));
   const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   const bool loopback = IsLoopbackHost(host);

@@ -88,6 +88,9 @@ struct ServeOptions {
   // the limit and how to narrow the query) once its text passes this:
   // memory per query is at most this plus one window's rows.
   size_t max_answer_bytes = 32 * 1024 * 1024;
+  // A query's answer of more rows than this is refused the same way (413
+  // naming the limit and how to narrow the query).
+  size_t max_rows = 1000000;
   int poll_ms = 500;               // the watcher re-reads CURRENT at least this often
   // How the window parameter is read; InvalidArgument (the message names the
   // text) gives 400. Unset: a window name ("2026-10-21T10:00:00Z" or
