@@ -256,6 +256,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/serve_api_test.cc
   tests/serve_hostile_test.cc
   tests/serve_limits_test.cc
+  tests/serve_memory_test.cc
   tests/serve_policy_test.cc
   tests/serve_tls_test.cc
   tests/serve_test.cc

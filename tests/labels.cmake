@@ -31,6 +31,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^MissingCurrent\.]=]              # two publishes, then each command
   [=[^ServeHostileTest\.]=]            # slow clients held for seconds
   [=[^ServePolicyTest\.]=]             # servers and openssl handshakes
+  [=[^ServeMemoryTest\.]=]             # a 200,000-row root queried 8 times at once
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
   [=[^ApiViewsTest\.StatusAndMetrics$]=]
