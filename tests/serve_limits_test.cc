@@ -277,6 +277,14 @@ TEST_F(ServeLimitsTest, AnswerOverMaxRowsIs413NamingTheLimit) {
   EXPECT_EQ(r->body, q.out);
   EXPECT_EQ(std::count(r->body.begin(), r->body.end(), '\n'), 101) << "a header and 100 rows";
   Stop(server);
+  Server tighter = StartServe(root_, {"--max-rows", "99", "--quiet"});
+  ASSERT_GT(tighter.port, 0);
+  httplib::Client t("127.0.0.1", tighter.port);
+  r = t.Get("/v1/query?format=csv&window=2026-10-21T11:00:00Z");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(r->body.find("answer has more than 99 rows (--max-rows)"), std::string::npos) << r->body;
+  Stop(tighter);
 }
 
 // /healthz reads every generation CURRENT switches to, not only the first:
