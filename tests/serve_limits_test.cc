@@ -260,7 +260,8 @@ TEST_F(ServeLimitsTest, AnswerOverMaxRowsIs413NamingTheLimit) {
   Server server = StartServe(root_, {"--max-rows", "100", "--quiet"});
   ASSERT_GT(server.port, 0);
   httplib::Client c("127.0.0.1", server.port);
-  for (const char* target : {"/v1/query?format=csv", "/v1/query?format=json&from=2026-10-21T10:00:00Z&to=2026-10-21T11:00:00Z",
+  for (const char* target : {"/v1/query?format=csv",
+                             "/v1/query?format=json&from=2026-10-21T10:00:00Z&to=2026-10-21T11:00:00Z",
                              "/v1/query?rollup=1d"}) {
     auto r = c.Get(target);
     ASSERT_TRUE(r) << target;

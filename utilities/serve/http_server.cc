@@ -949,7 +949,10 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
                                    "(or ServeOptions::insecure to serve without them)");
   }
   if (!options.tls_ciphers.empty()) {
-    if (!tls) return Status::InvalidArgument("ServeOptions::tls_ciphers goes with ServeOptions::tls_cert_file and ServeOptions::tls_key_file");
+    if (!tls) {
+      return Status::InvalidArgument(
+          "ServeOptions::tls_ciphers goes with ServeOptions::tls_cert_file and ServeOptions::tls_key_file");
+    }
     std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)> probe(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
     if (!probe || SSL_CTX_set_cipher_list(probe.get(), options.tls_ciphers.c_str()) != 1) {
       ERR_clear_error();
