@@ -77,7 +77,13 @@ TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
     EXPECT_TRUE(same[i]) << "client " << i << ": not the bytes of `snapsink query`";
   }
   EXPECT_GT(peak, 0);
+#if defined(SNAPSINK_SANITIZED)
+  // AddressSanitizer's shadow memory and quarantine (256 MiB by default) are
+  // RSS of their own: the answers are checked, the bound is not.
+  (void)kBoundMiB;
+#else
   EXPECT_LT(peak, kBoundMiB) << "MiB of RSS at the peak";
+#endif
   std::printf("peak RSS %ld MiB under %d concurrent queries of %d rows (%zu bytes each)\n", peak, kClients,
               kWindows * kKeys, q.out.size());
   Stop(server);
