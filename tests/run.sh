@@ -43,7 +43,7 @@ ctest_result() {
   local name=$1 log=$2 rc=$3 start=$4 skipped names note=""
   skipped=$(grep -c '(Skipped)$' "$log" || true)
   if [ "$skipped" -gt 0 ]; then
-    names=$(grep '(Skipped)$' "$log" | sed -E 's/^ *[0-9]+ - //; s/ \(Skipped\)$//' | paste -sd, - | sed 's/,/, /g')
+    names=$(grep '(Skipped)$' "$log" | sed -E 's/^[[:space:]]*[0-9]+ - //; s/ \(Skipped\)$//' | paste -sd, - | sed 's/,/, /g')
     note=" ($skipped skipped: $names)"
   else
     note=" (0 skipped)"
