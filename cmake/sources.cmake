@@ -199,6 +199,8 @@ set(SNAPSINK_TEST_SOURCES
   tests/backfill_test.cc
   tests/cli_golden_test.cc
   tests/cli_newcomer_test.cc
+  tests/readme_test.cc
+  tests/readme_blocks.cc
   tests/cli_operator_test.cc
   tests/cli_smoke_test.cc
   tests/metric_kinds_test.cc
