@@ -138,6 +138,8 @@ set(SNAPSINK_KAFKA_SOURCES
 # librdkafka mock-cluster tests of `run --kafka` (their own executable).
 set(SNAPSINK_KAFKA_TEST_SOURCES
   tests/kafka_mock_harness.cc
+  tests/readme_kafka_test.cc
+  tests/readme_blocks.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
   tests/file_util.cc
