@@ -5,6 +5,7 @@
 set(SNAPSINK_LIB_SOURCES
   engine/coding.cc
   engine/crash_point.cc
+  engine/ddsketch.cc
   engine/decimal.cc
   engine/env_bucket.cc
   engine/env_posix.cc
@@ -207,6 +208,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_smoke_test.cc
   tests/metric_kinds_test.cc
   tests/coding_test.cc
+  tests/ddsketch_test.cc
   tests/corruption_test.cc
   tests/missing_current_test.cc
   tests/interrupt_test.cc

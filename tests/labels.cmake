@@ -28,6 +28,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^LiveRootTest\.]=]                # a follower process beside each command
   [=[^CliGolden\.]=]                   # 92 runs of the binary
   [=[^Interrupt\.]=]                   # 200,000 lines in batches of 100, twice
+  [=[^DDSketchTest\..*Million]=]       # a million values into a sketch, and sorted
   [=[^MissingCurrent\.]=]              # two publishes, then each command
   [=[^ServeHostileTest\.]=]            # slow clients held for seconds
   [=[^ServePolicyTest\.]=]             # servers and openssl handshakes

@@ -1,0 +1,152 @@
+// A quantile sketch with a relative-error guarantee over exact decimal values
+// (int64 micros, engine/decimal.h): DDSketch, after
+//   Charles Masson, Jee E. Rim, Homin K. Lee. "DDSketch: A Fast and Fully-
+//   Mergeable Quantile Sketch with Relative-Error Guarantees". PVLDB 12(12),
+//   2019 (VLDB 2019).
+//
+// Beside the buckets the sketch keeps the exact count, sum, least and
+// greatest value.
+//
+// Index mapping. For a relative accuracy a (stored in parts per million,
+// accuracy_ppm; 1% = 10000 by default), gamma = (1 + a) / (1 - a) and the
+// multiplier M = 1 / ln(gamma), with ln(gamma) = 2 atanh(a) summed as the
+// first 40 terms of 2 (a + a^3/3 + a^5/5 + ...) in IEEE double, in that order,
+// so every machine gets the same M without a libm logarithm. A magnitude
+// x >= 1 micro (as a double, rounded to nearest) with x = m * 2^e,
+// m in [0.5, 1) (frexp), has the piecewise-linear log
+//   L(x) = (e - 1) + (2m - 1)        (exact log2 at powers of two)
+// and the index i = floor(L(x) * M). Within an octave dL/d(ln x) lies in
+// [1, 2), so a bucket [L^-1(i/M), L^-1((i+1)/M)) spans a ratio of at most
+// gamma, and its representative 2 lo hi / (lo + hi) is within a of every
+// value in it (the "linearly interpolated" mapping of the paper's successors:
+// only frexp, ldexp, floor and basic arithmetic, all exact or correctly
+// rounded, so the same value lands in the same bucket everywhere).
+//
+// Zero goes to zero_count; a negative value v to the negative store at the
+// index of -v; a positive one to the positive store.
+//
+// Collapse. Each store holds at most max_buckets non-empty buckets (2048 by
+// default, which at 1% covers magnitudes over a factor 2.2e12). When an add
+// or a merge leaves more, every bucket of an index below the max_buckets-th
+// highest non-empty index is folded into that index: the lowest magnitudes
+// (the values nearest zero, on either side) lose their accuracy first,
+// the high quantiles never. Collapsing this way makes the sketch a function
+// of the multiset of values added, whatever their order or grouping, so merge
+// is associative and commutative, and sketches of parts merged equal the
+// sketch of the whole.
+//
+// Retract takes one value back: count, sum and its bucket's count go down by
+// one (a value below a store's lowest non-empty bucket, where a collapse
+// folded it, comes out of that bucket). Without a collapse the result equals the sketch of the remaining
+// values, byte for byte. After one it is still a deterministic function of
+// the values added and retracted in order, but not always the sketch of the
+// remaining multiset (a collapsed bucket is not unfolded). min and max are
+// the least and greatest value added: a retract cannot narrow them, except
+// that a sketch retracted to no values is empty again.
+//
+// The byte encoding is the one place a sketch is written (Encode) and read
+// back (Decode); it is canonical: a sketch has exactly one encoding, Decode
+// accepts no other, and Decode then Encode gives the same bytes.
+//   u8      version (1)
+//   varint  accuracy_ppm (kMinAccuracyPpm..kMaxAccuracyPpm)
+//   varint  max_buckets (kMinMaxBuckets..kMaxMaxBuckets)
+//   varint  count (values in the sketch, <= 2^63 - 1)
+//   zigzag  sum (int64 micros)
+//   if count > 0: zigzag min, zigzag max (min <= max)
+//   varint  zero_count
+//   store   positive, then store negative, each:
+//     varint  n (buckets, <= max_buckets)
+//     n times: varint index delta (the first from 0, then from the previous
+//              index; after the first, >= 1, so indexes strictly increase),
+//              varint count (>= 1)
+// Each index lies in [0, IndexLimit()); zero_count plus every bucket
+// count equals count; nothing follows. (varint: LEB128, zigzag: varint of
+// ZigZag(v), engine/coding.h.)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/status.h"
+
+namespace snapsink {
+
+class DDSketch {
+ public:
+  static constexpr uint32_t kDefaultAccuracyPpm = 10000;  // 1%
+  static constexpr uint32_t kMinAccuracyPpm = 100;        // 0.01%
+  static constexpr uint32_t kMaxAccuracyPpm = 500000;     // 50%
+  static constexpr uint32_t kDefaultMaxBuckets = 2048;
+  static constexpr uint32_t kMinMaxBuckets = 8;
+  static constexpr uint32_t kMaxMaxBuckets = 65536;
+  static constexpr uint8_t kEncodingVersion = 1;
+
+  // REQUIRES: accuracy_ppm and max_buckets within their ranges above (see
+  // ValidParameters; the caller checks user input first).
+  explicit DDSketch(uint32_t accuracy_ppm = kDefaultAccuracyPpm, uint32_t max_buckets = kDefaultMaxBuckets);
+
+  // Whether accuracy_ppm and max_buckets are within their ranges.
+  static bool ValidParameters(uint32_t accuracy_ppm, uint32_t max_buckets);
+
+  // Adds v. False (and the sketch unchanged) when the sum would leave int64.
+  [[nodiscard]] bool Add(int64_t v);
+  // Takes one v back (see the header comment). False (and the sketch
+  // unchanged) when no value of v's bucket is left to take, or the sum
+  // would leave int64.
+  [[nodiscard]] bool Retract(int64_t v);
+  // Adds every value of other. InvalidArgument when the parameters differ,
+  // or the sum would leave int64; the sketch is then unchanged.
+  Status Merge(const DDSketch& other);
+
+  // The value at rank floor(q * (count - 1)) of the sorted values (0-based),
+  // within the relative accuracy of it (unless its bucket was collapsed),
+  // clamped to [min, max]. nullopt when empty; q is clamped to [0, 1].
+  std::optional<double> Quantile(double q) const;
+
+  uint32_t accuracy_ppm() const { return accuracy_ppm_; }
+  uint32_t max_buckets() const { return max_buckets_; }
+  double relative_accuracy() const { return accuracy_ppm_ / 1e6; }
+  int64_t count() const { return count_; }
+  int64_t sum() const { return sum_; }
+  // Meaningful when count() > 0.
+  int64_t min() const { return min_; }
+  int64_t max() const { return max_; }
+  int64_t zero_count() const { return zero_count_; }
+  // Non-empty buckets, by index.
+  const std::map<int32_t, int64_t>& positive() const { return positive_; }
+  const std::map<int32_t, int64_t>& negative() const { return negative_; }
+
+  // The bucket index of magnitude x (>= 1), and the representative value of
+  // a bucket: exposed for tests and for docs/FORMAT.md's worked example.
+  int32_t IndexOf(uint64_t magnitude) const;
+  double BucketValue(int32_t index) const;
+  // Indexes are below this: the index of 2^64.
+  int32_t IndexLimit() const;
+
+  // Appends the canonical encoding to dst.
+  void Encode(std::string* dst) const;
+  // Reads exactly `bytes` (nothing may follow) into *out. Corruption naming
+  // the first thing that does not hold; *out is then unspecified.
+  static Status Decode(std::string_view bytes, DDSketch* out);
+
+  bool operator==(const DDSketch&) const = default;
+
+ private:
+  void CollapseIfNeeded(std::map<int32_t, int64_t>* store) const;
+
+  uint32_t accuracy_ppm_;
+  uint32_t max_buckets_;
+  double multiplier_;  // M = 1 / ln(gamma)
+  int64_t count_ = 0;
+  int64_t sum_ = 0;
+  int64_t min_ = 0;
+  int64_t max_ = 0;
+  int64_t zero_count_ = 0;
+  std::map<int32_t, int64_t> positive_;
+  std::map<int32_t, int64_t> negative_;
+};
+
+}  // namespace snapsink
