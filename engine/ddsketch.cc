@@ -34,11 +34,11 @@ double InverseLog(double l) {
 
 uint64_t Magnitude(int64_t v) { return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
 
-bool TakeOne(std::map<int32_t, int64_t>* store, int32_t index) {
+bool TakeOne(std::map<int32_t, int64_t>* store, bool collapsed, int32_t index) {
   auto it = store->find(index);
   if (it == store->end()) {
-    // Below the lowest bucket: where a collapse folded it.
-    if (store->empty() || index > store->begin()->first) return false;
+    // Below the lowest bucket of a collapsed store: where the collapse folded it.
+    if (!collapsed || store->empty() || index > store->begin()->first) return false;
     it = store->begin();
   }
   if (--it->second == 0) store->erase(it);
@@ -80,8 +80,9 @@ double DDSketch::BucketValue(int32_t index) const {
   return 2 * lo * hi / (lo + hi);
 }
 
-void DDSketch::CollapseIfNeeded(std::map<int32_t, int64_t>* store) const {
+void DDSketch::CollapseIfNeeded(std::map<int32_t, int64_t>* store, bool* collapsed) const {
   if (store->size() <= max_buckets_) return;
+  *collapsed = true;
   auto keep = store->end();
   for (uint32_t i = 0; i < max_buckets_; ++i) --keep;  // the max_buckets-th highest
   int64_t folded = 0;
@@ -106,7 +107,7 @@ bool DDSketch::Add(int64_t v) {
   } else {
     std::map<int32_t, int64_t>* store = v > 0 ? &positive_ : &negative_;
     ++(*store)[IndexOf(Magnitude(v))];
-    CollapseIfNeeded(store);
+    CollapseIfNeeded(store, v > 0 ? &positive_collapsed_ : &negative_collapsed_);
   }
   return true;
 }
@@ -117,11 +118,15 @@ bool DDSketch::Retract(int64_t v) {
   if (v == 0) {
     if (zero_count_ == 0) return false;
     --zero_count_;
-  } else if (!TakeOne(v > 0 ? &positive_ : &negative_, IndexOf(Magnitude(v)))) {
+  } else if (!TakeOne(v > 0 ? &positive_ : &negative_, v > 0 ? positive_collapsed_ : negative_collapsed_,
+                      IndexOf(Magnitude(v)))) {
     return false;
   }
   sum_ = sum;
-  if (--count_ == 0) min_ = max_ = 0;
+  if (--count_ == 0) {
+    min_ = max_ = 0;
+    positive_collapsed_ = negative_collapsed_ = false;
+  }
   return true;
 }
 
@@ -146,8 +151,10 @@ Status DDSketch::Merge(const DDSketch& other) {
   zero_count_ += other.zero_count_;
   for (const auto& [i, c] : other.positive_) positive_[i] += c;
   for (const auto& [i, c] : other.negative_) negative_[i] += c;
-  CollapseIfNeeded(&positive_);
-  CollapseIfNeeded(&negative_);
+  positive_collapsed_ = positive_collapsed_ || other.positive_collapsed_;
+  negative_collapsed_ = negative_collapsed_ || other.negative_collapsed_;
+  CollapseIfNeeded(&positive_, &positive_collapsed_);
+  CollapseIfNeeded(&negative_, &negative_collapsed_);
   return Status::OK();
 }
 
@@ -187,7 +194,8 @@ void DDSketch::Encode(std::string* dst) const {
     coding::PutVarint64(dst, coding::ZigZag(max_));
   }
   coding::PutVarint64(dst, static_cast<uint64_t>(zero_count_));
-  for (const auto* store : {&positive_, &negative_}) {
+  for (const auto& [store, collapsed] : {std::pair{&positive_, positive_collapsed_}, {&negative_, negative_collapsed_}}) {
+    dst->push_back(collapsed ? 1 : 0);
     coding::PutVarint64(dst, store->size());
     int32_t prev = 0;
     for (const auto& [i, c] : *store) {
@@ -229,7 +237,12 @@ Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
   out->zero_count_ = static_cast<int64_t>(zeros);
   uint64_t total = zeros;
   const uint64_t limit = static_cast<uint64_t>(out->IndexLimit());
-  for (auto* store : {&out->positive_, &out->negative_}) {
+  for (const auto& [store, collapsed] :
+       {std::pair{&out->positive_, &out->positive_collapsed_}, {&out->negative_, &out->negative_collapsed_}}) {
+    if (p == end) return Bad("truncated store");
+    if (static_cast<uint8_t>(*p) > 1) return Bad("collapsed mark neither 0 nor 1");
+    *collapsed = *p++ == 1;
+    if (*collapsed && count == 0) return Bad("an empty sketch marked collapsed");
     uint64_t n = 0;
     if (!GetVarint(&p, end, &n)) return Bad("truncated bucket count");
     if (n > max_buckets) return Bad("more buckets than the bound");

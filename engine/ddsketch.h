@@ -35,14 +35,21 @@
 // is associative and commutative, and sketches of parts merged equal the
 // sketch of the whole.
 //
+// A store that ever collapsed is marked collapsed (for values added, exactly
+// when they fall in more than max_buckets distinct buckets of the store, so
+// still a function of the multiset); the mark stays until the sketch is
+// empty again.
+//
 // Retract takes one value back: count, sum and its bucket's count go down by
-// one (a value below a store's lowest non-empty bucket, where a collapse
-// folded it, comes out of that bucket). Without a collapse the result equals the sketch of the remaining
-// values, byte for byte. After one it is still a deterministic function of
-// the values added and retracted in order, but not always the sketch of the
+// one. Where that bucket is empty, a value below the lowest non-empty bucket
+// of a collapsed store comes out of that bucket (where the collapse folded
+// it); otherwise the retract is refused (no value of that bucket was added).
+// Without a collapse the result equals the sketch of the remaining values,
+// byte for byte. After one it is still a deterministic function of the
+// values added and retracted in order, but not always the sketch of the
 // remaining multiset (a collapsed bucket is not unfolded). min and max are
 // the least and greatest value added: a retract cannot narrow them, except
-// that a sketch retracted to no values is empty again.
+// that a sketch retracted to no values is the empty sketch again.
 //
 // The byte encoding is the one place a sketch is written (Encode) and read
 // back (Decode); it is canonical: a sketch has exactly one encoding, Decode
@@ -55,6 +62,7 @@
 //   if count > 0: zigzag min, zigzag max (min <= max)
 //   varint  zero_count
 //   store   positive, then store negative, each:
+//     u8      collapsed (0 or 1)
 //     varint  n (buckets, <= max_buckets)
 //     n times: varint index delta (the first from 0, then from the previous
 //              index; after the first, >= 1, so indexes strictly increase),
@@ -118,6 +126,8 @@ class DDSketch {
   // Non-empty buckets, by index.
   const std::map<int32_t, int64_t>& positive() const { return positive_; }
   const std::map<int32_t, int64_t>& negative() const { return negative_; }
+  bool positive_collapsed() const { return positive_collapsed_; }
+  bool negative_collapsed() const { return negative_collapsed_; }
 
   // The bucket index of magnitude x (>= 1), and the representative value of
   // a bucket: exposed for tests and for docs/FORMAT.md's worked example.
@@ -135,7 +145,7 @@ class DDSketch {
   bool operator==(const DDSketch&) const = default;
 
  private:
-  void CollapseIfNeeded(std::map<int32_t, int64_t>* store) const;
+  void CollapseIfNeeded(std::map<int32_t, int64_t>* store, bool* collapsed) const;
 
   uint32_t accuracy_ppm_;
   uint32_t max_buckets_;
@@ -147,6 +157,8 @@ class DDSketch {
   int64_t zero_count_ = 0;
   std::map<int32_t, int64_t> positive_;
   std::map<int32_t, int64_t> negative_;
+  bool positive_collapsed_ = false;
+  bool negative_collapsed_ = false;
 };
 
 }  // namespace snapsink

@@ -114,9 +114,10 @@ TEST(DDSketchTest, EncodingIsPinned) {
   ASSERT_TRUE(s.Add(0));
   ASSERT_TRUE(s.Add(-1));
   // version 1 | ppm 10000 | bound 2048 | count 3 | sum 0 | min -1 | max 1 |
-  // zeros 1 | positive: 1 bucket (index 0, count 1) | negative: the same.
-  EXPECT_EQ(Bytes(s), std::string("\x01\x90\x4e\x80\x10\x03\x00\x01\x02\x01\x01\x00\x01\x01\x00\x01", 16));
-  EXPECT_EQ(Bytes(DDSketch()), std::string("\x01\x90\x4e\x80\x10\x00\x00\x00\x00\x00", 10));
+  // zeros 1 | positive: not collapsed, 1 bucket (index 0, count 1) |
+  // negative: the same.
+  EXPECT_EQ(Bytes(s), std::string("\x01\x90\x4e\x80\x10\x03\x00\x01\x02\x01\x00\x01\x00\x01\x00\x01\x00\x01", 18));
+  EXPECT_EQ(Bytes(DDSketch()), std::string("\x01\x90\x4e\x80\x10\x00\x00\x00\x00\x00\x00\x00", 12));
 }
 
 TEST(DDSketchTest, EncodeDecodeRoundTrip) {
@@ -178,6 +179,9 @@ TEST(DDSketchTest, MergeIsAssociativeAndCommutative) {
     ASSERT_TRUE(ca_b.Merge(b).ok());
     std::shuffle(all.begin(), all.end(), rng);
     const std::string whole = Bytes(SketchOf(all, bound));
+    DDSketch back;  // the buckets still hold every value
+    ASSERT_TRUE(DDSketch::Decode(whole, &back).ok()) << trial;
+    EXPECT_EQ(back.count(), 3000);
     EXPECT_EQ(Bytes(ab_c), whole) << trial;
     EXPECT_EQ(Bytes(a_bc), whole) << trial;
     EXPECT_EQ(Bytes(ca_b), whole) << trial;
@@ -230,11 +234,25 @@ TEST(DDSketchTest, RetractOfAnAbsentValueIsRefused) {
   const std::string before = Bytes(s);
   EXPECT_FALSE(s.Retract(-5000000));  // no negative values at all
   EXPECT_FALSE(s.Retract(9000000));   // above every bucket
+  EXPECT_FALSE(s.Retract(1000000));   // below every bucket of a store never collapsed
   ASSERT_TRUE(s.Retract(0));
   EXPECT_FALSE(s.Retract(0));  // the one zero is gone
   EXPECT_FALSE(DDSketch().Retract(1));
   ASSERT_TRUE(s.Add(0));
   EXPECT_EQ(Bytes(s), before);
+}
+
+// In a collapsed store a value below the lowest bucket comes out of it, where
+// the collapse folded it; every value added can be retracted, back to the
+// empty sketch.
+TEST(DDSketchTest, RetractFromACollapsedStore) {
+  std::vector<int64_t> v;
+  for (int64_t x = 1; x < 1000000000000; x = x * 11 / 10 + 1) v.push_back(x);
+  DDSketch s = SketchOf(v, 8);
+  EXPECT_TRUE(s.positive_collapsed());
+  EXPECT_FALSE(s.negative_collapsed());
+  for (int64_t x : v) ASSERT_TRUE(s.Retract(x)) << x;
+  EXPECT_EQ(Bytes(s), Bytes(DDSketch(DDSketch::kDefaultAccuracyPpm, 8)));
 }
 
 Status DecodeBytes(const std::string& bytes) {
@@ -256,18 +274,26 @@ TEST(DDSketchTest, CorruptBytesRefused) {
   const std::string head("\x01\x90\x4e\x80\x10", 5);
   EXPECT_TRUE(DecodeBytes(std::string("\x01\x00\x80\x10\x00\x00\x00\x00\x00", 9)).IsCorruption());  // accuracy 0
   EXPECT_TRUE(DecodeBytes(std::string("\x01\x90\x4e\x01\x00\x00\x00\x00\x00", 9)).IsCorruption());  // bound 1
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x02\x02\x00\x01\x00\x01\x00", 9)).ok());
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x02\x02\x00\x01\x00\x01\x00", 9) + "x").IsCorruption());
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x04\x02\x00\x01\x02\x00\x00", 9)).IsCorruption());  // min > max
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x02\x02\x00\x01\x00\x01\x00", 9).replace(7, 1, "\x00", 1))
-                  .IsCorruption());  // an empty bucket
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x02\x04\x02\x02\x00\x02\x00\x01\x01\x01\x00", 11)).ok());
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x02\x04\x02\x02\x00\x02\x00\x01\x00\x01\x00", 11))
+  const std::string one("\x01\x02\x02\x02\x00", 5);  // count 1, sum 1, min 1, max 1, no zeros
+  const std::string two("\x02\x04\x02\x02\x00", 5);  // count 2, sum 2, min 1, max 1, no zeros
+  const std::string pos1("\x00\x01\x00\x01", 4);     // not collapsed, index 0 holds 1
+  const std::string neg0("\x00\x00", 2);             // not collapsed, no buckets
+  EXPECT_TRUE(DecodeBytes(head + one + pos1 + neg0).ok());
+  EXPECT_TRUE(DecodeBytes(head + one + pos1 + neg0 + "x").IsCorruption());
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x04\x02\x00", 5) + pos1 + neg0).IsCorruption());  // min > max
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x81\x00\x02\x02\x02\x00", 6) + pos1 + neg0)
+                  .IsCorruption());  // count 1 written in two bytes
+  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x00\x01\x00\x00", 4) + neg0).IsCorruption());  // empty bucket
+  EXPECT_TRUE(DecodeBytes(head + two + std::string("\x00\x02\x00\x01\x01\x01", 6) + neg0).ok());
+  EXPECT_TRUE(DecodeBytes(head + two + std::string("\x00\x02\x00\x01\x00\x01", 6) + neg0)
                   .IsCorruption());  // indexes not increasing
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x02\x04\x02\x02\x00\x01\x00\x01\x00", 9)).IsCorruption());  // 1 of 2
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x02\x02\x00\x01\x80\x19\x01\x00", 10))
+  EXPECT_TRUE(DecodeBytes(head + two + pos1 + neg0).IsCorruption());  // 1 of 2 in buckets
+  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x00\x01\x80\x19\x01", 5) + neg0)
                   .IsCorruption());  // index 3200, past the limit
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x02\x02\x00\x01\xff\x18\x01\x00", 10)).ok());  // index 3199
+  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x00\x01\xff\x18\x01", 5) + neg0).ok());  // index 3199
+  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x01\x01\x00\x01", 4) + neg0).ok());  // collapsed
+  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x02\x01\x00\x01", 4) + neg0).IsCorruption());
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x00\x00\x00\x01\x00", 5) + neg0).IsCorruption());  // empty, collapsed
   // Any byte changed: refused, or read as a sketch whose encoding is exactly
   // those bytes (there is one encoding per sketch).
   std::mt19937_64 rng(8);
