@@ -1,5 +1,6 @@
 #include "engine/ddsketch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -34,11 +35,50 @@ double InverseLog(double l) {
 
 uint64_t Magnitude(int64_t v) { return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
 
-bool TakeOne(std::map<int32_t, int64_t>* store, bool collapsed, int32_t index) {
-  auto it = store->find(index);
-  if (it == store->end()) {
+DDSketch::Buckets::iterator Find(DDSketch::Buckets* store, int32_t index) {
+  return std::lower_bound(store->begin(), store->end(), index,
+                          [](const std::pair<int32_t, int64_t>& b, int32_t i) { return b.first < i; });
+}
+
+void AddTo(DDSketch::Buckets* store, int32_t index, int64_t c) {
+  if (!store->empty() && store->back().first < index) {
+    store->emplace_back(index, c);
+    return;
+  }
+  auto it = Find(store, index);
+  if (it != store->end() && it->first == index) {
+    it->second += c;
+  } else {
+    store->emplace(it, index, c);
+  }
+}
+
+// Bucket counts summed by index: one pass over both.
+void MergeInto(DDSketch::Buckets* to, const DDSketch::Buckets& from) {
+  if (from.empty()) return;
+  DDSketch::Buckets out;
+  out.reserve(to->size() + from.size());
+  auto a = to->cbegin();
+  auto b = from.cbegin();
+  while (a != to->cend() || b != from.cend()) {
+    if (b == from.cend() || (a != to->cend() && a->first < b->first)) {
+      out.push_back(*a++);
+    } else if (a == to->cend() || b->first < a->first) {
+      out.push_back(*b++);
+    } else {
+      out.emplace_back(a->first, a->second + b->second);
+      ++a;
+      ++b;
+    }
+  }
+  *to = std::move(out);
+}
+
+bool TakeOne(DDSketch::Buckets* store, bool collapsed, int32_t index) {
+  auto it = Find(store, index);
+  if (it == store->end() || it->first != index) {
     // Below the lowest bucket of a collapsed store: where the collapse folded it.
-    if (!collapsed || store->empty() || index > store->begin()->first) return false;
+    if (!collapsed || store->empty() || index > store->front().first) return false;
     it = store->begin();
   }
   if (--it->second == 0) store->erase(it);
@@ -80,15 +120,14 @@ double DDSketch::BucketValue(int32_t index) const {
   return 2 * lo * hi / (lo + hi);
 }
 
-void DDSketch::CollapseIfNeeded(std::map<int32_t, int64_t>* store, bool* collapsed) const {
+void DDSketch::CollapseIfNeeded(Buckets* store, bool* collapsed) const {
   if (store->size() <= max_buckets_) return;
   *collapsed = true;
-  auto keep = store->end();
-  for (uint32_t i = 0; i < max_buckets_; ++i) --keep;  // the max_buckets-th highest
+  const size_t keep = store->size() - max_buckets_;  // the max_buckets-th highest
   int64_t folded = 0;
-  for (auto it = store->begin(); it != keep; ++it) folded += it->second;
-  store->erase(store->begin(), keep);
-  keep->second += folded;
+  for (size_t i = 0; i < keep; ++i) folded += (*store)[i].second;
+  (*store)[keep].second += folded;
+  store->erase(store->begin(), store->begin() + static_cast<ptrdiff_t>(keep));
 }
 
 bool DDSketch::Add(int64_t v) {
@@ -105,8 +144,8 @@ bool DDSketch::Add(int64_t v) {
   if (v == 0) {
     ++zero_count_;
   } else {
-    std::map<int32_t, int64_t>* store = v > 0 ? &positive_ : &negative_;
-    ++(*store)[IndexOf(Magnitude(v))];
+    Buckets* store = v > 0 ? &positive_ : &negative_;
+    AddTo(store, IndexOf(Magnitude(v)), 1);
     CollapseIfNeeded(store, v > 0 ? &positive_collapsed_ : &negative_collapsed_);
   }
   return true;
@@ -149,8 +188,8 @@ Status DDSketch::Merge(const DDSketch& other) {
   sum_ = sum;
   count_ = count;
   zero_count_ += other.zero_count_;
-  for (const auto& [i, c] : other.positive_) positive_[i] += c;
-  for (const auto& [i, c] : other.negative_) negative_[i] += c;
+  MergeInto(&positive_, other.positive_);
+  MergeInto(&negative_, other.negative_);
   positive_collapsed_ = positive_collapsed_ || other.positive_collapsed_;
   negative_collapsed_ = negative_collapsed_ || other.negative_collapsed_;
   CollapseIfNeeded(&positive_, &positive_collapsed_);
@@ -256,7 +295,7 @@ Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
       if (c == 0) return Bad("empty bucket");
       if (c > count - total) return Bad("bucket counts above count");
       total += c;
-      store->emplace_hint(store->end(), static_cast<int32_t>(index), static_cast<int64_t>(c));
+      store->emplace_back(static_cast<int32_t>(index), static_cast<int64_t>(c));
     }
   }
   if (total != count) return Bad("bucket counts below count");

@@ -73,10 +73,11 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "engine/status.h"
 
@@ -84,6 +85,11 @@ namespace snapsink {
 
 class DDSketch {
  public:
+  // A store's non-empty buckets, (index, count) by index: a sorted vector, so
+  // an add to an existing bucket is a binary search and a sketch of a few
+  // values is a few bytes.
+  using Buckets = std::vector<std::pair<int32_t, int64_t>>;
+
   static constexpr uint32_t kDefaultAccuracyPpm = 10000;  // 1%
   static constexpr uint32_t kMinAccuracyPpm = 100;        // 0.01%
   static constexpr uint32_t kMaxAccuracyPpm = 500000;     // 50%
@@ -124,8 +130,8 @@ class DDSketch {
   int64_t max() const { return max_; }
   int64_t zero_count() const { return zero_count_; }
   // Non-empty buckets, by index.
-  const std::map<int32_t, int64_t>& positive() const { return positive_; }
-  const std::map<int32_t, int64_t>& negative() const { return negative_; }
+  const Buckets& positive() const { return positive_; }
+  const Buckets& negative() const { return negative_; }
   bool positive_collapsed() const { return positive_collapsed_; }
   bool negative_collapsed() const { return negative_collapsed_; }
 
@@ -145,7 +151,7 @@ class DDSketch {
   bool operator==(const DDSketch&) const = default;
 
  private:
-  void CollapseIfNeeded(std::map<int32_t, int64_t>* store, bool* collapsed) const;
+  void CollapseIfNeeded(Buckets* store, bool* collapsed) const;
 
   uint32_t accuracy_ppm_;
   uint32_t max_buckets_;
@@ -155,8 +161,8 @@ class DDSketch {
   int64_t min_ = 0;
   int64_t max_ = 0;
   int64_t zero_count_ = 0;
-  std::map<int32_t, int64_t> positive_;
-  std::map<int32_t, int64_t> negative_;
+  Buckets positive_;
+  Buckets negative_;
   bool positive_collapsed_ = false;
   bool negative_collapsed_ = false;
 };
