@@ -233,7 +233,8 @@ void DDSketch::Encode(std::string* dst) const {
     coding::PutVarint64(dst, coding::ZigZag(max_));
   }
   coding::PutVarint64(dst, static_cast<uint64_t>(zero_count_));
-  for (const auto& [store, collapsed] : {std::pair{&positive_, positive_collapsed_}, {&negative_, negative_collapsed_}}) {
+  for (const auto& [store, collapsed] :
+       {std::pair{&positive_, positive_collapsed_}, {&negative_, negative_collapsed_}}) {
     dst->push_back(collapsed ? 1 : 0);
     coding::PutVarint64(dst, store->size());
     int32_t prev = 0;

@@ -221,7 +221,8 @@ TEST(DDSketchTest, CollapseKeepsHighQuantiles) {
   const DDSketch s = SketchOf(v, 64);
   EXPECT_EQ(s.positive().size(), 64u);
   EXPECT_EQ(s.count(), static_cast<int64_t>(v.size()));
-  const double exact = static_cast<double>(v[static_cast<size_t>(std::floor(0.99 * static_cast<double>(v.size() - 1)))]);
+  const size_t rank = static_cast<size_t>(std::floor(0.99 * static_cast<double>(v.size() - 1)));
+  const double exact = static_cast<double>(v[rank]);
   EXPECT_LE(std::abs(*s.Quantile(0.99) - exact), 0.01 * exact * (1 + 1e-9));
   EXPECT_GT(std::abs(*s.Quantile(0.01) - static_cast<double>(v[static_cast<size_t>(0.01 * (v.size() - 1))])), 1.0);
 }
