@@ -7,6 +7,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/crash_point.cc
   engine/decimal.cc
   engine/env_bucket.cc
+  engine/env_bucket_root.cc
   engine/env_posix.cc
   engine/event_parser.cc
   engine/filenames.cc
@@ -22,6 +23,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/metric_kinds.cc
   engine/producer_retention.cc
   engine/root.cc
+  engine/root_bucket.cc
   engine/s3/s3_client.cc
   engine/s3/s3_config.cc
   engine/s3/s3_list.cc

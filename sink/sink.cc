@@ -3,13 +3,17 @@
 // that does the work and converts its records.
 #include "snapsink/sink.h"
 
+#include <filesystem>
 #include <limits>
 
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/long_key.h"
+#include "engine/root_bucket.h"
 #include "engine/root_files.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
 #include "publish/backfill.h"
@@ -26,11 +30,23 @@ namespace snapsink::api {
 
 namespace {
 
+// A writer into a root in a bucket keeps its state in a local directory it
+// must name: a scratch state would publish from nothing.
+Status CheckWriterEnv(Env* env, const std::string& path) {
+  auto* bucket = dynamic_cast<BucketRootEnv*>(env);
+  if (bucket == nullptr || bucket->has_state_dir()) return Status::OK();
+  return Status::InvalidArgument(path + ": writing into a root in a bucket needs --state DIR, a local directory "
+                                 "for its LMDB state (the same DIR on every run of this writer)");
+}
+
 Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>* out) {
   auto impl = std::make_unique<SinkImpl>();
   impl->read_only = !writer;
-  SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(Env::Default(), path, writer, &impl->root)
-                                  : Root::OpenReadOnly(Env::Default(), path, &impl->root));
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
+  if (writer) SNAPSINK_RETURN_IF_ERROR(CheckWriterEnv(env, path));
+  SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(env, path, writer, &impl->root)
+                                  : Root::OpenReadOnly(env, path, &impl->root));
   impl->settings = ToPublic(impl->root->config());
   *out = std::move(impl);
   return Status::OK();
@@ -42,10 +58,12 @@ Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>*
 Status ReopenWritable(SinkImpl* impl) {
   if (!impl->read_only) return Status::OK();
   const std::string path = impl->root->path();
+  Env* env = impl->root->env();
+  SNAPSINK_RETURN_IF_ERROR(CheckWriterEnv(env, path));
   impl->root.reset();
-  Status s = Root::Open(Env::Default(), path, /*writer=*/false, &impl->root);
+  Status s = Root::Open(env, path, /*writer=*/false, &impl->root);
   if (!s.ok()) {
-    (void)Root::OpenReadOnly(Env::Default(), path, &impl->root);  // keep the handle usable for reads
+    (void)Root::OpenReadOnly(env, path, &impl->root);  // keep the handle usable for reads
     return s;
   }
   impl->read_only = false;
@@ -206,7 +224,21 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   }
   if (o.retain_ms < 0) return OutOfRange("InitOptions::retain_ms", o.retain_ms, "must not be negative");
   if (config.max_ahead_ms < 0) return OutOfRange("InitOptions::max_ahead_ms", config.max_ahead_ms, "must not be negative");
-  return Root::Init(Env::Default(), path, config);
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
+  if (IsBucketPath(path)) return InitBucketRoot(env, path, config);
+  return Root::Init(env, path, config);
+}
+
+Status Sink::UseStateDir(const std::string& path, const std::string& dir) {
+  if (!IsBucketPath(path)) {
+    return Status::InvalidArgument(path + ": a local state directory is for a root in a bucket (s3://BUCKET/PREFIX)");
+  }
+  if (dir.empty()) return Status::InvalidArgument(path + ": the state directory is empty");
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  if (ec) return Status::InvalidArgument("--state " + dir + ": " + ec.message());
+  return SetBucketStateDir(path, absolute);
 }
 
 Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {
@@ -237,7 +269,9 @@ Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path
 
 Result<UpgradeResult> Sink::Upgrade(const std::string& path, bool dry_run) {
   snapsink::UpgradeReport r;
-  SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(Env::Default(), path, dry_run, &r));
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
+  SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(env, path, dry_run, &r));
   UpgradeResult out;
   out.format_before = r.format_before;
   out.format_after = r.format_after;
