@@ -310,6 +310,15 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
   const std::string path = root_ + "/CURRENT";
   const uint64_t ours = GenerationOf(data);
   for (int round = 0; round < kSwapRounds; ++round) {
+    std::string old, version;
+    Status s = bucket_.ReadFileVersioned(path, &old, &version);
+    if (s.IsNotFound()) {
+      old.clear();
+      version.clear();
+    } else if (!s.ok()) {
+      return s;
+    }
+    if (old == data) return Status::OK();  // already swapped (a rerun, a lost answer, a twin writer)
     const uint64_t mine = epoch();
     if (mine != 0) {
       uint64_t newest = 0;
@@ -321,15 +330,6 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
                               "); another writer took the root");
       }
     }
-    std::string old, version;
-    Status s = bucket_.ReadFileVersioned(path, &old, &version);
-    if (s.IsNotFound()) {
-      old.clear();
-      version.clear();
-    } else if (!s.ok()) {
-      return s;
-    }
-    if (old == data) return Status::OK();  // already swapped (a rerun, or a lost answer)
     if (!old.empty() && GenerationOf(old) >= ours) {
       return Status::Locked(path + ": not replaced: it names " + Line(old) + ", this writer would name " + Line(data) +
                             "; another writer published into this root");

@@ -174,7 +174,11 @@ const RootSettings& ReadOnlySink::settings() const { return impl_->settings; }
 Status ReadOnlySink::Verify(VerifyReport* report) const {
   *report = VerifyReport();
   Root* root = impl_->root.get();
-  Status s = snapsink::Verify(root->env(), root->path(), root->store(), &report->problems, &report->notes,
+  // A root in a bucket read without the writer's state has a stand-in
+  // state (settings only): nothing there to reconcile against.
+  auto* bucket = dynamic_cast<BucketRootEnv*>(root->env());
+  Store* live = bucket != nullptr && !bucket->has_state_dir() ? nullptr : root->store();
+  Status s = snapsink::Verify(root->env(), root->path(), live, &report->problems, &report->notes,
                               &report->snapshots_checked);
   std::vector<std::string> unknown;
   Status u = UnknownRootFiles(root->env(), root->path(), &unknown);
