@@ -122,7 +122,7 @@ Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
     if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
       result->sources.push_back(SourceToPublic(opt.source, st));
       result->this_run.push_back(SourceToPublic(opt.source, Minus(st, before)));
-      result->rejects_files.push_back(opt.rejects_file);
+      result->rejects_files.push_back(root->env()->LocalPath(opt.rejects_file));  // where it is on disk
       if (o.on_source_done) o.on_source_done(*result);
     }
     SNAPSINK_RETURN_IF_ERROR(s);

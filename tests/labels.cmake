@@ -203,7 +203,7 @@ snapsink_label_tests("${snapsink_tests_TESTS}")
 # The bucket tests need the local S3 server: ctest starts it first (the
 # fixture Rgw.Start / Rgw.Stop of CMakeLists.txt), once for all of them.
 foreach(t IN LISTS snapsink_tests_TESTS)
-  if(t MATCHES [=[^([A-Za-z]+/)?(S3ClientTest|BucketEnv[A-Za-z]*)\.]=])
+  if(t MATCHES [=[^([A-Za-z]+/)?(S3ClientTest|BucketEnv[A-Za-z]*|BucketRoot[A-Za-z]*)\.]=])
     set_tests_properties("${t}" PROPERTIES FIXTURES_REQUIRED rgw)
   endif()
 endforeach()
