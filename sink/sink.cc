@@ -36,7 +36,8 @@ Status CheckWriterEnv(Env* env, const std::string& path) {
   auto* bucket = dynamic_cast<BucketRootEnv*>(env);
   if (bucket == nullptr || bucket->has_state_dir()) return Status::OK();
   return Status::InvalidArgument(path + ": writing into a root in a bucket needs --state DIR, a local directory "
-                                 "for its LMDB state (the same DIR on every run of this writer)");
+                                 "for its LMDB state (the same DIR on every run of this writer; run, ingest, seal, "
+                                 "publish, gc and rollback take it)");
 }
 
 Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>* out) {
@@ -273,9 +274,11 @@ Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path
 
 Result<UpgradeResult> Sink::Upgrade(const std::string& path, bool dry_run) {
   snapsink::UpgradeReport r;
-  Env* env = nullptr;
-  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
-  SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(env, path, dry_run, &r));
+  if (IsBucketPath(path)) {
+    return Status::InvalidArgument(path + ": a root in a bucket is made in this build's format; upgrade converts "
+                                   "local roots only");
+  }
+  SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(Env::Default(), path, dry_run, &r));
   UpgradeResult out;
   out.format_before = r.format_before;
   out.format_after = r.format_after;
