@@ -275,6 +275,50 @@ TEST_F(BucketRootCli, TwoWritersRacingForCurrentPublishTheGenerationOnce) {
   EXPECT_EQ(Objects("raced").count("writers/00000000000000000002"), 1u);
 }
 
+// A writer held after its commit, before its CURRENT swap, while a newer
+// writer publishes generations 1 and 2: released, the stale writer is
+// fenced (exit 5, naming the epoch that fenced it) and CURRENT still names
+// generation 2, never moved back.
+TEST_F(BucketRootCli, AStaleWriterIsFencedAndNeverMovesCurrentBack) {
+  testing::TempDir dir;
+  std::ifstream in(Events());
+  std::ofstream first(dir.path() + "/first.ndjson"), second(dir.path() + "/second.ndjson");
+  std::string line;
+  for (int n = 0; std::getline(in, line); ++n) (n % 3 == 0 ? second : first) << line << "\n";
+  first.close();
+  second.close();
+  const std::string root = Root("orders");
+  ASSERT_EQ(Run({"init", root}).exit_code, 0);
+  std::map<std::string, std::string> env = env_;
+  env["SNAPSINK_PAUSE_AT"] = "publish.after_commit";
+  testing::Spawned stale = testing::SpawnSnapsink(
+      {"run", root, dir.path() + "/first.ndjson", "--final", "--state", dir.path() + "/stale"}, env,
+      dir.path() + "/stale.out", dir.path() + "/stale.err");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!StoppedProcess(stale.pid) && stale.Running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const bool held = StoppedProcess(stale.pid);
+  RunResult a = {}, b = {};
+  if (held) {
+    a = Run({"run", root, dir.path() + "/first.ndjson", "--final", "--state", dir.path() + "/newer"});
+    b = Run({"run", root, dir.path() + "/second.ndjson", "--final", "--state", dir.path() + "/newer"});
+  }
+  ::kill(stale.pid, SIGCONT);
+  const int code = stale.Wait();
+  ASSERT_TRUE(held) << "the stale writer never reached its commit: " << ReadAll(dir.path() + "/stale.err");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string current = Objects("orders").at("CURRENT");
+  EXPECT_EQ(current.rfind("2 ", 0), 0u) << current;
+  EXPECT_EQ(code, 5);
+  const std::string err = ReadAll(dir.path() + "/stale.err");
+  EXPECT_NE(err.find(root + "/CURRENT: not replaced: this writer's epoch 1 was fenced by epoch 3"), std::string::npos)
+      << err;
+  EXPECT_EQ(err.find(config_.secret_access_key), std::string::npos);
+  EXPECT_EQ(Objects("orders").at("CURRENT"), current);
+}
+
 class BucketRootCrash : public BucketRootCli, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(BucketRootCrash, KilledAtABucketStepThenRunAgainEqualsACleanRun) {
