@@ -8,6 +8,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/ddsketch.cc
   engine/decimal.cc
   engine/env_bucket.cc
+  engine/env_bucket_root.cc
   engine/env_posix.cc
   engine/event_parser.cc
   engine/filenames.cc
@@ -23,6 +24,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/metric_kinds.cc
   engine/producer_retention.cc
   engine/root.cc
+  engine/root_bucket.cc
   engine/s3/s3_client.cc
   engine/s3/s3_config.cc
   engine/s3/s3_list.cc
@@ -194,6 +196,7 @@ set(SNAPSINK_TOOL_SOURCES
 set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
+  tests/bucket_root_cli_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/api_follower_test.cc

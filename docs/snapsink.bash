@@ -16,18 +16,18 @@ _snapsink() {
   local command="${words[1]}" opts=""
   case "$command" in
     init) opts="--window --lateness --on-gap --id-horizon --producer-retention --retain --max-ahead" ;;
-    ingest) opts="--source --commit-every --on-error --quiet --id-from-content" ;;
-    seal) opts="--window --all" ;;
-    publish) opts="" ;;
+    ingest) opts="--source --commit-every --on-error --quiet --id-from-content --state" ;;
+    seal) opts="--window --all --state" ;;
+    publish) opts="--state" ;;
     run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content --kafka --topic --group --kafka-start --kafka-config --kafka-timeout --state --checkpoint-every --keep-generations" ;;
     backfill) opts="--version --source --from --to --commit-every --quiet --dry-run" ;;
     query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup" ;;
     inspect) opts="--json --all" ;;
-    verify) opts="" ;;
-    gc) opts="--keep-generations --producers-idle --retain --max-ahead" ;;
-    rollback) opts="--generation --dry-run" ;;
+    verify) opts="--state" ;;
+    gc) opts="--keep-generations --producers-idle --retain --max-ahead --state" ;;
+    rollback) opts="--generation --dry-run --state" ;;
     upgrade) opts="--dry-run" ;;
-    status) opts="--json --html" ;;
+    status) opts="--json --html --state" ;;
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source" ;;
     metric) opts="--kind --json" ;;

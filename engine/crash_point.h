@@ -23,7 +23,8 @@
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h);
 // bucket.before_create_put, bucket.after_create_put, bucket.before_swap_put,
-// bucket.after_swap_put (the two PUT kinds of a root in a bucket, engine/env_bucket.h).
+// bucket.after_swap_put (the two PUT kinds of a root in a bucket, engine/env_bucket.h);
+// bucket.claimed_epoch, bucket.upload_file (a writer into a root in a bucket, engine/env_bucket_root.h).
 //
 // Test-only pause hook at the same points: when SNAPSINK_PAUSE_AT names
 // `point`, the N-th call of MaybeCrash(point) (N = SNAPSINK_PAUSE_HIT,

@@ -104,6 +104,11 @@ class Env {
   }
   virtual Status ReplaceFileIfVersion(const std::string& path, std::string_view data, const std::string& version,
                                       std::string* new_version);
+
+  // Where LMDB, which does its own I/O, opens the environment this Env
+  // calls path: path itself here; the local state directory of a root in a
+  // bucket (engine/env_bucket_root.h) for that root's state/.
+  virtual std::string LocalPath(const std::string& path) { return path; }
 };
 
 // An Env that forwards every call to another (LevelDB's EnvWrapper): a test
@@ -137,6 +142,7 @@ class EnvWrapper : public Env {
   Status LockFileShared(const std::string& p, std::unique_ptr<FileLock>* l) override {
     return target_->LockFileShared(p, l);
   }
+  std::string LocalPath(const std::string& p) override { return target_->LocalPath(p); }
   // ReadFileVersioned and ReplaceFileIfVersion are not forwarded: their
   // defaults go through this wrapper's own calls (so a fault-injecting
   // wrapper of the POSIX Env sees the replace's temp file, sync and

@@ -249,8 +249,8 @@ Status BucketEnv::SyncDir(const std::string& dir) {
 }
 
 Status BucketEnv::LockFile(const std::string& path, std::unique_ptr<FileLock>*) {
-  return NotInABucket(path, "cannot be locked in a bucket (a writer's claim there is an epoch claim object, "
-                            "not built yet)");
+  return NotInABucket(path, "cannot be locked in a bucket (a writer's claim there is an epoch claim object "
+                            "beside a LOCK on its own disk)");
 }
 
 Status BucketEnv::LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) {

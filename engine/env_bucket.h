@@ -25,8 +25,8 @@
 // version (PUT again, a bounded number of times), or holds someone else's
 // (lost). Not supported in a bucket, each an IOError saying so: appending,
 // truncating, renaming (no atomic rename; CURRENT is replaced by
-// ReplaceFileIfVersion) and file locks (the writer's claim in a bucket is
-// to be an epoch claim object written create-only; not built yet).
+// ReplaceFileIfVersion) and file locks (a root in a bucket keeps LOCK on
+// the writer's disk and claims a writer epoch object: engine/env_bucket_root.h).
 //
 // Crash points (engine/crash_point.h): bucket.before_create_put,
 // bucket.after_create_put (a create-only object stored, or found holding

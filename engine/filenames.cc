@@ -155,11 +155,14 @@ std::string BackfillSpoolDoneFile(const std::string& root, uint64_t version) {
   return Join(BackfillStateDir(root, version), "stdin.spool.done");
 }
 
+std::string BucketSettings(const std::string& root) { return root + "/settings"; }
+std::string WritersDir(const std::string& root) { return root + "/writers"; }
+
 bool IsRootEntry(std::string_view name) {
   // The last component of each path the functions above build under a root.
   for (const std::string& p : {LockFile("r"), StateDir("r"), InitStateDir("r"), StagingDir("r"), SnapshotsDir("r"),
                                ManifestsDir("r"), Current("r"), RejectsDir("r"), OwnersDir("r"),
-                               PartitionsDir("r")}) {
+                               PartitionsDir("r"), BucketSettings("r"), WritersDir("r")}) {
     if (std::string_view(p).substr(2) == name) return true;
   }
   return false;
@@ -264,6 +267,12 @@ FileKind ClassifyRootPath(std::string_view relative) {
   if (EndsWith(p.back(), ".tmp")) return FileKind::kTemp;
   if (p.size() == 1 && (p[0] == "LOCK" || p[0] == "LOCK.follower" || p[0] == "LOCK.queue")) return FileKind::kLock;
   if (p.size() == 1 && p[0] == "CURRENT") return FileKind::kCurrent;
+  // A root in a bucket: its settings stand in for state/, its writer epochs for LOCK.
+  if (p.size() == 1 && p[0] == "settings") return FileKind::kState;
+  uint64_t epoch;
+  if (p[0] == "writers" && (p.size() == 1 || (p.size() == 2 && ParseOwnerClaimName(p[1], &epoch)))) {
+    return FileKind::kLock;
+  }
   if (p[0] == "staging") return IsSnapshotPath(p) ? FileKind::kStaging : FileKind::kUnknown;
   if (p[0] == "snapshots") return IsSnapshotPath(p) ? FileKind::kSnapshots : FileKind::kUnknown;
   uint64_t g;

@@ -16,6 +16,8 @@
 //   ROOT/manifests/<generation>               one file per published generation (its top manifest)
 //   ROOT/manifests/parts/<xxh64>              a part of generations' window lists, named by its XXH64
 //   ROOT/CURRENT                              names the current generation
+//   ROOT/settings                             a root in a bucket: its settings (in place of state/)
+//   ROOT/writers/<epoch>                      a root in a bucket: the writer epochs claimed (create-only)
 //   ROOT/rejects/<source>.ndjson              bad input lines (<source>: see RejectsFileName)
 //   ROOT/owners/<source>/<epoch>              owner claims of a shared partition (below)
 //   ROOT/partitions/<source>/checkpoints/e<epoch>-o<offset>
@@ -70,6 +72,10 @@ std::string GenerationPart(const std::string& root, uint64_t xxh64);
 // Parses a part's name (16 lowercase hex digits); false for anything else.
 bool ParsePartName(std::string_view name, uint64_t* xxh64);
 std::string Current(const std::string& root);
+// A root in a bucket (engine/root_bucket.h): "ROOT/settings", the object
+// init writes in place of state/, and "ROOT/writers", the writer epochs.
+std::string BucketSettings(const std::string& root);
+std::string WritersDir(const std::string& root);
 std::string RejectsDir(const std::string& root);
 // Owner epochs of partitions shared by many processes (SPEC 12):
 // owners/<sanitized source>/<epoch, 20 digits> holds who took that epoch;

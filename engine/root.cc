@@ -6,6 +6,8 @@
 
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
+#include "engine/root_bucket.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/status.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -76,7 +78,7 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
   SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
   {
     std::unique_ptr<Store> store;
-    SNAPSINK_RETURN_IF_ERROR(Store::Open(dir, /*create=*/true, &store));
+    SNAPSINK_RETURN_IF_ERROR(Store::Open(env->LocalPath(dir), /*create=*/true, &store));
     std::unique_ptr<Txn> txn;
     SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kFormat, kFormatVersion));
@@ -120,7 +122,7 @@ Status Root::InitWithState(Env* env, const std::string& path,
     return s.ok() ? Status::InvalidArgument(path + " is already a snapsink root") : s;
   }
   std::error_code ec;  // read-only, so not through Env
-  if (existed && !std::filesystem::is_directory(path, ec)) {
+  if (existed && !IsBucketPath(path) && !std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument(path + " exists and is not a directory; init needs a new or empty directory");
   }
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(path));
@@ -178,6 +180,7 @@ Status Root::OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Roo
 }
 
 Status Root::CheckIsRoot(Env* env, const std::string& path) {
+  if (IsBucketPath(path)) return CheckBucketRoot(env, path);
   const std::string state = filenames::StateDir(path);
   if (!env->FileExists(path)) {
     return Status::NotFound("root " + path + " does not exist (snapsink init " + path + " creates one)");
@@ -191,6 +194,7 @@ Status Root::CheckIsRoot(Env* env, const std::string& path) {
 }
 
 Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_only, std::unique_ptr<Root>* out) {
+  if (IsBucketPath(path)) SNAPSINK_RETURN_IF_ERROR(PrepareBucketState(env, path, writer || !read_only));
   SNAPSINK_RETURN_IF_ERROR(CheckIsRoot(env, path));
   const std::string state = filenames::StateDir(path);
   std::unique_ptr<Root> root(new Root);
@@ -200,7 +204,8 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   uint64_t data_size = 1;
   (void)env->GetFileSize(filenames::LmdbDataFile(state), &data_size);
   if (data_size == 0 && NeverPublished(env, path)) return Status::NotFound(HalfMade(path, false));
-  Status s = read_only ? Store::OpenReadOnly(state, &root->store_) : Store::Open(state, /*create=*/false, &root->store_);
+  const std::string lmdb = env->LocalPath(state);
+  Status s = read_only ? Store::OpenReadOnly(lmdb, &root->store_) : Store::Open(lmdb, /*create=*/false, &root->store_);
   if (!s.ok()) {
     // An older init created state/ in place and could stop before its first commit.
     if ((s.IsNotFound() || s.IsCorruption()) && NeverPublished(env, path)) {

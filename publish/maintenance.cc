@@ -6,6 +6,8 @@
 #include <set>
 #include <thread>
 
+#include <xxhash.h>
+
 #include "engine/filenames.h"
 #include "engine/window_retention.h"
 #include "engine/root_files.h"
@@ -18,6 +20,8 @@
 #include "publish/partition_seals.h"
 #include "publish/publisher.h"
 #include "publish/reader.h"
+#include "publish/snapshot_file.h"
+#include "publish/snapshot_manifest.h"
 #include "publish/table_cache.h"
 
 namespace snapsink {
@@ -125,6 +129,36 @@ bool UnfinishedBackfill(VerifyRun* run, uint64_t version) {
   return run->env->FileExists(filenames::BackfillStateDir(run->root, version));
 }
 
+// Without the writer's state (a root in a bucket read from another machine):
+// a snapshot against its own manifest: every byte against its checksum, the
+// rows against the count, the manifest against the generation's record.
+Status CheckSnapshotAlone(Env* env, const std::string& dir, const GenerationEntry& e) {
+  const std::string manifest_path = filenames::Join(dir, filenames::kSnapshotManifestFile);
+  std::string text;
+  Status s = env->ReadFileToString(manifest_path, &text);
+  if (s.IsNotFound()) return Status::Corruption(manifest_path + ": missing");
+  SNAPSINK_RETURN_IF_ERROR(s);
+  if (XXH64(text.data(), text.size(), 0) != e.manifest_xxh64) {
+    return Status::Corruption(manifest_path + ": checksum differs from the one its generation recorded");
+  }
+  SnapshotManifest m;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotManifest::Decode(text, manifest_path, &m));
+  const FileEntry* data = nullptr;
+  for (const FileEntry& f : m.files) {
+    if (f.name == filenames::kDataFile) data = &f;
+  }
+  if (data == nullptr) return Status::Corruption(manifest_path + ": names no data file");
+  std::unique_ptr<SnapshotReader> reader;
+  SNAPSINK_RETURN_IF_ERROR(SnapshotReader::Open(env, filenames::Join(dir, filenames::kDataFile), &reader));
+  uint64_t rows = 0;
+  const std::function<void(const RowView&)> count = [&](const RowView&) { ++rows; };
+  SNAPSINK_RETURN_IF_ERROR(reader->VerifyAll(data->xxh64, &count));
+  if (rows != m.rows) {
+    return Status::Corruption(dir + ": " + std::to_string(rows) + " rows, its manifest says " + std::to_string(m.rows));
+  }
+  return Status::OK();
+}
+
 void VerifyGeneration(VerifyRun* run, uint64_t g) {
   std::unique_ptr<Reader> pinned;  // gc keeps it and its snapshots while held
   Status s = Reader::Open(run->env, run->root, g, &pinned);
@@ -134,6 +168,15 @@ void VerifyGeneration(VerifyRun* run, uint64_t g) {
   }
   if (!s.ok()) {
     run->problems->push_back(s.message());
+    return;
+  }
+  if (run->txn == nullptr) {
+    for (const GenerationEntry& e : pinned->windows()) {
+      if (!run->checked.insert({e.window_ms, e.version}).second) continue;
+      ++*run->snapshots_checked;
+      s = CheckSnapshotAlone(run->env, filenames::SnapshotDir(run->root, e.window_ms, e.version), e);
+      if (!s.ok()) run->problems->push_back(s.message());
+    }
     return;
   }
   auto floor = RetainedFrom(run->txn);
@@ -209,9 +252,20 @@ Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::s
   // snapshot can be published, so every listed generation's seals are in it.
   std::vector<uint64_t> generations;
   SNAPSINK_RETURN_IF_ERROR(ListGenerations(env, root, &generations));
-  VerifyCurrent(env, root, live, problems, notes);
   std::unique_ptr<Txn> txn;
-  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
+  if (live != nullptr) {
+    VerifyCurrent(env, root, live, problems, notes);
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&txn));
+  } else {
+    // No state to hold CURRENT against: it must name a manifest that hashes as it says.
+    CurrentPointer current;
+    GenerationManifest named;
+    Status s = ReadCurrentPointer(env, root, &current);
+    if (s.ok() && current.generation != 0) s = ReadTopManifestNamedBy(env, root, current, &named);
+    if (!s.ok()) problems->push_back(s.message());
+    notes->push_back("no writer's state given: each snapshot is checked against its own manifest, not reconciled "
+                     "with its seal record (give --state DIR of the writer for that)");
+  }
   VerifyRun run{env, root, txn.get(), problems, notes, snapshots_checked, {}, {}};
   for (uint64_t g : generations) VerifyGeneration(&run, g);
   // Each problem is one line of *problems; the status does not repeat them.

@@ -19,6 +19,10 @@
 //
 // Rollback lives in publish/rollback.h.
 //
+// With live == nullptr (a root in a bucket read without the writer's
+// state), Verify checks each snapshot against its own manifest and CURRENT
+// against the manifest it names, and reconciles nothing with seal records.
+//
 // REQUIRES for CollectGarbage: the caller holds the root's LOCK.
 #pragma once
 

@@ -29,6 +29,9 @@ TableCache::TableCache(size_t max_open_files)
     : max_open_files_(max_open_files == 0 ? DefaultMaxOpenFiles() : max_open_files) {}
 
 std::string TableCache::FileIdentity(const std::string& path) {
+  // An object in a bucket is written once under a name the work gives it,
+  // never replaced: its name (and the checksum in the key) identify it.
+  if (path.rfind("s3://", 0) == 0) return "object";
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return "";
   return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +

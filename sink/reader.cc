@@ -4,6 +4,7 @@
 #include "engine/root.h"
 
 #include "engine/decimal.h"
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
@@ -38,7 +39,8 @@ Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Reader::~Reader() = default;
 
 Result<std::unique_ptr<Reader>> Reader::Open(const std::string& root, uint64_t generation) {
-  Env* env = Env::Default();
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(root, &env));
   if (!env->FileExists(filenames::StateDir(root))) SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(env, root));
   auto impl = std::make_unique<Impl>();
   SNAPSINK_RETURN_IF_ERROR(snapsink::Reader::Open(env, root, generation, &impl->reader));
@@ -49,7 +51,8 @@ Result<std::unique_ptr<Reader>> Reader::Open(const std::string& root, uint64_t g
 }
 
 Result<std::unique_ptr<Reader>> Reader::OpenTop(const std::string& root, uint64_t generation) {
-  Env* env = Env::Default();
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(root, &env));
   if (!env->FileExists(filenames::StateDir(root))) SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(env, root));
   auto impl = std::make_unique<Impl>();
   SNAPSINK_RETURN_IF_ERROR(snapsink::Reader::OpenTop(env, root, generation, &impl->reader));
@@ -58,7 +61,9 @@ Result<std::unique_ptr<Reader>> Reader::OpenTop(const std::string& root, uint64_
 
 Result<uint64_t> Reader::CurrentGeneration(const std::string& root) {
   CurrentPointer pointer;
-  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(Env::Default(), root, &pointer));
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(root, &env));
+  SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(env, root, &pointer));
   // A reader that polls this (the server's watcher) has moved past the
   // generations gc removes, possibly in another process: their files,
   // still open in this process's cache, would keep their disk space taken.

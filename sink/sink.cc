@@ -3,13 +3,17 @@
 // that does the work and converts its records.
 #include "snapsink/sink.h"
 
+#include <filesystem>
 #include <limits>
 
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/long_key.h"
+#include "engine/root_bucket.h"
 #include "engine/root_files.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
 #include "publish/backfill.h"
@@ -26,11 +30,24 @@ namespace snapsink::api {
 
 namespace {
 
+// A writer into a root in a bucket keeps its state in a local directory it
+// must name: a scratch state would publish from nothing.
+Status CheckWriterEnv(Env* env, const std::string& path) {
+  auto* bucket = dynamic_cast<BucketRootEnv*>(env);
+  if (bucket == nullptr || bucket->has_state_dir()) return Status::OK();
+  return Status::InvalidArgument(path + ": writing into a root in a bucket needs --state DIR, a local directory "
+                                 "for its LMDB state (the same DIR on every run of this writer; run, ingest, seal, "
+                                 "publish, gc and rollback take it)");
+}
+
 Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>* out) {
   auto impl = std::make_unique<SinkImpl>();
   impl->read_only = !writer;
-  SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(Env::Default(), path, writer, &impl->root)
-                                  : Root::OpenReadOnly(Env::Default(), path, &impl->root));
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
+  if (writer) SNAPSINK_RETURN_IF_ERROR(CheckWriterEnv(env, path));
+  SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(env, path, writer, &impl->root)
+                                  : Root::OpenReadOnly(env, path, &impl->root));
   impl->settings = ToPublic(impl->root->config());
   *out = std::move(impl);
   return Status::OK();
@@ -42,10 +59,12 @@ Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>*
 Status ReopenWritable(SinkImpl* impl) {
   if (!impl->read_only) return Status::OK();
   const std::string path = impl->root->path();
+  Env* env = impl->root->env();
+  SNAPSINK_RETURN_IF_ERROR(CheckWriterEnv(env, path));
   impl->root.reset();
-  Status s = Root::Open(Env::Default(), path, /*writer=*/false, &impl->root);
+  Status s = Root::Open(env, path, /*writer=*/false, &impl->root);
   if (!s.ok()) {
-    (void)Root::OpenReadOnly(Env::Default(), path, &impl->root);  // keep the handle usable for reads
+    (void)Root::OpenReadOnly(env, path, &impl->root);  // keep the handle usable for reads
     return s;
   }
   impl->read_only = false;
@@ -104,7 +123,7 @@ Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
     if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
       result->sources.push_back(SourceToPublic(opt.source, st));
       result->this_run.push_back(SourceToPublic(opt.source, Minus(st, before)));
-      result->rejects_files.push_back(opt.rejects_file);
+      result->rejects_files.push_back(root->env()->LocalPath(opt.rejects_file));  // where it is on disk
       if (o.on_source_done) o.on_source_done(*result);
     }
     SNAPSINK_RETURN_IF_ERROR(s);
@@ -156,7 +175,11 @@ const RootSettings& ReadOnlySink::settings() const { return impl_->settings; }
 Status ReadOnlySink::Verify(VerifyReport* report) const {
   *report = VerifyReport();
   Root* root = impl_->root.get();
-  Status s = snapsink::Verify(root->env(), root->path(), root->store(), &report->problems, &report->notes,
+  // A root in a bucket read without the writer's state has a stand-in
+  // state (settings only): nothing there to reconcile against.
+  auto* bucket = dynamic_cast<BucketRootEnv*>(root->env());
+  Store* live = bucket != nullptr && !bucket->has_state_dir() ? nullptr : root->store();
+  Status s = snapsink::Verify(root->env(), root->path(), live, &report->problems, &report->notes,
                               &report->snapshots_checked);
   std::vector<std::string> unknown;
   Status u = UnknownRootFiles(root->env(), root->path(), &unknown);
@@ -206,7 +229,21 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   }
   if (o.retain_ms < 0) return OutOfRange("InitOptions::retain_ms", o.retain_ms, "must not be negative");
   if (config.max_ahead_ms < 0) return OutOfRange("InitOptions::max_ahead_ms", config.max_ahead_ms, "must not be negative");
-  return Root::Init(Env::Default(), path, config);
+  Env* env = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
+  if (IsBucketPath(path)) return InitBucketRoot(env, path, config);
+  return Root::Init(env, path, config);
+}
+
+Status Sink::UseStateDir(const std::string& path, const std::string& dir) {
+  if (!IsBucketPath(path)) {
+    return Status::InvalidArgument(path + ": a local state directory is for a root in a bucket (s3://BUCKET/PREFIX)");
+  }
+  if (dir.empty()) return Status::InvalidArgument(path + ": the state directory is empty");
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  if (ec) return Status::InvalidArgument("--state " + dir + ": " + ec.message());
+  return SetBucketStateDir(path, absolute);
 }
 
 Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {
@@ -237,6 +274,10 @@ Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path
 
 Result<UpgradeResult> Sink::Upgrade(const std::string& path, bool dry_run) {
   snapsink::UpgradeReport r;
+  if (IsBucketPath(path)) {
+    return Status::InvalidArgument(path + ": a root in a bucket is made in this build's format; upgrade converts "
+                                   "local roots only");
+  }
   SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(Env::Default(), path, dry_run, &r));
   UpgradeResult out;
   out.format_before = r.format_before;

@@ -48,6 +48,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^BackfillStdin\.DifferentPipeOnRerunIsRefused$]=]
   [=[^BackfillStdin\.SourceNameNamesTheRejectsFile$]=]
   [=[^BackfillStdin\.VersionIsUsedUpOnlyByAPublish$]=]
+  [=[^BucketRootCli\.]=]               # runs of the binary against RGW: 1 to 33 s each
   [=[^BucketEnvTest\.TwoRacingSwappersOfCurrentPublishEachGenerationOnceAndTheLoserIsNamed$]=]  # 8 rounds of a race against RGW
   [=[^CliErrors\.EachUsageErrorIsOneClearLineNamingWhatIsWrong$]=]
   [=[^CliErrors\.EveryCommandsHelpListsExitCodesAnExampleAndDescribesEveryArgument$]=]
@@ -205,7 +206,7 @@ snapsink_label_tests("${snapsink_tests_TESTS}")
 # The bucket tests need the local S3 server: ctest starts it first (the
 # fixture Rgw.Start / Rgw.Stop of CMakeLists.txt), once for all of them.
 foreach(t IN LISTS snapsink_tests_TESTS)
-  if(t MATCHES [=[^([A-Za-z]+/)?(S3ClientTest|BucketEnv[A-Za-z]*)\.]=])
+  if(t MATCHES [=[^([A-Za-z]+/)?(S3ClientTest|BucketEnv[A-Za-z]*|BucketRoot[A-Za-z]*)\.]=])
     set_tests_properties("${t}" PROPERTIES FIXTURES_REQUIRED rgw)
   endif()
 endforeach()

@@ -95,14 +95,15 @@ Status CmdGc(const std::string& path, uint64_t keep) {
 
 struct GcArgs {
   std::string root;
+  std::string state;  // --state DIR: a root in a bucket's local state
   uint64_t keep = api::kDefaultKeepGenerations;
   std::string producers_idle;
   std::string retain, max_ahead;
 };
 
 Status CmdGcAll(const GcArgs& a) {
-  Status s;
-  if (!a.retain.empty() || !a.max_ahead.empty()) s = CmdSetHistory(a.root, a.retain, a.max_ahead);
+  Status s = UseBucketState(a.root, a.state);
+  if (s.ok() && (!a.retain.empty() || !a.max_ahead.empty())) s = CmdSetHistory(a.root, a.retain, a.max_ahead);
   if (s.ok() && !a.producers_idle.empty()) s = CmdRetireProducers(a.root, a.producers_idle);
   if (s.ok()) s = CmdGc(a.root, a.keep);
   return s;
@@ -121,6 +122,7 @@ Command RegisterGc(CLI::App& app) {
   c->add_option("--producers-idle", a->producers_idle, "Also retire producers idle this long in event time");
   c->add_option("--retain", a->retain, "Change the retention (0: keep every window); the next publish applies it");
   c->add_option("--max-ahead", a->max_ahead, "Change the max-ahead limit (0: no limit)");
+  AddBucketState(c, &a->state);
   return {c, [a] { return CmdGcAll(*a); }};
 }
 

@@ -17,7 +17,8 @@ namespace snapsink {
 namespace {
 
 // ingest: commit point is each batch's LMDB commit (engine Ingester).
-Status CmdIngest(const IngestArgs& a) {
+Status CmdIngest(const IngestArgs& a, const std::string& state) {
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.root, state));
   BatchInterrupt interrupt;  // before any thread starts
   auto sink = api::Sink::Open(a.root);
   if (!sink.ok()) return sink.status();
@@ -39,17 +40,19 @@ Status CmdIngest(const IngestArgs& a) {
 
 Command RegisterIngest(CLI::App& app) {
   auto a = std::make_shared<IngestArgs>();
+  auto state = std::make_shared<std::string>();
   auto* c = app.add_subcommand("ingest", "Apply events; each source resumes from its committed offset");
   AddRoot(c, &a->root);
   c->add_option("FILE", a->files, "NDJSON files; - is standard input")->required();
   AddInputFlags(c, a.get());
   AddQuietProgress(c, &a->quiet);
   AddIdFromContent(c, &a->id_from_content);
+  AddBucketState(c, state.get());
   c->footer(kEventFields + Footer(ExitStatusLine({Exit::kOk, Exit::kFailure, Exit::kBadInput,
                                                   {Exit::kGap, "gap under --on-gap stop (see snapsink gaps)"},
                                                   Exit::kLocked}),
                                   "snapsink ingest /data/orders events.ndjson"));
-  return {c, [a] { return CmdIngest(*a); }};
+  return {c, [a, state] { return CmdIngest(*a, *state); }};
 }
 
 }  // namespace snapsink

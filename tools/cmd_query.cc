@@ -21,8 +21,10 @@ Status CmdQuery(const QueryArgs& a) {
   // root") before anything else is said about the arguments. Only the top
   // manifest: a query reads the manifest parts of the windows it selects.
   Result<std::unique_ptr<api::Reader>> reader = api::Reader::OpenTop(a.root, a.generation);
-  const bool not_a_root =
-      !reader.ok() && reader.status().IsNotFound() && !std::filesystem::exists(std::filesystem::path(a.root) / "state");
+  const bool in_bucket = a.root.rfind("s3://", 0) == 0;  // its state/ is not a local directory
+  const bool not_a_root = !reader.ok() && reader.status().IsNotFound() &&
+                          (in_bucket ? !api::Sink::OpenReadOnly(a.root).ok()
+                                     : !std::filesystem::exists(std::filesystem::path(a.root) / "state"));
   if (not_a_root) return reader.status();
   api::QuerySpec spec;
   if (!a.window.empty() || !a.from.empty() || !a.to.empty() || a.has_rollup) {

@@ -8,6 +8,7 @@
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/flag_groups.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 
@@ -56,6 +57,7 @@ struct RollbackArgs {
   std::string root;
   uint64_t generation = 0;
   bool dry_run = false;
+  std::string state;  // --state DIR: a root in a bucket's local state
 };
 
 }  // namespace
@@ -69,8 +71,12 @@ Command RegisterRollback(CLI::App& app) {
   AddRoot(c, &a->root);
   c->add_option("--generation", a->generation, "The generation to copy (1 or more)")->required()->check(AtLeast(1));
   c->add_flag("--dry-run", a->dry_run, "Print what would change; change nothing");
+  AddBucketState(c, &a->state);
   c->footer(Footer(CommonExitLine(), "snapsink rollback /data/orders --generation 3"));
-  return {c, [a] { return CmdRollback(a->root, a->generation, a->dry_run); }};
+  return {c, [a] {
+            SNAPSINK_RETURN_IF_ERROR(UseBucketState(a->root, a->state));
+            return CmdRollback(a->root, a->generation, a->dry_run);
+          }};
 }
 
 }  // namespace snapsink

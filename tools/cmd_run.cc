@@ -89,7 +89,13 @@ Status RunFollow(const RunArgs& a) {
 
 Status CmdRun(const RunArgs& a) {
   if (a.keep_generations_given && !a.follow) return Status::InvalidArgument("--keep-generations goes with --follow");
+  const bool bucket_root = a.ingest.root.rfind("s3://", 0) == 0;
+  if (!a.kafka.empty() && bucket_root) {
+    return Status::InvalidArgument("run --kafka into a root in a bucket (" + a.ingest.root +
+                                   ") is not built yet; run reads files into it (README, A root in a bucket)");
+  }
   if (!a.kafka.empty()) return CmdRunKafka(a);
+  if (bucket_root) SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.ingest.root, a.state));
   if (!a.topic.empty() || !a.group.empty() || !a.kafka_config.empty()) {
     return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");
   }

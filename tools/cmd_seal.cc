@@ -17,6 +17,7 @@ namespace {
 
 // seal: commit point is each window's LMDB seal record (publish/seal.h).
 Status CmdSeal(const SealArgs& a) {
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.root, a.state));
   auto sink = api::Sink::Open(a.root);
   if (!sink.ok()) return sink.status();
   api::SealOptions o;
@@ -49,6 +50,7 @@ Command RegisterSeal(CLI::App& app) {
   AddRoot(c, &a->root);
   c->add_option("--window", a->windows, WindowHelp("Seal this window (repeatable), closed or not."));
   c->add_flag("--all", a->all, "Seal every window with changes, closed or not");
+  AddBucketState(c, &a->state);
   c->footer(Footer(CommonExitLine(), "snapsink seal /data/orders --window 2026-10-21T10:00:00Z"));
   return {c, [a] { return CmdSeal(*a); }};
 }

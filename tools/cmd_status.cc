@@ -181,6 +181,7 @@ Command RegisterStatus(CLI::App& app) {
     std::string root;
     bool json = false;
     std::string html;
+    std::string state;
   };
   auto f = std::make_shared<Flags>();
   auto* c = app.add_subcommand(
@@ -192,8 +193,12 @@ Command RegisterStatus(CLI::App& app) {
                 "Write the status page (what `serve` answers GET / with) to FILE: windows, generations, gaps, "
                 "sources, health and disk use")
       ->type_name("FILE");
+  AddBucketState(c, &f->state);
   c->footer(Footer(ExitStatusLine({Exit::kOk, Exit::kFailure}), "snapsink status /data/orders --json"));
-  return {c, [f] { return CmdStatus(f->root, f->json, f->html); }};
+  return {c, [f] {
+            SNAPSINK_RETURN_IF_ERROR(UseBucketState(f->root, f->state));
+            return CmdStatus(f->root, f->json, f->html);
+          }};
 }
 
 }  // namespace snapsink

@@ -12,7 +12,8 @@ namespace snapsink {
 
 namespace {
 
-Status CmdVerify(const std::string& path) {
+Status CmdVerify(const std::string& path, const std::string& state) {
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(path, state));
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(path));
   api::VerifyReport report;
   Status s = sink->Verify(&report);
@@ -28,11 +29,13 @@ Status CmdVerify(const std::string& path) {
 
 Command RegisterVerify(CLI::App& app) {
   auto root = std::make_shared<std::string>();
+  auto state = std::make_shared<std::string>();
   auto* c = app.add_subcommand("verify", "Re-check every published snapshot; " + ExitText(Exit::kCorruption) +
                                              " on corruption");
   AddRoot(c, root.get());
+  AddBucketState(c, state.get());
   c->footer(Footer(ExitStatusLine({Exit::kOk, Exit::kFailure, Exit::kCorruption}), "snapsink verify /data/orders"));
-  return {c, [root] { return CmdVerify(*root); }};
+  return {c, [root, state] { return CmdVerify(*root, *state); }};
 }
 
 }  // namespace snapsink

@@ -46,6 +46,7 @@ struct InspectArgs {
 
 struct SealArgs {
   std::string root;
+  std::string state;  // --state DIR: a root in a bucket's local state
   std::vector<std::string> windows;
   bool all = false;
 };

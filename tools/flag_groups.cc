@@ -1,5 +1,7 @@
 #include "tools/flag_groups.h"
 
+#include "snapsink/sink.h"
+
 #include "tools/cli_errors.h"
 #include "tools/window_arg.h"
 
@@ -7,6 +9,21 @@ namespace snapsink {
 
 CLI::Option* AddRoot(CLI::App* c, std::string* root) {
   return c->add_option("ROOT", *root, "The root directory (made by snapsink init)")->required();
+}
+
+void AddBucketState(CLI::App* c, std::string* state) {
+  c->add_option("--state", *state,
+                "A root in a bucket (s3://BUCKET/PREFIX): the local directory of its LMDB state, the same on "
+                "every run of its writer (README, A root in a bucket)");
+}
+
+Status UseBucketState(const std::string& root, const std::string& state) {
+  if (state.empty()) return Status::OK();
+  if (root.rfind("s3://", 0) != 0) {
+    return Status::InvalidArgument("--state " + state + ": goes with a root in a bucket (s3://BUCKET/PREFIX)" +
+                                   " or with run --kafka");
+  }
+  return api::Sink::UseStateDir(root, state);
 }
 
 std::string WindowHelp(const std::string& what) {

@@ -15,6 +15,13 @@ namespace snapsink {
 // The required ROOT argument of every command but init.
 CLI::Option* AddRoot(CLI::App* c, std::string* root);
 
+// --state DIR of the commands that take a root in a bucket
+// (s3://BUCKET/PREFIX): the local directory of its LMDB state.
+void AddBucketState(CLI::App* c, std::string* state);
+// Names state (if given) as the local state directory of the bucket root
+// root (api::Sink::UseStateDir); InvalidArgument when root is not in a bucket.
+Status UseBucketState(const std::string& root, const std::string& state);
+
 // "<what> A window: <the forms of tools/window_arg.h>" (what may be "").
 std::string WindowHelp(const std::string& what);
 

@@ -248,6 +248,13 @@ class Sink : public ReadOnlySink {
   //   did not finish), InvalidArgument (a root written by a newer or an older snapsink: Upgrade), Corruption
   //   (state without its format or settings), IOError.
   static Result<std::unique_ptr<Sink>> Open(const std::string& path);
+  // A root in an S3 bucket, "s3://BUCKET/PREFIX" (endpoint and keys from the
+  // AWS_* variables; README, A root in a bucket), keeps its LMDB state on
+  // this machine's disk: a process that writes into it (Open, OpenFollower)
+  // names that local directory here first, once per root. Readers need
+  // none. Errors: InvalidArgument (path is not s3://BUCKET/PREFIX, or the
+  // root was opened already with another directory).
+  static Status UseStateDir(const std::string& path, const std::string& dir);
 
   // ---- A writer that runs for months and lets others in between its steps ----
   // A long-running embedder (a Kafka consumer, a queue reader) that held LOCK

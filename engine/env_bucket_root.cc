@@ -1,0 +1,404 @@
+#include "engine/env_bucket_root.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "engine/crash_point.h"
+#include "engine/s3/s3_uri.h"
+
+namespace snapsink {
+
+namespace {
+
+// How many times a CURRENT swap that lost its compare-and-swap (or a
+// writer epoch claim that lost its create-only PUT) starts again from a
+// fresh read.
+constexpr int kSwapRounds = 8;
+
+// The first component of a path under a root that lives on the local disk.
+bool LocalEntry(std::string_view first) {
+  for (std::string_view n : {"state", "state.init-tmp", "staging", "LOCK", "LOCK.follower", "LOCK.queue", "rejects"}) {
+    if (first == n) return true;
+  }
+  return false;
+}
+
+bool EndsWith(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// The generation a CURRENT line names (0 when it names none).
+uint64_t GenerationOf(std::string_view current) {
+  uint64_t g = 0;
+  for (char c : current) {
+    if (c < '0' || c > '9') break;
+    g = g * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return g;
+}
+
+// A reader's pin of a generation, or gc's test of one, on an object in the
+// bucket: a bucket has no locks, and gc there cannot see readers on other
+// machines (it keeps --keep-generations; README, A root in a bucket).
+class NoLock : public FileLock {};
+
+std::string Line(std::string_view current) {
+  std::string s(current);
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return "\"" + s + "\"";
+}
+
+std::string EpochName(uint64_t epoch) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%020llu", static_cast<unsigned long long>(epoch));
+  return buf;
+}
+
+bool ParseEpochName(std::string_view name, uint64_t* epoch) {
+  if (name.size() != 20) return false;
+  uint64_t e = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9') return false;
+    e = e * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *epoch = e;
+  return true;
+}
+
+}  // namespace
+
+BucketRootEnv::BucketRootEnv(std::string root, std::string state_dir, S3Config config)
+    : root_(std::move(root)), state_dir_(std::move(state_dir)), bucket_(std::move(config)) {
+  if (state_dir_.empty()) {
+    char tmpl[] = "/tmp/snapsink-bucket-reader-XXXXXX";
+    const char* made = mkdtemp(tmpl);
+    state_dir_ = made != nullptr ? made : "/tmp/snapsink-bucket-reader";
+    scratch_ = true;
+  }
+}
+
+BucketRootEnv::~BucketRootEnv() {
+  if (scratch_) (void)Env::Default()->RemoveTree(state_dir_);
+}
+
+bool BucketRootEnv::Local(const std::string& path, std::string* local) const {
+  if (path.size() <= root_.size() + 1 || path.compare(0, root_.size(), root_) != 0 || path[root_.size()] != '/') {
+    if (IsBucketPath(path)) return false;
+    *local = path;  // not under the root and not in a bucket: an ordinary local path
+    return true;
+  }
+  const std::string rel = path.substr(root_.size() + 1);
+  const std::string first = rel.substr(0, rel.find('/'));
+  if (!LocalEntry(first) && !EndsWith(path, ".tmp")) return false;
+  *local = state_dir_ + "/" + rel;
+  return true;
+}
+
+std::string BucketRootEnv::LocalPath(const std::string& path) {
+  std::string local;
+  return Local(path, &local) ? local : path;
+}
+
+Status BucketRootEnv::NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) {
+  std::string local;
+  if (!Local(path, &local)) return bucket_.NewWritableFile(path, out);
+  SNAPSINK_RETURN_IF_ERROR(Env::Default()->CreateDirs(Parent(local)));
+  return Env::Default()->NewWritableFile(local, out);
+}
+
+Status BucketRootEnv::NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* out) {
+  std::string local;
+  if (!Local(path, &local)) return bucket_.NewAppendableFile(path, out);
+  SNAPSINK_RETURN_IF_ERROR(Env::Default()->CreateDirs(Parent(local)));
+  return Env::Default()->NewAppendableFile(local, out);
+}
+
+Status BucketRootEnv::NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->NewRandomAccessFile(local, out) : bucket_.NewRandomAccessFile(path, out);
+}
+
+Status BucketRootEnv::ReadFileToString(const std::string& path, std::string* out) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->ReadFileToString(local, out) : bucket_.ReadFileToString(path, out);
+}
+
+bool BucketRootEnv::FileExists(const std::string& path) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->FileExists(local) : bucket_.FileExists(path);
+}
+
+Status BucketRootEnv::GetFileSize(const std::string& path, uint64_t* size) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->GetFileSize(local, size) : bucket_.GetFileSize(path, size);
+}
+
+Status BucketRootEnv::GetChildren(const std::string& dir, std::vector<std::string>* names) {
+  std::string local;
+  if (Local(dir, &local)) return Env::Default()->GetChildren(local, names);
+  SNAPSINK_RETURN_IF_ERROR(bucket_.GetChildren(dir, names));
+  if (dir != root_) return Status::OK();
+  // The root itself: its entries in the bucket and those on this disk.
+  std::vector<std::string> here;
+  if (Env::Default()->GetChildren(state_dir_, &here).ok()) {
+    for (const std::string& n : here) {
+      if (LocalEntry(n)) names->push_back(n);
+    }
+  }
+  std::sort(names->begin(), names->end());
+  names->erase(std::unique(names->begin(), names->end()), names->end());
+  return Status::OK();
+}
+
+Status BucketRootEnv::CreateDir(const std::string& path) {
+  std::string local;
+  if (path == root_) return Env::Default()->CreateDirs(state_dir_);
+  return Local(path, &local) ? Env::Default()->CreateDirs(local) : bucket_.CreateDir(path);
+}
+
+Status BucketRootEnv::CreateDirs(const std::string& path) { return CreateDir(path); }
+
+Status BucketRootEnv::RemoveFile(const std::string& path) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->RemoveFile(local) : bucket_.RemoveFile(path);
+}
+
+Status BucketRootEnv::RemoveTree(const std::string& path) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->RemoveTree(local) : bucket_.RemoveTree(path);
+}
+
+Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
+  Env* disk = Env::Default();
+  std::vector<std::string> files;
+  if (disk->GetChildren(local, &files).ok()) {
+    // A directory (a staged snapshot): every file, manifest.json last, so a
+    // snapshot whose manifest is in the bucket is whole.
+    std::stable_partition(files.begin(), files.end(), [](const std::string& n) { return n != "manifest.json"; });
+    for (const std::string& name : files) {
+      std::string bytes;
+      SNAPSINK_RETURN_IF_ERROR(disk->ReadFileToString(local + "/" + name, &bytes));
+      SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to + "/" + name, bytes));
+      MaybeCrash("bucket.upload_file");
+    }
+    return disk->RemoveTree(local);
+  }
+  std::string bytes;
+  SNAPSINK_RETURN_IF_ERROR(disk->ReadFileToString(local, &bytes));
+  if (to == root_ + "/CURRENT") {
+    SNAPSINK_RETURN_IF_ERROR(SwapCurrent(bytes));
+  } else {
+    SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to, bytes));
+  }
+  return disk->RemoveFile(local);
+}
+
+Status BucketRootEnv::RenameFile(const std::string& from, const std::string& to) {
+  std::string lfrom, lto;
+  const bool from_local = Local(from, &lfrom), to_local = Local(to, &lto);
+  if (from_local && to_local) return Env::Default()->RenameFile(lfrom, lto);
+  if (from_local) return Upload(lfrom, to);
+  return bucket_.RenameFile(from, to);  // refused: no rename in a bucket
+}
+
+Status BucketRootEnv::TruncateFile(const std::string& path, uint64_t size) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->TruncateFile(local, size) : bucket_.TruncateFile(path, size);
+}
+
+Status BucketRootEnv::SyncDir(const std::string& dir) {
+  std::string local;
+  if (dir == root_) return Env::Default()->SyncDir(state_dir_);
+  return Local(dir, &local) ? Env::Default()->SyncDir(local) : bucket_.SyncDir(dir);
+}
+
+Status BucketRootEnv::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+  std::string local;
+  if (!Local(path, &local)) {
+    *lock = std::make_unique<NoLock>();
+    return Status::OK();
+  }
+  SNAPSINK_RETURN_IF_ERROR(Env::Default()->CreateDirs(Parent(local)));
+  SNAPSINK_RETURN_IF_ERROR(Env::Default()->LockFile(local, lock));
+  if (path != root_ + "/LOCK" || scratch_) return Status::OK();
+  Status s = ClaimEpoch();
+  if (!s.ok()) lock->reset();
+  return s;
+}
+
+Status BucketRootEnv::LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) {
+  std::string local;
+  if (!Local(path, &local)) {
+    *lock = std::make_unique<NoLock>();
+    return Status::OK();
+  }
+  SNAPSINK_RETURN_IF_ERROR(Env::Default()->CreateDirs(Parent(local)));
+  return Env::Default()->LockFileShared(local, lock);
+}
+
+Status BucketRootEnv::ReadFileVersioned(const std::string& path, std::string* data, std::string* version) {
+  std::string local;
+  if (Local(path, &local)) return Env::ReadFileVersioned(path, data, version);
+  return bucket_.ReadFileVersioned(path, data, version);
+}
+
+Status BucketRootEnv::ReplaceFileIfVersion(const std::string& path, std::string_view data, const std::string& version,
+                                           std::string* new_version) {
+  std::string local;
+  if (Local(path, &local)) return Env::ReplaceFileIfVersion(path, data, version, new_version);
+  return bucket_.ReplaceFileIfVersion(path, data, version, new_version);
+}
+
+uint64_t BucketRootEnv::epoch() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return epoch_;
+}
+
+Status BucketRootEnv::NewestEpoch(uint64_t* epoch, std::string* who) {
+  std::vector<std::string> names;
+  SNAPSINK_RETURN_IF_ERROR(bucket_.GetChildren(root_ + "/writers", &names));
+  *epoch = 0;
+  std::string newest;
+  for (const std::string& n : names) {
+    uint64_t e = 0;
+    if (ParseEpochName(n, &e) && e > *epoch) {
+      *epoch = e;
+      newest = n;
+    }
+  }
+  who->clear();
+  if (*epoch != 0) (void)bucket_.ReadFileToString(root_ + "/writers/" + newest, who);
+  while (!who->empty() && who->back() == '\n') who->pop_back();
+  return Status::OK();
+}
+
+Status BucketRootEnv::ClaimEpoch() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (epoch_ != 0) return Status::OK();  // a follower's lock taken again: the same writer
+  }
+  char host[256] = {0};
+  (void)gethostname(host, sizeof(host) - 1);
+  const std::string who = std::string("host ") + host + " pid " + std::to_string(getpid()) + " state " + state_dir_;
+  for (int round = 0; round < kSwapRounds; ++round) {
+    uint64_t newest = 0;
+    std::string holder;
+    SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &holder));
+    Status s = bucket_.PutCreateOnly(root_ + "/writers/" + EpochName(newest + 1), who + "\n");
+    if (s.IsLocked()) continue;  // another writer took that epoch: read again
+    SNAPSINK_RETURN_IF_ERROR(s);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      epoch_ = newest + 1;
+    }
+    MaybeCrash("bucket.claimed_epoch");
+    return Status::OK();
+  }
+  return Status::Locked(root_ + "/writers: other writers kept claiming epochs; try again");
+}
+
+Status BucketRootEnv::SwapCurrent(std::string_view data) {
+  const std::string path = root_ + "/CURRENT";
+  const uint64_t ours = GenerationOf(data);
+  for (int round = 0; round < kSwapRounds; ++round) {
+    std::string old, version;
+    Status s = bucket_.ReadFileVersioned(path, &old, &version);
+    if (s.IsNotFound()) {
+      old.clear();
+      version.clear();
+    } else if (!s.ok()) {
+      return s;
+    }
+    if (old == data) return Status::OK();  // already swapped (a rerun, a lost answer, a twin writer)
+    const uint64_t mine = epoch();
+    if (mine != 0) {
+      uint64_t newest = 0;
+      std::string who;
+      SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &who));
+      if (newest > mine) {
+        return Status::Locked(path + ": not replaced: this writer's epoch " + std::to_string(mine) +
+                              " was fenced by epoch " + std::to_string(newest) + " (" + who +
+                              "); another writer took the root");
+      }
+    }
+    if (!old.empty() && GenerationOf(old) >= ours) {
+      return Status::Locked(path + ": not replaced: it names " + Line(old) + ", this writer would name " + Line(data) +
+                            "; another writer published into this root");
+    }
+    std::string new_version;
+    s = bucket_.ReplaceFileIfVersion(path, data, version, &new_version);
+    if (s.IsLocked()) continue;  // lost the race: decide again from a fresh read
+    return s;
+  }
+  return Status::Locked(path + ": other writers kept replacing it; nothing was overwritten, try again");
+}
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, std::string> state_dirs;
+  std::map<std::string, std::unique_ptr<BucketRootEnv>> envs;
+};
+
+Registry* TheRegistry() {
+  static Registry* r = new Registry;  // never destroyed: Envs outlive every static user
+  return r;
+}
+
+Status CheckRootPath(const std::string& path) {
+  std::string bucket, key;
+  SNAPSINK_RETURN_IF_ERROR(ParseBucketPath(path, &bucket, &key));
+  if (bucket.empty() || key.empty() || path.back() == '/' || key.find("//") != std::string::npos) {
+    return Status::InvalidArgument("root " + path + ": expected s3://BUCKET/PREFIX (a prefix, no trailing /)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status SetBucketStateDir(const std::string& path, const std::string& dir) {
+  SNAPSINK_RETURN_IF_ERROR(CheckRootPath(path));
+  Registry* r = TheRegistry();
+  std::lock_guard<std::mutex> l(r->mu);
+  auto it = r->envs.find(path);
+  if (it != r->envs.end() && it->second->state_dir() != dir) {
+    return Status::InvalidArgument(path + ": already opened with state directory " + it->second->state_dir());
+  }
+  r->state_dirs[path] = dir;
+  return Status::OK();
+}
+
+Status EnvForRoot(const std::string& path, Env** out) {
+  if (!IsBucketPath(path)) {
+    *out = Env::Default();
+    return Status::OK();
+  }
+  SNAPSINK_RETURN_IF_ERROR(CheckRootPath(path));
+  Registry* r = TheRegistry();
+  std::lock_guard<std::mutex> l(r->mu);
+  auto it = r->envs.find(path);
+  if (it == r->envs.end()) {
+    S3Config config;
+    Status s = S3Config::FromEnvironment(&config);
+    if (!s.ok()) return Status::InvalidArgument("root " + path + ": " + s.message());
+    auto dir = r->state_dirs.find(path);
+    it = r->envs
+             .emplace(path, std::make_unique<BucketRootEnv>(path, dir == r->state_dirs.end() ? "" : dir->second,
+                                                            std::move(config)))
+             .first;
+  }
+  *out = it->second.get();
+  return Status::OK();
+}
+
+}  // namespace snapsink

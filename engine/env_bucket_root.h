@@ -1,0 +1,115 @@
+// The Env of a root in an S3 bucket, `s3://BUCKET/PREFIX`, as the engine
+// sees it: one Env for every path under the root, each sent where it lives.
+//
+//   on this machine's disk, under the state directory DIR (`--state DIR`):
+//     state/ state.init-tmp/ (LMDB), staging/ (snapshots being built),
+//     LOCK LOCK.follower LOCK.queue, rejects/, and every `*.tmp` (what
+//     WriteFileAtomic and StageCurrent write before their rename);
+//   in the bucket (engine/env_bucket.h): everything else: settings,
+//     writers/, snapshots/, manifests/, CURRENT, owners/, partitions/.
+//
+// A rename from the disk into the bucket is how a durable local file is
+// published there: a file is one create-only PUT (the same bytes again are
+// success), a directory (a staged snapshot) a create-only PUT of each of its
+// files, manifest.json last, and then the local copy is removed. A rename
+// onto CURRENT is its compare-and-swap (SwapCurrent). So the engine's
+// commit points stay one code path: WriteFileAtomic of a manifest becomes a
+// create-only object, InstallCurrent a conditional PUT.
+//
+// The writer lock: LOCK stays a local file lock (one writer per DIR), and
+// taking it also claims the next writer epoch in the bucket, the
+// create-only object writers/<epoch> naming host, pid and DIR. A CURRENT
+// swap is refused (Locked) once a newer epoch is claimed, and when CURRENT
+// already names this generation's number or a later one with other bytes:
+// another writer published, nothing is overwritten.
+//
+// Without a state directory (readers: query, verify, inspect, status) the
+// local paths go to a scratch directory of this process, removed when the
+// Env is.
+//
+// Crash points (engine/crash_point.h): bucket.upload_file (between the files
+// of a directory uploaded into the bucket), bucket.claimed_epoch (a writer
+// epoch stored, the local lock held), plus those of engine/env_bucket.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/env.h"
+#include "engine/env_bucket.h"
+
+namespace snapsink {
+
+class BucketRootEnv : public Env {
+ public:
+  // root: "s3://BUCKET/PREFIX" (no trailing '/'); state_dir: a local
+  // directory ("" = a scratch directory of this process).
+  BucketRootEnv(std::string root, std::string state_dir, S3Config config);
+  ~BucketRootEnv() override;
+
+  const std::string& root() const { return root_; }
+  const std::string& state_dir() const { return state_dir_; }
+  bool has_state_dir() const { return !scratch_; }
+  BucketEnv* bucket() { return &bucket_; }
+
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
+  Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
+  Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out) override;
+  Status ReadFileToString(const std::string& path, std::string* out) override;
+  bool FileExists(const std::string& path) override;
+  Status GetFileSize(const std::string& path, uint64_t* size) override;
+  Status GetChildren(const std::string& dir, std::vector<std::string>* names) override;
+  Status CreateDir(const std::string& path) override;
+  Status CreateDirs(const std::string& path) override;
+  Status RemoveFile(const std::string& path) override;
+  Status RemoveTree(const std::string& path) override;
+  Status RenameFile(const std::string& from, const std::string& to) override;
+  Status TruncateFile(const std::string& path, uint64_t size) override;
+  Status SyncDir(const std::string& dir) override;
+  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) override;
+  Status LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) override;
+  Status ReadFileVersioned(const std::string& path, std::string* data, std::string* version) override;
+  Status ReplaceFileIfVersion(const std::string& path, std::string_view data, const std::string& version,
+                              std::string* new_version) override;
+  std::string LocalPath(const std::string& path) override;
+
+  // Replaces CURRENT with data (one line "<generation> <xxh64>\n") by a
+  // compare-and-swap from a fresh read: OK when CURRENT holds data already;
+  // Locked, naming both, when it names this generation or a later one with
+  // other bytes or a newer writer epoch is claimed; a lost swap is retried
+  // from a new read a bounded number of times.
+  Status SwapCurrent(std::string_view data);
+
+  // The writer epoch this process claimed (0 = none yet).
+  uint64_t epoch() const;
+
+ private:
+  // True and *local set when path lives on this machine's disk.
+  bool Local(const std::string& path, std::string* local) const;
+  Status Upload(const std::string& local, const std::string& to);
+  Status ClaimEpoch();
+  Status NewestEpoch(uint64_t* epoch, std::string* who);
+
+  const std::string root_;
+  std::string state_dir_;
+  bool scratch_ = false;
+  BucketEnv bucket_;
+  mutable std::mutex mu_;
+  uint64_t epoch_ = 0;
+};
+
+// The Env of the root at path: Env::Default() for a local path; for
+// "s3://BUCKET/PREFIX" a BucketRootEnv, one per root for the process's
+// life, its endpoint and keys from the AWS_* variables (S3Config) and its
+// state directory from SetBucketStateDir. InvalidArgument naming the root
+// and what to set when it cannot be made.
+Status EnvForRoot(const std::string& path, Env** out);
+
+// Names the local state directory of the bucket root at path, before the
+// first EnvForRoot of it (a later call for an Env already made must name
+// the same directory).
+Status SetBucketStateDir(const std::string& path, const std::string& dir);
+
+}  // namespace snapsink
