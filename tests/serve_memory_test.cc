@@ -33,10 +33,10 @@ long RssMiB(pid_t pid) {
 class ServeMemoryTest : public ServeFixture {};
 
 // docs/SERVE.md: "8 concurrent all-matching queries over 600,000 rows stay
-// under 256 MiB", and the RSS returns to within 48 MiB of its idle size.
+// under 256 MiB", and the RSS returns to within 16 MiB of its idle size.
 TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
   constexpr int kWindows = 300, kKeys = 2000, kClients = 8;
-  constexpr long kBoundMiB = 256, kAfterMiB = 48;
+  constexpr long kBoundMiB = 256, kAfterMiB = 16;
   std::string events;
   for (int w = 0; w < kWindows; ++w) {
     for (int k = 0; k < kKeys; ++k) events += Event(w * kKeys + k, w, "orders", "key-" + std::to_string(k), k);
