@@ -106,5 +106,58 @@ TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
   Stop(server);
 }
 
+// An answer past the 1 MiB the server holds is sent in chunks as it is
+// made, and the limits still hold: its rows are counted before the first
+// byte (--max-rows: 413 naming the limit); its bytes as it is sent (past
+// --max-answer-bytes the answer is cut: the chunked body ends without its
+// last chunk, which the client sees as an error, never as a short answer).
+TEST_F(ServeMemoryTest, AStreamedAnswerKeepsTheLimits) {
+  constexpr int kWindows = 20, kKeys = 2000;
+  std::string events;
+  for (int w = 0; w < kWindows; ++w) {
+    for (int k = 0; k < kKeys; ++k) events += Event(w * kKeys + k, w, "orders", "key-" + std::to_string(k), k);
+  }
+  AppendFile(input_, events);
+  RunResult run = Snapsink({"run", root_, input_, "--final", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  RunResult q = Snapsink({"query", root_, "--key-prefix", "key-", "--format", "json"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  ASSERT_GT(q.out.size(), 2u << 20) << "not past the held MiB";
+  const std::string all = "/v1/query?key-prefix=key-";
+  {
+    Server server = StartServe(root_, {"--quiet"});
+    ASSERT_GT(server.port, 0);
+    httplib::Client c("127.0.0.1", server.port);
+    auto r = c.Get(all);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->get_header_value("Transfer-Encoding"), "chunked");
+    EXPECT_TRUE(r->body == q.out) << "not the bytes of `snapsink query`";
+    Stop(server);
+  }
+  {
+    Server server = StartServe(root_, {"--max-rows", std::to_string(kWindows * kKeys - 1), "--quiet"});
+    ASSERT_GT(server.port, 0);
+    httplib::Client c("127.0.0.1", server.port);
+    auto r = c.Get(all);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 413);
+    EXPECT_NE(r->body.find("answer has more than 39999 rows (--max-rows)"), std::string::npos) << r->body;
+    Stop(server);
+  }
+  {
+    Server server = StartServe(root_, {"--max-answer-bytes", std::to_string(q.out.size() - 1), "--quiet"});
+    ASSERT_GT(server.port, 0);
+    httplib::Client c("127.0.0.1", server.port);
+    auto r = c.Get(all);
+    EXPECT_FALSE(r) << "a cut answer read as whole: status " << r->status << ", " << r->body.size() << " bytes";
+    // The server goes on serving.
+    auto h = c.Get("/healthz");
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->status, 200);
+    Stop(server);
+  }
+}
+
 }  // namespace
 }  // namespace snapsink::testing
