@@ -722,37 +722,40 @@ struct HttpServer::Impl {
   // answer's last chunk, so the client sees an incomplete answer, not a
   // short one.
   bool SendAnswer(Stream& st, httplib::DataSink& sink) {
-    const std::string& held = st.answer.held;
-    for (size_t at = 0; at < held.size(); at += kChunkBytes) {
-      const size_t n = std::min(kChunkBytes, held.size() - at);
-      if (!sink.write(held.data() + at, n)) return false;
-      t_streamed_bytes += n;
-    }
-    std::string piece, text;
-    size_t sent = held.size();
-    for (const int64_t start : st.answer.rest) {
-      if (piece.size() >= kChunkBytes) {
-        if (!sink.write(piece.data(), piece.size())) return false;
-        t_streamed_bytes += piece.size();
-        piece.clear();
+    // Writes whole slices of kChunkBytes (all of it: last), keeps the rest.
+    const auto put = [&](std::string& text, bool last) {
+      size_t at = 0;
+      for (; at < text.size() && (last || text.size() - at >= kChunkBytes); at += kChunkBytes) {
+        const size_t n = std::min(kChunkBytes, text.size() - at);
+        if (!sink.write(text.data() + at, n)) return false;
+        t_streamed_bytes += n;
       }
+      text.erase(0, std::min(at, text.size()));
+      return true;
+    };
+    std::string piece = std::move(st.answer.held), text;
+    size_t sent = piece.size();
+    for (const int64_t start : st.answer.rest) {
+      if (!put(piece, false)) return false;
       size_t rows = 0;
       Status s = WindowText(st.lease.reader.get(), st.spec, start, st.answer, &text, &rows);
       if (!s.ok()) {
         std::fprintf(stderr, "snapsink serve: answer cut short: %s\n", s.message().c_str());
         return false;
       }
-      piece += text;
       sent += text.size();
       if (sent > options.max_answer_bytes) {
         std::fprintf(stderr, "snapsink serve: answer cut short: larger than %zu bytes (--max-answer-bytes)\n",
                      options.max_answer_bytes);
         return false;
       }
+      if (piece.empty()) {
+        piece.swap(text);
+      } else {
+        piece += text;
+      }
     }
-    if (!piece.empty() && !sink.write(piece.data(), piece.size())) return false;
-    t_streamed_bytes += piece.size();
-    return true;
+    return put(piece, true);
   }
 
   // The answer to spec, made a window at a time and checked against
