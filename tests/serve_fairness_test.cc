@@ -159,5 +159,51 @@ TEST_F(ServeFairnessTest, NewcomersAreAnsweredWithin100msUnder200KeepAliveClient
   Stop(server);
 }
 
+// A client that asks for a long answer (sent in chunks) and reads none of
+// it keeps no one else waiting: the streamed answer holds a work slot only
+// while it makes a window's text, not while it waits on the client, so
+// with --threads 1 another client's point query is answered at once (it
+// used to wait for the slow client's --write-timeout, here 60 s).
+TEST_F(ServeFairnessTest, AClientNotReadingAStreamedAnswerKeepsNoOneWaiting) {
+  constexpr int kWindows = 20, kKeys = 2000;
+  const std::string pad(200, 'x');
+  std::string events;
+  for (int w = 0; w < kWindows; ++w) {
+    for (int k = 0; k < kKeys; ++k) events += Event(w * kKeys + k, w, "orders", pad + std::to_string(k), 1);
+  }
+  AppendFile(input_, events);
+  RunResult run = Snapsink({"run", root_, input_, "--final", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Server server = StartServe(root_, {"--threads", "1", "--write-timeout", "60s", "--quiet"});
+  ASSERT_GT(server.port, 0);
+  // About 12 MB of answer, far beyond what the socket buffers hold for a
+  // reader that takes nothing.
+  const int slow = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int small = 4096;
+  ::setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(server.port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(slow, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  const std::string request = "GET /v1/query?key-prefix=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  ASSERT_EQ(::send(slow, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  // Its answer has begun (the rows are counted first) and fills the socket.
+  pollfd p{slow, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 30000), 1) << "no answer began";
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto t0 = Clock::now();
+  httplib::Client c("127.0.0.1", server.port);
+  c.set_read_timeout(10, 0);
+  auto r = c.Get("/v1/query?window=2026-10-21T10:00:00Z&metric=orders&key=" + pad + "7&format=csv");
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  ASSERT_TRUE(r) << "the point query waited past 10 s behind a client that reads nothing";
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(ms, 2000.0) << "ms for a point query beside a client that reads nothing";
+  std::printf("point query beside a client not reading its streamed answer: %.1f ms\n", ms);
+  ::close(slow);
+  Stop(server);
+}
+
 }  // namespace
 }  // namespace snapsink::testing

@@ -35,7 +35,12 @@ class ServeMemoryTest : public ServeFixture {};
 // docs/SERVE.md: "8 concurrent all-matching queries over 600,000 rows stay
 // under 256 MiB", and the RSS returns to within 16 MiB of its idle size.
 TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
-  constexpr int kWindows = 300, kKeys = 2000, kClients = 8;
+#if defined(SNAPSINK_SANITIZED)
+  constexpr int kWindows = 100;  // the bound is not checked there (below): a third of the rows, a third of the time
+#else
+  constexpr int kWindows = 300;
+#endif
+  constexpr int kKeys = 2000, kClients = 8;
   constexpr long kBoundMiB = 256, kAfterMiB = 16;
   std::string events;
   for (int w = 0; w < kWindows; ++w) {

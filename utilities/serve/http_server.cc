@@ -643,14 +643,16 @@ struct HttpServer::Impl {
       res.set_content(std::move(answer.held), type);
       return;
     }
-    // Sent in chunks (Transfer-Encoding: chunked): the windows not held
-    // are made again as they are sent (the limits were checked on the
-    // whole answer above). The lambda holds the work slot and the reader
-    // until the answer is written or the client gone.
+    // Sent in chunks (Transfer-Encoding: chunked), the windows made again
+    // as they are sent (the limits were checked on the whole answer above).
+    // The lambda holds the reader until the answer is written or the
+    // client gone; a work slot only while it makes a window's text (a
+    // client that reads slowly keeps none from the others), or, for an
+    // answer made whole (one window, a roll-up), until it is written.
     auto stream = std::make_shared<Stream>();
     stream->lease.gen = std::move(lease.gen);
     stream->lease.reader = std::move(lease.reader);
-    stream->working = std::move(working);
+    if (answer.rest.empty()) stream->working = std::move(working);
     stream->answer = std::move(answer);
     stream->spec = spec;
     stream->large = std::make_shared<LargeAnswer>(*this);
@@ -738,7 +740,12 @@ struct HttpServer::Impl {
     for (const int64_t start : st.answer.rest) {
       if (!put(piece, false)) return false;
       size_t rows = 0;
-      Status s = WindowText(st.lease.reader.get(), st.spec, start, st.answer, &text, &rows);
+      Status s;
+      {
+        work.Acquire();
+        s = WindowText(st.lease.reader.get(), st.spec, start, st.answer, &text, &rows);
+        work.Release();
+      }
       if (!s.ok()) {
         std::fprintf(stderr, "snapsink serve: answer cut short: %s\n", s.message().c_str());
         return false;
@@ -761,10 +768,11 @@ struct HttpServer::Impl {
   // The answer to spec, made a window at a time and checked against
   // options.max_rows and options.max_answer_bytes (beyond either,
   // *too_large and an error naming the limit and how to narrow the query).
-  // Up to kHoldBytes of its text is held (a->held); past that the rows of
-  // the other windows are only counted, and a->rest lists the windows to
-  // make as they are sent (their bytes are measured then: SendAnswer). A
-  // roll-up (one bucket may span windows) or one window is made whole.
+  // Up to kHoldBytes of its text is held (a->held); past that the text is
+  // dropped (a->held is the header alone), the rows of the other windows
+  // are only counted, and a->rest lists every window with rows, to make as
+  // they are sent (their bytes are measured then: SendAnswer). A roll-up
+  // (one bucket may span windows) or one window is made whole.
   Status MakeAnswer(api::Reader* reader, const api::QuerySpec& spec, Answer* a, bool* too_large) {
     const auto over = [&] {
       *too_large = true;
@@ -792,6 +800,7 @@ struct HttpServer::Impl {
     a->held = a->header;
     size_t rows = 0, bytes = a->held.size();
     std::string text;
+    std::vector<int64_t> held;  // the windows a->held has
     for (const api::WindowVersion& w : reader->windows()) {
       const int64_t start = w.window_start_ms;
       if ((spec.from && start < *spec.from) || (spec.to && start > *spec.to)) continue;
@@ -818,8 +827,11 @@ struct HttpServer::Impl {
       if (bytes > options.max_answer_bytes) return over();
       if (a->held.size() + text.size() <= kHoldBytes) {
         a->held += text;
+        held.push_back(start);
       } else {
+        a->rest = std::move(held);
         a->rest.push_back(start);
+        a->held = a->header;
       }
     }
     return Status::OK();
