@@ -26,9 +26,9 @@
 // theirs, and an old generation's pin goes with its last request, so gc can
 // collect it. A query's answer up to 1 MiB is made whole, then sent; a
 // longer one is sent in chunks (Transfer-Encoding: chunked) as it is made,
-// a window at a time, and keeps its generation pinned (and its place among
-// threads) until it is written: at most write_timeout_ms between two reads
-// of its client.
+// a window at a time, and keeps its generation pinned until it is
+// written (at most write_timeout_ms between two reads of its client); it
+// takes one of `threads` only while it makes a window's text.
 //
 // Errors: unknown parameter or bad window/generation/format -> 400, unknown
 // generation -> 404, damaged data -> 500 naming the file (other windows
