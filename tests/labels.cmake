@@ -33,6 +33,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^ServePolicyTest\.]=]             # servers and openssl handshakes
   [=[^ServeMemoryTest\.]=]             # a 600,000-row root queried 8 times at once
   [=[^ServeFairnessTest\.]=]           # 200 keep-alive clients asking for seconds
+  [=[^Readme\.TourRunsAsWritten$]=]    # README's tour: about 30 commands, a server, curl
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
   [=[^ApiViewsTest\.StatusAndMetrics$]=]
