@@ -552,8 +552,9 @@ struct HttpServer::Impl {
     Error(res, s.IsNotFound() ? 404 : s.IsCorruption() ? 500 : s.code() == Status::Code::kInvalidArgument ? 400 : 500, s.message());
   }
 
-  // working: the work slot, held until the answer is written (a streamed
-  // answer is written after this returns).
+  // working: the work slot, held while the answer is made; an answer made
+  // whole and sent in chunks keeps it until it is written (after this
+  // returns).
   void Query(const httplib::Request& req, httplib::Response& res, std::shared_ptr<Working> working) {
     QueryParams params;
     std::string error;
@@ -682,8 +683,8 @@ struct HttpServer::Impl {
     }
     Impl& impl;
   };
-  // A query's answer: the text held (the whole answer, or its first
-  // windows), and the windows still to be made and sent.
+  // A query's answer: the text held (the whole answer; the header alone
+  // when rest lists the windows to make as it is sent).
   struct Answer {
     std::vector<std::string> columns;
     std::string header;
@@ -716,9 +717,9 @@ struct HttpServer::Impl {
     return Status::OK();
   }
 
-  // Writes what was held, then makes and writes the other windows, in
-  // pieces of about kChunkBytes: memory per answer is one window's rows
-  // and a piece. False when the client is gone (or stops reading for the
+  // Writes what was held, then makes (under a work slot) and writes the
+  // windows of rest, in pieces of kChunkBytes: memory per answer is one
+  // window's text and a piece. False when the client is gone (or stops reading for the
   // write timeout), a window cannot be read or the text passes
   // options.max_answer_bytes: the connection is closed without the chunked
   // answer's last chunk, so the client sees an incomplete answer, not a
