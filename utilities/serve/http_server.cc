@@ -832,7 +832,7 @@ struct HttpServer::Impl {
       } else {
         a->rest = std::move(held);
         a->rest.push_back(start);
-        a->held = a->header;
+        a->held = std::string(a->header);  // a new string: the held MiB is freed, not kept as capacity
       }
     }
     return Status::OK();
