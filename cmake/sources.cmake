@@ -263,6 +263,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/root_test.cc
   tests/sequencer_test.cc
   tests/serve_api_test.cc
+  tests/serve_fairness_test.cc
   tests/serve_hostile_test.cc
   tests/serve_limits_test.cc
   tests/serve_memory_test.cc

@@ -32,7 +32,8 @@ set(SNAPSINK_SLOW_TESTS
   [=[^MissingCurrent\.]=]              # two publishes, then each command
   [=[^ServeHostileTest\.]=]            # slow clients held for seconds
   [=[^ServePolicyTest\.]=]             # servers and openssl handshakes
-  [=[^ServeMemoryTest\.]=]             # a 200,000-row root queried 8 times at once
+  [=[^ServeMemoryTest\.]=]             # a 600,000-row root queried 8 times at once
+  [=[^ServeFairnessTest\.]=]           # 200 keep-alive clients asking for seconds
   [=[^Readme\.TourRunsAsWritten$]=]    # README's tour: about 30 commands, a server, curl
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
@@ -175,6 +176,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^StatusPageTest\.ARollbackShowsItsSourceGenerationAndTheRolledBackWindows$]=]
   [=[^StatusPageTest\.EveryWindowGenerationGapAndSourceAppearsEscaped$]=]
   [=[^StatusPageTest\.HeadlessChromiumRendersThePageWithoutConsoleError$]=]
+  [=[^StatusPageTest\.HeadlessChromiumOpensThePageWithBasicAuth$]=]
   [=[^StatusPageTest\.ServeAnswersTheSamePageAtAGeneration$]=]
   [=[^StatusPageTest\.ThePageNeedsTheTokenLikeEveryEndpoint$]=]
   [=[^Storable\.LongSourceNamesWithRejects$]=]

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -205,6 +206,12 @@ std::vector<std::string> QueryColumns(bool rollup) {
 thread_local std::chrono::steady_clock::time_point t_request_start;
 thread_local std::string t_token_name;  // the access token's name for the access log, empty: none
 thread_local bool t_routed = false;     // the pre-routing handler ran (t_request_start is this request's)
+thread_local size_t t_streamed_bytes = 0;  // bytes of a chunked answer written (the access log's size)
+
+// A query's answer up to this long is held and sent whole (Content-Length);
+// a longer one is sent in chunks of about kChunkBytes, made as it goes.
+constexpr size_t kHoldBytes = 1 << 20;
+constexpr size_t kChunkBytes = 64 << 10;
 
 // A GET whose head says a body follows (httplib reads it before the handler).
 bool ExpectsBody(const httplib::Request& req) {
@@ -384,7 +391,7 @@ struct HttpServer::Impl {
     const std::shared_ptr<const TokenSet> set = Tokens();
     const std::string line = AccessLogLine(now_us - micros, req.remote_addr, req.remote_port, t_token_name,
                                            req.method, RedactTarget(req.target, set.get()), res.status,
-                                           res.body.size(), micros);
+                                           res.body.empty() ? t_streamed_bytes : res.body.size(), micros);
     std::lock_guard<std::mutex> l(log_mu);
     if (log == nullptr) return;
     std::fwrite(line.data(), 1, line.size(), log);
@@ -545,7 +552,10 @@ struct HttpServer::Impl {
     Error(res, s.IsNotFound() ? 404 : s.IsCorruption() ? 500 : s.code() == Status::Code::kInvalidArgument ? 400 : 500, s.message());
   }
 
-  void Query(const httplib::Request& req, httplib::Response& res) {
+  // working: the work slot, held while the answer is made; an answer made
+  // whole and sent in chunks keeps it until it is written (after this
+  // returns).
+  void Query(const httplib::Request& req, httplib::Response& res, std::shared_ptr<Working> working) {
     QueryParams params;
     std::string error;
     if (!ParseQueryParams(req.params, &params, &error)) return Error(res, 400, error);
@@ -622,73 +632,207 @@ struct HttpServer::Impl {
         return;
       }
     }
-    std::string body;
+    Answer answer;
+    answer.columns = QueryColumns(spec.rollup_ms.has_value());
+    answer.header = api::FormatRecords({}, answer.columns, format);  // CSV's header line; "" for NDJSON
+    answer.format = format;
     bool too_large = false;
-    Status s = AnswerText(lease.reader.get(), spec, format, &body, &too_large);
+    Status s = MakeAnswer(lease.reader.get(), spec, &answer, &too_large);
     if (too_large) return Error(res, 413, s.message());
     if (!s.ok()) return ErrorFor(res, s);
-    res.set_content(std::move(body), type);
+    if (answer.rest.empty() && answer.held.size() <= kHoldBytes) {
+      res.set_content(std::move(answer.held), type);
+      return;
+    }
+    // Sent in chunks (Transfer-Encoding: chunked), the windows made again
+    // as they are sent (the limits were checked on the whole answer above).
+    // The lambda holds the reader until the answer is written or the
+    // client gone; a work slot only while it makes a window's text (a
+    // client that reads slowly keeps none from the others), or, for an
+    // answer made whole (one window, a roll-up), until it is written.
+    auto stream = std::make_shared<Stream>();
+    stream->lease.gen = std::move(lease.gen);
+    stream->lease.reader = std::move(lease.reader);
+    if (answer.rest.empty()) stream->working = std::move(working);
+    stream->answer = std::move(answer);
+    stream->spec = spec;
+    stream->large = std::make_shared<LargeAnswer>(*this);
+    res.set_chunked_content_provider(type, [this, stream](size_t, httplib::DataSink& sink) {
+      const bool ok = SendAnswer(*stream, sink);
+      if (ok) sink.done();
+      return ok;
+    });
   }
 
-  // The text of a query's answer, made a window at a time so that no more
-  // than options.max_answer_bytes plus one window's rows are held: beyond
-  // the cap, or past options.max_rows rows, *too_large and an error naming
-  // the limit and how to narrow the query.
-  Status AnswerText(api::Reader* reader, const api::QuerySpec& spec, api::OutputFormat format, std::string* body,
-                    bool* too_large) {
-    const std::vector<std::string> columns = QueryColumns(spec.rollup_ms.has_value());
-    const std::string header = api::FormatRecords({}, columns, format);  // CSV's header line; "" for NDJSON
+  // Answers larger than kHoldBytes in flight; when the last one ends the
+  // allocator hands its free memory back to the system (malloc_trim), so
+  // the RSS returns near its idle size after a burst of them.
+  std::mutex large_mu;
+  int large_answers = 0;
+  struct LargeAnswer {
+    explicit LargeAnswer(Impl& i) : impl(i) {
+      std::lock_guard<std::mutex> l(impl.large_mu);
+      ++impl.large_answers;
+    }
+    ~LargeAnswer() {
+      std::unique_lock<std::mutex> l(impl.large_mu);
+      if (--impl.large_answers == 0) {
+        l.unlock();
+        ::malloc_trim(0);
+      }
+    }
+    Impl& impl;
+  };
+  // A query's answer: the text held (the whole answer; the header alone
+  // when rest lists the windows to make as it is sent).
+  struct Answer {
+    std::vector<std::string> columns;
+    std::string header;
+    api::OutputFormat format = api::OutputFormat::kJson;
+    std::string held;
+    std::vector<int64_t> rest;  // window starts, in order
+  };
+  struct Stream {
+    std::shared_ptr<LargeAnswer> large;  // first: released last, once the rest is freed
+    Lease lease;
+    std::shared_ptr<Working> working;
+    Answer answer;
+    api::QuerySpec spec;
+  };
+
+  // The text of window start's rows of spec (no header) and their number.
+  static Status WindowText(api::Reader* reader, const api::QuerySpec& spec, int64_t start, const Answer& a,
+                           std::string* text, size_t* rows) {
+    api::QuerySpec one = spec;
+    one.window = start;
+    one.from.reset();
+    one.to.reset();
+    std::vector<api::Record> records;
+    SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, one, &records));
+    *rows = records.size();
+    text->clear();
+    if (records.empty()) return Status::OK();
+    *text = api::FormatRecords(records, a.columns, a.format);
+    if (text->compare(0, a.header.size(), a.header) == 0) text->erase(0, a.header.size());
+    return Status::OK();
+  }
+
+  // Writes what was held, then makes (under a work slot) and writes the
+  // windows of rest, in pieces of kChunkBytes: memory per answer is one
+  // window's text and a piece. False when the client is gone (or stops reading for the
+  // write timeout), a window cannot be read or the text passes
+  // options.max_answer_bytes: the connection is closed without the chunked
+  // answer's last chunk, so the client sees an incomplete answer, not a
+  // short one.
+  bool SendAnswer(Stream& st, httplib::DataSink& sink) {
+    // Writes whole slices of kChunkBytes (all of it: last), keeps the rest.
+    const auto put = [&](std::string& text, bool last) {
+      size_t at = 0;
+      for (; at < text.size() && (last || text.size() - at >= kChunkBytes); at += kChunkBytes) {
+        const size_t n = std::min(kChunkBytes, text.size() - at);
+        if (!sink.write(text.data() + at, n)) return false;
+        t_streamed_bytes += n;
+      }
+      text.erase(0, std::min(at, text.size()));
+      return true;
+    };
+    std::string piece = std::move(st.answer.held), text;
+    size_t sent = piece.size();
+    for (const int64_t start : st.answer.rest) {
+      if (!put(piece, false)) return false;
+      size_t rows = 0;
+      Status s;
+      {
+        work.Acquire();
+        s = WindowText(st.lease.reader.get(), st.spec, start, st.answer, &text, &rows);
+        work.Release();
+      }
+      if (!s.ok()) {
+        std::fprintf(stderr, "snapsink serve: answer cut short: %s\n", s.message().c_str());
+        return false;
+      }
+      sent += text.size();
+      if (sent > options.max_answer_bytes) {
+        std::fprintf(stderr, "snapsink serve: answer cut short: larger than %zu bytes (--max-answer-bytes)\n",
+                     options.max_answer_bytes);
+        return false;
+      }
+      if (piece.empty()) {
+        piece.swap(text);
+      } else {
+        piece += text;
+      }
+    }
+    return put(piece, true);
+  }
+
+  // The answer to spec, made a window at a time and checked against
+  // options.max_rows and options.max_answer_bytes (beyond either,
+  // *too_large and an error naming the limit and how to narrow the query).
+  // Up to kHoldBytes of its text is held (a->held); past that the text is
+  // dropped (a->held is the header alone), the rows of the other windows
+  // are only counted, and a->rest lists every window with rows, to make as
+  // they are sent (their bytes are measured then: SendAnswer). A roll-up
+  // (one bucket may span windows) or one window is made whole.
+  Status MakeAnswer(api::Reader* reader, const api::QuerySpec& spec, Answer* a, bool* too_large) {
     const auto over = [&] {
       *too_large = true;
+      a->held.clear();
+      a->held.shrink_to_fit();
       return Status::InvalidArgument("answer larger than " + std::to_string(options.max_answer_bytes) +
                                        " bytes (--max-answer-bytes): narrow the query with window=, from= and to=, "
                                        "metric= or key= (or a prefix), or raise the limit");
     };
     const auto too_many = [&] {
       *too_large = true;
+      a->held.clear();
+      a->held.shrink_to_fit();
       return Status::InvalidArgument("answer has more than " + std::to_string(options.max_rows) +
                                      " rows (--max-rows): narrow the query with window=, from= and to=, "
                                      "metric= or key= (or a prefix), or raise the limit");
     };
     std::vector<api::Record> records;
-    if (spec.rollup_ms) {  // one bucket may span windows: made whole, then measured
+    if (spec.rollup_ms || spec.window) {  // a window only: the reader may list no other (OpenTop)
       SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, spec, &records));
       if (records.size() > options.max_rows) return too_many();
-      *body = api::FormatRecords(records, columns, format);
-      return body->size() > options.max_answer_bytes ? over() : Status::OK();
+      a->held = spec.rollup_ms || !records.empty() ? api::FormatRecords(records, a->columns, a->format) : a->header;
+      return a->held.size() > options.max_answer_bytes ? over() : Status::OK();
     }
-    *body = header;
-    if (spec.window) {  // one window (the reader may list no other: OpenTop)
-      SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, spec, &records));
-      if (records.size() > options.max_rows) return too_many();
-      if (!records.empty()) *body = api::FormatRecords(records, columns, format);
-      return body->size() > options.max_answer_bytes ? over() : Status::OK();
-    }
-    size_t rows = 0;
+    a->held = a->header;
+    size_t rows = 0, bytes = a->held.size();
+    std::string text;
+    std::vector<int64_t> held;  // the windows a->held has
     for (const api::WindowVersion& w : reader->windows()) {
       const int64_t start = w.window_start_ms;
-      if ((spec.window && *spec.window != start) || (spec.from && start < *spec.from) || (spec.to && start > *spec.to)) {
+      if ((spec.from && start < *spec.from) || (spec.to && start > *spec.to)) continue;
+      size_t n = 0;
+      if (!a->rest.empty()) {
+        // Past the hold: only counted (the text is made as it is sent).
+        api::QuerySpec one = spec;
+        one.window = start;
+        one.from.reset();
+        one.to.reset();
+        std::vector<api::QueryRow> found;
+        SNAPSINK_RETURN_IF_ERROR(reader->Query(one, &found));
+        if (found.empty()) continue;
+        rows += found.size();
+        if (rows > options.max_rows) return too_many();
+        a->rest.push_back(start);
         continue;
       }
-      api::QuerySpec one = spec;
-      one.window = start;
-      one.from.reset();
-      one.to.reset();
-      records.clear();
-      SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, one, &records));
-      if (records.empty()) continue;
-      rows += records.size();
-      if (rows > options.max_rows) {
-        body->clear();
-        body->shrink_to_fit();
-        return too_many();
-      }
-      const std::string text = api::FormatRecords(records, columns, format);
-      body->append(text, text.compare(0, header.size(), header) == 0 ? header.size() : 0);
-      if (body->size() > options.max_answer_bytes) {
-        body->clear();
-        body->shrink_to_fit();
-        return over();
+      SNAPSINK_RETURN_IF_ERROR(WindowText(reader, spec, start, *a, &text, &n));
+      if (n == 0) continue;
+      rows += n;
+      bytes += text.size();
+      if (rows > options.max_rows) return too_many();
+      if (bytes > options.max_answer_bytes) return over();
+      if (a->held.size() + text.size() <= kHoldBytes) {
+        a->held += text;
+        held.push_back(start);
+      } else {
+        a->rest = std::move(held);
+        a->rest.push_back(start);
+        a->held = std::string(a->header);  // a new string: the held MiB is freed, not kept as capacity
       }
     }
     return Status::OK();
@@ -868,6 +1012,7 @@ struct HttpServer::Impl {
       AccessLog(req, res);
       t_token_name.clear();
       t_routed = false;
+      t_streamed_bytes = 0;
       // The answer is written (the logger runs after).
       ConnectionAnswered(res.get_header_value("Connection") == "close");
     });
@@ -901,8 +1046,7 @@ struct HttpServer::Impl {
       Error(res, 500, what);
     });
     http.Get(EndpointPath(Endpoint::kQuery), [this](const httplib::Request& req, httplib::Response& res) {
-      Working w(work);
-      Query(req, res);
+      Query(req, res, std::make_shared<Working>(work));
     });
     http.Get(EndpointPath(Endpoint::kWindows), [this](const httplib::Request&, httplib::Response& res) { Windows(res); });
     http.Get(EndpointPath(Endpoint::kGenerations), [this](const httplib::Request&, httplib::Response& res) { Generations(res); });

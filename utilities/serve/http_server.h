@@ -4,7 +4,8 @@
 //
 //   GET /v1/query?window=&metric=&key=&generation=&format=json|csv
 //       the bytes `snapsink query ... --format json|csv` prints for the same
-//       arguments (application/x-ndjson or text/csv), with headers
+//       arguments (application/x-ndjson or text/csv; past 1 MiB sent in
+//       chunks as it is made), with headers
 //       `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match "G" gives 304.
 //   GET /v1/windows        inspect windows, as NDJSON
 //   GET /v1/generations    inspect generations, as NDJSON

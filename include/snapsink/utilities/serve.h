@@ -24,8 +24,11 @@
 // the generation CURRENT names when it changes and reads it whole once, for
 // /healthz; new requests use it from then on, requests in flight finish on
 // theirs, and an old generation's pin goes with its last request, so gc can
-// collect it. An answer is built whole before it is sent: a generation is
-// pinned while an answer is computed, never while a client reads it.
+// collect it. A query's answer up to 1 MiB is made whole, then sent; a
+// longer one is sent in chunks (Transfer-Encoding: chunked) as it is made,
+// a window at a time, and keeps its generation pinned until it is
+// written (at most write_timeout_ms between two reads of its client); it
+// takes one of `threads` only while it makes a window's text.
 //
 // Errors: unknown parameter or bad window/generation/format -> 400, unknown
 // generation -> 404, damaged data -> 500 naming the file (other windows
@@ -84,12 +87,15 @@ struct ServeOptions {
   // Request head limit (request line, headers): 431 and closed beyond it,
   // checked as bytes arrive, before the token is.
   size_t max_header_bytes = 64 * 1024;
-  // A query's answer is made a window at a time and refused (413 naming
-  // the limit and how to narrow the query) once its text passes this:
-  // memory per query is at most this plus one window's rows.
+  // A query's answer of more bytes than this is refused (413 naming the
+  // limit and how to narrow the query) when it is made whole (up to 1 MiB,
+  // a roll-up, one window); an answer sent in chunks is cut once past it
+  // (no last chunk: the client sees an incomplete answer). Memory per query
+  // is one window's rows and about 1 MiB whatever this is.
   size_t max_answer_bytes = 32 * 1024 * 1024;
-  // A query's answer of more rows than this is refused the same way (413
-  // naming the limit and how to narrow the query).
+  // A query's answer of more rows than this is refused (413 naming the
+  // limit and how to narrow the query), always before its first byte is
+  // sent: the rows of an answer sent in chunks are counted first.
   size_t max_rows = 1000000;
   int poll_ms = 500;               // the watcher re-reads CURRENT at least this often
   // How the window parameter is read; InvalidArgument (the message names the
