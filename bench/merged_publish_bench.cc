@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 
 namespace snapsink::bench {
@@ -81,7 +81,7 @@ void RunMergedPublishBench(const std::string& scratch_dir, uint64_t rows_per_par
       fs::create_directories(prep + "/state");
       Check(api::Sink::Create(state, {}), "init state");
       auto s = Check(api::Sink::Open(state), "open state");
-      const uint64_t epoch = Check(ro->ClaimOwner(source, "bench"), "claim");
+      const uint64_t epoch = Check(api::ClaimOwner(*ro, source, "bench"), "claim");
       api::WriteBatch take(source);
       take.SetOwner(epoch, true);
       Check(s->Write(take), "take");

@@ -1,6 +1,6 @@
 // The merged publish of a topic's partitions (SPEC 12) on the public API:
 // publish/partition_seals.h does the work.
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 
 #include <algorithm>
 #include <map>
@@ -90,8 +90,8 @@ Result<TopicFinish> FinishOfTopic(const ReadOnlySink& root, const std::string& t
     Status s = snapsink::ReadPartitionProgress(impl->root->env(), impl->root->path(), source, &pp);
     if (!s.ok() && !s.IsNotFound()) return s;
     if (!s.ok() || pp.position < ends[i] || !pp.unsealed.empty()) out.undone.push_back(p);
-    SNAPSINK_ASSIGN_OR_RETURN(auto claim, root.NewestOwner(source));
-    SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, root.Checkpoints(source));
+    SNAPSINK_ASSIGN_OR_RETURN(auto claim, NewestOwner(root, source));
+    SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, Checkpoints(root, source));
     out.fingerprint += std::to_string(p) + ":" + std::to_string(claim.epoch) + ":" +
                        (checkpoints.empty() ? std::string() : checkpoints.front().path) + ":" +
                        (s.ok() ? pp.Encode() : std::string()) + "\n";

@@ -397,11 +397,11 @@ TEST(ApiHeaders, NameAWindowBySizeOrStart) {
                   .empty());
 }
 
-// Each method of the handles and the Reader, and each function of merged.h,
+// Each method of the handles and the Reader, and each function of utilities/partitions.h,
 // says which Status codes it returns, as lmdb.h does per function.
 TEST(ApiHeaders, EveryFallibleMethodListsItsErrors) {
   size_t checked = 0;
-  for (const char* name : {"sink.h", "reader.h", "merged.h"}) {
+  for (const char* name : {"sink.h", "reader.h", "utilities/partitions.h"}) {
     const std::string path = std::string(SNAPSINK_SOURCE_DIR) + "/include/snapsink/" + name;
     std::ifstream f(path);
     const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -13,7 +13,7 @@
 #include "engine/env.h"
 #include "engine/filenames.h"
 #include "publish/partition_seals.h"
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
 
@@ -74,7 +74,7 @@ class Topic {
       SNAPSINK_RETURN_IF_ERROR(api::Sink::Create(state(p), {}));
     }
     SNAPSINK_ASSIGN_OR_RETURN(*out, api::Sink::Open(state(p)));
-    SNAPSINK_ASSIGN_OR_RETURN(*epoch, ro->ClaimOwner(Source(p), who));
+    SNAPSINK_ASSIGN_OR_RETURN(*epoch, api::ClaimOwner(*ro, Source(p), who));
     api::WriteBatch take(Source(p));
     take.SetOwner(*epoch, true);
     return (*out)->Write(take);
@@ -216,7 +216,7 @@ TEST(MergedPublish, AZombiesSealIsRefusedNamingTheNewerOwner) {
   ASSERT_STATUS_OK(t.Take(ro->get(), 0, "A host-a 11", &a, &ea));
   ASSERT_STATUS_OK(t.Write(a.get(), 0, ea, 0, 120));
   // B takes the partition (A was stopped past its session timeout) ...
-  auto eb = (*ro)->ClaimOwner(t.Source(0), "B host-b 22");
+  auto eb = api::ClaimOwner(**ro, t.Source(0), "B host-b 22");
   ASSERT_STATUS_OK(eb);
   // ... and A, resumed, seals and tries to record.
   ASSERT_STATUS_OK(a->Seal(AllWindows()));
@@ -348,7 +348,7 @@ TEST(MergedPublish, ARootFedAnotherWayOrByAnotherTopicIsRefusedNamingIt) {
   auto ro2 = api::Sink::OpenReadOnly(t2.root());
   ASSERT_STATUS_OK(ro2);
   SealAll(t2, ro2->get(), 0, "A");
-  ASSERT_STATUS_OK((*ro2)->ClaimOwner("kafka:u/3", "B"));
+  ASSERT_STATUS_OK(api::ClaimOwner(**ro2, "kafka:u/3", "B"));
   r = api::PublishMerged(ro2->get(), "t", 1);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("already takes rows from topic u (1 partition through run --kafka --state)"),

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "snapsink/utilities/serve.h"
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/command.h"

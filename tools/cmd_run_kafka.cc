@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
