@@ -30,6 +30,10 @@
 // from the committed positions and publishes what was staged, so nothing is
 // lost or counted twice.
 //
+// The loop (Driver: steps, seal, publish and gc cadence, stop) is apart
+// from what it reads (a StepSource): FileSource reads files and
+// directories; sink/drive.cc plugs any public api::Source in.
+//
 // REQUIRES: root is open as a writer (with or without LOCK; Run takes it
 // from the Root and gives it back when it returns). Run is not reentrant.
 #pragma once
@@ -52,10 +56,27 @@ namespace snapsink {
 // The public options (include/snapsink/options.h), checked by Sink::Follow.
 using api::FollowOptions;
 
-class Follower {
+// What the Driver reads from, one step at a time: files and directories
+// (FileSource below) and, through sink/, any source of the public API.
+class StepSource {
  public:
-  Follower(Root* root, FollowOptions options);
-  ~Follower();
+  virtual ~StepSource() = default;
+  // REQUIRES: LOCK held (one step). Reads what the source has now into root,
+  // committing it with its positions. Sets *more when it stopped early for a
+  // waiting writer (never on the final pass): the Driver reads again at once.
+  virtual Status Poll(Root* root, bool final_pass, bool* more) = 0;
+  // Blocks until the input may have grown, Wake, or timeout_ms (>= 1) passed.
+  virtual void Wait(int64_t timeout_ms) = 0;
+  // Thread-safe: makes Wait return now and from then on.
+  virtual void Wake() = 0;
+};
+
+// The seal/publish/gc cadence of a follower (the options' publish_every_ms,
+// poll_ms, keep_generations and reports; its inputs are the source's
+// business) and its steps: see the file comment. Reads from one StepSource.
+class Driver {
+ public:
+  Driver(Root* root, StepSource* source, FollowOptions options);
   // Follows until Stop (or an error: a gap or bad line under stop, a failed
   // write); see the file comment.
   Status Run();
@@ -65,19 +86,48 @@ class Follower {
  private:
   Status Pass(bool final_pass);
   void CollectGarbageAfterPublish();
-  std::vector<std::string> Sources();
-  void Wait(int64_t timeout_ms);
 
   Root* root_;
+  StepSource* source_;
   FollowOptions options_;
   std::atomic<bool> stop_{false};
-  int stop_fd_ = -1;
-  int inotify_fd_ = -1;
   bool pending_publish_ = false;
   bool more_to_read_ = false;  // the last step ended early for a waiting writer
   int64_t last_publish_ms_ = 0;
-  std::map<std::string, std::string> last_note_;  // source -> the note last said
   std::string last_gc_note_;
+};
+
+// Files and directories (options.inputs), as the file comment says: each
+// FILE a source tailed from its committed position, each `*.ndjson` file
+// that appears in a DIR a source of its own. Waits on inotify.
+class FileSource : public StepSource {
+ public:
+  FileSource(Env* env, FollowOptions options);
+  ~FileSource() override;
+  Status Poll(Root* root, bool final_pass, bool* more) override;
+  void Wait(int64_t timeout_ms) override;
+  void Wake() override;
+
+ private:
+  std::vector<std::string> Sources();
+
+  Env* env_;
+  FollowOptions options_;
+  int wake_fd_ = -1;
+  int inotify_fd_ = -1;
+  std::map<std::string, std::string> last_note_;  // source -> the note last said
+};
+
+// A follower of files and directories: a Driver over a FileSource.
+class Follower {
+ public:
+  Follower(Root* root, FollowOptions options);
+  Status Run() { return driver_.Run(); }
+  void Stop() { driver_.Stop(); }
+
+ private:
+  FileSource files_;
+  Driver driver_;
 };
 
 }  // namespace snapsink
