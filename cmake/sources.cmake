@@ -90,6 +90,7 @@ set(SNAPSINK_LIB_SOURCES
 
 # The public API: installed under include/snapsink/. Standard library only.
 set(SNAPSINK_PUBLIC_HEADERS
+  include/snapsink/drive.h
   include/snapsink/options.h
   include/snapsink/reader.h
   include/snapsink/sink.h
@@ -194,6 +195,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_views_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
+  tests/api_drive_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc

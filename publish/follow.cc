@@ -218,7 +218,4 @@ Status Driver::Run() {
   return s;
 }
 
-Follower::Follower(Root* root, FollowOptions options)
-    : files_(root->env(), options), driver_(root, &files_, std::move(options)) {}
-
 }  // namespace snapsink

@@ -118,16 +118,4 @@ class FileSource : public StepSource {
   std::map<std::string, std::string> last_note_;  // source -> the note last said
 };
 
-// A follower of files and directories: a Driver over a FileSource.
-class Follower {
- public:
-  Follower(Root* root, FollowOptions options);
-  Status Run() { return driver_.Run(); }
-  void Stop() { driver_.Stop(); }
-
- private:
-  FileSource files_;
-  Driver driver_;
-};
-
 }  // namespace snapsink

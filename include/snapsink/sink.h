@@ -139,7 +139,7 @@ class ReadOnlySink {
   std::unique_ptr<Impl> impl_;
 };
 
-// Ends a Sink::Follow from any thread (e.g. one that waits for SIGTERM).
+// Ends a Sink::Follow or an api::Drive (drive.h) from any thread (e.g. one that waits for SIGTERM).
 // Stop before Follow has started makes Follow return after a single pass.
 class FollowStop {
  public:
