@@ -128,8 +128,8 @@ void FileSource::Wait(int64_t timeout_ms) {
   }
 }
 
-Driver::Driver(Root* root, StepSource* source, FollowOptions options)
-    : root_(root), source_(source), options_(WithNoteDefault(std::move(options))) {}
+Driver::Driver(Root* root, StepSource* source, FollowOptions options, bool follower_for_life)
+    : root_(root), source_(source), options_(WithNoteDefault(std::move(options))), follower_for_life_(follower_for_life) {}
 
 void Driver::Stop() {
   stop_ = true;
@@ -181,10 +181,12 @@ void Driver::CollectGarbageAfterPublish() {
 Status Driver::Run() {
   Env* env = root_->env();
   const std::string& path = root_->path();
-  std::unique_ptr<FileLock> life;
-  SNAPSINK_RETURN_IF_ERROR(LockFollower(env, path, &life));
-  // From here LOCK is held one step at a time (engine/writer_lock.h).
-  std::unique_ptr<FileLock> step = root_->ReleaseWriterLock();
+  std::unique_ptr<FileLock> life, step;
+  if (!follower_for_life_) {
+    SNAPSINK_RETURN_IF_ERROR(LockFollower(env, path, &life));
+    // From here LOCK is held one step at a time (engine/writer_lock.h).
+    step = root_->ReleaseWriterLock();
+  }
   auto sleep = [this](int64_t ms) { source_->Wait(ms); };
   last_publish_ms_ = NowMs() - options_.publish_every_ms;
   Status s;
@@ -214,7 +216,7 @@ Status Driver::Run() {
     if (s.ok()) s = l;
   }
   if (s.ok()) s = Pass(/*final_pass=*/true);
-  root_->HoldWriterLock(std::move(step));
+  if (!follower_for_life_) root_->HoldWriterLock(std::move(step));
   return s;
 }
 

@@ -76,7 +76,10 @@ class StepSource {
 // business) and its steps: see the file comment. Reads from one StepSource.
 class Driver {
  public:
-  Driver(Root* root, StepSource* source, FollowOptions options);
+  // follower_for_life: the caller holds root's LOCK.follower (a Sink from
+  // OpenFollower) and root holds no LOCK between steps nor after Run;
+  // otherwise Run takes LOCK.follower and gives LOCK back to root at the end.
+  Driver(Root* root, StepSource* source, FollowOptions options, bool follower_for_life = false);
   // Follows until Stop (or an error: a gap or bad line under stop, a failed
   // write); see the file comment.
   Status Run();
@@ -90,6 +93,7 @@ class Driver {
   Root* root_;
   StepSource* source_;
   FollowOptions options_;
+  bool follower_for_life_;
   std::atomic<bool> stop_{false};
   bool pending_publish_ = false;
   bool more_to_read_ = false;  // the last step ended early for a waiting writer

@@ -51,23 +51,20 @@ Status RunDriver(Driver* driver, FollowStop* stop) {
   return s;
 }
 
-// A public Source as the Driver's: its polls go on in a step while it has
-// more and no writer waits.
+// A public Source as the Driver's: one poll a step (the next step follows
+// at once when it has more, a waiting writer first), and on the last step
+// polls until it has no more. Its Writes run inside the step.
 class PublicSource : public StepSource {
  public:
   PublicSource(Sink* sink, SinkImpl* impl, Source* source) : sink_(sink), impl_(impl), source_(source) {}
-  Status Poll(Root* root, bool final_pass, bool* more) override {
+  Status Poll(Root*, bool final_pass, bool* more) override {
     // Another writer may have changed the history settings the Write path copied.
     SNAPSINK_RETURN_IF_ERROR(StartStep(impl_));
-    *more = false;
-    for (bool again = true; again;) {
-      SNAPSINK_RETURN_IF_ERROR(source_->Poll(*sink_, final_pass, &again));
-      if (again && !final_pass && WritersWaiting(root->env(), root->path())) {
-        *more = true;  // let it in now, read the rest next step
-        break;
-      }
-    }
-    return Status::OK();
+    impl_->in_step = true;  // a follower's Writes are let in (CheckCanWrite)
+    Status s = source_->Poll(*sink_, final_pass, more);
+    while (s.ok() && final_pass && *more) s = source_->Poll(*sink_, final_pass, more);
+    impl_->in_step = false;
+    return s;
   }
   void Wait(int64_t timeout_ms) override { source_->Wait(timeout_ms); }
   void Wake() override { source_->Wake(); }
@@ -96,9 +93,7 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
 
 Status Drive(Sink& sink, Source& source, const DriveOptions& o, FollowStop* stop) {
   SinkImpl* impl = SinkAccess::Get(&sink);
-  if (impl->follower_lock != nullptr) {
-    return Status::InvalidArgument("Drive takes a Sink from Open; one from OpenFollower follows already");
-  }
+  if (impl->in_step) return Status::InvalidArgument("Drive: a step of this Sink is held (Sink::BeginStep)");
   SNAPSINK_RETURN_IF_ERROR(CheckCadence("DriveOptions", o.publish_every_ms, o.poll_ms, o.keep_generations));
   FollowOptions cadence;  // the Driver's fields of it; the inputs are the source's business
   cadence.publish_every_ms = o.publish_every_ms;
@@ -108,7 +103,7 @@ Status Drive(Sink& sink, Source& source, const DriveOptions& o, FollowStop* stop
   cadence.on_sealed = o.on_sealed;
   cadence.on_published = o.on_published;
   PublicSource adapter(&sink, impl, &source);
-  Driver driver(impl->root.get(), &adapter, std::move(cadence));
+  Driver driver(impl->root.get(), &adapter, std::move(cadence), /*follower_for_life=*/impl->follower_lock != nullptr);
   return RunDriver(&driver, stop);
 }
 

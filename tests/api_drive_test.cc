@@ -153,16 +153,33 @@ TEST_F(ApiDriveTest, AnotherWriterRunsBetweenStepsAndStopEndsIt) {
   EXPECT_TRUE(source.last_seen());
 }
 
-TEST_F(ApiDriveTest, RefusesAFollowerSinkAndOptionsOutOfRange) {
+// On a Sink from OpenFollower the source's Writes run inside Drive's
+// steps, and outside them the follower writes nothing, as before.
+TEST_F(ApiDriveTest, OnAFollowerSinkTheSourcesWritesRunInsideItsSteps) {
+  auto follower = api::Sink::OpenFollower(root_);
+  ASSERT_STATUS_OK(follower);
+  LinesSource source("mem", {Line(0, 0), Line(1, 1)}, 0);
+  std::vector<api::PublishResult> published;
+  api::DriveOptions o;
+  o.on_published = [&](const api::PublishResult& p) { published.push_back(p); };
+  {
+    api::FollowStop stop;
+    stop.Stop();
+    ASSERT_STATUS_OK(api::Drive(**follower, source, o, &stop));
+  }
+  EXPECT_EQ(source.polls(), 2);
+  ASSERT_EQ(published.size(), 1u);
+  EXPECT_EQ(published[0].generation, 1u);
+  api::WriteBatch outside("mem");
+  outside.Add(Line(2, 2));
+  EXPECT_EQ((*follower)->Write(outside).code(), Status::Code::kInvalidArgument) << "outside a step";
+  auto plain = api::Sink::Open(root_);  // no LOCK left held
+  ASSERT_STATUS_OK(plain);
+}
+
+TEST_F(ApiDriveTest, RefusesOptionsOutOfRangeNamingThem) {
   LinesSource source("mem", {}, 0);
   api::FollowStop stop;
-  {
-    auto follower = api::Sink::OpenFollower(root_);
-    ASSERT_STATUS_OK(follower);
-    Status s = api::Drive(**follower, source, {}, &stop);
-    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-    EXPECT_NE(s.message().find("OpenFollower"), std::string::npos) << s.message();
-  }
   auto sink = api::Sink::Open(root_);
   ASSERT_STATUS_OK(sink);
   api::DriveOptions o;
@@ -170,6 +187,10 @@ TEST_F(ApiDriveTest, RefusesAFollowerSinkAndOptionsOutOfRange) {
   Status s = api::Drive(**sink, source, o, &stop);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("DriveOptions::poll_ms 0"), std::string::npos) << s.message();
+  o.poll_ms = 1;
+  o.keep_generations = 0;
+  s = api::Drive(**sink, source, o, &stop);
+  EXPECT_NE(s.message().find("DriveOptions::keep_generations 0"), std::string::npos) << s.message();
   EXPECT_EQ(source.polls(), 0);
 }
 

@@ -57,7 +57,6 @@ Status CmdRunKafka(const RunArgs& a) {
     std::fflush(stdout);
   };
   o.keep_generations = a.keep_generations;
-  o.on_gc_failed = [](const Status& s) { std::fprintf(stderr, "gc after publish failed (following goes on): %s\n", s.ToString().c_str()); };
   o.on_nothing_sealed = [&](const api::UnsealedWindows& why) { PrintNothingToSeal(why, "--final"); };
   StopSignals signals;  // before librdkafka starts its threads: they inherit the blocked signals
   std::unique_ptr<api::ReadOnlySink> shared;  // --state: ROOT without its LOCK (many processes share it)

@@ -24,14 +24,14 @@ namespace snapsink::api {
 class Source {
  public:
   virtual ~Source() = default;
-  // Called inside one of Drive's steps (the root's LOCK held): reads a
-  // bounded part of what the source has now (one batch, one poll of a
-  // broker) and commits it into sink with the source's position: Sink::Write
-  // of a WriteBatch with SetPosition, so that a crash loses nothing and
-  // counts nothing twice. Sets *more when it has more to read at once:
-  // Drive polls again in the same step, or in the next one when another
-  // writer waits for LOCK. On the last poll (last: after a stop) Drive
-  // polls until *more is false.
+  // Called inside one of Drive's steps (the root's LOCK held), once a
+  // step: reads a bounded part of what the source has now (one batch, one
+  // poll of a broker) and commits it into sink with the source's position:
+  // Sink::Write of a WriteBatch with SetPosition, so that a crash loses
+  // nothing and counts nothing twice. Sets *more when it has more to read
+  // at once: the next step follows without a Wait (a waiting writer goes
+  // first). In the last step (last: after a stop) Drive polls until *more is
+  // false: a source that ends there (leaves a group) says so.
   // Errors: what the source's Writes return (Gap, BadInput, Locked, IOError,
   //   Corruption) or its own reading fails with; Drive returns it.
   virtual Status Poll(Sink& sink, bool last, bool* more) = 0;
@@ -62,12 +62,13 @@ struct DriveOptions {
 // publishes what is sealed at most every publish_every_ms, and collects
 // garbage after each publish, until stop->Stop() (then one last step: what
 // was read is committed, what was sealed is published, OK) or an error.
-// Holds sink's LOCK one step at a time, as Sink::Follow does (its comment in
-// sink.h says what other writers may do between steps): the Source's
-// Writes run inside a step. Each step is crash-safe: a new Drive resumes
-// from the positions the source committed.
-// Errors: InvalidArgument (a Sink from OpenFollower; a DriveOptions field
-//   out of range, naming it), Locked (another follower runs), what
+// Holds sink's LOCK one step at a time (its comment in sink.h says what
+// other writers may do between steps): on a Sink from Open as Sink::Follow
+// does, on one from OpenFollower as its Steps do. The Source's Writes run
+// inside a step. Each step is crash-safe: a new Drive resumes from the
+// positions the source committed.
+// Errors: InvalidArgument (a Step of sink held; a DriveOptions field out
+//   of range, naming it), Locked (another follower runs), what
 //   Source::Poll returns, and what a step's seal, publish returns (Reconcile,
 //   IOError, Corruption).
 Status Drive(Sink& sink, Source& source, const DriveOptions& options, FollowStop* stop);
