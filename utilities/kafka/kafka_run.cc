@@ -7,7 +7,6 @@
 #include <string>
 #include <thread>
 
-#include "snapsink/drive.h"
 #include "utilities/kafka/merged_publish.h"
 #include "utilities/status_macros.h"
 
@@ -23,7 +22,7 @@ Status SealAndReport(api::Sink* sink, const RunOptions& o, bool all, bool report
   api::SealOptions so;
   so.all = all;
   SNAPSINK_ASSIGN_OR_RETURN(auto sealed, sink->Seal(so));
-  if (!sealed.empty() && o.on_sealed) o.on_sealed(sealed);
+  if (!sealed.empty() && o.drive.on_sealed) o.drive.on_sealed(sealed);
   if (sealed.empty() && report_nothing && o.on_nothing_sealed) {
     SNAPSINK_ASSIGN_OR_RETURN(auto why, sink->Unsealed());
     o.on_nothing_sealed(why);
@@ -33,7 +32,7 @@ Status SealAndReport(api::Sink* sink, const RunOptions& o, bool all, bool report
 
 Status PublishAndReport(api::Sink* sink, const RunOptions& o, bool always_report) {
   SNAPSINK_ASSIGN_OR_RETURN(auto published, sink->Publish());
-  if ((published.generation != 0 || always_report) && o.on_published) o.on_published(published);
+  if ((published.generation != 0 || always_report) && o.drive.on_published) o.drive.on_published(published);
   return Status::OK();
 }
 
@@ -105,7 +104,9 @@ Status FinishTopic(const RunOptions& o, Consumer* consumer, MergedPublisher* mer
   auto publish_last = [&]() -> Status {
     // Whoever recorded the last round may have died before publishing it.
     SNAPSINK_ASSIGN_OR_RETURN(auto r, merged->Publish(consumer));
-    if (r.generation != 0 && o.on_published) o.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    if (r.generation != 0 && o.drive.on_published) {
+      o.drive.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    }
     return Status::OK();
   };
   while (true) {
@@ -188,9 +189,11 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
   auto publish_point = [&](bool all) -> Status {
     std::vector<api::SealedWindow> sealed;
     SNAPSINK_RETURN_IF_ERROR(merged.SealOwned(consumer.get(), all, &sealed));
-    if (!sealed.empty() && o.on_sealed) o.on_sealed(sealed);
+    if (!sealed.empty() && o.drive.on_sealed) o.drive.on_sealed(sealed);
     SNAPSINK_ASSIGN_OR_RETURN(auto r, merged.Publish(consumer.get()));
-    if (r.generation != 0 && o.on_published) o.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    if (r.generation != 0 && o.drive.on_published) {
+      o.drive.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    }
     return Status::OK();
   };
   std::vector<int64_t> ends;  // final: every partition's end as of now
@@ -213,7 +216,7 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
       return s;
     }
     if (!o.follow && consumer->CaughtUp()) break;
-    if (o.follow && NowMs() - last_publish >= o.publish_every_ms) {
+    if (o.follow && NowMs() - last_publish >= o.drive.publish_every_ms) {
       if (Status p = publish_point(false); !p.ok()) {
         (void)consumer->Close();
         return p;
@@ -286,15 +289,11 @@ class ConsumerSource : public api::Source {
 // when Kafka reports the range lost).
 Status RunFollow(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
-  api::DriveOptions d;
-  d.publish_every_ms = o.publish_every_ms;
+  api::DriveOptions d = o.drive;
   d.poll_ms = 1;  // between rounds: Round waits in the broker's poll
-  d.keep_generations = o.keep_generations;
   d.on_note = [&o](const std::string& note) {  // a failed gc (following goes on)
     if (o.consumer.on_note) o.consumer.on_note(note);
   };
-  d.on_sealed = o.on_sealed;
-  d.on_published = o.on_published;
   api::FollowStop drive_stop;
   ConsumerSource source(consumer.get(), stop, &drive_stop, totals);
   Status s = api::Drive(*sink, source, d, &drive_stop);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "snapsink/drive.h"
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_consumer.h"
 
@@ -18,16 +19,15 @@ struct RunOptions {
   ConsumerOptions consumer;
   bool follow = false;  // go on until *stop; else end once caught up (Consumer::CaughtUp)
   bool final = false;   // at the end, seal every window (not with follow)
-  int64_t publish_every_ms = api::kDefaultPublishEveryMs;
-  // follow (api::Drive): after each publish of a generation, gc keeps this
-  // many newest generations, the current one and every one a reader holds
-  // (as the file follower does). A gc that fails is a note through
-  // consumer.on_note ("gc after publish failed (following goes on): ...",
-  // said once while it holds) and following goes on: garbage left behind is
-  // removed by the next gc.
-  uint64_t keep_generations = api::kDefaultKeepGenerations;
-  std::function<void(const std::vector<api::SealedWindow>&)> on_sealed;
-  std::function<void(const api::PublishResult&)> on_published;  // each publish of a generation
+  // The cadence and reports (snapsink/drive.h): publish_every_ms (with
+  // follow, and --state's publish points), on_sealed, on_published (each
+  // publish of a generation); with follow also keep_generations (gc after
+  // each publish, as the file follower does). Its on_note is not used: the
+  // notes, a failed gc's among them ("gc after publish failed (following
+  // goes on): ...", said once while it holds; following goes on), go
+  // through consumer.on_note. poll_ms is not used: a round waits in the
+  // broker's poll.
+  api::DriveOptions drive;
   std::function<void(const api::UnsealedWindows&)> on_nothing_sealed;  // the end's seal found nothing
 };
 
