@@ -99,22 +99,20 @@ Result<TopicFinish> FinishOfTopic(const ReadOnlySink& root, const std::string& t
   return out;
 }
 
-Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
+Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink& root, Sink& state,
                                                                      const PartitionRound& round) {
-  if (root == nullptr || state == nullptr) return Status::InvalidArgument("RecordPartitionSeals: no root or state");
-  SinkImpl* r = SinkAccess::Get(root);
+  SinkImpl* r = SinkAccess::Get(&root);
   std::vector<std::pair<int64_t, uint64_t>> recorded;
   SNAPSINK_RETURN_IF_ERROR(snapsink::RecordPartitionSeals(r->root->env(), r->root->path(),
-                                                          SinkAccess::Get(state)->root.get(), round, &recorded));
+                                                          SinkAccess::Get(&state)->root.get(), round, &recorded));
   return recorded;
 }
 
-Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions) {
-  if (root == nullptr) return Status::InvalidArgument("PublishMerged: no root");
+Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions) {
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
   // Checked at each publish: a source that came after this process started.
-  SNAPSINK_RETURN_IF_ERROR(CheckOneKindOfSource(*root, topic));
-  SinkImpl* impl = SinkAccess::Get(root);
+  SNAPSINK_RETURN_IF_ERROR(CheckOneKindOfSource(root, topic));
+  SinkImpl* impl = SinkAccess::Get(&root);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
   MergedPublishResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, &r));

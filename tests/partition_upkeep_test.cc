@@ -85,7 +85,7 @@ class World {
     return recorded;
   }
   uint64_t Publish(int32_t partitions) {
-    auto r = api::PublishMerged(ro_.get(), kTopic, partitions);
+    auto r = api::PublishMerged(*ro_, kTopic, partitions);
     EXPECT_STATUS_OK(r);
     return r.ok() ? r->generation : 0;
   }

@@ -6,7 +6,7 @@
 // root of its own (a Sink on the owner's local disk) and shares ROOT, opened
 // without its LOCK (Sink::OpenReadOnly). The handle's own methods write
 // nothing; the functions here that write into ROOT take it as `ReadOnlySink&`
-// (or `*`) and say so: owner claims (owners/), checkpoints and seal records
+// and say so: owner claims (owners/), checkpoints and seal records
 // (partitions/) are files no LOCK guards, and PublishMerged takes LOCK for
 // its one step, as api::Backfill does.
 //
@@ -125,21 +125,21 @@ Result<std::vector<PartitionOwnerInfo>> PartitionOwners(const ReadOnlySink& root
 // naming the newer owner, when round.epoch is no longer the partition's
 // newest claim (a zombie), or when the round's offsets do not follow the
 // accepted ones. Returns the (window, version) pairs recorded.
-// Errors: InvalidArgument (root or state null; the state's position before
-//   the end of its last recorded round), Locked (as above), IOError or
-//   Corruption from either root.
-Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
+// Errors: InvalidArgument (the state's position before the end of its last
+//   recorded round), Locked (as above), IOError or Corruption from either
+//   root.
+Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink& root, Sink& state,
                                                                      const PartitionRound& round);
 
 // Publishes into root, taking its LOCK for this step only (waiting for it),
 // every window of `topic` that all its `partitions` partitions have sealed
 // or are past, and whose seals changed since its last merged version: their
 // rows merged, reconciled against the seals' counts, in one generation.
-// Errors: InvalidArgument (root null; partitions not above 0; a merged count
-//   or sum that overflows, naming window, metric and key), Locked (LOCK not
-//   had within the wait), Corruption (a partition's seal file differs from
-//   its record), IOError.
-Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions);
+// Errors: InvalidArgument (partitions not above 0; a merged count or sum
+//   that overflows, naming window, metric and key), Locked (LOCK not had
+//   within the wait), Corruption (a partition's seal file differs from its
+//   record), IOError.
+Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions);
 
 // One root takes one kind of source (docs/SCALE-OUT.md, "One root, one kind
 // of source"): a merged publish gives a window the rows of one topic's
