@@ -1,4 +1,5 @@
-// Follower: `snapsink run --follow`, the sink as a long-running process.
+// The follow loop: `snapsink run --follow` (and api::Drive, Sink::Follow,
+// `run --kafka --follow`), the sink as a long-running process.
 //
 // Inputs are files and directories. A FILE is read like `tail -F`: from its
 // committed position on, again on every change, and from its start when the
@@ -32,10 +33,13 @@
 //
 // The loop (Driver: steps, seal, publish and gc cadence, stop) is apart
 // from what it reads (a StepSource): FileSource reads files and
-// directories; sink/drive.cc plugs any public api::Source in.
+// directories as above; sink/follow.cc plugs any public api::Source in
+// (api::Drive), whose polls take the place of the pass over the inputs.
 //
 // REQUIRES: root is open as a writer (with or without LOCK; Run takes it
-// from the Root and gives it back when it returns). Run is not reentrant.
+// from the Root and gives it back when it returns), or by a follower that
+// holds LOCK.follower itself (Driver's follower_for_life). Run is not
+// reentrant.
 #pragma once
 
 #include <atomic>
