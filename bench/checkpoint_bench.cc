@@ -9,6 +9,7 @@
 #include "engine/env.h"
 #include "engine/filenames.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/partitions.h"
 
 namespace snapsink::bench {
 namespace {
@@ -54,7 +55,7 @@ double CopyMs(const std::string& from, const std::string& to) {
 }  // namespace
 
 void RunCheckpointBench(const std::string& dir, const CheckpointBenchSizes& z, std::map<std::string, double>* ratios) {
-  std::printf("checkpoint (ReadOnlySink::WriteCheckpoint of one partition's state, %d reps, medians):\n", z.reps);
+  std::printf("checkpoint (api::WriteCheckpoint of one partition's state, %d reps, medians):\n", z.reps);
   std::printf("  %10s %10s %12s %12s %10s %10s %12s\n", "events", "producers", "state bytes", "ckpt bytes", "ckpt ms",
               "copy ms", "ckpt/copy");
   for (uint64_t n : z.events) {
@@ -65,7 +66,7 @@ void RunCheckpointBench(const std::string& dir, const CheckpointBenchSizes& z, s
     CheckOk(api::Sink::Create(state, {}), "create state");
     auto ro = api::Sink::OpenReadOnly(root);
     CheckOk(ro.status(), "open root");
-    auto epoch = (*ro)->ClaimOwner(kSource, "bench");
+    auto epoch = api::ClaimOwner(**ro, kSource, "bench");
     CheckOk(epoch.status(), "claim");
     auto sink = api::Sink::Open(state);
     CheckOk(sink.status(), "open state");
@@ -83,7 +84,7 @@ void RunCheckpointBench(const std::string& dir, const CheckpointBenchSizes& z, s
     uint64_t bytes = 0;
     for (int rep = 0; rep < z.reps; ++rep) {
       Stopwatch sw;
-      auto c = (*ro)->WriteCheckpoint(**sink, kSource);
+      auto c = api::WriteCheckpoint(**ro, **sink, kSource);
       CheckOk(c.status(), "checkpoint");
       ckpt.push_back(sw.Seconds() * 1000);
       bytes = c->bytes;

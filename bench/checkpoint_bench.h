@@ -1,7 +1,7 @@
 // Checkpoint cost (snapsink_bench --benchmarks=checkpoint): a partition's
 // state of growing size (events from many producers over many keys, as one
 // Kafka partition's state holds them) is checkpointed into a ROOT
-// (ReadOnlySink::WriteCheckpoint: LMDB's compacted copy, checksummed,
+// (api::WriteCheckpoint: LMDB's compacted copy, checksummed,
 // written by temp + fsync + rename) and compared with the baseline of the
 // same run: copying the state's data.mdb as it is (read, write, fsync).
 // Prints per size the state's bytes, the checkpoint's bytes and ms, and

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 
 namespace snapsink::bench {
@@ -81,14 +81,14 @@ void RunMergedPublishBench(const std::string& scratch_dir, uint64_t rows_per_par
       fs::create_directories(prep + "/state");
       Check(api::Sink::Create(state, {}), "init state");
       auto s = Check(api::Sink::Open(state), "open state");
-      const uint64_t epoch = Check(ro->ClaimOwner(source, "bench"), "claim");
+      const uint64_t epoch = Check(api::ClaimOwner(*ro, source, "bench"), "claim");
       api::WriteBatch take(source);
       take.SetOwner(epoch, true);
       Check(s->Write(take), "take");
       WritePartition(s.get(), source, p, rows_per_partition, epoch);
       Check(s->Seal(AllWindows()), "seal state");
       const int64_t end = static_cast<int64_t>(rows_per_partition);
-      Check(api::RecordPartitionSeals(ro.get(), s.get(), {"t", p, epoch, end, end}), "record");
+      Check(api::RecordPartitionSeals(*ro, *s, {"t", p, epoch, end, end}), "record");
     }
   }
   std::vector<double> one_s, merged_s, ratio;
@@ -107,7 +107,7 @@ void RunMergedPublishBench(const std::string& scratch_dir, uint64_t rows_per_par
     {
       auto ro = Check(api::Sink::OpenReadOnly(dir + "/root"), "open");
       Stopwatch w;
-      auto r = Check(api::PublishMerged(ro.get(), "t", kPartitions), "merged publish");
+      auto r = Check(api::PublishMerged(*ro, "t", kPartitions), "merged publish");
       t_merged = w.Seconds();
       if (r.generation != 1) Check(Status::Corruption("the merged publish published nothing"), "merged publish");
     }

@@ -93,7 +93,7 @@ set(SNAPSINK_LIB_SOURCES
 
 # The public API: installed under include/snapsink/. Standard library only.
 set(SNAPSINK_PUBLIC_HEADERS
-  include/snapsink/merged.h
+  include/snapsink/drive.h
   include/snapsink/options.h
   include/snapsink/reader.h
   include/snapsink/sink.h
@@ -103,10 +103,12 @@ set(SNAPSINK_PUBLIC_HEADERS
   include/snapsink/write_batch.h
 )
 
-# Public headers of utilities/ (their code is built on the public API only):
-# installed under include/snapsink/utilities/.
+# Public headers of utilities/ (their code is built on the public API only,
+# but for partitions.h: the scale-out calls, implemented in sink/ as free
+# functions over the handles): installed under include/snapsink/utilities/.
 set(SNAPSINK_PUBLIC_UTILITY_HEADERS
   include/snapsink/utilities/parse.h
+  include/snapsink/utilities/partitions.h
   include/snapsink/utilities/serve.h
   include/snapsink/utilities/table.h
 )
@@ -199,6 +201,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/bucket_root_cli_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
+  tests/api_drive_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc

@@ -40,10 +40,16 @@ std::string Parent(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// The notes' default when the embedder set none.
+FollowOptions WithNoteDefault(FollowOptions options) {
+  if (!options.on_note) options.on_note = [](const std::string& n) { std::fprintf(stderr, "%s\n", n.c_str()); };
+  return options;
+}
+
 }  // namespace
 
-Follower::Follower(Root* root, FollowOptions options) : root_(root), options_(std::move(options)) {
-  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+FileSource::FileSource(Env* env, FollowOptions options) : env_(env), options_(WithNoteDefault(std::move(options))) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (inotify_fd_ >= 0) {
     // A file's directory, not the file: a rotation replaces the file.
@@ -52,30 +58,28 @@ Follower::Follower(Root* root, FollowOptions options) : root_(root), options_(st
       ::inotify_add_watch(inotify_fd_, (IsDir(in) ? in : Parent(in)).c_str(), mask);
     }
   }
-  if (!options_.on_note) options_.on_note = [](const std::string& n) { std::fprintf(stderr, "%s\n", n.c_str()); };
 }
 
-Follower::~Follower() {
-  if (stop_fd_ >= 0) ::close(stop_fd_);
+FileSource::~FileSource() {
+  if (wake_fd_ >= 0) ::close(wake_fd_);
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
 }
 
-void Follower::Stop() {
-  stop_ = true;
+void FileSource::Wake() {
   const uint64_t one = 1;
-  if (::write(stop_fd_, &one, sizeof(one)) < 0) {
+  if (::write(wake_fd_, &one, sizeof(one)) < 0) {
   }
 }
 
-std::vector<std::string> Follower::Sources() {
+std::vector<std::string> FileSource::Sources() {
   std::vector<std::string> out;
   for (const std::string& in : options_.inputs) {
     if (!IsDir(in)) {
-      if (root_->env()->FileExists(in)) out.push_back(in);
+      if (env_->FileExists(in)) out.push_back(in);
       continue;
     }
     std::vector<std::string> names;
-    if (!root_->env()->GetChildren(in, &names).ok()) continue;
+    if (!env_->GetChildren(in, &names).ok()) continue;
     std::sort(names.begin(), names.end());
     for (const std::string& n : names) {
       if (EndsWith(n, ".ndjson") && n[0] != '.') out.push_back(filenames::Join(in, n));
@@ -84,21 +88,13 @@ std::vector<std::string> Follower::Sources() {
   return out;
 }
 
-// REQUIRES: LOCK held (one step).
-Status Follower::Pass(bool final_pass) {
-  // Another writer may have published or rolled back what this one staged,
-  // or staged seals of its own: what is staged now decides.
-  // `gc --retain` or `--max-ahead` may have changed them between steps.
-  SNAPSINK_RETURN_IF_ERROR(root_->ReloadHistorySettings());
-  std::vector<PendingSnapshot> staged;
-  SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
-  pending_publish_ = !staged.empty();
-  more_to_read_ = false;
-  Ingester ingester(root_->env(), root_->store(), root_->config());
+Status FileSource::Poll(Root* root, bool final_pass, bool* more) {
+  *more = false;
+  Ingester ingester(root->env(), root->store(), root->config());
   for (const std::string& path : Sources()) {
     // A writer waits for LOCK: let it in now, read the rest next step.
-    if (!final_pass && WritersWaiting(root_->env(), root_->path())) {
-      more_to_read_ = true;
+    if (!final_pass && WritersWaiting(root->env(), root->path())) {
+      *more = true;
       break;
     }
     IngestOptions opt;
@@ -107,7 +103,7 @@ Status Follower::Pass(bool final_pass) {
     opt.commit_every = options_.commit_every;
     opt.stop_on_error = options_.stop_on_error;
     opt.id_from_content = options_.id_from_content;
-    opt.rejects_file = filenames::RejectsFile(root_->path(), opt.source);
+    opt.rejects_file = filenames::RejectsFile(root->path(), opt.source);
     std::string note;
     opt.on_note = [&note](const std::string& n) { note += n; };
     SourceState st;
@@ -119,6 +115,37 @@ Status Follower::Pass(bool final_pass) {
     if (s.IsNotFound()) continue;
     SNAPSINK_RETURN_IF_ERROR(s);
   }
+  return Status::OK();
+}
+
+void FileSource::Wait(int64_t timeout_ms) {
+  pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
+  const int n = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, static_cast<int>(std::max<int64_t>(timeout_ms, 1)));
+  if (n > 0 && inotify_fd_ >= 0 && (fds[1].revents & POLLIN)) {
+    char buf[4096];
+    while (::read(inotify_fd_, buf, sizeof(buf)) > 0) {
+    }
+  }
+}
+
+Driver::Driver(Root* root, StepSource* source, FollowOptions options, bool follower_for_life)
+    : root_(root), source_(source), options_(WithNoteDefault(std::move(options))), follower_for_life_(follower_for_life) {}
+
+void Driver::Stop() {
+  stop_ = true;
+  source_->Wake();
+}
+
+// REQUIRES: LOCK held (one step).
+Status Driver::Pass(bool final_pass) {
+  // Another writer may have published or rolled back what this one staged,
+  // or staged seals of its own: what is staged now decides.
+  // `gc --retain` or `--max-ahead` may have changed them between steps.
+  SNAPSINK_RETURN_IF_ERROR(root_->ReloadHistorySettings());
+  std::vector<PendingSnapshot> staged;
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
+  pending_publish_ = !staged.empty();
+  SNAPSINK_RETURN_IF_ERROR(source_->Poll(root_, final_pass, &more_to_read_));
   std::vector<int64_t> windows;
   SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root_->store(), root_->config(), /*all=*/false, &windows));
   if (!windows.empty()) {
@@ -143,7 +170,7 @@ Status Follower::Pass(bool final_pass) {
 
 // A failed gc loses nothing (what it left, the next one removes): it is
 // said once, and following goes on.
-void Follower::CollectGarbageAfterPublish() {
+void Driver::CollectGarbageAfterPublish() {
   GcResult gc;
   Status s = CollectGarbage(root_->env(), root_->path(), root_->store(), options_.keep_generations, &gc);
   const std::string note = s.ok() ? std::string() : "gc after publish failed (following goes on): " + s.ToString();
@@ -151,24 +178,16 @@ void Follower::CollectGarbageAfterPublish() {
   last_gc_note_ = note;
 }
 
-void Follower::Wait(int64_t timeout_ms) {
-  pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
-  const int n = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, static_cast<int>(std::max<int64_t>(timeout_ms, 1)));
-  if (n > 0 && inotify_fd_ >= 0 && (fds[1].revents & POLLIN)) {
-    char buf[4096];
-    while (::read(inotify_fd_, buf, sizeof(buf)) > 0) {
-    }
-  }
-}
-
-Status Follower::Run() {
+Status Driver::Run() {
   Env* env = root_->env();
   const std::string& path = root_->path();
-  std::unique_ptr<FileLock> life;
-  SNAPSINK_RETURN_IF_ERROR(LockFollower(env, path, &life));
-  // From here LOCK is held one step at a time (engine/writer_lock.h).
-  std::unique_ptr<FileLock> step = root_->ReleaseWriterLock();
-  auto sleep = [this](int64_t ms) { Wait(ms); };
+  std::unique_ptr<FileLock> life, step;
+  if (!follower_for_life_) {
+    SNAPSINK_RETURN_IF_ERROR(LockFollower(env, path, &life));
+    // From here LOCK is held one step at a time (engine/writer_lock.h).
+    step = root_->ReleaseWriterLock();
+  }
+  auto sleep = [this](int64_t ms) { source_->Wait(ms); };
   last_publish_ms_ = NowMs() - options_.publish_every_ms;
   Status s;
   while (!stop_ && s.ok()) {
@@ -185,7 +204,7 @@ Status Follower::Run() {
     if (pending_publish_) {
       timeout = std::min(timeout, last_publish_ms_ + options_.publish_every_ms - NowMs());
     }
-    Wait(timeout);
+    source_->Wait(timeout);
   }
   // The last step waits for LOCK as long as it takes (what was sealed is
   // published), and the Root holds LOCK after Run, as it did before, also
@@ -197,7 +216,7 @@ Status Follower::Run() {
     if (s.ok()) s = l;
   }
   if (s.ok()) s = Pass(/*final_pass=*/true);
-  root_->HoldWriterLock(std::move(step));
+  if (!follower_for_life_) root_->HoldWriterLock(std::move(step));
   return s;
 }
 

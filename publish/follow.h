@@ -1,4 +1,5 @@
-// Follower: `snapsink run --follow`, the sink as a long-running process.
+// The follow loop: `snapsink run --follow` (and api::Drive, Sink::Follow,
+// `run --kafka --follow`), the sink as a long-running process.
 //
 // Inputs are files and directories. A FILE is read like `tail -F`: from its
 // committed position on, again on every change, and from its start when the
@@ -30,8 +31,15 @@
 // from the committed positions and publishes what was staged, so nothing is
 // lost or counted twice.
 //
+// The loop (Driver: steps, seal, publish and gc cadence, stop) is apart
+// from what it reads (a StepSource): FileSource reads files and
+// directories as above; sink/follow.cc plugs any public api::Source in
+// (api::Drive), whose polls take the place of the pass over the inputs.
+//
 // REQUIRES: root is open as a writer (with or without LOCK; Run takes it
-// from the Root and gives it back when it returns). Run is not reentrant.
+// from the Root and gives it back when it returns), or by a follower that
+// holds LOCK.follower itself (Driver's follower_for_life). Run is not
+// reentrant.
 #pragma once
 
 #include <atomic>
@@ -52,10 +60,30 @@ namespace snapsink {
 // The public options (include/snapsink/options.h), checked by Sink::Follow.
 using api::FollowOptions;
 
-class Follower {
+// What the Driver reads from, one step at a time: files and directories
+// (FileSource below) and, through sink/, any source of the public API.
+class StepSource {
  public:
-  Follower(Root* root, FollowOptions options);
-  ~Follower();
+  virtual ~StepSource() = default;
+  // REQUIRES: LOCK held (one step). Reads what the source has now into root,
+  // committing it with its positions. Sets *more when it stopped early for a
+  // waiting writer (never on the final pass): the Driver reads again at once.
+  virtual Status Poll(Root* root, bool final_pass, bool* more) = 0;
+  // Blocks until the input may have grown, Wake, or timeout_ms (>= 1) passed.
+  virtual void Wait(int64_t timeout_ms) = 0;
+  // Thread-safe: makes Wait return now and from then on.
+  virtual void Wake() = 0;
+};
+
+// The seal/publish/gc cadence of a follower (the options' publish_every_ms,
+// poll_ms, keep_generations and reports; its inputs are the source's
+// business) and its steps: see the file comment. Reads from one StepSource.
+class Driver {
+ public:
+  // follower_for_life: the caller holds root's LOCK.follower (a Sink from
+  // OpenFollower) and root holds no LOCK between steps nor after Run;
+  // otherwise Run takes LOCK.follower and gives LOCK back to root at the end.
+  Driver(Root* root, StepSource* source, FollowOptions options, bool follower_for_life = false);
   // Follows until Stop (or an error: a gap or bad line under stop, a failed
   // write); see the file comment.
   Status Run();
@@ -65,19 +93,37 @@ class Follower {
  private:
   Status Pass(bool final_pass);
   void CollectGarbageAfterPublish();
-  std::vector<std::string> Sources();
-  void Wait(int64_t timeout_ms);
 
   Root* root_;
+  StepSource* source_;
   FollowOptions options_;
+  bool follower_for_life_;
   std::atomic<bool> stop_{false};
-  int stop_fd_ = -1;
-  int inotify_fd_ = -1;
   bool pending_publish_ = false;
   bool more_to_read_ = false;  // the last step ended early for a waiting writer
   int64_t last_publish_ms_ = 0;
-  std::map<std::string, std::string> last_note_;  // source -> the note last said
   std::string last_gc_note_;
+};
+
+// Files and directories (options.inputs), as the file comment says: each
+// FILE a source tailed from its committed position, each `*.ndjson` file
+// that appears in a DIR a source of its own. Waits on inotify.
+class FileSource : public StepSource {
+ public:
+  FileSource(Env* env, FollowOptions options);
+  ~FileSource() override;
+  Status Poll(Root* root, bool final_pass, bool* more) override;
+  void Wait(int64_t timeout_ms) override;
+  void Wake() override;
+
+ private:
+  std::vector<std::string> Sources();
+
+  Env* env_;
+  FollowOptions options_;
+  int wake_fd_ = -1;
+  int inotify_fd_ = -1;
+  std::map<std::string, std::string> last_note_;  // source -> the note last said
 };
 
 }  // namespace snapsink

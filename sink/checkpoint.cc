@@ -146,11 +146,11 @@ Status VerifyCheckpoint(Env* env, const std::string& path, Header* h,
 
 }  // namespace
 
-Result<ReadOnlySink::CheckpointInfo> ReadOnlySink::WriteCheckpoint(const Sink& state, const std::string& source,
-                                                                   size_t keep) {
-  Env* env = impl_->root->env();
-  const std::string& root = impl_->root->path();
-  const Root* local = static_cast<const ReadOnlySink&>(state).impl_->root.get();
+Result<CheckpointInfo> WriteCheckpoint(ReadOnlySink& handle, const Sink& state, const std::string& source,
+                                       size_t keep) {
+  Env* env = SinkAccess::Get(&handle)->root->env();
+  const std::string& root = SinkAccess::Get(&handle)->root->path();
+  const Root* local = SinkAccess::Get(static_cast<const ReadOnlySink&>(state))->root.get();
   const std::string copy = filenames::CheckpointCopyDir(local->path());
   SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(copy));  // a crashed checkpoint's
   SNAPSINK_RETURN_IF_ERROR(env->CreateDir(copy));
@@ -165,7 +165,7 @@ Result<ReadOnlySink::CheckpointInfo> ReadOnlySink::WriteCheckpoint(const Sink& s
     s = Status::InvalidArgument(source + ": a checkpoint needs a decimal position, not '" + h.position + "'");
   }
   if (s.ok()) {  // a fenced owner writes nothing
-    auto newest = NewestOwner(source);
+    auto newest = NewestOwner(handle, source);
     if (!newest.ok()) s = newest.status();
     else if (newest->epoch != h.epoch) {
       s = Status::Locked(source + ": not writing a checkpoint at owner epoch " + std::to_string(h.epoch) +
@@ -211,7 +211,7 @@ Result<ReadOnlySink::CheckpointInfo> ReadOnlySink::WriteCheckpoint(const Sink& s
   }
   // Prune: the `keep` newest stay (a damaged newest one leaves an older to
   // restore), and a crashed write's temp file of an older name goes.
-  SNAPSINK_ASSIGN_OR_RETURN(auto all, Checkpoints(source));
+  SNAPSINK_ASSIGN_OR_RETURN(auto all, Checkpoints(handle, source));
   for (size_t i = std::max<size_t>(keep, 1); i < all.size(); ++i) SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(all[i].path));
   std::vector<std::string> names;
   SNAPSINK_RETURN_IF_ERROR(env->GetChildren(dir, &names));
@@ -227,12 +227,11 @@ Result<ReadOnlySink::CheckpointInfo> ReadOnlySink::WriteCheckpoint(const Sink& s
   return info;
 }
 
-Result<std::vector<ReadOnlySink::CheckpointInfo>> ReadOnlySink::Checkpoints(const std::string& source) const {
-  return CheckpointsIn(impl_->root.get(), source);
+Result<std::vector<CheckpointInfo>> Checkpoints(const ReadOnlySink& root, const std::string& source) {
+  return CheckpointsIn(SinkAccess::Get(root)->root.get(), source);
 }
 
-Result<std::vector<ReadOnlySink::CheckpointInfo>> CheckpointsIn(Root* root, const std::string& source) {
-  using CheckpointInfo = ReadOnlySink::CheckpointInfo;
+Result<std::vector<CheckpointInfo>> CheckpointsIn(Root* root, const std::string& source) {
   Env* env = root->env();
   const std::string dir = filenames::CheckpointDir(root->path(), source);
   std::vector<CheckpointInfo> out;
@@ -253,11 +252,10 @@ Result<std::vector<ReadOnlySink::CheckpointInfo>> CheckpointsIn(Root* root, cons
   return out;
 }
 
-Result<ReadOnlySink::CheckpointInfo> ReadOnlySink::RestoreCheckpoint(const std::string& source,
-                                                                     const std::string& dest, uint64_t min_epoch,
-                                                                     std::vector<std::string>* warnings) const {
-  Env* env = impl_->root->env();
-  SNAPSINK_ASSIGN_OR_RETURN(auto all, Checkpoints(source));
+Result<CheckpointInfo> RestoreCheckpoint(const ReadOnlySink& root, const std::string& source, const std::string& dest,
+                                         uint64_t min_epoch, std::vector<std::string>* warnings) {
+  Env* env = SinkAccess::Get(root)->root->env();
+  SNAPSINK_ASSIGN_OR_RETURN(auto all, Checkpoints(root, source));
   for (const CheckpointInfo& c : all) {
     if (c.epoch < min_epoch) break;  // never an older epoch's over a newer state
     Header h;

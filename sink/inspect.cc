@@ -126,7 +126,7 @@ Result<std::string> ReadOnlySink::StatusJson() const {
   snapsink::GatheredStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
   std::string json = RootStatusJson(path(), s);
-  SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners());
+  SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners(*this));
   if (!parts.empty() && json.size() >= 2 && json.compare(json.size() - 2, 2, "}\n") == 0) {
     json.resize(json.size() - 2);
     json += "," + PartitionOwnersJson(parts) + "}\n";
@@ -139,7 +139,7 @@ Result<std::string> ReadOnlySink::MetricsText() const {
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
   prometheus::Registry registry;
   AddRootMetrics(s, &registry);
-  SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners());
+  SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners(*this));
   AddPartitionOwnerMetrics(parts, &registry);
   return SerializeMetrics(registry);
 }

@@ -1,6 +1,6 @@
 // The merged publish of a topic's partitions (SPEC 12) on the public API:
 // publish/partition_seals.h does the work.
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 
 #include <algorithm>
 #include <map>
@@ -90,8 +90,8 @@ Result<TopicFinish> FinishOfTopic(const ReadOnlySink& root, const std::string& t
     Status s = snapsink::ReadPartitionProgress(impl->root->env(), impl->root->path(), source, &pp);
     if (!s.ok() && !s.IsNotFound()) return s;
     if (!s.ok() || pp.position < ends[i] || !pp.unsealed.empty()) out.undone.push_back(p);
-    SNAPSINK_ASSIGN_OR_RETURN(auto claim, root.NewestOwner(source));
-    SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, root.Checkpoints(source));
+    SNAPSINK_ASSIGN_OR_RETURN(auto claim, NewestOwner(root, source));
+    SNAPSINK_ASSIGN_OR_RETURN(auto checkpoints, Checkpoints(root, source));
     out.fingerprint += std::to_string(p) + ":" + std::to_string(claim.epoch) + ":" +
                        (checkpoints.empty() ? std::string() : checkpoints.front().path) + ":" +
                        (s.ok() ? pp.Encode() : std::string()) + "\n";
@@ -99,22 +99,20 @@ Result<TopicFinish> FinishOfTopic(const ReadOnlySink& root, const std::string& t
   return out;
 }
 
-Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink* root, Sink* state,
+Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink& root, Sink& state,
                                                                      const PartitionRound& round) {
-  if (root == nullptr || state == nullptr) return Status::InvalidArgument("RecordPartitionSeals: no root or state");
-  SinkImpl* r = SinkAccess::Get(root);
+  SinkImpl* r = SinkAccess::Get(&root);
   std::vector<std::pair<int64_t, uint64_t>> recorded;
   SNAPSINK_RETURN_IF_ERROR(snapsink::RecordPartitionSeals(r->root->env(), r->root->path(),
-                                                          SinkAccess::Get(state)->root.get(), round, &recorded));
+                                                          SinkAccess::Get(&state)->root.get(), round, &recorded));
   return recorded;
 }
 
-Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions) {
-  if (root == nullptr) return Status::InvalidArgument("PublishMerged: no root");
+Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions) {
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
   // Checked at each publish: a source that came after this process started.
-  SNAPSINK_RETURN_IF_ERROR(CheckOneKindOfSource(*root, topic));
-  SinkImpl* impl = SinkAccess::Get(root);
+  SNAPSINK_RETURN_IF_ERROR(CheckOneKindOfSource(root, topic));
+  SinkImpl* impl = SinkAccess::Get(&root);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
   MergedPublishResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, &r));

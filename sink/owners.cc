@@ -37,9 +37,9 @@ Status NewestClaim(Env* env, const std::string& dir, uint64_t* epoch, std::strin
 
 }  // namespace
 
-Result<uint64_t> ReadOnlySink::ClaimOwner(const std::string& source, const std::string& who) {
-  Env* env = impl_->root->env();
-  const std::string& root = impl_->root->path();
+Result<uint64_t> ClaimOwner(ReadOnlySink& handle, const std::string& source, const std::string& who) {
+  Env* env = SinkAccess::Get(&handle)->root->env();
+  const std::string& root = SinkAccess::Get(&handle)->root->path();
   const std::string dir = filenames::OwnerDir(root, source);
   if (!env->FileExists(dir)) {
     SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
@@ -70,14 +70,14 @@ Result<uint64_t> ReadOnlySink::ClaimOwner(const std::string& source, const std::
   return epoch;
 }
 
-Result<ReadOnlySink::OwnerClaim> ReadOnlySink::NewestOwner(const std::string& source) const {
-  return NewestOwnerIn(impl_->root.get(), source);
+Result<OwnerClaim> NewestOwner(const ReadOnlySink& root, const std::string& source) {
+  return NewestOwnerIn(SinkAccess::Get(root)->root.get(), source);
 }
 
-Result<ReadOnlySink::OwnerClaim> NewestOwnerIn(Root* root, const std::string& source) {
+Result<OwnerClaim> NewestOwnerIn(Root* root, const std::string& source) {
   Env* env = root->env();
   const std::string dir = filenames::OwnerDir(root->path(), source);
-  ReadOnlySink::OwnerClaim claim;
+  OwnerClaim claim;
   std::string name;
   SNAPSINK_RETURN_IF_ERROR(NewestClaim(env, dir, &claim.epoch, &name));
   if (claim.epoch == 0) return claim;

@@ -22,13 +22,13 @@ namespace snapsink::api {
 namespace {
 
 // partitions/<name>/progress as the operator sees it; nullopt when there is none yet.
-Result<std::optional<ReadOnlySink::PartitionProgressInfo>> ReadProgressInfo(Env* env, const std::string& root,
+Result<std::optional<PartitionProgressInfo>> ReadProgressInfo(Env* env, const std::string& root,
                                                                             const std::string& name) {
   PartitionProgress progress;
   Status s = ReadPartitionProgress(env, root, name, &progress);
-  if (s.IsNotFound()) return std::optional<ReadOnlySink::PartitionProgressInfo>();
+  if (s.IsNotFound()) return std::optional<PartitionProgressInfo>();
   SNAPSINK_RETURN_IF_ERROR(s);
-  ReadOnlySink::PartitionProgressInfo info;
+  PartitionProgressInfo info;
   info.epoch = progress.epoch;
   info.position = progress.position;
   info.high_watermark = progress.high_watermark;
@@ -47,17 +47,16 @@ Result<std::optional<ReadOnlySink::PartitionProgressInfo>> ReadProgressInfo(Env*
     info.last_seal_epoch = last->epoch;
     info.last_seal_to = last->to;
   }
-  return std::optional<ReadOnlySink::PartitionProgressInfo>(info);
+  return std::optional<PartitionProgressInfo>(info);
 }
 
 }  // namespace
 
-Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> ReadOnlySink::PartitionOwners() const {
-  return PartitionOwnersIn(impl_->root.get());
+Result<std::vector<PartitionOwnerInfo>> PartitionOwners(const ReadOnlySink& root) {
+  return PartitionOwnersIn(SinkAccess::Get(root)->root.get());
 }
 
-Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> PartitionOwnersIn(Root* root) {
-  using PartitionOwnerInfo = ReadOnlySink::PartitionOwnerInfo;
+Result<std::vector<PartitionOwnerInfo>> PartitionOwnersIn(Root* root) {
   Env* env = root->env();
   const std::string dir = filenames::OwnersDir(root->path());
   std::vector<PartitionOwnerInfo> out;
@@ -68,7 +67,7 @@ Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> PartitionOwnersIn(Root* ro
   for (const std::string& name : names) {
     if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") continue;
     // The owners' directory name is a sanitized source: sanitizing it again changes nothing.
-    SNAPSINK_ASSIGN_OR_RETURN(ReadOnlySink::OwnerClaim claim, NewestOwnerIn(root, name));
+    SNAPSINK_ASSIGN_OR_RETURN(OwnerClaim claim, NewestOwnerIn(root, name));
     if (claim.epoch == 0) continue;
     PartitionOwnerInfo p{name, claim.epoch, claim.who, std::nullopt, std::nullopt};
     SNAPSINK_ASSIGN_OR_RETURN(p.progress, ReadProgressInfo(env, root->path(), name));
@@ -90,7 +89,7 @@ Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> PartitionOwnersIn(Root* ro
   return out;
 }
 
-std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts) {
+std::string PartitionOwnersJson(const std::vector<PartitionOwnerInfo>& parts) {
   std::string j = "\"partitions\":[";
   for (size_t i = 0; i < parts.size(); ++i) {
     const auto& p = parts[i];
@@ -128,7 +127,7 @@ std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerIn
   return j + "]";
 }
 
-void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts,
+void AddPartitionOwnerMetrics(const std::vector<PartitionOwnerInfo>& parts,
                               prometheus::Registry* registry) {
   if (parts.empty()) return;
   using prometheus::BuildGauge;

@@ -1,5 +1,5 @@
 // Internal to sink/: the partitions' owners and checkpoints
-// (ReadOnlySink::PartitionOwners) as `status --json` and `metrics` of
+// (api::PartitionOwners, snapsink/utilities/partitions.h) as `status --json` and `metrics` of
 // ROOT show them.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/partitions.h"
 
 namespace snapsink {
 class Root;
@@ -16,16 +17,16 @@ class Root;
 
 namespace snapsink::api {
 
-// ReadOnlySink::PartitionOwners, NewestOwner and Checkpoints of an open
+// PartitionOwners, NewestOwner and Checkpoints (utilities/partitions.h) of an open
 // root (the status page and the server hold a Root, not a ReadOnlySink).
-Result<std::vector<ReadOnlySink::PartitionOwnerInfo>> PartitionOwnersIn(Root* root);
-Result<ReadOnlySink::OwnerClaim> NewestOwnerIn(Root* root, const std::string& source);
-Result<std::vector<ReadOnlySink::CheckpointInfo>> CheckpointsIn(Root* root, const std::string& source);
+Result<std::vector<PartitionOwnerInfo>> PartitionOwnersIn(Root* root);
+Result<OwnerClaim> NewestOwnerIn(Root* root, const std::string& source);
+Result<std::vector<CheckpointInfo>> CheckpointsIn(Root* root, const std::string& source);
 
 // "partitions":[{"partition":..,"owner_epoch":..,"owner":..,"checkpoint":{..}|null,
 //   "progress":{"epoch","position","high_watermark","lag","last_seal":{..}|null}|null},...]
-std::string PartitionOwnersJson(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts);
-void AddPartitionOwnerMetrics(const std::vector<ReadOnlySink::PartitionOwnerInfo>& parts,
+std::string PartitionOwnersJson(const std::vector<PartitionOwnerInfo>& parts);
+void AddPartitionOwnerMetrics(const std::vector<PartitionOwnerInfo>& parts,
                               prometheus::Registry* registry);
 
 }  // namespace snapsink::api

@@ -55,6 +55,11 @@ struct ReadOnlySink::Impl {
 // naming `what`.
 Status CheckCanWrite(const SinkImpl& impl, const char* what);
 
+// At the start of a step of a writer that let LOCK go since its last one
+// (sink/step.cc): rereads the history settings another writer may have
+// changed, and gives the Write path a new Ingester when they did.
+Status StartStep(SinkImpl* impl);
+
 // A handle opened read-only reopens its store for writing (still without
 // LOCK): backfill's last step, the merged publish.
 Status ReopenWritableHandle(SinkImpl* impl);

@@ -33,8 +33,6 @@ Status CheckCanWrite(const SinkImpl& impl, const char* what) {
                                  " outside a step: it holds LOCK only inside one (Sink::BeginStep)");
 }
 
-namespace {
-
 // What another writer may have changed since the last step and this handle
 // keeps in memory. LMDB's records are read per transaction, and the Write
 // path's Ingester drops its caches (producers, aggregates, sources, ids,
@@ -51,8 +49,6 @@ Status StartStep(SinkImpl* impl) {
   }
   return Status::OK();
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Sink::Step>> Sink::BeginStep(const std::function<bool()>& give_up) {
   SinkImpl* impl = impl_.get();

@@ -296,7 +296,7 @@ TEST(ApiHeaders, IncludeOnlyTheStandardLibraryAndEachOther) {
       EXPECT_FALSE(core && name.rfind("snapsink/utilities/", 0) == 0) << path << " includes " << name;
     }
   }
-  EXPECT_EQ(headers, 11);  // the core's eight and utilities/ parse.h, serve.h, table.h
+  EXPECT_EQ(headers, 12);  // the core's eight and utilities/ parse.h, partitions.h, serve.h, table.h
 }
 
 // The lines of text that name the command-line tool: a flag, the tool or
@@ -397,11 +397,11 @@ TEST(ApiHeaders, NameAWindowBySizeOrStart) {
                   .empty());
 }
 
-// Each method of the handles and the Reader, and each function of merged.h,
+// Each method of the handles and the Reader, and each function of drive.h and utilities/partitions.h,
 // says which Status codes it returns, as lmdb.h does per function.
 TEST(ApiHeaders, EveryFallibleMethodListsItsErrors) {
   size_t checked = 0;
-  for (const char* name : {"sink.h", "reader.h", "merged.h"}) {
+  for (const char* name : {"sink.h", "reader.h", "drive.h", "utilities/partitions.h"}) {
     const std::string path = std::string(SNAPSINK_SOURCE_DIR) + "/include/snapsink/" + name;
     std::ifstream f(path);
     const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/partitions.h"
 #include "tests/test_util.h"
 #include "utilities/kafka/partition_states.h"
 #include "utilities/kafka/partition_writer.h"
@@ -60,7 +61,7 @@ class CheckpointTest : public ::testing::Test {
     return out;
   }
   std::vector<std::string> Names() {
-    auto all = ro_->Checkpoints(src_);
+    auto all = api::Checkpoints(*ro_, src_);
     EXPECT_STATUS_OK(all);
     std::vector<std::string> names;
     for (const auto& c : *all) names.push_back(std::filesystem::path(c.path).filename().string());
@@ -100,7 +101,7 @@ TEST_F(CheckpointTest, NamedByEpochAndOffsetChecksummedAndPrunedToTheNewestTwo) 
   EXPECT_EQ(Names(), (std::vector<std::string>{"e00000000000000000001-o00000000000000000020",
                                                "e00000000000000000001-o00000000000000000015"}));
   // status and metrics of ROOT show the owner and the newest checkpoint.
-  auto owners = ro_->PartitionOwners();
+  auto owners = api::PartitionOwners(*ro_);
   ASSERT_STATUS_OK(owners);
   ASSERT_EQ(owners->size(), 1u);
   EXPECT_EQ((*owners)[0].name, "kafka_orders_0");

@@ -9,8 +9,8 @@
 //                      records it fills (snapsink/options.h, views.h), never sink/ nor a
 //                      public handle (Sink, Reader, Server)
 //   sink/              the one implementer of include/snapsink/ (but for
-//                      snapsink/utilities/): handles, views, status,
-//                      metrics, follow
+//                      snapsink/utilities/, save partitions.h): handles,
+//                      views, status, metrics, follow
 //   utilities/         built on the public API only, as a user's program is;
 //                      utilities/serve/ (the HTTP server, the status page)
 //                      on the public API, its own files and the status

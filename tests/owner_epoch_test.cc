@@ -1,7 +1,7 @@
 // The owner epoch of a shared source (SPEC 12): raised by a take in one
 // LMDB write and checked by every commit in its own transaction
 // (WriteBatch::SetOwner); claimed in ROOT so that each epoch goes to one
-// process (ReadOnlySink::ClaimOwner); and the Kafka partition states built
+// process (api::ClaimOwner); and the Kafka partition states built
 // on both (utilities/kafka/partition_states.h, partition_writer.h).
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/partitions.h"
 #include "tests/test_util.h"
 #include "utilities/kafka/partition_states.h"
 #include "utilities/kafka/partition_writer.h"
@@ -95,14 +96,14 @@ TEST(OwnerEpoch, ConcurrentClaimsEachGetTheirOwnEpochAndTheNewestNamesItsOwner) 
   ASSERT_STATUS_OK(api::Sink::Create(root, {}));
   auto ro = api::Sink::OpenReadOnly(root);
   ASSERT_STATUS_OK(ro);
-  EXPECT_EQ((*ro)->NewestOwner("kafka:t/3")->epoch, 0u);
+  EXPECT_EQ(api::NewestOwner(**ro, "kafka:t/3")->epoch, 0u);
   constexpr int kThreads = 4, kClaims = 10;
   std::vector<std::vector<uint64_t>> got(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kClaims; ++i) {
-        auto e = (*ro)->ClaimOwner("kafka:t/3", "client-" + std::to_string(t));
+        auto e = api::ClaimOwner(**ro, "kafka:t/3", "client-" + std::to_string(t));
         if (e.ok()) got[t].push_back(*e);
       }
     });
@@ -113,7 +114,7 @@ TEST(OwnerEpoch, ConcurrentClaimsEachGetTheirOwnEpochAndTheNewestNamesItsOwner) 
   ASSERT_EQ(all.size(), size_t{kThreads * kClaims});
   EXPECT_EQ(*all.begin(), 1u);
   EXPECT_EQ(*all.rbegin(), uint64_t{kThreads * kClaims});
-  auto newest = (*ro)->NewestOwner("kafka:t/3");
+  auto newest = api::NewestOwner(**ro, "kafka:t/3");
   ASSERT_STATUS_OK(newest);
   EXPECT_EQ(newest->epoch, uint64_t{kThreads * kClaims});
   int owner = -1;

@@ -13,7 +13,7 @@
 #include "engine/env.h"
 #include "engine/filenames.h"
 #include "publish/partition_seals.h"
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
 
@@ -74,7 +74,7 @@ class Topic {
       SNAPSINK_RETURN_IF_ERROR(api::Sink::Create(state(p), {}));
     }
     SNAPSINK_ASSIGN_OR_RETURN(*out, api::Sink::Open(state(p)));
-    SNAPSINK_ASSIGN_OR_RETURN(*epoch, ro->ClaimOwner(Source(p), who));
+    SNAPSINK_ASSIGN_OR_RETURN(*epoch, api::ClaimOwner(*ro, Source(p), who));
     api::WriteBatch take(Source(p));
     take.SetOwner(*epoch, true);
     return (*out)->Write(take);
@@ -123,7 +123,7 @@ void SealAll(Topic& t, api::ReadOnlySink* ro, int p, const std::string& who) {
   ASSERT_STATUS_OK(t.Write(s.get(), p, epoch, 0, t.size(p)));
   ASSERT_STATUS_OK(s->Seal(AllWindows()));
   const int64_t end = static_cast<int64_t>(t.size(p));
-  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro, s.get(), {"t", p, epoch, end, end}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(*ro, *s, {"t", p, epoch, end, end}));
 }
 
 TEST(MergedPublish, RowsEqualOneRootOverTheSameEventsAndAPartitionMissingHoldsEverything) {
@@ -135,12 +135,12 @@ TEST(MergedPublish, RowsEqualOneRootOverTheSameEventsAndAPartitionMissingHoldsEv
   SealAll(t, ro->get(), 0, "A");
   SealAll(t, ro->get(), 1, "A");
   // Partition 2 has recorded nothing: no window can be published.
-  auto r = api::PublishMerged(ro->get(), "t", 3);
+  auto r = api::PublishMerged(**ro, "t", 3);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   EXPECT_EQ(r->missing, std::vector<int32_t>{2});
   SealAll(t, ro->get(), 2, "B");
-  r = api::PublishMerged(ro->get(), "t", 3);
+  r = api::PublishMerged(**ro, "t", 3);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 1u);
   EXPECT_EQ(r->windows.size(), 6u);  // 300 events a minute apart: 6 hours
@@ -148,7 +148,7 @@ TEST(MergedPublish, RowsEqualOneRootOverTheSameEventsAndAPartitionMissingHoldsEv
   ASSERT_FALSE(merged.empty());
   EXPECT_EQ(merged, FileRows(dir.path(), t.AllLines()));
   // Nothing changed: a second publish publishes nothing.
-  r = api::PublishMerged(ro->get(), "t", 3);
+  r = api::PublishMerged(**ro, "t", 3);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   RunResult v = Snapsink({"verify", t.root()});
@@ -173,11 +173,11 @@ TEST(MergedPublish, AnOpenWindowWaitsUntilEveryPartitionIsPastItAndALateEventMak
   // is open there (lateness is one window), nothing is past it.
   ASSERT_STATUS_OK(t.Write(s0.get(), 0, e0, 0, 60));
   ASSERT_STATUS_OK(s0->Seal({}));
-  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s0.get(), {"t", 0, e0, 60, 120}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(**ro, *s0, {"t", 0, e0, 60, 120}));
   ASSERT_STATUS_OK(t.Write(s1.get(), 1, e1, 0, 180));
   ASSERT_STATUS_OK(s1->Seal({}));
-  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s1.get(), {"t", 1, e1, 180, 180}));
-  auto r = api::PublishMerged(ro->get(), "t", 2);
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(**ro, *s1, {"t", 1, e1, 180, 180}));
+  auto r = api::PublishMerged(**ro, "t", 2);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   // Partition 0 reads on: its watermark passes 10:00's end, which publishes;
@@ -185,8 +185,8 @@ TEST(MergedPublish, AnOpenWindowWaitsUntilEveryPartitionIsPastItAndALateEventMak
   // (which partition 1 has closed), but not 11:00 and 12:00 (open in it).
   ASSERT_STATUS_OK(t.Write(s0.get(), 0, e0, 60, 120));
   ASSERT_STATUS_OK(s0->Seal({}));
-  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s0.get(), {"t", 0, e0, 120, 120}));
-  r = api::PublishMerged(ro->get(), "t", 2);
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(**ro, *s0, {"t", 0, e0, 120, 120}));
+  r = api::PublishMerged(**ro, "t", 2);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 1u);
   EXPECT_EQ(r->windows, (std::vector<int64_t>{kT0, kT0 + 3 * kHour}));
@@ -195,9 +195,9 @@ TEST(MergedPublish, AnOpenWindowWaitsUntilEveryPartitionIsPastItAndALateEventMak
   ASSERT_STATUS_OK(t.Write(s0.get(), 0, e0, 120, 121));
   ASSERT_STATUS_OK(s0->Seal(AllWindows()));
   ASSERT_STATUS_OK(s1->Seal(AllWindows()));
-  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s0.get(), {"t", 0, e0, 121, 121}));
-  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), s1.get(), {"t", 1, e1, 180, 180}));
-  r = api::PublishMerged(ro->get(), "t", 2);
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(**ro, *s0, {"t", 0, e0, 121, 121}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(**ro, *s1, {"t", 1, e1, 180, 180}));
+  r = api::PublishMerged(**ro, "t", 2);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 2u);
   RunResult q = Snapsink({"query", t.root(), "--window", "2025-10-21T10:00:00Z", "--format", "json"});
@@ -216,11 +216,11 @@ TEST(MergedPublish, AZombiesSealIsRefusedNamingTheNewerOwner) {
   ASSERT_STATUS_OK(t.Take(ro->get(), 0, "A host-a 11", &a, &ea));
   ASSERT_STATUS_OK(t.Write(a.get(), 0, ea, 0, 120));
   // B takes the partition (A was stopped past its session timeout) ...
-  auto eb = (*ro)->ClaimOwner(t.Source(0), "B host-b 22");
+  auto eb = api::ClaimOwner(**ro, t.Source(0), "B host-b 22");
   ASSERT_STATUS_OK(eb);
   // ... and A, resumed, seals and tries to record.
   ASSERT_STATUS_OK(a->Seal(AllWindows()));
-  auto rec = api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 120, 120});
+  auto rec = api::RecordPartitionSeals(**ro, *a, {"t", 0, ea, 120, 120});
   ASSERT_FALSE(rec.ok());
   EXPECT_EQ(rec.status().code(), Status::Code::kLocked);
   EXPECT_NE(rec.status().message().find("kafka:t/0: seal of window 2025-10-21T10:00:00Z v1 (and 2 more) from owner "
@@ -232,11 +232,11 @@ TEST(MergedPublish, AZombiesSealIsRefusedNamingTheNewerOwner) {
   const std::string seals = filenames::PartitionSealsDir(t.root(), t.Source(0));
   EXPECT_TRUE(std::filesystem::is_empty(seals, ec)) << seals;
   EXPECT_FALSE(std::filesystem::exists(filenames::PartitionProgressFile(t.root(), t.Source(0))));
-  auto r = api::PublishMerged(ro->get(), "t", 1);
+  auto r = api::PublishMerged(**ro, "t", 1);
   ASSERT_STATUS_OK(r);
   EXPECT_EQ(r->generation, 0u);
   // Its seals stay staged in its state: a retry is refused again.
-  rec = api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 120, 120});
+  rec = api::RecordPartitionSeals(**ro, *a, {"t", 0, ea, 120, 120});
   EXPECT_EQ(rec.status().code(), Status::Code::kLocked);
 }
 
@@ -250,7 +250,7 @@ TEST(MergedPublish, OffsetsThatDoNotFollowTheAcceptedOnesAreRefused) {
   uint64_t ea = 0;
   ASSERT_STATUS_OK(t.Take(ro->get(), 0, "A", &a, &ea));
   ASSERT_STATUS_OK(t.Write(a.get(), 0, ea, 0, 60));
-  ASSERT_STATUS_OK(api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 60, 120}));
+  ASSERT_STATUS_OK(api::RecordPartitionSeals(**ro, *a, {"t", 0, ea, 60, 120}));
   // Progress that names an end past this state's: as if another round of
   // this epoch had been recorded that the state does not know.
   PartitionProgress p;
@@ -258,7 +258,7 @@ TEST(MergedPublish, OffsetsThatDoNotFollowTheAcceptedOnesAreRefused) {
   p.position = 90;
   ASSERT_STATUS_OK(WriteFileAtomic(Env::Default(), filenames::PartitionProgressFile(t.root(), t.Source(0)), p.Encode()));
   ASSERT_STATUS_OK(t.Write(a.get(), 0, ea, 60, 120));
-  auto rec = api::RecordPartitionSeals(ro->get(), a.get(), {"t", 0, ea, 120, 120});
+  auto rec = api::RecordPartitionSeals(**ro, *a, {"t", 0, ea, 120, 120});
   EXPECT_EQ(rec.status().code(), Status::Code::kLocked);
   EXPECT_NE(rec.status().message().find("offsets 60..120 do not follow the accepted ones (which end at 90, epoch 1)"),
             std::string::npos)
@@ -286,7 +286,7 @@ TEST(MergedPublish, TwoProcessesPublishingAtOnceMakeOneGeneration) {
       if (read(go[0], &c, 1) != 1) _exit(3);  // both start at the same moment
       auto ro = api::Sink::OpenReadOnly(t.root());
       if (!ro.ok()) _exit(4);
-      auto r = api::PublishMerged(ro->get(), "t", 4);
+      auto r = api::PublishMerged(**ro, "t", 4);
       if (!r.ok()) _exit(5);
       _exit(r->generation == 0 ? 10 : 11);  // 11: this one made the generation
     }
@@ -321,7 +321,7 @@ TEST(MergedPublish, ARootFedAnotherWayOrByAnotherTopicIsRefusedNamingIt) {
   ASSERT_STATUS_OK(ro);
   SealAll(t, ro->get(), 0, "A");
   SealAll(t, ro->get(), 1, "A");
-  auto r = api::PublishMerged(ro->get(), "t", 2);
+  auto r = api::PublishMerged(**ro, "t", 2);
   ASSERT_STATUS_OK(r);
   ASSERT_EQ(r->generation, 1u);
   const std::string before = Rows(t.root());
@@ -334,7 +334,7 @@ TEST(MergedPublish, ARootFedAnotherWayOrByAnotherTopicIsRefusedNamingIt) {
     b.Add(EventLine().Producer("f").Seq(0).Ts(kT0).Metric("orders").Key("k1").Value("1").Line());
     ASSERT_STATUS_OK((*w)->Write(b));
   }
-  r = api::PublishMerged(ro->get(), "t", 2);
+  r = api::PublishMerged(**ro, "t", 2);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("already takes rows from its own sources a.ndjson; a merged publish of topic t"),
@@ -348,8 +348,8 @@ TEST(MergedPublish, ARootFedAnotherWayOrByAnotherTopicIsRefusedNamingIt) {
   auto ro2 = api::Sink::OpenReadOnly(t2.root());
   ASSERT_STATUS_OK(ro2);
   SealAll(t2, ro2->get(), 0, "A");
-  ASSERT_STATUS_OK((*ro2)->ClaimOwner("kafka:u/3", "B"));
-  r = api::PublishMerged(ro2->get(), "t", 1);
+  ASSERT_STATUS_OK(api::ClaimOwner(**ro2, "kafka:u/3", "B"));
+  r = api::PublishMerged(**ro2, "t", 1);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("already takes rows from topic u (1 partition through run --kafka --state)"),
             std::string::npos)

@@ -15,7 +15,7 @@
 
 #include "engine/env.h"
 #include "engine/writer_lock.h"
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
 #include "utilities/kafka/merged_publish.h"
@@ -85,14 +85,14 @@ class World {
     return recorded;
   }
   uint64_t Publish(int32_t partitions) {
-    auto r = api::PublishMerged(ro_.get(), kTopic, partitions);
+    auto r = api::PublishMerged(*ro_, kTopic, partitions);
     EXPECT_STATUS_OK(r);
     return r.ok() ? r->generation : 0;
   }
-  std::vector<api::ReadOnlySink::CheckpointInfo> Checkpoints(int32_t p) {
-    auto all = ro_->Checkpoints(kafka::SourceName(kTopic, p));
+  std::vector<api::CheckpointInfo> Checkpoints(int32_t p) {
+    auto all = api::Checkpoints(*ro_, kafka::SourceName(kTopic, p));
     EXPECT_STATUS_OK(all);
-    return all.ok() ? *all : std::vector<api::ReadOnlySink::CheckpointInfo>{};
+    return all.ok() ? *all : std::vector<api::CheckpointInfo>{};
   }
   const std::string& root() const { return root_; }
 

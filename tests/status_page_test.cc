@@ -15,6 +15,7 @@
 
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/partitions.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"
 
@@ -369,8 +370,8 @@ TEST_F(StatusPageTest, ThePartitionsProcessesShareAppearEscapedWithTheirOwnerAnd
   {
     auto ro = api::Sink::OpenReadOnly(root_);
     ASSERT_STATUS_OK(ro);
-    ASSERT_STATUS_OK((*ro)->ClaimOwner("kafka:orders/0", "c1 <b>&\"'x 7 /state"));
-    ASSERT_STATUS_OK((*ro)->ClaimOwner("kafka:orders/0", "c2 host2 8 /state"));
+    ASSERT_STATUS_OK(api::ClaimOwner(**ro, "kafka:orders/0", "c1 <b>&\"'x 7 /state"));
+    ASSERT_STATUS_OK(api::ClaimOwner(**ro, "kafka:orders/0", "c2 host2 8 /state"));
   }
   r = Snapsink({"status", root_, "--html", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -390,7 +391,7 @@ TEST_F(StatusPageTest, ThePartitionsProcessesShareAppearEscapedWithTheirOwnerAnd
   ASSERT_EQ(rows.size(), 1u) << html;
   EXPECT_EQ(rows[0], (std::vector<std::string>{"kafka_orders_0", "c2 host2 8 /state", "2", "-", "-", "-", "none",
                                                "none"}));
-  ASSERT_STATUS_OK(api::Sink::OpenReadOnly(root_).value()->ClaimOwner("kafka:x/1", "c <script>&\"'y"));
+  ASSERT_STATUS_OK(api::ClaimOwner(*api::Sink::OpenReadOnly(root_).value(), "kafka:x/1", "c <script>&\"'y"));
   r = Snapsink({"status", root_, "--html", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(ReadFile(file).find("<td>c &lt;script&gt;&amp;&quot;&#39;y</td><td>1</td>"), std::string::npos)

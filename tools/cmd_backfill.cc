@@ -3,7 +3,7 @@
 #include <memory>
 #include <tuple>
 
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "tools/batch_interrupt.h"
 #include "tools/cli_errors.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "tools/batch_interrupt.h"
 #include "tools/command.h"

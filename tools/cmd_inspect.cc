@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/partitions.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"
@@ -33,7 +34,7 @@ Status Print(const Result<T>& view, OutputFormat format) {
 // id), else its sequence numbers are split between two states. One warning
 // line a producer on stderr.
 Status WarnProducersOnManyPartitions(api::ReadOnlySink* root) {
-  SNAPSINK_ASSIGN_OR_RETURN(const auto parts, root->PartitionOwners());
+  SNAPSINK_ASSIGN_OR_RETURN(const auto parts, api::PartitionOwners(*root));
   std::map<std::string, std::vector<std::string>> seen;  // producer -> partitions
   std::error_code ec;
   for (const auto& p : parts) {
@@ -42,7 +43,7 @@ Status WarnProducersOnManyPartitions(api::ReadOnlySink* root) {
                                           ("snapsink-inspect-" + std::to_string(getpid()) + "-" + p.name);
     std::filesystem::remove_all(scratch, ec);
     std::vector<std::string> warnings;
-    auto restored = root->RestoreCheckpoint(p.checkpoint->source, scratch.string(), p.checkpoint->epoch, &warnings);
+    auto restored = api::RestoreCheckpoint(*root, p.checkpoint->source, scratch.string(), p.checkpoint->epoch, &warnings);
     Status s = restored.status();
     if (s.ok()) {
       auto state = api::Sink::OpenReadOnly(scratch.string());

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "snapsink/utilities/serve.h"
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/command.h"
@@ -87,18 +87,10 @@ Status RunFollow(const RunArgs& a) {
   return serve_status;
 }
 
-Status CmdRun(const RunArgs& a) {
-  if (a.keep_generations_given && !a.follow) return Status::InvalidArgument("--keep-generations goes with --follow");
-  const bool bucket_root = a.ingest.root.rfind("s3://", 0) == 0;
-  if (!a.kafka.empty() && bucket_root) {
-    return Status::InvalidArgument("run --kafka into a root in a bucket (" + a.ingest.root +
-                                   ") is not built yet; run reads files into it (README, A root in a bucket)");
-  }
-  if (!a.kafka.empty()) return CmdRunKafka(a);
-  if (bucket_root) SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.ingest.root, a.state));
-  if (!a.topic.empty() || !a.group.empty() || !a.kafka_config.empty()) {
-    return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");
-  }
+// FILE... (and - for standard input): api::Sink::Run, or with --follow
+// api::Sink::Follow (files and spool directories).
+Status RunFiles(const RunArgs& a) {
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.ingest.root, a.kafka.state));  // --state: a root in a bucket
   if (a.ingest.files.empty()) return Status::InvalidArgument("run: give FILE... or --kafka BROKERS");
   if (a.follow) return RunFollow(a);
   for (const std::string& f : a.ingest.files) {
@@ -134,6 +126,39 @@ Status CmdRun(const RunArgs& a) {
   return s;
 }
 
+// The sources run reads, each with its own flag group: the first one whose
+// flags are given runs; one not chosen refuses its flags given alone. A new
+// source kind (the bucket root, a socket) is a row here, a flag group in
+// tools/flag_groups.h and its arguments in RunArgs.
+struct RunSource {
+  bool (*chosen)(const RunArgs& a);
+  Status (*stray_flags)(const RunArgs& a);  // when not chosen: its other flags given without it
+  Status (*run)(const RunArgs& a);
+};
+
+const RunSource kRunSources[] = {
+    {[](const RunArgs& a) { return !a.kafka.brokers.empty(); },
+     [](const RunArgs& a) {
+       if (a.kafka.topic.empty() && a.kafka.group.empty() && a.kafka.config.empty()) return Status::OK();
+       return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");
+     },
+     CmdRunKafka},
+    {[](const RunArgs&) { return true; }, [](const RunArgs&) { return Status::OK(); }, RunFiles},
+};
+
+Status CmdRun(const RunArgs& a) {
+  if (a.keep_generations_given && !a.follow) return Status::InvalidArgument("--keep-generations goes with --follow");
+  if (!a.kafka.brokers.empty() && a.ingest.root.rfind("s3://", 0) == 0) {
+    return Status::InvalidArgument("run --kafka into a root in a bucket (" + a.ingest.root +
+                                   ") is not built yet; run reads files into it (README, A root in a bucket)");
+  }
+  for (const RunSource& source : kRunSources) {
+    if (source.chosen(a)) return source.run(a);
+    SNAPSINK_RETURN_IF_ERROR(source.stray_flags(a));
+  }
+  return Status::InvalidArgument("run: give FILE... or --kafka BROKERS");
+}
+
 }  // namespace
 
 Command RegisterRun(CLI::App& app) {
@@ -146,7 +171,7 @@ Command RegisterRun(CLI::App& app) {
   AddQuietProgress(c, &a->ingest.quiet);
   CLI::Option* keep = AddFollowFlags(c, a.get());
   AddIdFromContent(c, &a->ingest.id_from_content);
-  AddKafkaFlags(c, a.get());
+  AddKafkaFlags(c, &a->kafka);
   c->footer(kEventFields +
             Footer(ExitStatusLine({Exit::kOk, Exit::kFailure, Exit::kBadInput,
                                    {Exit::kGap, "gap under --on-gap stop, or a Kafka position deleted by retention "

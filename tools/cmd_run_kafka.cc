@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
@@ -21,34 +21,34 @@ Status CmdRunKafka(const RunArgs& a) {
   if (!a.ingest.files.empty()) return Status::InvalidArgument("--kafka reads a topic, not FILE...");
   if (!a.ingest.source.empty()) return Status::InvalidArgument("--source does not go with --kafka (sources are kafka:T/P)");
   if (!a.serve.empty()) return Status::InvalidArgument("--serve does not go with --kafka");
-  if (a.topic.empty() || a.group.empty()) return Status::InvalidArgument("--kafka needs --topic and --group");
+  if (a.kafka.topic.empty() || a.kafka.group.empty()) return Status::InvalidArgument("--kafka needs --topic and --group");
   if (a.follow && a.final) return Status::InvalidArgument("--final and --follow exclude each other");
   kafka::RunOptions o;
-  o.consumer.brokers = a.kafka;
-  o.consumer.topic = a.topic;
-  o.consumer.group = a.group;
-  o.consumer.start_latest = a.kafka_start == "latest";
-  SNAPSINK_RETURN_IF_ERROR(kafka::ParseUserConfig(a.kafka_config, &o.consumer.user_config));
+  o.consumer.brokers = a.kafka.brokers;
+  o.consumer.topic = a.kafka.topic;
+  o.consumer.group = a.kafka.group;
+  o.consumer.start_latest = a.kafka.start == "latest";
+  SNAPSINK_RETURN_IF_ERROR(kafka::ParseUserConfig(a.kafka.config, &o.consumer.user_config));
   o.consumer.write.stop_on_error = a.ingest.on_error == "stop";
   o.consumer.write.id_from_content = a.ingest.id_from_content;
   o.follow = a.follow;
   o.final = a.final;
-  if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
+  if (!api::ParseDuration(a.publish_every, &o.drive.publish_every_ms) || o.drive.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }
-  if (!api::ParseDuration(a.kafka_timeout, &o.consumer.connect_timeout_ms) || o.consumer.connect_timeout_ms < 0) {
-    return Status::InvalidArgument("--kafka-timeout " + a.kafka_timeout + ": expected a duration such as 30s");
+  if (!api::ParseDuration(a.kafka.timeout, &o.consumer.connect_timeout_ms) || o.consumer.connect_timeout_ms < 0) {
+    return Status::InvalidArgument("--kafka-timeout " + a.kafka.timeout + ": expected a duration such as 30s");
   }
   // A follower writes each partition's progress at least every publish, so that its age (status) tells
   // an idle partition from a stopped consumer.
-  o.consumer.progress_every_ms = a.follow ? o.publish_every_ms : 0;
+  o.consumer.progress_every_ms = a.follow ? o.drive.publish_every_ms : 0;
   // The library's notes (partitions taken, broker errors retried, librdkafka's log lines "kafka: ...").
   o.consumer.on_note = [](const std::string& note) { std::fprintf(stderr, "%s\n", note.c_str()); };
-  o.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {
+  o.drive.on_sealed = [](const std::vector<api::SealedWindow>& sealed) {
     PrintSealed(sealed);
     std::fflush(stdout);
   };
-  o.on_published = [](const api::PublishResult& r) {
+  o.drive.on_published = [](const api::PublishResult& r) {
     if (r.generation == 0) {
       std::printf("nothing to publish\n");
     } else {
@@ -56,25 +56,24 @@ Status CmdRunKafka(const RunArgs& a) {
     }
     std::fflush(stdout);
   };
-  o.keep_generations = a.keep_generations;
-  o.on_gc_failed = [](const Status& s) { std::fprintf(stderr, "gc after publish failed (following goes on): %s\n", s.ToString().c_str()); };
+  o.drive.keep_generations = a.keep_generations;
   o.on_nothing_sealed = [&](const api::UnsealedWindows& why) { PrintNothingToSeal(why, "--final"); };
   StopSignals signals;  // before librdkafka starts its threads: they inherit the blocked signals
   std::unique_ptr<api::ReadOnlySink> shared;  // --state: ROOT without its LOCK (many processes share it)
   std::unique_ptr<api::Sink> sink;
   std::unique_ptr<kafka::PartitionStates> states;
-  if (!a.state.empty()) {
+  if (!a.kafka.state.empty()) {
     auto root = api::Sink::OpenReadOnly(a.ingest.root);
     if (!root.ok()) return root.status();
     shared = std::move(*root);
-    SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(*shared, a.topic));  // before the first claim
+    SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(*shared, a.kafka.topic));  // before the first claim
     std::error_code ec;
-    const std::string state = std::filesystem::absolute(a.state, ec).lexically_normal().string();
-    if (ec) return Status::InvalidArgument("--state " + a.state + ": " + ec.message());
+    const std::string state = std::filesystem::absolute(a.kafka.state, ec).lexically_normal().string();
+    if (ec) return Status::InvalidArgument("--state " + a.kafka.state + ": " + ec.message());
     // Who took a partition, as ROOT's claims (and status) name it: client id and state directory.
-    states = std::make_unique<kafka::PartitionStates>(shared.get(), state, a.topic,
+    states = std::make_unique<kafka::PartitionStates>(shared.get(), state, a.kafka.topic,
                                                       kafka::UniqueClientId() + " " + state);
-    states->set_checkpoint_every(a.checkpoint_every);
+    states->set_checkpoint_every(a.kafka.checkpoint_every);
     o.consumer.states = states.get();
   } else {
     // --follow holds LOCK one step at a time: maintenance runs beside it.
@@ -94,7 +93,7 @@ Status CmdRunKafka(const RunArgs& a) {
   const bool usage_error = s.code() == Status::Code::kInvalidArgument && totals.records == 0;
   if (!a.ingest.quiet && !usage_error) {
     std::fprintf(stderr, "kafka %s: %llu records, %llu lines: %llu applied, %llu duplicates, %llu fenced, %llu rejected\n",
-                 a.topic.c_str(), static_cast<unsigned long long>(totals.records),
+                 a.kafka.topic.c_str(), static_cast<unsigned long long>(totals.records),
                  static_cast<unsigned long long>(totals.lines.lines),
                  static_cast<unsigned long long>(totals.lines.applied),
                  static_cast<unsigned long long>(totals.lines.duplicates),

@@ -8,6 +8,7 @@
 
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/utilities/serve.h"
 #include "tools/command.h"
 #include "tools/commands.h"
@@ -125,7 +126,7 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
 // Partitions shared through ROOT/owners/ (run --kafka --state): who owns
 // each, where its owner's last progress write left it (position, high
 // watermark, lag, last seal) and its newest checkpoint.
-void PrintPartitions(const std::vector<api::ReadOnlySink::PartitionOwnerInfo>& parts) {
+void PrintPartitions(const std::vector<api::PartitionOwnerInfo>& parts) {
   std::printf("partitions  %zu shared through owners/ (position, high watermark and lag as of each one's last "
               "progress write)\n", parts.size());
   for (const auto& p : parts) {
@@ -169,7 +170,7 @@ Status CmdStatus(const std::string& path, bool json, const std::string& html_fil
   }
   SNAPSINK_ASSIGN_OR_RETURN(const api::RootStatus s, sink->GetStatus());
   PrintText(path, s);
-  SNAPSINK_ASSIGN_OR_RETURN(const auto parts, sink->PartitionOwners());
+  SNAPSINK_ASSIGN_OR_RETURN(const auto parts, api::PartitionOwners(*sink));
   if (!parts.empty()) PrintPartitions(parts);
   return Status::OK();
 }

@@ -51,6 +51,21 @@ struct SealArgs {
   bool all = false;
 };
 
+// run --kafka BROKERS --topic T --group G: a topic as run's source
+// (tools/cmd_run_kafka.cc); its flag group is AddKafkaFlags.
+struct KafkaArgs {
+  std::string brokers, topic, group;
+  std::string start = "earliest";
+  std::vector<std::string> config;    // KEY=VALUE, as kcat -X
+  std::string state;                  // --state DIR: per-partition states, shared ROOT (SPEC 12)
+  uint64_t checkpoint_every = 100000; // --checkpoint-every N: offsets between a partition's checkpoints
+  std::string timeout = "30s";        // --kafka-timeout D: how long to wait for a first broker
+};
+
+// run's arguments: what every source shares (the follow cadence, --final)
+// and each source's own flag group (files and standard input: ingest's
+// FILE... and input flags; Kafka: kafka). tools/cmd_run.cc picks the
+// source from a table.
 struct RunArgs {
   IngestArgs ingest;
   bool final = false;
@@ -60,13 +75,7 @@ struct RunArgs {
   std::string serve;                   // --follow --serve HOST:PORT: also serve HTTP
   uint64_t keep_generations = api::kDefaultKeepGenerations;  // --follow: gc after each publish keeps this many
   bool keep_generations_given = false;
-  // run --kafka BROKERS --topic T --group G: consume a topic (tools/cmd_run_kafka.cc)
-  std::string kafka, topic, group;
-  std::string kafka_start = "earliest";
-  std::vector<std::string> kafka_config;  // KEY=VALUE, as kcat -X
-  std::string state;                      // --state DIR: per-partition states, shared ROOT (SPEC 12)
-  uint64_t checkpoint_every = 100000;     // --checkpoint-every N: offsets between a partition's checkpoints
-  std::string kafka_timeout = "30s";      // --kafka-timeout D: how long to wait for a first broker
+  KafkaArgs kafka;
 };
 // run --kafka: utilities/kafka/ (kafka::Run) with the tool's printing and signals.
 Status CmdRunKafka(const RunArgs& a);

@@ -91,19 +91,19 @@ CLI::Option* AddFollowFlags(CLI::App* c, RunArgs* a) {
   return keep;
 }
 
-void AddKafkaFlags(CLI::App* c, RunArgs* a) {
-  c->add_option("--kafka", a->kafka,
+void AddKafkaFlags(CLI::App* c, KafkaArgs* a) {
+  c->add_option("--kafka", a->brokers,
                 "Instead of FILE: consume a Kafka topic from these bootstrap brokers (host:port,...); each "
                 "partition P is the source kafka:T/P, its offset kept in the root (README, Kafka)");
   c->add_option("--topic", a->topic, "--kafka: the topic T");
   c->add_option("--group", a->group, "--kafka: the consumer group G");
-  c->add_option("--kafka-start", a->kafka_start,
+  c->add_option("--kafka-start", a->start,
                 "--kafka: where a partition the root has never seen starts: earliest (default) or latest")
       ->check(OneOf({"earliest", "latest"}));
-  c->add_option("--kafka-config", a->kafka_config,
+  c->add_option("--kafka-config", a->config,
                 "--kafka: a librdkafka property KEY=VALUE (repeatable, as kcat -X); those that would let Kafka "
                 "decide a position (enable.auto.commit, auto.offset.reset, ...) are refused");
-  c->add_option("--kafka-timeout", a->kafka_timeout,
+  c->add_option("--kafka-timeout", a->timeout,
                 "--kafka: with no broker answering this long after the start, exit 1 (\"no broker reachable at "
                 "BROKERS\"; default 30s; 0: wait as long as it takes)");
   c->add_option("--state", a->state,

@@ -48,8 +48,9 @@ void AddIdFromContent(CLI::App* c, bool* id_from_content);
 // --keep-generations (its option, to tell given from default), --serve.
 CLI::Option* AddFollowFlags(CLI::App* c, RunArgs* a);
 // run --kafka and what goes with it: --topic, --group, --kafka-start,
-// --kafka-config, --state, --checkpoint-every.
-void AddKafkaFlags(CLI::App* c, RunArgs* a);
+// --kafka-config, --kafka-timeout, --state, --checkpoint-every (Kafka's
+// flag group of run's source table, tools/cmd_run.cc).
+void AddKafkaFlags(CLI::App* c, KafkaArgs* a);
 
 // serve's limits: --threads, --max-connections, the timeouts, --max-request-bytes.
 void AddServeLimits(CLI::App* c, ServeArgs* a);

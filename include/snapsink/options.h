@@ -249,7 +249,7 @@ struct RollbackResult {
   std::vector<int64_t> beyond_retention;  // windows of the generation kept out: retention dropped them
 };
 
-// One round of a partition's state (merged.h, RecordPartitionSeals).
+// One round of a partition's state (utilities/partitions.h, RecordPartitionSeals).
 struct PartitionRound {
   std::string topic;
   int32_t partition = 0;
@@ -258,7 +258,7 @@ struct PartitionRound {
   int64_t high_watermark = 0;  // the partition's end as last seen
 };
 
-// What PublishMerged (merged.h) published.
+// What PublishMerged (utilities/partitions.h) published.
 struct MergedPublishResult {
   uint64_t generation = 0;       // 0: nothing new to publish
   std::vector<int64_t> windows;  // windows published (merged), by start

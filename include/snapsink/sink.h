@@ -91,11 +91,11 @@ class ReadOnlySink {
   // Errors: IOError or Corruption from the state (LMDB, a record that does not decode); IOError or Corruption
   //   from the published files.
   Result<RootStatus> GetStatus() const;
-  // Errors: as GetStatus; and those of PartitionOwners.
+  // Errors: as GetStatus; and those of PartitionOwners (utilities/partitions.h).
   Result<std::string> StatusJson() const;
   // The status page of these views is api::StatusPage (snapsink/utilities/serve.h).
   // The root's metrics in the Prometheus text format 0.0.4.
-  // Errors: as GetStatus; and those of PartitionOwners.
+  // Errors: as GetStatus; and those of PartitionOwners (utilities/partitions.h).
   Result<std::string> MetricsText() const;
   // The open windows with unsealed changes and the watermark: why sealing
   // the closed windows finds nothing.
@@ -113,86 +113,9 @@ class ReadOnlySink {
   Status Verify(VerifyReport* report) const;
   // ---- end of the read-side views ----
 
-  // ---- Owners of a source that processes take turns at (docs/SCALE-OUT.md) ----
-  // Claims the next owner epoch of `source` in this root (owners/): one more
-  // than the newest claimed, recorded with `who` (client id, host, pid).
-  // Processes that claim at once each get their own epoch; the newest wins.
-  // Errors: Locked (another claim of the source held its claim lock for 10 s), IOError (owners/ could not be
-  //   made, the claim written, synced or renamed).
-  Result<uint64_t> ClaimOwner(const std::string& source, const std::string& who);
-  struct OwnerClaim {
-    uint64_t epoch = 0;  // 0: never claimed
-    std::string who;
-  };
-  // The newest claim of `source`.
-  // Errors: IOError (owners/ or the claim unreadable).
-  Result<OwnerClaim> NewestOwner(const std::string& source) const;
-
-  // ---- Checkpoints of a shared source's state in this root (docs/FORMAT.md) ----
-  // A checkpoint is LMDB's consistent, compacted copy of a partition's state
-  // (its own root, on the owner's local disk), named by source, owner epoch
-  // and offset, checksummed, and written into this root as
-  // partitions/<source>/checkpoints/e<epoch>-o<offset> by temp + fsync +
-  // rename. A new owner without the newest state restores one.
-  struct CheckpointInfo {
-    std::string source;
-    uint64_t epoch = 0;    // the state's owner epoch when it was copied
-    std::string position;  // the source's committed position (a decimal offset)
-    uint64_t offset = 0;   // position as a number
-    uint64_t bytes = 0;    // the checkpoint file's size
-    std::string path;
-  };
-  // Copies `state` (whose source `source` has an owner epoch and a decimal
-  // position) into this root as of its last commit; call it between commits
-  // (no Write in flight). Locked when a newer owner has claimed the source
-  // (nothing is written); keeps the `keep` newest checkpoints of the source.
-  // Errors: Locked (a newer owner claimed the source); InvalidArgument (state has no such source, or it has
-  //   no owner epoch or no decimal position); IOError (copying, writing, syncing, renaming) and the errors of
-  //   NewestOwner. Messages start "SOURCE: checkpoint: ".
-  Result<CheckpointInfo> WriteCheckpoint(const Sink& state, const std::string& source, size_t keep = 2);
-  // The source's checkpoints, newest (epoch, then offset) first, by their
-  // names and sizes (not verified).
-  // Errors: IOError (the folder unreadable).
-  Result<std::vector<CheckpointInfo>> Checkpoints(const std::string& source) const;
-  // Makes a new root at `dest` (which must not hold one) from the newest
-  // checkpoint of `source` whose epoch is at least min_epoch, verifying its
-  // checksum and header; a damaged one is skipped with a line in *warnings
-  // and the next older one tried. NotFound when none is usable.
-  // Errors: NotFound (no usable checkpoint); InvalidArgument (dest holds a root or is not empty); IOError
-  //   (reading the checkpoint, writing dest).
-  Result<CheckpointInfo> RestoreCheckpoint(const std::string& source, const std::string& dest, uint64_t min_epoch,
-                                           std::vector<std::string>* warnings) const;
-  // Every partition this root has owner claims of (`status`, `metrics`):
-  // its name in owners/ (the sanitized source, "kafka_orders_3"), the newest
-  // claim (epoch, who), the newest checkpoint, if any, and what its owner's
-  // last progress write in ROOT says (each recorded seal round replaces
-  // partitions/<name>/progress: position, high watermark, accepted seals).
-  // What the owner did since is only in its state on its own disk.
-  struct PartitionProgressInfo {
-    uint64_t epoch = 0;          // the owner epoch that wrote it
-    int64_t position = 0;        // the next offset to read
-    int64_t high_watermark = 0;  // the partition's end as its owner last saw it
-    int64_t lag = 0;             // high_watermark - position, never below 0
-    // The last accepted seal: the one recorded furthest into the partition
-    // (the newest window among equals); last_seal_window_start_ms is nullopt
-    // when none.
-    std::optional<int64_t> last_seal_window_start_ms;
-    uint64_t last_seal_version = 0, last_seal_epoch = 0;
-    int64_t last_seal_to = 0;  // the offset its round ended at
-    // When it was written (the file's modification time, wall clock): how
-    // long ago is for display only; a stopped owner's lag stays as it left
-    // it while this ages. nullopt when the file system does not say.
-    std::optional<int64_t> written_at_ms;
-  };
-  struct PartitionOwnerInfo {
-    std::string name;
-    uint64_t epoch = 0;
-    std::string who;  // "CLIENT-ID STATE-DIR" (the client id names host and pid)
-    std::optional<CheckpointInfo> checkpoint;
-    std::optional<PartitionProgressInfo> progress;  // nullopt before the first recorded round
-  };
-  // Errors: IOError or Corruption (a claim, checkpoint or progress file unreadable or malformed).
-  Result<std::vector<PartitionOwnerInfo>> PartitionOwners() const;
+  // The scale-out calls (owner claims, checkpoints, partitions' owners, the
+  // merged publish) are free functions over a handle:
+  // snapsink/utilities/partitions.h. This handle's methods write nothing.
 
   // What Sink::Rollback(generation) would change, computed without LOCK
   // and writing nothing: works beside a running writer.
@@ -216,7 +139,7 @@ class ReadOnlySink {
   std::unique_ptr<Impl> impl_;
 };
 
-// Ends a Sink::Follow from any thread (e.g. one that waits for SIGTERM).
+// Ends a Sink::Follow or an api::Drive (drive.h) from any thread (e.g. one that waits for SIGTERM).
 // Stop before Follow has started makes Follow return after a single pass.
 class FollowStop {
  public:

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "utilities/kafka/merged_publish.h"
 #include "utilities/status_macros.h"
@@ -21,7 +22,7 @@ Status SealAndReport(api::Sink* sink, const RunOptions& o, bool all, bool report
   api::SealOptions so;
   so.all = all;
   SNAPSINK_ASSIGN_OR_RETURN(auto sealed, sink->Seal(so));
-  if (!sealed.empty() && o.on_sealed) o.on_sealed(sealed);
+  if (!sealed.empty() && o.drive.on_sealed) o.drive.on_sealed(sealed);
   if (sealed.empty() && report_nothing && o.on_nothing_sealed) {
     SNAPSINK_ASSIGN_OR_RETURN(auto why, sink->Unsealed());
     o.on_nothing_sealed(why);
@@ -31,11 +32,7 @@ Status SealAndReport(api::Sink* sink, const RunOptions& o, bool all, bool report
 
 Status PublishAndReport(api::Sink* sink, const RunOptions& o, bool always_report) {
   SNAPSINK_ASSIGN_OR_RETURN(auto published, sink->Publish());
-  if ((published.generation != 0 || always_report) && o.on_published) o.on_published(published);
-  if (o.follow && published.generation != 0) {
-    auto gc = sink->Gc(o.keep_generations);
-    if (!gc.ok() && o.on_gc_failed) o.on_gc_failed(gc.status());
-  }
+  if ((published.generation != 0 || always_report) && o.drive.on_published) o.drive.on_published(published);
   return Status::OK();
 }
 
@@ -107,7 +104,9 @@ Status FinishTopic(const RunOptions& o, Consumer* consumer, MergedPublisher* mer
   auto publish_last = [&]() -> Status {
     // Whoever recorded the last round may have died before publishing it.
     SNAPSINK_ASSIGN_OR_RETURN(auto r, merged->Publish(consumer));
-    if (r.generation != 0 && o.on_published) o.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    if (r.generation != 0 && o.drive.on_published) {
+      o.drive.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    }
     return Status::OK();
   };
   while (true) {
@@ -190,9 +189,11 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
   auto publish_point = [&](bool all) -> Status {
     std::vector<api::SealedWindow> sealed;
     SNAPSINK_RETURN_IF_ERROR(merged.SealOwned(consumer.get(), all, &sealed));
-    if (!sealed.empty() && o.on_sealed) o.on_sealed(sealed);
+    if (!sealed.empty() && o.drive.on_sealed) o.drive.on_sealed(sealed);
     SNAPSINK_ASSIGN_OR_RETURN(auto r, merged.Publish(consumer.get()));
-    if (r.generation != 0 && o.on_published) o.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    if (r.generation != 0 && o.drive.on_published) {
+      o.drive.on_published(api::PublishResult{r.generation, r.windows.size(), {}});
+    }
     return Status::OK();
   };
   std::vector<int64_t> ends;  // final: every partition's end as of now
@@ -215,7 +216,7 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
       return s;
     }
     if (!o.follow && consumer->CaughtUp()) break;
-    if (o.follow && NowMs() - last_publish >= o.publish_every_ms) {
+    if (o.follow && NowMs() - last_publish >= o.drive.publish_every_ms) {
       if (Status p = publish_point(false); !p.ok()) {
         (void)consumer->Close();
         return p;
@@ -237,60 +238,67 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
   return consumer->Close();
 }
 
-// --follow on a Sink from OpenFollower: LOCK is held one step at a time, so
-// gc, rollback, backfill, gaps accept, seal and publish run beside it in
-// their own processes. One consumer round (its poll, and the Writes that
-// commit what it read with the partitions' positions) is a step; sealing
-// what the rounds wrote, and the publish and gc when due, are another. The
-// rebalance callbacks write only inside a poll, so inside a round's step.
-// BeginStep lets a waiting writer in first, and a step is at most one round
-// (max_round_records, one poll_timeout_ms of waiting): a writer waits at
-// most about that long. Nothing of a step is kept for the next but the
-// consumer's offsets, which only this process's Writes move (positions are
-// the root's: a rollback does not rewind them, a backfill has its own
-// state, an accepted source gap is read when Kafka reports the range lost).
-Status RunFollow(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
-  auto stopped = [stop] { return stop != nullptr && stop->load(); };
-  SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
-  int64_t last_publish = NowMs() - o.publish_every_ms;  // the first publish is at once: what a crashed run staged
-  bool unsealed = false;  // a round wrote lines that no seal has looked at
-  Status s;
-  while (s.ok() && !stopped()) {
-    {
-      auto step = sink->BeginStep(stopped);
-      if (!step.ok()) {
-        if (!stopped()) s = step.status();
-        break;  // Locked: stopped while another writer held LOCK; the last step follows
-      }
-      RoundResult r;
-      s = consumer->Round(&r);
-      Add(r, totals);
-      unsealed = unsealed || r.lines.lines > 0;
-    }
-    const bool publish_due = NowMs() - last_publish >= o.publish_every_ms;
-    if (!s.ok() || (!unsealed && !publish_due)) continue;
-    auto step = sink->BeginStep(stopped);
-    if (!step.ok()) {
-      if (!stopped()) s = step.status();
-      break;
-    }
-    if (unsealed) s = SealAndReport(sink, o, false, false);
-    unsealed = false;
-    if (s.ok() && publish_due) {
-      s = PublishAndReport(sink, o, false);
-      last_publish = NowMs();
-    }
-  }
-  if (!s.ok()) {
-    (void)consumer->Close();  // every round flushed: leaving writes nothing
+// The consumer as api::Drive's Source (--follow): a poll is one round (its
+// poll, and the Writes that commit what it read with the partitions'
+// positions), and the last one leaves the group. The rebalance callbacks
+// write only inside a poll, so inside a step. Consumer::Round waits in the
+// broker's poll, so there is always more at once; Wait only sleeps while
+// Drive waits for LOCK. A stop set in *stop (a signal's thread) is passed on
+// to Drive at the next poll or wait.
+class ConsumerSource : public api::Source {
+ public:
+  ConsumerSource(Consumer* consumer, const std::atomic<bool>* stop, api::FollowStop* drive_stop, RunTotals* totals)
+      : consumer_(consumer), stop_(stop), drive_stop_(drive_stop), totals_(totals) {}
+  Status Poll(api::Sink&, bool last, bool* more) override {
+    *more = false;
+    if (last) return consumer_->Close();  // leaves the group; every round was committed
+    if (Stopped()) return Status::OK();
+    RoundResult r;
+    Status s = consumer_->Round(&r);
+    Add(r, totals_);
+    *more = true;
     return s;
   }
-  // The last step waits for LOCK as long as it takes: what was read is
-  // sealed and published.
-  SNAPSINK_ASSIGN_OR_RETURN(auto step, sink->BeginStep());
-  SNAPSINK_RETURN_IF_ERROR(consumer->Close());  // leaves the group; every round was committed
-  SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, false, false));
-  return PublishAndReport(sink, o, false);
+  void Wait(int64_t timeout_ms) override {
+    for (int64_t left = timeout_ms; left > 0 && !Stopped(); left -= 5) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left, 5)));
+    }
+  }
+  void Wake() override {}
+
+ private:
+  bool Stopped() {
+    if (stop_ == nullptr || !stop_->load()) return false;
+    drive_stop_->Stop();
+    return true;
+  }
+  Consumer* consumer_;
+  const std::atomic<bool>* stop_;
+  api::FollowStop* drive_stop_;
+  RunTotals* totals_;
+};
+
+// --follow: api::Drive over the consumer. On a Sink from OpenFollower LOCK
+// is held one step at a time, so gc, rollback, backfill, gaps accept, seal
+// and publish run beside it in their own processes. A step is one round
+// (max_round_records, one poll_timeout_ms of waiting) and the seal, publish
+// and gc due after it: a writer waits at most about that long. Nothing of a
+// step is kept for the next but the consumer's offsets, which only this
+// process's Writes move (positions are the root's: a rollback does not
+// rewind them, a backfill has its own state, an accepted source gap is read
+// when Kafka reports the range lost).
+Status RunFollow(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+  SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
+  api::DriveOptions d = o.drive;
+  d.poll_ms = 1;  // between rounds: Round waits in the broker's poll
+  d.on_note = [&o](const std::string& note) {  // a failed gc (following goes on)
+    if (o.consumer.on_note) o.consumer.on_note(note);
+  };
+  api::FollowStop drive_stop;
+  ConsumerSource source(consumer.get(), stop, &drive_stop, totals);
+  Status s = api::Drive(*sink, source, d, &drive_stop);
+  if (!s.ok()) (void)consumer->Close();  // every round flushed: leaving writes nothing
+  return s;
 }
 
 }  // namespace

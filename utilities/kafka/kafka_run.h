@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "snapsink/drive.h"
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_consumer.h"
 
@@ -18,15 +19,15 @@ struct RunOptions {
   ConsumerOptions consumer;
   bool follow = false;  // go on until *stop; else end once caught up (Consumer::CaughtUp)
   bool final = false;   // at the end, seal every window (not with follow)
-  int64_t publish_every_ms = api::kDefaultPublishEveryMs;
-  // follow: after each publish of a generation, gc keeps this many newest
-  // generations, the current one and every one a reader holds (as the file
-  // follower does). A gc that fails is reported through on_gc_failed and
-  // following goes on: garbage left behind is removed by the next gc.
-  uint64_t keep_generations = api::kDefaultKeepGenerations;
-  std::function<void(const Status&)> on_gc_failed;
-  std::function<void(const std::vector<api::SealedWindow>&)> on_sealed;
-  std::function<void(const api::PublishResult&)> on_published;  // each publish of a generation
+  // The cadence and reports (snapsink/drive.h): publish_every_ms (with
+  // follow, and --state's publish points), on_sealed, on_published (each
+  // publish of a generation); with follow also keep_generations (gc after
+  // each publish, as the file follower does). Its on_note is not used: the
+  // notes, a failed gc's among them ("gc after publish failed (following
+  // goes on): ...", said once while it holds; following goes on), go
+  // through consumer.on_note. poll_ms is not used: a round waits in the
+  // broker's poll.
+  api::DriveOptions drive;
   std::function<void(const api::UnsealedWindows&)> on_nothing_sealed;  // the end's seal found nothing
 };
 
@@ -41,8 +42,9 @@ struct RunTotals {
 // windows, publishes, leaves the group, returns OK. A Gap (a position that
 // retention deleted) or a write error returns after committing what came
 // before, without sealing.
-// With follow, sink should come from api::Sink::OpenFollower: it then holds
-// LOCK one step at a time (a round; a seal, publish and gc), and gc,
+// With follow, the run is api::Drive over the consumer (snapsink/drive.h),
+// and sink should come from api::Sink::OpenFollower: it then holds LOCK one
+// step at a time (a round and the seal, publish and gc due after it), and gc,
 // rollback, backfill, gaps accept, seal and publish run beside it (a Sink
 // from Open works too, holding LOCK throughout). Without follow, a Sink
 // from Open.

@@ -27,7 +27,7 @@ Status MergedPublisher::SealOne(const Consumer::OwnedPartition& op, bool all, st
   SNAPSINK_ASSIGN_OR_RETURN(auto got, op.state->Seal(so));
   if (sealed) sealed->insert(sealed->end(), got.begin(), got.end());
   api::PartitionRound round{topic_, op.partition, op.epoch, op.position, op.high_watermark};
-  auto recorded = api::RecordPartitionSeals(root_, op.state, round);
+  auto recorded = api::RecordPartitionSeals(*root_, *op.state, round);
   if (!recorded.ok()) {
     if (recorded.status().code() != Status::Code::kLocked) return recorded.status();
     Note(recorded.status().message());  // fenced: its next commit gives the partition up
@@ -46,7 +46,7 @@ Result<api::MergedPublishResult> MergedPublisher::Publish(Consumer* c) {
   if (partitions_ == 0) {
     SNAPSINK_ASSIGN_OR_RETURN(partitions_, c->PartitionCount());
   }
-  return api::PublishMerged(root_, topic_, partitions_);
+  return api::PublishMerged(*root_, topic_, partitions_);
 }
 
 }  // namespace snapsink::kafka

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "snapsink/merged.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_consumer.h"
 #include "utilities/kafka/partition_states.h"

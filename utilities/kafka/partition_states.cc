@@ -31,7 +31,7 @@ std::string PartitionStates::PartitionDir(int32_t p) const { return dir_ + "/" +
 Status PartitionStates::Take(int32_t p, const std::string& source) {
   owned_.erase(p);
   warnings_.clear();
-  SNAPSINK_ASSIGN_OR_RETURN(const uint64_t epoch, root_->ClaimOwner(source, who_));
+  SNAPSINK_ASSIGN_OR_RETURN(const uint64_t epoch, api::ClaimOwner(*root_, source, who_));
   const std::string path = PartitionDir(p);
   std::error_code ec;
   bool fresh = !std::filesystem::exists(path + "/CURRENT", ec) && !std::filesystem::exists(path + "/state", ec);
@@ -48,12 +48,12 @@ Status PartitionStates::Take(int32_t p, const std::string& source) {
       stale_epoch = stored;
     }
   }
-  std::optional<api::ReadOnlySink::CheckpointInfo> restored;
+  std::optional<api::CheckpointInfo> restored;
   if (fresh) {
     std::filesystem::create_directories(dir_ + "/" + topic_, ec);
     if (ec) return Status::IOError(dir_ + "/" + topic_ + ": " + ec.message());
     std::filesystem::remove_all(path, ec);  // a half-made one
-    auto r = root_->RestoreCheckpoint(source, path, stale_epoch, &warnings_);
+    auto r = api::RestoreCheckpoint(*root_, source, path, stale_epoch, &warnings_);
     if (r.ok()) {
       restored = *r;
     } else if (r.status().IsNotFound()) {
@@ -80,30 +80,30 @@ Status PartitionStates::Take(int32_t p, const std::string& source) {
   return Status::OK();
 }
 
-Result<api::ReadOnlySink::CheckpointInfo> PartitionStates::Checkpoint(int32_t p, const std::string& source) {
+Result<api::CheckpointInfo> PartitionStates::Checkpoint(int32_t p, const std::string& source) {
   Owned* owned = Get(p);
   if (owned == nullptr) return Status::Locked(source + ": not owned by this process");
-  SNAPSINK_ASSIGN_OR_RETURN(auto info, root_->WriteCheckpoint(*owned->sink, source));
+  SNAPSINK_ASSIGN_OR_RETURN(auto info, api::WriteCheckpoint(*root_, *owned->sink, source));
   owned->checkpointed = info.offset;
   return info;
 }
 
-Result<std::optional<api::ReadOnlySink::CheckpointInfo>> PartitionStates::AfterCommit(int32_t p,
+Result<std::optional<api::CheckpointInfo>> PartitionStates::AfterCommit(int32_t p,
                                                                                        const std::string& source,
                                                                                        int64_t offset) {
   Owned* owned = Get(p);
   if (owned == nullptr || checkpoint_every_ == 0 || offset < 0 ||
       static_cast<uint64_t>(offset) < owned->checkpointed + checkpoint_every_) {
-    return std::optional<api::ReadOnlySink::CheckpointInfo>();
+    return std::optional<api::CheckpointInfo>();
   }
   SNAPSINK_ASSIGN_OR_RETURN(auto info, Checkpoint(p, source));
-  return std::optional<api::ReadOnlySink::CheckpointInfo>(std::move(info));
+  return std::optional<api::CheckpointInfo>(std::move(info));
 }
 
 Status PartitionStates::Check(int32_t p, const std::string& source) const {
   auto it = owned_.find(p);
   if (it == owned_.end()) return Status::Locked(source + ": not owned by this process");
-  SNAPSINK_ASSIGN_OR_RETURN(auto newest, root_->NewestOwner(source));
+  SNAPSINK_ASSIGN_OR_RETURN(auto newest, api::NewestOwner(*root_, source));
   if (newest.epoch != it->second.epoch) {
     return Status::Locked(source + ": owner epoch " + std::to_string(it->second.epoch) + " was fenced by epoch " +
                           std::to_string(newest.epoch) + " (" + newest.who + ")");

@@ -5,7 +5,7 @@
 // shared by every process of the group.
 //
 // The owner epoch is the fence. Taking a partition claims its next epoch in
-// ROOT (ReadOnlySink::ClaimOwner: each epoch goes to one process) and raises
+// ROOT (api::ClaimOwner: each epoch goes to one process) and raises
 // the state's owner epoch to it in one LMDB write; every later batch carries
 // the epoch (WriteBatch::SetOwner), which the commit checks in its own
 // transaction, and before each commit Check() asks ROOT whether a newer
@@ -16,7 +16,7 @@
 // A state whose owner epoch is not the one just before the new claim was
 // left behind by this process while others owned the partition: it is
 // stale, so it is removed. A missing or stale state is restored from the
-// newest checkpoint in ROOT (ReadOnlySink::RestoreCheckpoint; never one of
+// newest checkpoint in ROOT (api::RestoreCheckpoint; never one of
 // an older epoch than the stale state's), and the partition is read from
 // the checkpoint's position; with no checkpoint, from the start of the topic.
 //
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/partitions.h"
 
 namespace snapsink::kafka {
 
@@ -49,7 +50,7 @@ class PartitionStates {
     std::unique_ptr<api::Sink> sink;
     uint64_t epoch = 0;
     bool fresh = false;  // the state was made (or remade) by this take: no position of its own
-    std::optional<api::ReadOnlySink::CheckpointInfo> restored;  // the checkpoint it was restored from
+    std::optional<api::CheckpointInfo> restored;  // the checkpoint it was restored from
     uint64_t checkpointed = 0;  // the offset of the last checkpoint written or restored (0: none)
   };
 
@@ -61,10 +62,10 @@ class PartitionStates {
   // Closes p's state (lost, revoked, fenced).
   void Drop(int32_t p);
   // Writes a checkpoint of p's state into ROOT (between commits).
-  Result<api::ReadOnlySink::CheckpointInfo> Checkpoint(int32_t p, const std::string& source);
+  Result<api::CheckpointInfo> Checkpoint(int32_t p, const std::string& source);
   // After a commit of p at `offset`: a checkpoint when offset is
   // checkpoint_every or more past the last one; nullopt when none was due.
-  Result<std::optional<api::ReadOnlySink::CheckpointInfo>> AfterCommit(int32_t p, const std::string& source,
+  Result<std::optional<api::CheckpointInfo>> AfterCommit(int32_t p, const std::string& source,
                                                                         int64_t offset);
   // Offsets between checkpoints while a partition is owned (0: only when closed).
   void set_checkpoint_every(uint64_t n) { checkpoint_every_ = n; }

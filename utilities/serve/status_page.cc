@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/utilities/serve.h"
 #include "utilities/serve/status_page_html.h"
 #include "utilities/status_macros.h"
@@ -57,7 +58,7 @@ Status RenderStatusPage(const api::ReadOnlySink& sink, api::Reader* reader, bool
       d.gaps.push_back({p.producer, p.epoch, r, Covered(accepted, p.producer, p.epoch, r)});
     }
   }
-  SNAPSINK_ASSIGN_OR_RETURN(d.partitions, sink.PartitionOwners());
+  SNAPSINK_ASSIGN_OR_RETURN(d.partitions, api::PartitionOwners(sink));
   SNAPSINK_ASSIGN_OR_RETURN(d.generations, sink.Generations());
   std::sort(d.generations.begin(), d.generations.end(),
             [](const api::GenerationInfo& a, const api::GenerationInfo& b) { return a.generation > b.generation; });

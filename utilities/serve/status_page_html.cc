@@ -266,7 +266,7 @@ void Sources(const StatusPageData& d, std::string* o) {
 void Partitions(const StatusPageData& d, std::string* o) {
   *o += "<table class=\"partitions\"><thead><tr><th>partition</th><th>owner</th><th>epoch</th><th>position</th>"
         "<th>high watermark</th><th>lag</th><th>last seal</th><th>last checkpoint</th></tr></thead><tbody>\n";
-  for (const api::ReadOnlySink::PartitionOwnerInfo& p : d.partitions) {
+  for (const api::PartitionOwnerInfo& p : d.partitions) {
     std::string position = "-", hwm = "-", lag = "-", seal = "none";
     if (const auto& g = p.progress) {
       position = std::to_string(g->position) + " (epoch " + U(g->epoch) + ")";

@@ -14,6 +14,7 @@
 
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/partitions.h"
 #include "snapsink/views.h"
 
 namespace snapsink {
@@ -50,9 +51,9 @@ struct StatusPageData {
   std::vector<api::WindowVersion> windows;       // Reader::windows() of the pinned generation
   bool healthy = false;
   std::string health;                            // the verdict of /healthz, or why not
-  // Partitions shared through owners/ (ReadOnlySink::PartitionOwners): what
+  // Partitions shared through owners/ (api::PartitionOwners, snapsink/utilities/partitions.h): what
   // `status` shows of each, as of its owner's last progress write.
-  std::vector<api::ReadOnlySink::PartitionOwnerInfo> partitions;
+  std::vector<api::PartitionOwnerInfo> partitions;
 };
 
 // Text for HTML text and attribute values: & < > " ' as entities, control

@@ -1,0 +1,76 @@
+// snapsink public API: one loop that reads a source as it grows, seals and
+// publishes. Sink::Follow is this loop over files and spool directories; a
+// program with events of its own (a socket, a queue, the next broker)
+// implements Source and calls Drive.
+//
+//   class Queue : public snapsink::api::Source { ... };   // Poll: sink.Write(batch)
+//   snapsink::api::FollowStop stop;                       // stop.Stop() at SIGTERM
+//   Status s = snapsink::api::Drive(**sink, queue, {.publish_every_ms = 10000}, &stop);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "snapsink/options.h"
+#include "snapsink/sink.h"
+#include "snapsink/status.h"
+
+namespace snapsink::api {
+
+// What Drive reads from. Drive calls it from the thread that called Drive,
+// but for Wake.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Called inside one of Drive's steps (the root's LOCK held), once a
+  // step: reads a bounded part of what the source has now (one batch, one
+  // poll of a broker) and commits it into sink with the source's position:
+  // Sink::Write of a WriteBatch with SetPosition, so that a crash loses
+  // nothing and counts nothing twice. Sets *more when it has more to read
+  // at once: the next step follows without a Wait (a waiting writer goes
+  // first). In the last step (last: after a stop) Drive polls until *more is
+  // false: a source that ends there (leaves a group) says so.
+  // Errors: what the source's Writes return (Gap, BadInput, Locked, IOError,
+  //   Corruption) or its own reading fails with; Drive returns it.
+  virtual Status Poll(Sink& sink, bool last, bool* more) = 0;
+  // Blocks until the source may have more, timeout_ms (>= 1) has passed,
+  // or Wake was called.
+  virtual void Wait(int64_t timeout_ms) = 0;
+  // Thread-safe: makes the Wait in progress and every later one return at
+  // once (Drive calls it on FollowStop::Stop).
+  virtual void Wake() = 0;
+};
+
+// The cadence of Drive (FollowOptions' fields of the same names).
+struct DriveOptions {
+  int64_t publish_every_ms = kDefaultPublishEveryMs;  // >= 0: publish at most this often
+  int64_t poll_ms = kDefaultPollMs;                   // > 0: longest Wait between polls
+  // After each publish, gc keeps this many newest generations (>= 1), the
+  // current one and every generation a Reader pins (Sink::Gc).
+  uint64_t keep_generations = kDefaultKeepGenerations;
+  // Reports (stderr when unset): a gc after a publish that failed (said once
+  // while it holds; Drive goes on); windows sealed after a poll;
+  // generations published.
+  std::function<void(const std::string& note)> on_note;
+  std::function<void(const std::vector<SealedWindow>&)> on_sealed;
+  std::function<void(const PublishResult&)> on_published;
+};
+
+// Polls source, seals the windows its watermark closed after each step,
+// publishes what is sealed at most every publish_every_ms, and collects
+// garbage after each publish, until stop->Stop() (then one last step: what
+// was read is committed, what was sealed is published, OK) or an error.
+// Holds sink's LOCK one step at a time (its comment in sink.h says what
+// other writers may do between steps): on a Sink from Open as Sink::Follow
+// does, on one from OpenFollower as its Steps do. The Source's Writes run
+// inside a step. Each step is crash-safe: a new Drive resumes from the
+// positions the source committed.
+// Errors: InvalidArgument (a Step of sink held; a DriveOptions field out
+//   of range, naming it), Locked (another follower runs), what
+//   Source::Poll returns, and what a step's seal, publish returns (Reconcile,
+//   IOError, Corruption).
+Status Drive(Sink& sink, Source& source, const DriveOptions& options, FollowStop* stop);
+
+}  // namespace snapsink::api
