@@ -44,20 +44,25 @@ uint8_t HyperLogLog::Register(uint32_t index) const {
   return it != sparse_.end() && (*it >> 6) == index ? static_cast<uint8_t>(*it & 63) : 0;
 }
 
+size_t HyperLogLog::CountSparseBytes() const {
+  size_t bytes = 0;
+  uint32_t prev = 0;
+  for (uint32_t e : sparse_) {
+    bytes += VarintLength((e >> 6) - prev) + 1;
+    prev = e >> 6;
+  }
+  return bytes;
+}
+
 size_t HyperLogLog::SparseEncodedSize() const {
+  if (is_sparse()) return kHeaderBytes + VarintLength(sparse_.size()) + sparse_bytes_;
   size_t n = 0, bytes = 0;
   uint32_t prev = 0;
-  auto entry = [&](uint32_t index) {
-    bytes += VarintLength(index - prev) + 1;
-    prev = index;
+  for (uint32_t i = 0; i < dense_.size(); ++i) {
+    if (dense_[i] == 0) continue;
+    bytes += VarintLength(i - prev) + 1;
+    prev = i;
     ++n;
-  };
-  if (is_sparse()) {
-    for (uint32_t e : sparse_) entry(e >> 6);
-  } else {
-    for (uint32_t i = 0; i < dense_.size(); ++i) {
-      if (dense_[i] != 0) entry(i);
-    }
   }
   return kHeaderBytes + VarintLength(n) + bytes;
 }
@@ -70,6 +75,7 @@ void HyperLogLog::ToDenseIfLarger() {
   for (uint32_t e : sparse_) dense_[e >> 6] = static_cast<uint8_t>(e & 63);
   sparse_.clear();
   sparse_.shrink_to_fit();
+  sparse_bytes_ = 0;
 }
 
 void HyperLogLog::AddHash(uint64_t hash) {
@@ -84,6 +90,13 @@ void HyperLogLog::AddHash(uint64_t hash) {
   if (it != sparse_.end() && (*it >> 6) == index) {
     if (rank > (*it & 63)) *it = Entry(index, rank);
     return;
+  }
+  // The new entry's delta and rank, and the next entry's delta now from it.
+  const uint32_t prev = it == sparse_.begin() ? 0 : *(it - 1) >> 6;
+  sparse_bytes_ += VarintLength(index - prev) + 1;
+  if (it != sparse_.end()) {
+    sparse_bytes_ += VarintLength((*it >> 6) - index);
+    sparse_bytes_ -= VarintLength((*it >> 6) - prev);
   }
   sparse_.insert(it, Entry(index, rank));
   ToDenseIfLarger();
@@ -108,6 +121,7 @@ Status HyperLogLog::Merge(const HyperLogLog& other) {
       }
     }
     sparse_ = std::move(out);
+    sparse_bytes_ = CountSparseBytes();
     ToDenseIfLarger();
     return Status::OK();
   }
@@ -117,6 +131,7 @@ Status HyperLogLog::Merge(const HyperLogLog& other) {
     for (uint32_t e : sparse_) dense_[e >> 6] = static_cast<uint8_t>(e & 63);
     sparse_.clear();
     sparse_.shrink_to_fit();
+    sparse_bytes_ = 0;
   }
   if (other.is_sparse()) {
     for (uint32_t e : other.sparse_) dense_[e >> 6] = std::max(dense_[e >> 6], static_cast<uint8_t>(e & 63));
@@ -199,6 +214,7 @@ Status HyperLogLog::Decode(std::string_view bytes, HyperLogLog* out) {
       const uint8_t rank = static_cast<uint8_t>(*p++);
       if (rank == 0 || rank > max_rank) return Bad("register rank out of range");
       out->sparse_.push_back(Entry(static_cast<uint32_t>(index), rank));
+      out->sparse_bytes_ += VarintLength(delta) + 1;
     }
     if (out->SparseEncodedSize() > out->DenseEncodedSize()) return Bad("sparse form past the dense threshold");
   } else {

@@ -98,13 +98,17 @@ class HyperLogLog {
  private:
   // A sparse entry: index << 6 | rank (rank <= 61), so entries sort by index.
   static uint32_t Entry(uint32_t index, uint8_t rank) { return index << 6 | rank; }
+  // The encoded size of the sparse form of these registers, whatever the form.
   size_t SparseEncodedSize() const;
+  // Sum over sparse_ of the bytes of its index delta and rank.
+  size_t CountSparseBytes() const;
   size_t DenseEncodedSize() const;
   void ToDenseIfLarger();
 
   int precision_;
   std::vector<uint32_t> sparse_;  // while dense_ is empty
   std::vector<uint8_t> dense_;    // m registers once dense
+  size_t sparse_bytes_ = 0;       // CountSparseBytes(), kept as entries go in
 };
 
 }  // namespace snapsink
