@@ -159,7 +159,10 @@ uint64_t HyperLogLog::Estimate() const {
   }
   double sum = 0;  // by rank, in this order
   for (int k = 0; k <= 65 - precision_; ++k) sum += std::ldexp(counts[k], -k);
-  const double alpha = precision_ == 4 ? 0.673 : precision_ == 5 ? 0.697 : precision_ == 6 ? 0.709 : 0.7213 / (1 + 1.079 / md);
+  const double alpha = precision_ == 4   ? 0.673
+                       : precision_ == 5 ? 0.697
+                       : precision_ == 6 ? 0.709
+                                         : 0.7213 / (1 + 1.079 / md);
   return static_cast<uint64_t>(std::llround(alpha * md * md / sum));
 }
 
@@ -221,7 +224,8 @@ Status HyperLogLog::Decode(std::string_view bytes, HyperLogLog* out) {
     if (static_cast<size_t>(end - p) < m / 4 * 3) return Bad("truncated registers");
     out->dense_.resize(m);
     for (uint32_t i = 0; i < m; i += 4, p += 3) {
-      const uint32_t v = static_cast<uint8_t>(p[0]) | static_cast<uint8_t>(p[1]) << 8 | static_cast<uint8_t>(p[2]) << 16;
+      const uint32_t v =
+          static_cast<uint8_t>(p[0]) | static_cast<uint8_t>(p[1]) << 8 | static_cast<uint8_t>(p[2]) << 16;
       for (uint32_t j = 0; j < 4; ++j) {
         const uint8_t r = static_cast<uint8_t>((v >> (6 * j)) & 63);
         if (r > max_rank) return Bad("register rank out of range");

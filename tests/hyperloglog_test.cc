@@ -307,7 +307,7 @@ TEST(HyperLogLogTest, CorruptBytesRefused) {
   ExpectEveryCorruptionRefused(Bytes(dense), 7);
   // Hand-built encodings, each breaking one rule (p = 4: 16 registers, rank
   // 1..61, dense 12 bytes).
-  EXPECT_TRUE(DecodeBytes(std::string("\x01\x04\x00\x01\x03\x3d", 6)).ok());  // index 3, rank 61
+  EXPECT_TRUE(DecodeBytes(std::string("\x01\x04\x00\x01\x03\x3d", 6)).ok());                // index 3, rank 61
   EXPECT_TRUE(DecodeBytes(std::string("\x02\x04\x00\x01\x03\x3d", 6)).IsCorruption());      // version
   EXPECT_TRUE(DecodeBytes(std::string("\x01\x03\x00\x00", 4)).IsCorruption());              // precision 3
   EXPECT_TRUE(DecodeBytes(std::string("\x01\x13\x00\x00", 4)).IsCorruption());              // precision 19
@@ -329,9 +329,11 @@ TEST(HyperLogLogTest, CorruptBytesRefused) {
   EXPECT_TRUE(DecodeBytes(six).IsCorruption());  // sparse past the threshold
   // The same six registers dense: 4 registers of rank 1 in 3 bytes each
   // group: 0x41 0x10 0x04 is ranks 1,1,1,1.
-  std::string dense6 = std::string("\x01\x04\x01", 3) + std::string("\x41\x10\x04\x41\x00\x00", 6) + std::string(6, '\0');
+  std::string dense6 =
+      std::string("\x01\x04\x01", 3) + std::string("\x41\x10\x04\x41\x00\x00", 6) + std::string(6, '\0');
   EXPECT_TRUE(DecodeBytes(dense6).ok());
-  std::string dense5 = std::string("\x01\x04\x01", 3) + std::string("\x41\x10\x04\x01\x00\x00", 6) + std::string(6, '\0');
+  std::string dense5 =
+      std::string("\x01\x04\x01", 3) + std::string("\x41\x10\x04\x01\x00\x00", 6) + std::string(6, '\0');
   EXPECT_TRUE(DecodeBytes(dense5).IsCorruption());  // dense below the threshold
   std::string rank62 = dense6;
   rank62[3 + 11] = static_cast<char>(0xf8);  // register 15: bits 2..7 of byte 11 = 62
