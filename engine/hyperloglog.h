@@ -3,7 +3,11 @@
 //   Algorithmic Engineering of a State of The Art Cardinality Estimation
 //   Algorithm". EDBT 2013.
 // with a 64-bit hash, a sparse form while small and linear counting for
-// small cardinalities, as there; see Estimate() for what differs.
+// small cardinalities, as there. What differs: the sparse form keeps the
+// registers' own precision p (the paper's sparse form indexes at a finer
+// p' = 25), so it is only a shorter listing of the same registers and the
+// form never changes an estimate; and the empirical bias correction is not
+// embedded (see Estimate()).
 //
 // Hash. An item (any bytes) is hashed with XXH3_64bits_withSeed(item,
 // kHashSeed), kHashSeed = 0 (so the same value as XXH3_64bits). With

@@ -228,8 +228,8 @@ TEST(HyperLogLogTest, EncodingIsPinned) {
   EXPECT_EQ(s.Register(1280), 1);
   EXPECT_EQ(s.Register(4968), 2);
   EXPECT_EQ(Bytes(s), std::string("\x01\x0e\x00\x02\x80\x0a\x01\xe8\x1c\x02", 10));
-  // Dense: the same two items at precision 4 and 16 registers' worth of
-  // items, checked register by register against the packing rule.
+  // Dense: 100 items at precision 4 fill all 16 registers, each checked
+  // against the packing rule (register i in bits 6i..6i+5, LSB first).
   HyperLogLog d(4);
   for (uint64_t i = 0; i < 100; ++i) d.Add(Item(i));
   ASSERT_FALSE(d.is_sparse());
