@@ -6,6 +6,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/coding.cc
   engine/crash_point.cc
   engine/ddsketch.cc
+  engine/hyperloglog.cc
   engine/decimal.cc
   engine/env_bucket.cc
   engine/env_bucket_root.cc
@@ -215,6 +216,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/metric_kinds_test.cc
   tests/coding_test.cc
   tests/ddsketch_test.cc
+  tests/hyperloglog_test.cc
   tests/corruption_test.cc
   tests/missing_current_test.cc
   tests/interrupt_test.cc
