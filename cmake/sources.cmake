@@ -133,11 +133,13 @@ set(SNAPSINK_KAFKA_SOURCES
   utilities/kafka/merged_publish.cc
   utilities/kafka/partition_states.cc
   utilities/kafka/partition_writer.cc
+  utilities/kafka/split_producers.cc
 )
 
 # librdkafka mock-cluster tests of `run --kafka` (their own executable).
 set(SNAPSINK_KAFKA_TEST_SOURCES
   tests/kafka_mock_harness.cc
+  tests/kafka_split_producer_test.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
   tests/file_util.cc

@@ -93,6 +93,7 @@ Status CmdRun(const RunArgs& a) {
   if (!a.topic.empty() || !a.group.empty() || !a.kafka_config.empty()) {
     return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");
   }
+  if (!a.on_split_producer.empty()) return Status::InvalidArgument("--on-split-producer goes with --kafka");
   if (a.ingest.files.empty()) return Status::InvalidArgument("run: give FILE... or --kafka BROKERS");
   if (a.follow) return RunFollow(a);
   for (const std::string& f : a.ingest.files) {
@@ -143,8 +144,9 @@ Command RegisterRun(CLI::App& app) {
   AddKafkaFlags(c, a.get());
   c->footer(kEventFields +
             Footer(ExitStatusLine({Exit::kOk, Exit::kFailure, Exit::kBadInput,
-                                   {Exit::kGap, "gap under --on-gap stop, or a Kafka position deleted by retention "
-                                                "(see snapsink gaps accept --source)"},
+                                   {Exit::kGap, "gap under --on-gap stop, a Kafka position deleted by retention "
+                                                "(see snapsink gaps accept --source), or a producer split over "
+                                                "Kafka partitions under --on-split-producer stop"},
                                    Exit::kReconcile, Exit::kLocked}),
                    "snapsink run /data/orders events.ndjson --final\n"
                    "         snapsink run /data/orders --kafka broker1:9092 --topic orders --group snapsink "

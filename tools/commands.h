@@ -66,6 +66,7 @@ struct RunArgs {
   std::string state;                      // --state DIR: per-partition states, shared ROOT (SPEC 12)
   uint64_t checkpoint_every = 100000;     // --checkpoint-every N: offsets between a partition's checkpoints
   std::string kafka_timeout = "30s";      // --kafka-timeout D: how long to wait for a first broker
+  std::string on_split_producer;          // --on-split-producer stop|warn ("": not given, stop)
 };
 // run --kafka: utilities/kafka/ (kafka::Run) with the tool's printing and signals.
 Status CmdRunKafka(const RunArgs& a);

@@ -37,6 +37,16 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlyS
 //   its record), IOError.
 Result<MergedPublishResult> PublishMerged(ReadOnlySink* root, const std::string& topic, int32_t partitions);
 
+// Records in root (taking its LOCK for one commit, waiting for it) that
+// `producer`'s events came from two partitions of a topic (`sources` names
+// them, "kafka:T/0, kafka:T/3"), where the partitions' own states found it:
+// root's status, status --json and metrics list it as a state's own
+// record (api::WriteOptions::producer_check) is listed. Replaces an earlier
+// record of the producer.
+// Errors: InvalidArgument (root null, producer empty), Locked (LOCK not had
+//   within the wait), IOError.
+Status RecordSplitProducer(ReadOnlySink* root, const std::string& producer, const std::string& sources);
+
 // One root takes one kind of source (docs/SCALE-OUT.md, "One root, one kind
 // of source"): a merged publish gives a window the rows of one topic's
 // partitions, so rows that came into root another way would be replaced.
