@@ -140,6 +140,8 @@ set(SNAPSINK_KAFKA_SOURCES
 set(SNAPSINK_KAFKA_TEST_SOURCES
   tests/kafka_mock_harness.cc
   tests/kafka_split_producer_test.cc
+  tests/readme_kafka_test.cc
+  tests/readme_blocks.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
   tests/file_util.cc
@@ -201,6 +203,8 @@ set(SNAPSINK_TEST_SOURCES
   tests/backfill_test.cc
   tests/cli_golden_test.cc
   tests/cli_newcomer_test.cc
+  tests/readme_test.cc
+  tests/readme_blocks.cc
   tests/cli_operator_test.cc
   tests/cli_smoke_test.cc
   tests/metric_kinds_test.cc

@@ -135,6 +135,32 @@ TEST_F(KafkaMock, BrokerFaultsSameResult) {
   CheckAccounting(root, s.lines);
 }
 
+// An out-of-range answer for an offset the log holds, before anything is
+// read: librdkafka stops fetching the partition (auto.offset.reset is
+// error), and a seek of a stopped partition fails; it is assigned again at
+// its position. Eager and cooperative assignment.
+TEST_F(KafkaMock, OutOfRangeBeforeAnythingIsReadRestartsTheFetch) {
+  const EventStream s = GenerateEvents(kPartitions, 100, 9);
+  ProduceStream(s);
+  rd_kafka_mock_cluster_t* mc = cluster_->mock();
+  for (const char* strategy : {"range", "cooperative-sticky"}) {
+    SCOPED_TRACE(strategy);
+    const std::string group = std::string("oor-") + strategy;
+    const std::string root = NewRoot(group);
+    rd_kafka_mock_push_request_errors(mc, kFetch, 2, RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE,
+                                      RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE);
+    Child run(g_snapsink,
+              RunArgs(root, group,
+                      {"--final", "--kafka-config", std::string("partition.assignment.strategy=") + strategy}),
+              {}, dir_);
+    ChildResult r = run.Wait(60);
+    rd_kafka_mock_clear_request_errors(mc, kFetch);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(Query(root), FileQuery({&s}));
+    CheckAccounting(root, s.lines);
+  }
+}
+
 TEST_F(KafkaMock, FollowStopsCleanlyAtSigtermThenFinalSameRows) {
   const EventStream first = GenerateEvents(kPartitions, 150, 4);
   const EventStream second = GenerateEvents(kPartitions, 150, 5, 150);

@@ -32,6 +32,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^ServeHostileTest\.]=]            # slow clients held for seconds
   [=[^ServePolicyTest\.]=]             # servers and openssl handshakes
   [=[^ServeMemoryTest\.]=]             # a 200,000-row root queried 8 times at once
+  [=[^Readme\.TourRunsAsWritten$]=]    # README's tour: about 30 commands, a server, curl
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]
   [=[^ApiViewsTest\.SourcesCountDuplicatesByIdAndIdsAreHeld$]=]
   [=[^ApiViewsTest\.StatusAndMetrics$]=]

@@ -229,13 +229,13 @@ TEST(OneSetOfRecords, APlantedMirrorIsReported) {
   EXPECT_EQ(found[0], "GcResult: publish/maintenance.h:3");
 }
 
-// --- README's "How it works" names every file of the layers -----------------
+// --- docs/DESIGN.md's "How it works" names every file of the layers ---------
 //
 // Its second column holds `path` patterns: a file, a glob (`engine/env*`) or
 // a folder (`utilities/kafka/`). Every file of the library's folders must
 // match one, so the table a newcomer reads follows the folders.
 
-// The patterns of the table's second column, from the README's text.
+// The patterns of the table's second column, from the document's text.
 std::vector<std::string> TablePatterns(const std::string& readme) {
   std::vector<std::string> out;
   const size_t start = readme.find("\n## How it works\n");
@@ -282,10 +282,10 @@ std::string ReadText(const std::string& path) {
 }
 
 TEST(ReadmeTable, NamesEveryFileOfTheLibrarysFolders) {
-  const std::vector<std::string> patterns = TablePatterns(ReadText(std::string(SNAPSINK_SOURCE_DIR) + "/README.md"));
+  const std::vector<std::string> patterns = TablePatterns(ReadText(std::string(SNAPSINK_SOURCE_DIR) + "/docs/DESIGN.md"));
   EXPECT_GE(patterns.size(), 40u) << "the table's second column was not found";
   for (const std::string& f : Unnamed(SNAPSINK_SOURCE_DIR, patterns)) {
-    ADD_FAILURE() << f << ": no row of README's \"How it works\" names it";
+    ADD_FAILURE() << f << ": no row of docs/DESIGN.md's \"How it works\" names it";
   }
 }
 

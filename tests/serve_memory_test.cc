@@ -2,7 +2,7 @@
 // 8 clients at once each asking for every row of a 200,000-row root (an
 // all-matching key-prefix query) get the right bytes while the server's RSS
 // (/proc/PID/status VmRSS, sampled while they run) stays under the bound
-// README states.
+// docs/SERVE.md states.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -31,7 +31,7 @@ long RssMiB(pid_t pid) {
 
 class ServeMemoryTest : public ServeFixture {};
 
-// README: "8 concurrent all-matching queries over 200,000 rows stay under
+// docs/SERVE.md: "8 concurrent all-matching queries over 200,000 rows stay under
 // 256 MiB".
 TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
   constexpr int kWindows = 100, kKeys = 2000, kClients = 8;

@@ -122,11 +122,11 @@ TEST_F(ServeTlsTest, CurlTrustsTheCertificateOverTlsOnly) {
   Stop(s);
 }
 
-// README's recipe for serving over a network, steps 0 to 2 as written (it
+// docs/SERVE.md's recipe for serving over a network, steps 0 to 2 as written (it
 // wrote into /etc/snapsink, which it never made, and left the user's shell
 // with umask 077), run under a home of its own; then served as step 3 does.
 TEST_F(ServeTlsTest, ReadmeRecipeRunsAsWritten) {
-  const std::string readme = ReadFile(std::string(SNAPSINK_SOURCE_DIR) + "/README.md");
+  const std::string readme = ReadFile(std::string(SNAPSINK_SOURCE_DIR) + "/docs/SERVE.md");
   const size_t from = readme.find("# 0. Where the files go");
   const size_t to = readme.find("# 3. Serve.", from);
   ASSERT_NE(from, std::string::npos);

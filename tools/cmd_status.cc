@@ -119,7 +119,7 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
     std::printf("  %s  epoch %u  missing seq %s\n", api::EscapeControl(p.producer).c_str(), p.epoch, ranges.c_str());
   }
   for (const api::RootStatus::SplitProducer& p : s.split_producers) {
-    std::printf("  %s  split over %s: key the records by producer (README, Kafka)\n",
+    std::printf("  %s  split over %s: key the records by producer (docs/KAFKA.md)\n",
                 api::EscapeControl(p.producer).c_str(), api::EscapeControl(p.sources).c_str());
   }
   std::printf("ids         %llu held, oldest %s, dedup by id from event time %s\n",

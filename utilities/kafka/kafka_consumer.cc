@@ -316,12 +316,46 @@ struct Consumer::Impl {
                          std::to_string(part.next) + " is beyond the partition's end " + std::to_string(hi));
     }
     if (part.next < lo) SNAPSINK_RETURN_IF_ERROR(PastLostRange(p, part, lo));
-    rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, o.topic.c_str(), p)->offset = part.next;
-    rd_kafka_error_t* e = rd_kafka_seek_partitions(rk, l, kQueryTimeoutMs);
-    rd_kafka_topic_partition_list_destroy(l);
+    // With auto.offset.reset=error librdkafka has stopped fetching the
+    // partition, and a seek of a stopped partition fails: it is assigned
+    // again at next.
+    return Reassign(p);
+  }
+
+  // Starts fetching partition p again at its next offset. Cooperative: p
+  // alone is unassigned and assigned. Eager: the whole assignment is given
+  // again, each partition at its own next offset (what was polled past it
+  // is fetched again and skipped by PartitionWriter::Add).
+  Status Reassign(int32_t p) {
+    const char* protocol = rd_kafka_rebalance_protocol(rk);
+    const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
+    rd_kafka_topic_partition_list_t* list = nullptr;
+    if (cooperative) {
+      list = rd_kafka_topic_partition_list_new(1);
+      rd_kafka_topic_partition_list_add(list, o.topic.c_str(), p);
+    } else if (rd_kafka_resp_err_t err = rd_kafka_assignment(rk, &list)) {
+      return Status::IOError(Source(p) + ": cannot read the assignment: " + rd_kafka_err2str(err));
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      rd_kafka_topic_partition_t* tp = &list->elems[i];
+      auto it = w.partitions().find(tp->partition);
+      if (o.topic != tp->topic || it == w.partitions().end() || !it->second.assigned) {
+        rd_kafka_topic_partition_list_destroy(list);
+        return Status::IOError(Source(p) + ": cannot restart its fetch: " + tp->topic + "/" +
+                               std::to_string(tp->partition) + " has no position here; run the same command again");
+      }
+      tp->offset = it->second.next;
+    }
+    rd_kafka_error_t* e = nullptr;
+    if (cooperative) {
+      e = rd_kafka_incremental_unassign(rk, list);
+      if (e == nullptr) e = rd_kafka_incremental_assign(rk, list);
+    } else if (rd_kafka_resp_err_t err = rd_kafka_assign(rk, list)) {
+      e = rd_kafka_error_new(err, "%s", rd_kafka_err2str(err));
+    }
+    rd_kafka_topic_partition_list_destroy(list);
     if (e) {
-      Status s = Status::IOError(Source(p) + ": seek: " + rd_kafka_error_string(e));
+      Status s = Status::IOError(Source(p) + ": cannot restart its fetch: " + rd_kafka_error_string(e));
       rd_kafka_error_destroy(e);
       return s;
     }
