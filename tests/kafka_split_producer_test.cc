@@ -92,6 +92,15 @@ TEST_F(KafkaSplitProducer, OneRootStopsAtTheSecondPartitionAndWarnGoesOn) {
   ExpectWarned(r, warned);
 }
 
+// A follower stops by itself, exit 3, as soon as the split comes.
+TEST_F(KafkaSplitProducer, FollowerStopsAtTheSecondPartition) {
+  ProduceSplit();
+  const std::string root = NewRoot("split-follow");
+  ChildResult r = Snapsink(RunArgs(root, "gsplit3", {"--follow", "--publish-every", "1s"}), {}, 60);
+  ExpectStopped(r);
+  EXPECT_NE(TookSplitRecords(root, 0), TookSplitRecords(root, 3));
+}
+
 TEST_F(KafkaSplitProducer, StatesStopAtTheSecondPartitionAndWarnGoesOn) {
   ProduceSplit();
   const std::string root = NewRoot("split-states");
