@@ -139,11 +139,13 @@ set(SNAPSINK_KAFKA_SOURCES
   utilities/kafka/merged_publish.cc
   utilities/kafka/partition_states.cc
   utilities/kafka/partition_writer.cc
+  utilities/kafka/split_producers.cc
 )
 
 # librdkafka mock-cluster tests of `run --kafka` (their own executable).
 set(SNAPSINK_KAFKA_TEST_SOURCES
   tests/kafka_mock_harness.cc
+  tests/kafka_split_producer_test.cc
   tests/readme_kafka_test.cc
   tests/readme_blocks.cc
   tests/kafka_mock_cluster.cc

@@ -19,7 +19,7 @@ _snapsink() {
     ingest) opts="--source --commit-every --on-error --quiet --id-from-content --state" ;;
     seal) opts="--window --all --state" ;;
     publish) opts="--state" ;;
-    run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content --kafka --topic --group --kafka-start --kafka-config --kafka-timeout --state --checkpoint-every --keep-generations" ;;
+    run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content --kafka --topic --group --kafka-start --kafka-config --kafka-timeout --on-split-producer --state --checkpoint-every --keep-generations" ;;
     backfill) opts="--version --source --from --to --commit-every --quiet --dry-run" ;;
     query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup" ;;
     inspect) opts="--json --all" ;;

@@ -96,6 +96,8 @@ struct WriteRequest {
   // point ingest.before_commit); a failure leaves this batch out, as a
   // failed owner epoch does. Null or empty: none.
   const std::function<Status()>* commit_check = nullptr;
+  // api::WriteOptions::producer_check: null or empty for none.
+  const std::function<Status(std::string_view, std::string_view, std::string*)>* producer_check = nullptr;
   // Outcome: OK, or the stop (Gap, BadInput naming `at` and the line) that
   // left this batch out; the source's state before and after it.
   Status status;

@@ -113,6 +113,9 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
     }
   }
   r->before = cur->src;
+  producer_check = r->producer_check != nullptr && *r->producer_check ? r->producer_check : nullptr;
+  batch_source = r->source;
+  ++batch_serial;
   for (const WriteRequest::Record& rec : r->records) {
     at_label = rec.at;
     at_line = 0;
@@ -126,11 +129,15 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
       const bool overlong = content > kMaxLineBytes;
       if (overlong) len = kMaxLineBytes;
       ++at_line;
-      SNAPSINK_RETURN_IF_ERROR(Apply(rec.data + pos, len, rec.capacity - pos, cur->end_offset, overlong,
-                                     r->stop_on_error));
+      Status s = Apply(rec.data + pos, len, rec.capacity - pos, cur->end_offset, overlong, r->stop_on_error);
+      if (!s.ok()) {
+        producer_check = nullptr;
+        return s;
+      }
       pos = end + 1;
     } while (pos < rec.size);
   }
+  producer_check = nullptr;
   if (r->position != nullptr) cur->src.position = *r->position;
   if (r->progress) {
     cur->src.progress = r->progress;
@@ -141,6 +148,14 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
   if (r->owner_epoch) cur->src.owner_epoch = r->owner_epoch;
   r->after = cur->src;
   return Status::OK();
+}
+
+Status Ingester::Impl::CheckProducer(CachedProducer* p, std::string_view producer) {
+  p->checked_in = batch_serial;
+  std::string split;
+  SNAPSINK_RETURN_IF_ERROR((*producer_check)(batch_source, producer, &split));
+  if (split.empty()) return Status::OK();
+  return AtLine(txn->Put(Table::kMeta, meta::SplitProducerKey(producer), split));
 }
 
 }  // namespace snapsink

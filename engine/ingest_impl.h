@@ -41,6 +41,7 @@ struct CachedProducer {
   ProducerState state;
   bool dirty = false;
   ProducerLife life;  // last seen, tombstone
+  uint64_t checked_in = 0;  // the memory batch (Impl::batch_serial) whose producer check last saw it
 };
 
 // One source as the open transaction sees it: its counters, position and
@@ -120,6 +121,12 @@ struct Ingester::Impl {
   bool in_memory = false;
   std::string_view at_label;
   uint64_t at_line = 0;
+  // The memory batch being applied: its producer check (WriteRequest::
+  // producer_check; null: none) and a number no earlier batch had.
+  const std::function<Status(std::string_view, std::string_view, std::string*)>* producer_check = nullptr;
+  std::string_view batch_source;
+  uint64_t batch_serial = 0;
+  Status CheckProducer(CachedProducer* p, std::string_view producer);
   uint64_t last_txn_id = 0;  // of this Ingester's last commit (memory path: are the caches current?)
 
   int64_t first_window = INT64_MIN;

@@ -17,6 +17,7 @@ namespace snapsink {
 std::string meta::BackfillDoneKey(uint64_t version) { return "backfill/v" + std::to_string(version); }
 std::string meta::PublishedAtKey(uint64_t generation) { return "published_at/" + std::to_string(generation); }
 std::string meta::ProgressAtKey(std::string_view source) { return "progress_at/" + std::string(source); }
+std::string meta::SplitProducerKey(std::string_view producer) { return kSplitProducerPrefix + std::string(producer); }
 
 Result<std::optional<uint64_t>> Root::GetMetaU64(Txn* txn, std::string_view key) {
   std::string_view v;

@@ -98,6 +98,13 @@ std::string PublishedAtKey(uint64_t generation);
 // (`status`, `metrics`: how long ago its owner last wrote); never part of a
 // snapshot, manifest or identity.
 std::string ProgressAtKey(std::string_view source);
+// "split_producer/<producer>" -> the sources a producer's events with seq
+// came from, where they were to come from one (api::WriteOptions::
+// producer_check: a Kafka producer on two partitions), as the check named
+// them ("kafka:T/0, kafka:T/3"). Written only when a split is found; read
+// by `status` and `metrics`; never part of a snapshot, manifest or identity.
+inline constexpr char kSplitProducerPrefix[] = "split_producer/";
+std::string SplitProducerKey(std::string_view producer);
 }  // namespace meta
 
 class Root {

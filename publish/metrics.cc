@@ -86,6 +86,10 @@ void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
       .Set(D(s.producers));
   BuildGauge().Name("snapsink_producers_retired").Help("Producers retired by producer retention (tombstones).")
       .Register(*registry).Add({}).Set(D(s.retired_producers));
+  BuildGauge().Name("snapsink_split_producers")
+      .Help("Producers whose events came from two Kafka partitions (run --on-split-producer warn): their records are "
+            "not keyed by producer.")
+      .Register(*registry).Add({}).Set(D(s.split_producers.size()));
   BuildGauge().Name("snapsink_ids_held").Help("Event ids held for id dedup (as inspect ids).").Register(*registry)
       .Add({}).Set(D(s.ids.held));
   auto& wm = BuildGauge().Name("snapsink_watermark_seconds")

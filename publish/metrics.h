@@ -14,6 +14,7 @@
 //   snapsink_open_gaps{producer}                  gauge    open gap ranges (producers with gaps only)
 //   snapsink_producers                            gauge
 //   snapsink_producers_retired                    gauge    tombstones of retired producers
+//   snapsink_split_producers                      gauge    producers seen on two Kafka partitions (run --on-split-producer warn)
 //   snapsink_ids_held                             gauge    ids held for id dedup (inspect ids)
 //   snapsink_watermark_seconds                    gauge    absent until an event is applied
 //   snapsink_watermark_held_seconds               gauge    a far-ahead event time waiting for a second

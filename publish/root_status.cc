@@ -166,6 +166,11 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
     ++out->retired_producers;
     return true;
   }));
+  const std::string_view split_prefix = meta::kSplitProducerPrefix;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kMeta, split_prefix, [&](std::string_view k, std::string_view v) {
+    out->split_producers.emplace_back(std::string(k.substr(split_prefix.size())), std::string(v));
+    return true;
+  }));
   SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn.get(), out->max_event_ts, out->config.lateness_ms,
                                        out->config.id_horizon_ms, &out->ids));
 
@@ -260,6 +265,12 @@ std::string RootStatusJson(const std::string& path, const GatheredStatus& s) {
     o += "}";
   }
   o += "],\"producers\":" + U(s.producers) + ",\"retired_producers\":" + U(s.retired_producers);
+  o += ",\"split_producers\":[";
+  for (size_t i = 0; i < s.split_producers.size(); ++i) {
+    o += (i == 0 ? "{\"producer\":" : ",{\"producer\":") + JsonQuote(s.split_producers[i].first) +
+         ",\"sources\":" + JsonQuote(s.split_producers[i].second) + "}";
+  }
+  o += "]";
   o += ",\"ids\":{\"held\":" + U(s.ids.held) + ",\"oldest\":" + opt_time(s.ids.oldest) + ",\"cutoff\":" +
        (s.ids.cutoff != INT64_MIN ? JsonQuote(FormatIso(s.ids.cutoff)) : std::string("null")) +
        ",\"table_bytes\":" + U(s.ids.table_bytes) + "}";

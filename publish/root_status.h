@@ -81,6 +81,10 @@ struct GatheredStatus {
   uint64_t producers = 0;
   std::vector<GatheredGaps> gaps;        // only producers with open gaps
   uint64_t retired_producers = 0;        // tombstones (engine/producer_retention.h)
+  // Producers whose events came from two sources where one was expected
+  // (meta::SplitProducerKey: a Kafka producer on two partitions): producer
+  // and the sources as recorded, by producer.
+  std::vector<std::pair<std::string, std::string>> split_producers;
   IdStats ids;                           // ids held, oldest, cutoff (as `inspect ids`)
   std::vector<DirUsage> disk;
   uint64_t state_bytes = 0;              // bytes under state/

@@ -116,6 +116,7 @@ RootStatus ToPublic(const snapsink::GatheredStatus& s) {
     out.gaps.push_back(std::move(g));
   }
   out.retired_producers = s.retired_producers;
+  for (const auto& [producer, sources] : s.split_producers) out.split_producers.push_back({producer, sources});
   out.ids = ToIdsInfo(s.ids, s.config.id_horizon_ms);
   out.disk = s.disk;
   out.state_bytes = s.state_bytes;

@@ -6,6 +6,8 @@
 #include <map>
 
 #include "engine/filenames.h"
+#include "engine/root.h"
+#include "engine/writer_lock.h"
 #include "publish/partition_seals.h"
 #include "sink/sink_impl.h"
 
@@ -106,6 +108,19 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlyS
   SNAPSINK_RETURN_IF_ERROR(snapsink::RecordPartitionSeals(r->root->env(), r->root->path(),
                                                           SinkAccess::Get(&state)->root.get(), round, &recorded));
   return recorded;
+}
+
+Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, const std::string& sources) {
+  if (producer.empty()) return Status::InvalidArgument("RecordSplitProducer: no producer");
+  SinkImpl* impl = SinkAccess::Get(&root);
+  SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
+  Root* r = impl->root.get();
+  std::unique_ptr<FileLock> lock;
+  SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(r->env(), r->path(), kFollowerStepWaitMs, &lock));
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(r->store()->BeginWrite(&txn));
+  SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, meta::SplitProducerKey(producer), sources));
+  return txn->Commit();
 }
 
 Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions) {

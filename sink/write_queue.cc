@@ -35,6 +35,7 @@ Status WriteQueue::Write(const WriteBatch& batch, const WriteOptions& options, W
   r.owner_epoch = batch.owner_epoch();
   r.take_owner = batch.take_owner();
   r.commit_check = &batch.commit_check();
+  r.producer_check = &options.producer_check;
   if (batch.progress()) r.progress = SourceState::Progress{batch.progress()->read, batch.progress()->end};
   const auto& records = batch.record_list();
   r.records.reserve(records.size());

@@ -699,6 +699,7 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   EXPECT_EQ(st["window_states"]["open"].get_uint64().value(), open);
   EXPECT_EQ(st["window_states"]["staged"].get_uint64().value(), st["staged_windows"].get_array().size());
   want.push_back("gauge snapsink_state_bytes{} " + std::to_string(st["disk"]["state"].get_uint64().value()));
+  want.push_back("gauge snapsink_split_producers{} " + std::to_string(st["split_producers"].get_array().size()));
   want.push_back("gauge snapsink_watermark_seconds{} " + std::to_string((kBase + 80 * kMin) / 1000));  // lateness 0
   // Retention and max-ahead (SPEC 13): this root keeps every window, no max-ahead limit.
   EXPECT_TRUE(st["retain"].is_null());

@@ -158,6 +158,69 @@ TEST_F(WriteBatchTest, FailedCommitCheckCommitsNothingOfTheBatch) {
   EXPECT_EQ(Source("kafka:t/0").applied, 2u);
 }
 
+// WriteOptions::producer_check: once per producer with seq and batch, on
+// its first event; a failure leaves the batch out whole; OK with a split
+// named goes on and records it in the same transaction (GetStatus).
+TEST_F(WriteBatchTest, ProducerCheckOncePerProducerAndBatchFailureLeavesTheBatchOut) {
+  Create();
+  std::vector<std::string> calls;
+  Status verdict;
+  std::string split;
+  api::WriteOptions o;
+  o.producer_check = [&](std::string_view source, std::string_view producer, std::string* out) {
+    calls.push_back(std::string(source) + " " + std::string(producer));
+    if (source == "kafka:t/0" || producer != "a") return Status::OK();
+    *out = split;  // "a" from a second source
+    return verdict;
+  };
+  api::WriteBatch a("kafka:t/0");
+  a.Add(Ev("a", 0) + "\n" + Ev("b", 0) + "\n" + Ev("a", 1));
+  a.Add(Ev("a", 2));
+  a.Add(R"({"id":"x","ts":"2026-10-21T10:00:00Z","metric":"m"})");  // no seq: not asked
+  a.SetPosition("3");
+  api::WriteResult r;
+  ASSERT_STATUS_OK(sink_->Write(a, o, &r));
+  EXPECT_EQ(r.applied, 5u);
+  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/0 a", "kafka:t/0 b"}));
+
+  // Another batch asks again.
+  calls.clear();
+  api::WriteBatch again("kafka:t/0");
+  again.Add(Ev("a", 3));
+  ASSERT_STATUS_OK(sink_->Write(again, o, &r));
+  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/0 a"}));
+
+  // A second source's batch with "a": the check's failure is the batch's.
+  calls.clear();
+  verdict = Status::Gap("producer a is split over kafka:t/0 and kafka:t/1");
+  api::WriteBatch b("kafka:t/1");
+  b.Add(Ev("c", 0));
+  b.Add(Ev("a", 4));
+  b.SetPosition("2");
+  Status s = sink_->Write(b, o, &r);
+  EXPECT_EQ(s.code(), Status::Code::kGap) << s.ToString();
+  EXPECT_EQ(s.message(), "producer a is split over kafka:t/0 and kafka:t/1");
+  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/1 c", "kafka:t/1 a"}));
+  EXPECT_FALSE(*sink_->Position("kafka:t/1"));
+  EXPECT_EQ(Source("kafka:t/1").lines, 0u);
+  auto status = sink_->GetStatus();
+  ASSERT_STATUS_OK(status);
+  EXPECT_TRUE(status->split_producers.empty());
+  EXPECT_EQ(status->producers, 2u);  // a and b: c's event went with the batch
+
+  // OK with the split named: the batch goes on, the root records it.
+  verdict = Status::OK();
+  split = "kafka:t/0, kafka:t/1";
+  ASSERT_STATUS_OK(sink_->Write(b, o, &r));
+  EXPECT_EQ(r.applied, 2u);
+  EXPECT_EQ(**sink_->Position("kafka:t/1"), "2");
+  status = sink_->GetStatus();
+  ASSERT_STATUS_OK(status);
+  ASSERT_EQ(status->split_producers.size(), 1u);
+  EXPECT_EQ(status->split_producers[0].producer, "a");
+  EXPECT_EQ(status->split_producers[0].sources, "kafka:t/0, kafka:t/1");
+}
+
 TEST_F(WriteBatchTest, GapUnderStopFailsTheWholeBatch) {
   Create(api::GapPolicy::kStop);
   api::WriteBatch b("s");

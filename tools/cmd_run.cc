@@ -139,6 +139,9 @@ struct RunSource {
 const RunSource kRunSources[] = {
     {[](const RunArgs& a) { return !a.kafka.brokers.empty(); },
      [](const RunArgs& a) {
+       if (!a.kafka.on_split_producer.empty()) {
+         return Status::InvalidArgument("--on-split-producer goes with --kafka");
+       }
        if (a.kafka.topic.empty() && a.kafka.group.empty() && a.kafka.config.empty()) return Status::OK();
        return Status::InvalidArgument("--topic, --group and --kafka-config go with --kafka");
      },
@@ -174,8 +177,9 @@ Command RegisterRun(CLI::App& app) {
   AddKafkaFlags(c, &a->kafka);
   c->footer(kEventFields +
             Footer(ExitStatusLine({Exit::kOk, Exit::kFailure, Exit::kBadInput,
-                                   {Exit::kGap, "gap under --on-gap stop, or a Kafka position deleted by retention "
-                                                "(see snapsink gaps accept --source)"},
+                                   {Exit::kGap, "gap under --on-gap stop, a Kafka position deleted by retention "
+                                                "(see snapsink gaps accept --source), or a producer split over "
+                                                "Kafka partitions under --on-split-producer stop"},
                                    Exit::kReconcile, Exit::kLocked}),
                    "snapsink run /data/orders events.ndjson --final\n"
                    "         snapsink run /data/orders --kafka broker1:9092 --topic orders --group snapsink "

@@ -13,6 +13,7 @@
 #include "tools/write_results.h"
 #include "utilities/kafka/kafka_run.h"
 #include "utilities/kafka/partition_states.h"
+#include "utilities/kafka/split_producers.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
@@ -31,6 +32,9 @@ Status CmdRunKafka(const RunArgs& a) {
   SNAPSINK_RETURN_IF_ERROR(kafka::ParseUserConfig(a.kafka.config, &o.consumer.user_config));
   o.consumer.write.stop_on_error = a.ingest.on_error == "stop";
   o.consumer.write.id_from_content = a.ingest.id_from_content;
+  kafka::SplitProducers split(a.kafka.topic, a.kafka.on_split_producer == "warn" ? kafka::OnSplitProducer::kWarn
+                                                                                  : kafka::OnSplitProducer::kStop);
+  o.consumer.split_producers = &split;
   o.follow = a.follow;
   o.final = a.final;
   if (!api::ParseDuration(a.publish_every, &o.drive.publish_every_ms) || o.drive.publish_every_ms < 0) {
@@ -87,7 +91,8 @@ Status CmdRunKafka(const RunArgs& a) {
   kafka::RunTotals totals;
   // The library names the options' fields; kafka_config's items came from --kafka-config.
   Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"},
-                                                                   {"ConsumerOptions::connect_timeout_ms", "--kafka-timeout"}});
+                                                                   {"ConsumerOptions::connect_timeout_ms", "--kafka-timeout"},
+                                                                   {"OnSplitProducer::kWarn", "--on-split-producer warn"}});
   signals.Finish();
   // A usage error found before anything was read (a bad --kafka-config) has no run to sum up.
   const bool usage_error = s.code() == Status::Code::kInvalidArgument && totals.records == 0;
@@ -99,6 +104,10 @@ Status CmdRunKafka(const RunArgs& a) {
                  static_cast<unsigned long long>(totals.lines.duplicates),
                  static_cast<unsigned long long>(totals.lines.fenced),
                  static_cast<unsigned long long>(totals.lines.rejected));
+    if (split.count() > 0) {
+      std::fprintf(stderr, "kafka %s: %llu producers split over partitions (--on-split-producer warn): key the "
+                   "records by producer (docs/KAFKA.md)\n", a.topic.c_str(), static_cast<unsigned long long>(split.count()));
+    }
   }
   return s;
 }

@@ -106,8 +106,11 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
                 static_cast<unsigned long long>(st.rejected_retired));
   }
   if (s.sources.empty()) std::printf("  none\n");
-  std::printf("producers   %llu, %zu with open gaps, %llu retired\n", static_cast<unsigned long long>(s.producers),
-              s.gaps.size(), static_cast<unsigned long long>(s.retired_producers));
+  const std::string split = s.split_producers.empty()
+                                ? std::string()
+                                : ", " + std::to_string(s.split_producers.size()) + " split over partitions";
+  std::printf("producers   %llu, %zu with open gaps, %llu retired%s\n", static_cast<unsigned long long>(s.producers),
+              s.gaps.size(), static_cast<unsigned long long>(s.retired_producers), split.c_str());
   for (const api::ProducerGaps& p : s.gaps) {
     std::string ranges;
     for (const api::SeqRange& g : p.missing) {
@@ -115,6 +118,10 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
                 (g.first == g.last ? U(g.first) : U(g.first) + ".." + U(g.last));
     }
     std::printf("  %s  epoch %u  missing seq %s\n", api::EscapeControl(p.producer).c_str(), p.epoch, ranges.c_str());
+  }
+  for (const api::RootStatus::SplitProducer& p : s.split_producers) {
+    std::printf("  %s  split over %s: key the records by producer (docs/KAFKA.md)\n",
+                api::EscapeControl(p.producer).c_str(), api::EscapeControl(p.sources).c_str());
   }
   std::printf("ids         %llu held, oldest %s, dedup by id from event time %s\n",
               static_cast<unsigned long long>(s.ids.held), s.ids.oldest ? api::FormatTime(*s.ids.oldest).c_str() : "none",

@@ -60,6 +60,7 @@ struct KafkaArgs {
   std::string state;                  // --state DIR: per-partition states, shared ROOT (SPEC 12)
   uint64_t checkpoint_every = 100000; // --checkpoint-every N: offsets between a partition's checkpoints
   std::string timeout = "30s";        // --kafka-timeout D: how long to wait for a first broker
+  std::string on_split_producer;      // --on-split-producer stop|warn ("": not given, stop)
 };
 
 // run's arguments: what every source shares (the follow cadence, --final)

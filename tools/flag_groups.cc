@@ -106,6 +106,11 @@ void AddKafkaFlags(CLI::App* c, KafkaArgs* a) {
   c->add_option("--kafka-timeout", a->timeout,
                 "--kafka: with no broker answering this long after the start, exit 1 (\"no broker reachable at "
                 "BROKERS\"; default 30s; 0: wait as long as it takes)");
+  c->add_option("--on-split-producer", a->on_split_producer,
+                "--kafka: a producer whose records come from a second partition (not keyed by producer): stop "
+                "(default; " + ExitText(Exit::kGap) + " naming the producer and partitions, nothing of that "
+                "partition's batch applied) or warn (go on; status and metrics list it)")
+      ->check(OneOf({"stop", "warn"}));
   c->add_option("--state", a->state,
                 "--kafka: many processes share the topic (README, Running many processes): each partition's "
                 "state lives in its own LMDB environment under this local DIR, fenced by owner epochs in ROOT");

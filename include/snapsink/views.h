@@ -203,6 +203,14 @@ struct RootStatus {
   uint64_t producers = 0;
   std::vector<ProducerGaps> gaps;     // only producers with open gaps
   uint64_t retired_producers = 0;
+  // Producers whose events came from two Kafka partitions (run
+  // --on-split-producer warn), each with the partitions as recorded
+  // ("kafka:T/0, kafka:T/3"), by producer.
+  struct SplitProducer {
+    std::string producer;
+    std::string sources;
+  };
+  std::vector<SplitProducer> split_producers;
   IdsInfo ids;
   std::vector<DirUsage> disk;
   uint64_t state_bytes = 0;

@@ -109,6 +109,18 @@ struct WriteOptions {
   bool stop_on_error = false;
   // Events without seq or id are deduplicated by a hash of their content.
   bool id_from_content = false;
+  // Called (set: non-empty) inside the batch's Write, before anything of
+  // it commits, once for each producer the batch has events with seq of,
+  // on its first such event: (the batch's source, the producer). Keeps a
+  // producer to one source of a group (a Kafka consumer: one partition,
+  // utilities/kafka/split_producers.h). A failure leaves the batch out
+  // whole, as a gap under GapPolicy::kStop does, and Write returns it. OK
+  // with *split set: the batch goes on, and the root records, in the same
+  // transaction, that the producer is split (`split` names the sources,
+  // e.g. "kafka:T/0, kafka:T/3"); ReadOnlySink::GetStatus lists it. May be
+  // called from another thread than the Write's caller (group commit),
+  // and again for a batch whose group is redone.
+  std::function<Status(std::string_view source, std::string_view producer, std::string* split)> producer_check;
 };
 
 // What one batch did (the source's lines of this batch only).

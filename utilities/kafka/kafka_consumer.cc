@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "snapsink/utilities/partitions.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink::kafka {
@@ -27,6 +28,17 @@ int64_t SteadyMs() {  // only how long to wait for a broker, never what is writt
 // librdkafka's log lines, served on the polling thread (log.queue): one note each.
 void LogCallback(const rd_kafka_t* rk, int, const char* fac, const char* buf);
 
+// The partitions' Writes' options: o.write, with the split check if asked.
+api::WriteOptions WriteOptionsOf(const ConsumerOptions& o) {
+  api::WriteOptions w = o.write;
+  if (SplitProducers* split = o.split_producers; split != nullptr) {
+    w.producer_check = [split](std::string_view source, std::string_view producer, std::string* out) {
+      return split->Check(source, producer, out);
+    };
+  }
+  return w;
+}
+
 std::optional<int64_t> ParseOffset(const std::string& text) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -38,7 +50,7 @@ std::optional<int64_t> ParseOffset(const std::string& text) {
 
 struct Consumer::Impl {
   Impl(api::Sink* sink_in, ConsumerOptions options)
-      : sink(sink_in), o(std::move(options)), w(sink_in, o.topic, o.write) {
+      : sink(sink_in), o(std::move(options)), w(sink_in, o.topic, WriteOptionsOf(o)) {
     if (o.states == nullptr) return;
     w.set_commit_check([this](int32_t p) { return o.states->Check(p, Source(p)); });
     w.set_on_failure([this](int32_t p, const Status& s) {
@@ -107,6 +119,18 @@ struct Consumer::Impl {
     if (!s.ok()) Note("warning: " + s.message() + " (" + Source(p) + " goes on; its previous checkpoint stays)");
   }
 
+  // Splits found by the round's Writes (kWarn): a note each; with --state
+  // also recorded in ROOT (the partition's state holds it already), whose
+  // status lists it. A failed record is a note: the state keeps its own.
+  void NoteSplits() {
+    for (const SplitProducers::Found& f : o.split_producers->TakeFound()) {
+      Note(f.note);
+      if (o.states == nullptr) continue;
+      Status s = api::RecordSplitProducer(*o.states->root(), f.producer, f.sources);
+      if (!s.ok()) Note("warning: cannot record the split producer in the root: " + s.ToString());
+    }
+  }
+
   // Writes every pending batch, then tells Kafka the new offsets (lag tools only).
   Status Flush(RoundResult* r) {
     for (const auto& [p, part] : w.partitions()) {  // the high watermarks of the last fetches
@@ -121,6 +145,7 @@ struct Consumer::Impl {
     }
     std::vector<std::pair<int32_t, int64_t>> flushed;
     Status s = w.Flush(&unreported, &flushed);
+    if (o.split_producers != nullptr) NoteSplits();
     if (o.states != nullptr) {
       for (const auto& [p, off] : flushed) NoteCheckpoint(p, o.states->AfterCommit(p, Source(p), off).status());
     }

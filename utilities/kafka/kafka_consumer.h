@@ -29,6 +29,7 @@
 #include "utilities/kafka/kafka_config.h"
 #include "utilities/kafka/partition_states.h"
 #include "utilities/kafka/partition_writer.h"
+#include "utilities/kafka/split_producers.h"
 
 namespace snapsink::kafka {
 
@@ -44,6 +45,10 @@ struct ConsumerOptions {
   // new owner epoch at each assignment, dropped when revoked or fenced); the
   // Sink given to Create is then unused. Not owned; outlives the Consumer.
   PartitionStates* states = nullptr;
+  // Set: every partition's Write checks that each producer keeps to one
+  // partition (utilities/kafka/split_producers.h), and its warnings come
+  // through on_note. Not owned; outlives the Consumer.
+  SplitProducers* split_producers = nullptr;
   // Before the first assignment: after this long with no broker answering
   // (a metadata request to the bootstrap brokers fails), Round returns
   // IOError "no broker reachable at BROKERS (...)". 0: wait as long as it takes.

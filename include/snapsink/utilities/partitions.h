@@ -131,6 +131,14 @@ Result<std::vector<PartitionOwnerInfo>> PartitionOwners(const ReadOnlySink& root
 Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlySink& root, Sink& state,
                                                                      const PartitionRound& round);
 
+// Records in root (taking its LOCK for one commit, waiting for it) that
+// `producer`'s events came from two partitions of a topic (`sources` names
+// them, "kafka:T/0, kafka:T/3"), where the partitions' own states found it
+// (api::WriteOptions::producer_check): RootStatus lists it. Replaces an earlier record of the producer.
+// Errors: InvalidArgument (producer empty), Locked (LOCK not had within the
+//   wait), IOError.
+Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, const std::string& sources);
+
 // Publishes into root, taking its LOCK for this step only (waiting for it),
 // every window of `topic` that all its `partitions` partitions have sealed
 // or are past, and whose seals changed since its last merged version: their

@@ -1,0 +1,68 @@
+// A producer's records must all land on one partition of a topic: Kafka
+// orders records within a partition only, so a producer whose records are
+// spread over two partitions is read out of order (one root: counts that
+// depend on how the partitions' reads interleave) or into two states
+// (--state: counted by each). SplitProducers finds such a producer as its
+// events are written: it remembers, for every producer with seq, the
+// partition its events first came from in this process, and a batch of
+// another partition with an event of it is a split
+// (api::WriteOptions::producer_check, given to every partition's Write).
+//
+// kStop: that batch fails whole with Status Gap naming the producer and
+// both partitions (nothing of it is applied; the run stops, exit 3).
+// kWarn: the batch goes on; the split is recorded in the state the batch
+// commits to (status, metrics) and noted once per producer and partition.
+//
+// It knows what one process has read since it started: a producer read
+// from one partition by an earlier run, or by another process of a
+// --state group, and from another partition only now, is not seen as
+// split. Thread-safe (partitions' Writes run concurrently).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "snapsink/sink.h"
+
+namespace snapsink::kafka {
+
+enum class OnSplitProducer { kStop, kWarn };
+
+class SplitProducers {
+ public:
+  SplitProducers(std::string topic, OnSplitProducer on_split) : topic_(std::move(topic)), on_split_(on_split) {}
+
+  // api::WriteOptions::producer_check.
+  Status Check(std::string_view source, std::string_view producer, std::string* split);
+  // The splits found since the last call (kWarn): the producer, the
+  // partitions it came from so far ("kafka:T/0, kafka:T/3") and a note for
+  // people, one line.
+  struct Found {
+    std::string producer, sources, note;
+  };
+  std::vector<Found> TakeFound();
+  // Producers found split so far.
+  uint64_t count() const;
+
+ private:
+  struct Seen {
+    uint32_t first = 0;           // index in sources_ of the partition its events first came from
+    std::vector<uint32_t> others;  // kWarn: the other partitions seen since, in order
+  };
+  uint32_t SourceIndex(std::string_view source);  // REQUIRES mu_
+  std::string Names(const Seen& seen) const;      // REQUIRES mu_
+
+  const std::string topic_;
+  const OnSplitProducer on_split_;
+  mutable std::mutex mu_;
+  std::vector<std::string> sources_;
+  std::unordered_map<std::string, Seen> producers_;
+  std::vector<Found> found_;
+  uint64_t split_ = 0;
+};
+
+}  // namespace snapsink::kafka
