@@ -1,7 +1,7 @@
 #include "tools/flag_groups.h"
 
+#include "snapsink/utilities/query_text.h"
 #include "tools/cli_errors.h"
-#include "tools/window_arg.h"
 
 namespace snapsink {
 
@@ -10,7 +10,7 @@ CLI::Option* AddRoot(CLI::App* c, std::string* root) {
 }
 
 std::string WindowHelp(const std::string& what) {
-  return (what.empty() ? "" : what + " ") + "A window: " + kWindowForms;
+  return (what.empty() ? "" : what + " ") + "A window: " + api::kWindowForms;
 }
 
 std::string Footer(const std::string& exit_line, const std::string& example) {

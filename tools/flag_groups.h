@@ -15,7 +15,7 @@ namespace snapsink {
 // The required ROOT argument of every command but init.
 CLI::Option* AddRoot(CLI::App* c, std::string* root);
 
-// "<what> A window: <the forms of tools/window_arg.h>" (what may be "").
+// "<what> A window: <the forms of snapsink/utilities/query_text.h>" (what may be "").
 std::string WindowHelp(const std::string& what);
 
 // A command's footer: its "Exit status: ..." line, then an example.
