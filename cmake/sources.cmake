@@ -110,15 +110,17 @@ set(SNAPSINK_PUBLIC_HEADERS
 set(SNAPSINK_PUBLIC_UTILITY_HEADERS
   include/snapsink/utilities/parse.h
   include/snapsink/utilities/partitions.h
+  include/snapsink/utilities/query_text.h
   include/snapsink/utilities/serve.h
   include/snapsink/utilities/table.h
 )
 
 # The public utilities' code, compiled apart from the library's internals
 # and then archived into it: utilities/serve/ (the HTTP server and the
-# status page: api::Server, api::StatusPage) and utilities/table/ (ToTable,
-# FormatTable).
+# status page: api::Server, api::StatusPage), utilities/table/ (ToTable,
+# FormatTable) and utilities/query/ (ParseQuery: query text to a QuerySpec).
 set(SNAPSINK_PUBLIC_UTILITY_SOURCES
+  utilities/query/query_text.cc
   utilities/serve/http_request.cc
   utilities/serve/connections.cc
   utilities/serve/http_server.cc
@@ -193,7 +195,6 @@ set(SNAPSINK_TOOL_SOURCES
   tools/stop_signals.cc
   tools/table.cc
   tools/version.cc
-  tools/window_arg.cc
   tools/write_results.cc
 )
 
@@ -258,6 +259,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/power_cut_lmdb_test.cc
   tests/publish_power_cut_test.cc
   tests/query_range_test.cc
+  tests/query_text_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
   tests/rgw_server.cc

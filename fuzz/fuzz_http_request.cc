@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   if (snapsink::ParseQueryParams(params, &p, &error)) {
     int64_t ms;
-    if (p.window) (void)snapsink::ParseWindowName(*p.window, &ms);
+    if (p.text.window) (void)snapsink::ParseWindowName(*p.text.window, &ms);
   } else if (error.empty()) {
     std::abort();  // a refusal always says why (the 400's message)
   }

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <thread>
 
+#include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/query_text.h"
 #include "snapsink/utilities/serve.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"
@@ -63,6 +65,37 @@ TEST_F(ServeApiTest, StartServesQueriesAndStopsFromAnotherThread) {
   std::thread stopper([&] { (*server)->Stop(); });
   EXPECT_STATUS_OK((*server)->Wait());
   stopper.join();
+}
+
+// An embedded server reads a window as `snapsink query` does (one parser,
+// api::ParseQuery): its start in either form, a time inside it, or
+// milliseconds; a bad one is a 400 naming the parameter and the forms.
+TEST_F(ServeApiTest, AWindowIsReadAsTheCliReadsIt) {
+  WriteFile(in_, Line(0, "2026-10-21T10:00:00Z", "eu"));
+  {
+    auto sink = api::Sink::Open(root_);
+    ASSERT_STATUS_OK(sink);
+    ASSERT_STATUS_OK((*sink)->Run(RunFinal()));
+  }
+  auto server = api::Server::Start(root_, AnyPort());
+  ASSERT_STATUS_OK(server);
+  httplib::Client c("127.0.0.1", (*server)->port());
+  for (const char* w : {"2026-10-21T10:00:00Z", "20261021T100000Z", "2026-10-21T10:30:00Z",
+                        "2026-10-21T12:30:00%2B02:00", "1792577000000"}) {
+    for (const char* param : {"window", "from", "to"}) {
+      auto r = c.Get(std::string("/v1/query?") + param + "=" + w);
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->status, 200) << param << "=" << w << ": " << r->body;
+      EXPECT_NE(r->body.find("\"window\":\"2026-10-21T10:00:00Z\""), std::string::npos)
+          << param << "=" << w << ": " << r->body;
+    }
+  }
+  auto r = c.Get("/v1/query?from=garbage");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->body, "{\"error\":" + api::JsonQuote(std::string("from 'garbage': expected ") + api::kWindowForms) + "}\n");
+  (*server)->Stop();
+  EXPECT_STATUS_OK((*server)->Wait());
 }
 
 // A process that writes serves through its Sink (one LMDB environment) and

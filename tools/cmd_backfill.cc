@@ -5,13 +5,13 @@
 
 #include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/query_text.h"
 #include "tools/batch_interrupt.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/progress.h"
-#include "tools/window_arg.h"
 #include "tools/write_results.h"
 #include "utilities/status_macros.h"
 
@@ -30,7 +30,7 @@ Status CmdBackfill(const BackfillArgs& a) {
   for (auto [opt, text, out] : {std::tuple{"--from", &a.from, &o.from}, std::tuple{"--to", &a.to, &o.to}}) {
     if (text->empty()) continue;
     int64_t ms;
-    SNAPSINK_RETURN_IF_ERROR(ParseInstantArg(opt, *text, &ms));  // names the window holding it
+    SNAPSINK_RETURN_IF_ERROR(api::ParseInstant(opt, *text, &ms));  // names the window holding it
     *out = ms;
   }
   BatchInterrupt interrupt;  // before any thread starts

@@ -5,11 +5,11 @@
 
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
+#include "snapsink/utilities/query_text.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
-#include "tools/window_arg.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
@@ -26,32 +26,24 @@ Status CmdQuery(const QueryArgs& a) {
                           (in_bucket ? !api::Sink::OpenReadOnly(a.root).ok()
                                      : !std::filesystem::exists(std::filesystem::path(a.root) / "state"));
   if (not_a_root) return reader.status();
-  api::QuerySpec spec;
-  if (!a.window.empty() || !a.from.empty() || !a.to.empty() || a.has_rollup) {
+  api::QueryText text;
+  if (!a.window.empty()) text.window = a.window;
+  if (!a.from.empty()) text.from = a.from;
+  if (!a.to.empty()) text.to = a.to;
+  if (a.has_rollup) text.rollup = a.rollup;
+  text.metric = a.metric;
+  if (a.has_key) text.key = a.key;
+  text.metric_prefix = a.metric_prefix;
+  text.key_prefix = a.key_prefix;
+  int64_t window_size_ms = 0;
+  if (text.window || text.from || text.to || text.rollup) {
     // The window size is a setting of the root; a time names the window holding it.
     SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));
-    const int64_t window_size_ms = sink->settings().window_size_ms;
-    int64_t w = 0;
-    if (!a.window.empty()) {
-      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", a.window, window_size_ms, &w));
-      spec.window = w;
-    }
-    if (!a.from.empty()) {
-      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--from", a.from, window_size_ms, &w));
-      spec.from = w;
-    }
-    if (!a.to.empty()) {
-      SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--to", a.to, window_size_ms, &w));
-      spec.to = w;
-    }
-    if (spec.from && spec.to) {
-      SNAPSINK_RETURN_IF_ERROR(api::CheckRange("--from", a.from, *spec.from, "--to", a.to, *spec.to));
-    }
-    if (a.has_rollup) {
-      SNAPSINK_RETURN_IF_ERROR(api::ParseRollup("--rollup", a.rollup, window_size_ms, &w));
-      spec.rollup_ms = w;
-    }
+    window_size_ms = sink->settings().window_size_ms;
   }
+  api::QuerySpec spec;
+  SNAPSINK_RETURN_IF_ERROR(
+      api::ParseQuery(text, window_size_ms, &spec, {"--window", "--from", "--to", "--rollup"}));
   if (!reader.ok() && reader.status().IsNotFound() && a.generation == 0) {
     // No CURRENT: nothing published, unless the state records a generation
     // (then GetStatus fails naming it and the fix).
@@ -63,10 +55,6 @@ Status CmdQuery(const QueryArgs& a) {
     return Status::OK();
   }
   SNAPSINK_RETURN_IF_ERROR(reader.status());
-  spec.metric = a.metric;
-  if (a.has_key) spec.key = a.key;
-  spec.metric_prefix = a.metric_prefix;
-  spec.key_prefix = a.key_prefix;
   bool empty = false;
   if (spec.rollup_ms) {
     std::vector<api::RollupRow> rows;

@@ -57,7 +57,6 @@ Status RunFollow(const RunArgs& a) {
   if (!a.serve.empty()) {
     api::ServeOptions so;
     so.listen = a.serve;
-    UseToolWindowSyntax(&so);
     // Through the writer's handle: one LMDB environment per process.
     auto started = api::Server::Start(**sink, so);
     if (!started.ok() && started.status().message().find("ServeOptions::tls_cert_file") != std::string::npos) {

@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/query_text.h"
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
-#include "tools/window_arg.h"
 #include "tools/write_results.h"
 #include "utilities/status_macros.h"
 
@@ -24,7 +24,7 @@ Status CmdSeal(const SealArgs& a) {
   o.all = a.all;
   for (const std::string& n : a.windows) {
     int64_t w;
-    SNAPSINK_RETURN_IF_ERROR(ParseWindowArg("--window", n, (*sink)->settings().window_size_ms, &w));
+    SNAPSINK_RETURN_IF_ERROR(api::ParseWindow("--window", n, (*sink)->settings().window_size_ms, &w));
     o.windows.push_back(w);
   }
   auto sealed = (*sink)->Seal(o);

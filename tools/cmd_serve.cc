@@ -15,7 +15,6 @@
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/stop_signals.h"
-#include "tools/window_arg.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
@@ -58,15 +57,6 @@ class HangupSignals {
 
 }  // namespace
 
-void UseToolWindowSyntax(api::ServeOptions* o) {
-  o->parse_window = [](const std::string& text, int64_t window_size_ms, int64_t* start) {
-    return ParseWindowArg("window", text, window_size_ms, start);
-  };
-  o->parse_window_param = [](const std::string& name, const std::string& text, int64_t window_size_ms, int64_t* start) {
-    return ParseWindowArg(name, text, window_size_ms, start);
-  };
-}
-
 Status ServeFlagNames(const Status& s) {
   return NameFlags(s, {{"ServeOptions::listen", "--listen"},
                        {"ServeOptions::threads", "--threads"},
@@ -92,7 +82,6 @@ namespace {
 
 Status CmdServe(const ServeArgs& a) {
   api::ServeOptions o = a.options;
-  UseToolWindowSyntax(&o);
   auto duration = [](const char* option, const std::string& text, int* ms) {
     int64_t v = 0;
     if (!api::ParseDuration(text, &v) || v <= 0 || v > INT32_MAX) {

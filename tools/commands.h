@@ -117,8 +117,6 @@ struct ServeArgs {
   std::string access_log;  // empty: stderr
   bool quiet = false;      // no access log
 };
-// Gives a server the tool's window syntax (tools/window_arg.h) for ?window=.
-void UseToolWindowSyntax(api::ServeOptions* o);
 // The server's errors with the flags of serve (and run --serve) for the
 // ServeOptions fields they name: "--listen x: ...", not "ServeOptions::listen x: ...".
 Status ServeFlagNames(const Status& s);

@@ -1,9 +1,9 @@
 #include "tools/flag_groups.h"
 
 #include "snapsink/sink.h"
+#include "snapsink/utilities/query_text.h"
 
 #include "tools/cli_errors.h"
-#include "tools/window_arg.h"
 
 namespace snapsink {
 
@@ -27,7 +27,7 @@ Status UseBucketState(const std::string& root, const std::string& state) {
 }
 
 std::string WindowHelp(const std::string& what) {
-  return (what.empty() ? "" : what + " ") + "A window: " + kWindowForms;
+  return (what.empty() ? "" : what + " ") + "A window: " + api::kWindowForms;
 }
 
 std::string Footer(const std::string& exit_line, const std::string& example) {

@@ -22,7 +22,7 @@ void AddBucketState(CLI::App* c, std::string* state);
 // root (api::Sink::UseStateDir); InvalidArgument when root is not in a bucket.
 Status UseBucketState(const std::string& root, const std::string& state);
 
-// "<what> A window: <the forms of tools/window_arg.h>" (what may be "").
+// "<what> A window: <the forms of snapsink/utilities/query_text.h>" (what may be "").
 std::string WindowHelp(const std::string& what);
 
 // A command's footer: its "Exit status: ..." line, then an example.

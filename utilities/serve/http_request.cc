@@ -64,14 +64,15 @@ bool ParseQueryParams(const std::multimap<std::string, std::string>& params, Que
     auto it = params.find(name);
     return it == params.end() ? nullptr : &it->second;
   };
-  if (const std::string* w = first("window")) out->window = OffsetSignFromQuery(*w);
-  if (const std::string* v = first("from")) out->from = OffsetSignFromQuery(*v);
-  if (const std::string* v = first("to")) out->to = OffsetSignFromQuery(*v);
-  if (const std::string* m = first("metric")) out->metric = *m;
-  if (const std::string* k = first("key")) out->key = *k;
-  if (const std::string* v = first("metric-prefix")) out->metric_prefix = *v;
-  if (const std::string* v = first("key-prefix")) out->key_prefix = *v;
-  if (const std::string* v = first("rollup")) out->rollup = *v;
+  api::QueryText& t = out->text;
+  if (const std::string* w = first("window")) t.window = OffsetSignFromQuery(*w);
+  if (const std::string* v = first("from")) t.from = OffsetSignFromQuery(*v);
+  if (const std::string* v = first("to")) t.to = OffsetSignFromQuery(*v);
+  if (const std::string* m = first("metric")) t.metric = *m;
+  if (const std::string* k = first("key")) t.key = *k;
+  if (const std::string* v = first("metric-prefix")) t.metric_prefix = *v;
+  if (const std::string* v = first("key-prefix")) t.key_prefix = *v;
+  if (const std::string* v = first("rollup")) t.rollup = *v;
   if (const std::string* g = first("generation")) {
     // The words of `query --generation` (tools/cli_errors.cc AtLeast(1)).
     if (!ParseU64(*g, &out->generation)) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "snapsink/utilities/query_text.h"
+
 namespace snapsink {
 
 enum class Endpoint { kNone, kQuery, kWindows, kGenerations, kStatus, kMetrics, kHealthz };
@@ -19,14 +21,9 @@ Endpoint RouteOf(std::string_view path);
 const char* EndpointPath(Endpoint e);
 
 struct QueryParams {
-  std::optional<std::string> window;  // as given; the server parses it
-  std::string metric;                 // "" = every metric
-  std::optional<std::string> key;
-  std::optional<std::string> from, to;  // windows, as given; the server parses them
-  std::string metric_prefix, key_prefix;  // metric-prefix, key-prefix: "" = every one
-  std::optional<std::string> rollup;      // as given; the server parses it
-  uint64_t generation = 0;            // 0 = the current one
-  bool csv = false;                   // format=csv (default json)
+  api::QueryText text;     // window, from, to, metric, key, the prefixes, rollup: as given
+  uint64_t generation = 0;  // 0 = the current one
+  bool csv = false;         // format=csv (default json)
 };
 
 // The decoded query parameters of GET /v1/query (first value of each name):

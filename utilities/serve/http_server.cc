@@ -560,42 +560,9 @@ struct HttpServer::Impl {
     std::string error;
     if (!ParseQueryParams(req.params, &params, &error)) return Error(res, 400, error);
     api::QuerySpec spec;
-    if (params.window) {
-      const std::string& w = *params.window;
-      int64_t ms;
-      if (options.parse_window) {
-        Status s = options.parse_window(w, state->settings().window_size_ms, &ms);
-        if (!s.ok()) return Error(res, 400, s.message());
-      } else if (!api::ParseTime(w, &ms)) {
-        return Error(res, 400, "window: " + w + ": not a window name");
-      }
-      spec.window = ms;
+    if (Status s = api::ParseQuery(params.text, state->settings().window_size_ms, &spec); !s.ok()) {
+      return Error(res, 400, s.message());
     }
-    const int64_t window_size_ms = state->settings().window_size_ms;
-    auto parse_bound = [&](const char* name, const std::string& text, std::optional<int64_t>* out) -> Status {
-      int64_t ms = 0;
-      if (options.parse_window_param) {
-        SNAPSINK_RETURN_IF_ERROR(options.parse_window_param(name, text, window_size_ms, &ms));
-      } else if (!api::ParseTime(text, &ms)) {
-        return Status::InvalidArgument(std::string(name) + ": " + text + ": not a window name");
-      }
-      *out = ms;
-      return Status::OK();
-    };
-    Status bad;
-    if (params.from) bad = parse_bound("from", *params.from, &spec.from);
-    if (bad.ok() && params.to) bad = parse_bound("to", *params.to, &spec.to);
-    if (bad.ok() && spec.from && spec.to) bad = api::CheckRange("from", *params.from, *spec.from, "to", *params.to, *spec.to);
-    if (bad.ok() && params.rollup) {
-      int64_t rollup = 0;
-      bad = api::ParseRollup("rollup", *params.rollup, window_size_ms, &rollup);
-      spec.rollup_ms = rollup;
-    }
-    if (!bad.ok()) return Error(res, 400, bad.message());
-    spec.metric = params.metric;
-    spec.key = params.key;
-    spec.metric_prefix = params.metric_prefix;
-    spec.key_prefix = params.key_prefix;
     const uint64_t generation = params.generation;
     const api::OutputFormat format = params.csv ? api::OutputFormat::kCsv : api::OutputFormat::kJson;
     const char* type = format == api::OutputFormat::kJson ? "application/x-ndjson" : "text/csv";

@@ -11,6 +11,8 @@
 //
 // A read-only HTTP/1.1 server over public Readers (reader.h):
 //   GET /v1/query?window=&metric=&key=&generation=&format=json|csv
+//       (window, from, to, metric, key, the prefixes and rollup read by
+//       ParseQuery, utilities/query_text.h: the CLI's window syntax)
 //       the rows of Reader::Query (Reader::Rollup with rollup=) as NDJSON
 //       or CSV (utilities/table.h), with `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match
 //       "G" gives 304. Every answer comes from one pinned generation.
@@ -98,14 +100,6 @@ struct ServeOptions {
   // sent: the rows of an answer sent in chunks are counted first.
   size_t max_rows = 1000000;
   int poll_ms = 500;               // the watcher re-reads CURRENT at least this often
-  // How the window parameter is read; InvalidArgument (the message names the
-  // text) gives 400. Unset: a window name ("2026-10-21T10:00:00Z" or
-  // "20261021T100000Z", see ParseTime) that is a window start.
-  std::function<Status(const std::string& text, int64_t window_size_ms, int64_t* start)> parse_window;
-  // The same for the from and to parameters, told which one (`name`) so the
-  // message names it. Unset: a window name, as above.
-  std::function<Status(const std::string& name, const std::string& text, int64_t window_size_ms, int64_t* start)>
-      parse_window_param;
 
   // Serving beyond this host. A listen address other than loopback
   // (127.0.0.0/8, ::1, localhost) needs TLS and a token file both, unless
