@@ -193,6 +193,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_views_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
+  tests/library_quiet_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc

@@ -610,11 +610,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   m.parser.SetContentIds(options.id_from_content);
   if (before != nullptr) *before = m.cur->src;
   auto note = [&](const std::string& text) {
-    if (options.on_note) {
-      options.on_note(text);
-    } else {
-      std::fprintf(stderr, "%s\n", text.c_str());
-    }
+    if (options.on_note) options.on_note(text);  // the library never prints
   };
 
   SNAPSINK_RETURN_IF_ERROR(m.TrimRejects(m.cur));

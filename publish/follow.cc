@@ -52,7 +52,7 @@ Follower::Follower(Root* root, FollowOptions options) : root_(root), options_(st
       ::inotify_add_watch(inotify_fd_, (IsDir(in) ? in : Parent(in)).c_str(), mask);
     }
   }
-  if (!options_.on_note) options_.on_note = [](const std::string& n) { std::fprintf(stderr, "%s\n", n.c_str()); };
+  if (!options_.on_note) options_.on_note = [](const std::string&) {};  // the library never prints
 }
 
 Follower::~Follower() {

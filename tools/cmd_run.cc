@@ -34,6 +34,7 @@ Status RunFollow(const RunArgs& a) {
   o.stop_on_error = a.ingest.on_error == "stop";
   o.id_from_content = a.ingest.id_from_content;
   o.keep_generations = a.keep_generations;
+  o.on_note = PrintNote;
   if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }
@@ -57,6 +58,7 @@ Status RunFollow(const RunArgs& a) {
   if (!a.serve.empty()) {
     api::ServeOptions so;
     so.listen = a.serve;
+    so.on_note = PrintServeNote;
     UseToolWindowSyntax(&so);
     // Through the writer's handle: one LMDB environment per process.
     auto started = api::Server::Start(**sink, so);

@@ -16,6 +16,7 @@
 #include "tools/flag_groups.h"
 #include "tools/stop_signals.h"
 #include "tools/window_arg.h"
+#include "tools/write_results.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
@@ -88,11 +89,16 @@ Status ServeFlagNames(const Status& s) {
                        {"ServeOptions::insecure", "--insecure"}});
 }
 
+void PrintServeNote(const std::string& note) {
+  PrintNote("snapsink serve: " + ServeFlagNames(Status::InvalidArgument(note)).message());
+}
+
 namespace {
 
 Status CmdServe(const ServeArgs& a) {
   api::ServeOptions o = a.options;
   UseToolWindowSyntax(&o);
+  o.on_note = PrintServeNote;
   auto duration = [](const char* option, const std::string& text, int* ms) {
     int64_t v = 0;
     if (!api::ParseDuration(text, &v) || v <= 0 || v > INT32_MAX) {

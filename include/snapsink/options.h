@@ -80,7 +80,7 @@ struct IngestOptions {
   // without '\n' is taken or rejected rather than left for later (docs/CONTRACT.md 1).
   bool final = false;
   // Notes for the user ("file was replaced", a half-written line left
-  // unread); printed to stderr when unset.
+  // unread); dropped when unset: the library never prints.
   std::function<void(const std::string& note)> on_note;
   // Called after each commit: source, committed offset, input size (-1
   // unknown), lines so far.
@@ -160,7 +160,7 @@ struct FollowOptions {
   // After each publish, gc keeps this many newest generations (>= 1), the
   // current one and every generation a Reader pins (Sink::Gc).
   uint64_t keep_generations = kDefaultKeepGenerations;
-  // Reports (stderr when unset): notes of the ingester, each said once while
+  // Reports (dropped when unset: the library never prints): notes of the ingester, each said once while
   // it holds; windows sealed by a pass; generations published.
   std::function<void(const std::string& note)> on_note;
   std::function<void(const std::vector<SealedWindow>&)> on_sealed;

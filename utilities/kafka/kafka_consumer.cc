@@ -84,11 +84,7 @@ struct Consumer::Impl {
   using Partition = PartitionWriter::Partition;
 
   void Note(const std::string& m) const {
-    if (o.on_note) {
-      o.on_note(m);
-    } else {
-      std::fprintf(stderr, "%s\n", m.c_str());
-    }
+    if (o.on_note) o.on_note(m);  // the library never prints
   }
   std::string Source(int32_t p) const { return w.Source(p); }
 

@@ -1,18 +1,12 @@
 #include "utilities/kafka/merged_publish.h"
 
-#include <cstdio>
-
 #include "utilities/kafka/partition_writer.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink::kafka {
 
 void MergedPublisher::Note(const std::string& m) const {
-  if (on_note_) {
-    on_note_(m);
-  } else {
-    std::fprintf(stderr, "%s\n", m.c_str());
-  }
+  if (on_note_) on_note_(m);  // the library never prints
 }
 
 Status MergedPublisher::SealOwned(Consumer* c, bool all, std::vector<api::SealedWindow>* sealed) {
