@@ -562,7 +562,7 @@ void Ingester::SetWindowRange(int64_t first, int64_t last) {
 namespace {
 // Records a failure other than a stop for bad input or a gap as sticky.
 Status Stick(Status* sticky, Status s) {
-  if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) *sticky = s;
+  if (!s.ok() && !s.IsGap() && !s.IsBadInput()) *sticky = s;
   return s;
 }
 
@@ -674,7 +674,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
     const uint64_t rejected = src.rejected;
     Status s = m.Apply(line.data, line.size, line.capacity, line.end_offset, line.overlong, options.stop_on_error);
     if (!s.ok()) {
-      if (s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
+      if (!s.IsGap() && !s.IsBadInput()) return s;
       // Everything before the offending line is committed; it is not.
       if (m.batch_lines > 0) SNAPSINK_RETURN_IF_ERROR(m.Commit());
       m.txn.reset();

@@ -141,7 +141,7 @@ Status Root::InitWithState(Env* env, const std::string& path,
   if (!env->FileExists(filenames::LockFile(path))) made.push_back(filenames::LockFile(path));
   std::unique_ptr<FileLock> lock;
   Status s = LockRoot(env, path, &lock);
-  if (s.code() == Status::Code::kLocked) return s;  // another init (or writer) has it
+  if (s.IsLocked()) return s;  // another init (or writer) has it
   // Another init finished while this one waited for nothing: its root stays.
   if (s.ok() && env->FileExists(state)) return Status::InvalidArgument(path + " is already a snapsink root");
   if (s.ok() && !existed) s = env->SyncDir(ParentDir(path));

@@ -97,7 +97,7 @@ Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
     }
     SourceState st, before;
     Status s = ingester.Run(opt, &st, &before);
-    if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
+    if (s.ok() || s.IsGap() || s.IsBadInput()) {
       result->sources.push_back(SourceToPublic(opt.source, st));
       result->this_run.push_back(SourceToPublic(opt.source, Minus(st, before)));
       result->rejects_files.push_back(opt.rejects_file);
@@ -293,7 +293,7 @@ Status Sink::Run(const RunOptions& options, RunResult* result) {
   // version that the rerun would have to replace), then the stop is the
   // run's status (exit 3 or 2): a stop never holds back what came before it.
   const Status ingested = IngestInto(root, ingest, &result->ingest);
-  if (!ingested.ok() && ingested.code() != Status::Code::kGap && ingested.code() != Status::Code::kBadInput) {
+  if (!ingested.ok() && !ingested.IsGap() && !ingested.IsBadInput()) {
     return ingested;
   }
   SNAPSINK_RETURN_IF_ERROR(SealRoot(root, SealOptions{{}, options.final && ingested.ok()}, &result->sealed));

@@ -124,7 +124,7 @@ Status CmdRun(const RunArgs& a) {
   // Printed as far as the job got: what was sealed (or why nothing was), then the publish.
   PrintSealed(r.sealed);
   if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, a.final ? nullptr : "--final");
-  if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
+  if (!s.ok() && !s.IsGap() && !s.IsBadInput()) return s;
   PrintPublishResult(r.publish);  // a stop publishes what came before it
   interrupt.Finish();
   return s;

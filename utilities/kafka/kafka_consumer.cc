@@ -42,7 +42,7 @@ struct Consumer::Impl {
     if (o.states == nullptr) return;
     w.set_commit_check([this](int32_t p) { return o.states->Check(p, Source(p)); });
     w.set_on_failure([this](int32_t p, const Status& s) {
-      if (s.code() != Status::Code::kLocked) return false;
+      if (!s.IsLocked()) return false;
       Lose(p, s);
       return true;
     });

@@ -23,7 +23,7 @@ Status MergedPublisher::SealOne(const Consumer::OwnedPartition& op, bool all, st
   api::PartitionRound round{topic_, op.partition, op.epoch, op.position, op.high_watermark};
   auto recorded = api::RecordPartitionSeals(root_, op.state, round);
   if (!recorded.ok()) {
-    if (recorded.status().code() != Status::Code::kLocked) return recorded.status();
+    if (!recorded.status().IsLocked()) return recorded.status();
     Note(recorded.status().message());  // fenced: its next commit gives the partition up
     return Status::OK();
   }

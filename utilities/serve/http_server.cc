@@ -542,7 +542,7 @@ struct HttpServer::Impl {
     res.set_content(JsonError(message), "application/json");
   }
   static void ErrorFor(httplib::Response& res, const Status& s) {
-    Error(res, s.IsNotFound() ? 404 : s.IsCorruption() ? 500 : s.code() == Status::Code::kInvalidArgument ? 400 : 500, s.message());
+    Error(res, s.IsNotFound() ? 404 : s.IsCorruption() ? 500 : s.IsInvalidArgument() ? 400 : 500, s.message());
   }
 
   void Query(const httplib::Request& req, httplib::Response& res) {
