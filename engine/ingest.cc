@@ -289,8 +289,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
                 " open gaps, the most kept per producer: resend its missing events, or restart the producer at a "
                 "higher epoch, which closes them)";
       } else {
-        what += " (--on-gap stop: resend the missing events, or accept the gap with `snapsink gaps ROOT accept "
-                "--producer " + std::string(event.producer) + "` and run again)";
+        what += " (GapPolicy::kStop: resend the missing events, or accept the gap with Sink::AcceptGaps for producer " +
+                std::string(event.producer) + " and run again)";
       }
       return Status::Gap(what);
     }

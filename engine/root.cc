@@ -222,8 +222,8 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   if (*format < kOldestReadableFormat) {
     return Status::InvalidArgument(path + " was written by an older snapsink (format " + std::to_string(*format) +
                                    ", with 32-bit versions); this build reads format " +
-                                   std::to_string(kFormatVersion) + ": convert it in place with `snapsink upgrade " +
-                                   path + "` (`--dry-run` first shows what it changes)");
+                                   std::to_string(kFormatVersion) +
+                                   ": convert it in place with Sink::Upgrade (a dry run first shows what it changes)");
   }
   SNAPSINK_ASSIGN_OR_RETURN(auto window, GetMetaU64(txn.get(), meta::kWindowMs));
   SNAPSINK_ASSIGN_OR_RETURN(auto lateness, GetMetaU64(txn.get(), meta::kLatenessMs));

@@ -79,7 +79,7 @@ Status LockFollower(Env* env, const std::string& path, std::unique_ptr<FileLock>
   const std::string lock_path = filenames::FollowerLockFile(path);
   Status s = env->LockFile(lock_path, lock);
   if (s.IsLocked()) {
-    return Status::Locked("root " + path + " is followed by another run --follow" + Holder(env, lock_path));
+    return Status::Locked("root " + path + " is followed by another process (Sink::Follow)" + Holder(env, lock_path));
   }
   SNAPSINK_RETURN_IF_ERROR(s);
   SNAPSINK_RETURN_IF_ERROR(WriteHolder(env, lock_path));

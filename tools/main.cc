@@ -56,6 +56,7 @@ int Main(CLI::App& app, const std::vector<Command>& commands, int argc, char** a
     if (*c.app) s = c.run();
   }
   // Commands print their own findings; this is the one line for the failure.
+  s = CommandHints(s);
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
   if (s.IsInvalidArgument() && s.message().rfind("--", 0) == 0) {
     // A usage error found by the command itself (it names the option): the
