@@ -206,6 +206,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/api_drive_test.cc
+  tests/library_quiet_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
   tests/backfill_stdin_test.cc

@@ -292,8 +292,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
                 " open gaps, the most kept per producer: resend its missing events, or restart the producer at a "
                 "higher epoch, which closes them)";
       } else {
-        what += " (--on-gap stop: resend the missing events, or accept the gap with `snapsink gaps ROOT accept "
-                "--producer " + std::string(event.producer) + "` and run again)";
+        what += " (GapPolicy::kStop: resend the missing events, or accept the gap with Sink::AcceptGaps for producer " +
+                std::string(event.producer) + " and run again)";
       }
       return Status::Gap(what);
     }
@@ -565,7 +565,7 @@ void Ingester::SetWindowRange(int64_t first, int64_t last) {
 namespace {
 // Records a failure other than a stop for bad input or a gap as sticky.
 Status Stick(Status* sticky, Status s) {
-  if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) *sticky = s;
+  if (!s.ok() && !s.IsGap() && !s.IsBadInput()) *sticky = s;
   return s;
 }
 
@@ -613,11 +613,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   m.parser.SetContentIds(options.id_from_content);
   if (before != nullptr) *before = m.cur->src;
   auto note = [&](const std::string& text) {
-    if (options.on_note) {
-      options.on_note(text);
-    } else {
-      std::fprintf(stderr, "%s\n", text.c_str());
-    }
+    if (options.on_note) options.on_note(text);  // the library never prints
   };
 
   SNAPSINK_RETURN_IF_ERROR(m.TrimRejects(m.cur));
@@ -681,7 +677,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
     const uint64_t rejected = src.rejected;
     Status s = m.Apply(line.data, line.size, line.capacity, line.end_offset, line.overlong, options.stop_on_error);
     if (!s.ok()) {
-      if (s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
+      if (!s.IsGap() && !s.IsBadInput()) return s;
       // Everything before the offending line is committed; it is not.
       if (m.batch_lines > 0) SNAPSINK_RETURN_IF_ERROR(m.Commit());
       m.txn.reset();

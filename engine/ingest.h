@@ -66,7 +66,7 @@ struct IngestOptions {
   // bench measures both.
   bool parse_ahead = true;
   // Notes for the user ("file was replaced", a half-written line left unread);
-  // printed to stderr when unset.
+  // dropped when unset: the library never prints.
   std::function<void(const std::string&)> on_note;
   // Called after each commit with the source's state so far (for progress).
   std::function<void(const SourceState&, int64_t input_size)> on_commit;

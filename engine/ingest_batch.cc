@@ -39,8 +39,8 @@ Status Ingester::Write(const std::vector<WriteRequest*>& group) {
       if (Status g = m.store->GrowAfterMapFull(); !g.ok()) s = s.Prefixed(g.message() + ": ");
       else continue;
     }
-    if (failed < live.size() && (check_failed || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput ||
-                                 s.code() == Status::Code::kLocked)) {
+    if (failed < live.size() && (check_failed || s.IsGap() || s.IsBadInput() ||
+                                 s.IsLocked())) {
       live[failed]->status = s;
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(failed));
       continue;

@@ -76,7 +76,7 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricKind kind) {
           "metric " + std::string(metric) + " is " + MetricKindName(old) + " and window " + FormatIso(*held) +
           (windows > 1 ? " (and " + std::to_string(windows - 1) + " more)" : std::string()) +
           " still holds its aggregates: its kind cannot change to " + MetricKindName(kind) +
-          " until those windows leave the state (retention: gc --retain), or send the new kind's events under a "
+          " until those windows leave the state (retention: RootSettings::retain_ms), or send the new kind's events under a "
           "new metric name");
     }
   }

@@ -144,7 +144,7 @@ Status Root::InitWithState(Env* env, const std::string& path,
   if (!env->FileExists(filenames::LockFile(path))) made.push_back(filenames::LockFile(path));
   std::unique_ptr<FileLock> lock;
   Status s = LockRoot(env, path, &lock);
-  if (s.code() == Status::Code::kLocked) return s;  // another init (or writer) has it
+  if (s.IsLocked()) return s;  // another init (or writer) has it
   // Another init finished while this one waited for nothing: its root stays.
   if (s.ok() && env->FileExists(state)) return Status::InvalidArgument(path + " is already a snapsink root");
   if (s.ok() && !existed) s = env->SyncDir(ParentDir(path));
@@ -228,8 +228,8 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   if (*format < kOldestReadableFormat) {
     return Status::InvalidArgument(path + " was written by an older snapsink (format " + std::to_string(*format) +
                                    ", with 32-bit versions); this build reads format " +
-                                   std::to_string(kFormatVersion) + ": convert it in place with `snapsink upgrade " +
-                                   path + "` (`--dry-run` first shows what it changes)");
+                                   std::to_string(kFormatVersion) +
+                                   ": convert it in place with Sink::Upgrade (a dry run first shows what it changes)");
   }
   SNAPSINK_ASSIGN_OR_RETURN(auto window, GetMetaU64(txn.get(), meta::kWindowMs));
   SNAPSINK_ASSIGN_OR_RETURN(auto lateness, GetMetaU64(txn.get(), meta::kLatenessMs));

@@ -28,6 +28,7 @@
 
 #include "engine/coding.h"
 #include "engine/status.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
@@ -70,17 +71,11 @@ struct ProducerSeen {
 // was taken in: same device and inode, at least `offset` bytes long, and the
 // XXH3-64 of the up to kPositionCheckBytes bytes just before `offset` equal
 // to `tail_hash`. Standard input has no position (flags without kHasPosition).
-struct SourceState {
+struct SourceState : api::LineCounts {  // lines, applied, ..., ignored
   static constexpr uint8_t kHasPosition = 1;  // dev, ino and tail_hash are set
   static constexpr uint8_t kPartialTail = 2;  // the last line taken had no '\n': the
                                               // whitespace and '\n' that finish it are skipped
   uint64_t offset = 0;  // bytes consumed and committed
-  uint64_t lines = 0;
-  uint64_t applied = 0;
-  uint64_t duplicates = 0;
-  uint64_t fenced = 0;
-  uint64_t rejected = 0;
-  uint64_t ignored = 0;
   uint64_t dev = 0;
   uint64_t ino = 0;
   uint64_t tail_hash = 0;

@@ -34,7 +34,7 @@ Status WriteHolder(Env* env, const std::string& lock_path) {
 Status TryLockRoot(Env* env, const std::string& path, std::unique_ptr<FileLock>* lock) {
   const std::string lock_path = filenames::LockFile(path);
   Status s = env->LockFile(lock_path, lock);
-  if (s.code() == Status::Code::kLocked) {
+  if (s.IsLocked()) {
     return Status::Locked("root " + path + " is locked by another writer" + Holder(env, lock_path));
   }
   SNAPSINK_RETURN_IF_ERROR(s);
@@ -45,7 +45,7 @@ bool FollowerRunning(Env* env, const std::string& path) {
   const std::string follower = filenames::FollowerLockFile(path);
   if (!env->FileExists(follower)) return false;
   std::unique_ptr<FileLock> probe;
-  return env->LockFileShared(follower, &probe).code() == Status::Code::kLocked;
+  return env->LockFileShared(follower, &probe).IsLocked();
 }
 
 // Tries until wait_ms has passed, queued (LOCK.queue shared) so that a
@@ -58,7 +58,7 @@ Status WaitForLock(Env* env, const std::string& path, int64_t wait_ms, std::uniq
     // Refused only while the follower looks at the queue: again next time.
     if (queued == nullptr && env->FileExists(queue)) (void)env->LockFileShared(queue, &queued);
     Status s = TryLockRoot(env, path, lock);
-    if (s.code() != Status::Code::kLocked || std::chrono::steady_clock::now() >= deadline) return s;
+    if (!s.IsLocked() || std::chrono::steady_clock::now() >= deadline) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
   }
 }
@@ -67,7 +67,7 @@ Status WaitForLock(Env* env, const std::string& path, int64_t wait_ms, std::uniq
 
 Status LockRoot(Env* env, const std::string& path, std::unique_ptr<FileLock>* lock) {
   Status s = TryLockRoot(env, path, lock);
-  if (s.code() != Status::Code::kLocked || !FollowerRunning(env, path)) return s;
+  if (!s.IsLocked() || !FollowerRunning(env, path)) return s;
   return WaitForLock(env, path, kFollowerStepWaitMs, lock);
 }
 
@@ -78,20 +78,20 @@ Status LockRootWaiting(Env* env, const std::string& path, int64_t wait_ms, std::
 Status LockFollower(Env* env, const std::string& path, std::unique_ptr<FileLock>* lock) {
   const std::string lock_path = filenames::FollowerLockFile(path);
   Status s = env->LockFile(lock_path, lock);
-  if (s.code() == Status::Code::kLocked) {
-    return Status::Locked("root " + path + " is followed by another run --follow" + Holder(env, lock_path));
+  if (s.IsLocked()) {
+    return Status::Locked("root " + path + " is followed by another process (Sink::Follow)" + Holder(env, lock_path));
   }
   SNAPSINK_RETURN_IF_ERROR(s);
   SNAPSINK_RETURN_IF_ERROR(WriteHolder(env, lock_path));
   // The queue must exist before a writer can wait in it.
   std::unique_ptr<FileLock> probe;
   s = env->LockFile(filenames::LockQueueFile(path), &probe);
-  return s.code() == Status::Code::kLocked ? Status::OK() : s;
+  return s.IsLocked() ? Status::OK() : s;
 }
 
 bool WritersWaiting(Env* env, const std::string& path) {
   std::unique_ptr<FileLock> probe;
-  return env->LockFile(filenames::LockQueueFile(path), &probe).code() == Status::Code::kLocked;
+  return env->LockFile(filenames::LockQueueFile(path), &probe).IsLocked();
 }
 
 Status LockRootForStep(Env* env, const std::string& path, const std::function<bool()>& give_up,
@@ -99,7 +99,7 @@ Status LockRootForStep(Env* env, const std::string& path, const std::function<bo
   for (;;) {
     if (!WritersWaiting(env, path)) {
       Status s = TryLockRoot(env, path, lock);
-      if (s.code() != Status::Code::kLocked) return s;
+      if (!s.IsLocked()) return s;
     }
     if (give_up()) return Status::Locked("root " + path + ": stopped while another writer held it");
     sleep(kRetryMs);

@@ -100,12 +100,7 @@ Status IngestInputs(Root* root, Store* bf, const BackfillOptions& o, const std::
     }
     SourceState st;
     SNAPSINK_RETURN_IF_ERROR(ingester.Run(io, &st));
-    result->lines += st.lines;
-    result->applied += st.applied;
-    result->duplicates += st.duplicates;
-    result->fenced += st.fenced;
-    result->rejected += st.rejected;
-    result->ignored += st.ignored;
+    *result += st;
   }
   return Status::OK();
 }

@@ -20,7 +20,7 @@ Result<bool> IsDone(Store* live, uint64_t version) {
 Status LockBackfill(Env* env, const std::string& root, uint64_t version, std::unique_ptr<FileLock>* lock) {
   SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::BackfillStateDir(root, version)));
   Status s = env->LockFile(filenames::BackfillLockFile(root, version), lock);
-  if (s.code() == Status::Code::kLocked) {
+  if (s.IsLocked()) {
     return Status::Locked("backfill v" + std::to_string(version) + " of " + root + " is running in another process");
   }
   return s;

@@ -58,6 +58,7 @@ FileSource::FileSource(Env* env, FollowOptions options) : env_(env), options_(Wi
       ::inotify_add_watch(inotify_fd_, (IsDir(in) ? in : Parent(in)).c_str(), mask);
     }
   }
+  if (!options_.on_note) options_.on_note = [](const std::string&) {};  // the library never prints
 }
 
 FileSource::~FileSource() {

@@ -17,7 +17,7 @@ namespace {
 
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr std::string_view kFormat = "snapsink.generation";
-constexpr uint64_t kFormatVersion = 4;        // 4: a tree of parts (depth); 3: leaf parts only; 2: windows inline
+constexpr uint64_t kManifestFormatVersion = 4;        // 4: a tree of parts (depth); 3: leaf parts only; 2: windows inline
 constexpr uint64_t kLeafOnlyFormatVersion = 3;  // still read: parts of 1,024 windows, depth 1
 constexpr uint64_t kInlineFormatVersion = 2;  // still read: roots written before parts
 constexpr std::string_view kPartFormat = "snapsink.generation_part";
@@ -127,7 +127,7 @@ std::string GenerationManifest::Encode() const {
   std::string out =
       fmt::format("{{\"format\":\"{}\",\"format_version\":{},\"generation\":{},\"parent\":{},\"rollback_of\":{},"
                   "\"depth\":{},\"parts\":[",
-                  kFormat, kFormatVersion, generation, parent, rollback_of, depth);
+                  kFormat, kManifestFormatVersion, generation, parent, rollback_of, depth);
   AppendPartRefs(parts, &out);
   out += "]}";
   return SealJson(std::move(out));
@@ -139,7 +139,7 @@ Status GenerationManifest::Decode(std::string_view text, const std::string& name
   simdjson::dom::object o;
   uint64_t version = 0;
   SNAPSINK_RETURN_IF_ERROR(
-      OpenCheckedDocument(text, kFormat, kInlineFormatVersion, kFormatVersion, &version, &r, &parser, &o, name));
+      OpenCheckedDocument(text, kFormat, kInlineFormatVersion, kManifestFormatVersion, &version, &r, &parser, &o, name));
   GenerationManifest g;
   SNAPSINK_RETURN_IF_ERROR(ReadGenerationAndParents(&r, o, &g));
   if (version == kInlineFormatVersion) {

@@ -162,7 +162,7 @@ Status CheckSnapshotAlone(Env* env, const std::string& dir, const GenerationEntr
 void VerifyGeneration(VerifyRun* run, uint64_t g) {
   std::unique_ptr<Reader> pinned;  // gc keeps it and its snapshots while held
   Status s = Reader::Open(run->env, run->root, g, &pinned);
-  if (s.IsNotFound() || s.code() == Status::Code::kLocked) {
+  if (s.IsNotFound() || s.IsLocked()) {
     run->notes->push_back("generation " + std::to_string(g) + ": removed by gc while verify ran; skipped");
     return;
   }
@@ -302,7 +302,7 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     const std::string path = filenames::GenerationManifest(root, g);
     std::unique_ptr<FileLock> lock;
     Status s = env->LockFile(path, &lock);
-    if (s.code() == Status::Code::kLocked) {  // a reader has it pinned
+    if (s.IsLocked()) {  // a reader has it pinned
       result->pinned.push_back(g);
       survivors.push_back(g);
       continue;

@@ -11,24 +11,26 @@ double D(uint64_t v) { return static_cast<double>(v); }
 
 }  // namespace
 
-void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
+void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   using prometheus::BuildCounter;
   using prometheus::BuildGauge;
   struct SourceCounter {
     const char* name;
     const char* help;
-    uint64_t SourceState::*field;
+    uint64_t api::LineCounts::*field;
   };
   static constexpr SourceCounter kSourceCounters[] = {
-      {"snapsink_lines_total", "Input lines consumed and committed, per source.", &SourceState::lines},
-      {"snapsink_events_applied_total", "Events applied exactly once, per source.", &SourceState::applied},
+      {"snapsink_lines_total", "Input lines consumed and committed, per source.", &api::LineCounts::lines},
+      {"snapsink_events_applied_total", "Events applied exactly once, per source.", &api::LineCounts::applied},
       {"snapsink_events_fenced_total", "Events dropped for an epoch below the producer's current one, per source.",
-       &SourceState::fenced},
-      {"snapsink_lines_ignored_total", "Backfill events outside --from/--to, per source.", &SourceState::ignored},
+       &api::LineCounts::fenced},
+      {"snapsink_lines_ignored_total", "Backfill events outside --from/--to, per source.", &api::LineCounts::ignored},
   };
   for (const SourceCounter& c : kSourceCounters) {
     auto& family = BuildCounter().Name(c.name).Help(c.help).Register(*registry);
-    for (const GatheredSource& src : s.sources) family.Add({{"source", src.name}}).Increment(D(src.state.*(c.field)));
+    for (const api::SourceStatus& src : s.sources) {
+      family.Add({{"source", src.source.source}}).Increment(D(src.source.*(c.field)));
+    }
   }
   // The split parts sum to inspect's `duplicates` and `rejected`; the id
   // counts are parts of them (engine/id_dedup.h), so seq and bad_input are
@@ -41,14 +43,15 @@ void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
                        .Help("Lines written to the rejects file, per source and reason: bad_input, horizon (beyond "
                              "the id dedup horizon), retired (a retired producer at its old epoch).")
                        .Register(*registry);
-  for (const GatheredSource& src : s.sources) {
-    const SourceIdCounts& ids = src.ids;
-    dups.Add({{"source", src.name}, {"kind", "seq"}}).Increment(D(src.state.duplicates - ids.duplicates_id));
-    dups.Add({{"source", src.name}, {"kind", "id"}}).Increment(D(ids.duplicates_id));
-    const uint64_t bad = src.state.rejected - ids.rejected_horizon - ids.rejected_retired;
-    rejected.Add({{"source", src.name}, {"reason", "bad_input"}}).Increment(D(bad));
-    rejected.Add({{"source", src.name}, {"reason", "horizon"}}).Increment(D(ids.rejected_horizon));
-    rejected.Add({{"source", src.name}, {"reason", "retired"}}).Increment(D(ids.rejected_retired));
+  for (const api::SourceStatus& src : s.sources) {
+    const api::SourceView& ids = src.source;
+    const std::string& name = ids.source;
+    dups.Add({{"source", name}, {"kind", "seq"}}).Increment(D(ids.duplicates - ids.duplicates_id));
+    dups.Add({{"source", name}, {"kind", "id"}}).Increment(D(ids.duplicates_id));
+    const uint64_t bad = ids.rejected - ids.rejected_horizon - ids.rejected_retired;
+    rejected.Add({{"source", name}, {"reason", "bad_input"}}).Increment(D(bad));
+    rejected.Add({{"source", name}, {"reason", "horizon"}}).Increment(D(ids.rejected_horizon));
+    rejected.Add({{"source", name}, {"reason", "retired"}}).Increment(D(ids.rejected_retired));
   }
   // Sources of the write path with progress only (a Kafka partition: read =
   // the committed offset, end = the high watermark); a family with no
@@ -68,20 +71,20 @@ void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
                   .Help("Seconds since a source's progress was last written (a Kafka partition's owner): a stopped "
                         "owner's lag stays as it left it, its age grows.")
                   .Register(*registry);
-  for (const GatheredSource& src : s.sources) {
-    const auto& p = src.state.progress;
-    if (!p) continue;
-    if (src.progress_at_ms) age.Add({{"source", src.name}}).Set(D(ProgressAgeSeconds(*src.progress_at_ms)));
-    read.Add({{"source", src.name}}).Set(D(p->read));
-    end.Add({{"source", src.name}}).Set(D(p->end));
-    lag.Add({{"source", src.name}}).Set(D(p->end > p->read ? p->end - p->read : 0));
-    if (src.state.newest_ts_ms) {
-      newest.Add({{"source", src.name}}).Set(static_cast<double>(*src.state.newest_ts_ms) / 1000.0);
+  for (const api::SourceStatus& src : s.sources) {
+    const api::SourceView& v = src.source;
+    if (!v.read) continue;
+    if (src.progress_at_ms) age.Add({{"source", v.source}}).Set(D(ProgressAgeSeconds(*src.progress_at_ms)));
+    read.Add({{"source", v.source}}).Set(D(*v.read));
+    end.Add({{"source", v.source}}).Set(D(*v.end));
+    lag.Add({{"source", v.source}}).Set(D(*v.end > *v.read ? *v.end - *v.read : 0));
+    if (v.newest_event_ms) {
+      newest.Add({{"source", v.source}}).Set(static_cast<double>(*v.newest_event_ms) / 1000.0);
     }
   }
   auto& gaps = BuildGauge().Name("snapsink_open_gaps").Help("Open sequence gaps, per producer that has any.")
                    .Register(*registry);
-  for (const GatheredGaps& p : s.gaps) gaps.Add({{"producer", p.producer}}).Set(D(p.gaps.size()));
+  for (const api::ProducerGaps& p : s.gaps) gaps.Add({{"producer", p.producer}}).Set(D(p.missing.size()));
   BuildGauge().Name("snapsink_producers").Help("Producers the engine remembers.").Register(*registry).Add({})
       .Set(D(s.producers));
   BuildGauge().Name("snapsink_producers_retired").Help("Producers retired by producer retention (tombstones).")
@@ -102,10 +105,10 @@ void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
                    .Register(*registry);
   if (s.held_event_ts) held.Add({}).Set(static_cast<double>(*s.held_event_ts) / 1000.0);
   BuildGauge().Name("snapsink_retain_seconds").Help("Retention of windows (gc --retain); 0: keep every window.")
-      .Register(*registry).Add({}).Set(static_cast<double>(s.config.retain_ms) / 1000.0);
+      .Register(*registry).Add({}).Set(static_cast<double>(s.settings.retain_ms) / 1000.0);
   BuildGauge().Name("snapsink_max_ahead_seconds")
       .Help("Events dated more than this after the newest confirmed event are rejected (beyond max-ahead); 0: no limit.")
-      .Register(*registry).Add({}).Set(static_cast<double>(s.config.max_ahead_ms) / 1000.0);
+      .Register(*registry).Add({}).Set(static_cast<double>(s.settings.max_ahead_ms) / 1000.0);
   auto& oldest = BuildGauge().Name("snapsink_oldest_kept_window_seconds")
                      .Help("Start of the oldest window retention keeps, seconds since the Unix epoch (absent: all kept).")
                      .Register(*registry);
@@ -117,7 +120,7 @@ void AddRootMetrics(const GatheredStatus& s, prometheus::Registry* registry) {
                       .Register(*registry);
   for (const char* state : kWindowStates) {
     uint64_t n = 0;
-    for (const GatheredWindow& w : s.windows) n += std::string_view(WindowStateName(w)) == state;
+    for (const api::WindowStatus& w : s.windows) n += w.state == state;
     windows.Add({{"state", state}}).Set(D(n));
   }
   BuildGauge().Name("snapsink_state_bytes").Help("Bytes of the LMDB state under state/.").Register(*registry)

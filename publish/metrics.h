@@ -3,7 +3,7 @@
 // future `serve` registers the same families for scraping.
 //
 // Families (every number is the one `inspect --json` prints):
-//   snapsink_lines_total{source}                  counter  SourceState::lines
+//   snapsink_lines_total{source}                  counter  LineCounts::lines
 //   snapsink_events_applied_total{source}         counter  applied
 //   snapsink_duplicates_suppressed_total{source,kind="seq|id"}  counter
 //       id: duplicates_id; seq: duplicates - duplicates_id (the sum is duplicates)
@@ -35,7 +35,7 @@
 namespace snapsink {
 
 // Adds the families above, with values from status, to registry.
-void AddRootMetrics(const GatheredStatus& status, prometheus::Registry* registry);
+void AddRootMetrics(const RootStatus& status, prometheus::Registry* registry);
 
 // The registry in the Prometheus text format.
 std::string SerializeMetrics(const prometheus::Registry& registry);

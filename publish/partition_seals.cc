@@ -313,7 +313,7 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
   for (int waited = 0;; waited += 5) {
     Status s = env->LockFile(filenames::OwnerLockFile(root, source), &lock);
     if (s.ok()) break;
-    if (s.code() != Status::Code::kLocked || waited >= kClaimLockWaitMs) return s.Prefixed(source + ": sealing: ");
+    if (!s.IsLocked() || waited >= kClaimLockWaitMs) return s.Prefixed(source + ": sealing: ");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   uint64_t newest = 0;

@@ -82,10 +82,10 @@ Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<in
     std::unique_ptr<FileLock> lock;
     for (int waited = 0;; waited += 5) {
       s = env->LockFile(filenames::OwnerLockFile(root, name), &lock);
-      if (s.ok() || s.code() != Status::Code::kLocked || waited >= kClaimLockWaitMs) break;
+      if (s.ok() || !s.IsLocked() || waited >= kClaimLockWaitMs) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    if (s.code() == Status::Code::kLocked) continue;  // an owner busy that long: the next gc
+    if (s.IsLocked()) continue;  // an owner busy that long: the next gc
     SNAPSINK_RETURN_IF_ERROR(s);
     SNAPSINK_RETURN_IF_ERROR(RemoveDeadOf(env, root, name, retained_from, removed));
   }

@@ -96,7 +96,7 @@ Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
     Status s = ReconcileSnapshot(env, filenames::SnapshotDir(root, p.window_ms, p.version), p, &placed_xxh64);
     if (s.ok() && placed_xxh64 == XXH64(copy.data(), copy.size(), 0)) {
       SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(staging));
-    } else if (!s.ok() && s.code() != Status::Code::kCorruption && s.code() != Status::Code::kReconcile &&
+    } else if (!s.ok() && !s.IsCorruption() && !s.IsReconcile() &&
                !s.IsNotFound()) {
       return s;  // an I/O error: decide nothing
     }
@@ -125,7 +125,7 @@ Status SettleHalfRenamed(Env* env, const std::string& root, const PendingSnapsho
     *staged = false;
     return env->RemoveTree(staging);
   }
-  if (!s.ok() && s.code() != Status::Code::kCorruption && s.code() != Status::Code::kReconcile && !s.IsNotFound()) {
+  if (!s.ok() && !s.IsCorruption() && !s.IsReconcile() && !s.IsNotFound()) {
     return s;  // an I/O error: decide nothing
   }
   SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(placed));
@@ -415,7 +415,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
                                " exists");
     }
     Status s = ReconcileSnapshot(env, dir, p, &manifest_hashes[i]);
-    if (s.code() == Status::Code::kCorruption) {
+    if (s.IsCorruption()) {
       return Status::Reconcile("reconciliation failed for window " + FormatIso(p.window_ms) + " v" +
                                std::to_string(p.version) + ": " + s.message());
     }

@@ -51,20 +51,26 @@ uint64_t TreeBytes(const std::string& dir) {
   return total;
 }
 
+// Every window with state, by start; `state` is set once staged and
+// published are known.
 Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> max_ts,
-                   std::map<int64_t, GatheredWindow>* windows) {
+                   std::map<int64_t, api::WindowStatus>* windows) {
   Status decode;
   std::map<int64_t, Aggregate> totals;
   SNAPSINK_RETURN_IF_ERROR(LedgerTotalsByWindow(txn, &totals));
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
-    GatheredWindow w;
-    decode = codec::Decode(v, &w.state);
+    WindowState state;
+    decode = codec::Decode(v, &state);
     if (!decode.ok()) return false;
-    w.start_ms = codec::DecodeWindowKey(k);
-    w.closed = WindowClosed(w.start_ms, config.window_ms, max_ts, config.lateness_ms);
-    w.closes_at_ms = w.start_ms + config.window_ms + config.lateness_ms;
-    w.totals = totals[w.start_ms];
-    (*windows)[w.start_ms] = w;
+    api::WindowStatus w;
+    w.window_start_ms = codec::DecodeWindowKey(k);
+    w.version = state.last_version;
+    w.dirty = state.dirty;
+    w.closed = WindowClosed(w.window_start_ms, config.window_ms, max_ts, config.lateness_ms);
+    w.closes_at_ms = w.window_start_ms + config.window_ms + config.lateness_ms;
+    w.events = totals[w.window_start_ms].events;
+    w.count = totals[w.window_start_ms].count;
+    (*windows)[w.window_start_ms] = w;
     return true;
   }));
   SNAPSINK_RETURN_IF_ERROR(decode);
@@ -88,23 +94,25 @@ std::string OnGapName(OnGap g) { return g == OnGap::kStop ? "stop" : "accept"; }
 
 }  // namespace
 
-Status GatherRootStatus(Root* root, GatheredStatus* out) {
-  *out = GatheredStatus();
-  out->config = root->config();
+Status GatherRootStatus(Root* root, RootStatus* out) {
+  *out = RootStatus();
+  const RootConfig& config = root->config();
+  out->settings = ToRootSettings(config);
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(root->store()->BeginRead(&txn));
   WatermarkState wm;
   SNAPSINK_RETURN_IF_ERROR(LoadWatermark(txn.get(), &wm));
   if (wm.confirmed) {
     out->max_event_ts = wm.confirmed;
-    out->watermark = Watermark(*out->max_event_ts, out->config.lateness_ms);
+    out->watermark = Watermark(*out->max_event_ts, config.lateness_ms);
   }
   out->held_event_ts = wm.held;
   out->held_producer = wm.held_producer;
-  SNAPSINK_ASSIGN_OR_RETURN(out->oldest_kept_window, OldestKeptWindow(txn.get(), out->config));
+  out->watermark_rule = WatermarkRule(config, wm.held, wm.held_producer);
+  SNAPSINK_ASSIGN_OR_RETURN(out->oldest_kept_window, OldestKeptWindow(txn.get(), config));
 
-  std::map<int64_t, GatheredWindow> windows;
-  SNAPSINK_RETURN_IF_ERROR(ReadWindows(txn.get(), out->config, out->max_event_ts, &windows));
+  std::map<int64_t, api::WindowStatus> windows;
+  SNAPSINK_RETURN_IF_ERROR(ReadWindows(txn.get(), config, out->max_event_ts, &windows));
 
   CurrentPointer current;
   SNAPSINK_RETURN_IF_ERROR(ReadCurrentPointer(root->env(), root->path(), &current));
@@ -125,11 +133,14 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
       if (it != windows.end()) it->second.published = true;
     }
   }
-  for (auto& [w, s] : windows) out->windows.push_back(s);
+  for (auto& [w, s] : windows) {
+    s.state = WindowStateName(s.dirty, s.closed, s.staged, s.published);
+    out->windows.push_back(s);
+  }
 
   SNAPSINK_RETURN_IF_ERROR(ScanSources(txn.get(), [&](const std::string& name, const SourceState& state,
                                                       const SourceIdCounts& ids) {
-    GatheredSource s{name, state, ids, -1, "", false, std::nullopt};
+    api::SourceStatus s{ToSourceView(name, state, ids), -1, "", false, std::nullopt};
     if (state.progress) {  // display only: a record that does not read leaves the time unknown
       auto at = Root::GetMetaU64(txn.get(), meta::ProgressAtKey(name));
       if (at.ok() && *at) s.progress_at_ms = static_cast<int64_t>(**at);
@@ -154,9 +165,11 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
     if (!decode.ok()) return false;
     ++out->producers;
     if (!p.gaps.empty() || p.spilled > 0) {
-      GatheredGaps g{std::string(id), p.epoch, {}};
-      decode = AllOpenGaps(txn.get(), id, p, &g.gaps);  // with those spilled to their table
+      std::vector<Gap> gaps;
+      decode = AllOpenGaps(txn.get(), id, p, &gaps);  // with those spilled to their table
       if (!decode.ok()) return false;
+      api::ProducerGaps g{std::string(id), p.epoch, {}};
+      for (const Gap& r : gaps) g.missing.push_back({r.lo, r.hi - 1});
       out->gaps.push_back(std::move(g));
     }
     return true;
@@ -168,11 +181,12 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
   }));
   const std::string_view split_prefix = meta::kSplitProducerPrefix;
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kMeta, split_prefix, [&](std::string_view k, std::string_view v) {
-    out->split_producers.emplace_back(std::string(k.substr(split_prefix.size())), std::string(v));
+    out->split_producers.push_back({std::string(k.substr(split_prefix.size())), std::string(v)});
     return true;
   }));
-  SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn.get(), out->max_event_ts, out->config.lateness_ms,
-                                       out->config.id_horizon_ms, &out->ids));
+  IdStats ids;
+  SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn.get(), out->max_event_ts, config.lateness_ms, config.id_horizon_ms, &ids));
+  out->ids = ToIdsInfo(ids, config.id_horizon_ms);
 
   const std::string& r = root->path();
   for (const auto& [name, dir] : {std::pair{"state", filenames::StateDir(r)},
@@ -187,20 +201,20 @@ Status GatherRootStatus(Root* root, GatheredStatus* out) {
 }
 
 
-std::string RootStatusJson(const std::string& path, const GatheredStatus& s) {
+std::string RootStatusJson(const std::string& path, const RootConfig& config, const RootStatus& s) {
   auto opt_time = [](const std::optional<int64_t>& t) { return t ? JsonQuote(FormatIso(*t)) : std::string("null"); };
   std::string o = "{\"root\":" + JsonQuote(path);
-  o += ",\"window\":" + JsonQuote(FormatDuration(s.config.window_ms));
-  o += ",\"lateness\":" + JsonQuote(FormatDuration(s.config.lateness_ms));
-  o += ",\"on_gap\":" + JsonQuote(OnGapName(s.config.on_gap));
-  o += ",\"id_horizon\":" + JsonQuote(FormatDuration(s.config.id_horizon_ms));
+  o += ",\"window\":" + JsonQuote(FormatDuration(config.window_ms));
+  o += ",\"lateness\":" + JsonQuote(FormatDuration(config.lateness_ms));
+  o += ",\"on_gap\":" + JsonQuote(OnGapName(config.on_gap));
+  o += ",\"id_horizon\":" + JsonQuote(FormatDuration(config.id_horizon_ms));
   o += ",\"producer_retention\":" +
-       (s.config.producer_retention_ms > 0 ? JsonQuote(FormatDuration(s.config.producer_retention_ms)) : "null");
-  o += ",\"retain\":" + (s.config.retain_ms > 0 ? JsonQuote(FormatDuration(s.config.retain_ms)) : "null");
-  o += ",\"max_ahead\":" + (s.config.max_ahead_ms > 0 ? JsonQuote(FormatDuration(s.config.max_ahead_ms)) : "null");
+       (config.producer_retention_ms > 0 ? JsonQuote(FormatDuration(config.producer_retention_ms)) : "null");
+  o += ",\"retain\":" + (config.retain_ms > 0 ? JsonQuote(FormatDuration(config.retain_ms)) : "null");
+  o += ",\"max_ahead\":" + (config.max_ahead_ms > 0 ? JsonQuote(FormatDuration(config.max_ahead_ms)) : "null");
   o += ",\"max_event_ts\":" + opt_time(s.max_event_ts);
   o += ",\"watermark\":" + opt_time(s.watermark);
-  o += ",\"watermark_rule\":" + JsonQuote(WatermarkRule(s.config));
+  o += ",\"watermark_rule\":" + JsonQuote(WatermarkRule(config));
   o += ",\"watermark_held\":" +
        (s.held_event_ts ? "{\"ts\":" + opt_time(s.held_event_ts) + ",\"producer\":" + JsonQuote(s.held_producer) + "}"
                         : std::string("null"));
@@ -210,39 +224,39 @@ std::string RootStatusJson(const std::string& path, const GatheredStatus& s) {
   o += ",\"window_states\":{";
   for (size_t i = 0; i < std::size(kWindowStates); ++i) {
     uint64_t n = 0;
-    for (const GatheredWindow& w : s.windows) n += std::string_view(WindowStateName(w)) == kWindowStates[i];
+    for (const api::WindowStatus& w : s.windows) n += w.state == kWindowStates[i];
     o += (i > 0 ? ",\"" : "\"") + std::string(kWindowStates[i]) + "\":" + U(n);
   }
   o += "}";
   o += ",\"open_windows\":[";
   bool first = true;
-  for (const GatheredWindow& w : s.windows) {
-    if (std::string_view(WindowStateName(w)) != "open") continue;
+  for (const api::WindowStatus& w : s.windows) {
+    if (w.state != "open") continue;
     o += first ? "" : ",";
     first = false;
-    o += "{\"window\":" + JsonQuote(FormatIso(w.start_ms)) + ",\"closes_at\":" + JsonQuote(FormatIso(w.closes_at_ms)) +
-         ",\"dirty\":" + (w.state.dirty ? "true" : "false") + ",\"events\":" + std::to_string(w.totals.events) +
-         ",\"count\":" + std::to_string(w.totals.count) + "}";
+    o += "{\"window\":" + JsonQuote(FormatIso(w.window_start_ms)) +
+         ",\"closes_at\":" + JsonQuote(FormatIso(w.closes_at_ms)) + ",\"dirty\":" + (w.dirty ? "true" : "false") +
+         ",\"events\":" + std::to_string(w.events) + ",\"count\":" + std::to_string(w.count) + "}";
   }
   o += "],\"staged_windows\":[";
   first = true;
-  for (const GatheredWindow& w : s.windows) {
+  for (const api::WindowStatus& w : s.windows) {
     if (!w.staged) continue;
     o += first ? "" : ",";
     first = false;
-    o += "{\"window\":" + JsonQuote(FormatIso(w.start_ms)) + ",\"version\":" + U(w.state.last_version) + "}";
+    o += "{\"window\":" + JsonQuote(FormatIso(w.window_start_ms)) + ",\"version\":" + U(w.version) + "}";
   }
   o += "],\"sources\":[";
   first = true;
-  for (const GatheredSource& src : s.sources) {
+  for (const api::SourceStatus& src : s.sources) {
     o += first ? "" : ",";
     first = false;
-    const SourceState& st = src.state;
-    o += "{\"source\":" + JsonQuote(src.name) +
+    const api::SourceView& st = src.source;
+    o += "{\"source\":" + JsonQuote(st.source) +
          ",\"path\":" + (src.path.empty() ? std::string("null") : JsonQuote(src.path)) +
          ",\"backfill\":" + (src.backfill ? "true" : "false") + ",\"offset\":" + U(st.offset);
-    if (st.progress) {  // the write path's progress (a Kafka partition): lag = end - read
-      o += ",\"size\":null,\"lag\":" + U(st.progress->end > st.progress->read ? st.progress->end - st.progress->read : 0);
+    if (st.read) {  // the write path's progress (a Kafka partition): lag = end - read
+      o += ",\"size\":null,\"lag\":" + U(*st.end > *st.read ? *st.end - *st.read : 0);
     } else if (src.file_size >= 0) {
       const uint64_t size = static_cast<uint64_t>(src.file_size);
       o += ",\"size\":" + U(size) + ",\"lag\":" + U(size > st.offset ? size - st.offset : 0);
@@ -251,13 +265,13 @@ std::string RootStatusJson(const std::string& path, const GatheredStatus& s) {
     }
     o += ",\"lines\":" + U(st.lines) + ",\"applied\":" + U(st.applied) + ",\"duplicates\":" + U(st.duplicates) +
          ",\"fenced\":" + U(st.fenced) + ",\"rejected\":" + U(st.rejected) + ",\"ignored\":" + U(st.ignored) +
-         ",\"duplicates_id\":" + U(src.ids.duplicates_id) + ",\"rejected_horizon\":" + U(src.ids.rejected_horizon) +
-         ",\"rejected_retired\":" + U(src.ids.rejected_retired);
-    if (st.position || st.progress) {  // a source of the write path (a Kafka partition)
+         ",\"duplicates_id\":" + U(st.duplicates_id) + ",\"rejected_horizon\":" + U(st.rejected_horizon) +
+         ",\"rejected_retired\":" + U(st.rejected_retired);
+    if (st.position || st.read) {  // a source of the write path (a Kafka partition)
       o += ",\"position\":" + (st.position ? JsonQuote(*st.position) : std::string("null"));
-      o += ",\"read\":" + (st.progress ? U(st.progress->read) : std::string("null"));
-      o += ",\"high_watermark\":" + (st.progress ? U(st.progress->end) : std::string("null"));
-      o += ",\"newest_event\":" + opt_time(st.newest_ts_ms);
+      o += ",\"read\":" + (st.read ? U(*st.read) : std::string("null"));
+      o += ",\"high_watermark\":" + (st.end ? U(*st.end) : std::string("null"));
+      o += ",\"newest_event\":" + opt_time(st.newest_event_ms);
       // When its owner last wrote it, and how long ago (display only: a stopped owner's lag stays as it left it).
       o += ",\"progress_at\":" + opt_time(src.progress_at_ms) + ",\"progress_age_seconds\":" +
            (src.progress_at_ms ? std::to_string(ProgressAgeSeconds(*src.progress_at_ms)) : std::string("null"));
@@ -267,22 +281,22 @@ std::string RootStatusJson(const std::string& path, const GatheredStatus& s) {
   o += "],\"producers\":" + U(s.producers) + ",\"retired_producers\":" + U(s.retired_producers);
   o += ",\"split_producers\":[";
   for (size_t i = 0; i < s.split_producers.size(); ++i) {
-    o += (i == 0 ? "{\"producer\":" : ",{\"producer\":") + JsonQuote(s.split_producers[i].first) +
-         ",\"sources\":" + JsonQuote(s.split_producers[i].second) + "}";
+    o += (i == 0 ? "{\"producer\":" : ",{\"producer\":") + JsonQuote(s.split_producers[i].producer) +
+         ",\"sources\":" + JsonQuote(s.split_producers[i].sources) + "}";
   }
   o += "]";
   o += ",\"ids\":{\"held\":" + U(s.ids.held) + ",\"oldest\":" + opt_time(s.ids.oldest) + ",\"cutoff\":" +
-       (s.ids.cutoff != INT64_MIN ? JsonQuote(FormatIso(s.ids.cutoff)) : std::string("null")) +
+       (s.ids.cutoff ? JsonQuote(FormatIso(*s.ids.cutoff)) : std::string("null")) +
        ",\"table_bytes\":" + U(s.ids.table_bytes) + "}";
   o += ",\"producers_with_gaps\":[";
   first = true;
-  for (const GatheredGaps& p : s.gaps) {
+  for (const api::ProducerGaps& p : s.gaps) {
     o += first ? "" : ",";
     first = false;
     uint64_t missing = 0;
-    for (const Gap& g : p.gaps) missing += g.hi - g.lo;
+    for (const api::SeqRange& g : p.missing) missing += g.last + 1 - g.first;
     o += "{\"producer\":" + JsonQuote(p.producer) + ",\"epoch\":" + U(p.epoch) + ",\"open_gaps\":" +
-         U(p.gaps.size()) + ",\"missing\":" + U(missing) + "}";
+         U(p.missing.size()) + ",\"missing\":" + U(missing) + "}";
   }
   o += "],\"disk\":{";
   first = true;

@@ -24,7 +24,7 @@ namespace snapsink::snapshot {
 constexpr char kMagic[8] = {'S', 'N', 'A', 'P', 'S', 'N', 'K', '1'};
 // 3: blocks end in a hash index (kHashSlotBytes per slot) after their
 // restart points. Files of version 2 (no hash index) are still read.
-constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kFileFormatVersion = 3;
 constexpr uint32_t kOldestFormatVersion = 2;
 // 4: version 3 whose every row ends in an extension (docs/FORMAT.md): a
 // varint tag, 0 (none) or 1 (a range: zigzag varints min, max). Written only

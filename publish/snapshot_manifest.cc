@@ -15,7 +15,7 @@ namespace {
 
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr std::string_view kFormat = "snapsink.snapshot";
-constexpr uint64_t kFormatVersion = 2;  // 2: per-metric stats moved to the data file
+constexpr uint64_t kManifestFormatVersion = 2;  // 2: per-metric stats moved to the data file
 
 
 }  // namespace
@@ -29,7 +29,7 @@ std::string SnapshotManifest::Encode() const {
       "{{\"format\":\"{}\",\"format_version\":{},\"window_ms\":{},\"window_size_ms\":{},"
       "\"version\":{},\"aggregation_version\":{},\"rows\":{},\"events\":{},\"count\":{},"
       "\"sum_micros\":{},\"files\":[",
-      kFormat, kFormatVersion, window_ms, window_size_ms, version, aggregation_version, rows, events,
+      kFormat, kManifestFormatVersion, window_ms, window_size_ms, version, aggregation_version, rows, events,
       count, sum_micros);
   for (size_t i = 0; i < fs.size(); i++) {
     const FileEntry& f = *fs[i];
@@ -66,7 +66,7 @@ Status SnapshotManifest::Decode(std::string_view text, const std::string& name, 
   MemberReader r(name);
   simdjson::dom::parser parser;
   simdjson::dom::object o;
-  SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kFormat, kFormatVersion, &r, &parser, &o, name));
+  SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kFormat, kManifestFormatVersion, &r, &parser, &o, name));
 
   SnapshotManifest m;
   SNAPSINK_RETURN_IF_ERROR(r.Int(o, "window_ms", &m.window_ms));

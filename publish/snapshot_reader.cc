@@ -36,7 +36,7 @@ using snapshot::Hash;
 using snapshot::IndexEntryView;
 using snapshot::kFilterLineBytes;
 using snapshot::kFooterSize;
-using snapshot::kFormatVersion;
+using snapshot::kFileFormatVersion;
 using snapshot::kHashSlotBytes;
 using snapshot::kIndexEntryFixed;
 using snapshot::kIndexHeaderSize;

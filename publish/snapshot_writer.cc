@@ -25,7 +25,7 @@ using snapshot::EncodeStats;
 using snapshot::EncodeVarint64;
 using snapshot::Hash;
 using snapshot::HashSlots;
-using snapshot::kFormatVersion;
+using snapshot::kFileFormatVersion;
 using snapshot::kMagic;
 
 struct SnapshotWriter::IndexEntry {
@@ -244,7 +244,7 @@ Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
   SNAPSINK_RETURN_IF_ERROR(AppendToFile(index));
 
   std::string footer(kMagic, sizeof(kMagic));
-  PutFixed32(&footer, options_.extended_rows ? snapshot::kExtendedRowsVersion : kFormatVersion);
+  PutFixed32(&footer, options_.extended_rows ? snapshot::kExtendedRowsVersion : kFileFormatVersion);
   PutFixed32(&footer, 0);  // reserved
   PutFixed64(&footer, index_offset);
   PutFixed64(&footer, index.size());

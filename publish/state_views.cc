@@ -46,12 +46,7 @@ api::SourceView ToSourceView(const std::string& name, const SourceState& s, cons
   api::SourceView v;
   v.source = name;
   v.offset = s.offset;
-  v.lines = s.lines;
-  v.applied = s.applied;
-  v.duplicates = s.duplicates;
-  v.fenced = s.fenced;
-  v.rejected = s.rejected;
-  v.ignored = s.ignored;
+  static_cast<api::LineCounts&>(v) = s;
   v.duplicates_id = ids.duplicates_id;
   v.rejected_horizon = ids.rejected_horizon;
   v.rejected_retired = ids.rejected_retired;

@@ -105,7 +105,7 @@ struct ManifestSums {
 
 class Upgrader {
  public:
-  Upgrader(Env* env, std::string root, bool dry_run, UpgradeReport* report)
+  Upgrader(Env* env, std::string root, bool dry_run, UpgradeResult* report)
       : env_(env), root_(std::move(root)), dry_run_(dry_run), report_(report) {}
 
   Status Run() {
@@ -421,7 +421,7 @@ class Upgrader {
   Env* const env_;
   const std::string root_;
   const bool dry_run_;
-  UpgradeReport* const report_;
+  UpgradeResult* const report_;
   std::unique_ptr<FileLock> lock_;
   uint64_t recorded_current_ = 0;
   int64_t window_size_ms_ = 0;
@@ -433,8 +433,8 @@ class Upgrader {
 
 }  // namespace
 
-Status UpgradeRoot(Env* env, const std::string& root, bool dry_run, UpgradeReport* report) {
-  *report = UpgradeReport();
+Status UpgradeRoot(Env* env, const std::string& root, bool dry_run, UpgradeResult* report) {
+  *report = UpgradeResult();
   return Upgrader(env, root, dry_run, report).Run();
 }
 

@@ -41,16 +41,12 @@
 
 #include "engine/env.h"
 #include "engine/status.h"
+#include "snapsink/options.h"
 
 namespace snapsink {
 
-struct UpgradeReport {
-  uint64_t format_before = 0;        // the state format found
-  uint64_t format_after = 0;         // kFormatVersion (what it is, or would be)
-  bool nothing_to_do = false;        // the root is already of this build's format
-  std::vector<std::string> actions;  // one line each: done, or (dry run) to do
-};
+using api::UpgradeResult;  // format_after: kFormatVersion; actions: done, or (dry run) to do
 
-Status UpgradeRoot(Env* env, const std::string& root, bool dry_run, UpgradeReport* report);
+Status UpgradeRoot(Env* env, const std::string& root, bool dry_run, UpgradeResult* report);
 
 }  // namespace snapsink

@@ -13,6 +13,7 @@
 
 #include "engine/env.h"
 #include "engine/id_dedup.h"
+#include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/status.h"
 #include "publish/reader.h"
@@ -64,6 +65,13 @@ Status IdsView(const Root& root, Txn* txn, api::IdsInfo* out);
 Status WindowInfos(const Root& root, Txn* txn, std::vector<api::WindowInfo>* out);
 
 // The public records of the engine's.
+// The public settings of a root's configuration: every field, set here only.
+inline api::RootSettings ToRootSettings(const RootConfig& c) {
+  return {c.window_ms,    c.lateness_ms,           c.on_gap == OnGap::kStop ? api::GapPolicy::kStop : api::GapPolicy::kAccept,
+          c.id_horizon_ms, c.producer_retention_ms, c.retain_ms,
+          c.max_ahead_ms};
+}
+
 api::SourceView ToSourceView(const std::string& name, const SourceState& s, const SourceIdCounts& ids);
 api::IdsInfo ToIdsInfo(const IdStats& st, int64_t horizon_ms);
 

@@ -85,48 +85,15 @@ Result<std::vector<SnapshotInfo>> ReadOnlySink::Snapshots() const {
 }
 
 Result<RootStatus> ReadOnlySink::GetStatus() const {
-  snapsink::GatheredStatus s;
+  RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
-  return ToPublic(s);
-}
-
-RootStatus ToPublic(const snapsink::GatheredStatus& s) {
-  RootStatus out;
-  out.settings = ToPublic(s.config);  // every field: the same function as settings()
-  out.max_event_ts = s.max_event_ts;
-  out.watermark = s.watermark;
-  out.watermark_rule = WatermarkRule(s.config, s.held_event_ts, s.held_producer);
-  out.oldest_kept_window = s.oldest_kept_window;
-  out.current_generation = s.current_generation;
-  out.published_at_ms = s.published_at_ms;
-  out.published_windows = s.published_windows;
-  for (const snapsink::GatheredWindow& w : s.windows) {
-    out.windows.push_back({w.start_ms, static_cast<uint64_t>(w.state.last_version), w.state.dirty, w.closed,
-                           w.closes_at_ms, w.totals.events, w.totals.count, w.staged, w.published,
-                           snapsink::WindowStateName(w)});
-  }
-  for (const snapsink::GatheredSource& src : s.sources) {
-    out.sources.push_back(
-        {ToSourceView(src.name, src.state, src.ids), src.file_size, src.path, src.backfill, src.progress_at_ms});
-  }
-  out.producers = s.producers;
-  for (const snapsink::GatheredGaps& p : s.gaps) {
-    ProducerGaps g{p.producer, p.epoch, {}};
-    for (const Gap& r : p.gaps) g.missing.push_back({r.lo, r.hi - 1});
-    out.gaps.push_back(std::move(g));
-  }
-  out.retired_producers = s.retired_producers;
-  for (const auto& [producer, sources] : s.split_producers) out.split_producers.push_back({producer, sources});
-  out.ids = ToIdsInfo(s.ids, s.config.id_horizon_ms);
-  out.disk = s.disk;
-  out.state_bytes = s.state_bytes;
-  return out;
+  return s;
 }
 
 Result<std::string> ReadOnlySink::StatusJson() const {
-  snapsink::GatheredStatus s;
+  RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
-  std::string json = RootStatusJson(path(), s);
+  std::string json = RootStatusJson(path(), impl_->root->config(), s);
   SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners(*this));
   if (!parts.empty() && json.size() >= 2 && json.compare(json.size() - 2, 2, "}\n") == 0) {
     json.resize(json.size() - 2);
@@ -136,7 +103,7 @@ Result<std::string> ReadOnlySink::StatusJson() const {
 }
 
 Result<std::string> ReadOnlySink::MetricsText() const {
-  snapsink::GatheredStatus s;
+  RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(impl_->root.get(), &s));
   prometheus::Registry registry;
   AddRootMetrics(s, &registry);

@@ -50,7 +50,7 @@ Result<uint64_t> ClaimOwner(ReadOnlySink& handle, const std::string& source, con
   for (int waited = 0;; waited += 5) {  // claims are short: wait for the one in flight
     Status s = env->LockFile(filenames::OwnerLockFile(root, source), &lock);
     if (s.ok()) break;
-    if (s.code() != Status::Code::kLocked || waited >= kClaimLockWaitMs) return s.Prefixed(source + ": claiming: ");
+    if (!s.IsLocked() || waited >= kClaimLockWaitMs) return s.Prefixed(source + ": claiming: ");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   uint64_t newest = 0;

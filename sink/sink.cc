@@ -72,7 +72,7 @@ Status ReopenWritable(SinkImpl* impl) {
 }
 
 SourceInfo SourceToPublic(const std::string& source, const SourceState& s) {
-  return {source, s.offset, s.lines, s.applied, s.duplicates, s.fenced, s.rejected, s.ignored};
+  return {s, source, s.offset};  // LineCounts, then its own fields
 }
 
 // SPEC 7: every input must be readable before any of them changes state. A
@@ -90,12 +90,8 @@ Status CheckInputs(const std::vector<std::string>& files) {
 SourceState Minus(const SourceState& a, const SourceState& b) {
   SourceState d;
   d.offset = a.offset;
-  d.lines = a.lines - b.lines;
-  d.applied = a.applied - b.applied;
-  d.duplicates = a.duplicates - b.duplicates;
-  d.fenced = a.fenced - b.fenced;
-  d.rejected = a.rejected - b.rejected;
-  d.ignored = a.ignored - b.ignored;
+  static_cast<LineCounts&>(d) = a;
+  d -= b;
   return d;
 }
 
@@ -120,7 +116,7 @@ Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
     }
     SourceState st, before;
     Status s = ingester.Run(opt, &st, &before);
-    if (s.ok() || s.code() == Status::Code::kGap || s.code() == Status::Code::kBadInput) {
+    if (s.ok() || s.IsGap() || s.IsBadInput()) {
       result->sources.push_back(SourceToPublic(opt.source, st));
       result->this_run.push_back(SourceToPublic(opt.source, Minus(st, before)));
       result->rejects_files.push_back(root->env()->LocalPath(opt.rejects_file));  // where it is on disk
@@ -148,11 +144,11 @@ Status SealRoot(Root* root, const SealOptions& o, std::vector<SealedWindow>* out
 }
 
 Status GatherUnsealed(Root* root, UnsealedWindows* out) {
-  snapsink::GatheredStatus s;
+  RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
   *out = UnsealedWindows();
-  for (const snapsink::GatheredWindow& w : s.windows) {
-    if (!w.closed && w.state.dirty) out->open.push_back({w.start_ms, w.closes_at_ms});
+  for (const WindowStatus& w : s.windows) {
+    if (!w.closed && w.dirty) out->open.push_back({w.window_start_ms, w.closes_at_ms});
   }
   out->watermark = s.watermark;
   return Status::OK();
@@ -273,17 +269,12 @@ Result<std::unique_ptr<ReadOnlySink>> Sink::OpenReadOnly(const std::string& path
 }
 
 Result<UpgradeResult> Sink::Upgrade(const std::string& path, bool dry_run) {
-  snapsink::UpgradeReport r;
   if (IsBucketPath(path)) {
     return Status::InvalidArgument(path + ": a root in a bucket is made in this build's format; upgrade converts "
                                    "local roots only");
   }
-  SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(Env::Default(), path, dry_run, &r));
   UpgradeResult out;
-  out.format_before = r.format_before;
-  out.format_after = r.format_after;
-  out.nothing_to_do = r.nothing_to_do;
-  out.actions = std::move(r.actions);
+  SNAPSINK_RETURN_IF_ERROR(UpgradeRoot(Env::Default(), path, dry_run, &out));
   return out;
 }
 
@@ -343,7 +334,7 @@ Status Sink::Run(const RunOptions& options, RunResult* result) {
   // version that the rerun would have to replace), then the stop is the
   // run's status (exit 3 or 2): a stop never holds back what came before it.
   const Status ingested = IngestInto(root, ingest, &result->ingest);
-  if (!ingested.ok() && ingested.code() != Status::Code::kGap && ingested.code() != Status::Code::kBadInput) {
+  if (!ingested.ok() && !ingested.IsGap() && !ingested.IsBadInput()) {
     return ingested;
   }
   SNAPSINK_RETURN_IF_ERROR(SealRoot(root, SealOptions{{}, options.final && ingested.ok()}, &result->sealed));

@@ -13,6 +13,7 @@
 #include "engine/status.h"
 #include "publish/root_status.h"
 #include "publish/seal.h"
+#include "publish/views.h"
 #include "snapsink/sink.h"
 
 namespace snapsink::api {
@@ -64,14 +65,7 @@ Status StartStep(SinkImpl* impl);
 // LOCK): backfill's last step, the merged publish.
 Status ReopenWritableHandle(SinkImpl* impl);
 
-// The public settings of a root's configuration: every field, set here only.
-inline RootSettings ToPublic(const RootConfig& c) {
-  return {c.window_ms,    c.lateness_ms,           c.on_gap == OnGap::kStop ? GapPolicy::kStop : GapPolicy::kAccept,
-          c.id_horizon_ms, c.producer_retention_ms, c.retain_ms,
-          c.max_ahead_ms};
-}
-
-// The public RootStatus (GetStatus) of the engine's (publish/root_status.h).
-RootStatus ToPublic(const snapsink::GatheredStatus& s);
+// The public settings of a root's configuration (publish/views.h).
+inline RootSettings ToPublic(const RootConfig& c) { return ToRootSettings(c); }
 
 }  // namespace snapsink::api

@@ -76,10 +76,9 @@ Status WriteQueue::Write(const WriteBatch& batch, const WriteOptions& options, W
   }
   lock.unlock();
   if (r.status.ok() && result != nullptr) {
-    const SourceState& a = r.after;
-    const SourceState& b = r.before;
-    *result = {a.lines - b.lines,         a.applied - b.applied, a.duplicates - b.duplicates,
-               a.fenced - b.fenced, a.rejected - b.rejected, a.ignored - b.ignored};
+    *result = WriteResult();
+    static_cast<LineCounts&>(*result) = r.after;
+    *result -= r.before;
   }
   return r.status;
 }

@@ -28,12 +28,15 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <boost/filesystem.hpp>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <map>
 #include <ostream>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -227,6 +230,149 @@ TEST(OneSetOfRecords, APlantedMirrorIsReported) {
   EXPECT_EQ(names, 3u);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0], "GcResult: publish/maintenance.h:3");
+}
+
+// --- No record copied under another name -----------------------------------
+//
+// A rename passes the check above (GatheredStatus beside RootStatus,
+// UpgradeReport beside UpgradeResult), so the records are also compared by
+// their fields: a struct or class of engine/, publish/ or sink/ that shares
+// at least three field names with a public record, and at least three in
+// four of the smaller one's, mirrors it. The exceptions, each with why:
+const std::map<std::string, std::string>& NotFieldMirrors() {
+  static const std::map<std::string, std::string> names = {
+      // Forms of a file or a state record, each with its own encoding; the
+      // public record is made from each in one function:
+      // the on-disk row of a snapshot file (has_range and plain min/max, as
+      // the file holds them) and a row viewing a block; api::Row is what a
+      // reader hands out.
+      {"Row publish/snapshot_file.h", "Row"},
+      {"RowView publish/snapshot_file.h", "Row"},
+      {"MetricStats publish/snapshot_file.h", "a snapshot file's stats section"},
+      {"SnapshotManifest publish/snapshot_manifest.h", "a snapshot manifest file"},
+      {"GenerationManifest publish/generation_manifest.h", "a generation manifest file"},
+      {"PartitionProgress publish/partition_seals.h", "a partition's seal record file"},
+      {"ManifestSums publish/upgrade.cc", "sums read back from an old manifest"},
+      {"VerifyRun publish/maintenance.cc", "verify's working state"},
+      {"AcceptedGap engine/gap_acceptance.h", "the stored acceptance (api::GapAcceptance is the request)"},
+      {"SourceIdCounts engine/id_dedup.h", "a source's id-dedup counters, a record of their own"},
+      // Still to fold into their public twins (each converted in one
+      // function: ToRootSettings, ToIdsInfo, the readers' totals):
+      {"RootConfig engine/root.h", "the stored configuration"},
+      {"IdStats engine/id_dedup.h", "ids held, with INT64_MIN for no cutoff"},
+      {"Aggregate engine/state_codec.h", "the state's aggregate record"},
+  };
+  return names;
+}
+
+// The field names a struct body declares at its own depth: "T a = 1, b;"
+// gives a and b; member functions, types and using-declarations give none.
+std::set<std::string> FieldNames(const std::vector<std::string>& body) {
+  static const std::regex ident(R"((\w+)\s*$)");
+  std::set<std::string> out;
+  for (std::string line : body) {
+    line = line.substr(0, line.find("//"));
+    const size_t semi = line.find(';');
+    if (semi == std::string::npos || line.find('(') != std::string::npos) continue;
+    line = line.substr(0, semi);
+    if (std::regex_search(line, std::regex(R"(^\s*(using|static|friend|typedef|struct|class|enum|return)\b)"))) continue;
+    // Split at commas outside <...>, cut each piece at its initializer.
+    std::vector<std::string> pieces(1);
+    int angle = 0;
+    for (char c : line) {
+      angle += c == '<' ? 1 : c == '>' ? -1 : 0;
+      if (c == ',' && angle == 0) {
+        pieces.emplace_back();
+      } else {
+        pieces.back() += c;
+      }
+    }
+    for (std::string& piece : pieces) {
+      piece = piece.substr(0, std::min(piece.find('='), piece.find('{')));
+      std::smatch m;
+      if (std::regex_search(piece, m, ident)) out.insert(m[1]);
+    }
+  }
+  return out;
+}
+
+// Every top-level "struct X {" ... "};" of folder: "X file:line" -> its fields.
+std::map<std::string, std::set<std::string>> DeclaredFields(const std::string& dir, const std::string& folder) {
+  static const std::regex decl(R"(^(?:struct|class)\s+(\w+)\s*(?:final\s*)?(?::(?!:)[^{]*)?\{\s*$)");
+  std::map<std::string, std::set<std::string>> out;
+  for (fs::recursive_directory_iterator it(dir + "/" + folder), end; it != end; ++it) {
+    if (!fs::is_regular_file(it->path()) || !SourceFile(it->path())) continue;
+    std::ifstream f(it->path().string());
+    std::string line;
+    for (int n = 1; std::getline(f, line); ++n) {
+      std::smatch m;
+      if (!std::regex_search(line, m, decl)) continue;
+      const std::string key = std::string(m[1]) + " " + fs::relative(it->path(), dir).string() + ":" + std::to_string(n);
+      std::vector<std::string> body;
+      int depth = 1;
+      while (depth > 0 && std::getline(f, line)) {
+        ++n;
+        if (depth == 1) body.push_back(line);
+        for (char c : line) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+      }
+      out[key] = FieldNames(body);
+    }
+  }
+  return out;
+}
+
+// Every record below the public API whose fields mirror a public record's,
+// one "Name file:line mirrors api::Public (a, b, c)" line each.
+std::vector<std::string> FieldMirrors(const std::string& dir, size_t* public_records) {
+  const auto pub = DeclaredFields(dir, "include/snapsink");
+  *public_records = pub.size();
+  std::vector<std::string> out;
+  for (const char* folder : {"engine", "publish", "sink"}) {
+    for (const auto& [below, fields] : DeclaredFields(dir, folder)) {
+      const std::string file = below.substr(below.find(' ') + 1, below.rfind(':') - below.find(' ') - 1);
+      if (NotFieldMirrors().count(below.substr(0, below.find(' ')) + " " + file) > 0) continue;
+      for (const auto& [name, theirs] : pub) {
+        std::vector<std::string> shared;
+        std::set_intersection(fields.begin(), fields.end(), theirs.begin(), theirs.end(), std::back_inserter(shared));
+        const size_t smaller = std::min(fields.size(), theirs.size());
+        if (shared.size() < 3 || shared.size() * 4 < smaller * 3) continue;
+        std::string list;
+        for (const std::string& f : shared) list += (list.empty() ? "" : ", ") + f;
+        out.push_back(below + " mirrors api::" + name.substr(0, name.find(' ')) + " (" + list + ")");
+      }
+    }
+  }
+  return out;
+}
+
+TEST(OneSetOfRecords, NoRecordCopiesAPublicRecordsFields) {
+  size_t records = 0;
+  for (const std::string& m : FieldMirrors(SNAPSINK_SOURCE_DIR, &records)) {
+    ADD_FAILURE() << m << ": fill the public record instead";
+  }
+  EXPECT_GE(records, 40u) << "the scan of include/snapsink/ found too few records";
+}
+
+// The check itself: UpgradeResult's fields under another name in publish/
+// are reported; a record sharing two fields, and a using-declaration, are not.
+TEST(OneSetOfRecords, APlantedRenamedMirrorIsReported) {
+  TempDir dir;
+  for (const char* d : {"include/snapsink", "engine", "publish", "sink"}) fs::create_directories(dir.path() + "/" + d);
+  std::ofstream(dir.path() + "/include/snapsink/options.h")
+      << "namespace snapsink::api {\nstruct UpgradeResult {\n  uint64_t format_before = 0;  // x\n"
+         "  uint64_t format_after = 0;\n  bool nothing_to_do = false;\n  std::vector<std::string> actions;\n};\n}\n";
+  std::ofstream(dir.path() + "/publish/upgrade.h")
+      << "namespace snapsink {\nusing api::UpgradeResult;\nstruct UpgradeReport {\n  uint64_t format_before = 0, "
+         "format_after = 0;\n  bool nothing_to_do = false;\n  void Print() const;\n};\n}\n";
+  std::ofstream(dir.path() + "/engine/root.h")
+      << "struct Formats {\n  uint64_t format_before = 0;\n  std::map<int, std::string> format_after;\n  int other, "
+         "more = 1;\n};\n";
+  size_t records = 0;
+  const std::vector<std::string> found = FieldMirrors(dir.path(), &records);
+  EXPECT_EQ(records, 1u);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0], "UpgradeReport publish/upgrade.h:3 mirrors api::UpgradeResult (format_after, format_before, "
+                      "nothing_to_do)");
 }
 
 // --- docs/DESIGN.md's "How it works" names every file of the layers ---------

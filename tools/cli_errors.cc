@@ -154,4 +154,27 @@ Status NameFlags(const Status& s, std::initializer_list<FlagName> names) {
   return s.WithMessage(std::move(m));
 }
 
+Status CommandHints(const Status& s) {
+  if (s.ok()) return s;
+  Status out = NameFlags(s, {{"GapPolicy::kStop", "--on-gap stop"},
+                             {"RootSettings::retain_ms", "gc --retain"},
+                             {"another process (Sink::Follow)", "another run --follow"}});
+  std::string m = out.message();
+  // "... accept the gap with Sink::AcceptGaps for producer P and run again)"
+  const std::string accept = "accept the gap with Sink::AcceptGaps for producer ", again = " and run again)";
+  const size_t a = m.find(accept), b = m.rfind(again);
+  if (a != std::string::npos && b != std::string::npos && b >= a + accept.size()) {
+    const std::string producer = m.substr(a + accept.size(), b - a - accept.size());
+    m.replace(a, b - a, "accept the gap with `snapsink gaps ROOT accept --producer " + producer + "`");
+  }
+  // "PATH was written by an older snapsink ...: convert it in place with Sink::Upgrade (a dry run ...)"
+  const std::string upgrade = "convert it in place with Sink::Upgrade (a dry run first shows what it changes)";
+  const size_t u = m.find(upgrade), older = m.find(" was written by an older snapsink");
+  if (u != std::string::npos && older != std::string::npos && older < u) {
+    m.replace(u, upgrade.size(), "convert it in place with `snapsink upgrade " + m.substr(0, older) +
+                                     "` (`--dry-run` first shows what it changes)");
+  }
+  return out.WithMessage(std::move(m));
+}
+
 }  // namespace snapsink

@@ -36,6 +36,11 @@ CLI::Validator OneOf(std::vector<std::string> names);
 using FlagName = std::pair<std::string_view, std::string_view>;
 Status NameFlags(const Status& s, std::initializer_list<FlagName> names);
 
+// The library's hints name its own calls and fields ("GapPolicy::kStop",
+// "Sink::AcceptGaps for producer P", "Sink::Upgrade"); the CLI's name the
+// command and flag that do the same. s's message with each rewritten.
+Status CommandHints(const Status& s);
+
 // CLI11 failure message: "snapsink: <what>" and where to find usage.
 std::string FailureMessage(const CLI::App* app, const CLI::Error& e);
 

@@ -34,6 +34,7 @@ Status RunFollow(const RunArgs& a) {
   o.stop_on_error = a.ingest.on_error == "stop";
   o.id_from_content = a.ingest.id_from_content;
   o.keep_generations = a.keep_generations;
+  o.on_note = PrintNote;
   if (!api::ParseDuration(a.publish_every, &o.publish_every_ms) || o.publish_every_ms < 0) {
     return Status::InvalidArgument("--publish-every " + a.publish_every + ": expected a duration such as 10s");
   }
@@ -57,6 +58,7 @@ Status RunFollow(const RunArgs& a) {
   if (!a.serve.empty()) {
     api::ServeOptions so;
     so.listen = a.serve;
+    so.on_note = PrintServeNote;
     // Through the writer's handle: one LMDB environment per process.
     auto started = api::Server::Start(**sink, so);
     if (!started.ok() && started.status().message().find("ServeOptions::tls_cert_file") != std::string::npos) {
@@ -119,7 +121,7 @@ Status RunFiles(const RunArgs& a) {
   // Printed as far as the job got: what was sealed (or why nothing was), then the publish.
   PrintSealed(r.sealed);
   if (r.nothing_sealed) PrintNothingToSeal(*r.nothing_sealed, a.final ? nullptr : "--final");
-  if (!s.ok() && s.code() != Status::Code::kGap && s.code() != Status::Code::kBadInput) return s;
+  if (!s.ok() && !s.IsGap() && !s.IsBadInput()) return s;
   PrintPublishResult(r.publish);  // a stop publishes what came before it
   interrupt.Finish();
   return s;

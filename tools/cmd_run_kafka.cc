@@ -95,7 +95,7 @@ Status CmdRunKafka(const RunArgs& a) {
                                                                    {"OnSplitProducer::kWarn", "--on-split-producer warn"}});
   signals.Finish();
   // A usage error found before anything was read (a bad --kafka-config) has no run to sum up.
-  const bool usage_error = s.code() == Status::Code::kInvalidArgument && totals.records == 0;
+  const bool usage_error = s.IsInvalidArgument() && totals.records == 0;
   if (!a.ingest.quiet && !usage_error) {
     std::fprintf(stderr, "kafka %s: %llu records, %llu lines: %llu applied, %llu duplicates, %llu fenced, %llu rejected\n",
                  a.kafka.topic.c_str(), static_cast<unsigned long long>(totals.records),

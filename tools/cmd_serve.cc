@@ -15,6 +15,7 @@
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
 #include "tools/stop_signals.h"
+#include "tools/write_results.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
@@ -78,10 +79,15 @@ Status ServeFlagNames(const Status& s) {
                        {"ServeOptions::insecure", "--insecure"}});
 }
 
+void PrintServeNote(const std::string& note) {
+  PrintNote("snapsink serve: " + ServeFlagNames(Status::InvalidArgument(note)).message());
+}
+
 namespace {
 
 Status CmdServe(const ServeArgs& a) {
   api::ServeOptions o = a.options;
+  o.on_note = PrintServeNote;
   auto duration = [](const char* option, const std::string& text, int* ms) {
     int64_t v = 0;
     if (!api::ParseDuration(text, &v) || v <= 0 || v > INT32_MAX) {

@@ -120,6 +120,9 @@ struct ServeArgs {
 // The server's errors with the flags of serve (and run --serve) for the
 // ServeOptions fields they name: "--listen x: ...", not "ServeOptions::listen x: ...".
 Status ServeFlagNames(const Status& s);
+// ServeOptions::on_note of the CLI: "snapsink serve: NOTE" on stderr, the
+// options named by their flags.
+void PrintServeNote(const std::string& note);
 
 // gaps ROOT accept --producer P [--epoch E] [--range LO..HI]: see api::Sink::AcceptGaps.
 struct GapsArgs {

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "tools/write_results.h"
+
 namespace snapsink {
 
 namespace {
@@ -29,6 +31,7 @@ api::IngestOptions IngestOptionsFor(const IngestArgs& a, std::unique_ptr<Progres
   o.stop_on_error = a.on_error == "stop";
   o.id_from_content = a.id_from_content;
   o.final = a.final;
+  o.on_note = PrintNote;
   o.on_progress = [progress, quiet = a.quiet](const std::string& source, uint64_t offset, int64_t size,
                                               uint64_t lines) {
     if (*progress == nullptr) *progress = std::make_unique<Progress>("ingest " + source, quiet);

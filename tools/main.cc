@@ -56,8 +56,9 @@ int Main(CLI::App& app, const std::vector<Command>& commands, int argc, char** a
     if (*c.app) s = c.run();
   }
   // Commands print their own findings; this is the one line for the failure.
+  s = CommandHints(s);
   if (!s.ok()) std::fprintf(stderr, "snapsink: %s\n", s.message().c_str());
-  if (s.code() == Status::Code::kInvalidArgument && s.message().rfind("--", 0) == 0) {
+  if (s.IsInvalidArgument() && s.message().rfind("--", 0) == 0) {
     // A usage error found by the command itself (it names the option): the
     // same second line as those CLI11 finds.
     for (const CLI::App* command : app.get_subcommands()) {

@@ -69,4 +69,6 @@ void PrintPublishResult(const api::PublishResult& r) {
   }
 }
 
+void PrintNote(const std::string& note) { std::fprintf(stderr, "%s\n", note.c_str()); }
+
 }  // namespace snapsink

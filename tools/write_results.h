@@ -1,6 +1,7 @@
 // How the writing commands (seal, publish, run, backfill) print what they did.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "snapsink/options.h"
@@ -21,6 +22,10 @@ void PrintPublished(const api::PublishResult& r);
 
 // What publish (and run) did: PrintPublished, or "nothing to publish".
 void PrintPublishResult(const api::PublishResult& r);
+
+// A note of the library (IngestOptions::on_note, FollowOptions::on_note, the
+// Kafka consumer's): one line on stderr. The library never prints itself.
+void PrintNote(const std::string& note);
 
 // The per-window impact table of backfill (and its --dry-run) on stdout.
 void PrintImpact(const std::vector<api::WindowImpact>& impact);

@@ -56,12 +56,28 @@ struct RootSettings {
   int64_t max_ahead_ms = 0;           // 0 = no limit
 };
 
-// Accounting of one input source (docs/CONTRACT.md 7):
-//   lines = applied + duplicates + fenced + rejected + ignored.
-struct SourceInfo {
+// The accounting of lines (docs/CONTRACT.md 7), of a source, a batch, a
+// run or a backfill: lines = applied + duplicates + fenced + rejected + ignored.
+struct LineCounts {
+  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
+  LineCounts& operator+=(const LineCounts& o) {
+    lines += o.lines, applied += o.applied, duplicates += o.duplicates;
+    fenced += o.fenced, rejected += o.rejected, ignored += o.ignored;
+    return *this;
+  }
+  // Of counts that only grow: what b added to a is a - b.
+  LineCounts& operator-=(const LineCounts& o) {
+    lines -= o.lines, applied -= o.applied, duplicates -= o.duplicates;
+    fenced -= o.fenced, rejected -= o.rejected, ignored -= o.ignored;
+    return *this;
+  }
+  bool operator==(const LineCounts&) const = default;
+};
+
+// Accounting of one input source.
+struct SourceInfo : LineCounts {
   std::string source;
   uint64_t offset = 0;  // bytes consumed and committed
-  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
 };
 
 struct IngestResult;
@@ -80,7 +96,7 @@ struct IngestOptions {
   // without '\n' is taken or rejected rather than left for later (docs/CONTRACT.md 1).
   bool final = false;
   // Notes for the user ("file was replaced", a half-written line left
-  // unread); printed to stderr when unset.
+  // unread); dropped when unset: the library never prints.
   std::function<void(const std::string& note)> on_note;
   // Called after each commit: source, committed offset, input size (-1
   // unknown), lines so far.
@@ -160,7 +176,7 @@ struct FollowOptions {
   // After each publish, gc keeps this many newest generations (>= 1), the
   // current one and every generation a Reader pins (Sink::Gc).
   uint64_t keep_generations = kDefaultKeepGenerations;
-  // Reports (stderr when unset): notes of the ingester, each said once while
+  // Reports (dropped when unset: the library never prints): notes of the ingester, each said once while
   // it holds; windows sealed by a pass; generations published.
   std::function<void(const std::string& note)> on_note;
   std::function<void(const std::vector<SealedWindow>&)> on_sealed;
@@ -199,13 +215,12 @@ struct WindowImpact {
   Totals after;
 };
 
-struct BackfillResult {
+struct BackfillResult : LineCounts {  // lines read from the inputs
   bool already_done = false;  // backfill `version` was published before: nothing done
   std::vector<SealedWindow> sealed;
   uint64_t generation = 0;  // 0: no window in range, nothing published
   size_t published_windows = 0;
   std::vector<WindowImpact> impact;  // per published window (dry run: per window it would publish)
-  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
   // One per input file: where its rejected lines go.
   std::vector<std::string> rejects_files;
 };

@@ -193,6 +193,10 @@ struct RootStatus {
   std::optional<int64_t> max_event_ts;
   std::optional<int64_t> watermark;   // max_event_ts - lateness
   std::string watermark_rule;         // how the watermark moves, in words (max-ahead)
+  // A far-ahead event time waiting for a second producer before it moves
+  // the watermark (max-ahead), and that producer; nullopt: none.
+  std::optional<int64_t> held_event_ts;
+  std::string held_producer;
   // Start of the oldest window retention keeps; nullopt: every window is kept.
   std::optional<int64_t> oldest_kept_window;
   uint64_t current_generation = 0;    // 0 = none

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "snapsink/options.h"  // LineCounts
 #include "snapsink/status.h"
 
 namespace snapsink::api {
@@ -124,8 +125,6 @@ struct WriteOptions {
 };
 
 // What one batch did (the source's lines of this batch only).
-struct WriteResult {
-  uint64_t lines = 0, applied = 0, duplicates = 0, fenced = 0, rejected = 0, ignored = 0;
-};
+struct WriteResult : LineCounts {};
 
 }  // namespace snapsink::api

@@ -54,7 +54,7 @@ struct Consumer::Impl {
     if (o.states == nullptr) return;
     w.set_commit_check([this](int32_t p) { return o.states->Check(p, Source(p)); });
     w.set_on_failure([this](int32_t p, const Status& s) {
-      if (s.code() != Status::Code::kLocked) return false;
+      if (!s.IsLocked()) return false;
       Lose(p, s);
       return true;
     });
@@ -96,11 +96,7 @@ struct Consumer::Impl {
   using Partition = PartitionWriter::Partition;
 
   void Note(const std::string& m) const {
-    if (o.on_note) {
-      o.on_note(m);
-    } else {
-      std::fprintf(stderr, "%s\n", m.c_str());
-    }
+    if (o.on_note) o.on_note(m);  // the library never prints
   }
   std::string Source(int32_t p) const { return w.Source(p); }
 

@@ -59,7 +59,8 @@ struct ConsumerOptions {
   // one an old age. 0: written only when the position moves.
   int64_t progress_every_ms = 0;
   // Notes for people (a broker error that librdkafka retries, and
-  // librdkafka's own log lines, "kafka: FACILITY: ..."); stderr when unset.
+  // librdkafka's own log lines, "kafka: FACILITY: ..."); dropped when unset:
+  // the library never prints.
   // Called on the thread that calls Round and Close.
   std::function<void(const std::string&)> on_note;
 };

@@ -39,12 +39,7 @@ Status PublishAndReport(api::Sink* sink, const RunOptions& o, bool always_report
 void Add(const RoundResult& r, RunTotals* totals) {
   if (!totals) return;
   totals->records += r.records;
-  totals->lines.lines += r.lines.lines;
-  totals->lines.applied += r.lines.applied;
-  totals->lines.duplicates += r.lines.duplicates;
-  totals->lines.fenced += r.lines.fenced;
-  totals->lines.rejected += r.lines.rejected;
-  totals->lines.ignored += r.lines.ignored;
+  totals->lines += r.lines;
 }
 
 // How long --final waits, with nothing moving, for partitions other

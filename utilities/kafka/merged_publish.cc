@@ -1,18 +1,12 @@
 #include "utilities/kafka/merged_publish.h"
 
-#include <cstdio>
-
 #include "utilities/kafka/partition_writer.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink::kafka {
 
 void MergedPublisher::Note(const std::string& m) const {
-  if (on_note_) {
-    on_note_(m);
-  } else {
-    std::fprintf(stderr, "%s\n", m.c_str());
-  }
+  if (on_note_) on_note_(m);  // the library never prints
 }
 
 Status MergedPublisher::SealOwned(Consumer* c, bool all, std::vector<api::SealedWindow>* sealed) {
@@ -29,7 +23,7 @@ Status MergedPublisher::SealOne(const Consumer::OwnedPartition& op, bool all, st
   api::PartitionRound round{topic_, op.partition, op.epoch, op.position, op.high_watermark};
   auto recorded = api::RecordPartitionSeals(*root_, *op.state, round);
   if (!recorded.ok()) {
-    if (recorded.status().code() != Status::Code::kLocked) return recorded.status();
+    if (!recorded.status().IsLocked()) return recorded.status();
     Note(recorded.status().message());  // fenced: its next commit gives the partition up
     return Status::OK();
   }

@@ -58,12 +58,7 @@ Status PartitionWriter::FlushOne(int32_t p, api::WriteResult* sum) {
   }
   part.committed = part.next;
   if (sum) {
-    sum->lines += wr.lines;
-    sum->applied += wr.applied;
-    sum->duplicates += wr.duplicates;
-    sum->fenced += wr.fenced;
-    sum->rejected += wr.rejected;
-    sum->ignored += wr.ignored;
+    *sum += wr;
   }
   return Status::OK();
 }
@@ -99,12 +94,7 @@ Status PartitionWriter::Flush(api::WriteResult* sum, std::vector<std::pair<int32
       continue;
     }
     if (sum) {
-      sum->lines += job.r.lines;
-      sum->applied += job.r.applied;
-      sum->duplicates += job.r.duplicates;
-      sum->fenced += job.r.fenced;
-      sum->rejected += job.r.rejected;
-      sum->ignored += job.r.ignored;
+      *sum += job.r;
     }
     const int64_t committed = parts_.at(job.p).committed;
     if (committed != job.before && flushed) flushed->emplace_back(job.p, committed);

@@ -454,7 +454,7 @@ struct HttpServer::Impl {
     std::unique_ptr<api::Reader> r;
     Status s = OpenReader(root, 0, &r);
     if (!s.ok()) {
-      std::fprintf(stderr, "snapsink serve: %s\n", s.message().c_str());
+      if (options.on_note) options.on_note(s.message());
       return;
     }
     auto pinned = std::make_shared<PinnedGeneration>(root, std::move(r));
@@ -549,7 +549,7 @@ struct HttpServer::Impl {
     res.set_content(JsonError(message), "application/json");
   }
   static void ErrorFor(httplib::Response& res, const Status& s) {
-    Error(res, s.IsNotFound() ? 404 : s.IsCorruption() ? 500 : s.code() == Status::Code::kInvalidArgument ? 400 : 500, s.message());
+    Error(res, s.IsNotFound() ? 404 : s.IsCorruption() ? 500 : s.IsInvalidArgument() ? 400 : 500, s.message());
   }
 
   // working: the work slot, held while the answer is made; an answer made
@@ -1130,9 +1130,11 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
     impl->inotify_fd = -1;
   }
   if (!loopback && !(tls && impl->tokens)) {
-    std::fprintf(stderr, "snapsink serve: warning: --insecure: serving on %s beyond this host%s%s\n",
-                 options.listen.c_str(), tls ? "" : " without TLS (plain HTTP)",
-                 impl->tokens ? "" : (tls ? " without access tokens" : " and without access tokens"));
+    if (options.on_note) {
+      options.on_note("warning: ServeOptions::insecure: serving on " + options.listen + " beyond this host" +
+                      (tls ? "" : " without TLS (plain HTTP)") +
+                      (impl->tokens ? "" : (tls ? " without access tokens" : " and without access tokens")));
+    }
   }
   impl->Refresh();
   out->reset(new HttpServer(std::move(impl)));

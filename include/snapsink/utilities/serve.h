@@ -103,7 +103,7 @@ struct ServeOptions {
 
   // Serving beyond this host. A listen address other than loopback
   // (127.0.0.0/8, ::1, localhost) needs TLS and a token file both, unless
-  // insecure (then a warning on stderr at Start); InvalidArgument otherwise.
+  // insecure (then a warning through on_note at Start); InvalidArgument otherwise.
   // TLS: PEM certificate (chain) and key files, both or neither; TLS 1.2 at
   // least. A certificate or key that does not load or match: InvalidArgument
   // naming the file.
@@ -122,6 +122,10 @@ struct ServeOptions {
   // "TIME PEER TOKEN-NAME METHOD TARGET STATUS BYTES MICROSECONDS", TIME UTC
   // RFC 3339, TOKEN-NAME "-" without one; never the token.
   std::string access_log;
+  // Notes of the server: the insecure warning at Start, a generation that
+  // did not open while refreshing (the server keeps serving the one it has).
+  // Unset: dropped; the library never prints.
+  std::function<void(const std::string& note)> on_note;
 };
 
 // The status page (the server's GET /): one self-contained
