@@ -105,8 +105,10 @@ Status CmdRunKafka(const RunArgs& a) {
                  static_cast<unsigned long long>(totals.lines.fenced),
                  static_cast<unsigned long long>(totals.lines.rejected));
     if (split.count() > 0) {
-      std::fprintf(stderr, "kafka %s: %llu producers split over partitions (--on-split-producer warn): key the "
-                   "records by producer (docs/KAFKA.md)\n", a.topic.c_str(), static_cast<unsigned long long>(split.count()));
+      std::fprintf(stderr,
+                   "kafka %s: %llu producers split over partitions (--on-split-producer warn): key the records by "
+                   "producer (docs/KAFKA.md)\n",
+                   a.kafka.topic.c_str(), static_cast<unsigned long long>(split.count()));
     }
   }
   return s;
