@@ -42,7 +42,7 @@ std::string Parent(const std::string& path) {
 
 // The notes' default when the embedder set none.
 FollowOptions WithNoteDefault(FollowOptions options) {
-  if (!options.on_note) options.on_note = [](const std::string& n) { std::fprintf(stderr, "%s\n", n.c_str()); };
+  if (!options.on_note) options.on_note = [](const std::string&) {};  // the library never prints
   return options;
 }
 

@@ -256,6 +256,7 @@ const std::map<std::string, std::string>& NotFieldMirrors() {
       {"VerifyRun publish/maintenance.cc", "verify's working state"},
       {"AcceptedGap engine/gap_acceptance.h", "the stored acceptance (api::GapAcceptance is the request)"},
       {"SourceIdCounts engine/id_dedup.h", "a source's id-dedup counters, a record of their own"},
+      {"Header sink/checkpoint.cc", "a checkpoint file's header"},
       // Still to fold into their public twins (each converted in one
       // function: ToRootSettings, ToIdsInfo, the readers' totals):
       {"RootConfig engine/root.h", "the stored configuration"},

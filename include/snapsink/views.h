@@ -207,8 +207,8 @@ struct RootStatus {
   uint64_t producers = 0;
   std::vector<ProducerGaps> gaps;     // only producers with open gaps
   uint64_t retired_producers = 0;
-  // Producers whose events came from two Kafka partitions (run
-  // --on-split-producer warn), each with the partitions as recorded
+  // Producers whose events came from two Kafka partitions (where the
+  // run was told to warn and go on), each with the partitions as recorded
   // ("kafka:T/0, kafka:T/3"), by producer.
   struct SplitProducer {
     std::string producer;

@@ -1,7 +1,7 @@
-// snapsink public utilities: a query given as text (what `snapsink query`'s
-// flags and the server's GET /v1/query parameters carry) into the
-// api::QuerySpec a Reader takes. One parser and one window syntax for the
-// CLI, the HTTP server and an embedder.
+// snapsink public utilities: a query given as text (the values a caller
+// holds, or the server's GET /v1/query parameters) into the
+// api::QuerySpec a Reader takes. One parser and one window syntax for a
+// caller, the HTTP server and an embedder.
 //
 // A window is named by
 //   - its start, in either form: 2026-10-21T10:00:00Z or 20261021T100000Z,
@@ -26,7 +26,7 @@ extern const char kWindowForms[];
 
 // text as an instant (ms since the epoch) by the forms above. InvalidArgument
 // "NAME 'TEXT': expected <kWindowForms>", NAME being what the caller calls
-// the value ("--window", "window").
+// the value (an option's name, or "window").
 Status ParseInstant(const std::string& name, const std::string& text, int64_t* ms);
 // text as the start of the window of size window_size_ms (> 0) holding it;
 // the same error.
@@ -43,7 +43,7 @@ struct QueryText {
 };
 
 // What each value is called in messages: the parameter names of a request
-// by default; the CLI's flags ("--window", ...) for the CLI.
+// by default; a caller passes its own names for them.
 struct QueryTextNames {
   std::string window = "window";
   std::string from = "from";

@@ -12,7 +12,7 @@
 // A read-only HTTP/1.1 server over public Readers (reader.h):
 //   GET /v1/query?window=&metric=&key=&generation=&format=json|csv
 //       (window, from, to, metric, key, the prefixes and rollup read by
-//       ParseQuery, utilities/query_text.h: the CLI's window syntax)
+//       ParseQuery, utilities/query_text.h: one window syntax)
 //       the rows of Reader::Query (Reader::Rollup with rollup=) as NDJSON
 //       or CSV (utilities/table.h), with `Snapsink-Generation: G` and `ETag: "G"`; If-None-Match
 //       "G" gives 304. Every answer comes from one pinned generation.
