@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "engine/decimal.h"
-#include "publish/views.h"
+#include "sink/root_views.h"
 
 #include <simdjson.h>
 #include <sqlite3.h>
@@ -45,9 +45,9 @@
 #include "engine/ingest.h"
 #include "engine/root.h"
 #include "publish/publisher.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "publish/seal.h"
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 #include "snapsink/reader.h"
 
 namespace snapsink::bench {
@@ -1212,7 +1212,7 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   RemoveTree(plain_path);
 }
 
-// The snapshot file alone (publish/snapshot_file.h), no LMDB: write
+// The snapshot file alone (snapshot/snapshot_file.h), no LMDB: write
 // --publish_rows rows through SnapshotWriter, then scan them back. Was the
 // MillionRowsSealTiming test, which measured and asserted nothing.
 void RunSnapshotFile(const Flags& f, const std::string& work, Report* rep) {

@@ -12,7 +12,7 @@
 #include "engine/root.h"
 #include "publish/generation_manifest.h"
 #include "publish/publisher.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "publish/seal.h"
 
 namespace snapsink::bench {

@@ -20,7 +20,7 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/publisher.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "publish/seal.h"
 #include "snapsink/utilities/serve.h"
 

@@ -22,6 +22,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/line_reader.cc
   engine/parse_ahead.cc
   engine/long_key.cc
+  engine/source_scan.cc
   engine/metric_kinds.cc
   engine/producer_retention.cc
   engine/root.cc
@@ -48,34 +49,34 @@ set(SNAPSINK_LIB_SOURCES
   publish/backfill_spool.cc
   publish/backfill_state.cc
   publish/backfill_impact.cc
-  publish/cached_block.cc
-  publish/checked_json.cc
+  snapshot/cached_block.cc
+  snapshot/checked_json.cc
   publish/current_codec.cc
   publish/current_file.cc
-  publish/follow.cc
+  sink/follower.cc
   publish/generation_manifest.cc
   publish/generation_parts.cc
   publish/maintenance.cc
-  publish/metrics.cc
+  sink/metrics.cc
   publish/old_formats.cc
   publish/partition_merge.cc
-  publish/partition_seals.cc
-  publish/partition_seals_gc.cc
+  partitions/partition_seals.cc
+  partitions/partition_seals_gc.cc
   publish/publisher.cc
-  publish/query_rows.cc
-  publish/reader.cc
+  sink/query_rows.cc
+  publish/generation_reader.cc
   publish/rollback.cc
-  publish/root_status.cc
+  sink/root_status.cc
   publish/seal.cc
-  publish/snapshot_filter.cc
-  publish/snapshot_format.cc
-  publish/snapshot_reader.cc
-  publish/snapshot_writer.cc
-  publish/snapshot_manifest.cc
-  publish/table_cache.cc
+  snapshot/snapshot_filter.cc
+  snapshot/snapshot_format.cc
+  snapshot/snapshot_reader.cc
+  snapshot/snapshot_writer.cc
+  snapshot/snapshot_manifest.cc
+  snapshot/table_cache.cc
   publish/upgrade.cc
-  publish/state_views.cc
-  publish/views.cc
+  sink/state_views.cc
+  sink/root_views.cc
   sink/follow.cc
   sink/inspect.cc
   sink/merged.cc

@@ -17,7 +17,7 @@
 // renamed), checkpoint.restore (a restored state's data synced, not yet renamed to state/);
 // partition.seal_record, partition.progress, merge.before_lock (a merged
 // publish found windows to publish, LOCK not yet taken), merge.before_publish,
-// merge.after_publish (the merged publish, publish/partition_seals.h);
+// merge.after_publish (the merged publish, partitions/partition_seals.h);
 // gc.seal_record (gc removing a replaced seal record of a partition: its
 // seal.json removed, its data not yet);
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,

@@ -85,7 +85,7 @@ std::string OwnerDir(const std::string& root, std::string_view source);
 std::string OwnerClaimFile(const std::string& root, std::string_view source, uint64_t epoch);
 std::string OwnerLockFile(const std::string& root, std::string_view source);
 bool ParseOwnerClaimName(std::string_view name, uint64_t* epoch);
-// The merged publish of a topic's partitions (publish/partition_seals.h):
+// The merged publish of a topic's partitions (partitions/partition_seals.h):
 // partitions/<sanitized source>/seals/<window>-v<version>-e<epoch>/ holds one
 // seal record ({data, seal.json}) of the partition's state, named by the
 // work; partitions/<sanitized source>/progress names the partition's

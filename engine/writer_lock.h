@@ -4,7 +4,7 @@
 // ROOT/LOCK is an exclusive file lock: one writer at a time. Writers that
 // run once (ingest, seal, publish, run, gc, rollback, gaps accept,
 // retire-producers, backfill's publish) hold it for their whole work. A follower (`run
-// --follow`, publish/follow.h; api::Sink::OpenFollower's Steps) runs for months, so it holds
+// --follow`, sink/follower.h; api::Sink::OpenFollower's Steps) runs for months, so it holds
 // LOCK only for one step at a time (one pass over its inputs, the seal, the
 // publish and the gc after it) and lets go between steps.
 //

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "publish/generation_manifest.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

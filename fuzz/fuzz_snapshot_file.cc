@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engine/env.h"
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "publish/backfill_impact.h"
 #include "publish/backfill_steps.h"
 #include "publish/publisher.h"
-#include "publish/views.h"
+#include "engine/source_scan.h"
 
 namespace snapsink::backfill_steps {
 namespace {

@@ -1,7 +1,7 @@
 // CURRENT's one line (docs/FORMAT.md section 5), apart from the file
 // operations of current_file.cc so that it builds without LMDB (fuzz/).
 #include "engine/filenames.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/current_file.h"
 
 namespace snapsink {

@@ -4,7 +4,7 @@
 
 #include "engine/filenames.h"
 #include "engine/root.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/generation_parts.h"
 
 namespace snapsink {

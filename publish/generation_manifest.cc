@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "publish/checked_json.h"
-#include "publish/json_members.h"
+#include "snapshot/checked_json.h"
+#include "snapshot/json_members.h"
 
 namespace snapsink {
 

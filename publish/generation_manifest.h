@@ -14,7 +14,7 @@
 // by the XXH64 of its bytes, so equal parts are one file, shared by every
 // generation (and rollback) that names them. Both are written once
 // (WriteFileAtomic, create-only), never changed, and are checked JSON
-// (publish/checked_json.h). CURRENT carries the top manifest's XXH64; the
+// (snapshot/checked_json.h). CURRENT carries the top manifest's XXH64; the
 // top manifest carries each part's.
 #pragma once
 

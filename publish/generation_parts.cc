@@ -8,7 +8,7 @@
 
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 
 namespace snapsink {
 

@@ -13,16 +13,16 @@
 #include "engine/root_files.h"
 #include "engine/root.h"
 #include "engine/timeutil.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
 #include "publish/generation_parts.h"
-#include "publish/partition_seals.h"
+#include "partitions/partition_seals.h"
 #include "publish/publisher.h"
-#include "publish/reader.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_manifest.h"
-#include "publish/table_cache.h"
+#include "publish/generation_reader.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_manifest.h"
+#include "snapshot/table_cache.h"
 
 namespace snapsink {
 
@@ -43,7 +43,7 @@ Status ListGenerations(Env* env, const std::string& root, std::vector<uint64_t>*
 namespace {
 
 // Verify beside a writer: one LMDB read transaction, each generation pinned
-// while it is checked (publish/reader.h), and a CURRENT that disagrees with
+// while it is checked (publish/generation_reader.h), and a CURRENT that disagrees with
 // state only reported once it holds still (a publish moves both).
 constexpr int kCurrentAttempts = 20;
 

@@ -15,7 +15,7 @@
 // no remaining generation names and no staged seal needs, and last the
 // partitions' seal records a newer accepted seal replaced
 // and those of windows beyond retention (RemoveDeadSealRecords,
-// publish/partition_seals.h).
+// partitions/partition_seals.h).
 //
 // Rollback lives in publish/rollback.h.
 //

@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "engine/coding.h"
-#include "publish/checked_json.h"
-#include "publish/snapshot_format.h"
-#include "publish/json_members.h"
+#include "snapshot/checked_json.h"
+#include "snapshot/snapshot_format.h"
+#include "snapshot/json_members.h"
 
 namespace snapsink::old_format {
 
@@ -99,7 +99,7 @@ class V1File {
     uint64_t expect_offset = 0, total_rows = 0;
     for (uint64_t i = 0; i < count; i++) {
       const uint64_t at = index_offset + static_cast<uint64_t>(p - index.data());
-      // The entry is laid out as in every later version: one parser (publish/snapshot_format.h).
+      // The entry is laid out as in every later version: one parser (snapshot/snapshot_format.h).
       snapshot::IndexEntryView v;
       if (!snapshot::GetIndexEntry(&p, end, &v)) return Corrupt(at, "index entry truncated");
       IndexEntry e{v.offset, v.csize, v.usize, v.rows, v.xxh64, std::string(v.first_metric), std::string(v.first_key)};

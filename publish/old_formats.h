@@ -20,8 +20,8 @@
 #include "engine/env.h"
 #include "engine/status.h"
 #include "publish/generation_manifest.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace snapsink::old_format {
 

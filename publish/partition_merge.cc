@@ -1,4 +1,4 @@
-// The merged publish of a topic's partitions (publish/partition_seals.h).
+// The merged publish of a topic's partitions (partitions/partition_seals.h).
 #include <algorithm>
 #include <map>
 #include <queue>
@@ -10,10 +10,11 @@
 #include "engine/window_records.h"
 #include "engine/window_retention.h"
 #include "engine/writer_lock.h"
-#include "publish/partition_seals.h"
+#include "partitions/partition_seals.h"
+#include "publish/partition_merge.h"
 #include "publish/publisher.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace snapsink {
 namespace {

@@ -15,7 +15,7 @@
 #include "engine/window_retention.h"
 #include "publish/current_file.h"
 #include "publish/generation_parts.h"
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 
 namespace snapsink {
 

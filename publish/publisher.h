@@ -36,7 +36,7 @@
 #include "engine/state_codec.h"
 #include "engine/store.h"
 #include "publish/generation_manifest.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 #include "snapsink/options.h"
 
 namespace snapsink {

@@ -12,7 +12,7 @@
 #include "engine/window_retention.h"
 #include "publish/current_file.h"
 #include "publish/publisher.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "publish/totals.h"
 
 namespace snapsink {

@@ -11,8 +11,8 @@
 #include "engine/watermark.h"
 #include "engine/window_records.h"
 #include "engine/window_retention.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace snapsink {
 

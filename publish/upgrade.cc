@@ -20,8 +20,8 @@
 #include "publish/generation_parts.h"
 #include "publish/maintenance.h"
 #include "publish/old_formats.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace snapsink {
 

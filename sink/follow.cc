@@ -1,10 +1,10 @@
 // Sink::Follow, api::Drive and FollowStop: the public face of
-// publish/follow.h (its Driver over a FileSource, or over a public Source).
+// sink/follower.h (its Driver over a FileSource, or over a public Source).
 #include <algorithm>
 #include <mutex>
 
 #include "engine/writer_lock.h"
-#include "publish/follow.h"
+#include "sink/follower.h"
 #include "sink/sink_impl.h"
 #include "snapsink/drive.h"
 

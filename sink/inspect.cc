@@ -1,11 +1,11 @@
 // The read-side views of ReadOnlySink: each opens one read transaction (or
 // reads the published files) and calls the one implementation of the view
-// in publish/views.h.
+// in sink/root_views.h.
 #include "engine/metric_kinds.h"
-#include "publish/metrics.h"
+#include "sink/metrics.h"
 #include "engine/watermark.h"
-#include "publish/root_status.h"
-#include "publish/views.h"
+#include "sink/root_status.h"
+#include "sink/root_views.h"
 #include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 

@@ -1,5 +1,5 @@
 // The merged publish of a topic's partitions (SPEC 12) on the public API:
-// publish/partition_seals.h does the work.
+// partitions/partition_seals.h does the work.
 #include "snapsink/utilities/partitions.h"
 
 #include <algorithm>
@@ -8,7 +8,8 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/writer_lock.h"
-#include "publish/partition_seals.h"
+#include "partitions/partition_seals.h"
+#include "publish/partition_merge.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink::api {

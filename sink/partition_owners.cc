@@ -13,8 +13,8 @@
 #include "engine/filenames.h"
 #include "engine/json_escape.h"
 #include "engine/timeutil.h"
-#include "publish/partition_seals.h"
-#include "publish/root_status.h"
+#include "partitions/partition_seals.h"
+#include "sink/root_status.h"
 #include "sink/partition_owners.h"
 #include "sink/sink_impl.h"
 

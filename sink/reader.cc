@@ -1,4 +1,4 @@
-// The public Reader: a pimpl over publish/reader.h.
+// The public Reader: a pimpl over publish/generation_reader.h.
 #include "snapsink/reader.h"
 
 #include "engine/root.h"
@@ -8,9 +8,9 @@
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
 #include "publish/current_file.h"
-#include "publish/reader.h"
-#include "publish/table_cache.h"
-#include "publish/views.h"
+#include "publish/generation_reader.h"
+#include "snapshot/table_cache.h"
+#include "sink/root_views.h"
 #include "snapsink/options.h"
 
 namespace snapsink::api {

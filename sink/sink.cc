@@ -22,7 +22,7 @@
 #include "publish/publisher.h"
 #include "publish/rollback.h"
 #include "publish/upgrade.h"
-#include "publish/root_status.h"
+#include "sink/root_status.h"
 #include "sink/sink_impl.h"
 #include "sink/write_queue.h"
 

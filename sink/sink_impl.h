@@ -11,9 +11,9 @@
 
 #include "engine/root.h"
 #include "engine/status.h"
-#include "publish/root_status.h"
+#include "sink/root_status.h"
 #include "publish/seal.h"
-#include "publish/views.h"
+#include "sink/root_views.h"
 #include "snapsink/sink.h"
 
 namespace snapsink::api {
@@ -65,7 +65,7 @@ Status StartStep(SinkImpl* impl);
 // LOCK): backfill's last step, the merged publish.
 Status ReopenWritableHandle(SinkImpl* impl);
 
-// The public settings of a root's configuration (publish/views.h).
+// The public settings of a root's configuration (sink/root_views.h).
 inline RootSettings ToPublic(const RootConfig& c) { return ToRootSettings(c); }
 
 }  // namespace snapsink::api

@@ -1,7 +1,7 @@
-// Tests of publish/cached_block.h: the table a cached block carries names
+// Tests of snapshot/cached_block.h: the table a cached block carries names
 // every row, and a lookup goes on probing past slots of other rows, ends at
 // a free slot, and wraps around the table's end.
-#include "publish/cached_block.h"
+#include "snapshot/cached_block.h"
 
 #include <gtest/gtest.h>
 

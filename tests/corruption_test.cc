@@ -24,10 +24,10 @@
 #include "engine/env.h"
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/generation_manifest.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/env.h"
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {

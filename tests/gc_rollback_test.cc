@@ -19,7 +19,7 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/maintenance.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {

@@ -24,9 +24,9 @@
 
 #include "engine/env.h"
 #include "engine/filenames.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/generation_manifest.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {

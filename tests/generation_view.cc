@@ -7,7 +7,7 @@
 #include "engine/decimal.h"
 #include "engine/env.h"
 #include "engine/timeutil.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {

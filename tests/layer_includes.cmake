@@ -1,5 +1,6 @@
 # ctest Layers.PublicLayersCannotIncludeTheInternals (cmake -P): the include
-# path of tools/ and utilities/ does not reach engine/, publish/ or sink/.
+# path of tools/ and utilities/ does not reach engine/, snapshot/,
+# partitions/, publish/ or sink/.
 # For a file of each such target, its own compile command (from
 # compile_commands.json) compiles small probes with -fsyntax-only: one that
 # includes the public API and utilities/ must compile (so that a command
@@ -9,7 +10,7 @@
 cmake_minimum_required(VERSION 3.20)
 
 set(SOURCES tools/main.cc utilities/kafka/kafka_run.cc utilities/serve/http_server.cc)
-set(INTERNAL_HEADERS engine/root.h publish/reader.h sink/sink_impl.h)
+set(INTERNAL_HEADERS engine/root.h publish/generation_reader.h sink/sink_impl.h snapshot/snapshot_file.h partitions/partition_seals.h)
 
 file(READ "${COMPILE_COMMANDS}" json)
 string(JSON entries LENGTH "${json}")
@@ -67,4 +68,4 @@ endforeach()
 if(failures)
   message(FATAL_ERROR "${failures}")
 endif()
-message(STATUS "tools/ and utilities/ reach neither engine/, publish/ nor sink/")
+message(STATUS "tools/ and utilities/ reach neither engine/, snapshot/, partitions/, publish/ nor sink/")

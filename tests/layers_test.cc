@@ -4,10 +4,16 @@
 //   include/snapsink/  the public API: its own headers only
 //   engine/            state, ingest, Env: engine/ (+ the public Status, and
 //                      the public options, whose defaults it takes)
-//   publish/           seal, snapshot files, publisher, reader, maintenance,
-//                      rollback, backfill: engine/, publish/, and the public
-//                      records it fills (snapsink/options.h, views.h), never sink/ nor a
-//                      public handle (Sink, Reader, Server)
+//   snapshot/          the snapshot file (format, filter, reader, writer,
+//                      cached block, table cache), the snapshot manifest and
+//                      the checked JSON of every manifest: engine/, snapshot/
+//   partitions/        the seal records of a topic's partitions and their gc:
+//                      engine/, snapshot/, partitions/
+//   publish/           seal, publish, generations (and their reader), gc,
+//                      rollback, backfill, upgrade, the merged publish:
+//                      engine/, snapshot/, partitions/, publish/, and the
+//                      public records it fills (snapsink/options.h, views.h),
+//                      never sink/ nor a public handle (Sink, Reader, Server)
 //   sink/              the one implementer of include/snapsink/ (but for
 //                      snapsink/utilities/, save partitions.h): handles,
 //                      views, status, metrics, follow
@@ -20,7 +26,7 @@
 //
 // tests/ and bench/ link the internal target and may include anything. The
 // build enforces the same for utilities/ and tools/ (their include path has
-// no engine/, publish/ or sink/: ctest Layers.PublicLayersCannotIncludeTheInternals);
+// no engine/, snapshot/, partitions/, publish/ or sink/: ctest Layers.PublicLayersCannotIncludeTheInternals);
 // this test also names the file and keeps layers apart within a path.
 // Angle-bracket includes (system and third-party headers) are not checked,
 // except that examples/ must reach snapsink through them.
@@ -57,8 +63,10 @@ const std::vector<Layer>& Layers() {
   static const std::vector<Layer> layers = {
       {"include/snapsink", {"snapsink/"}, 9},
       {"engine", {"engine/", "snapsink/status.h", "snapsink/options.h"}, 50},
-      {"publish", {"engine/", "publish/", "snapsink/status.h", "snapsink/options.h", "snapsink/views.h"}, 40},
-      {"sink", {"engine/", "publish/", "sink/", "snapsink/"}, 15},
+      {"snapshot", {"engine/", "snapshot/", "snapsink/status.h"}, 14},
+      {"partitions", {"engine/", "snapshot/", "partitions/", "snapsink/status.h", "snapsink/options.h"}, 3},
+      {"publish", {"engine/", "snapshot/", "partitions/", "publish/", "snapsink/status.h", "snapsink/options.h", "snapsink/views.h"}, 28},
+      {"sink", {"engine/", "snapshot/", "partitions/", "publish/", "sink/", "snapsink/"}, 25},
       {"utilities", {"utilities/", "snapsink/"}, 23},
       {"utilities/serve", {"utilities/serve/", "utilities/status_macros.h", "snapsink/"}, 11},
       {"tools", {"tools/", "utilities/", "snapsink/"}, 25},
@@ -129,9 +137,12 @@ TEST(LayersCheck, APlantedUpwardIncludeIsReported) {
   fs::create_directories(dir.path() + "/publish");
   {
     std::ofstream f(dir.path() + "/publish/planted.cc");
-    f << "#include \"publish/reader.h\"\n#include \"sink/sink_impl.h\"\n#include <string>\n";
+    f << "#include \"publish/generation_reader.h\"\n#include \"sink/sink_impl.h\"\n#include <string>\n";
   }
-  const Layer publish = Layers()[2];
+  Layer publish;
+  for (const Layer& l : Layers()) {
+    if (l.folder == "publish") publish = l;
+  }
   ASSERT_EQ(publish.folder, "publish");
   size_t files = 0, includes = 0;
   const std::vector<std::string> bad = Violations(dir.path(), publish, &files, &includes);
@@ -141,22 +152,50 @@ TEST(LayersCheck, APlantedUpwardIncludeIsReported) {
   EXPECT_EQ(bad[0], "publish/planted.cc includes \"sink/sink_impl.h\"");
 }
 
+// The new folders' rows: a snapshot/ file that reaches up into publish/ or
+// partitions/, and a partitions/ file that reaches up into publish/, are
+// reported; what each may include is not.
+TEST(LayersCheck, TheSnapshotAndPartitionsRowsReportUpwardIncludes) {
+  TempDir dir;
+  fs::create_directories(dir.path() + "/snapshot");
+  fs::create_directories(dir.path() + "/partitions");
+  std::ofstream(dir.path() + "/snapshot/planted.cc")
+      << "#include \"snapshot/snapshot_file.h\"\n#include \"engine/env.h\"\n"
+         "#include \"publish/publisher.h\"\n#include \"partitions/partition_seals.h\"\n";
+  std::ofstream(dir.path() + "/partitions/planted.cc")
+      << "#include \"partitions/partition_seals.h\"\n#include \"snapshot/checked_json.h\"\n"
+         "#include \"publish/partition_merge.h\"\n";
+  std::map<std::string, Layer> rows;
+  for (const Layer& l : Layers()) rows[l.folder] = l;
+  ASSERT_EQ(rows.count("snapshot"), 1u);
+  ASSERT_EQ(rows.count("partitions"), 1u);
+  size_t files = 0, includes = 0;
+  EXPECT_EQ(Violations(dir.path(), rows["snapshot"], &files, &includes),
+            (std::vector<std::string>{"snapshot/planted.cc includes \"publish/publisher.h\"",
+                                      "snapshot/planted.cc includes \"partitions/partition_seals.h\""}));
+  EXPECT_EQ(includes, 4u);
+  EXPECT_EQ(Violations(dir.path(), rows["partitions"], &files, &includes),
+            std::vector<std::string>{"partitions/planted.cc includes \"publish/partition_merge.h\""});
+  EXPECT_EQ(includes, 3u);
+}
+
 // --- One set of records ------------------------------------------------------
 //
 // A record the embedder sees (a top-level struct or class of
-// include/snapsink/) is declared there only: engine/, publish/ and sink/ fill
-// it directly (publish/ names it with `using api::X;`) and declare no struct
-// or class of the same name, so no mirror and no field copy can come back.
+// include/snapsink/) is declared there only: engine/, snapshot/, partitions/,
+// publish/ and sink/ fill it directly (publish/ names it with `using api::X;`)
+// and declare no struct or class of the same name, so no mirror and no field
+// copy can come back.
 // The exceptions are types that are not mirrors, each with why:
 const std::map<std::string, std::string>& NotMirrors() {
   static const std::map<std::string, std::string> names = {
-      // publish/snapshot_file.h: the on-disk row of a snapshot file, with its
+      // snapshot/snapshot_file.h: the on-disk row of a snapshot file, with its
       // raw key; api::Row is what a reader hands out.
-      {"Row", "publish/snapshot_file.h"},
-      // publish/reader.h: the handle over one generation's files;
+      {"Row", "snapshot/snapshot_file.h"},
+      // publish/generation_reader.h: the handle over one generation's files;
       // engine/state_codec.cc: a byte decoder. api::Reader is the public
       // handle built on the first (sink/reader.cc).
-      {"Reader", "engine/state_codec.cc publish/reader.h"},
+      {"Reader", "engine/state_codec.cc publish/generation_reader.h"},
       // engine/ingest.h: the options of one file's ingest (path, rejects file,
       // parse-ahead, on_commit), which Sink::Ingest makes per file of
       // api::IngestOptions.
@@ -193,7 +232,7 @@ std::vector<std::string> Mirrors(const std::string& dir, size_t* public_names) {
   const auto pub = DeclaredNames(dir, "include/snapsink");
   *public_names = pub.size();
   std::vector<std::string> out;
-  for (const char* folder : {"engine", "publish", "sink"}) {
+  for (const char* folder : {"engine", "snapshot", "partitions", "publish", "sink"}) {
     for (const auto& [name, where] : DeclaredNames(dir, folder)) {
       if (pub.count(name) == 0) continue;
       for (const std::string& w : where) {
@@ -218,12 +257,12 @@ TEST(OneSetOfRecords, NoPublicRecordIsDeclaredAgainBelowIt) {
 // records were one) is reported; a using-declaration is not.
 TEST(OneSetOfRecords, APlantedMirrorIsReported) {
   TempDir dir;
-  for (const char* d : {"include/snapsink", "engine", "publish", "sink"}) fs::create_directories(dir.path() + "/" + d);
+  for (const char* d : {"include/snapsink", "engine", "snapshot", "partitions", "publish", "sink"}) fs::create_directories(dir.path() + "/" + d);
   std::ofstream(dir.path() + "/include/snapsink/options.h")
       << "namespace snapsink::api {\nstruct GcResult {\n};\nstruct Row {};\nclass Sink;\n}\n";
   std::ofstream(dir.path() + "/publish/maintenance.h")
       << "namespace snapsink {\nusing api::GcResult;\nstruct GcResult {\n  int removed = 0;\n};\n}\n";
-  std::ofstream(dir.path() + "/publish/snapshot_file.h") << "struct Row {\n};\n";
+  std::ofstream(dir.path() + "/snapshot/snapshot_file.h") << "struct Row {\n};\n";
   std::ofstream(dir.path() + "/sink/sink_impl.h") << "struct Sink::Impl {\n};\n";
   size_t names = 0;
   const std::vector<std::string> found = Mirrors(dir.path(), &names);
@@ -246,12 +285,12 @@ const std::map<std::string, std::string>& NotFieldMirrors() {
       // the on-disk row of a snapshot file (has_range and plain min/max, as
       // the file holds them) and a row viewing a block; api::Row is what a
       // reader hands out.
-      {"Row publish/snapshot_file.h", "Row"},
-      {"RowView publish/snapshot_file.h", "Row"},
-      {"MetricStats publish/snapshot_file.h", "a snapshot file's stats section"},
-      {"SnapshotManifest publish/snapshot_manifest.h", "a snapshot manifest file"},
+      {"Row snapshot/snapshot_file.h", "Row"},
+      {"RowView snapshot/snapshot_file.h", "Row"},
+      {"MetricStats snapshot/snapshot_file.h", "a snapshot file's stats section"},
+      {"SnapshotManifest snapshot/snapshot_manifest.h", "a snapshot manifest file"},
       {"GenerationManifest publish/generation_manifest.h", "a generation manifest file"},
-      {"PartitionProgress publish/partition_seals.h", "a partition's seal record file"},
+      {"PartitionProgress partitions/partition_seals.h", "a partition's seal record file"},
       {"ManifestSums publish/upgrade.cc", "sums read back from an old manifest"},
       {"VerifyRun publish/maintenance.cc", "verify's working state"},
       {"AcceptedGap engine/gap_acceptance.h", "the stored acceptance (api::GapAcceptance is the request)"},
@@ -328,7 +367,7 @@ std::vector<std::string> FieldMirrors(const std::string& dir, size_t* public_rec
   const auto pub = DeclaredFields(dir, "include/snapsink");
   *public_records = pub.size();
   std::vector<std::string> out;
-  for (const char* folder : {"engine", "publish", "sink"}) {
+  for (const char* folder : {"engine", "snapshot", "partitions", "publish", "sink"}) {
     for (const auto& [below, fields] : DeclaredFields(dir, folder)) {
       const std::string file = below.substr(below.find(' ') + 1, below.rfind(':') - below.find(' ') - 1);
       if (NotFieldMirrors().count(below.substr(0, below.find(' ')) + " " + file) > 0) continue;
@@ -358,7 +397,7 @@ TEST(OneSetOfRecords, NoRecordCopiesAPublicRecordsFields) {
 // are reported; a record sharing two fields, and a using-declaration, are not.
 TEST(OneSetOfRecords, APlantedRenamedMirrorIsReported) {
   TempDir dir;
-  for (const char* d : {"include/snapsink", "engine", "publish", "sink"}) fs::create_directories(dir.path() + "/" + d);
+  for (const char* d : {"include/snapsink", "engine", "snapshot", "partitions", "publish", "sink"}) fs::create_directories(dir.path() + "/" + d);
   std::ofstream(dir.path() + "/include/snapsink/options.h")
       << "namespace snapsink::api {\nstruct UpgradeResult {\n  uint64_t format_before = 0;  // x\n"
          "  uint64_t format_after = 0;\n  bool nothing_to_do = false;\n  std::vector<std::string> actions;\n};\n}\n";
@@ -405,7 +444,7 @@ std::vector<std::string> TablePatterns(const std::string& readme) {
 // The files under dir's library folders that no pattern names.
 std::vector<std::string> Unnamed(const std::string& dir, const std::vector<std::string>& patterns) {
   std::vector<std::string> out;
-  for (const char* folder : {"include/snapsink", "engine", "publish", "sink", "utilities", "tools"}) {
+  for (const char* folder : {"include/snapsink", "engine", "snapshot", "partitions", "publish", "sink", "utilities", "tools"}) {
     if (!fs::exists(dir + "/" + folder)) continue;
     for (fs::recursive_directory_iterator it(dir + "/" + folder), end; it != end; ++it) {
       if (!fs::is_regular_file(it->path()) || !SourceFile(it->path())) continue;

@@ -1,4 +1,4 @@
-// Tests of publish/checked_json, publish/snapshot_manifest and
+// Tests of snapshot/checked_json, snapshot/snapshot_manifest and
 // publish/generation_manifest (top manifests and parts): round trips, fixed bytes, rejection of
 // malformed documents, and a byte-flip sweep over each kind.
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/generation_manifest.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/test_util.h"
 
 namespace snapsink {

@@ -8,7 +8,7 @@
 
 #include <httplib.h>
 
-#include "publish/snapshot_format.h"
+#include "snapshot/snapshot_format.h"
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
 #include "tests/file_util.h"

@@ -1,4 +1,4 @@
-// The merged publish of a topic's partitions (SPEC 12, publish/partition_seals.h):
+// The merged publish of a topic's partitions (SPEC 12, partitions/partition_seals.h):
 // seal records in ROOT, the zombie fence on them, the k-way merge and its
 // reconciliation, and two publishers at once. Each partition's state is a
 // root of its own, driven through the public API as `run --kafka --state` does.
@@ -12,7 +12,7 @@
 
 #include "engine/env.h"
 #include "engine/filenames.h"
-#include "publish/partition_seals.h"
+#include "partitions/partition_seals.h"
 #include "snapsink/utilities/partitions.h"
 #include "snapsink/sink.h"
 #include "tests/test_util.h"

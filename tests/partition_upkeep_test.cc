@@ -1,7 +1,7 @@
 // What the partitions' owners keep up in ROOT besides sealing:
 // a checkpoint after every recorded seal round
 // (utilities/kafka/merged_publish.h), gc of seal records a newer accepted
-// seal replaced (publish/partition_seals.h), and the per-partition view of
+// seal replaced (partitions/partition_seals.h), and the per-partition view of
 // `status --json` (owner, epoch, position, high watermark, lag, last seal,
 // last checkpoint).
 #include <gtest/gtest.h>

@@ -23,7 +23,7 @@
 #include "engine/root.h"
 #include "engine/timeutil.h"
 #include "publish/maintenance.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "publish/rollback.h"
 #include "tests/fault_env.h"
 #include "tests/generation_view.h"

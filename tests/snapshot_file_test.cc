@@ -1,6 +1,6 @@
-// Tests of publish/snapshot_file: round trips, lookups at block boundaries,
+// Tests of snapshot/snapshot_file: round trips, lookups at block boundaries,
 // determinism, and a byte-flip corruption sweep (STYLE: corruption_test).
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-// Tests of publish/snapshot_filter.h: the key hash that the filter and the
+// Tests of snapshot/snapshot_filter.h: the key hash that the filter and the
 // blocks' hash indexes share is xxhash's XXH64, computed in place.
-#include "publish/snapshot_filter.h"
+#include "snapshot/snapshot_filter.h"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>

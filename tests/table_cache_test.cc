@@ -1,5 +1,5 @@
 // Bounded open files and block memory however many windows a root has
-// (publish/table_cache.h): the TableCache and BlockCache on their own, a
+// (snapshot/table_cache.h): the TableCache and BlockCache on their own, a
 // Reader that touches more windows than the cache holds (and a pinned
 // generation read again after its files were closed and gc ran), and, with
 // `ulimit -n 64`, `query` and `serve` over a root of 5,000 windows.
@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "engine/env.h"
-#include "publish/reader.h"
-#include "publish/snapshot_file.h"
-#include "publish/table_cache.h"
+#include "publish/generation_reader.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/table_cache.h"
 #include "snapsink/sink.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"

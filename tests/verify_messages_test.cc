@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "engine/filenames.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/current_file.h"
 #include "publish/generation_manifest.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {

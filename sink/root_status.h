@@ -1,7 +1,7 @@
 // GatherRootStatus: one consistent look at a root for operators, in the
 // public api::RootStatus: its settings, watermark, generation, windows,
 // sources, producers with gaps and disk use.
-// `snapsink status` prints it, `snapsink metrics` exposes it (publish/metrics.h),
+// `snapsink status` prints it, `snapsink metrics` exposes it (sink/metrics.h),
 // and the numbers are the ones `inspect --json` prints.
 #pragma once
 

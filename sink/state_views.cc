@@ -1,4 +1,4 @@
-// The live-state views of publish/views.h: producers, gaps, sources, ids
+// The live-state views of sink/root_views.h: producers, gaps, sources, ids
 // and windows, each read in one transaction.
 #include <map>
 
@@ -10,7 +10,7 @@
 #include "engine/source_gap_acceptance.h"
 #include "engine/window_records.h"
 #include "engine/watermark.h"
-#include "publish/views.h"
+#include "sink/root_views.h"
 
 namespace snapsink {
 namespace {
@@ -132,25 +132,6 @@ Status AcceptedSourceGapInfos(Txn* txn, std::vector<api::AcceptedSourceGapInfo>*
   return Status::OK();
 }
 
-Status ScanSources(Txn* txn,
-                   const std::function<void(const std::string&, const SourceState&, const SourceIdCounts&)>& fn) {
-  Status decode;
-  std::string name;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSources, "", [&](std::string_view stored, std::string_view value) {
-    std::string_view v;
-    decode = DecodeRecord(stored, value, &name, &v);  // a long name is kept in the record: engine/long_key.h
-    if (!decode.ok()) return false;
-    SourceState s;
-    decode = codec::Decode(v, &s);
-    if (!decode.ok()) return false;
-    SourceIdCounts ids;
-    decode = ReadSourceIdCounts(txn, name, &ids);
-    if (!decode.ok()) return false;
-    fn(name, s, ids);
-    return true;
-  }));
-  return decode;
-}
 
 Status SourceViews(Txn* txn, std::vector<api::SourceView>* out) {
   return ScanSources(txn, [&](const std::string& name, const SourceState& s, const SourceIdCounts& ids) {

@@ -1,10 +1,10 @@
-// Query and roll-up rows of a pinned generation (publish/views.h): the one
+// Query and roll-up rows of a pinned generation (sink/root_views.h): the one
 // code path of `snapsink query`, api::Reader and GET /v1/query.
 #include <algorithm>
 #include <map>
 
 #include "engine/decimal.h"
-#include "publish/views.h"
+#include "sink/root_views.h"
 
 namespace snapsink {
 

@@ -1,4 +1,4 @@
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 
 #include <xxhash.h>
 
@@ -8,11 +8,11 @@
 
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 #include "publish/current_file.h"
 #include "publish/generation_parts.h"
-#include "publish/snapshot_manifest.h"
-#include "publish/table_cache.h"
+#include "snapshot/snapshot_manifest.h"
+#include "snapshot/table_cache.h"
 
 namespace snapsink {
 

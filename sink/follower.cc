@@ -1,4 +1,4 @@
-#include "publish/follow.h"
+#include "sink/follower.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>

@@ -1,4 +1,4 @@
-#include "publish/root_status.h"
+#include "sink/root_status.h"
 
 #include <sys/stat.h>
 
@@ -17,8 +17,8 @@
 #include "engine/window_records.h"
 #include "publish/current_file.h"
 #include "publish/publisher.h"
-#include "publish/reader.h"
-#include "publish/views.h"
+#include "publish/generation_reader.h"
+#include "sink/root_views.h"
 
 namespace snapsink {
 

@@ -24,7 +24,7 @@
 #include <unordered_map>
 
 #include "engine/env.h"
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 
 namespace snapsink {
 

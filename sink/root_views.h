@@ -13,10 +13,11 @@
 
 #include "engine/env.h"
 #include "engine/id_dedup.h"
+#include "engine/source_scan.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/status.h"
-#include "publish/reader.h"
+#include "publish/generation_reader.h"
 #include "snapsink/views.h"
 
 namespace snapsink {
@@ -29,7 +30,7 @@ class Txn;
 using QuerySpec = api::QuerySpec;
 
 // The rows of reader's generation that q selects, sorted by window, metric,
-// key (publish/query_rows.cc). Only the windows in q's range are opened; a
+// key (sink/query_rows.cc). Only the windows in q's range are opened; a
 // point lookup (metric and key, no prefix) decompresses one block per
 // window, a prefix is a range scan. Corruption names the damaged file.
 // InvalidArgument if q.rollup_ms is set.
@@ -53,10 +54,6 @@ Status GapInfos(Txn* txn, std::vector<api::GapInfo>* out);
 // Every accepted-gap record (engine/gap_acceptance.h).
 Status AcceptedGapInfos(Txn* txn, std::vector<api::AcceptedGapInfo>* out);
 Status AcceptedSourceGapInfos(Txn* txn, std::vector<api::AcceptedSourceGapInfo>* out);
-// Calls fn(name, state, id-dedup counts) for every source, by name; long
-// names too (engine/long_key.h).
-Status ScanSources(Txn* txn,
-                   const std::function<void(const std::string&, const SourceState&, const SourceIdCounts&)>& fn);
 // The same as public records.
 Status SourceViews(Txn* txn, std::vector<api::SourceView>* out);
 // The ids held for dedup by id, with root's horizon.

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "engine/status.h"
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 
 namespace snapsink {
 
@@ -64,7 +64,7 @@ class MemberReader {
   const std::string& name_;
 };
 
-// Opens a checked JSON document (publish/checked_json.h) of the given format
+// Opens a checked JSON document (snapshot/checked_json.h) of the given format
 // and a version in [min_version, max_version]: verifies its checksum, parses
 // it with parser (which must outlive *o), checks its "format" and
 // "format_version" members and sets *version.

@@ -1,7 +1,7 @@
 // The bloom filter of a snapshot file (docs/FORMAT.md) and the hash of a
 // (metric, key) that the filter and the blocks' hash indexes share. Used by
 // the writer (BuildFilter) and the reader (FilterMatches); nothing outside
-// publish/snapshot_*.cc needs it.
+// snapshot/snapshot_*.cc needs it.
 //
 // The filter is blocked as RocksDB's cache-local filters: the high 32 bits
 // of a key's hash pick one 64-byte line, and all probes of the key fall in

@@ -1,4 +1,4 @@
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 #include <simdjson.h>
 
@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "publish/checked_json.h"
-#include "publish/json_members.h"
+#include "snapshot/checked_json.h"
+#include "snapshot/json_members.h"
 
 namespace snapsink {
 

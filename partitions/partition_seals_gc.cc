@@ -1,4 +1,4 @@
-// gc of the partitions' seal records (publish/partition_seals.h,
+// gc of the partitions' seal records (partitions/partition_seals.h,
 // docs/FORMAT.md "Seal records of partitions").
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
-#include "publish/partition_seals.h"
+#include "partitions/partition_seals.h"
 
 namespace snapsink {
 namespace {

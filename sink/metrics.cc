@@ -1,4 +1,4 @@
-#include "publish/metrics.h"
+#include "sink/metrics.h"
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>

@@ -1,4 +1,4 @@
-#include "publish/checked_json.h"
+#include "snapshot/checked_json.h"
 
 #include <xxhash.h>
 

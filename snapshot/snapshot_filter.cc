@@ -1,8 +1,8 @@
-#include "publish/snapshot_filter.h"
+#include "snapshot/snapshot_filter.h"
 
 #include <algorithm>
 
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 
 namespace snapsink {
 

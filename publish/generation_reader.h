@@ -14,7 +14,7 @@
 // thread-safe; open one per thread.
 //
 // Snapshot files are opened through the process's TableCache
-// (publish/table_cache.h): however many windows a generation has, at most
+// (snapshot/table_cache.h): however many windows a generation has, at most
 // its max_open_files stay open; a file it closed is reopened (and checked
 // again) when a window needs it, which the pin makes safe.
 #pragma once
@@ -29,7 +29,7 @@
 #include "engine/env.h"
 #include "publish/generation_manifest.h"
 #include "publish/generation_parts.h"
-#include "publish/snapshot_file.h"
+#include "snapshot/snapshot_file.h"
 
 namespace snapsink {
 

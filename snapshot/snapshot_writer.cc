@@ -1,4 +1,4 @@
-// SnapshotWriter (publish/snapshot_file.h): rows into blocks, then the
+// SnapshotWriter (snapshot/snapshot_file.h): rows into blocks, then the
 // filter, the stats, the index and the footer (docs/FORMAT.md).
 #include <xxhash.h>
 #include <zstd.h>
@@ -10,9 +10,9 @@
 #include "engine/coding.h"
 #include "engine/crash_point.h"
 #include "engine/decimal.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_filter.h"
-#include "publish/snapshot_format.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_filter.h"
+#include "snapshot/snapshot_format.h"
 
 namespace snapsink {
 

@@ -1,4 +1,4 @@
-#include "publish/partition_seals.h"
+#include "partitions/partition_seals.h"
 
 #include <simdjson.h>
 #include <xxhash.h>
@@ -15,8 +15,8 @@
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "engine/window_records.h"
-#include "publish/checked_json.h"
-#include "publish/json_members.h"
+#include "snapshot/checked_json.h"
+#include "snapshot/json_members.h"
 
 namespace snapsink {
 namespace {

@@ -1,4 +1,4 @@
-#include "publish/table_cache.h"
+#include "snapshot/table_cache.h"
 
 #include <sys/resource.h>
 #include <sys/stat.h>

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "publish/snapshot_format.h"
+#include "snapshot/snapshot_format.h"
 
 namespace snapsink::snapshot {
 

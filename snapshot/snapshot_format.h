@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "engine/coding.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_filter.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_filter.h"
 
 namespace snapsink::snapshot {
 

@@ -1,4 +1,4 @@
-#include "publish/cached_block.h"
+#include "snapshot/cached_block.h"
 
 namespace snapsink::snapshot {
 

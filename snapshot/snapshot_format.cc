@@ -1,4 +1,4 @@
-#include "publish/snapshot_format.h"
+#include "snapshot/snapshot_format.h"
 
 namespace snapsink::snapshot {
 

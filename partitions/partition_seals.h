@@ -106,17 +106,7 @@ using api::PartitionRound;
 Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, const PartitionRound& round,
                             std::vector<std::pair<int64_t, uint64_t>>* recorded = nullptr);
 
-using api::MergedPublishResult;  // the public record (include/snapsink/options.h)
-
-// Publishes, under root's LOCK (waiting for it), every window of topic that
-// all `partitions` partitions are past and whose seals changed (see above).
-// It looks first without LOCK and takes it only when there is something to
-// publish (crash and pause point merge.before_lock), then looks again
-// under it: what another process published meanwhile is not published twice.
-// REQUIRES: root opened writable (LMDB), LOCK not held by the caller.
-Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result);
-
-// gc (publish/partition_seals_gc.cc): removes, for each partition in
+// gc (partitions/partition_seals_gc.cc): removes, for each partition in
 // root/partitions/ that has progress, the seal records no merge can read
 // again:
 //  - replaced: a newer accepted seal of the same window replaced it

@@ -1,11 +1,11 @@
-#include "publish/views.h"
+#include "sink/root_views.h"
 
 #include <map>
 
 #include "engine/filenames.h"
 #include "publish/current_file.h"
 #include "publish/publisher.h"
-#include "publish/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace snapsink {
 

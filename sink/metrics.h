@@ -30,7 +30,7 @@
 
 #include <prometheus/registry.h>
 
-#include "publish/root_status.h"
+#include "sink/root_status.h"
 
 namespace snapsink {
 

@@ -1,4 +1,4 @@
-// SnapshotReader (publish/snapshot_file.h): the footer, index and filter at
+// SnapshotReader (snapshot/snapshot_file.h): the footer, index and filter at
 // Open; blocks checked whole as they are read (docs/FORMAT.md).
 #include <xxhash.h>
 #include <zstd.h>
@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include "engine/coding.h"
-#include "publish/cached_block.h"
-#include "publish/snapshot_file.h"
-#include "publish/snapshot_filter.h"
-#include "publish/snapshot_format.h"
-#include "publish/table_cache.h"
+#include "snapshot/cached_block.h"
+#include "snapshot/snapshot_file.h"
+#include "snapshot/snapshot_filter.h"
+#include "snapshot/snapshot_format.h"
+#include "snapshot/table_cache.h"
 
 namespace snapsink {
 
@@ -378,7 +378,7 @@ Status SnapshotReader::Get(std::string_view metric, std::string_view key, Row* r
     if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
     BlockParts parts;
     SplitBlock(scratch->plain, e.rows, version_, &parts);  // accepted by DecodeBlock
-    // Cached with a table naming each row (publish/cached_block.h): what
+    // Cached with a table naming each row (snapshot/cached_block.h): what
     // every lookup of the block searches, whatever index the file has.
     block = std::make_shared<const std::string>(
         MakeCachedBlock(scratch->plain, parts.rows.size(), scratch->hashes.data(), e.rows, extended_rows()));

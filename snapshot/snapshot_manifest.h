@@ -6,7 +6,7 @@
 // size and XXH64. The totals of each metric are not here: they are in the
 // data file's stats section (SnapshotReader::ReadStats), so a reader that
 // opens a snapshot with many metrics parses only a few hundred bytes here. It is checked JSON
-// (publish/checked_json.h) with a fixed member order, integers only (sums
+// (snapshot/checked_json.h) with a fixed member order, integers only (sums
 // are integer micros, exact), so the bytes depend only on the contents.
 // Layout: docs/FORMAT.md.
 #pragma once

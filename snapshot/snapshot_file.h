@@ -45,7 +45,7 @@ struct XXH64_state_s;
 
 namespace snapsink {
 
-struct CachedBlockSlot;  // publish/table_cache.h
+struct CachedBlockSlot;  // snapshot/table_cache.h
 
 // A row as decoded in place: the views point into the reader's block buffer
 // and are valid only during the callback that receives them.
@@ -93,7 +93,7 @@ struct SnapshotFileInfo {
 inline constexpr size_t kSnapshotMaxFieldBytes = 1 << 20;
 inline constexpr size_t kSnapshotBlockBytes = 64 << 10;  // default block target (uncompressed)
 // Decompressed blocks that point lookups (Get) keep, all files of a process
-// together (BlockCache, publish/table_cache.h).
+// together (BlockCache, snapshot/table_cache.h).
 inline constexpr size_t kBlockCacheBytes = size_t{64} << 20;
 // A block records the offset of every kBlockRestartInterval-th row.
 inline constexpr uint32_t kBlockRestartInterval = 16;
@@ -108,7 +108,7 @@ struct SnapshotWriterOptions {
   size_t block_bytes = kSnapshotBlockBytes;
   // Each block ends in a hash index of its rows (docs/FORMAT.md). Off: no
   // lookup reads it any more (a block Get loads is cached with its own row
-  // table, publish/cached_block.h), so it only cost the writer, the verify
+  // table, snapshot/cached_block.h), so it only cost the writer, the verify
   // pass and every block load time, and the data file 16% of its bytes.
   // On for tests of files that carry one; readers check it when present.
   bool block_hash_index = false;
