@@ -1,6 +1,6 @@
 // snapsink: the command line tool over the engine. The contract is
 // docs/CONTRACT.md (commands, exit codes) and docs/EVENTS.md (the input); the
-// map of the code is README.md ("How it works"). This file only wires the
+// map of the code is docs/DESIGN.md ("How it works"). This file only wires the
 // commands (tools/command.h, one tools/cmd_<command>.cc each) into one app,
 // parses, runs the chosen one and exits by the table of tools/exit_codes.h.
 #include <cstdio>

@@ -51,7 +51,7 @@
 // a slow client there delays accepting by up to read_timeout_ms.
 //
 // Beyond loopback: TLS, bearer tokens, an access log and Reload (issue 28;
-// the fields below, and README "Serving over a network").
+// the fields below, and docs/SERVE.md).
 //
 // No endpoint writes to the root.
 #pragma once
