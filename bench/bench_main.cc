@@ -1037,7 +1037,7 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   const std::string hashed_path = work + "/read-hashed", plain_path = work + "/read-restarts";
   std::unique_ptr<SnapshotWriter> hashed_w, plain_w;
   SnapshotWriterOptions plain_options, hashed_options;
-  plain_options.block_hash_index = false;  // the default since issue 25 target 2
+  plain_options.block_hash_index = false;  // the default since the hash index was measured not to pay
   hashed_options.block_hash_index = true;
   if (all) {
     CheckOk(SnapshotWriter::Open(Env::Default(), hashed_path, &hashed_w, hashed_options), "open " + hashed_path);

@@ -1,6 +1,6 @@
 // Internal to engine/ingest*.cc: the aggregates one ingest batch touched.
 //
-// A batch that creates many new keys (a wide window, issue 25) inserts one
+// A batch that creates many new keys (a wide window) inserts one
 // entry per line, and each commit sorts them all. A node-based hash map
 // with a std::string per key paid a heap allocation per key, a pointer
 // chase per probe, and freed every node at commit. Here the keys lie back

@@ -76,7 +76,7 @@ struct Ingester::Impl {
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
   // A direct-mapped front of `producers`, by the id's hash: a hit is one
   // slot and one key compare, where the node map divides by its bucket
-  // count and walks a chain (issue 25: a seq event's one producer lookup,
+  // count and walks a chain (measured on a seq event's one producer lookup,
   // 1000 producers interleaved). Map nodes do not move, so a slot's
   // pointers stay valid until its producer is erased (ForgetProducers).
   struct ProducerSlot {

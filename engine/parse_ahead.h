@@ -1,7 +1,7 @@
 // ParseAhead: the lines of a LineReader in input order, each with its event
 // already parsed; the next chunks of lines are read, split and parsed on a
-// second thread while the caller applies the current one (issue 13: ingest
-// on two cores; issue 25: the read and the line split moved there too).
+// second thread while the caller applies the current one (ingest on
+// two cores; the read and the line split happen there too).
 //
 // Once the first line is asked for, the LineReader belongs to the helper
 // thread: the caller touches it again only through what is safe beside a
@@ -15,7 +15,7 @@
 // kChunkBytes bytes each) ahead of the one being handed out, in order, and
 // parses them, the oldest first. The caller shares the parsing: when the
 // chunk it needs next is not parsed yet, it parses a filled chunk nobody has
-// taken (that one, else the newest), rather than wait (issue 25: the
+// taken (that one, else the newest), rather than wait (the
 // pipeline's rate is then that of two parsers, not of one). Which thread
 // parses a chunk changes nothing: each chunk has its own parser, and its
 // lines are handed out in input order. The helper lives as long as the

@@ -1,4 +1,4 @@
-// Access control of `snapsink serve` beyond loopback (issue 28): bearer
+// Access control of `snapsink serve` beyond loopback: bearer
 // tokens from a token file, TLS credentials, the loopback test, and the
 // access log line.
 //

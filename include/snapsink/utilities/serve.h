@@ -50,8 +50,8 @@
 // request of a connection beyond max_connections before answering 503, so
 // a slow client there delays accepting by up to read_timeout_ms.
 //
-// Beyond loopback: TLS, bearer tokens, an access log and Reload (issue 28;
-// the fields below, and docs/SERVE.md).
+// Beyond loopback: TLS, bearer tokens, an access log and Reload (the fields
+// below, and docs/SERVE.md).
 //
 // No endpoint writes to the root.
 #pragma once
