@@ -715,13 +715,15 @@ struct HttpServer::Impl {
         work.Release();
       }
       if (!s.ok()) {
-        std::fprintf(stderr, "snapsink serve: answer cut short: %s\n", s.message().c_str());
+        if (options.on_note) options.on_note("answer cut short: " + s.message());  // the library never prints
         return false;
       }
       sent += text.size();
       if (sent > options.max_answer_bytes) {
-        std::fprintf(stderr, "snapsink serve: answer cut short: larger than %zu bytes (--max-answer-bytes)\n",
-                     options.max_answer_bytes);
+        if (options.on_note) {
+          options.on_note("answer cut short: larger than " + std::to_string(options.max_answer_bytes) +
+                          " bytes (ServeOptions::max_answer_bytes)");
+        }
         return false;
       }
       if (piece.empty()) {
