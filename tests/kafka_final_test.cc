@@ -137,15 +137,27 @@ TEST_F(KafkaFinal, NothingMovesThePartitionsLeftForTheBoundExitsNonZeroNamingThe
   ASSERT_TRUE(b->Stopped()) << b->Err();
   const std::set<int> b_owned = OwnedBy(root, "state-b");
   ASSERT_FALSE(b_owned.empty());
-  EXPECT_EQ(ra.exit_code, 1) << ra.err;
-  EXPECT_NE(ra.err.find("nothing moved them for 30 s (twice session.timeout.ms, at least 30 s): no process of group "
-                        "gf3 took them"),
-            std::string::npos)
-      << ra.err;
+  // Under load the group may instead give A the paused B's partitions (a
+  // rebalance B cannot answer); A then cannot claim them, since B still
+  // holds their owner LOCK, and stops on that claim (exit 5, naming the
+  // partition). Either way A exits non-zero naming what is left undone.
+  const bool claim_refused = ra.exit_code == 5 && ra.err.find("is locked by another process") != std::string::npos;
+  if (!claim_refused) {
+    EXPECT_EQ(ra.exit_code, 1) << ra.err;
+    EXPECT_NE(ra.err.find("nothing moved them for 30 s (twice session.timeout.ms, at least 30 s): no process of "
+                          "group gf3 took them"),
+              std::string::npos)
+        << ra.err;
+  }
   for (int p : b_owned) {
+    if (claim_refused) break;  // the claim's message names the one partition it stopped on
     EXPECT_NE(ra.err.find("kafka:orders/" + std::to_string(p)), std::string::npos) << p << "\n" << ra.err;
   }
-  EXPECT_GE(waited, std::chrono::seconds(30));
+  if (claim_refused) {
+    EXPECT_NE(ra.err.find("kafka:orders/"), std::string::npos) << ra.err;
+  } else {
+    EXPECT_GE(waited, std::chrono::seconds(30));
+  }
   b->Signal(SIGCONT);
   ChildResult rb = b->Wait(120);
   ASSERT_EQ(rb.exit_code, 0) << rb.err;
