@@ -535,7 +535,7 @@ IngestRun IngestFile(const std::string& root_path, const std::string& file, cons
   IngestRun r;
   Stopwatch sw;
   std::unique_ptr<Root> root;
-  CheckOk(Root::Open(Env::Default(), root_path, /*writer=*/true, &root), "open " + root_path);
+  CheckOk(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root), "open " + root_path);
   Ingester ingester(root->env(), root->store(), root->config());
   IngestOptions opt;
   opt.path = file;
@@ -886,7 +886,7 @@ struct PublishTimes {
 PublishTimes SealAndPublish(const WideRoot& w) {
   PublishTimes t;
   std::unique_ptr<Root> root;
-  CheckOk(Root::Open(Env::Default(), w.root, /*writer=*/true, &root), "open " + w.root);
+  CheckOk(Root::Open(Env::Default(), w.root, Root::Access::kWriter, &root), "open " + w.root);
   Stopwatch sw;
   std::vector<int64_t> windows;
   CheckOk(DirtyWindows(root->store(), root->config(), /*all=*/true, &windows), "dirty windows");
@@ -1314,7 +1314,7 @@ void RunWindows(const Flags& f, const std::string& work, Report* rep) {
     Progress("windows: seal + publish");
     {
       std::unique_ptr<Root> rt;
-      CheckOk(Root::Open(Env::Default(), root, /*writer=*/true, &rt), "open " + root);
+      CheckOk(Root::Open(Env::Default(), root, Root::Access::kWriter, &rt), "open " + root);
       Stopwatch sw;
       const PublishResult result = SealAndPublishAll(rt.get());
       if (result.windows != f.windows) Die("windows: published " + Count(result.windows) + " of " + Count(f.windows));
@@ -1389,7 +1389,7 @@ void RunRange(const Flags& f, const std::string& work, Report* rep) {
   IngestFile(root, input, "range", f.commit_every);
   {
     std::unique_ptr<Root> rt;
-    CheckOk(Root::Open(Env::Default(), root, /*writer=*/true, &rt), "open " + root);
+    CheckOk(Root::Open(Env::Default(), root, Root::Access::kWriter, &rt), "open " + root);
     SealAndPublishAll(rt.get());
   }
   QuerySpec q;

@@ -31,7 +31,7 @@ void RunIdState(const std::string& dir, uint64_t events, uint64_t per_hour, uint
   config.id_horizon_ms = 3600 * 1000;
   Check(Root::Init(Env::Default(), root_path, config), "init");
   std::unique_ptr<Root> root;
-  Check(Root::Open(Env::Default(), root_path, /*writer=*/true, &root), "open");
+  Check(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root), "open");
   Ingester ingester(root->env(), root->store(), root->config());
   std::printf("ids: %" PRIu64 " id-only events, %" PRIu64 " per hour of event time, horizon 1h, lateness 1h\n", events,
               per_hour);

@@ -71,7 +71,7 @@ void BuildRoot(const std::string& path, uint64_t windows, const std::string& eve
   config.window_ms = kMinuteMs;
   CheckOk(Root::Init(Env::Default(), path, config), "init " + path);
   std::unique_ptr<Root> root;
-  CheckOk(Root::Open(Env::Default(), path, /*writer=*/true, &root), "open " + path);
+  CheckOk(Root::Open(Env::Default(), path, Root::Access::kWriter, &root), "open " + path);
   GenerationManifest gm;
   for (uint64_t w = 0; w < windows; ++w) {
     gm.windows.push_back({kT0 + static_cast<int64_t>(w) * kMinuteMs, 1, w * 0x9e3779b97f4a7c15ull});
@@ -98,7 +98,7 @@ struct PublishCost {
 PublishCost SealAndPublishOne(const std::string& path) {
   CountingEnv env;
   std::unique_ptr<Root> root;
-  CheckOk(Root::Open(&env, path, /*writer=*/true, &root), "open " + path);
+  CheckOk(Root::Open(&env, path, Root::Access::kWriter, &root), "open " + path);
   env.written = 0;
   Stopwatch sw;
   std::vector<int64_t> dirty;

@@ -69,7 +69,7 @@ int ServeBenchMain(int argc, char** argv) {
     std::fwrite(data.data(), 1, data.size(), f);
     std::fclose(f);
     std::unique_ptr<Root> root;
-    Check(Root::Open(env, root_path, true, &root), "open");
+    Check(Root::Open(env, root_path, Root::Access::kWriter, &root), "open");
     Ingester ingester(env, root->store(), root->config());
     IngestOptions o;
     o.path = input;

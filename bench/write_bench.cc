@@ -48,7 +48,7 @@ double FileIngest(const std::string& root_path, const std::string& file, uint64_
   CheckOk(Root::Init(Env::Default(), root_path, RootConfig()), "init");
   Stopwatch sw;
   std::unique_ptr<Root> root;
-  CheckOk(Root::Open(Env::Default(), root_path, /*writer=*/true, &root), "open");
+  CheckOk(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root), "open");
   Ingester ingester(root->env(), root->store(), root->config());
   IngestOptions o;
   o.path = file;

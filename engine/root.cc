@@ -34,7 +34,7 @@ Status Root::PutMetaU64(Txn* txn, std::string_view key, uint64_t value) {
   return txn->Put(Table::kMeta, key, v);
 }
 
-Status Root::RaiseFormat(Txn* txn) { return RaiseFormatTo(txn, kFormatVersion); }
+Status Root::RaiseFormat(Txn* txn) { return RaiseFormatTo(txn, kProducerTimesFormat); }
 
 Status Root::RaiseFormatTo(Txn* txn, uint32_t to) {
   SNAPSINK_ASSIGN_OR_RETURN(auto format, GetMetaU64(txn, meta::kFormat));
@@ -82,7 +82,7 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
     SNAPSINK_RETURN_IF_ERROR(Store::Open(env->LocalPath(dir), /*create=*/true, &store));
     std::unique_ptr<Txn> txn;
     SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
-    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kFormat, kFormatVersion));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kFormat, kProducerTimesFormat));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kWindowMs, static_cast<uint64_t>(config.window_ms)));
     SNAPSINK_RETURN_IF_ERROR(
         Root::PutMetaU64(txn.get(), meta::kLatenessMs, static_cast<uint64_t>(config.lateness_ms)));
@@ -119,7 +119,7 @@ Status Root::InitWithState(Env* env, const std::string& path,
   const bool existed = env->FileExists(path);
   if (existed && env->FileExists(state)) {
     std::unique_ptr<Root> root;
-    Status s = OpenReadOnly(env, path, &root);
+    Status s = Open(env, path, Access::kReadOnly, &root);
     return s.ok() ? Status::InvalidArgument(path + " is already a snapsink root") : s;
   }
   std::error_code ec;  // read-only, so not through Env
@@ -172,14 +172,6 @@ Status Root::InitWithState(Env* env, const std::string& path,
   return s;
 }
 
-Status Root::Open(Env* env, const std::string& path, bool writer, std::unique_ptr<Root>* out) {
-  return OpenMode(env, path, writer, /*read_only=*/false, out);
-}
-
-Status Root::OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Root>* out) {
-  return OpenMode(env, path, /*writer=*/false, /*read_only=*/true, out);
-}
-
 Status Root::CheckIsRoot(Env* env, const std::string& path) {
   if (IsBucketPath(path)) return CheckBucketRoot(env, path);
   const std::string state = filenames::StateDir(path);
@@ -194,7 +186,9 @@ Status Root::CheckIsRoot(Env* env, const std::string& path) {
   return Status::OK();
 }
 
-Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_only, std::unique_ptr<Root>* out) {
+Status Root::Open(Env* env, const std::string& path, Access access, std::unique_ptr<Root>* out) {
+  const bool writer = access == Access::kWriter;
+  const bool read_only = access == Access::kReadOnly;
   if (IsBucketPath(path)) SNAPSINK_RETURN_IF_ERROR(PrepareBucketState(env, path, writer || !read_only));
   SNAPSINK_RETURN_IF_ERROR(CheckIsRoot(env, path));
   const std::string state = filenames::StateDir(path);
@@ -228,7 +222,7 @@ Status Root::OpenMode(Env* env, const std::string& path, bool writer, bool read_
   if (*format < kOldestReadableFormat) {
     return Status::InvalidArgument(path + " was written by an older snapsink (format " + std::to_string(*format) +
                                    ", with 32-bit versions); this build reads format " +
-                                   std::to_string(kFormatVersion) +
+                                   std::to_string(kProducerTimesFormat) +
                                    ": convert it in place with Sink::Upgrade (a dry run first shows what it changes)");
   }
   SNAPSINK_ASSIGN_OR_RETURN(auto window, GetMetaU64(txn.get(), meta::kWindowMs));

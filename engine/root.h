@@ -37,7 +37,7 @@ namespace snapsink {
 // 5: a producer's last-seen time in its producer record, the idle index by
 // coarse buckets (engine/producer_retention.h); a format-3 or 4 root becomes
 // 5 with the first commit that writes such a record (RaiseFormat).
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kProducerTimesFormat = 5;
 // 6: a metric declared of another kind than sum (engine/metric_kinds.h):
 // its aggregates carry a min and a max. A root becomes 6 only when a kind is
 // declared (RaiseFormatTo); roots of sum metrics only stay 5, and init
@@ -116,12 +116,17 @@ class Root {
   // layout, commit point (the rename to state/) and cleanup as Init.
   static Status InitWithState(Env* env, const std::string& path,
                               const std::function<Status(const std::string& dir)>& build);
-  // Opens an existing root; writer=true takes LOCK first.
-  static Status Open(Env* env, const std::string& path, bool writer, std::unique_ptr<Root>* out);
-  // Opens an existing root for reading only (verify, inspect, query): LMDB
-  // read-only, no lock taken, nothing written; works on a read-only file
-  // system and for a user without write permission. store() can only read.
-  static Status OpenReadOnly(Env* env, const std::string& path, std::unique_ptr<Root>* out);
+  // How Open takes a root:
+  //   kWriter    takes LOCK first, then opens the state for writing (ingest,
+  //              seal, publish, gc, rollback);
+  //   kUnlocked  opens the state for writing without LOCK (backfill's last
+  //              step, beside a live writer; LMDB serializes the commits);
+  //   kReadOnly  LMDB read-only, no lock, nothing written (verify, inspect,
+  //              query): works on a read-only file system and for a user
+  //              without write permission; store() can only read.
+  enum class Access { kWriter, kUnlocked, kReadOnly };
+  // Opens an existing root.
+  static Status Open(Env* env, const std::string& path, Access access, std::unique_ptr<Root>* out);
   // OK when path looks like a whole root; else NotFound with the one message
   // every command gives (path missing, not a root, half made).
   static Status CheckIsRoot(Env* env, const std::string& path);
@@ -152,7 +157,7 @@ class Root {
   // Reads/writes a u64 of the meta table in txn (absent = nullopt).
   static Result<std::optional<uint64_t>> GetMetaU64(Txn* txn, std::string_view key);
   static Status PutMetaU64(Txn* txn, std::string_view key, uint64_t value);
-  // Sets the state's format to kFormatVersion in txn, for a commit that
+  // Sets the state's format to kProducerTimesFormat in txn, for a commit that
   // writes a record only that format has: an older build then refuses the
   // root rather than misread it. Older formats are read as they are until then.
   static Status RaiseFormat(Txn* txn);
@@ -161,7 +166,6 @@ class Root {
 
  private:
   Root() = default;
-  static Status OpenMode(Env* env, const std::string& path, bool writer, bool read_only, std::unique_ptr<Root>* out);
   Env* env_ = nullptr;
   std::string path_;
   std::unique_ptr<FileLock> lock_;

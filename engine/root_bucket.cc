@@ -16,7 +16,7 @@ constexpr char kSettingsHeader[] = "snapsink root settings 1";
 
 std::string EncodeBucketSettings(const RootConfig& c) {
   std::string s = std::string(kSettingsHeader) + "\n";
-  s += "format " + std::to_string(kFormatVersion) + "\n";
+  s += "format " + std::to_string(kProducerTimesFormat) + "\n";
   s += "window_ms " + std::to_string(c.window_ms) + "\n";
   s += "lateness_ms " + std::to_string(c.lateness_ms) + "\n";
   s += "on_gap " + std::string(c.on_gap == OnGap::kStop ? "stop" : "accept") + "\n";

@@ -5,7 +5,7 @@
 // time order; a metric inside a key is escaped (0x00 -> 0x00 0xFF) and
 // terminated by 0x00 0x00, so (metric, key) pairs sort as byte strings do.
 // Values are little-endian fixed-width fields. Do not change these layouts
-// without bumping kFormatVersion in engine/root.h.
+// without bumping kProducerTimesFormat in engine/root.h.
 //
 // Long keys: an aggregate key reaches 522 bytes (8 + 258 + 256) and a source
 // name has no limit, past LMDB's 511. Such a key is stored as its first 503

@@ -112,7 +112,7 @@ class Upgrader {
     SNAPSINK_RETURN_IF_ERROR(Root::CheckIsRoot(env_, root_));
     if (!dry_run_) SNAPSINK_RETURN_IF_ERROR(LockRoot(env_, root_, &lock_));
     SNAPSINK_RETURN_IF_ERROR(ReadState());
-    report_->format_after = kFormatVersion;
+    report_->format_after = kProducerTimesFormat;
     if (report_->format_before >= kOldestReadableFormat && report_->format_before <= kNewestFormat) {
       // Formats 3 and 4 are read as they are and become 4 with their first
       // delta run, 5 with their first producer record holding its last-seen
@@ -399,7 +399,7 @@ class Upgrader {
     uint64_t windows = 0, seals = 0;
     SNAPSINK_RETURN_IF_ERROR(WidenRecords(txn.get(), !dry_run_, &windows, &seals));
     const std::string what = fmt::format("state: {} window records and {} seal records to 64-bit versions, format {} -> {}",
-                                         windows, seals, report_->format_before, kFormatVersion);
+                                         windows, seals, report_->format_before, kProducerTimesFormat);
     if (dry_run_) {
       Say("would convert the " + what);
       return Status::OK();
@@ -412,7 +412,7 @@ class Upgrader {
       }
       SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentManifestXxh64, current_xxh64_));
     }
-    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kFormat, kFormatVersion));
+    SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kFormat, kProducerTimesFormat));
     SNAPSINK_RETURN_IF_ERROR(txn->Commit());
     Say("converted the " + what);
     return Status::OK();

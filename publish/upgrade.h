@@ -28,7 +28,7 @@
 //      root's own state in one LMDB transaction (the commit point): window
 //      records and seal keys widened from 32-bit to 64-bit versions (told
 //      apart by their sizes, so a rerun widens only what is left), CURRENT's
-//      checksum recorded, and the format set to kFormatVersion. Until that
+//      checksum recorded, and the format set to kProducerTimesFormat. Until that
 //      commit every command but upgrade refuses the root, naming upgrade.
 //
 // The upgrade holds LOCK; a dry run takes no lock, opens LMDB read-only and
@@ -45,7 +45,7 @@
 
 namespace snapsink {
 
-using api::UpgradeResult;  // format_after: kFormatVersion; actions: done, or (dry run) to do
+using api::UpgradeResult;  // format_after: kProducerTimesFormat; actions: done, or (dry run) to do
 
 Status UpgradeRoot(Env* env, const std::string& root, bool dry_run, UpgradeResult* report);
 

@@ -46,8 +46,8 @@ Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>*
   Env* env = nullptr;
   SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
   if (writer) SNAPSINK_RETURN_IF_ERROR(CheckWriterEnv(env, path));
-  SNAPSINK_RETURN_IF_ERROR(writer ? Root::Open(env, path, writer, &impl->root)
-                                  : Root::OpenReadOnly(env, path, &impl->root));
+  SNAPSINK_RETURN_IF_ERROR(
+      Root::Open(env, path, writer ? Root::Access::kWriter : Root::Access::kReadOnly, &impl->root));
   impl->settings = ToPublic(impl->root->config());
   *out = std::move(impl);
   return Status::OK();
@@ -62,9 +62,9 @@ Status ReopenWritable(SinkImpl* impl) {
   Env* env = impl->root->env();
   SNAPSINK_RETURN_IF_ERROR(CheckWriterEnv(env, path));
   impl->root.reset();
-  Status s = Root::Open(env, path, /*writer=*/false, &impl->root);
+  Status s = Root::Open(env, path, Root::Access::kUnlocked, &impl->root);
   if (!s.ok()) {
-    (void)Root::OpenReadOnly(env, path, &impl->root);  // keep the handle usable for reads
+    (void)Root::Open(env, path, Root::Access::kReadOnly, &impl->root);  // keep the handle usable for reads
     return s;
   }
   impl->read_only = false;

@@ -171,7 +171,7 @@ TEST_F(GcRollbackTest, PinnedReaderKeepsItsGenerationUntilClosed) {
   // In this process: the OFD locks of the reader and of gc conflict here too.
   {
     std::unique_ptr<Root> root;
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_, /*writer=*/true, &root));
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_, Root::Access::kWriter, &root));
     GcResult result;
     Status s = CollectGarbage(Env::Default(), root_, root->store(), 2, &result);
     ASSERT_STATUS_OK(s);

@@ -19,7 +19,7 @@ class IngestBatchTest : public ::testing::Test {
     RootConfig c;
     c.on_gap = OnGap::kStop;
     ASSERT_STATUS_OK(Root::Init(Env::Default(), dir_ / "root", c));
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), dir_ / "root", /*writer=*/true, &root_));
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), dir_ / "root", Root::Access::kWriter, &root_));
   }
   // A request of one record holding `lines`, the strings kept in texts_.
   WriteRequest Request(const std::string& source, const std::string& lines, const std::string& at) {

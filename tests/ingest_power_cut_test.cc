@@ -59,7 +59,7 @@ std::string RejectsText(const std::string& root) {
 
 Status IngestInput(Env* env, const std::string& root_path, const std::string& input) {
   std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), root_path, /*writer=*/true, &root));
+  SNAPSINK_RETURN_IF_ERROR(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root));
   Ingester ingester(env, root->store(), root->config());
   IngestOptions o;
   o.path = input;
@@ -72,7 +72,7 @@ Status IngestInput(Env* env, const std::string& root_path, const std::string& in
 
 Status Backfill(Env* env, const std::string& root_path, const std::string& input) {
   std::unique_ptr<Root> root;
-  SNAPSINK_RETURN_IF_ERROR(Root::Open(env, root_path, /*writer=*/false, &root));
+  SNAPSINK_RETURN_IF_ERROR(Root::Open(env, root_path, Root::Access::kUnlocked, &root));
   BackfillOptions o;
   o.version = 5;
   o.files = {input};

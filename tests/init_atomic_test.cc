@@ -133,13 +133,13 @@ TEST(InitAtomic, PowerCutAtEveryStepOfInitLeavesNoRootOrAWholeOne) {
       ASSERT_STATUS_OK(s);
       // Done: nothing of it may be lost any more.
       std::unique_ptr<Root> r;
-      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, false, &r));
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kUnlocked, &r));
       EXPECT_EQ(r->config().window_ms, config.window_ms);
       break;
     }
     ASSERT_FALSE(s.ok()) << "step " << k;
     std::unique_ptr<Root> r;
-    Status open = Root::Open(Env::Default(), root, false, &r);
+    Status open = Root::Open(Env::Default(), root, Root::Access::kUnlocked, &r);
     if (open.ok()) {
       ++whole;
       EXPECT_EQ(r->config().window_ms, config.window_ms) << "step " << k;
@@ -155,7 +155,7 @@ TEST(InitAtomic, PowerCutAtEveryStepOfInitLeavesNoRootOrAWholeOne) {
       Status again = Root::Init(Env::Default(), root, config);
       ASSERT_STATUS_OK(again) << "step " << k;
     }
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), root, true, &r)) << "step " << k;
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r)) << "step " << k;
     EXPECT_EQ(r->config().lateness_ms, 0);
     EXPECT_FALSE(fs::exists(filenames::InitStateDir(root))) << "step " << k;
   }

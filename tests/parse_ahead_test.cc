@@ -189,7 +189,7 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
     const std::string root_path = dir / (ahead ? "ahead" : "one");
     ASSERT_STATUS_OK(Root::Init(Env::Default(), root_path, RootConfig()));
     std::unique_ptr<Root> root;
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_path, /*writer=*/true, &root));
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root));
     Ingester ingester(root->env(), root->store(), root->config());
     IngestOptions o;
     o.path = dir / "in.ndjson";

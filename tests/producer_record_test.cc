@@ -121,7 +121,7 @@ TEST_F(ProducerRecordTest, IdleKeyMovesOnlyWhenTheLastSeenTimeLeavesItsBucket) {
   using Keys = std::vector<std::pair<int64_t, std::string>>;
   EXPECT_EQ(IdleKeys(), (Keys{{kT0, "p"}}));
   EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kT0 + 10 * kMin, kT0}));
-  EXPECT_EQ(Format(), kFormatVersion);  // an older build refuses the root now
+  EXPECT_EQ(Format(), kProducerTimesFormat);  // an older build refuses the root now
   Heard("p", kT0 + 59 * kMin);          // same bucket: the record changes, the key stays
   EXPECT_EQ(IdleKeys(), (Keys{{kT0, "p"}}));
   EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kT0 + 59 * kMin, kT0}));
@@ -190,7 +190,7 @@ TEST_F(ProducerRecordTest, RecordsOfFormatFourAreReadAndMoved) {
   EXPECT_EQ(IdleKeys(), (Keys{{kT0 + 10 * kMin, "old"}}));
   EXPECT_EQ(RecordSeen("old"), (ProducerSeen{kT0 + 20 * kMin, kT0 + 10 * kMin}));
   EXPECT_TRUE(txn_->Get(Table::kProducerSeen, "old", &v).IsNotFound());
-  EXPECT_EQ(Format(), kFormatVersion);
+  EXPECT_EQ(Format(), kProducerTimesFormat);
   Heard("old", kT0 + kHour);
   EXPECT_EQ(IdleKeys(), (Keys{{kT0 + kHour, "old"}}));
 }

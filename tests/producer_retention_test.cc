@@ -282,7 +282,7 @@ TEST(OlderRootTest, FormatFourProducerRecordsKeepWorking) {
       auto f = Root::GetMetaU64(txn.get(), meta::kFormat);
       ASSERT_STATUS_OK(f);
       format = f->value_or(0);
-      EXPECT_EQ(format, kFormatVersion);
+      EXPECT_EQ(format, kProducerTimesFormat);
     }
   };
   rewrite(/*to_format4=*/true);

@@ -83,7 +83,7 @@ void SealAll(Root* root, bool expect_windows = true) {
 
 void PublishClean(const std::string& path, uint64_t* generation, bool seal_first = false) {
   std::unique_ptr<Root> root;
-  ASSERT_STATUS_OK(Root::Open(Env::Default(), path, /*writer=*/true, &root));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), path, Root::Access::kWriter, &root));
   if (seal_first) {
     ASSERT_NO_FATAL_FAILURE(SealAll(root.get(), /*expect_windows=*/false));
   }
@@ -156,7 +156,7 @@ class PowerCutTest : public ::testing::Test {
     ASSERT_STATUS_OK(Root::Init(Env::Default(), sc->prepared, RootConfig()));
     {
       std::unique_ptr<Root> root;
-      ASSERT_STATUS_OK(Root::Open(Env::Default(), sc->prepared, /*writer=*/true, &root));
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), sc->prepared, Root::Access::kWriter, &root));
       ASSERT_NO_FATAL_FAILURE(Ingest(root.get(), in1));
       if (second || sealed) {
         ASSERT_NO_FATAL_FAILURE(SealAll(root.get()));
@@ -197,7 +197,7 @@ class PowerCutTest : public ::testing::Test {
     Status s;
     {
       std::unique_ptr<Root> r;
-      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r));
       env.FailAtOp(k);
       PublishResult result;
       s = PublishStaged(&env, root, r->store(), r->config(), &result);
@@ -261,7 +261,7 @@ class PowerCutTest : public ::testing::Test {
     Status s;
     {
       std::unique_ptr<Root> r;
-      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r));
       std::vector<int64_t> windows;
       ASSERT_STATUS_OK(DirtyWindows(r->store(), r->config(), /*all=*/true, &windows));
       SealTarget t{&env, root, r->store(), r->config().window_ms};
@@ -279,7 +279,7 @@ class PowerCutTest : public ::testing::Test {
     {
       // What LMDB says is sealed is on disk, whole.
       std::unique_ptr<Root> r;
-      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r));
       std::vector<PendingSnapshot> staged;
       ASSERT_STATUS_OK(StagedSeals(r->store(), &staged));
       if (*completed) {
@@ -348,7 +348,7 @@ TEST_F(PowerCutTest, DetectsAMissingDirectorySync) {
   SkipSyncDirEnv forgetful(&fault, "/snapshots/2026");
   {
     std::unique_ptr<Root> r;
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r));
     PublishResult result;
     ASSERT_STATUS_OK(PublishStaged(&forgetful, root, r->store(), r->config(), &result));
   }

@@ -199,7 +199,7 @@ TEST(ReadersBesideWriter, GenerationRemovedByGcWhileVerifyRunsIsSkippedAndSaid) 
   ASSERT_EQ(Snapsink({"run", root, d / "in2", "--final", "--quiet"}).exit_code, 0);
   GcAfterListingEnv env(filenames::ManifestsDir(root), filenames::GenerationManifest(root, 1));
   std::unique_ptr<Root> r;
-  ASSERT_STATUS_OK(Root::OpenReadOnly(&env, root, &r));
+  ASSERT_STATUS_OK(Root::Open(&env, root, Root::Access::kReadOnly, &r));
   std::vector<std::string> problems, notes;
   size_t checked = 0;
   Status s = Verify(&env, root, r->store(), &problems, &notes, &checked);

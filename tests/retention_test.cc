@@ -283,7 +283,7 @@ TEST(RetentionTest, RootWithoutTheSettingsKeepsEveryWindow) {
   Ok({"init", path, "--window", "1m", "--retain", "1h"});
   {
     std::unique_ptr<Root> root;
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), path, /*writer=*/true, &root));
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), path, Root::Access::kWriter, &root));
     std::unique_ptr<Txn> txn;
     ASSERT_STATUS_OK(root->store()->BeginWrite(&txn));
     ASSERT_STATUS_OK(txn->Del(Table::kMeta, meta::kRetainMs));
@@ -291,7 +291,7 @@ TEST(RetentionTest, RootWithoutTheSettingsKeepsEveryWindow) {
     ASSERT_STATUS_OK(txn->Commit());
   }
   std::unique_ptr<Root> root;
-  ASSERT_STATUS_OK(Root::OpenReadOnly(Env::Default(), path, &root));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), path, Root::Access::kReadOnly, &root));
   EXPECT_EQ(root->config().retain_ms, 0);
   EXPECT_EQ(root->config().max_ahead_ms, 0);
   RunResult st = Ok({"status", path, "--json"});

@@ -41,7 +41,7 @@ void CopyTree(const std::string& from, const std::string& to) {
 
 void ExpectVerifies(const std::string& root) {
   std::unique_ptr<Root> r;
-  ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r));
   std::vector<std::string> problems;
   size_t checked = 0;
   const Status s = Verify(Env::Default(), root, r->store(), &problems, &checked);
@@ -52,7 +52,7 @@ void ExpectVerifies(const std::string& root) {
 
 void RollBackTo(Env* env, const std::string& root, uint64_t g, Status* s, RollbackResult* result) {
   std::unique_ptr<Root> r;
-  ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r));
   *s = Rollback(env, root, r->store(), g, /*dry_run=*/false, result);
 }
 

@@ -250,7 +250,7 @@ TEST(Rollback, FailedRollbackChangesNothing) {
     Status s;
     {
       std::unique_ptr<Root> r;
-      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, /*writer=*/true, &r));
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), root, Root::Access::kWriter, &r));
       FaultInjectionEnv env;
       env.FailAtOp(k);
       RollbackResult result;

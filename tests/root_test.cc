@@ -17,7 +17,7 @@ TEST(Root, InitStoresSettingsAndOpenReadsThem) {
   c.on_gap = OnGap::kStop;
   ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", c));
   std::unique_ptr<Root> root;
-  ASSERT_STATUS_OK(Root::Open(Env::Default(), d / "r", false, &root));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), d / "r", Root::Access::kUnlocked, &root));
   EXPECT_EQ(root->config().window_ms, c.window_ms);
   EXPECT_EQ(root->config().lateness_ms, 0);
   EXPECT_EQ(root->config().on_gap, OnGap::kStop);
@@ -34,7 +34,7 @@ TEST(Root, InitTwiceIsRefused) {
 TEST(Root, NotARootIsACleanError) {
   TempDir d;
   std::unique_ptr<Root> root;
-  Status s = Root::Open(Env::Default(), d.path(), false, &root);
+  Status s = Root::Open(Env::Default(), d.path(), Root::Access::kUnlocked, &root);
   EXPECT_TRUE(s.IsNotFound());
   EXPECT_NE(s.message().find("is not a snapsink root"), std::string::npos) << s.message();
   RunResult r = Snapsink({"ingest", d.path(), "/dev/null"});
@@ -62,7 +62,7 @@ TEST(Root, SecondWriterIsLockedOutAndToldTheHolder) {
   TempDir d;
   ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", RootConfig()));
   std::unique_ptr<Root> writer;
-  ASSERT_STATUS_OK(Root::Open(Env::Default(), d / "r", true, &writer));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), d / "r", Root::Access::kWriter, &writer));
   // In this process (open-file-description locks exclude the same process too)…
   std::unique_ptr<FileLock> lock;
   EXPECT_EQ(LockRoot(Env::Default(), d / "r", &lock).code(), Status::Code::kLocked);

@@ -421,7 +421,7 @@ TEST(LongKey, CollidingLongAggregateKeysAreAllStored) {
   TempDir dir;
   std::unique_ptr<Root> root;
   ASSERT_STATUS_OK(Root::Init(Env::Default(), dir / "root", RootConfig()));
-  ASSERT_STATUS_OK(Root::Open(Env::Default(), dir / "root", /*writer=*/true, &root));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), dir / "root", Root::Access::kWriter, &root));
   Input in;
   for (int i = 0; i < 70; ++i) in.Add("p", Rep("\\u0000", 128), Rep("k", 250) + std::to_string(100000 + i), 0, 1);
   WriteFile(dir / "in.ndjson", in.text);

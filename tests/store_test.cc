@@ -97,7 +97,7 @@ TEST(Store, ReadOnlyOpenRefusesWrites) {
   TempDir d;
   ASSERT_STATUS_OK(Root::Init(Env::Default(), d / "r", RootConfig()));
   std::unique_ptr<Root> root;
-  ASSERT_STATUS_OK(Root::OpenReadOnly(Env::Default(), d / "r", &root));
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), d / "r", Root::Access::kReadOnly, &root));
   std::unique_ptr<Txn> txn;
   EXPECT_FALSE(root->store()->BeginWrite(&txn).ok());
   ASSERT_STATUS_OK(root->store()->BeginRead(&txn));

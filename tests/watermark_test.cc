@@ -315,7 +315,7 @@ TEST(WatermarkBinary, RootWrittenBeforeTheRuleReadsOn) {
     Ok({"ingest", path, dir / "a.ndjson"});
     {
       std::unique_ptr<Root> root;
-      ASSERT_STATUS_OK(Root::Open(Env::Default(), path, /*writer=*/true, &root));
+      ASSERT_STATUS_OK(Root::Open(Env::Default(), path, Root::Access::kWriter, &root));
       std::unique_ptr<Txn> txn;
       ASSERT_STATUS_OK(root->store()->BeginWrite(&txn));
       ASSERT_STATUS_OK(txn->Del(Table::kMeta, meta::kWatermarkHold));

@@ -212,8 +212,8 @@ TEST_F(WindowRunsTest, AppendingARunMarksTheRootFormat) {
   auto format = Root::GetMetaU64(txn_.get(), meta::kFormat);
   ASSERT_STATUS_OK(format);
   ASSERT_TRUE(format->has_value());
-  EXPECT_EQ(**format, kFormatVersion);
-  EXPECT_GE(kFormatVersion, 4u);
+  EXPECT_EQ(**format, kProducerTimesFormat);
+  EXPECT_GE(kProducerTimesFormat, 4u);
 }
 
 TEST_F(WindowRunsTest, DamagedRunIsCorruption) {
