@@ -204,6 +204,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
   tests/bucket_root_cli_test.cc
+  tests/bucket_root_fault_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/api_drive_test.cc
@@ -264,6 +265,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/query_text_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
+  tests/fault_proxy.cc
   tests/rgw_server.cc
   tests/rollback_power_cut_test.cc
   tests/retention_test.cc
