@@ -313,6 +313,7 @@ set(SNAPSINK_BENCH_SOURCES
   bench/baselines.cc
   bench/bench_main.cc
   bench/bench_util.cc
+  bench/bucket_bench.cc
   bench/checkpoint_bench.cc
   bench/id_state_bench.cc
   bench/input_gen.cc
