@@ -204,6 +204,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
   tests/bucket_root_cli_test.cc
+  tests/bucket_root_fault_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/function_length_test.cc
@@ -265,6 +266,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/query_text_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
+  tests/fault_proxy.cc
   tests/rgw_server.cc
   tests/rollback_power_cut_test.cc
   tests/retention_test.cc
@@ -312,6 +314,7 @@ set(SNAPSINK_BENCH_SOURCES
   bench/baselines.cc
   bench/bench_main.cc
   bench/bench_util.cc
+  bench/bucket_bench.cc
   bench/checkpoint_bench.cc
   bench/id_state_bench.cc
   bench/input_gen.cc

@@ -1,6 +1,9 @@
 #include "engine/env_bucket.h"
 
 #include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
 
 #include "engine/crash_point.h"
 #include "engine/s3/s3_uri.h"
@@ -10,8 +13,25 @@ namespace snapsink {
 namespace {
 
 // How many times a PUT whose outcome stayed unknown (or whose object
-// vanished between the PUT and the re-read) is sent again.
-constexpr int kResolveRounds = 5;
+// vanished between the PUT and the re-read) is sent again, with a pause
+// growing from S3Config::retry_base_ms before each new round.
+constexpr int kResolveRounds = 8;
+
+void PauseBeforeRound(const S3Config& config, int round) {
+  if (round == 0) return;
+  thread_local std::mt19937 rng(std::random_device{}());
+  const int cap = std::min(config.retry_base_ms << std::min(round - 1, 10), 2000);
+  std::uniform_int_distribution<int> jitter(cap / 2, cap);
+  std::this_thread::sleep_for(std::chrono::milliseconds(jitter(rng)));
+}
+
+// A failed re-read after a PUT whose answer was lost: the outcome stays
+// unknown, and the message says so (an IOError keeps its kind).
+Status RereadFailed(const std::string& path, const Status& st) {
+  if (!st.IsIOError()) return st;
+  return Status::IOError(path + ": the answer to its PUT was lost and reading it back failed (nothing is assumed; "
+                                "run the command again): " + st.message());
+}
 
 struct Where {
   std::string bucket;
@@ -81,6 +101,7 @@ Status BucketEnv::PutCreateOnly(const std::string& path, std::string_view data) 
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
   MaybeCrash("bucket.before_create_put");
   for (int round = 0; round < kResolveRounds; ++round) {
+    PauseBeforeRound(client_.config(), round);
     S3PutOutcome outcome;
     SNAPSINK_RETURN_IF_ERROR(client_.PutCreateOnly(w.bucket, w.key, data, &outcome, nullptr));
     if (outcome == S3PutOutcome::kStored) {
@@ -91,7 +112,7 @@ Status BucketEnv::PutCreateOnly(const std::string& path, std::string_view data) 
     std::string existing;
     const Status st = client_.Get(w.bucket, w.key, &existing, nullptr);
     if (st.IsNotFound()) continue;  // removed since, or never stored: PUT again
-    SNAPSINK_RETURN_IF_ERROR(st);
+    if (!st.ok()) return RereadFailed(path, st);
     if (existing == data) {
       MaybeCrash("bucket.after_create_put");
       return Status::OK();  // ours (a lost answer), or an identical earlier write
@@ -110,6 +131,7 @@ Status BucketEnv::ReplaceFileIfVersion(const std::string& path, std::string_view
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
   MaybeCrash("bucket.before_swap_put");
   for (int round = 0; round < kResolveRounds; ++round) {
+    PauseBeforeRound(client_.config(), round);
     S3PutOutcome outcome;
     std::string etag;
     if (version.empty()) {
@@ -127,7 +149,7 @@ Status BucketEnv::ReplaceFileIfVersion(const std::string& path, std::string_view
     std::string current, current_version;
     const Status st = client_.Get(w.bucket, w.key, &current, &current_version);
     const bool missing = st.IsNotFound();
-    if (!missing) SNAPSINK_RETURN_IF_ERROR(st);
+    if (!missing && !st.ok()) return RereadFailed(path, st);
     if (!missing && current == data) {
       *new_version = current_version;
       MaybeCrash("bucket.after_swap_put");

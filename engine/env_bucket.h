@@ -22,8 +22,9 @@
 //
 // A PUT whose answer is lost (timeout, reset, 5xx) is resolved by re-reading
 // the object: it holds our bytes (done), is missing or still at the old
-// version (PUT again, a bounded number of times), or holds someone else's
-// (lost). Not supported in a bucket, each an IOError saying so: appending,
+// version (PUT again after a growing pause, a bounded number of times), or
+// holds someone else's (lost). Every request is retried by the client
+// (engine/s3/s3_client.h) for a bounded time before it fails. Not supported in a bucket, each an IOError saying so: appending,
 // truncating, renaming (no atomic rename; CURRENT is replaced by
 // ReplaceFileIfVersion) and file locks (a root in a bucket keeps LOCK on
 // the writer's disk and claims a writer epoch object: engine/env_bucket_root.h).

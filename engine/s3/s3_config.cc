@@ -40,6 +40,17 @@ Status S3Config::FromEnvironment(S3Config* out) {
   if (c.secret_access_key.empty()) {
     return Status::InvalidArgument("AWS_SECRET_ACCESS_KEY is not set: set the secret key");
   }
+  const std::string retry = Var("SNAPSINK_S3_RETRY_SECONDS");
+  if (!retry.empty()) {
+    char* end = nullptr;
+    const double seconds = std::strtod(retry.c_str(), &end);
+    if (end == retry.c_str() || *end != 0 || !(seconds >= 0) || seconds > 86400) {
+      return Status::InvalidArgument("SNAPSINK_S3_RETRY_SECONDS " + retry +
+                                     ": expected a number of seconds (0 to 86400), how long a failing S3 request "
+                                     "is retried");
+    }
+    c.retry_for_ms = static_cast<long>(seconds * 1000);
+  }
   *out = std::move(c);
   return Status::OK();
 }
