@@ -20,6 +20,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/ingest_batch.cc
   engine/json_escape.cc
   engine/line_reader.cc
+  engine/object_cache.cc
   engine/parse_ahead.cc
   engine/long_key.cc
   engine/source_scan.cc
@@ -95,6 +96,7 @@ set(SNAPSINK_LIB_SOURCES
 
 # The public API: installed under include/snapsink/. Standard library only.
 set(SNAPSINK_PUBLIC_HEADERS
+  include/snapsink/bucket_access.h
   include/snapsink/drive.h
   include/snapsink/options.h
   include/snapsink/reader.h
@@ -204,6 +206,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
   tests/bucket_root_cli_test.cc
+  tests/bucket_root_readers_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/api_drive_test.cc

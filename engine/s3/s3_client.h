@@ -33,6 +33,7 @@ struct S3ObjectInfo {
   std::string key;
   uint64_t size = 0;
   std::string etag;  // without quotes
+  int64_t last_modified_ms = 0;  // the listing's LastModified (the server's clock), Unix ms; 0 if absent
 };
 
 enum class S3PutOutcome {

@@ -27,14 +27,29 @@ struct S3Config {
   long connect_timeout_ms = 5000;
   long request_timeout_ms = 60000;
 
+  // SNAPSINK_S3_REQUEST_LOG: a file each request is appended to, one line
+  // "METHOD s3://BUCKET/KEY[?QUERY] [bytes=A-B] STATUS" (no header, no
+  // key); "" = none. How the tests count requests, and an operator's view
+  // of what a command asks of the bucket.
+  std::string request_log;
+
   // Test-only fault hook: called after the server answered a request
   // ("PUT", "GET", ...; the object's key); returning true discards that
   // answer, as if the connection was reset after the server acted.
   std::function<bool(std::string_view method, std::string_view key)> drop_answer;
 
-  // Reads the AWS_* variables. InvalidArgument naming the missing variable
+  // What a command line gives in place of the AWS_* variables ("" = the variable's).
+  struct Overrides {
+    std::string endpoint;           // --endpoint
+    std::string region;             // --region
+    std::string access_key_id;      // --access-key-id
+    std::string secret_access_key;  // --secret-access-key-file's contents
+  };
+
+  // Reads the AWS_* variables, each overridden by a non-empty field of
+  // overrides. InvalidArgument naming the missing variable (and its flag)
   // when the endpoint or the key pair is not set.
-  static Status FromEnvironment(S3Config* out);
+  static Status FromEnvironment(S3Config* out, const Overrides& overrides = {});
 
   // text with every occurrence of the secret (and the session token)
   // replaced by "***": applied to every message built from a server's or
