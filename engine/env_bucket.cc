@@ -11,14 +11,14 @@ namespace snapsink {
 
 namespace {
 
-// How many times a PUT whose outcome stayed unknown (or whose object
-// vanished between the PUT and the re-read) is sent again.
-constexpr int kResolveRounds = 5;
-
 struct Where {
   std::string bucket;
   std::string key;
 };
+
+// How many times a PUT whose outcome stayed unknown (or whose object
+// vanished between the PUT and the re-read) is sent again.
+constexpr int kResolveRounds = 5;
 
 Status Locate(const std::string& path, Where* w) { return ParseBucketPath(path, &w->bucket, &w->key); }
 
@@ -175,7 +175,7 @@ Status BucketEnv::NewRandomAccessFile(const std::string& path, std::unique_ptr<R
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
   uint64_t size = 0;
   std::string etag;
-  SNAPSINK_RETURN_IF_ERROR(client_.Head(w.bucket, w.key, &size, &etag));
+  SNAPSINK_RETURN_IF_ERROR(HeadOnce(w.bucket, w.key, &size, &etag));
   // Ranges are cached by the object and its ETag: an object removed and
   // written again under its name (a root made anew at the same prefix) is
   // another object to the cache.
@@ -222,6 +222,12 @@ Status BucketEnv::ReadFileToString(const std::string& path, std::string* out) {
   // conditional GET: a 304 (no body) confirms the cached bytes, so an object
   // written again under its name is never answered from the cache.
   const std::string entry = "object " + client_.config().endpoint + "/" + w.bucket + "/" + w.key;
+  if (named_by_content_ && named_by_content_(w.key)) {
+    if (cache_->Get(entry, out)) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(client_.Get(w.bucket, w.key, out, nullptr));
+    cache_->Put(entry, *out);
+    return Status::OK();
+  }
   std::string held;
   const size_t nl = cache_->Get(entry, &held) ? held.find('\n') : std::string::npos;
   std::string body, etag;
@@ -250,15 +256,40 @@ Status BucketEnv::ReadFileVersioned(const std::string& path, std::string* data, 
 bool BucketEnv::FileExists(const std::string& path) {
   Where w;
   if (!Locate(path, &w).ok()) return false;
-  if (!w.key.empty() && w.key.back() != '/' && client_.Head(w.bucket, w.key, nullptr, nullptr).ok()) return true;
+  uint64_t size = 0;
+  std::string etag;
+  if (!w.key.empty() && w.key.back() != '/' && HeadOnce(w.bucket, w.key, &size, &etag).ok()) return true;
   std::vector<S3ObjectInfo> objects;
-  return client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1).ok() && !objects.empty();
+  // One page of one key: whether anything lies under the prefix.
+  return client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1, /*first_page_only=*/true).ok() &&
+         !objects.empty();
 }
 
 Status BucketEnv::GetFileSize(const std::string& path, uint64_t* size) {
   Where w;
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
-  return client_.Head(w.bucket, w.key, size, nullptr);
+  std::string etag;
+  return HeadOnce(w.bucket, w.key, size, &etag);
+}
+
+Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag) {
+  const bool once = cache_ != nullptr && !Replaced(key);
+  const std::string name = bucket + "/" + key;
+  if (once) {
+    std::lock_guard<std::mutex> l(memo_mu_);
+    auto it = heads_.find(name);
+    if (it != heads_.end()) {
+      std::tie(*size, *etag) = it->second;
+      return Status::OK();
+    }
+  }
+  SNAPSINK_RETURN_IF_ERROR(client_.Head(bucket, key, size, etag));
+  if (once) {
+    std::lock_guard<std::mutex> l(memo_mu_);
+    if (heads_.size() >= 100000) heads_.clear();  // a bound for a reader that runs for months
+    heads_[name] = {*size, *etag};
+  }
+  return Status::OK();
 }
 
 Status BucketEnv::GetChildren(const std::string& dir, std::vector<std::string>* names) {

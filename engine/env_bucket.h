@@ -44,6 +44,7 @@
 // our bytes), bucket.before_swap_put, bucket.after_swap_put.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,6 +65,12 @@ class BucketEnv : public Env {
   // Reads of objects other than CURRENT go through cache (not owned; null: none).
   void SetCache(ObjectCache* cache) { cache_ = cache; }
   ObjectCache* cache() const { return cache_; }
+  // Objects whose name is the checksum of their bytes, checked by their
+  // reader (a generation's manifest parts): with a cache, read from it
+  // without asking the bucket.
+  void SetNamedByContent(std::function<bool(const std::string& key)> named_by_content) {
+    named_by_content_ = std::move(named_by_content);
+  }
 
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
   Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
@@ -90,6 +97,9 @@ class BucketEnv : public Env {
   Status PutCreateOnly(const std::string& path, std::string_view data);
 
  private:
+  // A HEAD of an object other than CURRENT; with a cache, answered once per
+  // process (objects are written once).
+  Status HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag);
   // CURRENT by a conditional GET against the last ETag read.
   Status GetMutable(const std::string& bucket, const std::string& key, std::string* data, std::string* version);
 
@@ -97,6 +107,8 @@ class BucketEnv : public Env {
   ObjectCache* cache_ = nullptr;
   std::mutex memo_mu_;
   std::map<std::string, std::pair<std::string, std::string>> memo_;  // key -> (ETag, bytes) of CURRENT
+  std::map<std::string, std::pair<uint64_t, std::string>> heads_;    // key -> (size, ETag), with a cache
+  std::function<bool(const std::string& key)> named_by_content_;
 };
 
 }  // namespace snapsink

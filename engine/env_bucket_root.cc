@@ -272,6 +272,9 @@ Status BucketRootEnv::ModifiedTimes(const std::string& dir, std::map<std::string
 void BucketRootEnv::UseCache(std::unique_ptr<ObjectCache> cache) {
   cache_ = std::move(cache);
   bucket_.SetCache(cache_.get());
+  // A part is named by the XXH64 of its bytes, which its reader checks.
+  const std::string parts = root_.substr(root_.find('/', 5) + 1) + "/manifests/parts/";
+  bucket_.SetNamedByContent([parts](const std::string& key) { return key.rfind(parts, 0) == 0; });
 }
 
 uint64_t BucketRootEnv::epoch() const {

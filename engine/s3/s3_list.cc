@@ -10,7 +10,7 @@ namespace snapsink {
 
 Status S3Client::List(const std::string& bucket, const std::string& prefix, const std::string& delimiter,
                       std::vector<S3ObjectInfo>* objects, std::vector<std::string>* common_prefixes,
-                      int page_size) {
+                      int page_size, bool first_page_only) {
   objects->clear();
   if (common_prefixes != nullptr) common_prefixes->clear();
   std::string token;
@@ -44,7 +44,7 @@ Status S3Client::List(const std::string& bucket, const std::string& prefix, cons
         common_prefixes->push_back(p.child_value("Prefix"));
       }
     }
-    if (!result.child("IsTruncated").text().as_bool()) return Status::OK();
+    if (first_page_only || !result.child("IsTruncated").text().as_bool()) return Status::OK();
     token = result.child_value("NextContinuationToken");
     if (token.empty()) {
       return Status::IOError("s3://" + bucket + "/" + prefix + ": a truncated listing without a continuation token");
