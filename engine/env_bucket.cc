@@ -1,7 +1,6 @@
 #include "engine/env_bucket.h"
 
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 
 #include "engine/crash_point.h"
@@ -11,14 +10,14 @@ namespace snapsink {
 
 namespace {
 
+// How many times a PUT whose outcome stayed unknown (or whose object
+// vanished between the PUT and the re-read) is sent again.
+constexpr int kResolveRounds = 5;
+
 struct Where {
   std::string bucket;
   std::string key;
 };
-
-// How many times a PUT whose outcome stayed unknown (or whose object
-// vanished between the PUT and the re-read) is sent again.
-constexpr int kResolveRounds = 5;
 
 Status Locate(const std::string& path, Where* w) { return ParseBucketPath(path, &w->bucket, &w->key); }
 
