@@ -249,6 +249,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/ingest_power_cut_test.cc
   tests/init_atomic_test.cc
   tests/line_reader_test.cc
+  tests/object_cache_test.cc
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
   tests/option_errors_test.cc
