@@ -20,6 +20,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/ingest_batch.cc
   engine/json_escape.cc
   engine/line_reader.cc
+  engine/object_cache.cc
   engine/parse_ahead.cc
   engine/long_key.cc
   engine/source_scan.cc
@@ -95,6 +96,7 @@ set(SNAPSINK_LIB_SOURCES
 
 # The public API: installed under include/snapsink/. Standard library only.
 set(SNAPSINK_PUBLIC_HEADERS
+  include/snapsink/bucket_access.h
   include/snapsink/drive.h
   include/snapsink/options.h
   include/snapsink/reader.h
@@ -205,6 +207,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_views_test.cc
   tests/bucket_root_cli_test.cc
   tests/bucket_root_fault_test.cc
+  tests/bucket_root_readers_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/function_length_test.cc
@@ -248,6 +251,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/ingest_power_cut_test.cc
   tests/init_atomic_test.cc
   tests/line_reader_test.cc
+  tests/object_cache_test.cc
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
   tests/option_errors_test.cc

@@ -2,6 +2,7 @@
 // Thin by design: each method opens nothing new, calls the engine function
 // that does the work and converts its records.
 #include "snapsink/sink.h"
+#include "snapsink/bucket_access.h"
 
 #include <filesystem>
 #include <limits>
@@ -240,6 +241,13 @@ Status Sink::UseStateDir(const std::string& path, const std::string& dir) {
   const std::string absolute = std::filesystem::absolute(dir, ec).lexically_normal().string();
   if (ec) return Status::InvalidArgument("--state " + dir + ": " + ec.message());
   return SetBucketStateDir(path, absolute);
+}
+
+Status UseBucketAccess(const std::string& path, const BucketAccess& access) {
+  if (!IsBucketPath(path)) {
+    return Status::InvalidArgument(path + ": an endpoint, keys and a cache are for a root in a bucket (s3://BUCKET/PREFIX)");
+  }
+  return SetBucketRootOptions(path, access);
 }
 
 Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {

@@ -34,6 +34,7 @@ struct S3ObjectInfo {
   std::string key;
   uint64_t size = 0;
   std::string etag;  // without quotes
+  int64_t last_modified_ms = 0;  // the listing's LastModified (the server's clock), Unix ms; 0 if absent
 };
 
 enum class S3PutOutcome {
@@ -77,8 +78,11 @@ class S3Client {
   // ListObjectsV2 under prefix, every page (continuation tokens). With a
   // delimiter, keys holding it past the prefix are rolled up into
   // *common_prefixes (may be null without a delimiter). page_size is max-keys.
+  // first_page_only: one request, whether the listing goes on or not (does
+  // anything exist under prefix?).
   Status List(const std::string& bucket, const std::string& prefix, const std::string& delimiter,
-              std::vector<S3ObjectInfo>* objects, std::vector<std::string>* common_prefixes, int page_size = 1000);
+              std::vector<S3ObjectInfo>* objects, std::vector<std::string>* common_prefixes, int page_size = 1000,
+              bool first_page_only = false);
 
   struct Request;
   struct Response;

@@ -34,15 +34,30 @@ struct S3Config {
   long connect_timeout_ms = 5000;
   long stall_timeout_ms = 30000;
 
+  // SNAPSINK_S3_REQUEST_LOG: a file each request is appended to, one line
+  // "METHOD s3://BUCKET/KEY[?QUERY] [bytes=A-B] STATUS" (no header, no
+  // key); "" = none. How the tests count requests, and an operator's view
+  // of what a command asks of the bucket.
+  std::string request_log;
+
   // Test-only fault hook: called after the server answered a request
   // ("PUT", "GET", ...; the object's key); returning true discards that
   // answer, as if the connection was reset after the server acted.
   std::function<bool(std::string_view method, std::string_view key)> drop_answer;
 
-  // Reads the AWS_* variables (and SNAPSINK_S3_RETRY_SECONDS). InvalidArgument
-  // naming the variable when the endpoint or the key pair is not set, or a
-  // value is malformed.
-  static Status FromEnvironment(S3Config* out);
+  // What a command line gives in place of the AWS_* variables ("" = the variable's).
+  struct Overrides {
+    std::string endpoint;           // --endpoint
+    std::string region;             // --region
+    std::string access_key_id;      // --access-key-id
+    std::string secret_access_key;  // --secret-access-key-file's contents
+  };
+
+  // Reads the AWS_* variables (and SNAPSINK_S3_RETRY_SECONDS), each AWS_*
+  // overridden by a non-empty field of overrides. InvalidArgument naming the
+  // missing variable (and its flag) when the endpoint or the key pair is not
+  // set, or a value is malformed.
+  static Status FromEnvironment(S3Config* out, const Overrides& overrides = {});
 
   // text with every occurrence of the secret (and the session token)
   // replaced by "***": applied to every message built from a server's or

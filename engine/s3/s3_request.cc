@@ -1,6 +1,8 @@
 // S3Client's HTTP layer: a pool of curl handles, one signed attempt, the
 // retry loop and the Status of a failed answer.
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -104,6 +106,22 @@ bool NothingSent(int code) {
 
 bool TransientStatus(long status) { return status == 429 || status >= 500; }
 
+// One line of SNAPSINK_S3_REQUEST_LOG, in one write (O_APPEND: lines of
+// processes sharing the file do not interleave).
+void LogRequest(const S3Config& config, const S3Client::Request& req, const S3Client::Response& resp) {
+  std::string line = req.method + " " + req.Path() + (req.query.empty() ? "" : "?" + req.query);
+  for (const std::string& h : req.headers) {
+    if (h.rfind("Range: ", 0) == 0) line += " " + h.substr(7);
+    if (h.rfind("If-None-Match: \"", 0) == 0) line += " if-none-match";
+  }
+  line += " " + (resp.curl_code != 0 ? std::string("failed") : std::to_string(resp.status)) + "\n";
+  line = config.Scrub(std::move(line));
+  const int fd = ::open(config.request_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  (void)!::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
 }  // namespace
 
 std::string S3ErrorCode(const std::string& body) {
@@ -187,6 +205,7 @@ void S3Client::Perform(const Request& req, long time_left_ms, Response* resp) {
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl_slist_free_all(headers);
+  if (!config_.request_log.empty()) LogRequest(config_, req, *resp);
   if (rc == CURLE_OK) {
     pool_->Give(h);
   } else {
