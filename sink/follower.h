@@ -34,7 +34,11 @@
 // The loop (Driver: steps, seal, publish and gc cadence, stop) is apart
 // from what it reads (a StepSource): FileSource reads files and
 // directories as above; sink/follow.cc plugs any public api::Source in
-// (api::Drive), whose polls take the place of the pass over the inputs.
+// (api::Drive), whose polls take the place of the pass over the inputs. A
+// source with an end (HasEnd: Sink::Run's IngestSource in sink/sink.cc, a
+// Kafka topic read up to the end offsets seen at start) is one step of it,
+// the last, under the LOCK the writer holds: polled to its end, sealed,
+// published, no gc.
 //
 // REQUIRES: root is open as a writer (with or without LOCK; Run takes it
 // from the Root and gives it back when it returns), or by a follower that

@@ -1,7 +1,9 @@
 // api::Drive (include/snapsink/drive.h): the follow loop over a Source of
 // a program's own. A source that writes batches with their positions is
 // sealed and published as Sink::Follow's files are, resumes from its
-// committed position, and is stopped with one last step.
+// committed position, and is stopped with one last step. A source with an
+// end is one step, as Sink::Run, and an error of its poll applies nothing
+// after it.
 #include <gtest/gtest.h>
 
 #include <chrono>
