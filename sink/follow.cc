@@ -103,6 +103,10 @@ Status Drive(Sink& sink, Source& source, const DriveOptions& o, FollowStop* stop
   SinkImpl* impl = SinkAccess::Get(&sink);
   if (impl->in_step) return Status::InvalidArgument("Drive: a step of this Sink is held (Sink::BeginStep)");
   SNAPSINK_RETURN_IF_ERROR(CheckCadence("DriveOptions", o.publish_every_ms, o.poll_ms, o.keep_generations));
+  if (o.final && !source.HasEnd()) {
+    return Status::InvalidArgument("DriveOptions::final seals every window at a source's end; this source has none "
+                                   "(Source::HasEnd)");
+  }
   PublicSource adapter(&sink, impl, &source);
   Driver driver(impl->root.get(), &adapter, o, /*follower_for_life=*/impl->follower_lock != nullptr);
   return RunDriver(&driver, stop);

@@ -6,6 +6,7 @@
 // after it.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>
@@ -258,6 +259,30 @@ TEST_F(ApiDriveTest, ASourceWithAnEndIsOneStepSealedUnderFinalAndPublished) {
   EXPECT_EQ(sealed.size(), 4u);
 }
 
+// On a Sink from OpenFollower the one step of a source with an end takes
+// LOCK for itself: it waits while a writer holds it, then reads, seals and
+// publishes, and lets LOCK go again.
+TEST_F(ApiDriveTest, OnAFollowerSinkASourceWithAnEndWaitsForLockForItsStep) {
+  auto follower = api::Sink::OpenFollower(root_);
+  ASSERT_STATUS_OK(follower);
+  auto writer = api::Sink::Open(root_);  // holds LOCK
+  ASSERT_STATUS_OK(writer);
+  std::atomic<int> published{0};
+  api::DriveOptions o;
+  o.final = true;
+  o.on_published = [&](const api::PublishResult& p) { published = static_cast<int>(p.generation); };
+  EndingSource source("mem", {Line(0, 0), Line(1, 1)}, 0);
+  auto done = std::async(std::launch::async, [&] { return DriveToEnd(**follower, source, o); });
+  EXPECT_EQ(done.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout) << "ran beside LOCK's holder";
+  EXPECT_EQ(source.polls(), 0);
+  writer->reset();  // lets LOCK go
+  ASSERT_STATUS_OK(done.get());
+  EXPECT_EQ(source.polls(), 2);
+  EXPECT_EQ(published.load(), 1);
+  auto plain = api::Sink::Open(root_);  // no LOCK left held
+  ASSERT_STATUS_OK(plain);
+}
+
 // Without final, the end seals the closed windows only (10:00 and 10:01
 // here; 10:02 stays open for the next run), as `run` without --final.
 TEST_F(ApiDriveTest, ASourceWithAnEndSealsOnlyClosedWindowsWithoutFinal) {
@@ -335,6 +360,11 @@ TEST_F(ApiDriveTest, RefusesOptionsOutOfRangeNamingThem) {
   o.keep_generations = 0;
   s = api::Drive(**sink, source, o, &stop);
   EXPECT_NE(s.message().find("DriveOptions::keep_generations 0"), std::string::npos) << s.message();
+  o.keep_generations = 1;
+  o.final = true;  // the end of a source that has none
+  s = api::Drive(**sink, source, o, &stop);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("DriveOptions::final"), std::string::npos) << s.message();
   EXPECT_EQ(source.polls(), 0);
 }
 

@@ -76,8 +76,9 @@ struct DriveOptions {
 // was read is committed, what was sealed is published, OK) or an error.
 // A source with an end (Source::HasEnd) is one step, as Sink::Run is: polled
 // to its end, sealed (every window under final), published, no gc (a job
-// leaves that to Sink::Gc); a stop does not cut it short (the source stops
-// itself). An error of a poll returns at once: the writes committed before it
+// leaves that to Sink::Gc), under the LOCK a Sink from Open holds (one
+// from OpenFollower takes it for the step); a stop does not cut it short
+// (the source stops itself). An error of a poll returns at once: the writes committed before it
 // stay, each whole, and nothing is sealed or published after it.
 // Holds sink's LOCK one step at a time (its comment in sink.h says what
 // other writers may do between steps): on a Sink from Open as Sink::Follow
@@ -85,9 +86,9 @@ struct DriveOptions {
 // inside a step. Each step is crash-safe: a new Drive resumes from the
 // positions the source committed.
 // Errors: InvalidArgument (a Step of sink held; a DriveOptions field out
-//   of range, naming it), Locked (another follower runs), what
-//   Source::Poll returns, and what a step's seal, publish returns (Reconcile,
-//   IOError, Corruption).
+//   of range, naming it; final for a source without an end), Locked
+//   (another follower runs), what Source::Poll returns, and what a step's
+//   seal, publish returns (Reconcile, IOError, Corruption).
 Status Drive(Sink& sink, Source& source, const DriveOptions& options, FollowStop* stop);
 
 }  // namespace snapsink::api
