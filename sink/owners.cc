@@ -17,8 +17,6 @@
 namespace snapsink::api {
 namespace {
 
-constexpr int kClaimLockWaitMs = 10000;
-
 // The newest claim in dir (0 when none).
 Status NewestClaim(Env* env, const std::string& dir, uint64_t* epoch, std::string* name) {
   *epoch = 0;
@@ -37,7 +35,8 @@ Status NewestClaim(Env* env, const std::string& dir, uint64_t* epoch, std::strin
 
 }  // namespace
 
-Result<uint64_t> ClaimOwner(ReadOnlySink& handle, const std::string& source, const std::string& who) {
+Result<uint64_t> ClaimOwner(ReadOnlySink& handle, const std::string& source, const std::string& who,
+                            int64_t lock_wait_ms) {
   Env* env = SinkAccess::Get(&handle)->root->env();
   const std::string& root = SinkAccess::Get(&handle)->root->path();
   const std::string dir = filenames::OwnerDir(root, source);
@@ -47,10 +46,10 @@ Result<uint64_t> ClaimOwner(ReadOnlySink& handle, const std::string& source, con
     SNAPSINK_RETURN_IF_ERROR(env->SyncDir(root));
   }
   std::unique_ptr<FileLock> lock;
-  for (int waited = 0;; waited += 5) {  // claims are short: wait for the one in flight
+  for (int64_t waited = 0;; waited += 5) {  // claims are short: wait for the one in flight
     Status s = env->LockFile(filenames::OwnerLockFile(root, source), &lock);
     if (s.ok()) break;
-    if (!s.IsLocked() || waited >= kClaimLockWaitMs) return s.Prefixed(source + ": claiming: ");
+    if (!s.IsLocked() || waited >= lock_wait_ms) return s.Prefixed(source + ": claiming: ");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   uint64_t newest = 0;

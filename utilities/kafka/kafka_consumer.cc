@@ -19,6 +19,10 @@ namespace {
 constexpr int kQueryTimeoutMs = 5000;
 constexpr int kQueryAttempts = 4;
 constexpr int kReachableProbeMs = 1000;  // the metadata request that tells "no broker" from "no group yet"
+// --state: a partition whose claim lock another process holds is claimed
+// again after this long, doubled each time up to kClaimRetryMaxMs.
+constexpr int64_t kClaimRetryFirstMs = 250;
+constexpr int64_t kClaimRetryMaxMs = 4000;
 
 int64_t SteadyMs() {  // only how long to wait for a broker, never what is written
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -93,6 +97,18 @@ struct Consumer::Impl {
   int64_t last_progress_ms = SteadyMs();  // progress_every_ms: when every assigned partition's progress was written
   Status error;  // sticky: set where a Status cannot be returned (the rebalance callback)
   api::WriteResult unreported;  // lines written outside a Round's own flush (a revoke, a seek)
+  // --state: partitions the group gave this process whose claim lock another
+  // live process holds (stopped or stuck while it claims or records a seal
+  // round: it is still the owner). Assigned to librdkafka at the log end
+  // (fetched records are ignored), never taken; each Round claims again
+  // once next_try_ms has come, backing off, until the claim goes through or
+  // the group takes the partition back (revoke). Never a stop: the holder
+  // may be a stopped owner that the group has given up on.
+  struct Waiting {
+    int64_t next_try_ms = 0;
+    int64_t backoff_ms = kClaimRetryFirstMs;
+  };
+  std::map<int32_t, Waiting> waiting;
   using Partition = PartitionWriter::Partition;
 
   void Note(const std::string& m) const {
@@ -204,7 +220,9 @@ struct Consumer::Impl {
   }
 
   // Where partition p starts: the root's position, or --kafka-start (recorded at once).
-  Status StartOffset(int32_t p, int64_t* offset) {
+  // --state: *claim_locked (if given) says a failure is p's claim lock held
+  // by another process (PartitionStates::Take): nothing was taken.
+  Status StartOffset(int32_t p, int64_t* offset, bool* claim_locked = nullptr) {
     Partition& part = w.Get(p);
     int64_t lo = 0, hi = 0;
     SNAPSINK_RETURN_IF_ERROR(QueryWatermarks(p, &lo, &hi));
@@ -212,7 +230,7 @@ struct Consumer::Impl {
     if (part.start_hwm < 0) part.start_hwm = hi;
     bool from_start = false;  // --state: a remade state has only the topic to rebuild from
     if (o.states != nullptr) {
-      SNAPSINK_RETURN_IF_ERROR(o.states->Take(p, Source(p)));
+      SNAPSINK_RETURN_IF_ERROR(o.states->Take(p, Source(p), claim_locked));
       PartitionStates::Owned* owned = o.states->Get(p);
       part.sink = owned->sink.get();
       part.batch.SetOwner(owned->epoch);
@@ -256,7 +274,14 @@ struct Consumer::Impl {
       for (int i = 0; i < list->cnt; ++i) {
         rd_kafka_topic_partition_t* tp = &list->elems[i];
         int64_t off = 0;
-        Status s = error.ok() ? StartOffset(tp->partition, &off) : error;
+        bool claim_locked = false;
+        Status s = error.ok() ? StartOffset(tp->partition, &off, &claim_locked) : error;
+        if (!s.ok() && claim_locked && error.ok()) {
+          StartWaiting(tp->partition, s);
+          tp->offset = RD_KAFKA_OFFSET_END;  // fetched and ignored until taken (RetryWaiting)
+          w.Get(tp->partition).assigned = false;
+          continue;
+        }
         if (!s.ok()) {
           if (error.ok()) error = s;
           off = RD_KAFKA_OFFSET_END;  // assigned but never taken: the run stops with error
@@ -282,6 +307,9 @@ struct Consumer::Impl {
       const int32_t p = list->elems[i].partition;
       Partition& part = w.Get(p);
       part.assigned = false;
+      if (waiting.erase(p) > 0) {
+        Note(Source(p) + ": taken back by the group before its claim lock was free; no longer waiting for it");
+      }
       if (o.states != nullptr) {
         // Closed cleanly: its next owner starts from here (a fenced one was dropped already).
         if (s.ok() && o.states->Get(p) != nullptr) {
@@ -334,6 +362,10 @@ struct Consumer::Impl {
     }
     for (int i = 0; i < list->cnt; ++i) {
       rd_kafka_topic_partition_t* tp = &list->elems[i];
+      if (o.topic == tp->topic && waiting.count(tp->partition) > 0) {  // still not taken: stays at the end
+        tp->offset = RD_KAFKA_OFFSET_END;
+        continue;
+      }
       auto it = w.partitions().find(tp->partition);
       if (o.topic != tp->topic || it == w.partitions().end() || !it->second.assigned) {
         rd_kafka_topic_partition_list_destroy(list);
@@ -354,6 +386,39 @@ struct Consumer::Impl {
       Status s = Status::IOError(Source(p) + ": cannot restart its fetch: " + rd_kafka_error_string(e));
       rd_kafka_error_destroy(e);
       return s;
+    }
+    return Status::OK();
+  }
+
+  // p was given to this process while another process held its claim lock.
+  void StartWaiting(int32_t p, const Status& why) {
+    waiting[p] = Waiting{SteadyMs() + kClaimRetryFirstMs, kClaimRetryFirstMs};
+    Note(why.message() + ": waiting for it (the group gave " + Source(p) +
+         " to this process while another process holds its claim; claimed again, backing off, until it is free)");
+  }
+
+  // Claims again each waiting partition whose time has come; one taken is
+  // fetched from its start offset from now on.
+  Status RetryWaiting() {
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      const int32_t p = it->first;
+      if (SteadyMs() < it->second.next_try_ms) {
+        ++it;
+        continue;
+      }
+      int64_t off = 0;
+      bool claim_locked = false;
+      Status s = StartOffset(p, &off, &claim_locked);
+      if (!s.ok() && claim_locked) {
+        it->second.backoff_ms = std::min(2 * it->second.backoff_ms, kClaimRetryMaxMs);
+        it->second.next_try_ms = SteadyMs() + it->second.backoff_ms;
+        ++it;
+        continue;
+      }
+      SNAPSINK_RETURN_IF_ERROR(s);
+      it = waiting.erase(it);
+      w.Get(p).assigned = true;
+      SNAPSINK_RETURN_IF_ERROR(Reassign(p));  // fetched from `off`, no longer the log end
     }
     return Status::OK();
   }
@@ -480,6 +545,10 @@ Status Consumer::Round(RoundResult* result) {
   Impl& m = *impl_;
   if (m.closed) return Status::InvalidArgument("kafka: consumer closed");
   if (!m.error.ok()) return m.error;
+  if (Status retried = m.RetryWaiting(); !retried.ok()) {
+    m.error = retried;
+    return retried;
+  }
   size_t records = 0, bytes = 0;
   int timeout = m.o.poll_timeout_ms;
   Status s;
@@ -507,12 +576,20 @@ bool Consumer::CaughtUp() const {
   if (!m.assigned_once) return false;
   // Between a revoke and the next assignment nothing is assigned: caught up
   // only if every partition ever assigned was.
+  // A partition waiting for its claim lock is another live process's.
   bool any_assigned = false;
   for (const auto& [p, part] : m.w.partitions()) any_assigned = any_assigned || part.assigned;
   for (const auto& [p, part] : m.w.partitions()) {
+    if (m.waiting.count(p) > 0) continue;
     if ((part.assigned || !any_assigned) && part.committed < part.start_hwm) return false;
   }
   return true;
+}
+
+std::vector<int32_t> Consumer::Waiting() const {
+  std::vector<int32_t> out;
+  for (const auto& [p, w] : impl_->waiting) out.push_back(p);
+  return out;
 }
 
 std::vector<Consumer::OwnedPartition> Consumer::Owned() const {

@@ -86,8 +86,17 @@ class Consumer {
   // Every partition assigned has reached the high watermark it had when it
   // was first assigned (false before the first assignment; with nothing
   // assigned, as between a revoke and the next assignment, every partition
-  // ever assigned must have).
+  // ever assigned must have). A partition waiting for its claim lock
+  // (Waiting) does not count.
   bool CaughtUp() const;
+
+  // --state: the partitions the group gave this process whose claim lock
+  // another live process holds (stopped or stuck while it claims or records
+  // a seal round). They are not taken, read or counted as owned; each Round
+  // claims them again, backing off (250 ms doubled up to 4 s), until the
+  // claim goes through (then they are read like any other) or the group
+  // takes them back.
+  std::vector<int32_t> Waiting() const;
 
   // --state: the partitions this process owns now, each with its state, its
   // owner epoch, its committed position and its newest high watermark.

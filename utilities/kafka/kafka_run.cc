@@ -201,6 +201,14 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
       last_publish = NowMs();
     }
   }
+  if (!o.final && !o.follow && o.consumer.on_note) {  // caught up on the rest; the holder owns these
+    const std::vector<int32_t> waiting = consumer->Waiting();
+    if (!waiting.empty()) {
+      o.consumer.on_note("kafka:" + o.consumer.topic + ": " + NamePartitions(o.consumer.topic, waiting) +
+                         " not read by this run: another process held their claim lock throughout (it still owns "
+                         "them); run again to read them here");
+    }
+  }
   if (Status p = publish_point(o.final); !p.ok()) {
     (void)consumer->Close();
     return p;

@@ -28,10 +28,16 @@ PartitionStates::PartitionStates(api::ReadOnlySink* root, std::string dir, std::
 
 std::string PartitionStates::PartitionDir(int32_t p) const { return dir_ + "/" + topic_ + "/" + std::to_string(p); }
 
-Status PartitionStates::Take(int32_t p, const std::string& source) {
+Status PartitionStates::Take(int32_t p, const std::string& source, bool* claim_locked) {
   owned_.erase(p);
   warnings_.clear();
-  SNAPSINK_ASSIGN_OR_RETURN(const uint64_t epoch, api::ClaimOwner(*root_, source, who_));
+  if (claim_locked) *claim_locked = false;
+  auto claimed = api::ClaimOwner(*root_, source, who_, claim_wait_ms_);
+  if (!claimed.ok()) {
+    if (claim_locked) *claim_locked = claimed.status().IsLocked();
+    return claimed.status();
+  }
+  const uint64_t epoch = *claimed;
   const std::string path = PartitionDir(p);
   std::error_code ec;
   bool fresh = !std::filesystem::exists(path + "/CURRENT", ec) && !std::filesystem::exists(path + "/state", ec);

@@ -55,7 +55,15 @@ class PartitionStates {
   };
 
   // Claims p, opens (or makes) its state and commits the new owner epoch.
-  Status Take(int32_t p, const std::string& source);
+  // When another live process holds p's claim lock for longer than
+  // claim_wait_ms (stopped, or stuck, while it claims or records a seal
+  // round), nothing is claimed or opened: Locked, with *claim_locked set
+  // (if given), and the caller may try again later. Any other Locked (p's
+  // state on DIR locked by another process) leaves *claim_locked false.
+  Status Take(int32_t p, const std::string& source, bool* claim_locked = nullptr);
+  // How long Take waits for p's claim lock (default 500 ms: a claim or a
+  // seal round's renames hold it for milliseconds).
+  void set_claim_wait_ms(int64_t ms) { claim_wait_ms_ = ms; }
   // OK while this process's epoch of p is the newest claim in ROOT; else
   // Locked naming the newer owner.
   Status Check(int32_t p, const std::string& source) const;
@@ -82,6 +90,7 @@ class PartitionStates {
   std::string dir_, topic_, who_;
   std::map<int32_t, Owned> owned_;
   uint64_t checkpoint_every_ = 100000;
+  int64_t claim_wait_ms_ = 500;
   std::vector<std::string> warnings_;
 };
 

@@ -32,9 +32,14 @@ namespace snapsink::api {
 // than the newest claimed, recorded with `who` (client id, host, pid).
 // Processes that claim at once each get their own epoch; the newest wins.
 // Writes into root (a claim file), though root is opened without LOCK.
-// Errors: Locked (another claim of the source held its claim lock for 10 s), IOError (owners/ could not be
-//   made, the claim written, synced or renamed).
-Result<uint64_t> ClaimOwner(ReadOnlySink& root, const std::string& source, const std::string& who);
+// The source's claim lock is held for a claim or a seal round's renames
+// (milliseconds); lock_wait_ms is how long to wait for it. Held longer, its
+// holder is stopped or stuck: nothing is claimed, and a caller that can wait
+// tries again later.
+// Errors: Locked (another process held the source's claim lock for lock_wait_ms), IOError (owners/ could
+//   not be made, the claim written, synced or renamed).
+Result<uint64_t> ClaimOwner(ReadOnlySink& root, const std::string& source, const std::string& who,
+                            int64_t lock_wait_ms = 10000);
 struct OwnerClaim {
   uint64_t epoch = 0;  // 0: never claimed
   std::string who;
