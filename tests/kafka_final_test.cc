@@ -228,5 +228,71 @@ TEST_F(KafkaFinal, HandedAPartitionWhoseClaimLockStaysHeldExitsOneAtTheBoundNami
   EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&events})));
 }
 
+// The case the bound test above can meet under load, made certain: B is
+// paused inside its final seal round, holding its partition's claim lock,
+// and with a session timeout of 3 s the group soon gives all of B's
+// partitions to A. A takes those whose lock is free and waits for the one
+// B holds. Resumed, B finishes that round (it was still the newest owner)
+// and lets the lock go. Then either A claims the partition at a newer
+// epoch, and B has lost it, or the group (B back in it) takes it back from
+// A first, and A stops waiting. Both exit 0 and the published rows equal a
+// file run.
+TEST_F(KafkaFinal, OwnerPausedHoldingItsClaimLockIsWaitedForThenResumedBothFinishTheTopic) {
+  const EventStream events = GenerateEvents(kPartitions, 1500, 86);
+  ProduceStream(events);
+  const std::string root = NewRoot("kafka-root");
+  auto b = Start(FinalArgs(root, "gf6", "state-b"), {"SNAPSINK_PAUSE_AT=partition.seal_record"});
+  auto a = Start(FinalArgs(root, "gf6", "state-a"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline && a->Running() &&
+         a->Err().find("is locked by another process: waiting for it") == std::string::npos) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(b->Stopped()) << b->Err();
+  ASSERT_TRUE(a->Running()) << a->Wait(1).err;
+  const std::string err = a->Err();
+  const size_t at = err.find("is locked by another process: waiting for it");
+  ASSERT_NE(at, std::string::npos) << err;
+  const size_t name = err.rfind("kafka:orders/", at);
+  ASSERT_NE(name, std::string::npos) << err;
+  const int held = std::stoi(err.substr(name + 13));
+  EXPECT_EQ(ClaimedStateDir(root, held), dir_ + "/state-b");  // still B's while it holds the lock
+  const std::string claims = root + "/owners/kafka_orders_" + std::to_string(held);
+  auto newest_claim = [&] {
+    std::string newest;
+    for (const auto& e : std::filesystem::directory_iterator(claims)) {
+      const std::string n = e.path().filename().string();
+      if (n.size() == 20 && n > newest) newest = n;
+    }
+    return newest;
+  };
+  const std::string paused_claim = newest_claim();
+  b->Signal(SIGCONT);
+  ChildResult ra = a->Wait(120);
+  ChildResult rb = b->Wait(120);
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  EXPECT_EQ(rb.exit_code, 0) << rb.err;
+  // A claimed it after B's epoch (B, resumed, lost it; it may take it
+  // again later as a new owner, at a newer epoch still), or was revoked
+  // while waiting.
+  bool a_claimed_after = false;
+  for (const auto& e : std::filesystem::directory_iterator(claims)) {
+    const std::string n = e.path().filename().string();
+    if (n.size() == 20 && n > paused_claim && ReadFile(e.path().string()).find(dir_ + "/state-a") != std::string::npos) {
+      a_claimed_after = true;
+    }
+  }
+  const std::string after = ra.err.substr(at);
+  const bool taken = after.find("kafka:orders/" + std::to_string(held) + ": taken at owner epoch") != std::string::npos;
+  const bool revoked = after.find("kafka:orders/" + std::to_string(held) +
+                                  ": taken back by the group before its claim lock was free") != std::string::npos;
+  EXPECT_TRUE(taken || revoked) << ra.err;
+  EXPECT_EQ(taken, a_claimed_after) << ra.err;
+  std::fprintf(stderr, "partition %d: %s\n", held, taken ? "A took it after B let the lock go" : "given back to B");
+  EXPECT_EQ(Rows(Query(root)), Rows(FileQuery({&events})));
+  ChildResult v = Snapsink({"verify", root});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 }  // namespace
 }  // namespace snapsink::kafkatest
