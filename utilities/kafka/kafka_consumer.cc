@@ -349,7 +349,8 @@ struct Consumer::Impl {
   // Starts fetching partition p again at its next offset. Cooperative: p
   // alone is unassigned and assigned. Eager: the whole assignment is given
   // again, each partition at its own next offset (what was polled past it
-  // is fetched again and skipped by PartitionWriter::Add).
+  // is fetched again and skipped by PartitionWriter::Add); one assigned but
+  // not taken here (waiting for its claim lock, or fenced) at the log end.
   Status Reassign(int32_t p) {
     const char* protocol = rd_kafka_rebalance_protocol(rk);
     const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
@@ -362,11 +363,11 @@ struct Consumer::Impl {
     }
     for (int i = 0; i < list->cnt; ++i) {
       rd_kafka_topic_partition_t* tp = &list->elems[i];
-      if (o.topic == tp->topic && waiting.count(tp->partition) > 0) {  // still not taken: stays at the end
-        tp->offset = RD_KAFKA_OFFSET_END;
+      auto it = w.partitions().find(tp->partition);
+      if (o.topic == tp->topic && tp->partition != p && (it == w.partitions().end() || !it->second.assigned)) {
+        tp->offset = RD_KAFKA_OFFSET_END;  // not taken here (waiting for its claim lock, or given up): ignored
         continue;
       }
-      auto it = w.partitions().find(tp->partition);
       if (o.topic != tp->topic || it == w.partitions().end() || !it->second.assigned) {
         rd_kafka_topic_partition_list_destroy(list);
         return Status::IOError(Source(p) + ": cannot restart its fetch: " + tp->topic + "/" +
