@@ -585,18 +585,23 @@ void Progress(const std::string& what) {
   std::fprintf(stderr, "... %s\n", what.c_str());
 }
 
-// parse, ingest, sqlite and lmdb on the main input, rep by rep.
-void RunIngestFamily(const Flags& f, const std::string& work, Report* rep) {
-  const Input in = MakeMainInput(f, work);
-  const double mb = static_cast<double>(in.stats.bytes) / 1e6;
+// What the ingest family measured: rates per rep, each with its time split.
+struct IngestFamily {
   Samples parse, ingest, ingest1, wide, sqlite, lmdb;
   std::vector<TimeSplit> parse_t, ingest_t, ingest1_t, wide_t, sqlite_t, lmdb_t;
+  uint64_t sqlite_lines = 0, applied_ingest = 0, applied_lmdb = 0, applied_sqlite = 0, parse_rejected = 0;
+};
+
+// parse, ingest, sqlite and lmdb on the main input, rep by rep.
+IngestFamily MeasureIngestFamily(const Flags& f, const std::string& work, const Input& in) {
+  IngestFamily fam;
+  auto& [parse, ingest, ingest1, wide, sqlite, lmdb, parse_t, ingest_t, ingest1_t, wide_t, sqlite_t, lmdb_t,
+         sqlite_lines, applied_ingest, applied_lmdb, applied_sqlite, parse_rejected] = fam;
   std::string wide_file;
   if (f.Has("wide")) {
     wide_file = work + "/wide-ingest.ndjson";
     WriteWideWindow(wide_file, f.wide_rows, f.spec.start_ms);
   }
-  uint64_t sqlite_lines = 0, applied_ingest = 0, applied_lmdb = 0, applied_sqlite = 0, parse_rejected = 0;
   for (int r = 0; r < f.reps; ++r) {
     const std::string tag = " (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")";
     if (f.Has("parse")) {
@@ -673,6 +678,15 @@ void RunIngestFamily(const Flags& f, const std::string& work, Report* rep) {
       RemoveTree(dir);
     }
   }
+  return fam;
+}
+
+void RunIngestFamily(const Flags& f, const std::string& work, Report* rep) {
+  const Input in = MakeMainInput(f, work);
+  const double mb = static_cast<double>(in.stats.bytes) / 1e6;
+  const IngestFamily fam = MeasureIngestFamily(f, work, in);
+  const auto& [parse, ingest, ingest1, wide, sqlite, lmdb, parse_t, ingest_t, ingest1_t, wide_t, sqlite_t, lmdb_t,
+               sqlite_lines, applied_ingest, applied_lmdb, applied_sqlite, parse_rejected] = fam;
   const uint64_t lines = in.stats.lines;
   auto row = [&](const std::string& name, uint64_t n, const Samples& s, const std::vector<TimeSplit>& t,
                  const std::string& note) {
@@ -1022,6 +1036,85 @@ template <int kTimed>
   return checksum;
 }
 
+// The rates RunRead measured, rep by rep, each with its time split.
+struct ReadTimes {
+  Samples lookups, absent, mem, scans, file_hashed, file_plain, api_lookups;
+  std::vector<TimeSplit> lookups_t, absent_t, mem_t, file_hashed_t, file_plain_t, api_t;
+};
+
+// RunRead's rows and numbers, all lookups timed.
+void ReportReads(const Flags& f, const WideRoot& w, const ReadTimes& times, const std::string& hashed_path,
+                 const std::string& plain_path, Report* rep) {
+  const auto& [lookups, absent, mem, scans, file_hashed, file_plain, api_lookups, lookups_t, absent_t, mem_t,
+               file_hashed_t, file_plain_t, api_t] = times;
+  // On a shared machine the wall-clock rate counts the time other processes
+  // held the CPU; the rate per CPU-second of this thread does not.
+  const Samples lookups_cpu = CpuRates(lookups_t, f.lookups), absent_cpu = CpuRates(absent_t, f.lookups),
+                mem_cpu = CpuRates(mem_t, f.lookups);
+  const Samples ratio = Ratio(lookups, mem), absent_ratio = Ratio(absent, mem);
+  rep->Row({"read_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(lookups)),
+            Rate(Median(lookups), "lookups"),
+            "Reader::Get, seeded random keys, all hits, warm; " + Rate(Median(lookups_cpu), "lookups") +
+                " per CPU-s" + Fmt("; %.2fx unordered_map", Median(ratio)),
+            MedianPercentages(lookups_t)});
+  const Samples api_cpu = CpuRates(api_t, f.lookups);
+  rep->Row({"api_read_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(api_lookups)),
+            Rate(Median(api_lookups), "lookups"),
+            "api::Reader::Get, the same keys; " + Rate(Median(api_cpu), "lookups") + " per CPU-s" +
+                Fmt("; %.2fx unordered_map", Median(Ratio(api_lookups, mem))) +
+                Fmt(" (%.2fx by CPU time)", Median(Ratio(api_cpu, mem_cpu))),
+            MedianPercentages(api_t)});
+  rep->Row({"read_get_absent", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(absent)),
+            Rate(Median(absent), "lookups"),
+            "Reader::Get of absent keys (filter); " + Rate(Median(absent_cpu), "lookups") + " per CPU-s" +
+                Fmt("; %.2fx unordered_map hits", Median(absent_ratio)),
+            MedianPercentages(absent_t)});
+  rep->Row({"unordered_map_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(mem)),
+            Rate(Median(mem), "lookups"),
+            "baseline: the same rows in a std::unordered_map, same keys, Row copied; " + Rate(Median(mem_cpu), "lookups") +
+                " per CPU-s",
+            MedianPercentages(mem_t)});
+  const Samples file_hashed_cpu = CpuRates(file_hashed_t, f.lookups), file_plain_cpu = CpuRates(file_plain_t, f.lookups);
+  const Samples hash_ratio = Ratio(file_hashed, file_plain), hash_ratio_cpu = Ratio(file_hashed_cpu, file_plain_cpu);
+  rep->Row({"file_get_hash", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_hashed)),
+            Rate(Median(file_hashed), "lookups"),
+            "SnapshotReader::Get, blocks with a hash index; " + Rate(Median(file_hashed_cpu), "lookups") + " per CPU-s" +
+                Fmt("; %.2fx the file without it", Median(hash_ratio)) + Fmt(" (%.2fx per CPU-s)", Median(hash_ratio_cpu)),
+            MedianPercentages(file_hashed_t)});
+  rep->Row({"file_get_restarts", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_plain)),
+            Rate(Median(file_plain), "lookups"),
+            "the same, blocks without the index (lookups probe the cached block's row table either way); " + Rate(Median(file_plain_cpu), "lookups") +
+                " per CPU-s",
+            MedianPercentages(file_plain_t)});
+  rep->Num("file_hash_lookups_per_s", Median(file_hashed));
+  rep->Num("file_hash_lookups_per_cpu_s", Median(file_hashed_cpu));
+  rep->Num("file_restart_lookups_per_s", Median(file_plain));
+  rep->Num("file_restart_lookups_per_cpu_s", Median(file_plain_cpu));
+  rep->Num("hash_index_ratio_vs_restarts", Median(hash_ratio));
+  rep->Array("hash_index_ratio_vs_restarts_reps", hash_ratio);
+  rep->Num("hash_index_ratio_vs_restarts_cpu", Median(hash_ratio_cpu));
+  rep->Num("lookups_ratio_vs_unordered_map_cpu", Median(Ratio(lookups_cpu, mem_cpu)));
+  rep->Num("lookups_per_cpu_s", Median(lookups_cpu));
+  rep->Num("api_lookups_per_cpu_s", Median(api_cpu));
+  rep->Num("api_lookups_ratio_vs_unordered_map_cpu", Median(Ratio(api_cpu, mem_cpu)));
+  rep->Array("lookups_ratio_vs_unordered_map_cpu_reps", Ratio(lookups_cpu, mem_cpu));
+  rep->Num("absent_lookups_per_cpu_s", Median(absent_cpu));
+  rep->Num("unordered_map_lookups_per_cpu_s", Median(mem_cpu));
+  rep->Row({"read_scan", Count(w.rows), Fmt("%.3f", static_cast<double>(w.rows) / Median(scans)),
+            Rate(Median(scans), "rows"), "Reader::Scan of the whole window"});
+  rep->Num("lookups_per_s", Median(lookups));
+  rep->Num("absent_lookups_per_s", Median(absent));
+  rep->Num("unordered_map_lookups_per_s", Median(mem));
+  rep->Num("lookups_ratio_vs_unordered_map", Median(ratio));
+  rep->Num("absent_lookups_ratio_vs_unordered_map", Median(absent_ratio));
+  rep->Num("scan_rows_per_s", Median(scans));
+  rep->Num("hash_index_file_bytes", static_cast<double>(FileSize(hashed_path)));
+  rep->Num("restarts_only_file_bytes", static_cast<double>(FileSize(plain_path)));
+  std::printf("hash index: data file %s with it, %s without (same rows)\n",
+              HumanBytes(static_cast<double>(FileSize(hashed_path))).c_str(),
+              HumanBytes(static_cast<double>(FileSize(plain_path))).c_str());
+}
+
 void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report* rep) {
   std::unique_ptr<Reader> reader;
   CheckOk(Reader::Open(Env::Default(), w.root, 0, &reader), "reader");
@@ -1066,8 +1159,9 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
   // (a Result<Row> with its own strings each call).
   auto api_reader = api::Reader::Open(w.root);
   CheckOk(api_reader.status(), "api reader");
-  Samples lookups, absent, mem, scans, file_hashed, file_plain, api_lookups;
-  std::vector<TimeSplit> lookups_t, absent_t, mem_t, file_hashed_t, file_plain_t, api_t;
+  ReadTimes times;
+  auto& [lookups, absent, mem, scans, file_hashed, file_plain, api_lookups, lookups_t, absent_t, mem_t, file_hashed_t,
+         file_plain_t, api_t] = times;
   uint64_t scanned = 0;
   for (int r = 0; r < f.reps; ++r) {
     Progress("read (rep " + std::to_string(r + 1) + "/" + std::to_string(f.reps) + ")");
@@ -1140,72 +1234,7 @@ void RunRead(const Flags& f, const std::string& work, const WideRoot& w, Report*
               "--read_only: " + Rate(Median(CpuRates(t, f.lookups)), "lookups") + " per CPU-s", MedianPercentages(t)});
     return;
   }
-  // On a shared machine the wall-clock rate counts the time other processes
-  // held the CPU; the rate per CPU-second of this thread does not.
-  const Samples lookups_cpu = CpuRates(lookups_t, f.lookups), absent_cpu = CpuRates(absent_t, f.lookups),
-                mem_cpu = CpuRates(mem_t, f.lookups);
-  const Samples ratio = Ratio(lookups, mem), absent_ratio = Ratio(absent, mem);
-  rep->Row({"read_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(lookups)),
-            Rate(Median(lookups), "lookups"),
-            "Reader::Get, seeded random keys, all hits, warm; " + Rate(Median(lookups_cpu), "lookups") +
-                " per CPU-s" + Fmt("; %.2fx unordered_map", Median(ratio)),
-            MedianPercentages(lookups_t)});
-  const Samples api_cpu = CpuRates(api_t, f.lookups);
-  rep->Row({"api_read_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(api_lookups)),
-            Rate(Median(api_lookups), "lookups"),
-            "api::Reader::Get, the same keys; " + Rate(Median(api_cpu), "lookups") + " per CPU-s" +
-                Fmt("; %.2fx unordered_map", Median(Ratio(api_lookups, mem))) +
-                Fmt(" (%.2fx by CPU time)", Median(Ratio(api_cpu, mem_cpu))),
-            MedianPercentages(api_t)});
-  rep->Row({"read_get_absent", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(absent)),
-            Rate(Median(absent), "lookups"),
-            "Reader::Get of absent keys (filter); " + Rate(Median(absent_cpu), "lookups") + " per CPU-s" +
-                Fmt("; %.2fx unordered_map hits", Median(absent_ratio)),
-            MedianPercentages(absent_t)});
-  rep->Row({"unordered_map_get", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(mem)),
-            Rate(Median(mem), "lookups"),
-            "baseline: the same rows in a std::unordered_map, same keys, Row copied; " + Rate(Median(mem_cpu), "lookups") +
-                " per CPU-s",
-            MedianPercentages(mem_t)});
-  const Samples file_hashed_cpu = CpuRates(file_hashed_t, f.lookups), file_plain_cpu = CpuRates(file_plain_t, f.lookups);
-  const Samples hash_ratio = Ratio(file_hashed, file_plain), hash_ratio_cpu = Ratio(file_hashed_cpu, file_plain_cpu);
-  rep->Row({"file_get_hash", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_hashed)),
-            Rate(Median(file_hashed), "lookups"),
-            "SnapshotReader::Get, blocks with a hash index; " + Rate(Median(file_hashed_cpu), "lookups") + " per CPU-s" +
-                Fmt("; %.2fx the file without it", Median(hash_ratio)) + Fmt(" (%.2fx per CPU-s)", Median(hash_ratio_cpu)),
-            MedianPercentages(file_hashed_t)});
-  rep->Row({"file_get_restarts", Count(f.lookups), Fmt("%.3f", static_cast<double>(f.lookups) / Median(file_plain)),
-            Rate(Median(file_plain), "lookups"),
-            "the same, blocks without the index (lookups probe the cached block's row table either way); " + Rate(Median(file_plain_cpu), "lookups") +
-                " per CPU-s",
-            MedianPercentages(file_plain_t)});
-  rep->Num("file_hash_lookups_per_s", Median(file_hashed));
-  rep->Num("file_hash_lookups_per_cpu_s", Median(file_hashed_cpu));
-  rep->Num("file_restart_lookups_per_s", Median(file_plain));
-  rep->Num("file_restart_lookups_per_cpu_s", Median(file_plain_cpu));
-  rep->Num("hash_index_ratio_vs_restarts", Median(hash_ratio));
-  rep->Array("hash_index_ratio_vs_restarts_reps", hash_ratio);
-  rep->Num("hash_index_ratio_vs_restarts_cpu", Median(hash_ratio_cpu));
-  rep->Num("lookups_ratio_vs_unordered_map_cpu", Median(Ratio(lookups_cpu, mem_cpu)));
-  rep->Num("lookups_per_cpu_s", Median(lookups_cpu));
-  rep->Num("api_lookups_per_cpu_s", Median(api_cpu));
-  rep->Num("api_lookups_ratio_vs_unordered_map_cpu", Median(Ratio(api_cpu, mem_cpu)));
-  rep->Array("lookups_ratio_vs_unordered_map_cpu_reps", Ratio(lookups_cpu, mem_cpu));
-  rep->Num("absent_lookups_per_cpu_s", Median(absent_cpu));
-  rep->Num("unordered_map_lookups_per_cpu_s", Median(mem_cpu));
-  rep->Row({"read_scan", Count(w.rows), Fmt("%.3f", static_cast<double>(w.rows) / Median(scans)),
-            Rate(Median(scans), "rows"), "Reader::Scan of the whole window"});
-  rep->Num("lookups_per_s", Median(lookups));
-  rep->Num("absent_lookups_per_s", Median(absent));
-  rep->Num("unordered_map_lookups_per_s", Median(mem));
-  rep->Num("lookups_ratio_vs_unordered_map", Median(ratio));
-  rep->Num("absent_lookups_ratio_vs_unordered_map", Median(absent_ratio));
-  rep->Num("scan_rows_per_s", Median(scans));
-  rep->Num("hash_index_file_bytes", static_cast<double>(FileSize(hashed_path)));
-  rep->Num("restarts_only_file_bytes", static_cast<double>(FileSize(plain_path)));
-  std::printf("hash index: data file %s with it, %s without (same rows)\n",
-              HumanBytes(static_cast<double>(FileSize(hashed_path))).c_str(),
-              HumanBytes(static_cast<double>(FileSize(plain_path))).c_str());
+  ReportReads(f, w, times, hashed_path, plain_path, rep);
   hashed.reset();
   plain.reset();
   RemoveTree(hashed_path);
