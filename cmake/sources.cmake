@@ -219,6 +219,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_operator_test.cc
   tests/cli_smoke_test.cc
   tests/metric_kinds_test.cc
+  tests/quantiles_kind_test.cc
   tests/coding_test.cc
   tests/ddsketch_test.cc
   tests/hyperloglog_test.cc
