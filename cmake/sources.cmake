@@ -173,6 +173,7 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cmd_backfill.cc
   tools/cmd_gaps.cc
   tools/cmd_metric.cc
+  tools/metric_kinds_table.cc
   tools/cmd_gc.cc
   tools/cmd_ingest.cc
   tools/cmd_init.cc

@@ -46,7 +46,7 @@ _snapsink() {
   fi
   # The word after ROOT: inspect's WHAT, gaps' ACTION.
   if [[ $cword -eq 3 && "$command" == inspect ]]; then
-    COMPREPLY=($(compgen -W "producers gaps sources windows ids snapshots generations" -- "$cur"))
+    COMPREPLY=($(compgen -W "producers gaps sources windows ids snapshots generations metrics" -- "$cur"))
     return
   fi
   if [[ $cword -eq 3 && "$command" == gaps ]]; then

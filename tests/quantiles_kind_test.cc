@@ -233,6 +233,9 @@ TEST(QuantilesKind, RetractAppliesAndTheKindIsListed) {
   ASSERT_EQ(Snapsink({"metric", root, "set", "wait", "--kind", "quantiles", "--accuracy", "0.02"}).exit_code, 0);
   EXPECT_EQ(Snapsink({"metric", root, "list"}).out,
             "metric   kind       accuracy\nlatency  quantiles  0.01\nwait     quantiles  0.02\n");
+  EXPECT_EQ(Snapsink({"inspect", root, "metrics", "--json"}).out,
+            "{\"metric\":\"latency\",\"kind\":\"quantiles\",\"accuracy\":0.01}\n"
+            "{\"metric\":\"wait\",\"kind\":\"quantiles\",\"accuracy\":0.02}\n");
   RunResult bad = Snapsink({"metric", root, "set", "wait2", "--kind", "quantiles", "--accuracy", "2"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("--accuracy '2': expected a relative accuracy from 0.0001 to 0.5"), std::string::npos)

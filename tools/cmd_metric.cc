@@ -8,6 +8,7 @@
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/flag_groups.h"
+#include "tools/metric_kinds_table.h"
 #include "tools/table.h"
 #include "utilities/status_macros.h"
 
@@ -37,29 +38,11 @@ bool ParseAccuracy(const std::string& text, uint32_t* ppm) {
   return *ppm > 0;
 }
 
-// 10000 -> "0.01".
-std::string AccuracyText(uint32_t ppm) {
-  std::string s = std::to_string(1000000 + ppm).substr(1);
-  while (!s.empty() && s.back() == '0') s.pop_back();
-  return "0." + s;
-}
-
 Status CmdMetricList(const MetricArgs& a) {
   if (!a.name.empty()) return Status::InvalidArgument("metric list takes no NAME");
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));
   SNAPSINK_ASSIGN_OR_RETURN(auto kinds, sink->MetricKinds());
-  api::Table t{{"metric", "kind"}, {}};
-  for (const api::MetricKindInfo& k : kinds) {
-    // The accuracy column only when a quantiles metric is listed.
-    if (k.kind == api::MetricKind::kQuantiles && t.columns.size() == 2) t.columns.push_back("accuracy");
-  }
-  for (const api::MetricKindInfo& k : kinds) {
-    Record r;
-    r.Str("metric", k.metric);
-    r.Str("kind", api::MetricKindName(k.kind));
-    if (k.kind == api::MetricKind::kQuantiles) r.Num("accuracy", AccuracyText(k.accuracy_ppm));
-    t.records.push_back(std::move(r));
-  }
+  const api::Table t = MetricKindsTable(kinds);
   PrintTable(t, a.json ? OutputFormat::kJson : OutputFormat::kTable);
   return Status::OK();
 }
