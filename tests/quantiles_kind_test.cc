@@ -14,6 +14,7 @@
 
 #include "engine/ddsketch.h"
 #include "engine/decimal.h"
+#include "snapshot/snapshot_format.h"
 #include "snapsink/utilities/parse.h"
 #include "snapsink/utilities/table.h"
 #include "tests/file_util.h"
@@ -265,6 +266,30 @@ TEST(QuantilesKind, RetractAppliesAndTheKindIsListed) {
   RunResult q = Snapsink({"query", root, "--quantile", "0.5,x"});
   EXPECT_EQ(q.exit_code, 1);
   EXPECT_NE(q.err.find("--quantile '0.5,x': expected quantiles between 0 and 1"), std::string::npos) << q.err;
+}
+
+// docs/FORMAT.md's example of a version-5 row (tag 2) decodes to what it
+// says, and its sketch to the one value 1 micro.
+TEST(QuantilesKind, TheDocumentedSketchRowDecodes) {
+  const unsigned char bytes[] = {0x03, 0x6c, 0x61, 0x74, 0x01, 0x61, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x0f,
+                                 0x02, 0x90, 0x4e, 0x80, 0x10, 0x02, 0x02, 0x01, 0x02, 0x02, 0x00, 0x01, 0x00,
+                                 0x02, 0x00};
+  const char* p = reinterpret_cast<const char*>(bytes);
+  const char* end = p + sizeof(bytes);
+  RowView r;
+  ASSERT_TRUE(snapshot::GetRow(&p, end, &r, /*extended=*/true));
+  EXPECT_EQ(p, end);
+  EXPECT_EQ(r.metric, "lat");
+  EXPECT_EQ(r.count, 1);
+  EXPECT_EQ(r.sum_micros, 1);
+  EXPECT_TRUE(r.has_range);
+  EXPECT_EQ(r.min_micros, 1);
+  EXPECT_EQ(r.max_micros, 1);
+  DDSketch want;
+  ASSERT_TRUE(want.Add(1));
+  std::string encoded;
+  want.Encode(&encoded);
+  EXPECT_EQ(r.sketch, encoded);
 }
 
 }  // namespace
