@@ -15,6 +15,8 @@
 #include "engine/ddsketch.h"
 #include "engine/decimal.h"
 #include "snapshot/snapshot_format.h"
+#include "snapsink/reader.h"
+#include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
 #include "snapsink/utilities/table.h"
 #include "tests/file_util.h"
@@ -266,6 +268,57 @@ TEST(QuantilesKind, RetractAppliesAndTheKindIsListed) {
   RunResult q = Snapsink({"query", root, "--quantile", "0.5,x"});
   EXPECT_EQ(q.exit_code, 1);
   EXPECT_NE(q.err.find("--quantile '0.5,x': expected quantiles between 0 and 1"), std::string::npos) << q.err;
+}
+
+// The same through the public API: declare with an accuracy, list, run,
+// and read quantiles back through Reader::Query and Reader::Rollup.
+TEST(QuantilesKind, PublicApi) {
+  TempDir d;
+  const std::string root = d / "root";
+  std::string in;
+  DDSketch want(20000);
+  for (int i = 0; i < 200; ++i) {
+    in += EventLine().Seq(i).Ts("2026-10-21T10:15:00Z").Metric("latency").Key("a").Value(i).Line();
+    ASSERT_TRUE(want.Add(int64_t{i} * 1000000));
+  }
+  WriteFile(d / "in.ndjson", in);
+  ASSERT_STATUS_OK(api::Sink::Create(root, api::InitOptions{}));
+  {
+    auto sink = api::Sink::Open(root);
+    ASSERT_STATUS_OK(sink);
+    ASSERT_STATUS_OK((*sink)->SetMetricKind("latency", api::MetricKind::kQuantiles, 20000));
+    EXPECT_EQ((*sink)->SetMetricKind("other", api::MetricKind::kQuantiles, 600000).code(),
+              Status::Code::kInvalidArgument);
+    auto kinds = (*sink)->MetricKinds();
+    ASSERT_STATUS_OK(kinds);
+    ASSERT_EQ(kinds->size(), 1u);
+    EXPECT_EQ((*kinds)[0].kind, api::MetricKind::kQuantiles);
+    EXPECT_EQ((*kinds)[0].accuracy_ppm, 20000u);
+    api::RunOptions run;
+    run.ingest.files = {d / "in.ndjson"};
+    run.final = true;
+    ASSERT_STATUS_OK((*sink)->Run(run));
+    // Another accuracy is another kind: refused over the live window.
+    EXPECT_EQ((*sink)->SetMetricKind("latency", api::MetricKind::kQuantiles, 10000).code(),
+              Status::Code::kInvalidArgument);
+  }
+  auto reader = api::Reader::Open(root);
+  ASSERT_STATUS_OK(reader);
+  api::QuerySpec q;
+  q.quantiles = {0.5, 0.99};
+  std::vector<api::QueryRow> rows;
+  ASSERT_STATUS_OK((*reader)->Query(q, &rows));
+  ASSERT_EQ(rows.size(), 1u);
+  const std::vector<std::optional<int64_t>> answers = {std::llround(*want.Quantile(0.5)),
+                                                       std::llround(*want.Quantile(0.99))};
+  EXPECT_EQ(rows[0].row.quantile_micros, answers);
+  EXPECT_EQ(rows[0].row.min_micros, std::optional<int64_t>(0));
+  EXPECT_EQ(rows[0].row.max_micros, std::optional<int64_t>(199000000));
+  q.rollup_ms = 0;
+  std::vector<api::RollupRow> all;
+  ASSERT_STATUS_OK((*reader)->Rollup(q, &all));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].quantile_micros, answers);
 }
 
 // docs/FORMAT.md's example of a version-5 row (tag 2) decodes to what it
