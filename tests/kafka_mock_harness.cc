@@ -969,7 +969,7 @@ TEST_F(KafkaStates, MinMaxMetricMergedEqualsAFileRun) {
 // A quantiles metric declared in ROOT holds in each partition's state: the
 // merged publish of two processes (partitions' sketches merged, buckets
 // summed) gives the rows and quantiles of a file run over the same events,
-// retracts and redeliveries included, and the same snapshot bytes.
+// retracts and redeliveries included, per window and rolled up.
 TEST_F(KafkaStates, QuantilesMetricMergedEqualsAFileRun) {
   const EventStream s = GenerateEvents(kPartitions, kMergedEvents, 24);
   ProduceStream(s);
