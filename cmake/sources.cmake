@@ -175,6 +175,7 @@ set(SNAPSINK_TOOL_SOURCES
   tools/cmd_backfill.cc
   tools/cmd_gaps.cc
   tools/cmd_metric.cc
+  tools/metric_kinds_table.cc
   tools/cmd_gc.cc
   tools/cmd_ingest.cc
   tools/cmd_init.cc
@@ -224,6 +225,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_operator_test.cc
   tests/cli_smoke_test.cc
   tests/metric_kinds_test.cc
+  tests/quantiles_kind_test.cc
   tests/coding_test.cc
   tests/ddsketch_test.cc
   tests/hyperloglog_test.cc

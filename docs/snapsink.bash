@@ -23,7 +23,7 @@ _snapsink() {
     publish) opts="--state" ;;
     run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content --kafka --topic --group --kafka-start --kafka-config --kafka-timeout --on-split-producer --state --checkpoint-every --keep-generations" ;;
     backfill) opts="--version --source --from --to --commit-every --quiet --dry-run" ;;
-    query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup --cache-dir --cache-size" ;;
+    query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup --quantile --cache-dir --cache-size" ;;
     inspect) opts="--json --all" ;;
     verify) opts="--state" ;;
     gc) opts="--keep-generations --producers-idle --retain --max-ahead --state --min-age" ;;
@@ -32,7 +32,7 @@ _snapsink() {
     status) opts="--json --html --state" ;;
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source" ;;
-    metric) opts="--kind --json" ;;
+    metric) opts="--kind --accuracy --json" ;;
     serve) opts="--listen --threads --max-connections --header-timeout --body-timeout --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --max-header-bytes --max-answer-bytes --max-rows --tls-cert --tls-key --tls-ciphers --token-file --insecure --access-log --quiet --cache-dir --cache-size --poll" ;;
   esac
   opts="$opts $bucket_opts"
@@ -41,7 +41,7 @@ _snapsink() {
     --on-error) COMPREPLY=($(compgen -W "skip stop" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "table json csv" -- "$cur")); return ;;
     --kafka-start) COMPREPLY=($(compgen -W "earliest latest" -- "$cur")); return ;;
-    --kind) COMPREPLY=($(compgen -W "sum minmax" -- "$cur")); return ;;
+    --kind) COMPREPLY=($(compgen -W "sum minmax quantiles" -- "$cur")); return ;;
   esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
@@ -49,7 +49,7 @@ _snapsink() {
   fi
   # The word after ROOT: inspect's WHAT, gaps' ACTION.
   if [[ $cword -eq 3 && "$command" == inspect ]]; then
-    COMPREPLY=($(compgen -W "producers gaps sources windows ids snapshots generations" -- "$cur"))
+    COMPREPLY=($(compgen -W "producers gaps sources windows ids snapshots generations metrics" -- "$cur"))
     return
   fi
   if [[ $cword -eq 3 && "$command" == gaps ]]; then

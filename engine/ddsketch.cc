@@ -48,6 +48,7 @@ void AddTo(DDSketch::Buckets* store, int32_t index, int64_t c) {
   auto it = Find(store, index);
   if (it != store->end() && it->first == index) {
     it->second += c;
+    if (it->second == 0) store->erase(it);
   } else {
     store->emplace(it, index, c);
   }
@@ -66,23 +67,13 @@ void MergeInto(DDSketch::Buckets* to, const DDSketch::Buckets& from) {
     } else if (a == to->cend() || b->first < a->first) {
       out.push_back(*b++);
     } else {
-      out.emplace_back(a->first, a->second + b->second);
+      // Signed counts: a sum of 0 is no bucket.
+      if (a->second + b->second != 0) out.emplace_back(a->first, a->second + b->second);
       ++a;
       ++b;
     }
   }
   *to = std::move(out);
-}
-
-bool TakeOne(DDSketch::Buckets* store, bool collapsed, int32_t index) {
-  auto it = Find(store, index);
-  if (it == store->end() || it->first != index) {
-    // Below the lowest bucket of a collapsed store: where the collapse folded it.
-    if (!collapsed || store->empty() || index > store->front().first) return false;
-    it = store->begin();
-  }
-  if (--it->second == 0) store->erase(it);
-  return true;
 }
 
 // A varint in its shortest form only (one encoding per sketch).
@@ -120,100 +111,94 @@ double DDSketch::BucketValue(int32_t index) const {
   return 2 * lo * hi / (lo + hi);
 }
 
-void DDSketch::CollapseIfNeeded(Buckets* store, bool* collapsed) const {
-  if (store->size() <= max_buckets_) return;
-  *collapsed = true;
-  const size_t keep = store->size() - max_buckets_;  // the max_buckets-th highest
-  int64_t folded = 0;
-  for (size_t i = 0; i < keep; ++i) folded += (*store)[i].second;
-  (*store)[keep].second += folded;
-  store->erase(store->begin(), store->begin() + static_cast<ptrdiff_t>(keep));
+int32_t DDSketch::FloorOf(bool positive) const {
+  if (!has_range_ || (positive ? max_ <= 0 : min_ >= 0)) return std::numeric_limits<int32_t>::max();
+  const int32_t top = IndexOf(Magnitude(positive ? max_ : min_));
+  const int64_t floor = int64_t{top} - max_buckets_ + 1;
+  return floor < 0 ? 0 : static_cast<int32_t>(floor);
 }
 
-bool DDSketch::Add(int64_t v) {
-  int64_t sum = 0;
-  if (__builtin_add_overflow(sum_, v, &sum) || count_ == std::numeric_limits<int64_t>::max()) return false;
-  sum_ = sum;
-  if (count_ == 0) {
+void DDSketch::Collapse() {
+  for (const bool positive : {true, false}) {
+    Buckets* store = positive ? &positive_ : &negative_;
+    if (store->empty() || store->front().first >= FloorOf(positive)) continue;
+    const int32_t floor = FloorOf(positive);
+    int64_t folded = 0;
+    size_t n = 0;
+    while (n < store->size() && (*store)[n].first <= floor) folded += (*store)[n++].second;
+    store->erase(store->begin(), store->begin() + static_cast<ptrdiff_t>(n));
+    if (folded != 0) store->emplace(store->begin(), floor, folded);
+  }
+}
+
+void DDSketch::Widen(int64_t v) {
+  if (!has_range_) {
+    has_range_ = true;
     min_ = max_ = v;
-  } else {
-    if (v < min_) min_ = v;
-    if (v > max_) max_ = v;
+    return;
   }
-  ++count_;
+  if (v < min_) min_ = v;
+  if (v > max_) max_ = v;
+}
+
+bool DDSketch::Apply(int64_t v, int64_t one) {
+  int64_t sum = 0;
+  if (one > 0 ? __builtin_add_overflow(sum_, v, &sum) : __builtin_sub_overflow(sum_, v, &sum)) return false;
+  sum_ = sum;
+  count_ = static_cast<int64_t>(static_cast<uint64_t>(count_) + static_cast<uint64_t>(one));
+  Widen(v);
   if (v == 0) {
-    ++zero_count_;
+    zero_count_ += one;
   } else {
-    Buckets* store = v > 0 ? &positive_ : &negative_;
-    AddTo(store, IndexOf(Magnitude(v)), 1);
-    CollapseIfNeeded(store, v > 0 ? &positive_collapsed_ : &negative_collapsed_);
+    AddTo(v > 0 ? &positive_ : &negative_, IndexOf(Magnitude(v)), one);
+    Collapse();
   }
   return true;
 }
 
-bool DDSketch::Retract(int64_t v) {
-  int64_t sum = 0;
-  if (count_ == 0 || __builtin_sub_overflow(sum_, v, &sum)) return false;
-  if (v == 0) {
-    if (zero_count_ == 0) return false;
-    --zero_count_;
-  } else if (!TakeOne(v > 0 ? &positive_ : &negative_, v > 0 ? positive_collapsed_ : negative_collapsed_,
-                      IndexOf(Magnitude(v)))) {
-    return false;
-  }
-  sum_ = sum;
-  if (--count_ == 0) {
-    min_ = max_ = 0;
-    positive_collapsed_ = negative_collapsed_ = false;
-  }
-  return true;
-}
+bool DDSketch::Add(int64_t v) { return Apply(v, 1); }
+
+bool DDSketch::Retract(int64_t v) { return Apply(v, -1); }
 
 Status DDSketch::Merge(const DDSketch& other) {
   if (other.accuracy_ppm_ != accuracy_ppm_ || other.max_buckets_ != max_buckets_) {
     return Status::InvalidArgument("quantile sketches of different accuracy or bucket bound do not merge");
   }
-  int64_t sum = 0, count = 0;
-  if (__builtin_add_overflow(sum_, other.sum_, &sum) || __builtin_add_overflow(count_, other.count_, &count)) {
-    return Status::InvalidArgument("quantile sketch: sum or count out of range");
-  }
-  if (other.count_ == 0) return Status::OK();
-  if (count_ == 0) {
-    min_ = other.min_;
-    max_ = other.max_;
-  } else {
-    if (other.min_ < min_) min_ = other.min_;
-    if (other.max_ > max_) max_ = other.max_;
-  }
-  sum_ = sum;
-  count_ = count;
+  if (!other.has_range_) return Status::OK();
+  // count and sum wrap, as an aggregate's do (engine/state_codec.h).
+  sum_ = static_cast<int64_t>(static_cast<uint64_t>(sum_) + static_cast<uint64_t>(other.sum_));
+  count_ = static_cast<int64_t>(static_cast<uint64_t>(count_) + static_cast<uint64_t>(other.count_));
+  Widen(other.min_);
+  Widen(other.max_);
   zero_count_ += other.zero_count_;
   MergeInto(&positive_, other.positive_);
   MergeInto(&negative_, other.negative_);
-  positive_collapsed_ = positive_collapsed_ || other.positive_collapsed_;
-  negative_collapsed_ = negative_collapsed_ || other.negative_collapsed_;
-  CollapseIfNeeded(&positive_, &positive_collapsed_);
-  CollapseIfNeeded(&negative_, &negative_collapsed_);
+  Collapse();
   return Status::OK();
 }
 
 std::optional<double> DDSketch::Quantile(double q) const {
-  if (count_ == 0) return std::nullopt;
+  // A bucket of a non-positive count (a retract of a value never added) is empty.
+  auto held = [](int64_t c) { return c > 0 ? static_cast<uint64_t>(c) : uint64_t{0}; };
+  uint64_t total = held(zero_count_);
+  for (const auto& [i, c] : positive_) total += held(c);
+  for (const auto& [i, c] : negative_) total += held(c);
+  if (total == 0) return std::nullopt;
   if (!(q > 0)) q = 0;  // NaN too
   if (q > 1) q = 1;
-  const uint64_t rank = static_cast<uint64_t>(std::floor(q * static_cast<double>(count_ - 1)));
+  const uint64_t rank = static_cast<uint64_t>(std::floor(q * static_cast<double>(total - 1)));
   uint64_t seen = 0;
   std::optional<double> found;
   for (auto it = negative_.rbegin(); it != negative_.rend() && !found; ++it) {
-    seen += static_cast<uint64_t>(it->second);
+    seen += held(it->second);
     if (seen > rank) found = -BucketValue(it->first);
   }
   if (!found) {
-    seen += static_cast<uint64_t>(zero_count_);
+    seen += held(zero_count_);
     if (seen > rank) found = 0.0;
   }
   for (auto it = positive_.begin(); it != positive_.end() && !found; ++it) {
-    seen += static_cast<uint64_t>(it->second);
+    seen += held(it->second);
     if (seen > rank) found = BucketValue(it->first);
   }
   double v = found ? *found : static_cast<double>(max_);
@@ -226,21 +211,19 @@ void DDSketch::Encode(std::string* dst) const {
   dst->push_back(static_cast<char>(kEncodingVersion));
   coding::PutVarint64(dst, accuracy_ppm_);
   coding::PutVarint64(dst, max_buckets_);
-  coding::PutVarint64(dst, static_cast<uint64_t>(count_));
+  coding::PutVarint64(dst, coding::ZigZag(count_));
   coding::PutVarint64(dst, coding::ZigZag(sum_));
-  if (count_ > 0) {
-    coding::PutVarint64(dst, coding::ZigZag(min_));
-    coding::PutVarint64(dst, coding::ZigZag(max_));
-  }
-  coding::PutVarint64(dst, static_cast<uint64_t>(zero_count_));
-  for (const auto& [store, collapsed] :
-       {std::pair{&positive_, positive_collapsed_}, {&negative_, negative_collapsed_}}) {
-    dst->push_back(collapsed ? 1 : 0);
+  dst->push_back(has_range_ ? 1 : 0);
+  if (!has_range_) return;
+  coding::PutVarint64(dst, coding::ZigZag(min_));
+  coding::PutVarint64(dst, coding::ZigZag(max_));
+  coding::PutVarint64(dst, coding::ZigZag(zero_count_));
+  for (const Buckets* store : {&positive_, &negative_}) {
     coding::PutVarint64(dst, store->size());
     int32_t prev = 0;
     for (const auto& [i, c] : *store) {
       coding::PutVarint64(dst, static_cast<uint64_t>(i - prev));
-      coding::PutVarint64(dst, static_cast<uint64_t>(c));
+      coding::PutVarint64(dst, coding::ZigZag(c));
       prev = i;
     }
   }
@@ -249,7 +232,6 @@ void DDSketch::Encode(std::string* dst) const {
 Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
-  constexpr uint64_t kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (p == end) return Bad("empty");
   if (static_cast<uint8_t>(*p) != kEncodingVersion) {
     return Bad("unknown encoding version " + std::to_string(static_cast<uint8_t>(*p)));
@@ -263,26 +245,30 @@ Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
   }
   *out = DDSketch(static_cast<uint32_t>(ppm), static_cast<uint32_t>(max_buckets));
   if (!GetVarint(&p, end, &count) || !GetVarint(&p, end, &sum)) return Bad("truncated count");
-  if (count > kInt64Max) return Bad("count out of range");
-  if (count > 0) {
-    if (!GetVarint(&p, end, &min) || !GetVarint(&p, end, &max)) return Bad("truncated min/max");
-    if (coding::UnZigZag(min) > coding::UnZigZag(max)) return Bad("min above max");
-  }
-  if (!GetVarint(&p, end, &zeros)) return Bad("truncated zero count");
-  if (zeros > count) return Bad("zero count above count");
-  out->count_ = static_cast<int64_t>(count);
+  out->count_ = coding::UnZigZag(count);
   out->sum_ = coding::UnZigZag(sum);
+  if (p == end) return Bad("truncated range mark");
+  if (static_cast<uint8_t>(*p) > 1) return Bad("range mark neither 0 nor 1");
+  out->has_range_ = *p++ == 1;
+  if (!out->has_range_) {
+    if (count != 0 || sum != 0) return Bad("count or sum without a value applied");
+    if (p != end) return Bad("bytes after the sketch");
+    return Status::OK();
+  }
+  if (!GetVarint(&p, end, &min) || !GetVarint(&p, end, &max)) return Bad("truncated min/max");
   out->min_ = coding::UnZigZag(min);
   out->max_ = coding::UnZigZag(max);
-  out->zero_count_ = static_cast<int64_t>(zeros);
-  uint64_t total = zeros;
-  const uint64_t limit = static_cast<uint64_t>(out->IndexLimit());
-  for (const auto& [store, collapsed] :
-       {std::pair{&out->positive_, &out->positive_collapsed_}, {&out->negative_, &out->negative_collapsed_}}) {
-    if (p == end) return Bad("truncated store");
-    if (static_cast<uint8_t>(*p) > 1) return Bad("collapsed mark neither 0 nor 1");
-    *collapsed = *p++ == 1;
-    if (*collapsed && count == 0) return Bad("an empty sketch marked collapsed");
+  if (out->min_ > out->max_) return Bad("min above max");
+  if (!GetVarint(&p, end, &zeros)) return Bad("truncated zero count");
+  out->zero_count_ = coding::UnZigZag(zeros);
+  if (out->zero_count_ != 0 && (out->min_ > 0 || out->max_ < 0)) return Bad("zero count outside min..max");
+  uint64_t total = static_cast<uint64_t>(out->zero_count_);  // wrapping, as count does
+  for (const bool positive : {true, false}) {
+    Buckets* store = positive ? &out->positive_ : &out->negative_;
+    const int32_t floor = out->FloorOf(positive);
+    const int32_t top = floor == std::numeric_limits<int32_t>::max()
+                            ? -1
+                            : out->IndexOf(Magnitude(positive ? out->max_ : out->min_));
     uint64_t n = 0;
     if (!GetVarint(&p, end, &n)) return Bad("truncated bucket count");
     if (n > max_buckets) return Bad("more buckets than the bound");
@@ -291,15 +277,17 @@ Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
       uint64_t delta = 0, c = 0;
       if (!GetVarint(&p, end, &delta) || !GetVarint(&p, end, &c)) return Bad("truncated bucket");
       if (b > 0 && delta == 0) return Bad("bucket indexes not increasing");
-      if (delta >= limit || index + delta >= limit) return Bad("bucket index out of range");
+      if (delta > static_cast<uint64_t>(std::max(top, 0)) || index + delta > static_cast<uint64_t>(std::max(top, 0))) {
+        return Bad("bucket index above the one of the greatest magnitude");
+      }
       index += delta;
+      if (top < 0 || static_cast<int64_t>(index) < floor) return Bad("bucket index outside the collapse bound");
       if (c == 0) return Bad("empty bucket");
-      if (c > count - total) return Bad("bucket counts above count");
-      total += c;
-      store->emplace_back(static_cast<int32_t>(index), static_cast<int64_t>(c));
+      total += c == 0 ? 0 : static_cast<uint64_t>(coding::UnZigZag(c));
+      store->emplace_back(static_cast<int32_t>(index), coding::UnZigZag(c));
     }
   }
-  if (total != count) return Bad("bucket counts below count");
+  if (static_cast<int64_t>(total) != out->count_) return Bad("bucket counts do not sum to count");
   if (p != end) return Bad("bytes after the sketch");
   return Status::OK();
 }

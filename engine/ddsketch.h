@@ -25,50 +25,52 @@
 // Zero goes to zero_count; a negative value v to the negative store at the
 // index of -v; a positive one to the positive store.
 //
-// Collapse. Each store holds at most max_buckets non-empty buckets (2048 by
-// default, which at 1% covers magnitudes over a factor 2.2e12). When an add
-// or a merge leaves more, every bucket of an index below the max_buckets-th
-// highest non-empty index is folded into that index: the lowest magnitudes
-// (the values nearest zero, on either side) lose their accuracy first,
-// the high quantiles never. Collapsing this way makes the sketch a function
-// of the multiset of values added, whatever their order or grouping, so merge
-// is associative and commutative, and sketches of parts merged equal the
-// sketch of the whole.
+// Counts are signed: a retract takes one value back, count, sum and its
+// bucket's count going down by one, whatever the bucket holds (the sender
+// is trusted to retract what it added, as for a sum). A bucket whose count
+// comes to exactly 0 is dropped, so the sketch is the sum of +1 and -1 per
+// value applied: adds and retracts in any order or grouping give the same
+// sketch, byte for byte. Were a value retracted that was never added, its
+// bucket may hold a negative count; Quantile reads such a bucket as empty.
 //
-// A store that ever collapsed is marked collapsed (for values added, exactly
-// when they fall in more than max_buckets distinct buckets of the store, so
-// still a function of the multiset); the mark stays until the sketch is
-// empty again.
+// min and max are the least and greatest value applied, added or retracted
+// (has_range once one was); a retract never narrows them. Both are maxima
+// over the values applied, so they too are the same in any grouping.
 //
-// Retract takes one value back: count, sum and its bucket's count go down by
-// one. Where that bucket is empty, a value below the lowest non-empty bucket
-// of a collapsed store comes out of that bucket (where the collapse folded
-// it); otherwise the retract is refused (no value of that bucket was added).
-// Without a collapse the result equals the sketch of the remaining values,
-// byte for byte. After one it is still a deterministic function of the
-// values added and retracted in order, but not always the sketch of the
-// remaining multiset (a collapsed bucket is not unfolded). min and max are
-// the least and greatest value added: a retract cannot narrow them, except
-// that a sketch retracted to no values is the empty sketch again.
+// Collapse. Each store holds indexes in [floor, top]: top is the index of
+// the greatest magnitude of the store's sign applied (of max for the
+// positive store, of -min for the negative one), floor = max(0, top -
+// max_buckets + 1); so at most max_buckets buckets (2048 by default, which at
+// 1% covers magnitudes over a factor 2.2e12). After every add, retract and
+// merge, the counts of every index at or below floor are summed into floor
+// (and dropped if that sum is 0): the lowest magnitudes (the values nearest
+// zero, on either side) lose their accuracy first, the high quantiles never.
+// floor depends only on min and max, which only grow apart, and folding
+// below one floor then below a higher one is folding below the higher one:
+// the collapse is a linear map that commutes with adding counts, so merge is
+// associative and commutative, and sketches of parts merged equal the
+// sketch of the whole, retracts included.
 //
 // The byte encoding is the one place a sketch is written (Encode) and read
 // back (Decode); it is canonical: a sketch has exactly one encoding, Decode
 // accepts no other, and Decode then Encode gives the same bytes.
-//   u8      version (1)
+//   u8      version (2)
 //   varint  accuracy_ppm (kMinAccuracyPpm..kMaxAccuracyPpm)
 //   varint  max_buckets (kMinMaxBuckets..kMaxMaxBuckets)
-//   varint  count (values in the sketch, <= 2^63 - 1)
+//   zigzag  count (adds minus retracts)
 //   zigzag  sum (int64 micros)
-//   if count > 0: zigzag min, zigzag max (min <= max)
-//   varint  zero_count
+//   u8      has_range (0 or 1); when 0 (no value ever applied) count and sum
+//           are 0 and nothing follows
+//   zigzag  min, zigzag max (min <= max)
+//   zigzag  zero_count (0 unless min <= 0 <= max)
 //   store   positive, then store negative, each:
-//     u8      collapsed (0 or 1)
 //     varint  n (buckets, <= max_buckets)
 //     n times: varint index delta (the first from 0, then from the previous
 //              index; after the first, >= 1, so indexes strictly increase),
-//              varint count (>= 1)
-// Each index lies in [0, IndexLimit()); zero_count plus every bucket
-// count equals count; nothing follows. (varint: LEB128, zigzag: varint of
+//              zigzag count (not 0)
+// Each index of a store lies in [floor, top] above (a store of a sign no
+// value had holds none); zero_count plus every bucket count equals count
+// (as int64, wrapping); nothing follows. (varint: LEB128, zigzag: varint of
 // ZigZag(v), engine/coding.h.)
 #pragma once
 
@@ -96,7 +98,7 @@ class DDSketch {
   static constexpr uint32_t kDefaultMaxBuckets = 2048;
   static constexpr uint32_t kMinMaxBuckets = 8;
   static constexpr uint32_t kMaxMaxBuckets = 65536;
-  static constexpr uint8_t kEncodingVersion = 1;
+  static constexpr uint8_t kEncodingVersion = 2;
 
   // REQUIRES: accuracy_ppm and max_buckets within their ranges above (see
   // ValidParameters; the caller checks user input first).
@@ -107,17 +109,18 @@ class DDSketch {
 
   // Adds v. False (and the sketch unchanged) when the sum would leave int64.
   [[nodiscard]] bool Add(int64_t v);
-  // Takes one v back (see the header comment). False (and the sketch
-  // unchanged) when no value of v's bucket is left to take, or the sum
-  // would leave int64.
+  // Takes one v back: its bucket's count goes down by one (see the header
+  // comment). False (and the sketch unchanged) when the sum would leave int64.
   [[nodiscard]] bool Retract(int64_t v);
-  // Adds every value of other. InvalidArgument when the parameters differ,
-  // or the sum would leave int64; the sketch is then unchanged.
+  // Adds every value and retract of other (count and sum wrap). InvalidArgument
+  // when the parameters differ; the sketch is then unchanged.
   Status Merge(const DDSketch& other);
 
-  // The value at rank floor(q * (count - 1)) of the sorted values (0-based),
-  // within the relative accuracy of it (unless its bucket was collapsed),
-  // clamped to [min, max]. nullopt when empty; q is clamped to [0, 1].
+  // The value at rank floor(q * (n - 1)) of the sorted values (0-based; n
+  // the sum of the positive bucket counts, a bucket of a non-positive count
+  // being empty), within the relative accuracy of it (unless its bucket was
+  // collapsed), clamped to [min, max]. nullopt when n is 0; q is clamped to
+  // [0, 1].
   std::optional<double> Quantile(double q) const;
 
   uint32_t accuracy_ppm() const { return accuracy_ppm_; }
@@ -125,15 +128,18 @@ class DDSketch {
   double relative_accuracy() const { return accuracy_ppm_ / 1e6; }
   int64_t count() const { return count_; }
   int64_t sum() const { return sum_; }
-  // Meaningful when count() > 0.
+  // Whether a value was ever applied (added or retracted): min and max hold.
+  bool has_range() const { return has_range_; }
+  // The least and greatest value applied; meaningful when has_range().
   int64_t min() const { return min_; }
   int64_t max() const { return max_; }
   int64_t zero_count() const { return zero_count_; }
   // Non-empty buckets, by index.
   const Buckets& positive() const { return positive_; }
   const Buckets& negative() const { return negative_; }
-  bool positive_collapsed() const { return positive_collapsed_; }
-  bool negative_collapsed() const { return negative_collapsed_; }
+  // The lowest index a store may hold: buckets below it are folded into it
+  // (INT32_MAX when the store can hold none: no value of its sign applied).
+  int32_t FloorOf(bool positive) const;
 
   // The bucket index of magnitude x (>= 1), and the representative value of
   // a bucket: exposed for tests and for docs/FORMAT.md's worked example.
@@ -151,7 +157,9 @@ class DDSketch {
   bool operator==(const DDSketch&) const = default;
 
  private:
-  void CollapseIfNeeded(Buckets* store, bool* collapsed) const;
+  bool Apply(int64_t v, int64_t one);
+  void Widen(int64_t v);
+  void Collapse();
 
   uint32_t accuracy_ppm_;
   uint32_t max_buckets_;
@@ -160,11 +168,10 @@ class DDSketch {
   int64_t sum_ = 0;
   int64_t min_ = 0;
   int64_t max_ = 0;
+  bool has_range_ = false;
   int64_t zero_count_ = 0;
   Buckets positive_;
   Buckets negative_;
-  bool positive_collapsed_ = false;
-  bool negative_collapsed_ = false;
 };
 
 }  // namespace snapsink

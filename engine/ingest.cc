@@ -260,6 +260,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   bool in_range = true;
   int64_t delta = 0;
   bool minmax = false;
+  CachedAgg* quantiles = nullptr;  // the entry of a quantiles metric's event
   const bool by_id = why.empty() && !event.has_seq;
   if (by_id) {
     SNAPSINK_ASSIGN_OR_RETURN(d, DecideById(&why));
@@ -319,6 +320,12 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
         cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
       }
       minmax = cached->kind == static_cast<int8_t>(MetricKind::kMinMax);
+      if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles)) {
+        quantiles = cached;
+        if (cached->sketch == nullptr) {
+          cached->sketch = std::make_unique<DDSketch>(SpecOf(kinds, event.metric).accuracy_ppm);
+        }
+      }
       if (cached->totals == nullptr) {
         codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
         SNAPSINK_ASSIGN_OR_RETURN(CachedTotals * t, Cached(&ledger, Table::kLedger, ledger_key_scratch));
@@ -338,7 +345,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       if (minmax && event.retract) {
         why = kRetractMinMax;
       } else if ((key_checked && !AddMicros(agg->sum_micros, delta, &unused)) ||
-                 !AddMicros(totals->sum_micros, delta, &unused)) {
+                 !AddMicros(totals->sum_micros, delta, &unused) ||
+                 (quantiles != nullptr && !AddMicros(quantiles->sketch->sum(), delta, &unused))) {
         why = "field value: sum would overflow";
       }
     }
@@ -376,9 +384,14 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
         a->sum_micros += delta;
         a->events += 1;
       }
-      if (minmax) {
+      if (minmax || quantiles != nullptr) {
         AddToRange(agg, event.value_micros);
         AddToRange(agg_delta, event.value_micros);
+      }
+      // Its sum was checked above: it cannot overflow.
+      if (quantiles != nullptr &&
+          !(event.retract ? quantiles->sketch->Retract(event.value_micros) : quantiles->sketch->Add(event.value_micros))) {
+        return Status::Corruption(Where() + ": a quantile sketch's sum left int64 where its aggregate's did not");
       }
       if (windows.empty() || window != last_window_marked) {  // in the set since it last emptied
         windows.insert(window);
@@ -434,7 +447,9 @@ Status Ingester::Impl::CommitBatch() {
     const std::string_view window_key = sorted_aggs[i].first.substr(0, 8);
     run_scratch.clear();
     for (; i < sorted_aggs.size() && sorted_aggs[i].first.substr(0, 8) == window_key; ++i) {
-      run_scratch.emplace_back(sorted_aggs[i].first.substr(8), aggs.value(sorted_aggs[i].second).delta);
+      const CachedAgg& v = aggs.value(sorted_aggs[i].second);
+      run_scratch.emplace_back(sorted_aggs[i].first.substr(8), v.delta);
+      if (v.sketch != nullptr) v.sketch->Encode(&run_scratch.back().second.sketch);
     }
     SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), codec::DecodeWindowKey(window_key), run_scratch));
   }

@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <xxhash.h>
 
+#include "engine/ddsketch.h"
 #include "engine/state_codec.h"
 
 namespace snapsink {
@@ -28,6 +30,9 @@ struct CachedAgg {
   Aggregate delta;              // what this batch added: its entry of the window's new run
   Aggregate* totals = nullptr;  // its (window, metric) entry of the batch's ledger totals: one lookup per event
   int8_t kind = -1;             // its metric's MetricKind once looked up (engine/metric_kinds.h); -1: not yet
+  // A quantiles metric's: what this batch applied, as a sketch (encoded
+  // into delta.sketch when the batch commits).
+  std::unique_ptr<DDSketch> sketch;
 };
 
 class BatchAggTable {

@@ -1,5 +1,7 @@
 #include "engine/metric_kinds.h"
 
+#include "engine/coding.h"
+#include "engine/ddsketch.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -12,6 +14,21 @@ constexpr char kRecordVersion = 1;
 
 std::string KindKey(std::string_view metric) { return kKeyPrefix + std::string(metric); }
 
+// 10000 ppm -> "0.01".
+std::string FormatAccuracy(uint32_t ppm) {
+  std::string s = std::to_string(ppm / 1000000) + "." + std::to_string(1000000 + ppm % 1000000).substr(1);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// "quantiles (accuracy 0.01)", "minmax".
+std::string SpecName(const MetricSpec& spec) {
+  std::string s = MetricKindName(spec.kind);
+  if (spec.kind == MetricKind::kQuantiles) s += " (accuracy " + FormatAccuracy(spec.accuracy_ppm) + ")";
+  return s;
+}
+
 }  // namespace
 
 const char* MetricKindName(MetricKind kind) {
@@ -20,6 +37,8 @@ const char* MetricKindName(MetricKind kind) {
       return "sum";
     case MetricKind::kMinMax:
       return "minmax";
+    case MetricKind::kQuantiles:
+      return "quantiles";
   }
   return "?";
 }
@@ -27,6 +46,7 @@ const char* MetricKindName(MetricKind kind) {
 std::optional<MetricKind> ParseMetricKind(std::string_view name) {
   if (name == "sum") return MetricKind::kSum;
   if (name == "minmax") return MetricKind::kMinMax;
+  if (name == "quantiles") return MetricKind::kQuantiles;
   return std::nullopt;
 }
 
@@ -34,25 +54,42 @@ Status ReadMetricKinds(Txn* txn, MetricKinds* out) {
   out->clear();
   Status st;
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kMeta, kKeyPrefix, [&](std::string_view k, std::string_view v) {
-    if (v.size() != 2 || v[0] != kRecordVersion || static_cast<uint8_t>(v[1]) > uint8_t(MetricKind::kMinMax)) {
+    const bool quantiles = v.size() == 6 && v[1] == static_cast<char>(MetricKind::kQuantiles);
+    MetricSpec spec;
+    if (quantiles) spec.accuracy_ppm = coding::DecodeFixed32(v.data() + 2);
+    if ((v.size() != 2 && !quantiles) || v[0] != kRecordVersion ||
+        static_cast<uint8_t>(v[1]) > uint8_t(MetricKind::kQuantiles) ||
+        (static_cast<uint8_t>(v[1]) == uint8_t(MetricKind::kQuantiles) &&
+         (!quantiles || !DDSketch::ValidParameters(spec.accuracy_ppm, DDSketch::kDefaultMaxBuckets)))) {
       st = Status::Corruption("malformed metric kind record in state");
       return false;
     }
-    out->emplace(std::string(k.substr(sizeof(kKeyPrefix) - 1)), static_cast<MetricKind>(v[1]));
+    spec.kind = static_cast<MetricKind>(v[1]);
+    out->emplace(std::string(k.substr(sizeof(kKeyPrefix) - 1)), spec);
     return true;
   }));
   return st;
 }
 
-Status SetMetricKind(Txn* txn, std::string_view metric, MetricKind kind) {
+Status SetMetricKind(Txn* txn, std::string_view metric, MetricSpec spec) {
   if (metric.empty() || metric.size() > 128) {
     return Status::InvalidArgument("metric name of " + std::to_string(metric.size()) + " bytes: expected 1..128");
   }
+  const MetricKind kind = spec.kind;
+  if (kind != MetricKind::kQuantiles) {
+    spec.accuracy_ppm = 0;
+  } else if (spec.accuracy_ppm == 0) {
+    spec.accuracy_ppm = DDSketch::kDefaultAccuracyPpm;
+  } else if (!DDSketch::ValidParameters(spec.accuracy_ppm, DDSketch::kDefaultMaxBuckets)) {
+    return Status::InvalidArgument("quantiles accuracy of " + FormatAccuracy(spec.accuracy_ppm) + ": expected " +
+                                   FormatAccuracy(DDSketch::kMinAccuracyPpm) + ".." +
+                                   FormatAccuracy(DDSketch::kMaxAccuracyPpm));
+  }
   MetricKinds kinds;
   SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
-  const MetricKind old = KindOf(kinds, metric);
-  if (old == kind && kinds.count(metric) == 1) return Status::OK();
-  if (old != kind) {
+  const MetricSpec old_spec = SpecOf(kinds, metric);
+  if (old_spec == spec && kinds.count(metric) == 1) return Status::OK();
+  if (!(old_spec == spec)) {
     // Any window of the state that holds the metric has it in its ledger.
     std::optional<int64_t> held;
     uint64_t windows = 0;
@@ -73,9 +110,9 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricKind kind) {
     SNAPSINK_RETURN_IF_ERROR(st);
     if (held) {
       return Status::InvalidArgument(
-          "metric " + std::string(metric) + " is " + MetricKindName(old) + " and window " + FormatIso(*held) +
+          "metric " + std::string(metric) + " is " + SpecName(old_spec) + " and window " + FormatIso(*held) +
           (windows > 1 ? " (and " + std::to_string(windows - 1) + " more)" : std::string()) +
-          " still holds its aggregates: its kind cannot change to " + MetricKindName(kind) +
+          " still holds its aggregates: its kind cannot change to " + SpecName(spec) +
           " until those windows leave the state (retention: RootSettings::retain_ms), or send the new kind's events under a "
           "new metric name");
     }
@@ -83,9 +120,11 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricKind kind) {
   std::string v;
   v.push_back(kRecordVersion);
   v.push_back(static_cast<char>(kind));
+  if (kind == MetricKind::kQuantiles) coding::PutFixed32(&v, spec.accuracy_ppm);
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, KindKey(metric), v));
   // A sum declaration changes no record or file: an older build still reads the root.
-  return kind == MetricKind::kSum ? Status::OK() : Root::RaiseFormatTo(txn, kMetricKindsFormat);
+  if (kind == MetricKind::kSum) return Status::OK();
+  return Root::RaiseFormatTo(txn, kind == MetricKind::kQuantiles ? kSketchFormat : kMetricKindsFormat);
 }
 
 }  // namespace snapsink

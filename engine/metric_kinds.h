@@ -4,12 +4,16 @@
 // metric was before kinds: a root that declares none reads, ingests and
 // seals exactly as before. kMinMax also keeps the least and greatest value
 // applied (Aggregate::has_range); a value cannot be taken back out of a
-// minimum, so a retract of a minmax metric is a bad line.
+// minimum, so a retract of a minmax metric is a bad line. kQuantiles keeps
+// the range of every value applied (added or retracted) and a DDSketch of
+// the values (Aggregate::sketch, engine/ddsketch.h) of the declared
+// accuracy; a retract takes its value's bucket down by one.
 //
 // Stored in Table::kMeta, one record per declared metric:
 //   "metric_kind/" + metric -> u8 version (1) | u8 kind
+//                              [| u32 accuracy_ppm, little-endian: quantiles]
 // Declaring one of another kind than sum raises the state to
-// kMetricKindsFormat (engine/root.h).
+// kMetricKindsFormat (engine/root.h), a quantiles one to kSketchFormat.
 #pragma once
 
 #include <cstdint>
@@ -24,27 +28,37 @@
 
 namespace snapsink {
 
-enum class MetricKind : uint8_t { kSum = 0, kMinMax = 1 };  // stored; do not change
+enum class MetricKind : uint8_t { kSum = 0, kMinMax = 1, kQuantiles = 2 };  // stored; do not change
 
-// "sum", "minmax".
+// A declared metric: its kind and the kind's parameter.
+struct MetricSpec {
+  MetricKind kind = MetricKind::kSum;
+  uint32_t accuracy_ppm = 0;  // kQuantiles: the sketch's relative accuracy (DDSketch); 0 otherwise
+  bool operator==(const MetricSpec&) const = default;
+};
+
+// "sum", "minmax", "quantiles".
 const char* MetricKindName(MetricKind kind);
 // The kind named `name`; nullopt for an unknown name.
 std::optional<MetricKind> ParseMetricKind(std::string_view name);
 
 // Every declared metric and its kind, by metric (byte order).
-using MetricKinds = std::map<std::string, MetricKind, std::less<>>;
+using MetricKinds = std::map<std::string, MetricSpec, std::less<>>;
 Status ReadMetricKinds(Txn* txn, MetricKinds* out);
 
-// Declares `metric` of `kind` in txn. Refused (FailedPrecondition, naming
-// a window and what to do) when the kind differs from the metric's current
-// one and a window of the state still holds the metric: its aggregates were
-// made under the old kind. Setting the kind it already has is a no-op.
-Status SetMetricKind(Txn* txn, std::string_view metric, MetricKind kind);
+// Declares `metric` of `spec` in txn. Refused (InvalidArgument, naming
+// a window and what to do) when the kind or its accuracy differs from the
+// metric's current one and a window of the state still holds the metric: its
+// aggregates were made under the old kind. Setting the spec it already has is
+// a no-op. A quantiles spec of accuracy 0 takes DDSketch::kDefaultAccuracyPpm;
+// one out of DDSketch's range is refused.
+Status SetMetricKind(Txn* txn, std::string_view metric, MetricSpec spec);
 
-// A metric's kind in `kinds` (kSum when undeclared).
-inline MetricKind KindOf(const MetricKinds& kinds, std::string_view metric) {
+// A metric's spec in `kinds` (kSum when undeclared).
+inline MetricSpec SpecOf(const MetricKinds& kinds, std::string_view metric) {
   const auto it = kinds.find(metric);
-  return it == kinds.end() ? MetricKind::kSum : it->second;
+  return it == kinds.end() ? MetricSpec{} : it->second;
 }
+inline MetricKind KindOf(const MetricKinds& kinds, std::string_view metric) { return SpecOf(kinds, metric).kind; }
 
 }  // namespace snapsink

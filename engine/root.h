@@ -43,7 +43,11 @@ inline constexpr uint32_t kProducerTimesFormat = 5;
 // declared (RaiseFormatTo); roots of sum metrics only stay 5, and init
 // writes 5. This build reads up to kNewestFormat.
 inline constexpr uint32_t kMetricKindsFormat = 6;
-inline constexpr uint32_t kNewestFormat = kMetricKindsFormat;
+// 7: a metric declared quantiles: its aggregates and delta runs carry a
+// quantile sketch (engine/ddsketch.h), its kind record an accuracy. Raised
+// the same way, only when such a metric is declared.
+inline constexpr uint32_t kSketchFormat = 7;
+inline constexpr uint32_t kNewestFormat = kSketchFormat;
 // Roots of older formats are refused: their window and seal records hold
 // 32-bit versions, and generation manifests and CURRENT have no checksum.
 inline constexpr uint32_t kOldestReadableFormat = 3;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/coding.h"
+#include "engine/ddsketch.h"
 
 namespace snapsink::codec {
 
@@ -114,12 +115,14 @@ void PutAggregate(std::string* dst, const Aggregate& v) {
 }
 
 // An aggregate record: the three fields above, then (a minmax metric's,
-// told apart by its size: 40 bytes, not 24) its min and max.
+// told apart by its size: 40 bytes, not 24) its min and max, then (a
+// quantiles metric's: more than 40 bytes) its sketch to the end.
 void PutAggregateRecord(std::string* dst, const Aggregate& v) {
   PutAggregate(dst, v);
   if (!v.has_range) return;
   PutU64(dst, static_cast<uint64_t>(v.min_micros));
   PutU64(dst, static_cast<uint64_t>(v.max_micros));
+  dst->append(v.sketch);
 }
 
 Aggregate GetAggregate(Reader* r) {
@@ -276,10 +279,15 @@ std::string Encode(const Aggregate& v) {
 Status Decode(std::string_view src, Aggregate* v) {
   Reader r(src);
   *v = GetAggregate(&r);
-  if (r.remaining() == 16) {
+  if (r.remaining() >= 16) {
     v->has_range = true;
     v->min_micros = static_cast<int64_t>(r.U64());
     v->max_micros = static_cast<int64_t>(r.U64());
+    if (r.remaining() > 0) {
+      v->sketch = r.Bytes(r.remaining());
+      DDSketch check;
+      if (!DDSketch::Decode(v->sketch, &check).ok()) return Status::Corruption("malformed quantile sketch of an aggregate record in state");
+    }
   }
   return r.Finish("aggregate");
 }
@@ -328,3 +336,26 @@ Status Decode(std::string_view src, SealRecord* v) {
 }
 
 }  // namespace snapsink::codec
+
+namespace snapsink {
+
+void MergeSketch(Aggregate* to, const Aggregate& a) {
+  DDSketch into, from;
+  if (to->sketch == kBadSketch || !DDSketch::Decode(a.sketch, &from).ok() ||
+      (!to->sketch.empty() && !DDSketch::Decode(to->sketch, &into).ok())) {
+    to->sketch = kBadSketch;
+    return;
+  }
+  if (to->sketch.empty()) {
+    to->sketch = a.sketch;
+    return;
+  }
+  if (!into.Merge(from).ok()) {
+    to->sketch = kBadSketch;
+    return;
+  }
+  to->sketch.clear();
+  into.Encode(&to->sketch);
+}
+
+}  // namespace snapsink

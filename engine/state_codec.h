@@ -111,6 +111,9 @@ inline constexpr uint64_t kPositionCheckBytes = 4096;
 // count and exact sum of one (window, metric, key); events = adds + retracts applied.
 // A minmax metric's aggregate (engine/metric_kinds.h) also holds the least
 // and greatest value applied (has_range once one was; a sum metric's never).
+// A quantiles metric's holds a range too (of every value applied, added or
+// retracted) and its quantile sketch: sketch, the canonical encoding of an
+// engine/ddsketch.h DDSketch of the values applied ("" for other kinds).
 struct Aggregate {
   int64_t count = 0;
   int64_t sum_micros = 0;
@@ -118,8 +121,16 @@ struct Aggregate {
   bool has_range = false;
   int64_t min_micros = 0;
   int64_t max_micros = 0;
+  std::string sketch = {};
   bool operator==(const Aggregate&) const = default;
 };
+
+// Merges a's sketch into to's (DDSketch::Merge: buckets summed, in any order
+// or grouping the same bytes). A sketch that does not decode, or of other
+// parameters, leaves to's sketch kBadSketch, which every reader refuses as
+// corrupt (nothing is dropped silently).
+inline constexpr char kBadSketch[] = "\xff";
+void MergeSketch(Aggregate* to, const Aggregate& a);
 
 // Widens to's range by v (a value applied to a minmax metric).
 inline void AddToRange(Aggregate* to, int64_t v) {
@@ -133,7 +144,9 @@ inline void AddToRange(Aggregate* to, int64_t v) {
 }
 // Merges a's range into to's: min of mins, max of maxes (in any order or
 // grouping the same result).
+// A quantiles metric's sketch is merged with its range (MergeSketch).
 inline void MergeRange(Aggregate* to, const Aggregate& a) {
+  if (!a.sketch.empty()) MergeSketch(to, a);
   if (!a.has_range) return;
   AddToRange(to, a.min_micros);
   AddToRange(to, a.max_micros);

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "engine/coding.h"
+#include "engine/ddsketch.h"
 #include "engine/decimal.h"
 #include "engine/long_key.h"
 #include "engine/root.h"
@@ -35,6 +36,8 @@ constexpr uint64_t kBoundNumber = 0;
 constexpr size_t kAggBytes = 24;
 constexpr size_t kRangeBytes = 16;              // min, max of an entry with a range
 constexpr uint32_t kRangeFlag = uint32_t{1} << 31;  // in an entry's key length: a range follows
+constexpr uint32_t kSketchFlag = uint32_t{1} << 30;  // and then a u32 length and a quantile sketch
+constexpr uint32_t kKeyMask = ~(kRangeFlag | kSketchFlag);
 constexpr size_t kWindowBytes = 8;
 constexpr size_t kMergeWidth = 4;  // runs merged at once (AppendWindowRun)
 
@@ -77,11 +80,17 @@ void AddWrapping(Aggregate* to, const Aggregate& a) {
 
 void AppendEntry(std::string* out, std::vector<uint32_t>* offsets, std::string_view key, const Aggregate& a) {
   offsets->push_back(static_cast<uint32_t>(out->size()));
-  const uint32_t len = static_cast<uint32_t>(key.size()) | (a.has_range ? kRangeFlag : 0);
+  const bool sketch = a.has_range && !a.sketch.empty();
+  const uint32_t len =
+      static_cast<uint32_t>(key.size()) | (a.has_range ? kRangeFlag : 0) | (sketch ? kSketchFlag : 0);
   const int64_t fields[5] = {a.count, a.sum_micros, a.events, a.min_micros, a.max_micros};
   out->append(reinterpret_cast<const char*>(&len), 4);
   out->append(key);
   out->append(reinterpret_cast<const char*>(fields), a.has_range ? kAggBytes + kRangeBytes : kAggBytes);
+  if (sketch) {
+    PutFixed32(out, static_cast<uint32_t>(a.sketch.size()));
+    out->append(a.sketch);
+  }
 }
 
 void FinishRun(std::string* out, const std::vector<uint32_t>& offsets) {
@@ -125,9 +134,20 @@ Status AggRun::Decode(std::string_view bytes, AggRun* out) {
     const size_t o = DecodeFixed32(offsets + 4 * i);
     if (o != expect || o + 4 > entries_end) return bad;
     const uint32_t word = DecodeFixed32(bytes.data() + o);
-    const size_t len = word & ~kRangeFlag;
-    const size_t agg_bytes = (word & kRangeFlag) != 0 ? kAggBytes + kRangeBytes : kAggBytes;
+    const size_t len = word & kKeyMask;
+    size_t agg_bytes = (word & kRangeFlag) != 0 ? kAggBytes + kRangeBytes : kAggBytes;
+    if ((word & kSketchFlag) != 0 && (word & kRangeFlag) == 0) return bad;
     if (len > entries_end - o - 4 || entries_end - o - 4 - len < agg_bytes) return bad;
+    if ((word & kSketchFlag) != 0) {
+      // A u32 length, then the sketch: checked here, as the record's is.
+      if (entries_end - o - 4 - len - agg_bytes < 4) return bad;
+      const char* at = bytes.data() + o + 4 + len + agg_bytes;
+      const size_t n = DecodeFixed32(at);
+      if (n > entries_end - o - 4 - len - agg_bytes - 4) return bad;
+      DDSketch check;
+      if (!DDSketch::Decode(std::string_view(at + 4, n), &check).ok()) return bad;
+      agg_bytes += 4 + n;
+    }
     expect = o + 4 + len + agg_bytes;
   }
   if (expect != entries_end) return bad;
@@ -154,20 +174,23 @@ Status AggRun::Entries(std::string_view bytes, size_t* n) {
 
 std::string_view AggRun::key(size_t i) const {
   const char* p = bytes_.data() + DecodeFixed32(offsets_ + 4 * i);
-  return std::string_view(p + 4, DecodeFixed32(p) & ~kRangeFlag);
+  return std::string_view(p + 4, DecodeFixed32(p) & kKeyMask);
 }
 
 Aggregate AggRun::agg(size_t i) const {
   const char* p = bytes_.data() + DecodeFixed32(offsets_ + 4 * i);
   const uint32_t word = DecodeFixed32(p);
-  p += 4 + (word & ~kRangeFlag);
-  Aggregate a{static_cast<int64_t>(DecodeFixed64(p)), static_cast<int64_t>(DecodeFixed64(p + 8)),
-              static_cast<int64_t>(DecodeFixed64(p + 16))};
+  p += 4 + (word & kKeyMask);
+  Aggregate a;
+  a.count = static_cast<int64_t>(DecodeFixed64(p));
+  a.sum_micros = static_cast<int64_t>(DecodeFixed64(p + 8));
+  a.events = static_cast<int64_t>(DecodeFixed64(p + 16));
   if ((word & kRangeFlag) != 0) {
     a.has_range = true;
     a.min_micros = static_cast<int64_t>(DecodeFixed64(p + 24));
     a.max_micros = static_cast<int64_t>(DecodeFixed64(p + 32));
   }
+  if ((word & kSketchFlag) != 0) a.sketch.assign(p + 44, DecodeFixed32(p + 40));
   return a;
 }
 
@@ -188,7 +211,10 @@ void EncodeAggRun(const std::vector<std::pair<std::string_view, Aggregate>>& ent
   std::vector<uint32_t> offsets;
   offsets.reserve(entries.size());
   size_t bytes = 5;
-  for (const auto& e : entries) bytes += 4 + e.first.size() + kAggBytes + (e.second.has_range ? kRangeBytes : 0) + 4;
+  for (const auto& e : entries) {
+    bytes += 4 + e.first.size() + kAggBytes + (e.second.has_range ? kRangeBytes : 0) + 4;
+    if (e.second.has_range && !e.second.sketch.empty()) bytes += 4 + e.second.sketch.size();
+  }
   out->clear();
   out->reserve(bytes);
   out->push_back(kRunVersion);

@@ -34,6 +34,9 @@
 //            [| i64 min_micros | i64 max_micros: only when bit 31 of the
 //            key length is set, a minmax metric's entry (engine/metric_kinds.h);
 //            a root holding one is of state format 6]
+//            [| u32 n | n bytes: only when bit 30 is set too, a quantiles
+//            metric's entry: its DDSketch (engine/ddsketch.h encoding); a
+//            root holding one is of state format 7]
 //   u32 offset of every entry (from the start), in key order
 //   u32 number of entries
 // A key is the natural aggregate key without its 8-byte window prefix

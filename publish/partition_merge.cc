@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "engine/crash_point.h"
+#include "engine/ddsketch.h"
 #include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
@@ -54,6 +55,7 @@ class Cursor {
   void Advance() { ++pos_; }
   uint64_t rows() const { return reader_->rows(); }
   bool extended_rows() const { return reader_->extended_rows(); }
+  bool sketch_rows() const { return reader_->sketch_rows(); }
 
  private:
   std::unique_ptr<SnapshotReader> reader_;
@@ -61,6 +63,26 @@ class Cursor {
   size_t pos_ = 0;
   size_t block_ = 0;
 };
+
+// Merges r's quantile sketch into out's (DDSketch::Merge, the same bytes in
+// any order of partitions).
+Status MergeRowSketch(Row* out, const Row& r, int64_t w) {
+  if (out->sketch.empty()) {
+    out->sketch = r.sketch;
+    return Status::OK();
+  }
+  DDSketch into, from;
+  Status st = DDSketch::Decode(out->sketch, &into);
+  if (st.ok()) st = DDSketch::Decode(r.sketch, &from);
+  if (st.ok()) st = into.Merge(from);
+  if (!st.ok()) {
+    return Status::Corruption("merging window " + FormatIso(w) + ": the quantile sketches of metric " + r.metric +
+                              " key " + r.key + " do not merge: " + st.ToString());
+  }
+  out->sketch.clear();
+  into.Encode(&out->sketch);
+  return Status::OK();
+}
 
 Status AddChecked(int64_t* into, int64_t v, int64_t w, const Row& r, const char* what) {
   if (__builtin_add_overflow(*into, v, into)) {
@@ -107,7 +129,11 @@ Status MergeWindow(Env* env, const std::string& root, const std::string& dir, in
   SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
   // Extended rows in, extended rows out (a minmax metric's ranges merge).
   SnapshotWriterOptions options;
-  for (const Cursor& c : cursors) options.extended_rows |= c.extended_rows();
+  // Sketch rows likewise (a quantiles metric's sketches merge: buckets summed).
+  for (const Cursor& c : cursors) {
+    options.extended_rows |= c.extended_rows();
+    options.sketch_rows |= c.sketch_rows();
+  }
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, filenames::Join(dir, filenames::kDataFile), &writer, options));
   Row out;
@@ -125,6 +151,7 @@ Status MergeWindow(Env* env, const std::string& root, const std::string& dir, in
         out.max_micros = out.has_range ? std::max(out.max_micros, r.max_micros) : r.max_micros;
         out.has_range = true;
       }
+      if (!r.sketch.empty()) SNAPSINK_RETURN_IF_ERROR(MergeRowSketch(&out, r, w));
     } else {
       if (have) SNAPSINK_RETURN_IF_ERROR(writer->Add(out));
       out = r;

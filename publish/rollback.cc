@@ -73,7 +73,7 @@ Status RewindWindow(Txn* txn, int64_t w, uint64_t version, const std::vector<Row
   if (rows != nullptr) {
     std::string key;
     for (const Row& r : *rows) {
-      const Aggregate a{r.count, r.sum_micros, r.events, r.has_range, r.min_micros, r.max_micros};
+      const Aggregate a{r.count, r.sum_micros, r.events, r.has_range, r.min_micros, r.max_micros, r.sketch};
       codec::AggKeyInto(&key, w, r.metric, r.key);
       SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kAggs, key, codec::Encode(a)));
       if (seal.ledger.empty() || seal.ledger.back().metric != r.metric) seal.ledger.push_back(LedgerEntry{r.metric, {}});

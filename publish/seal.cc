@@ -59,13 +59,17 @@ Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path,
   MetricKinds kinds;
   SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
   SnapshotWriterOptions options;
-  for (const auto& [name, kind] : kinds) options.extended_rows |= kind != MetricKind::kSum;
+  // One with a quantiles metric, sketch rows (version 5).
+  for (const auto& [name, spec] : kinds) {
+    options.extended_rows |= spec.kind != MetricKind::kSum;
+    options.sketch_rows |= spec.kind == MetricKind::kQuantiles;
+  }
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer, options));
   SNAPSINK_RETURN_IF_ERROR(ScanWindowAggregates(txn, window_ms, [&](const std::string& metric, std::string_view key,
                                                                      const Aggregate& a) {
     return writer->AddView(
-        RowView{metric, key, a.count, a.sum_micros, a.events, a.has_range, a.min_micros, a.max_micros});
+        RowView{metric, key, a.count, a.sum_micros, a.events, a.has_range, a.min_micros, a.max_micros, a.sketch});
   }));
   for (const MetricStats& ms : writer->stats()) {
     m->events = WrappingAdd(m->events, ms.events);

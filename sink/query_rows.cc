@@ -1,8 +1,10 @@
 // Query and roll-up rows of a pinned generation (sink/root_views.h): the one
 // code path of `snapsink query`, api::Reader and GET /v1/query.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
+#include "engine/ddsketch.h"
 #include "engine/decimal.h"
 #include "sink/root_views.h"
 
@@ -32,7 +34,7 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
     if (g.IsNotFound()) return Status::OK();
     SNAPSINK_RETURN_IF_ERROR(g);
     emit(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
-                 row.max_micros});
+                 row.max_micros, row.sketch});
     return Status::OK();
   }
   // Rows are sorted by (metric, key): the selected metrics are one run from
@@ -63,12 +65,29 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
   });
 }
 
+// Each of q's quantiles answered from sketch (rounded to a micro).
+Status Answer(const QuerySpec& q, const DDSketch& sketch, std::vector<std::optional<int64_t>>* out) {
+  out->clear();
+  for (double x : q.quantiles) {
+    const std::optional<double> v = sketch.Quantile(x);
+    out->push_back(v ? std::optional<int64_t>(std::llround(*v)) : std::nullopt);
+  }
+  return Status::OK();
+}
+
+Status DecodeSketch(const RowView& v, DDSketch* out) {
+  Status st = DDSketch::Decode(v.sketch, out);
+  if (!st.ok()) return Status::Corruption("row (" + std::string(v.metric) + ", " + std::string(v.key) + "): " + st.ToString());
+  return Status::OK();
+}
+
 }  // namespace
 
 Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out) {
   if (q.rollup_ms) return Status::InvalidArgument("a roll-up is read by Rollup, not Query");
   std::vector<GenerationEntry> windows;
   SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
+  Status st;
   for (const GenerationEntry& e : windows) {
     SNAPSINK_RETURN_IF_ERROR(SelectRows(reader, e, q, [&](const RowView& v) {
       api::Row row{std::string(v.metric), std::string(v.key), v.count, v.sum_micros, v.events};
@@ -76,8 +95,14 @@ Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>*
         row.min_micros = v.min_micros;
         row.max_micros = v.max_micros;
       }
+      if (!v.sketch.empty() && !q.quantiles.empty() && st.ok()) {
+        DDSketch sketch;
+        st = DecodeSketch(v, &sketch);
+        if (st.ok()) st = Answer(q, sketch, &row.quantile_micros);
+      }
       out->push_back({e.window_ms, static_cast<uint64_t>(e.version), std::move(row)});
     }));
+    SNAPSINK_RETURN_IF_ERROR(st);
   }
   return Status::OK();
 }
@@ -91,7 +116,9 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
   struct Sums {
     int64_t count = 0, sum_micros = 0;
     std::optional<int64_t> min_micros, max_micros;  // a minmax metric's: min of mins, max of maxes
+    std::optional<DDSketch> sketch;                 // a quantiles metric's: the windows' merged
   };
+  Status st;
   std::map<std::pair<std::string, std::string>, Sums> sums;  // of one bucket
   std::pair<std::string, std::string> k;
   for (size_t i = 0; i < windows.size();) {
@@ -111,7 +138,18 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
           t.min_micros = t.min_micros ? std::min(*t.min_micros, v.min_micros) : v.min_micros;
           t.max_micros = t.max_micros ? std::max(*t.max_micros, v.max_micros) : v.max_micros;
         }
+        if (!v.sketch.empty() && !q.quantiles.empty() && st.ok()) {
+          DDSketch one;
+          st = DecodeSketch(v, &one);
+          Sums& t = it->second;
+          if (st.ok() && !t.sketch) {
+            t.sketch = std::move(one);
+          } else if (st.ok()) {
+            st = t.sketch->Merge(one);
+          }
+        }
       }));
+      SNAPSINK_RETURN_IF_ERROR(st);
     }
     for (auto& [mk, s] : sums) {
       api::RollupRow r;
@@ -122,6 +160,7 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
       r.sum_micros = s.sum_micros;
       r.min_micros = s.min_micros;
       r.max_micros = s.max_micros;
+      if (s.sketch) SNAPSINK_RETURN_IF_ERROR(Answer(q, *s.sketch, &r.quantile_micros));
       r.windows = j - i;
       out->push_back(std::move(r));
     }

@@ -36,12 +36,15 @@ Result<AcceptedGapInfo> Sink::AcceptGaps(const GapAcceptance& a) {
   return AcceptedGapInfo{a, rec.accepted_at_ms};
 }
 
-Status Sink::SetMetricKind(const std::string& metric, MetricKind kind) {
+static_assert(static_cast<int>(MetricKind::kQuantiles) == static_cast<int>(snapsink::MetricKind::kQuantiles) &&
+              static_cast<int>(MetricKind::kMinMax) == static_cast<int>(snapsink::MetricKind::kMinMax));
+
+Status Sink::SetMetricKind(const std::string& metric, MetricKind kind, uint32_t accuracy_ppm) {
   SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "SetMetricKind"));
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginWrite(&txn));
   SNAPSINK_RETURN_IF_ERROR(snapsink::SetMetricKind(
-      txn.get(), metric, kind == MetricKind::kMinMax ? snapsink::MetricKind::kMinMax : snapsink::MetricKind::kSum));
+      txn.get(), metric, snapsink::MetricSpec{static_cast<snapsink::MetricKind>(kind), accuracy_ppm}));
   MaybeCrash("metric.before_commit");
   return txn->Commit();
 }

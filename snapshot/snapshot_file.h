@@ -56,6 +56,9 @@ struct RowView {
   // value applied. Only files of version 4 hold one (extended rows).
   bool has_range = false;
   int64_t min_micros = 0, max_micros = 0;
+  // A quantiles metric's row: its DDSketch (engine/ddsketch.h encoding), with
+  // a range. Only files of version 5 hold one (sketch rows).
+  std::string_view sketch = {};
 };
 
 // One aggregate of a window: (metric, key) -> count, sum (micros), events.
@@ -67,6 +70,7 @@ struct Row {
   int64_t events = 0;
   bool has_range = false;  // a minmax metric's row: min_micros and max_micros hold
   int64_t min_micros = 0, max_micros = 0;
+  std::string sketch = {};  // a quantiles metric's row: its DDSketch, encoded ("" otherwise)
 
   bool operator==(const Row&) const = default;
 };
@@ -116,6 +120,10 @@ struct SnapshotWriterOptions {
   // with a metric of another kind than sum sets it, and only then may a row
   // carry a range (RowView::has_range). Off: version 3, the bytes as before.
   bool extended_rows = false;
+  // Rows may carry a quantile sketch (RowView::sketch; version 5 of the
+  // file): the writer of a root with a quantiles metric sets it with
+  // extended_rows.
+  bool sketch_rows = false;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the
@@ -216,6 +224,8 @@ class SnapshotReader {
   // The file's rows end in an extension (version 4): a metric of another
   // kind than sum may hold a range.
   bool extended_rows() const;
+  // Rows may carry a quantile sketch (version 5).
+  bool sketch_rows() const;
   const std::string& path() const { return path_; }
 
   // The index, for inspection and tests. REQUIRES: i < blocks().

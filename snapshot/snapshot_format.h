@@ -30,9 +30,18 @@ constexpr uint32_t kOldestFormatVersion = 2;
 // varint tag, 0 (none) or 1 (a range: zigzag varints min, max). Written only
 // with SnapshotWriterOptions::extended_rows.
 constexpr uint32_t kExtendedRowsVersion = 4;
-constexpr uint32_t kNewestFormatVersion = kExtendedRowsVersion;
+// 5: version 4 whose row extension may also be 2 (a range and a quantile
+// sketch: zigzag varints min, max, then a varint length and the sketch,
+// engine/ddsketch.h's encoding). Written only with
+// SnapshotWriterOptions::sketch_rows; a file of version 4 holds no tag 2.
+constexpr uint32_t kSketchRowsVersion = 5;
+constexpr uint32_t kNewestFormatVersion = kSketchRowsVersion;
 constexpr uint64_t kRowExtNone = 0;
 constexpr uint64_t kRowExtRange = 1;
+constexpr uint64_t kRowExtSketch = 2;
+// The longest sketch a row holds: a DDSketch of the default bound (2048
+// buckets a store; max_buckets is not settable) at its longest encoding.
+constexpr uint64_t kMaxRowSketchBytes = 64 + 2 * (3 + 2048 * (5 + 10));
 constexpr size_t kFooterSize = 64;
 constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
@@ -47,7 +56,7 @@ constexpr uint64_t kHashMaxSlots = kHashMaxRestarts * kBlockRestartInterval * 4 
 // A block is cut once its rows reach at most kSnapshotBlockBytes, so it never
 // holds more than that plus one maximal row, plus its restart points (a row
 // is at least 5 bytes) and its hash index.
-constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 96 +
+constexpr uint64_t kMaxBlockBytes = kSnapshotBlockBytes + 2 * kSnapshotMaxFieldBytes + 96 + kMaxRowSketchBytes +
                                     4 * (kSnapshotBlockBytes / 5 / kBlockRestartInterval + 2) + 4 +
                                     kHashSlotBytes * kHashMaxSlots + 4;
 
@@ -109,9 +118,14 @@ inline void GetRowKey(const char** p, const char* end, RowView* r, bool extended
   if (extended && *p < end) {
     const uint8_t tag = static_cast<uint8_t>(**p);
     skip();
-    if (tag == kRowExtRange) {
+    if (tag == kRowExtRange || tag == kRowExtSketch) {
       skip();
       skip();
+    }
+    if (tag == kRowExtSketch) {
+      uint64_t n = 0;
+      GetVarint64(p, end, &n);
+      *p += n;
     }
   }
 }
@@ -127,10 +141,11 @@ inline bool GetRow(const char** p, const char* end, RowView* r, bool extended = 
   r->events = coding::UnZigZag(e);
   r->sum_micros = coding::UnZigZag(s);
   r->has_range = false;
+  r->sketch = std::string_view();
   if (extended) {
     uint64_t tag, lo, hi;
     if (!GetVarint64(p, end, &tag)) return false;
-    if (tag == kRowExtRange) {
+    if (tag == kRowExtRange || tag == kRowExtSketch) {
       if (!GetVarint64(p, end, &lo) || !GetVarint64(p, end, &hi)) return false;
       r->has_range = true;
       r->min_micros = coding::UnZigZag(lo);
@@ -138,6 +153,13 @@ inline bool GetRow(const char** p, const char* end, RowView* r, bool extended = 
       if (r->min_micros > r->max_micros) return false;
     } else if (tag != kRowExtNone) {
       return false;
+    }
+    if (tag == kRowExtSketch) {
+      // Its bytes are checked where a block is (SnapshotReader::DecodeBlock).
+      uint64_t n = 0;
+      if (!GetVarint64(p, end, &n) || n == 0 || n > static_cast<uint64_t>(end - *p)) return false;
+      r->sketch = std::string_view(*p, n);
+      *p += n;
     }
   }
   return true;
@@ -152,6 +174,7 @@ inline void ToRow(const RowView& v, Row* row) {
   row->has_range = v.has_range;
   row->min_micros = v.has_range ? v.min_micros : 0;
   row->max_micros = v.has_range ? v.max_micros : 0;
+  row->sketch.assign(v.sketch);
 }
 
 // (metric, key) ordering: metric first, both as byte strings.

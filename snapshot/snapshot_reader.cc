@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/coding.h"
+#include "engine/ddsketch.h"
 #include "snapshot/cached_block.h"
 #include "snapshot/snapshot_file.h"
 #include "snapshot/snapshot_filter.h"
@@ -253,6 +254,12 @@ Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) co
       return Corrupt(e.offset, fmt::format("block {}: restart point of row {} is wrong", i, n));
     }
     if (!GetRow(&p, end, &cur, extended_rows())) return Corrupt(e.offset, fmt::format("block {}: bad row {}", i, n));
+    if (!cur.sketch.empty()) {
+      DDSketch check;
+      if (version_ < snapshot::kSketchRowsVersion || !DDSketch::Decode(cur.sketch, &check).ok()) {
+        return Corrupt(e.offset, fmt::format("block {}: row {}: bad quantile sketch", i, n));
+      }
+    }
     if (n == 0 ? CompareKeys(cur.metric, cur.key, e.first_metric, e.first_key) != 0
                : CompareKeys(prev.metric, prev.key, cur.metric, cur.key) >= 0) {
       return Corrupt(e.offset, fmt::format("block {}: row {} out of order", i, n));
@@ -534,5 +541,7 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
 }
 
 bool SnapshotReader::extended_rows() const { return version_ >= snapshot::kExtendedRowsVersion; }
+
+bool SnapshotReader::sketch_rows() const { return version_ >= snapshot::kSketchRowsVersion; }
 
 }  // namespace snapsink

@@ -9,6 +9,7 @@
 
 #include "engine/coding.h"
 #include "engine/crash_point.h"
+#include "engine/ddsketch.h"
 #include "engine/decimal.h"
 #include "snapshot/snapshot_file.h"
 #include "snapshot/snapshot_filter.h"
@@ -26,6 +27,7 @@ using snapshot::EncodeVarint64;
 using snapshot::Hash;
 using snapshot::HashSlots;
 using snapshot::kFileFormatVersion;
+using snapshot::kMaxRowSketchBytes;
 using snapshot::kMagic;
 
 struct SnapshotWriter::IndexEntry {
@@ -35,11 +37,19 @@ struct SnapshotWriter::IndexEntry {
   std::string first_metric, first_key;
 };
 
+namespace {
+// Sketch rows are extended rows (version 5 extends version 4).
+SnapshotWriterOptions WithExtended(SnapshotWriterOptions o) {
+  o.extended_rows |= o.sketch_rows;
+  return o;
+}
+}  // namespace
+
 SnapshotWriter::SnapshotWriter(std::string path, std::unique_ptr<WritableFile> file,
                                const SnapshotWriterOptions& options)
     : path_(std::move(path)),
       file_(std::move(file)),
-      options_(options),
+      options_(WithExtended(options)),
       cctx_(ZSTD_createCCtx()),
       file_hash_(XXH64_createState()) {
   XXH64_reset(file_hash_, 0);
@@ -84,7 +94,7 @@ Status SnapshotWriter::AppendToFile(std::string_view data) {
 
 Status SnapshotWriter::Add(const Row& row) {
   return AddView(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
-                         row.max_micros});
+                         row.max_micros, row.sketch});
 }
 
 Status SnapshotWriter::AddView(const RowView& row) {
@@ -94,6 +104,19 @@ Status SnapshotWriter::AddView(const RowView& row) {
     return Fail(Status::InvalidArgument(fmt::format(
         "snapshot {}: row ({:?}, {:?}) has a range but the file was opened without extended rows", path_, row.metric,
         row.key)));
+  }
+  if (!row.sketch.empty() && (!options_.sketch_rows || !row.has_range || row.sketch.size() > kMaxRowSketchBytes)) {
+    return Fail(Status::InvalidArgument(fmt::format(
+        "snapshot {}: row ({:?}, {:?}) has a sketch but the file was opened without sketch rows", path_, row.metric,
+        row.key)));
+  }
+  if (!row.sketch.empty()) {
+    DDSketch check;
+    if (!DDSketch::Decode(row.sketch, &check).ok()) {
+      return Fail(Status::Corruption(
+          fmt::format("snapshot {}: row ({:?}, {:?}): its quantile sketch does not decode", path_, row.metric,
+                      row.key)));
+    }
   }
   if (row.metric.size() > kSnapshotMaxFieldBytes || row.key.size() > kSnapshotMaxFieldBytes) {
     return Fail(Status::InvalidArgument(
@@ -132,7 +155,7 @@ Status SnapshotWriter::AddView(const RowView& row) {
   ms.sum_micros = WrappingAdd(ms.sum_micros, row.sum_micros);
   // One append per row: encoded in place at the end of block_.
   const size_t at = block_.size();
-  block_.resize(at + row.metric.size() + row.key.size() + 8 * 10);
+  block_.resize(at + row.metric.size() + row.key.size() + 9 * 10 + row.sketch.size());
   char* p = block_.data() + at;
   p = EncodeVarint64(p, row.metric.size());
   std::memcpy(p, row.metric.data(), row.metric.size());
@@ -144,10 +167,17 @@ Status SnapshotWriter::AddView(const RowView& row) {
   p = EncodeVarint64(p, ZigZag(row.events));
   p = EncodeVarint64(p, ZigZag(row.sum_micros));
   if (options_.extended_rows) {
-    p = EncodeVarint64(p, row.has_range ? snapshot::kRowExtRange : snapshot::kRowExtNone);
+    p = EncodeVarint64(p, !row.sketch.empty() ? snapshot::kRowExtSketch
+                          : row.has_range        ? snapshot::kRowExtRange
+                                                 : snapshot::kRowExtNone);
     if (row.has_range) {
       p = EncodeVarint64(p, ZigZag(row.min_micros));
       p = EncodeVarint64(p, ZigZag(row.max_micros));
+    }
+    if (!row.sketch.empty()) {
+      p = EncodeVarint64(p, row.sketch.size());
+      std::memcpy(p, row.sketch.data(), row.sketch.size());
+      p += row.sketch.size();
     }
   }
   block_.resize(p - block_.data());
@@ -244,7 +274,9 @@ Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
   SNAPSINK_RETURN_IF_ERROR(AppendToFile(index));
 
   std::string footer(kMagic, sizeof(kMagic));
-  PutFixed32(&footer, options_.extended_rows ? snapshot::kExtendedRowsVersion : kFileFormatVersion);
+  PutFixed32(&footer, options_.sketch_rows     ? snapshot::kSketchRowsVersion
+                      : options_.extended_rows ? snapshot::kExtendedRowsVersion
+                                               : kFileFormatVersion);
   PutFixed32(&footer, 0);  // reserved
   PutFixed64(&footer, index_offset);
   PutFixed64(&footer, index.size());

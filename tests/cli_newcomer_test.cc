@@ -286,7 +286,8 @@ TEST(Newcomer, SmallInconsistencies) {
 
   // inspect --help: a clean list of what to inspect.
   RunResult h = Snapsink({"inspect", "--help"});
-  EXPECT_NE(h.out.find("{producers|gaps|sources|windows|ids|snapshots|generations}"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("{producers|gaps|sources|windows|ids|snapshots|generations|metrics}"), std::string::npos)
+      << h.out;
   EXPECT_EQ(h.out.find("snapshots or generations}"), std::string::npos) << h.out;
 }
 

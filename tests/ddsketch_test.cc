@@ -3,6 +3,8 @@
 // encoding pinned, round-tripped and refused when corrupt.
 #include "engine/ddsketch.h"
 
+#include "engine/coding.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -133,11 +135,15 @@ TEST(DDSketchTest, EncodingIsPinned) {
   ASSERT_TRUE(s.Add(1));
   ASSERT_TRUE(s.Add(0));
   ASSERT_TRUE(s.Add(-1));
-  // version 1 | ppm 10000 | bound 2048 | count 3 | sum 0 | min -1 | max 1 |
-  // zeros 1 | positive: not collapsed, 1 bucket (index 0, count 1) |
+  // version 2 | ppm 10000 | bound 2048 | count 3 | sum 0 | has_range 1 |
+  // min -1 | max 1 | zeros 1 | positive: 1 bucket (index 0, count 1) |
   // negative: the same.
-  EXPECT_EQ(Bytes(s), std::string("\x01\x90\x4e\x80\x10\x03\x00\x01\x02\x01\x00\x01\x00\x01\x00\x01\x00\x01", 18));
-  EXPECT_EQ(Bytes(DDSketch()), std::string("\x01\x90\x4e\x80\x10\x00\x00\x00\x00\x00\x00\x00", 12));
+  EXPECT_EQ(Bytes(s), std::string("\x02\x90\x4e\x80\x10\x06\x00\x01\x01\x02\x02\x01\x00\x02\x01\x00\x02", 17));
+  EXPECT_EQ(Bytes(DDSketch()), std::string("\x02\x90\x4e\x80\x10\x00\x00\x00", 8));
+  // A retract of a value never added: a bucket of count -1 (zigzag 1).
+  DDSketch r;
+  ASSERT_TRUE(r.Retract(1));
+  EXPECT_EQ(Bytes(r), std::string("\x02\x90\x4e\x80\x10\x01\x01\x01\x02\x02\x00\x01\x00\x01\x00", 15));
 }
 
 TEST(DDSketchTest, EncodeDecodeRoundTrip) {
@@ -219,7 +225,9 @@ TEST(DDSketchTest, CollapseKeepsHighQuantiles) {
   std::vector<int64_t> v;
   for (int64_t x = 1; x < 1000000000000; x = x * 11 / 10 + 1) v.push_back(x);
   const DDSketch s = SketchOf(v, 64);
-  EXPECT_EQ(s.positive().size(), 64u);
+  EXPECT_LE(s.positive().size(), 64u);
+  EXPECT_EQ(s.positive().front().first, s.FloorOf(true));
+  EXPECT_EQ(s.positive().back().first - s.positive().front().first, 63);
   EXPECT_EQ(s.count(), static_cast<int64_t>(v.size()));
   const size_t rank = static_cast<size_t>(std::floor(0.99 * static_cast<double>(v.size() - 1)));
   const double exact = static_cast<double>(v[rank]);
@@ -227,9 +235,9 @@ TEST(DDSketchTest, CollapseKeepsHighQuantiles) {
   EXPECT_GT(std::abs(*s.Quantile(0.01) - static_cast<double>(v[static_cast<size_t>(0.01 * (v.size() - 1))])), 1.0);
 }
 
-// Without a collapse, a retract leaves the sketch of the remaining values,
-// byte for byte (min and max kept in the remaining values: a retract cannot
-// narrow them); retracted to nothing, the empty sketch.
+// A retract leaves the sketch of the remaining values, byte for byte, while
+// min and max stay among them (a retract cannot narrow them); retracted to
+// nothing, no bucket and count 0, min and max kept.
 TEST(DDSketchTest, RetractRemovesExactly) {
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int64_t> d(-5000000, 5000000);
@@ -247,33 +255,69 @@ TEST(DDSketchTest, RetractRemovesExactly) {
   }
   EXPECT_EQ(Bytes(s), Bytes(SketchOf(kept)));
   for (int64_t x : kept) ASSERT_TRUE(s.Retract(x));
-  EXPECT_EQ(Bytes(s), Bytes(DDSketch()));
+  EXPECT_EQ(s.count(), 0);
+  EXPECT_EQ(s.sum(), 0);
+  EXPECT_EQ(s.zero_count(), 0);
+  EXPECT_TRUE(s.positive().empty());
+  EXPECT_TRUE(s.negative().empty());
+  EXPECT_EQ(s.min(), *lo);
+  EXPECT_EQ(s.max(), *hi);
+  EXPECT_FALSE(s.Quantile(0.5).has_value());
 }
 
-TEST(DDSketchTest, RetractOfAnAbsentValueIsRefused) {
+// A retract of a value never added leaves a negative bucket, read as empty;
+// the add that comes later cancels it, as if in the other order.
+TEST(DDSketchTest, RetractBeforeItsAddCommutes) {
   DDSketch s = SketchOf({5000000, 0});
-  const std::string before = Bytes(s);
-  EXPECT_FALSE(s.Retract(-5000000));  // no negative values at all
-  EXPECT_FALSE(s.Retract(9000000));   // above every bucket
-  EXPECT_FALSE(s.Retract(1000000));   // below every bucket of a store never collapsed
-  ASSERT_TRUE(s.Retract(0));
-  EXPECT_FALSE(s.Retract(0));  // the one zero is gone
-  EXPECT_FALSE(DDSketch().Retract(1));
-  ASSERT_TRUE(s.Add(0));
-  EXPECT_EQ(Bytes(s), before);
+  ASSERT_TRUE(s.Retract(-5000000));
+  ASSERT_EQ(s.negative().size(), 1u);
+  EXPECT_EQ(s.negative()[0].second, -1);
+  EXPECT_EQ(s.count(), 1);
+  EXPECT_NEAR(*s.Quantile(1.0), 5000000, 50000);  // the 0 and the 5: the -1 bucket is empty
+  EXPECT_EQ(*s.Quantile(0.0), 0);
+  ASSERT_TRUE(s.Add(-5000000));
+  DDSketch other = SketchOf({5000000, 0, -5000000});  // the add first, then the retract
+  ASSERT_TRUE(other.Retract(-5000000));
+  EXPECT_EQ(Bytes(s), Bytes(other));
+  EXPECT_TRUE(s.negative().empty());
+  DDSketch z;
+  ASSERT_TRUE(z.Retract(0));
+  EXPECT_EQ(z.zero_count(), -1);
+  EXPECT_FALSE(z.Quantile(0.5).has_value());
 }
 
-// In a collapsed store a value below the lowest bucket comes out of it, where
-// the collapse folded it; every value added can be retracted, back to the
-// empty sketch.
-TEST(DDSketchTest, RetractFromACollapsedStore) {
-  std::vector<int64_t> v;
-  for (int64_t x = 1; x < 1000000000000; x = x * 11 / 10 + 1) v.push_back(x);
-  DDSketch s = SketchOf(v, 8);
-  EXPECT_TRUE(s.positive_collapsed());
-  EXPECT_FALSE(s.negative_collapsed());
-  for (int64_t x : v) ASSERT_TRUE(s.Retract(x)) << x;
-  EXPECT_EQ(Bytes(s), Bytes(DDSketch(DDSketch::kDefaultAccuracyPpm, 8)));
+// Adds and retracts split into parts at random, each part's sketch merged in
+// a random order: the same bytes as applying them one by one, collapse
+// included (bound 8).
+TEST(DDSketchTest, SignedMergeIsGroupingFree) {
+  std::mt19937_64 rng(9);
+  std::lognormal_distribution<double> d(std::log(1e6), 4.0);
+  for (int trial = 0; trial < 40; ++trial) {
+    const uint32_t bound = trial % 2 ? 8 : DDSketch::kDefaultMaxBuckets;
+    std::vector<std::pair<int64_t, bool>> ops;  // value, retract
+    for (int i = 0; i < 2000; ++i) {
+      const int64_t m = std::max<int64_t>(1, std::llround(d(rng)));
+      const int64_t v = rng() % 5 == 0 ? 0 : rng() % 3 == 0 ? -m : m;
+      ops.emplace_back(v, false);
+      if (rng() % 3 == 0) ops.emplace_back(v, true);
+    }
+    DDSketch one(DDSketch::kDefaultAccuracyPpm, bound);
+    for (const auto& [v, r] : ops) ASSERT_TRUE(r ? one.Retract(v) : one.Add(v));
+    std::shuffle(ops.begin(), ops.end(), rng);
+    std::vector<DDSketch> parts(5, DDSketch(DDSketch::kDefaultAccuracyPpm, bound));
+    for (const auto& [v, r] : ops) {
+      DDSketch& p = parts[rng() % parts.size()];
+      ASSERT_TRUE(r ? p.Retract(v) : p.Add(v));
+    }
+    std::shuffle(parts.begin(), parts.end(), rng);
+    DDSketch merged(DDSketch::kDefaultAccuracyPpm, bound);
+    for (const DDSketch& p : parts) ASSERT_TRUE(merged.Merge(p).ok());
+    EXPECT_EQ(Bytes(merged), Bytes(one)) << trial;
+    EXPECT_LE(merged.positive().size(), bound);
+    DDSketch back;
+    ASSERT_TRUE(DDSketch::Decode(Bytes(merged), &back).ok()) << trial;
+    EXPECT_EQ(back, merged);
+  }
 }
 
 Status DecodeBytes(const std::string& bytes) {
@@ -289,32 +333,64 @@ TEST(DDSketchTest, CorruptBytesRefused) {
   for (size_t n = 0; n < good.size(); ++n) EXPECT_TRUE(DecodeBytes(good.substr(0, n)).IsCorruption()) << n;
   EXPECT_TRUE(DecodeBytes(good + '\0').IsCorruption());
   std::string bad = good;
-  bad[0] = 2;  // version
+  bad[0] = 1;  // version
   EXPECT_TRUE(DecodeBytes(bad).IsCorruption());
   // Hand-built encodings, each breaking one rule.
-  const std::string head("\x01\x90\x4e\x80\x10", 5);
-  EXPECT_TRUE(DecodeBytes(std::string("\x01\x00\x80\x10\x00\x00\x00\x00\x00", 9)).IsCorruption());  // accuracy 0
-  EXPECT_TRUE(DecodeBytes(std::string("\x01\x90\x4e\x01\x00\x00\x00\x00\x00", 9)).IsCorruption());  // bound 1
-  const std::string one("\x01\x02\x02\x02\x00", 5);  // count 1, sum 1, min 1, max 1, no zeros
-  const std::string two("\x02\x04\x02\x02\x00", 5);  // count 2, sum 2, min 1, max 1, no zeros
-  const std::string pos1("\x00\x01\x00\x01", 4);     // not collapsed, index 0 holds 1
-  const std::string neg0("\x00\x00", 2);             // not collapsed, no buckets
+  const std::string head("\x02\x90\x4e\x80\x10", 5);
+  EXPECT_TRUE(DecodeBytes(std::string("\x02\x00\x80\x10\x00\x00\x00", 7)).IsCorruption());  // accuracy 0
+  EXPECT_TRUE(DecodeBytes(std::string("\x02\x90\x4e\x01\x00\x00\x00", 7)).IsCorruption());  // bound 1
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x00\x00\x00", 3)).ok());                      // empty
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x02\x00\x00", 3)).IsCorruption());  // count without a value
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x00\x00\x02", 3)).IsCorruption());  // range mark 2
+  const std::string one("\x02\x02\x01\x02\x02\x00", 6);  // count 1, sum 1, range, min 1, max 1, no zeros
+  const std::string two("\x04\x04\x01\x02\x04\x00", 6);  // count 2, sum 4, range, min 1, max 2, no zeros
+  const std::string pos1("\x01\x00\x02", 3);             // index 0 holds 1
+  const std::string neg0("\x00", 1);                     // no buckets
   EXPECT_TRUE(DecodeBytes(head + one + pos1 + neg0).ok());
   EXPECT_TRUE(DecodeBytes(head + one + pos1 + neg0 + "x").IsCorruption());
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x02\x04\x02\x00", 5) + pos1 + neg0).IsCorruption());  // min > max
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x81\x00\x02\x02\x02\x00", 6) + pos1 + neg0)
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x02\x02\x01\x04\x02\x00", 6) + pos1 + neg0).IsCorruption());  // min>max
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x82\x00\x02\x01\x02\x02\x00", 7) + pos1 + neg0)
                   .IsCorruption());  // count 1 written in two bytes
-  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x00\x01\x00\x00", 4) + neg0).IsCorruption());  // empty bucket
-  EXPECT_TRUE(DecodeBytes(head + two + std::string("\x00\x02\x00\x01\x01\x01", 6) + neg0).ok());
-  EXPECT_TRUE(DecodeBytes(head + two + std::string("\x00\x02\x00\x01\x00\x01", 6) + neg0)
+  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x01\x00\x00", 3) + neg0).IsCorruption());  // empty bucket
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x02\x02\x01\x02\x02\x02", 6) + pos1 + neg0)
+                  .IsCorruption());  // zeros outside min..max
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x00\x00\x01\x02\x02\x00", 6) + std::string("\x02\x00\x01\x00\x02", 5) +
+                          neg0)
                   .IsCorruption());  // indexes not increasing
   EXPECT_TRUE(DecodeBytes(head + two + pos1 + neg0).IsCorruption());  // 1 of 2 in buckets
-  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x00\x01\x80\x19\x01", 5) + neg0)
-                  .IsCorruption());  // index 3200, past the limit
-  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x00\x01\xff\x18\x01", 5) + neg0).ok());  // index 3199
-  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x01\x01\x00\x01", 4) + neg0).ok());  // collapsed
-  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x02\x01\x00\x01", 4) + neg0).IsCorruption());
-  EXPECT_TRUE(DecodeBytes(head + std::string("\x00\x00\x00\x01\x00", 5) + neg0).IsCorruption());  // empty, collapsed
+  EXPECT_TRUE(DecodeBytes(head + one + std::string("\x01\x01\x02", 3) + neg0)
+                  .IsCorruption());  // index 1, above max's index 0
+  EXPECT_TRUE(DecodeBytes(head + one + neg0 + pos1).IsCorruption());  // a negative bucket, no negative value
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x00\x00\x01\x02\x02\x00", 6) + std::string("\x01\x00\x01", 3) + neg0)
+                  .IsCorruption());  // a bucket of -1 beside count 0
+  EXPECT_TRUE(DecodeBytes(head + std::string("\x01\x01\x01\x02\x02\x00", 6) + std::string("\x01\x00\x01", 3) + neg0)
+                  .ok());  // count -1, sum -1: the retract of a 1 never added
+  {
+    // At bound 8 a store topped by index t holds t-7..t: the 1 is folded
+    // into t-7; written at its own index 0 instead, refused.
+    DDSketch c(DDSketch::kDefaultAccuracyPpm, 8);
+    ASSERT_TRUE(c.Add(1));
+    ASSERT_TRUE(c.Add(7400000));
+    const int32_t top = c.positive().back().first;
+    ASSERT_EQ(c.positive().front().first, top - 7);
+    EXPECT_EQ(c.FloorOf(true), top - 7);
+    auto encode = [&](int32_t low) {
+      std::string b("\x02\x90\x4e\x08\x04", 5);  // bound 8, count 2
+      coding::PutVarint64(&b, coding::ZigZag(7400001));
+      b.push_back(1);
+      coding::PutVarint64(&b, coding::ZigZag(1));
+      coding::PutVarint64(&b, coding::ZigZag(7400000));
+      b += std::string("\x00\x02", 2);  // no zeros, 2 positive buckets
+      coding::PutVarint64(&b, static_cast<uint64_t>(low));
+      b.push_back(2);
+      coding::PutVarint64(&b, static_cast<uint64_t>(top - low));
+      b += std::string("\x02\x00", 2);
+      return b;
+    };
+    EXPECT_EQ(encode(top - 7), Bytes(c));
+    EXPECT_TRUE(DecodeBytes(encode(top - 7)).ok());
+    EXPECT_TRUE(DecodeBytes(encode(0)).IsCorruption());
+  }
   // Any byte changed: refused, or read as a sketch whose encoding is exactly
   // those bytes (there is one encoding per sketch).
   std::mt19937_64 rng(8);

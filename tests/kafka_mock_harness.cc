@@ -966,6 +966,48 @@ TEST_F(KafkaStates, MinMaxMetricMergedEqualsAFileRun) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
+// A quantiles metric declared in ROOT holds in each partition's state: the
+// merged publish of two processes (partitions' sketches merged, buckets
+// summed) gives the rows and quantiles of a file run over the same events,
+// retracts and redeliveries included, per window and rolled up.
+TEST_F(KafkaStates, QuantilesMetricMergedEqualsAFileRun) {
+  const EventStream s = GenerateEvents(kPartitions, kMergedEvents, 24);
+  ProduceStream(s);
+  const std::string root = NewRoot("kafka-root");
+  const std::string file = NewRoot("file-root-quantiles");
+  for (const std::string& r : {root, file}) {
+    ChildResult set = Snapsink({"metric", r, "set", "orders", "--kind", "quantiles"});
+    ASSERT_EQ(set.exit_code, 0) << set.err;
+  }
+  std::vector<std::unique_ptr<Child>> procs;
+  for (int i = 0; i < 2; ++i) {
+    procs.push_back(std::make_unique<Child>(
+        g_snapsink, StateArgs(root, "gqq", dir_ + "/qq-state" + std::to_string(i), {"--final"}),
+        std::vector<std::string>{}, dir_));
+  }
+  for (auto& c : procs) {
+    ChildResult r = c->Wait(150);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  WriteFile(file + ".ndjson", AsFile(s));
+  ChildResult r = Snapsink({"run", file, file + ".ndjson", "--final", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto quantiles = [&](const std::string& at, const std::vector<std::string>& more) {
+    std::vector<std::string> args = {"query", at, "--format", "json", "--quantile", "0,0.25,0.5,0.9,0.99,1"};
+    args.insert(args.end(), more.begin(), more.end());
+    ChildResult q = Snapsink(args);
+    EXPECT_EQ(q.exit_code, 0) << q.err;
+    return Rows(q.out);
+  };
+  const std::string want = quantiles(file, {});
+  EXPECT_NE(want.find(R"("metric":"orders","key":)"), std::string::npos);
+  EXPECT_NE(want.find(R"("p99":)"), std::string::npos) << want;
+  EXPECT_EQ(quantiles(root, {}), want);
+  EXPECT_EQ(quantiles(root, {"--rollup", "all"}), quantiles(file, {"--rollup", "all"}));
+  r = Snapsink({"verify", root});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 // A crash at each durable step of the merged publish (SPEC 8); the rerun
 // publishes the same snapshot bytes and the same rows as a clean run.
 TEST_F(KafkaStates, CrashAtEachMergedPublishStepThenRerunPublishesTheSameBytes) {

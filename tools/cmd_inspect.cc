@@ -15,6 +15,7 @@
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
+#include "tools/metric_kinds_table.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
@@ -94,6 +95,11 @@ Status CmdInspect(const InspectArgs& a) {
   if (a.what == "windows") return Print(sink->Windows(), format);
   if (a.what == "snapshots") return Print(sink->Snapshots(), format);
   if (a.what == "generations") return Print(sink->Generations(), format);
+  if (a.what == "metrics") {
+    SNAPSINK_ASSIGN_OR_RETURN(auto kinds, sink->MetricKinds());
+    PrintTable(MetricKindsTable(kinds), format);
+    return Status::OK();
+  }
   return Status::InvalidArgument("inspect: unknown " + a.what);
 }
 
@@ -103,9 +109,10 @@ Command RegisterInspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
   auto* c = app.add_subcommand("inspect", "Show state");
   AddRoot(c, &a->root);
-  c->add_option("WHAT", a->what, "producers, gaps, sources, windows, ids, snapshots or generations")
+  c->add_option("WHAT", a->what,
+                "producers, gaps, sources, windows, ids, snapshots, generations or metrics (the declared kinds)")
       ->required()
-      ->check(OneOf({"producers", "gaps", "sources", "windows", "ids", "snapshots", "generations"}));
+      ->check(OneOf({"producers", "gaps", "sources", "windows", "ids", "snapshots", "generations", "metrics"}));
   c->add_flag("--json", a->json, "One JSON object per line");
   c->add_flag("--all", a->all, "gaps: also the accepted-gap records (snapsink gaps accept)");
   c->footer(Footer(

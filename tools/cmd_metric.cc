@@ -2,11 +2,13 @@
 // hold (api::Sink::SetMetricKind) and list the declared ones.
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "snapsink/sink.h"
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/flag_groups.h"
+#include "tools/metric_kinds_table.h"
 #include "tools/table.h"
 #include "utilities/status_macros.h"
 
@@ -19,20 +21,28 @@ struct MetricArgs {
   std::string action;
   std::string name;
   std::string kind;
+  std::string accuracy;  // quantiles: a fraction, "0.01" = 1%
   bool json = false;
 };
+
+// "0.01" -> 10000 ppm: a decimal fraction of at most 6 places, in (0, 1).
+bool ParseAccuracy(const std::string& text, uint32_t* ppm) {
+  const size_t dot = text.find('.');
+  if (text.size() < 3 || text.rfind("0.", 0) != 0 || text.size() - dot - 1 > 6 ||
+      text.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
+    return false;
+  }
+  std::string digits = text.substr(dot + 1);
+  digits.resize(6, '0');
+  *ppm = static_cast<uint32_t>(std::stoul(digits));
+  return *ppm > 0;
+}
 
 Status CmdMetricList(const MetricArgs& a) {
   if (!a.name.empty()) return Status::InvalidArgument("metric list takes no NAME");
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));
   SNAPSINK_ASSIGN_OR_RETURN(auto kinds, sink->MetricKinds());
-  api::Table t{{"metric", "kind"}, {}};
-  for (const api::MetricKindInfo& k : kinds) {
-    Record r;
-    r.Str("metric", k.metric);
-    r.Str("kind", api::MetricKindName(k.kind));
-    t.records.push_back(std::move(r));
-  }
+  const api::Table t = MetricKindsTable(kinds);
   PrintTable(t, a.json ? OutputFormat::kJson : OutputFormat::kTable);
   return Status::OK();
 }
@@ -40,11 +50,28 @@ Status CmdMetricList(const MetricArgs& a) {
 Status CmdMetric(const MetricArgs& a) {
   if (a.action == "list") return CmdMetricList(a);
   if (a.name.empty()) return Status::InvalidArgument("metric set needs the metric's NAME");
-  if (a.kind.empty()) return Status::InvalidArgument("metric set needs --kind sum|minmax");
-  const api::MetricKind kind = a.kind == "minmax" ? api::MetricKind::kMinMax : api::MetricKind::kSum;
+  if (a.kind.empty()) return Status::InvalidArgument("metric set needs --kind sum|minmax|quantiles");
+  const api::MetricKind kind = a.kind == "minmax"      ? api::MetricKind::kMinMax
+                               : a.kind == "quantiles" ? api::MetricKind::kQuantiles
+                                                       : api::MetricKind::kSum;
+  uint32_t ppm = 0;
+  if (!a.accuracy.empty()) {
+    if (kind != api::MetricKind::kQuantiles) {
+      return Status::InvalidArgument("--accuracy is a quantiles metric's: drop it, or set --kind quantiles");
+    }
+    if (!ParseAccuracy(a.accuracy, &ppm) || ppm < 100 || ppm > 500000) {
+      return Status::InvalidArgument("--accuracy '" + a.accuracy +
+                                     "': expected a relative accuracy from 0.0001 to 0.5 (0.01 is 1%)");
+    }
+  }
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::Open(a.root));
-  SNAPSINK_RETURN_IF_ERROR(sink->SetMetricKind(a.name, kind));
-  std::printf("metric %s is %s\n", a.name.c_str(), api::MetricKindName(kind));
+  SNAPSINK_RETURN_IF_ERROR(sink->SetMetricKind(a.name, kind, ppm));
+  if (kind == api::MetricKind::kQuantiles) {
+    const std::string accuracy = AccuracyText(ppm == 0 ? 10000 : ppm);
+    std::printf("metric %s is quantiles (accuracy %s)\n", a.name.c_str(), accuracy.c_str());
+  } else {
+    std::printf("metric %s is %s\n", a.name.c_str(), api::MetricKindName(kind));
+  }
   return Status::OK();
 }
 
@@ -54,13 +81,16 @@ Command RegisterMetric(CLI::App& app) {
   auto a = std::make_shared<MetricArgs>();
   auto* c = app.add_subcommand("metric",
                                "set: declare a metric's kind (sum: count and exact sum, the default; minmax: also "
-                               "the least and greatest value, no retracts); list: the declared metrics");
+                               "the least and greatest value, no retracts; quantiles: also a quantile sketch, "
+                               "query --quantile); list: the declared metrics");
   AddRoot(c, &a->root);
   c->add_option("ACTION", a->action, "set or list")->required()->check(OneOf({"set", "list"}));
   c->add_option("NAME", a->name, "set: the metric (1..128 bytes)");
-  c->add_option("--kind", a->kind, "set: sum or minmax")->check(OneOf({"sum", "minmax"}));
+  c->add_option("--kind", a->kind, "set: sum, minmax or quantiles")->check(OneOf({"sum", "minmax", "quantiles"}));
+  c->add_option("--accuracy", a->accuracy, "set --kind quantiles: relative accuracy, 0.0001..0.5 (default 0.01)");
   c->add_flag("--json", a->json, "list: one JSON object per line");
   c->footer(Footer(CommonExitLine(), "snapsink metric /data/orders set latency --kind minmax\n"
+                                     "         snapsink metric /data/orders set wait --kind quantiles --accuracy 0.01\n"
                                      "         snapsink metric /data/orders list"));
   return {c, [a] { return CmdMetric(*a); }};
 }

@@ -31,6 +31,7 @@ Status CmdQuery(const QueryArgs& a) {
   if (!a.from.empty()) text.from = a.from;
   if (!a.to.empty()) text.to = a.to;
   if (a.has_rollup) text.rollup = a.rollup;
+  if (!a.quantile.empty()) text.quantile = a.quantile;
   text.metric = a.metric;
   if (a.has_key) text.key = a.key;
   text.metric_prefix = a.metric_prefix;
@@ -43,7 +44,7 @@ Status CmdQuery(const QueryArgs& a) {
   }
   api::QuerySpec spec;
   SNAPSINK_RETURN_IF_ERROR(
-      api::ParseQuery(text, window_size_ms, &spec, {"--window", "--from", "--to", "--rollup"}));
+      api::ParseQuery(text, window_size_ms, &spec, {"--window", "--from", "--to", "--rollup", "--quantile"}));
   if (!reader.ok() && reader.status().IsNotFound() && a.generation == 0) {
     // No CURRENT: nothing published, unless the state records a generation
     // (then GetStatus fails naming it and the fix).
@@ -59,12 +60,12 @@ Status CmdQuery(const QueryArgs& a) {
   if (spec.rollup_ms) {
     std::vector<api::RollupRow> rows;
     SNAPSINK_RETURN_IF_ERROR((*reader)->Rollup(spec, &rows));
-    PrintTable(api::ToTable(rows, (*reader)->generation()), a.format);
+    PrintTable(api::ToTable(rows, (*reader)->generation(), spec.quantiles), a.format);
     empty = rows.empty();
   } else {
     std::vector<api::QueryRow> rows;
     SNAPSINK_RETURN_IF_ERROR((*reader)->Query(spec, &rows));
-    PrintTable(api::ToTable(rows, (*reader)->generation()), a.format);
+    PrintTable(api::ToTable(rows, (*reader)->generation(), spec.quantiles), a.format);
     empty = rows.empty();
   }
   const bool filtered = !a.window.empty() || !a.metric.empty() || a.has_key || !a.from.empty() || !a.to.empty() ||
@@ -103,6 +104,9 @@ Command RegisterQuery(CLI::App& app) {
   c->add_option("--to", a->to, WindowHelp("Only windows up to this one (inclusive)."));
   c->add_option("--metric-prefix", a->metric_prefix, "Only metrics starting with this (a range scan)");
   c->add_option("--key-prefix", a->key_prefix, "Only keys starting with this (a range scan)");
+  c->add_option("--quantile", a->quantile,
+                "A quantiles metric's rows: these quantiles, comma-separated (e.g. 0.5,0.9,0.99), as columns "
+                "p50, p90, p99");
   CLI::Option* rollup =
       c->add_option("--rollup", a->rollup,
                     "Add the rows into buckets of this duration (a multiple of the window size, aligned to the "

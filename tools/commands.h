@@ -89,6 +89,7 @@ struct QueryArgs {
   std::string metric_prefix, key_prefix;   // "" = every one
   std::string rollup;                      // "all" or a duration, if has_rollup
   bool has_rollup = false;
+  std::string quantile;                    // "0.5,0.9,0.99" ("" = none)
   uint64_t generation = 0;
   OutputFormat format = OutputFormat::kTable;
 };

@@ -31,6 +31,11 @@ struct Row {
   // A minmax metric's (Sink::SetMetricKind): the least and greatest value
   // applied, in micros; nullopt for a sum metric.
   std::optional<int64_t> min_micros = std::nullopt, max_micros = std::nullopt;
+  // A quantiles metric's: the answer to each of QuerySpec::quantiles, in
+  // order, in micros (the sketch's estimate rounded to a micro, within its
+  // relative accuracy of the value at that rank); nullopt where no value is
+  // held. Empty for other kinds or when no quantile was asked.
+  std::vector<std::optional<int64_t>> quantile_micros = {};
 };
 
 // A window of a generation and the version of its snapshot.
@@ -58,6 +63,9 @@ struct QuerySpec {
   // ParseRollup takes only multiples of the window size); 0 = one bucket of
   // everything selected. Reader::Query refuses it.
   std::optional<int64_t> rollup_ms;
+  // Quantiles (each in [0, 1]) to answer for every row of a quantiles
+  // metric (Row::quantile_micros, RollupRow::quantile_micros).
+  std::vector<double> quantiles;
 };
 
 // One row of a roll-up: the rows of (metric, key) of the selected windows
@@ -72,6 +80,9 @@ struct RollupRow {
   uint64_t windows = 0;  // windows of the generation the bucket holds (of those selected by window/from/to)
   // A minmax metric's: the min of the windows' mins, the max of their maxes.
   std::optional<int64_t> min_micros = std::nullopt, max_micros = std::nullopt;
+  // A quantiles metric's: QuerySpec::quantiles answered from the windows'
+  // sketches merged (buckets summed: the sketch of all their events).
+  std::vector<std::optional<int64_t>> quantile_micros = {};
 };
 
 // One row of a query: a Row of a window and that window's version.

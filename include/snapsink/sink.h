@@ -353,11 +353,14 @@ class Sink : public ReadOnlySink {
   // Declares the kind of `metric` (1..128 bytes): what its aggregates hold
   // from its next event on. Setting the kind it has is a no-op. A root with
   // a declared kind is read only by builds that know kinds (state format 6).
-  // Errors: InvalidArgument (a metric name of 0 or over 128 bytes; the kind
-  //   differs and a window of the state still holds the metric, naming it
-  //   and what to do; a follower outside a Step), IOError or Corruption from
-  //   the state.
-  Status SetMetricKind(const std::string& metric, MetricKind kind);
+  // `accuracy_ppm`: kQuantiles' relative accuracy in parts per million, 100
+  // (0.01%) to 500000 (50%); 0 takes 10000 (1%); ignored for other kinds.
+  // A quantiles metric raises the state to format 7.
+  // Errors: InvalidArgument (a metric name of 0 or over 128 bytes; an
+  //   accuracy out of range; the kind or accuracy differs and a window of the
+  //   state still holds the metric, naming it and what to do; a follower
+  //   outside a Step), IOError or Corruption from the state.
+  Status SetMetricKind(const std::string& metric, MetricKind kind, uint32_t accuracy_ppm = 0);
 
  private:
   using ReadOnlySink::ReadOnlySink;

@@ -2,7 +2,9 @@
 // the public API only.
 #include "snapsink/utilities/query_text.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "snapsink/utilities/parse.h"
 #include "snapsink/views.h"
@@ -38,6 +40,34 @@ Status ParseWindow(const std::string& name, const std::string& text, int64_t win
   return Status::OK();
 }
 
+namespace {
+
+// "0.5,0.9,0.99": each a decimal in [0, 1] (digits, at most one point).
+Status ParseQuantiles(const std::string& name, const std::string& text, std::vector<double>* out) {
+  constexpr size_t kMaxQuantiles = 32;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = text.find(',', at);
+    const std::string one = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const bool digits = !one.empty() && one.find_first_not_of("0123456789.") == std::string::npos &&
+                        std::count(one.begin(), one.end(), '.') <= 1 && one != ".";
+    const double q = digits ? std::strtod(one.c_str(), nullptr) : -1;
+    if (!(q >= 0 && q <= 1)) {
+      return Status::InvalidArgument(name + " '" + text + "': expected quantiles between 0 and 1, comma-separated " +
+                                     "(e.g. 0.5,0.9,0.99), got '" + one + "'");
+    }
+    out->push_back(q);
+    if (out->size() > kMaxQuantiles) {
+      return Status::InvalidArgument(name + " '" + text + "': at most " + std::to_string(kMaxQuantiles) +
+                                     " quantiles");
+    }
+    if (comma == std::string::npos) return Status::OK();
+    at = comma + 1;
+  }
+}
+
+}  // namespace
+
 Status ParseQuery(const QueryText& text, int64_t window_size_ms, QuerySpec* spec, const QueryTextNames& names) {
   *spec = QuerySpec();
   int64_t ms = 0;
@@ -60,6 +90,7 @@ Status ParseQuery(const QueryText& text, int64_t window_size_ms, QuerySpec* spec
     SNAPSINK_RETURN_IF_ERROR(ParseRollup(names.rollup, *text.rollup, window_size_ms, &ms));
     spec->rollup_ms = ms;
   }
+  if (text.quantile) SNAPSINK_RETURN_IF_ERROR(ParseQuantiles(names.quantile, *text.quantile, &spec->quantiles));
   spec->metric = text.metric;
   spec->key = text.key;
   spec->metric_prefix = text.metric_prefix;

@@ -49,7 +49,8 @@ bool ParseQueryParams(const std::multimap<std::string, std::string>& params, Que
   *out = QueryParams();
   for (const auto& [name, value] : params) {
     if (name != "window" && name != "metric" && name != "key" && name != "generation" && name != "format" &&
-        name != "from" && name != "to" && name != "metric-prefix" && name != "key-prefix" && name != "rollup") {
+        name != "from" && name != "to" && name != "metric-prefix" && name != "key-prefix" && name != "rollup" &&
+        name != "quantile") {
       *error = "unknown parameter: " + name;
       return false;
     }
@@ -73,6 +74,7 @@ bool ParseQueryParams(const std::multimap<std::string, std::string>& params, Que
   if (const std::string* v = first("metric-prefix")) t.metric_prefix = *v;
   if (const std::string* v = first("key-prefix")) t.key_prefix = *v;
   if (const std::string* v = first("rollup")) t.rollup = *v;
+  if (const std::string* v = first("quantile")) t.quantile = *v;
   if (const std::string* g = first("generation")) {
     // The words of `query --generation` (tools/cli_errors.cc AtLeast(1)).
     if (!ParseU64(*g, &out->generation)) {

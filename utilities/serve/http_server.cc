@@ -171,11 +171,11 @@ Status QueryRecords(api::Reader* reader, const api::QuerySpec& q, std::vector<ap
   if (q.rollup_ms) {
     std::vector<api::RollupRow> rows;
     SNAPSINK_RETURN_IF_ERROR(reader->Rollup(q, &rows));
-    t = api::ToTable(rows, reader->generation());
+    t = api::ToTable(rows, reader->generation(), q.quantiles);
   } else {
     std::vector<api::QueryRow> rows;
     SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
-    t = api::ToTable(rows, reader->generation());
+    t = api::ToTable(rows, reader->generation(), q.quantiles);
   }
   for (api::Record& r : t.records) out->push_back(std::move(r));
   return Status::OK();
@@ -197,10 +197,11 @@ std::string JsonError(const std::string& message) {
   return api::FormatRecords({r}, {"error"}, api::OutputFormat::kJson);
 }
 
-// The columns of a query's answer (of a roll-up's with rollup), with no rows.
-std::vector<std::string> QueryColumns(bool rollup) {
-  return rollup ? api::ToTable(std::vector<api::RollupRow>{}, 0).columns
-                : api::ToTable(std::vector<api::QueryRow>{}, 0).columns;
+// The columns of a query's answer (of a roll-up's with rollup), with no rows
+// (a quantile column per quantile asked).
+std::vector<std::string> QueryColumns(bool rollup, const std::vector<double>& quantiles = {}) {
+  return rollup ? api::ToTable(std::vector<api::RollupRow>{}, 0, quantiles).columns
+                : api::ToTable(std::vector<api::QueryRow>{}, 0, quantiles).columns;
 }
 
 thread_local std::chrono::steady_clock::time_point t_request_start;
@@ -576,7 +577,7 @@ struct HttpServer::Impl {
       if (!cur) {
         // As `snapsink query` on a root with nothing published: no rows.
         res.set_header("Snapsink-Generation", "0");
-        res.set_content(api::FormatRecords({}, QueryColumns(spec.rollup_ms.has_value()), format), type);
+        res.set_content(api::FormatRecords({}, QueryColumns(spec.rollup_ms.has_value(), spec.quantiles), format), type);
         return;
       }
       lease.gen = cur;
@@ -600,7 +601,7 @@ struct HttpServer::Impl {
       }
     }
     Answer answer;
-    answer.columns = QueryColumns(spec.rollup_ms.has_value());
+    answer.columns = QueryColumns(spec.rollup_ms.has_value(), spec.quantiles);
     answer.header = api::FormatRecords({}, answer.columns, format);  // CSV's header line; "" for NDJSON
     answer.format = format;
     bool too_large = false;

@@ -2,6 +2,7 @@
 // of every view (docs/CONTRACT.md 6), on the public
 // API only.
 #include <algorithm>
+#include <cstdio>
 
 #include "snapsink/utilities/parse.h"
 #include "snapsink/utilities/table.h"
@@ -183,13 +184,36 @@ Table ToTable(const std::vector<GenerationInfo>& generations) {
   return t;
 }
 
-Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
+std::string QuantileColumn(double q) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "p%.10g", q * 100);
+  return buf;
+}
+
+namespace {
+
+// The quantile columns after `after`, and a row's answers into r.
+void AddQuantileColumns(Table* t, const std::string& after, const std::vector<double>& quantiles) {
+  auto at = std::find(t->columns.begin(), t->columns.end(), after) + 1;
+  for (double q : quantiles) at = t->columns.insert(at, QuantileColumn(q)) + 1;
+}
+
+void PutQuantiles(Record* r, const std::vector<double>& quantiles, const std::vector<std::optional<int64_t>>& answers) {
+  for (size_t i = 0; i < answers.size() && i < quantiles.size(); ++i) {
+    if (answers[i]) r->Num(QuantileColumn(quantiles[i]), FormatMicros(*answers[i]));
+  }
+}
+
+}  // namespace
+
+Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation, const std::vector<double>& quantiles) {
   Table t{{"window", "metric", "key", "count", "sum", "version", "generation"}, {}};
   // min and max columns only when a row has them (a minmax metric's): the
   // output of sum metrics is what it always was.
-  if (std::any_of(rows.begin(), rows.end(), [](const QueryRow& q) { return q.row.min_micros.has_value(); })) {
-    t.columns.insert(t.columns.begin() + 5, {"min", "max"});
-  }
+  const bool range =
+      std::any_of(rows.begin(), rows.end(), [](const QueryRow& q) { return q.row.min_micros.has_value(); });
+  if (range) t.columns.insert(t.columns.begin() + 5, {"min", "max"});
+  AddQuantileColumns(&t, range ? "max" : "sum", quantiles);
   const std::string gen = U(generation);
   for (const QueryRow& q : rows) {
     Record r;
@@ -202,6 +226,7 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
       r.Num("min", FormatMicros(*q.row.min_micros));
       r.Num("max", FormatMicros(*q.row.max_micros));
     }
+    PutQuantiles(&r, quantiles, q.row.quantile_micros);
     r.Num("version", U(q.version));
     r.Num("generation", gen);
     t.records.push_back(std::move(r));
@@ -209,11 +234,12 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation) {
   return t;
 }
 
-Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation) {
+Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation, const std::vector<double>& quantiles) {
   Table t{{"bucket", "metric", "key", "count", "sum", "windows", "generation"}, {}};
-  if (std::any_of(rows.begin(), rows.end(), [](const RollupRow& q) { return q.min_micros.has_value(); })) {
-    t.columns.insert(t.columns.begin() + 5, {"min", "max"});
-  }
+  const bool range =
+      std::any_of(rows.begin(), rows.end(), [](const RollupRow& q) { return q.min_micros.has_value(); });
+  if (range) t.columns.insert(t.columns.begin() + 5, {"min", "max"});
+  AddQuantileColumns(&t, range ? "max" : "sum", quantiles);
   const std::string gen = U(generation);
   for (const RollupRow& q : rows) {
     Record r;
@@ -226,6 +252,7 @@ Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation) {
       r.Num("min", FormatMicros(*q.min_micros));
       r.Num("max", FormatMicros(*q.max_micros));
     }
+    PutQuantiles(&r, quantiles, q.quantile_micros);
     r.Num("windows", U(q.windows));
     r.Num("generation", gen);
     t.records.push_back(std::move(r));

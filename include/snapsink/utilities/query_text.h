@@ -40,6 +40,9 @@ struct QueryText {
   std::optional<std::string> key;
   std::string metric_prefix, key_prefix;  // "" = every one
   std::optional<std::string> rollup;      // "all" or a duration (see ParseRollup)
+  // Quantiles to answer (a quantiles metric's rows): decimals in [0, 1],
+  // comma-separated, e.g. "0.5,0.9,0.99".
+  std::optional<std::string> quantile;
 };
 
 // What each value is called in messages: the parameter names of a request
@@ -49,10 +52,12 @@ struct QueryTextNames {
   std::string from = "from";
   std::string to = "to";
   std::string rollup = "rollup";
+  std::string quantile = "quantile";
 };
 
 // text into *spec (replaced whole), checked in this order: window, from,
-// to, from after to (CheckRange), rollup (ParseRollup). window_size_ms is
+// to, from after to (CheckRange), rollup (ParseRollup), quantile (each in
+// [0, 1], at most 32 of them). window_size_ms is
 // the root's (ReadOnlySink::settings()); it is read only when a window,
 // from, to or rollup is given. InvalidArgument naming the value (by
 // `names`) and its text.

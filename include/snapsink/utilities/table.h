@@ -68,10 +68,15 @@ Table ToTable(const IdsInfo& ids);
 Table ToTable(const std::vector<WindowInfo>& windows);
 Table ToTable(const std::vector<SnapshotInfo>& snapshots);
 Table ToTable(const std::vector<GenerationInfo>& generations);
-// Query rows of `generation` (Reader::Query).
-Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation);
+// Query rows of `generation` (Reader::Query). `quantiles`: the spec's
+// (QuerySpec::quantiles), one column each after sum (and min, max), named
+// by QuantileColumn; a row of no quantiles metric leaves them empty.
+Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation, const std::vector<double>& quantiles = {});
 // Roll-up rows of `generation` (Reader::Rollup): bucket (its start, or
-// "all"), metric, key, count, sum, windows, generation.
-Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation);
+// "all"), metric, key, count, sum, windows, generation; quantiles the same.
+Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation, const std::vector<double>& quantiles = {});
+// The column of quantile q: "p" and q in percent, shortest form (0.5: p50,
+// 0.999: p99.9).
+std::string QuantileColumn(double q);
 
 }  // namespace snapsink::api

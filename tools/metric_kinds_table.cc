@@ -1,0 +1,26 @@
+#include "tools/metric_kinds_table.h"
+
+namespace snapsink {
+
+std::string AccuracyText(uint32_t ppm) {
+  std::string s = std::to_string(1000000 + ppm).substr(1);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  return "0." + s;
+}
+
+api::Table MetricKindsTable(const std::vector<api::MetricKindInfo>& kinds) {
+  api::Table t{{"metric", "kind"}, {}};
+  for (const api::MetricKindInfo& k : kinds) {
+    if (k.kind == api::MetricKind::kQuantiles && t.columns.size() == 2) t.columns.push_back("accuracy");
+  }
+  for (const api::MetricKindInfo& k : kinds) {
+    api::Record r;
+    r.Str("metric", k.metric);
+    r.Str("kind", api::MetricKindName(k.kind));
+    if (k.kind == api::MetricKind::kQuantiles) r.Num("accuracy", AccuracyText(k.accuracy_ppm));
+    t.records.push_back(std::move(r));
+  }
+  return t;
+}
+
+}  // namespace snapsink
