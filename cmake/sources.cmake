@@ -204,6 +204,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
   tests/bucket_root_cli_test.cc
+  tests/bucket_root_writers_test.cc
   tests/env_bucket_test.cc
   tests/layers_test.cc
   tests/api_drive_test.cc

@@ -20,6 +20,7 @@ struct MetricArgs {
   std::string name;
   std::string kind;
   bool json = false;
+  std::string state;  // --state DIR: a root in a bucket's local state
 };
 
 Status CmdMetricList(const MetricArgs& a) {
@@ -38,6 +39,7 @@ Status CmdMetricList(const MetricArgs& a) {
 }
 
 Status CmdMetric(const MetricArgs& a) {
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.root, a.state));  // --state: a root in a bucket
   if (a.action == "list") return CmdMetricList(a);
   if (a.name.empty()) return Status::InvalidArgument("metric set needs the metric's NAME");
   if (a.kind.empty()) return Status::InvalidArgument("metric set needs --kind sum|minmax");
@@ -60,6 +62,7 @@ Command RegisterMetric(CLI::App& app) {
   c->add_option("NAME", a->name, "set: the metric (1..128 bytes)");
   c->add_option("--kind", a->kind, "set: sum or minmax")->check(OneOf({"sum", "minmax"}));
   c->add_flag("--json", a->json, "list: one JSON object per line");
+  AddBucketState(c, &a->state);
   c->footer(Footer(CommonExitLine(), "snapsink metric /data/orders set latency --kind minmax\n"
                                      "         snapsink metric /data/orders list"));
   return {c, [a] { return CmdMetric(*a); }};
