@@ -59,6 +59,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/maintenance.cc
   sink/metrics.cc
   publish/old_formats.cc
+  publish/merged_bucket.cc
   publish/partition_merge.cc
   partitions/partition_seals.cc
   partitions/partition_seals_gc.cc
@@ -161,6 +162,8 @@ set(SNAPSINK_KAFKA_SCALE_TEST_SOURCES
   tests/kafka_scale_test.cc
   tests/kafka_final_test.cc
   tests/kafka_mixed_root_test.cc
+  tests/kafka_bucket_test.cc
+  tests/rgw_server.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
   tests/file_util.cc
