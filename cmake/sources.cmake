@@ -209,6 +209,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/bucket_root_cli_test.cc
   tests/bucket_root_writers_test.cc
   tests/env_bucket_test.cc
+  tests/env_bucket_root_test.cc
   tests/layers_test.cc
   tests/api_drive_test.cc
   tests/library_quiet_test.cc
