@@ -131,6 +131,37 @@ TEST_F(KafkaBucket, ThreeOwnersOneKilledPublishIntoOneBucketEqualToAFileRun) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// The same with a real kill -9 at no chosen point: C is killed two seconds
+// after it has taken partitions, mid-read or mid-commit; A and B take them
+// over from the bucket and finish the topic: the rows equal a file run.
+TEST_F(KafkaBucket, ThreeOwnersOneKilledWithSigkillMidRunEqualToAFileRun) {
+  const EventStream events = GenerateEvents(kPartitions, 400, 96);
+  ProduceStream(events);
+  const std::string root = BucketRoot("orders");
+  auto a = Start(FinalArgs(root, "gb4", "state-a"));
+  auto b = Start(FinalArgs(root, "gb4", "state-b"));
+  auto c = Start(FinalArgs(root, "gb4", "state-c"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (c->Err().find("taken at owner epoch") == std::string::npos && c->Running() &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const bool killed_running = c->Running();
+  c->Signal(SIGKILL);
+  ChildResult rc = c->Wait(30);
+  ChildResult ra = a->Wait(240);
+  ChildResult rb = b->Wait(240);
+  ASSERT_TRUE(killed_running) << "C ended before it was killed: " << rc.err;
+  EXPECT_EQ(rc.exit_code, 128 + SIGKILL) << rc.err;
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  ExpectNoSecret(ra.err + rb.err + rc.err);
+  EXPECT_EQ(Rows(BucketQuery(root)), Rows(FileQuery({&events}))) << ra.err << rb.err;
+  ChildResult v = Snapsink({"verify", root}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 // A process with an empty --state DIR restores from the checkpoints in the
 // bucket: A reads the topic, closes its partitions cleanly (a checkpoint
 // each) and exits; more events come; B, on another "machine" (a new, empty
