@@ -58,7 +58,8 @@ Status OpenBackfillStore(Env* env, const std::string& root, uint64_t version, st
   SNAPSINK_RETURN_IF_ERROR(env->CreateDir(building));
   {
     std::unique_ptr<Store> fresh;
-    SNAPSINK_RETURN_IF_ERROR(Store::Open(env->LocalPath(building), /*create=*/true, &fresh));  // tables committed and synced
+    // The tables committed and synced.
+    SNAPSINK_RETURN_IF_ERROR(Store::Open(env->LocalPath(building), /*create=*/true, &fresh));
   }
   SNAPSINK_RETURN_IF_ERROR(env->RenameFile(filenames::LmdbDataFile(building), data));
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));  // data.mdb's name

@@ -100,7 +100,8 @@ Status RecordMergedInputs(Root* root, const std::string& topic, int64_t w, uint6
                           const std::string& identity) {
   if (!InBucket(root)) return Status::OK();
   std::unique_ptr<WritableFile> f;
-  SNAPSINK_RETURN_IF_ERROR(root->env()->NewWritableFile(filenames::MergedInputsFile(root->path(), topic, w, version), &f));
+  const std::string path = filenames::MergedInputsFile(root->path(), topic, w, version);
+  SNAPSINK_RETURN_IF_ERROR(root->env()->NewWritableFile(path, &f));
   SNAPSINK_RETURN_IF_ERROR(f->Append(identity));
   SNAPSINK_RETURN_IF_ERROR(f->Close());
   MaybeCrash("merge.inputs_recorded");
