@@ -20,6 +20,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/ingest_batch.cc
   engine/json_escape.cc
   engine/line_reader.cc
+  engine/object_cache.cc
   engine/parse_ahead.cc
   engine/long_key.cc
   engine/source_scan.cc
@@ -96,6 +97,7 @@ set(SNAPSINK_LIB_SOURCES
 
 # The public API: installed under include/snapsink/. Standard library only.
 set(SNAPSINK_PUBLIC_HEADERS
+  include/snapsink/bucket_access.h
   include/snapsink/drive.h
   include/snapsink/options.h
   include/snapsink/reader.h
@@ -208,9 +210,12 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_views_test.cc
   tests/bucket_root_cli_test.cc
   tests/bucket_root_writers_test.cc
+  tests/bucket_root_fault_test.cc
+  tests/bucket_root_readers_test.cc
   tests/env_bucket_test.cc
   tests/env_bucket_root_test.cc
   tests/layers_test.cc
+  tests/function_length_test.cc
   tests/api_drive_test.cc
   tests/library_quiet_test.cc
   tests/api_follower_test.cc
@@ -251,6 +256,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/ingest_power_cut_test.cc
   tests/init_atomic_test.cc
   tests/line_reader_test.cc
+  tests/object_cache_test.cc
   tests/manifest_test.cc
   tests/numeric_edges_test.cc
   tests/option_errors_test.cc
@@ -269,6 +275,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/query_text_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc
+  tests/fault_proxy.cc
   tests/rgw_server.cc
   tests/rollback_power_cut_test.cc
   tests/retention_test.cc
@@ -316,6 +323,7 @@ set(SNAPSINK_BENCH_SOURCES
   bench/baselines.cc
   bench/bench_main.cc
   bench/bench_util.cc
+  bench/bucket_bench.cc
   bench/checkpoint_bench.cc
   bench/id_state_bench.cc
   bench/input_gen.cc

@@ -14,6 +14,8 @@ _snapsink() {
     return
   fi
   local command="${words[1]}" opts=""
+  # Every command takes a root, and these for a root in a bucket.
+  local bucket_opts="--endpoint --region --access-key-id --secret-access-key-file"
   case "$command" in
     init) opts="--window --lateness --on-gap --id-horizon --producer-retention --retain --max-ahead" ;;
     ingest) opts="--source --commit-every --on-error --quiet --id-from-content --state" ;;
@@ -21,18 +23,19 @@ _snapsink() {
     publish) opts="--state" ;;
     run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content --kafka --topic --group --kafka-start --kafka-config --kafka-timeout --on-split-producer --state --checkpoint-every --keep-generations" ;;
     backfill) opts="--version --source --from --to --commit-every --quiet --dry-run" ;;
-    query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup" ;;
+    query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup --cache-dir --cache-size" ;;
     inspect) opts="--json --all" ;;
     verify) opts="--state" ;;
-    gc) opts="--keep-generations --producers-idle --retain --max-ahead --state" ;;
+    gc) opts="--keep-generations --producers-idle --retain --max-ahead --state --min-age" ;;
     rollback) opts="--generation --dry-run --state" ;;
     upgrade) opts="--dry-run" ;;
     status) opts="--json --html --state" ;;
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source" ;;
     metric) opts="--kind --json" ;;
-    serve) opts="--listen --threads --max-connections --header-timeout --body-timeout --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --max-header-bytes --max-answer-bytes --max-rows --tls-cert --tls-key --tls-ciphers --token-file --insecure --access-log --quiet" ;;
+    serve) opts="--listen --threads --max-connections --header-timeout --body-timeout --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --max-header-bytes --max-answer-bytes --max-rows --tls-cert --tls-key --tls-ciphers --token-file --insecure --access-log --quiet --cache-dir --cache-size --poll" ;;
   esac
+  opts="$opts $bucket_opts"
   case "$prev" in
     --on-gap) COMPREPLY=($(compgen -W "accept stop" -- "$cur")); return ;;
     --on-error) COMPREPLY=($(compgen -W "skip stop" -- "$cur")); return ;;

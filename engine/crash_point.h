@@ -25,6 +25,7 @@
 // bucket.before_create_put, bucket.after_create_put, bucket.before_swap_put,
 // bucket.after_swap_put (the two PUT kinds of a root in a bucket, engine/env_bucket.h);
 // bucket.claimed_epoch, bucket.upload_file (a writer into a root in a bucket, engine/env_bucket_root.h).
+// cache.before_rename (a reader's cache entry written under its temporary name, engine/object_cache.h).
 //
 // Test-only pause hook at the same points: when SNAPSINK_PAUSE_AT names
 // `point`, the N-th call of MaybeCrash(point) (N = SNAPSINK_PAUSE_HIT,

@@ -1,6 +1,10 @@
 #include "engine/env_bucket.h"
 
 #include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <tuple>
 
 #include "engine/crash_point.h"
 #include "engine/s3/s3_uri.h"
@@ -10,8 +14,25 @@ namespace snapsink {
 namespace {
 
 // How many times a PUT whose outcome stayed unknown (or whose object
-// vanished between the PUT and the re-read) is sent again.
-constexpr int kResolveRounds = 5;
+// vanished between the PUT and the re-read) is sent again, with a pause
+// growing from S3Config::retry_base_ms before each new round.
+constexpr int kResolveRounds = 8;
+
+void PauseBeforeRound(const S3Config& config, int round) {
+  if (round == 0) return;
+  thread_local std::mt19937 rng(std::random_device{}());
+  const int cap = std::min(config.retry_base_ms << std::min(round - 1, 10), 2000);
+  std::uniform_int_distribution<int> jitter(cap / 2, cap);
+  std::this_thread::sleep_for(std::chrono::milliseconds(jitter(rng)));
+}
+
+// A failed re-read after a PUT whose answer was lost: the outcome stays
+// unknown, and the message says so (an IOError keeps its kind).
+Status RereadFailed(const std::string& path, const Status& st) {
+  if (!st.IsIOError()) return st;
+  return Status::IOError(path + ": the answer to its PUT was lost and reading it back failed (nothing is assumed; "
+                                "run the command again): " + st.message());
+}
 
 struct Where {
   std::string bucket;
@@ -59,18 +80,31 @@ class BucketWritableFile : public WritableFile {
 
 class BucketRandomAccessFile : public RandomAccessFile {
  public:
-  BucketRandomAccessFile(S3Client* client, Where where, uint64_t size)
-      : client_(client), where_(std::move(where)), size_(size) {}
+  BucketRandomAccessFile(S3Client* client, ObjectCache* cache, std::string name, Where where, uint64_t size)
+      : client_(client), cache_(cache), name_(std::move(name)), where_(std::move(where)), size_(size) {}
   Status Read(uint64_t offset, size_t n, std::string* out) const override {
-    return client_->GetRange(where_.bucket, where_.key, offset, n, out);
+    if (cache_ == nullptr) return client_->GetRange(where_.bucket, where_.key, offset, n, out);
+    const std::string entry = "range " + std::to_string(offset) + "+" + std::to_string(n) + " " + name_;
+    if (cache_->Get(entry, out)) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(client_->GetRange(where_.bucket, where_.key, offset, n, out));
+    cache_->Put(entry, *out);
+    return Status::OK();
   }
   uint64_t Size() const override { return size_; }
 
  private:
   S3Client* const client_;
+  ObjectCache* const cache_;
+  const std::string name_;  // the object, for the cache's entry names
   const Where where_;
   const uint64_t size_;
 };
+
+// CURRENT is the one object replaced; every other is written once.
+bool Replaced(const std::string& key) {
+  const size_t slash = key.find_last_of('/');
+  return (slash == std::string::npos ? key : key.substr(slash + 1)) == "CURRENT";
+}
 
 }  // namespace
 
@@ -81,6 +115,7 @@ Status BucketEnv::PutCreateOnly(const std::string& path, std::string_view data) 
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
   MaybeCrash("bucket.before_create_put");
   for (int round = 0; round < kResolveRounds; ++round) {
+    PauseBeforeRound(client_.config(), round);
     S3PutOutcome outcome;
     SNAPSINK_RETURN_IF_ERROR(client_.PutCreateOnly(w.bucket, w.key, data, &outcome, nullptr));
     if (outcome == S3PutOutcome::kStored) {
@@ -91,7 +126,7 @@ Status BucketEnv::PutCreateOnly(const std::string& path, std::string_view data) 
     std::string existing;
     const Status st = client_.Get(w.bucket, w.key, &existing, nullptr);
     if (st.IsNotFound()) continue;  // removed since, or never stored: PUT again
-    SNAPSINK_RETURN_IF_ERROR(st);
+    if (!st.ok()) return RereadFailed(path, st);
     if (existing == data) {
       MaybeCrash("bucket.after_create_put");
       return Status::OK();  // ours (a lost answer), or an identical earlier write
@@ -110,6 +145,7 @@ Status BucketEnv::ReplaceFileIfVersion(const std::string& path, std::string_view
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
   MaybeCrash("bucket.before_swap_put");
   for (int round = 0; round < kResolveRounds; ++round) {
+    PauseBeforeRound(client_.config(), round);
     S3PutOutcome outcome;
     std::string etag;
     if (version.empty()) {
@@ -127,7 +163,7 @@ Status BucketEnv::ReplaceFileIfVersion(const std::string& path, std::string_view
     std::string current, current_version;
     const Status st = client_.Get(w.bucket, w.key, &current, &current_version);
     const bool missing = st.IsNotFound();
-    if (!missing) SNAPSINK_RETURN_IF_ERROR(st);
+    if (!missing && !st.ok()) return RereadFailed(path, st);
     if (!missing && current == data) {
       *new_version = current_version;
       MaybeCrash("bucket.after_swap_put");
@@ -159,35 +195,122 @@ Status BucketEnv::NewRandomAccessFile(const std::string& path, std::unique_ptr<R
   Where w;
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
   uint64_t size = 0;
-  SNAPSINK_RETURN_IF_ERROR(client_.Head(w.bucket, w.key, &size, nullptr));
-  *out = std::make_unique<BucketRandomAccessFile>(&client_, std::move(w), size);
+  std::string etag;
+  SNAPSINK_RETURN_IF_ERROR(HeadOnce(w.bucket, w.key, &size, &etag));
+  // Ranges are cached by the object and its ETag: an object removed and
+  // written again under its name (a root made anew at the same prefix) is
+  // another object to the cache.
+  *out = std::make_unique<BucketRandomAccessFile>(
+      &client_, Replaced(w.key) || etag.empty() ? nullptr : cache_,
+      client_.config().endpoint + "/" + w.bucket + "/" + w.key + " " + etag, std::move(w), size);
+  return Status::OK();
+}
+
+Status BucketEnv::GetMutable(const std::string& bucket, const std::string& key, std::string* data,
+                             std::string* version) {
+  std::string etag, held;
+  {
+    std::lock_guard<std::mutex> l(memo_mu_);
+    auto it = memo_.find(bucket + "/" + key);
+    if (it != memo_.end()) std::tie(etag, held) = it->second;
+  }
+  std::string body, new_etag;
+  if (etag.empty()) {
+    SNAPSINK_RETURN_IF_ERROR(client_.Get(bucket, key, &body, &new_etag));
+  } else {
+    bool modified = true;
+    SNAPSINK_RETURN_IF_ERROR(client_.GetIfNoneMatch(bucket, key, etag, &modified, &body, &new_etag));
+    if (!modified) {
+      body = std::move(held);
+      new_etag = etag;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> l(memo_mu_);
+    if (!new_etag.empty()) memo_[bucket + "/" + key] = {new_etag, body};
+  }
+  *data = std::move(body);
+  if (version != nullptr) *version = new_etag;
   return Status::OK();
 }
 
 Status BucketEnv::ReadFileToString(const std::string& path, std::string* out) {
   Where w;
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
-  return client_.Get(w.bucket, w.key, out, nullptr);
+  if (Replaced(w.key)) return GetMutable(w.bucket, w.key, out, nullptr);
+  if (cache_ == nullptr) return client_.Get(w.bucket, w.key, out, nullptr);
+  // An object read whole is cached with its ETag and asked again by a
+  // conditional GET: a 304 (no body) confirms the cached bytes, so an object
+  // written again under its name is never answered from the cache.
+  const std::string entry = "object " + client_.config().endpoint + "/" + w.bucket + "/" + w.key;
+  if (named_by_content_ && named_by_content_(w.key)) {
+    if (cache_->Get(entry, out)) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(client_.Get(w.bucket, w.key, out, nullptr));
+    cache_->Put(entry, *out);
+    return Status::OK();
+  }
+  std::string held;
+  const size_t nl = cache_->Get(entry, &held) ? held.find('\n') : std::string::npos;
+  std::string body, etag;
+  if (nl != std::string::npos) {
+    bool modified = true;
+    SNAPSINK_RETURN_IF_ERROR(client_.GetIfNoneMatch(w.bucket, w.key, held.substr(0, nl), &modified, &body, &etag));
+    if (!modified) {
+      *out = held.substr(nl + 1);
+      return Status::OK();
+    }
+  } else {
+    SNAPSINK_RETURN_IF_ERROR(client_.Get(w.bucket, w.key, &body, &etag));
+  }
+  if (!etag.empty() && etag.find('\n') == std::string::npos) cache_->Put(entry, etag + "\n" + body);
+  *out = std::move(body);
+  return Status::OK();
 }
 
 Status BucketEnv::ReadFileVersioned(const std::string& path, std::string* data, std::string* version) {
   Where w;
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  if (Replaced(w.key)) return GetMutable(w.bucket, w.key, data, version);
   return client_.Get(w.bucket, w.key, data, version);
 }
 
 bool BucketEnv::FileExists(const std::string& path) {
   Where w;
   if (!Locate(path, &w).ok()) return false;
-  if (!w.key.empty() && w.key.back() != '/' && client_.Head(w.bucket, w.key, nullptr, nullptr).ok()) return true;
+  uint64_t size = 0;
+  std::string etag;
+  if (!w.key.empty() && w.key.back() != '/' && HeadOnce(w.bucket, w.key, &size, &etag).ok()) return true;
   std::vector<S3ObjectInfo> objects;
-  return client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1).ok() && !objects.empty();
+  // One page of one key: whether anything lies under the prefix.
+  return client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1, /*first_page_only=*/true).ok() &&
+         !objects.empty();
 }
 
 Status BucketEnv::GetFileSize(const std::string& path, uint64_t* size) {
   Where w;
   SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
-  return client_.Head(w.bucket, w.key, size, nullptr);
+  std::string etag;
+  return HeadOnce(w.bucket, w.key, size, &etag);
+}
+
+Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag) {
+  const bool once = cache_ != nullptr && !Replaced(key);
+  const std::string name = bucket + "/" + key;
+  if (once) {
+    std::lock_guard<std::mutex> l(memo_mu_);
+    auto it = heads_.find(name);
+    if (it != heads_.end()) {
+      std::tie(*size, *etag) = it->second;
+      return Status::OK();
+    }
+  }
+  SNAPSINK_RETURN_IF_ERROR(client_.Head(bucket, key, size, etag));
+  if (once) {
+    std::lock_guard<std::mutex> l(memo_mu_);
+    if (heads_.size() >= 100000) heads_.clear();  // a bound for a reader that runs for months
+    heads_[name] = {*size, *etag};
+  }
+  return Status::OK();
 }
 
 Status BucketEnv::GetChildren(const std::string& dir, std::vector<std::string>* names) {

@@ -14,6 +14,17 @@
 //                     naming the object and the version it was read at.
 //   NewRandomAccessFile  a HEAD for the size, then a ranged GET per Read.
 //   ReadFileToString, ReadFileVersioned  a GET (the ETag is the version).
+//                     CURRENT, the one object replaced, is read again by a
+//                     conditional GET (If-None-Match on the ETag last read:
+//                     a 304 answers with the bytes already held).
+//
+// With a cache (SetCache: readers, engine/object_cache.h): a ranged read of
+// an object other than CURRENT is asked of the cache first, by the object's
+// name, its ETag (from the HEAD that opens it) and the range, and stored
+// there after its GET; an object read whole is kept with its ETag and read
+// again by a conditional GET (a 304 carries no body). Those objects are
+// written once and never replaced; the ETag guards against one removed and
+// written anew under its name (a root made again at the same prefix).
 //   GetChildren       ListObjectsV2 with delimiter '/': objects and "dirs".
 //   RemoveFile        DELETE; RemoveTree lists and deletes the prefix.
 //   FileExists        HEAD, else a listing of PATH/ (directories are
@@ -22,8 +33,9 @@
 //
 // A PUT whose answer is lost (timeout, reset, 5xx) is resolved by re-reading
 // the object: it holds our bytes (done), is missing or still at the old
-// version (PUT again, a bounded number of times), or holds someone else's
-// (lost). Not supported in a bucket, each an IOError saying so: appending,
+// version (PUT again after a growing pause, a bounded number of times), or
+// holds someone else's (lost). Every request is retried by the client
+// (engine/s3/s3_client.h) for a bounded time before it fails. Not supported in a bucket, each an IOError saying so: appending,
 // truncating, renaming (no atomic rename; CURRENT is replaced by
 // ReplaceFileIfVersion) and file locks (a root in a bucket keeps LOCK on
 // the writer's disk and claims a writer epoch object: engine/env_bucket_root.h).
@@ -33,10 +45,15 @@
 // our bytes), bucket.before_swap_put, bucket.after_swap_put.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "engine/env.h"
+#include "engine/object_cache.h"
 #include "engine/s3/s3_client.h"
 
 namespace snapsink {
@@ -46,6 +63,15 @@ class BucketEnv : public Env {
   explicit BucketEnv(S3Config config);
 
   S3Client* client() { return &client_; }
+  // Reads of objects other than CURRENT go through cache (not owned; null: none).
+  void SetCache(ObjectCache* cache) { cache_ = cache; }
+  ObjectCache* cache() const { return cache_; }
+  // Objects whose name is the checksum of their bytes, checked by their
+  // reader (a generation's manifest parts): with a cache, read from it
+  // without asking the bucket.
+  void SetNamedByContent(std::function<bool(const std::string& key)> named_by_content) {
+    named_by_content_ = std::move(named_by_content);
+  }
 
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
   Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
@@ -72,7 +98,18 @@ class BucketEnv : public Env {
   Status PutCreateOnly(const std::string& path, std::string_view data);
 
  private:
+  // A HEAD of an object other than CURRENT; with a cache, answered once per
+  // process (objects are written once).
+  Status HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag);
+  // CURRENT by a conditional GET against the last ETag read.
+  Status GetMutable(const std::string& bucket, const std::string& key, std::string* data, std::string* version);
+
   S3Client client_;
+  ObjectCache* cache_ = nullptr;
+  std::mutex memo_mu_;
+  std::map<std::string, std::pair<std::string, std::string>> memo_;  // key -> (ETag, bytes) of CURRENT
+  std::map<std::string, std::pair<uint64_t, std::string>> heads_;    // key -> (size, ETag), with a cache
+  std::function<bool(const std::string& key)> named_by_content_;
 };
 
 }  // namespace snapsink

@@ -288,6 +288,25 @@ void BucketRootEnv::SharePublishing() {
   shared_ = true;
 }
 
+Status BucketRootEnv::ModifiedTimes(const std::string& dir, std::map<std::string, int64_t>* out) {
+  std::string bucket, key;
+  SNAPSINK_RETURN_IF_ERROR(ParseBucketPath(dir, &bucket, &key));
+  const std::string prefix = key.empty() || key.back() == '/' ? key : key + "/";
+  std::vector<S3ObjectInfo> objects;
+  SNAPSINK_RETURN_IF_ERROR(bucket_.client()->List(bucket, prefix, "", &objects, nullptr));
+  out->clear();
+  for (const S3ObjectInfo& o : objects) (*out)[o.key.substr(prefix.size())] = o.last_modified_ms;
+  return Status::OK();
+}
+
+void BucketRootEnv::UseCache(std::unique_ptr<ObjectCache> cache) {
+  cache_ = std::move(cache);
+  bucket_.SetCache(cache_.get());
+  // A part is named by the XXH64 of its bytes, which its reader checks.
+  const std::string parts = root_.substr(root_.find('/', 5) + 1) + "/manifests/parts/";
+  bucket_.SetNamedByContent([parts](const std::string& key) { return key.rfind(parts, 0) == 0; });
+}
+
 uint64_t BucketRootEnv::epoch() const {
   std::lock_guard<std::mutex> l(mu_);
   return epoch_;
@@ -391,6 +410,7 @@ struct Registry {
   std::mutex mu;
   std::map<std::string, std::string> state_dirs;
   std::set<std::string> shared;  // SetBucketSharedPublishing
+  std::map<std::string, api::BucketAccess> options;
   std::map<std::string, std::unique_ptr<BucketRootEnv>> envs;
 };
 
@@ -420,6 +440,23 @@ Status SetBucketSharedPublishing(const std::string& path) {
   return Status::OK();
 }
 
+bool operator==(const api::BucketAccess& a, const api::BucketAccess& b) {
+  return a.endpoint == b.endpoint && a.region == b.region && a.access_key_id == b.access_key_id &&
+         a.secret_access_key == b.secret_access_key && a.cache == b.cache && a.cache_dir == b.cache_dir &&
+         a.cache_bytes == b.cache_bytes && a.gc_min_age_ms == b.gc_min_age_ms;
+}
+
+Status SetBucketRootOptions(const std::string& path, const api::BucketAccess& options) {
+  SNAPSINK_RETURN_IF_ERROR(CheckRootPath(path));
+  Registry* r = TheRegistry();
+  std::lock_guard<std::mutex> l(r->mu);
+  if (r->envs.count(path) != 0 && !(r->options[path] == options)) {
+    return Status::InvalidArgument(path + ": already opened with other endpoint, keys or cache settings");
+  }
+  r->options[path] = options;
+  return Status::OK();
+}
+
 Status SetBucketStateDir(const std::string& path, const std::string& dir) {
   SNAPSINK_RETURN_IF_ERROR(CheckRootPath(path));
   Registry* r = TheRegistry();
@@ -442,15 +479,24 @@ Status EnvForRoot(const std::string& path, Env** out) {
   std::lock_guard<std::mutex> l(r->mu);
   auto it = r->envs.find(path);
   if (it == r->envs.end()) {
+    const api::BucketAccess o = r->options[path];
     S3Config config;
-    Status s = S3Config::FromEnvironment(&config);
+    Status s = S3Config::FromEnvironment(&config, {o.endpoint, o.region, o.access_key_id, o.secret_access_key});
     if (!s.ok()) return Status::InvalidArgument("root " + path + ": " + s.message());
+    std::unique_ptr<ObjectCache> cache;
+    if (o.cache) {
+      SNAPSINK_RETURN_IF_ERROR(ObjectCache::Open(o.cache_dir.empty() ? ObjectCache::DefaultDir() : o.cache_dir,
+                                                 o.cache_bytes == 0 ? ObjectCache::kDefaultCapacity : o.cache_bytes,
+                                                 &cache));
+    }
     auto dir = r->state_dirs.find(path);
     it = r->envs
              .emplace(path, std::make_unique<BucketRootEnv>(path, dir == r->state_dirs.end() ? "" : dir->second,
                                                             std::move(config)))
              .first;
     if (r->shared.count(path) > 0) it->second->SharePublishing();
+    if (cache) it->second->UseCache(std::move(cache));
+    if (o.gc_min_age_ms >= 0) it->second->set_gc_min_age_ms(o.gc_min_age_ms);
   }
   *out = it->second.get();
   return Status::OK();

@@ -36,14 +36,20 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "engine/env.h"
 #include "engine/env_bucket.h"
+#include "snapsink/bucket_access.h"
 
 namespace snapsink {
+
+// gc in a bucket keeps every generation replaced, and every object written,
+// less than this long ago (it cannot see readers on other machines).
+constexpr int64_t kDefaultGcMinAgeMs = 3600 * 1000;
 
 class BucketRootEnv : public Env {
  public:
@@ -56,6 +62,8 @@ class BucketRootEnv : public Env {
   const std::string& state_dir() const { return state_dir_; }
   bool has_state_dir() const { return !scratch_; }
   BucketEnv* bucket() { return &bucket_; }
+  // Reads of objects other than CURRENT go through cache from now on.
+  void UseCache(std::unique_ptr<ObjectCache> cache);
 
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
   Status NewAppendableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
@@ -85,6 +93,13 @@ class BucketRootEnv : public Env {
   // from a new read a bounded number of times.
   Status SwapCurrent(std::string_view data);
 
+  // Every object under dir (a path in the bucket), by its path past dir/,
+  // with its Last-Modified from the listing (the server's clock, Unix ms).
+  Status ModifiedTimes(const std::string& dir, std::map<std::string, int64_t>* out);
+  // gc's --min-age in this process (BucketRootOptions::gc_min_age_ms).
+  int64_t gc_min_age_ms() const { return gc_min_age_ms_; }
+  void set_gc_min_age_ms(int64_t ms) { gc_min_age_ms_ = ms; }
+
   // The writer epoch this process claimed (0 = none yet).
   uint64_t epoch() const;
 
@@ -110,6 +125,8 @@ class BucketRootEnv : public Env {
   std::string state_dir_;
   bool scratch_ = false;
   BucketEnv bucket_;
+  std::unique_ptr<ObjectCache> cache_;
+  int64_t gc_min_age_ms_ = kDefaultGcMinAgeMs;
   mutable std::mutex mu_;
   uint64_t epoch_ = 0;
   bool shared_ = false;
@@ -126,6 +143,14 @@ Status EnvForRoot(const std::string& path, Env** out);
 // Marks the bucket root at path as published into by many processes
 // (BucketRootEnv::SharePublishing), its Env made now or later.
 Status SetBucketSharedPublishing(const std::string& path);
+// What a process may set for a bucket root before its first EnvForRoot
+// (api::BucketAccess): the endpoint, region and keys in place of the AWS_*
+// variables (each "" keeps the variable's), a local cache of the objects
+// its readers read (engine/object_cache.h; query and serve; "" and 0 are
+// ObjectCache::DefaultDir() and kDefaultCapacity) and gc's --min-age (-1 =
+// kDefaultGcMinAgeMs).
+// InvalidArgument when an Env for path was made already with other options.
+Status SetBucketRootOptions(const std::string& path, const api::BucketAccess& options);
 
 // Names the local state directory of the bucket root at path, before the
 // first EnvForRoot of it (a later call for an Env already made must name

@@ -234,6 +234,55 @@ Status NewestClaim(Env* env, const std::string& root, const std::string& source,
   return Status::OK();
 }
 
+// What a partition's state holds for a round: each staged seal's ledger
+// (locals) and its record, where the last recorded round ended (from), the
+// newest event time and the windows with unsealed changes (into next).
+Status ReadStagedSeals(Root* state, const PartitionRound& round, std::vector<PartitionSealRecord>* records,
+                       std::vector<SealRecord>* locals, PartitionProgress* next, int64_t* from) {
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(state->store()->BeginRead(&txn));
+  SNAPSINK_ASSIGN_OR_RETURN(auto recorded, Root::GetMetaU64(txn.get(), kRecordedToKey));
+  *from = static_cast<int64_t>(recorded.value_or(0));
+  SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
+  if (max_ts) next->max_event_ts = static_cast<int64_t>(*max_ts);
+  Status st;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
+    WindowState ws;
+    st = codec::Decode(v, &ws);
+    if (!st.ok()) return false;
+    if (ws.dirty) next->unsealed.push_back(codec::DecodeWindowKey(k));
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  std::vector<std::pair<int64_t, uint64_t>> staged;
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
+    SealRecord local;
+    st = codec::Decode(v, &local);
+    if (!st.ok()) return false;
+    int64_t w;
+    uint64_t version;
+    codec::DecodeSealKey(k, &w, &version);
+    if (local.state == SealState::kStaged) {
+      staged.emplace_back(w, version);
+      locals->push_back(std::move(local));
+    }
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  for (const auto& [w, version] : staged) {
+    PartitionSealRecord r;
+    r.topic = round.topic;
+    r.partition = round.partition;
+    r.epoch = round.epoch;
+    r.window_ms = w;
+    r.version = version;
+    r.from = *from;
+    r.to = round.position;
+    records->push_back(std::move(r));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, const PartitionRound& round,
@@ -250,49 +299,7 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
   next.position = round.position;
   next.high_watermark = round.high_watermark;
   int64_t from = 0;
-  {
-    std::unique_ptr<Txn> txn;
-    SNAPSINK_RETURN_IF_ERROR(state->store()->BeginRead(&txn));
-    SNAPSINK_ASSIGN_OR_RETURN(auto recorded, Root::GetMetaU64(txn.get(), kRecordedToKey));
-    from = static_cast<int64_t>(recorded.value_or(0));
-    SNAPSINK_ASSIGN_OR_RETURN(auto max_ts, Root::GetMetaU64(txn.get(), meta::kMaxEventTs));
-    if (max_ts) next.max_event_ts = static_cast<int64_t>(*max_ts);
-    Status st;
-    SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kWindows, "", [&](std::string_view k, std::string_view v) {
-      WindowState ws;
-      st = codec::Decode(v, &ws);
-      if (!st.ok()) return false;
-      if (ws.dirty) next.unsealed.push_back(codec::DecodeWindowKey(k));
-      return true;
-    }));
-    SNAPSINK_RETURN_IF_ERROR(st);
-    std::vector<std::pair<int64_t, uint64_t>> staged;
-    SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, "", [&](std::string_view k, std::string_view v) {
-      SealRecord local;
-      st = codec::Decode(v, &local);
-      if (!st.ok()) return false;
-      int64_t w;
-      uint64_t version;
-      codec::DecodeSealKey(k, &w, &version);
-      if (local.state == SealState::kStaged) {
-        staged.emplace_back(w, version);
-        locals.push_back(std::move(local));
-      }
-      return true;
-    }));
-    SNAPSINK_RETURN_IF_ERROR(st);
-    for (const auto& [w, version] : staged) {
-      PartitionSealRecord r;
-      r.topic = round.topic;
-      r.partition = round.partition;
-      r.epoch = round.epoch;
-      r.window_ms = w;
-      r.version = version;
-      r.from = from;
-      r.to = round.position;
-      records.push_back(std::move(r));
-    }
-  }
+  SNAPSINK_RETURN_IF_ERROR(ReadStagedSeals(state, round, &records, &locals, &next, &from));
   std::sort(next.unsealed.begin(), next.unsealed.end());
   if (from > round.position) {
     return Status::InvalidArgument(source + ": the state's position " + std::to_string(round.position) +

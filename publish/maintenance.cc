@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <map>
 #include <set>
 #include <thread>
 
 #include <xxhash.h>
 
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/window_retention.h"
 #include "engine/root_files.h"
 #include "engine/root.h"
@@ -218,9 +221,53 @@ void VerifyGeneration(VerifyRun* run, uint64_t g) {
   }
 }
 
+// gc in a root in a bucket cannot see readers on other machines (nor an
+// upload in flight), so it keeps every generation replaced less than
+// min_age ago and every object written less than min_age ago, by the
+// objects' Last-Modified in one listing of the root. Its wall clock decides
+// what is removed, nothing else: no output row, no name or checksum.
+struct AgeRule {
+  bool on = false;
+  int64_t now_ms = 0;
+  int64_t min_age_ms = 0;
+  std::map<std::string, int64_t> written;  // path -> Last-Modified (Unix ms)
+
+  Status Load(Env* env, const std::string& root) {
+    auto* bucket = IsBucketPath(root) ? dynamic_cast<BucketRootEnv*>(env) : nullptr;
+    if (bucket == nullptr || bucket->gc_min_age_ms() <= 0) return Status::OK();
+    on = true;
+    min_age_ms = bucket->gc_min_age_ms();
+    now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch()).count();
+    std::map<std::string, int64_t> rel;
+    SNAPSINK_RETURN_IF_ERROR(bucket->ModifiedTimes(root, &rel));
+    for (auto& [k, t] : rel) written.emplace_hint(written.end(), root + "/" + k, t);
+    return Status::OK();
+  }
+  // An object written less than min_age ago, or not seen by the listing.
+  bool Young(const std::string& path) const {
+    if (!on) return false;
+    auto it = written.find(path);
+    return it == written.end() || now_ms - it->second < min_age_ms;
+  }
+  // Any object under dir young, or none seen.
+  bool YoungTree(const std::string& dir) const {
+    if (!on) return false;
+    const std::string prefix = dir + "/";
+    bool any = false;
+    for (auto it = written.lower_bound(prefix); it != written.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+         ++it) {
+      any = true;
+      if (now_ms - it->second < min_age_ms) return true;
+    }
+    return !any;
+  }
+};
+
 // A part no survivor names was left by a generation gc removed, or by a
 // publish that stopped before its top manifest (its rerun writes it again).
-Status RemoveUnusedParts(Env* env, const std::string& root, const std::set<uint64_t>& used, size_t* removed) {
+Status RemoveUnusedParts(Env* env, const std::string& root, const std::set<uint64_t>& used, const AgeRule& age,
+                         size_t* removed) {
   std::vector<std::string> names;
   Status s = env->GetChildren(filenames::PartsDir(root), &names);
   if (s.IsNotFound()) return Status::OK();
@@ -228,7 +275,7 @@ Status RemoveUnusedParts(Env* env, const std::string& root, const std::set<uint6
   size_t before = *removed;
   for (const std::string& n : names) {
     uint64_t h;
-    if (!filenames::ParsePartName(n, &h) || used.count(h)) continue;
+    if (!filenames::ParsePartName(n, &h) || used.count(h) || age.Young(filenames::GenerationPart(root, h))) continue;
     SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(filenames::GenerationPart(root, h)));
     ++*removed;
   }
@@ -293,6 +340,8 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
   // before its switch: its rerun rewrites it. Keep it, and do not count it.
   std::vector<uint64_t> survivors, generations;
   for (uint64_t g : listed) (g > last ? survivors : generations).push_back(g);
+  AgeRule age;
+  SNAPSINK_RETURN_IF_ERROR(age.Load(env, root));
   for (size_t i = 0; i < generations.size(); ++i) {
     const uint64_t g = generations[i];
     if (g == current || generations.size() - i <= keep) {
@@ -300,6 +349,13 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
       continue;
     }
     const std::string path = filenames::GenerationManifest(root, g);
+    // In a bucket: replaced (the next generation's manifest written) less
+    // than min_age ago, a reader elsewhere may still read it: as pinned.
+    if (age.on && (i + 1 == generations.size() || age.Young(filenames::GenerationManifest(root, generations[i + 1])))) {
+      result->pinned.push_back(g);
+      survivors.push_back(g);
+      continue;
+    }
     std::unique_ptr<FileLock> lock;
     Status s = env->LockFile(path, &lock);
     if (s.IsLocked()) {  // a reader has it pinned
@@ -323,7 +379,7 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     SNAPSINK_RETURN_IF_ERROR(LoadGenerationWindows(env, root, &gm, &used_parts));  // every part of its tree
     for (const GenerationEntry& e : gm.windows) used.insert({e.window_ms, e.version});
   }
-  SNAPSINK_RETURN_IF_ERROR(RemoveUnusedParts(env, root, used_parts, &result->removed_parts));
+  SNAPSINK_RETURN_IF_ERROR(RemoveUnusedParts(env, root, used_parts, age, &result->removed_parts));
   std::vector<PendingSnapshot> staged;  // a crashed publish may have moved them already
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(live, &staged));
   for (const PendingSnapshot& p : staged) used.insert({p.window_ms, p.version});
@@ -340,7 +396,10 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     size_t left = versions.size();
     for (const std::string& vname : versions) {
       uint64_t v;
-      if (!filenames::ParseVersionDirName(vname, &v) || used.count({w, v})) continue;
+      if (!filenames::ParseVersionDirName(vname, &v) || used.count({w, v}) ||
+          age.YoungTree(filenames::Join(wdir, vname))) {
+        continue;
+      }
       SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::Join(wdir, vname)));
       result->removed_snapshots.push_back(FormatIso(w) + " v" + std::to_string(v));
       --left;

@@ -68,6 +68,7 @@ class PublicSource : public StepSource {
   }
   void Wait(int64_t timeout_ms) override { source_->Wait(timeout_ms); }
   void Wake() override { source_->Wake(); }
+  bool HasEnd() const override { return source_->HasEnd(); }
 
  private:
   Sink* sink_;
@@ -87,7 +88,14 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   if (o.inputs.empty()) return Status::InvalidArgument("FollowOptions::inputs is empty: give a file or directory");
   SNAPSINK_RETURN_IF_ERROR(CheckCadence("FollowOptions", o.publish_every_ms, o.poll_ms, o.keep_generations));
   FileSource files(impl_->root->env(), o);
-  Driver driver(impl_->root.get(), &files, o);
+  DriveOptions cadence;  // the Driver's fields of it; the inputs are the source's business
+  cadence.publish_every_ms = o.publish_every_ms;
+  cadence.poll_ms = o.poll_ms;
+  cadence.keep_generations = o.keep_generations;
+  cadence.on_note = o.on_note;
+  cadence.on_sealed = o.on_sealed;
+  cadence.on_published = o.on_published;
+  Driver driver(impl_->root.get(), &files, std::move(cadence));
   return RunDriver(&driver, stop);
 }
 
@@ -95,15 +103,12 @@ Status Drive(Sink& sink, Source& source, const DriveOptions& o, FollowStop* stop
   SinkImpl* impl = SinkAccess::Get(&sink);
   if (impl->in_step) return Status::InvalidArgument("Drive: a step of this Sink is held (Sink::BeginStep)");
   SNAPSINK_RETURN_IF_ERROR(CheckCadence("DriveOptions", o.publish_every_ms, o.poll_ms, o.keep_generations));
-  FollowOptions cadence;  // the Driver's fields of it; the inputs are the source's business
-  cadence.publish_every_ms = o.publish_every_ms;
-  cadence.poll_ms = o.poll_ms;
-  cadence.keep_generations = o.keep_generations;
-  cadence.on_note = o.on_note;
-  cadence.on_sealed = o.on_sealed;
-  cadence.on_published = o.on_published;
+  if (o.final && !source.HasEnd()) {
+    return Status::InvalidArgument("DriveOptions::final seals every window at a source's end; this source has none "
+                                   "(Source::HasEnd)");
+  }
   PublicSource adapter(&sink, impl, &source);
-  Driver driver(impl->root.get(), &adapter, std::move(cadence), /*follower_for_life=*/impl->follower_lock != nullptr);
+  Driver driver(impl->root.get(), &adapter, o, /*follower_for_life=*/impl->follower_lock != nullptr);
   return RunDriver(&driver, stop);
 }
 

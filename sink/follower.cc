@@ -16,6 +16,7 @@
 #include "engine/ingest.h"
 #include "engine/writer_lock.h"
 #include "publish/maintenance.h"
+#include "sink/sink_impl.h"
 
 namespace snapsink {
 namespace {
@@ -41,7 +42,8 @@ std::string Parent(const std::string& path) {
 }
 
 // The notes' default when the embedder set none.
-FollowOptions WithNoteDefault(FollowOptions options) {
+template <typename Options>
+Options WithNoteDefault(Options options) {
   if (!options.on_note) options.on_note = [](const std::string&) {};  // the library never prints
   return options;
 }
@@ -129,7 +131,7 @@ void FileSource::Wait(int64_t timeout_ms) {
   }
 }
 
-Driver::Driver(Root* root, StepSource* source, FollowOptions options, bool follower_for_life)
+Driver::Driver(Root* root, StepSource* source, api::DriveOptions options, bool follower_for_life)
     : root_(root), source_(source), options_(WithNoteDefault(std::move(options))), follower_for_life_(follower_for_life) {}
 
 void Driver::Stop() {
@@ -147,6 +149,7 @@ Status Driver::Pass(bool final_pass) {
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
   pending_publish_ = !staged.empty();
   SNAPSINK_RETURN_IF_ERROR(source_->Poll(root_, final_pass, &more_to_read_));
+  if (source_->HasEnd()) return SealAndPublishAtEnd();
   std::vector<int64_t> windows;
   SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root_->store(), root_->config(), /*all=*/false, &windows));
   if (!windows.empty()) {
@@ -169,6 +172,44 @@ Status Driver::Pass(bool final_pass) {
   return Status::OK();
 }
 
+// REQUIRES: LOCK held, the source polled to its end (or its stop). Seals
+// (every window under final, unless a stop ended it), publishes, and says
+// both, also when there was nothing: the job's end. No gc: `run` never
+// removes a generation (Sink::Gc, `snapsink gc` do).
+Status Driver::SealAndPublishAtEnd() {
+  const Status ended = source_->Ended();
+  if (!ended.ok() && !ended.IsGap() && !ended.IsBadInput()) return ended;
+  std::vector<int64_t> windows;
+  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root_->store(), root_->config(), options_.final && ended.ok(), &windows));
+  SealTarget t{root_->env(), root_->path(), root_->store(), root_->config().window_ms};
+  std::vector<SealedWindow> sealed;
+  SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
+  if (!sealed.empty() && options_.on_sealed) options_.on_sealed(sealed);
+  if (sealed.empty() && options_.on_unsealed) {
+    api::UnsealedWindows why;
+    SNAPSINK_RETURN_IF_ERROR(api::GatherUnsealed(root_, &why));
+    options_.on_unsealed(why);
+  }
+  PublishResult r;
+  SNAPSINK_RETURN_IF_ERROR(PublishStaged(root_->env(), root_->path(), root_->store(), root_->config(), &r));
+  pending_publish_ = false;
+  if (options_.on_published) options_.on_published(r);
+  return ended;
+}
+
+// A source with an end: one step, the last. LOCK is root's (a writer's for
+// its life, or a follower's step), or taken for the step (a follower's
+// Drive), waiting as long as it takes.
+Status Driver::RunToEnd() {
+  std::unique_ptr<FileLock> step;
+  if (follower_for_life_) {
+    SNAPSINK_RETURN_IF_ERROR(LockRootForStep(
+        root_->env(), root_->path(), [] { return false; },
+        [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }, &step));
+  }
+  return Pass(/*final_pass=*/true);
+}
+
 // A failed gc loses nothing (what it left, the next one removes): it is
 // said once, and following goes on.
 void Driver::CollectGarbageAfterPublish() {
@@ -180,6 +221,7 @@ void Driver::CollectGarbageAfterPublish() {
 }
 
 Status Driver::Run() {
+  if (source_->HasEnd()) return RunToEnd();
   Env* env = root_->env();
   const std::string& path = root_->path();
   std::unique_ptr<FileLock> life, step;

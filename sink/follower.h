@@ -34,7 +34,11 @@
 // The loop (Driver: steps, seal, publish and gc cadence, stop) is apart
 // from what it reads (a StepSource): FileSource reads files and
 // directories as above; sink/follow.cc plugs any public api::Source in
-// (api::Drive), whose polls take the place of the pass over the inputs.
+// (api::Drive), whose polls take the place of the pass over the inputs. A
+// source with an end (HasEnd: Sink::Run's IngestSource in sink/sink.cc, a
+// Kafka topic read up to the end offsets seen at start) is one step of it,
+// the last, under the LOCK the writer holds: polled to its end, sealed,
+// published, no gc.
 //
 // REQUIRES: root is open as a writer (with or without LOCK; Run takes it
 // from the Root and gives it back when it returns), or by a follower that
@@ -53,6 +57,7 @@
 #include "engine/status.h"
 #include "publish/publisher.h"
 #include "publish/seal.h"
+#include "snapsink/drive.h"
 #include "snapsink/options.h"
 
 namespace snapsink {
@@ -73,17 +78,29 @@ class StepSource {
   virtual void Wait(int64_t timeout_ms) = 0;
   // Thread-safe: makes Wait return now and from then on.
   virtual void Wake() = 0;
+  // A source with an end (api::Source::HasEnd): Run is its last step at
+  // once, polled until *more is false.
+  virtual bool HasEnd() const { return false; }
+  // After that step's polls: what ended it. OK: the end of the input
+  // (DriveOptions::final seals every window). Gap or BadInput: a stop in its
+  // data (on-gap or on-error stop), everything before it committed: the
+  // closed windows are sealed and published, as a stop never holds back what
+  // came before it, and Run returns the stop.
+  virtual Status Ended() const { return Status::OK(); }
 };
 
 // The seal/publish/gc cadence of a follower (the options' publish_every_ms,
 // poll_ms, keep_generations and reports; its inputs are the source's
 // business) and its steps: see the file comment. Reads from one StepSource.
+// A source with an end is one step (RunToEnd): Sink::Run, `run -`, `run
+// --kafka` without --follow.
 class Driver {
  public:
   // follower_for_life: the caller holds root's LOCK.follower (a Sink from
   // OpenFollower) and root holds no LOCK between steps nor after Run;
-  // otherwise Run takes LOCK.follower and gives LOCK back to root at the end.
-  Driver(Root* root, StepSource* source, FollowOptions options, bool follower_for_life = false);
+  // otherwise Run takes LOCK.follower and gives LOCK back to root at the end
+  // (a source with an end: root holds LOCK, and Run keeps it so).
+  Driver(Root* root, StepSource* source, api::DriveOptions options, bool follower_for_life = false);
   // Follows until Stop (or an error: a gap or bad line under stop, a failed
   // write); see the file comment.
   Status Run();
@@ -92,11 +109,13 @@ class Driver {
 
  private:
   Status Pass(bool final_pass);
+  Status RunToEnd();
+  Status SealAndPublishAtEnd();
   void CollectGarbageAfterPublish();
 
   Root* root_;
   StepSource* source_;
-  FollowOptions options_;
+  api::DriveOptions options_;
   bool follower_for_life_;
   std::atomic<bool> stop_{false};
   bool pending_publish_ = false;

@@ -2,6 +2,7 @@
 // Thin by design: each method opens nothing new, calls the engine function
 // that does the work and converts its records.
 #include "snapsink/sink.h"
+#include "snapsink/bucket_access.h"
 
 #include <filesystem>
 #include <limits>
@@ -22,6 +23,7 @@
 #include "publish/publisher.h"
 #include "publish/rollback.h"
 #include "publish/upgrade.h"
+#include "sink/follower.h"
 #include "sink/root_status.h"
 #include "sink/sink_impl.h"
 #include "sink/write_queue.h"
@@ -127,6 +129,37 @@ Status IngestInto(Root* root, const IngestOptions& o, IngestResult* result) {
   return Status::OK();
 }
 
+// Sink::Run's inputs as the Driver's source with an end (sink/follower.h):
+// every file, and standard input, read to its end in its one poll. A stop
+// (a gap under --on-gap stop or past the gap limit, bad input under
+// --on-error stop) commits everything before its line and ends the source:
+// what that applied is sealed and published as a run without --final would
+// have (the closed windows only: a stop is not the end of the input, so
+// --final's "seal every window" does not apply, and a window still open is
+// not given a version that the rerun would have to replace), then the stop
+// is the run's status (exit 3 or 2): a stop never holds back what came
+// before it.
+class IngestSource : public StepSource {
+ public:
+  IngestSource(IngestOptions options, IngestResult* result) : options_(std::move(options)), result_(result) {}
+  Status Poll(Root* root, bool, bool* more) override {
+    *more = false;
+    Status s = IngestInto(root, options_, result_);
+    if (!s.IsGap() && !s.IsBadInput()) return s;
+    stop_ = s;
+    return Status::OK();
+  }
+  void Wait(int64_t) override {}
+  void Wake() override {}
+  bool HasEnd() const override { return true; }
+  Status Ended() const override { return stop_; }
+
+ private:
+  IngestOptions options_;
+  IngestResult* result_;
+  Status stop_;
+};
+
 Status SealRoot(Root* root, const SealOptions& o, std::vector<SealedWindow>* out) {
   const int64_t size = root->config().window_ms;
   std::vector<int64_t> windows = o.windows;
@@ -143,6 +176,14 @@ Status SealRoot(Root* root, const SealOptions& o, std::vector<SealedWindow>* out
   return SealWindows(t, windows, out);
 }
 
+Status PublishRoot(Root* root, PublishResult* out) {
+  return PublishStaged(root->env(), root->path(), root->store(), root->config(), out);
+}
+
+}  // namespace
+
+Status ReopenWritableHandle(SinkImpl* impl) { return ReopenWritable(impl); }
+
 Status GatherUnsealed(Root* root, UnsealedWindows* out) {
   RootStatus s;
   SNAPSINK_RETURN_IF_ERROR(GatherRootStatus(root, &s));
@@ -153,14 +194,6 @@ Status GatherUnsealed(Root* root, UnsealedWindows* out) {
   out->watermark = s.watermark;
   return Status::OK();
 }
-
-Status PublishRoot(Root* root, PublishResult* out) {
-  return PublishStaged(root->env(), root->path(), root->store(), root->config(), out);
-}
-
-}  // namespace
-
-Status ReopenWritableHandle(SinkImpl* impl) { return ReopenWritable(impl); }
 
 ReadOnlySink::ReadOnlySink(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ReadOnlySink::~ReadOnlySink() = default;
@@ -240,6 +273,13 @@ Status Sink::UseStateDir(const std::string& path, const std::string& dir) {
   const std::string absolute = std::filesystem::absolute(dir, ec).lexically_normal().string();
   if (ec) return Status::InvalidArgument("--state " + dir + ": " + ec.message());
   return SetBucketStateDir(path, absolute);
+}
+
+Status UseBucketAccess(const std::string& path, const BucketAccess& access) {
+  if (!IsBucketPath(path)) {
+    return Status::InvalidArgument(path + ": an endpoint, keys and a cache are for a root in a bucket (s3://BUCKET/PREFIX)");
+  }
+  return SetBucketRootOptions(path, access);
 }
 
 Result<std::unique_ptr<Sink>> Sink::Open(const std::string& path) {
@@ -323,28 +363,16 @@ Status Sink::Run(const RunOptions& options, RunResult* result) {
   if (result == nullptr) result = &local;
   *result = RunResult();
   SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "Run"));
-  Root* root = impl_->root.get();
   IngestOptions ingest = options.ingest;
   ingest.final = ingest.final || options.final;
-  // A stop (a gap under --on-gap stop or past the gap limit, bad input under
-  // --on-error stop) commits everything before its line. What that applied
-  // is sealed and published as a run without --final would have (the closed
-  // windows only: a stop is not the end of the input, so --final's "seal
-  // every window" does not apply, and a window still open is not given a
-  // version that the rerun would have to replace), then the stop is the
-  // run's status (exit 3 or 2): a stop never holds back what came before it.
-  const Status ingested = IngestInto(root, ingest, &result->ingest);
-  if (!ingested.ok() && !ingested.IsGap() && !ingested.IsBadInput()) {
-    return ingested;
-  }
-  SNAPSINK_RETURN_IF_ERROR(SealRoot(root, SealOptions{{}, options.final && ingested.ok()}, &result->sealed));
-  if (result->sealed.empty()) {
-    UnsealedWindows why;
-    SNAPSINK_RETURN_IF_ERROR(GatherUnsealed(root, &why));
-    result->nothing_sealed = std::move(why);
-  }
-  SNAPSINK_RETURN_IF_ERROR(PublishRoot(root, &result->publish));
-  return ingested;
+  IngestSource source(std::move(ingest), &result->ingest);
+  DriveOptions d;  // the Driver's source with an end: one step, as this handle holds LOCK
+  d.final = options.final;
+  d.on_sealed = [result](const std::vector<SealedWindow>& sealed) { result->sealed = sealed; };
+  d.on_unsealed = [result](const UnsealedWindows& why) { result->nothing_sealed = why; };
+  d.on_published = [result](const PublishResult& r) { result->publish = r; };
+  Driver driver(impl_->root.get(), &source, std::move(d));
+  return driver.Run();
 }
 
 Result<UnsealedWindows> ReadOnlySink::Unsealed() const {

@@ -65,6 +65,10 @@ Status StartStep(SinkImpl* impl);
 // LOCK): backfill's last step, the merged publish.
 Status ReopenWritableHandle(SinkImpl* impl);
 
+// Why a seal of the closed windows found nothing: the open windows with
+// unsealed changes and the watermark (ReadOnlySink::Unsealed, a job's end).
+Status GatherUnsealed(Root* root, UnsealedWindows* out);
+
 // The public settings of a root's configuration (sink/root_views.h).
 inline RootSettings ToPublic(const RootConfig& c) { return ToRootSettings(c); }
 

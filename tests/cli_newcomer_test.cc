@@ -307,7 +307,9 @@ TEST(Newcomer, LicenseChangelogManPageAndCompletionNameEveryCommand) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(completion, m, std::regex("\n    " + command + "\\) opts=\"([^\"]*)\"")))
         << command;
-    const std::string opts = " " + m[1].str() + " ";
+    std::smatch common;  // the options every command takes (a root in a bucket)
+    ASSERT_TRUE(std::regex_search(completion, common, std::regex("\n  local bucket_opts=\"([^\"]*)\"")));
+    const std::string opts = " " + m[1].str() + " " + common[1].str() + " ";
     for (const std::string& o : HelpOptions(command)) {
       EXPECT_NE(opts.find(" " + o + " "), std::string::npos) << command << " " << o << " in docs/snapsink.bash";
       std::string escaped;

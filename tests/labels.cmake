@@ -213,4 +213,9 @@ foreach(t IN LISTS snapsink_tests_TESTS)
   if(t MATCHES [=[^([A-Za-z]+/)?(S3ClientTest|BucketEnv[A-Za-z]*|BucketRoot[A-Za-z]*)\.]=])
     set_tests_properties("${t}" PROPERTIES FIXTURES_REQUIRED rgw)
   endif()
+  # These kill the shared radosgw and start it again: alone, so that no
+  # other bucket test sees it go.
+  if(t MATCHES [=[^BucketRootFaults\.(TheGatewayKilled|AGatewayThatStaysAway)]=])
+    set_tests_properties("${t}" PROPERTIES RUN_SERIAL TRUE)
+  endif()
 endforeach()

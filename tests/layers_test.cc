@@ -3,7 +3,8 @@
 //
 //   include/snapsink/  the public API: its own headers only
 //   engine/            state, ingest, Env: engine/ (+ the public Status, and
-//                      the public options, whose defaults it takes)
+//                      the public options and bucket access, whose
+//                      defaults it takes)
 //   snapshot/          the snapshot file (format, filter, reader, writer,
 //                      cached block, table cache), the snapshot manifest and
 //                      the checked JSON of every manifest: engine/, snapshot/
@@ -62,7 +63,7 @@ struct Layer {
 const std::vector<Layer>& Layers() {
   static const std::vector<Layer> layers = {
       {"include/snapsink", {"snapsink/"}, 9},
-      {"engine", {"engine/", "snapsink/status.h", "snapsink/options.h"}, 50},
+      {"engine", {"engine/", "snapsink/status.h", "snapsink/options.h", "snapsink/bucket_access.h"}, 50},
       {"snapshot", {"engine/", "snapshot/", "snapsink/status.h"}, 14},
       {"partitions", {"engine/", "snapshot/", "partitions/", "snapsink/status.h", "snapsink/options.h"}, 3},
       {"publish", {"engine/", "snapshot/", "partitions/", "publish/", "snapsink/status.h", "snapsink/options.h", "snapsink/views.h"}, 28},

@@ -10,17 +10,24 @@
 #   tests/rgw.sh env DIR     prints DIR/env again (eval "$(tests/rgw.sh env DIR)").
 #   tests/rgw.sh stop DIR    stops the three daemons by the pids it started
 #                            (DIR/pids) and removes DIR's data.
+#   tests/rgw.sh stop-gateway DIR   kills the radosgw alone (kill -9, by the
+#                            pid in DIR/rgw.pid); the objects stay in the OSD.
+#   tests/rgw.sh start-gateway DIR  starts radosgw again on the same port and
+#                            waits until a signed ListBuckets answers 200
+#                            (a test of a gateway that dies mid-run).
 #
 # The settings that matter (each cost time to find): the monitor map is
 # given a v1 address only and msgr2 is off (a v2 address is never answered);
 # no cephx; pool size one; fast paxos (start-up of seconds, not 14 s); the
-# monitor does not stop itself when the host disk is nearly full.
+# monitor does not stop itself when the host disk is nearly full; the
+# gateway sends with TCP_NODELAY (else each answer with a body waits 40 ms
+# on a kept-alive connection: Nagle against the client's delayed ACK).
 set -euo pipefail
 
 cmd=${1:-}
 dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-  echo "usage: tests/rgw.sh start|stop|env DIR" >&2
+  echo "usage: tests/rgw.sh start|stop|env|stop-gateway|start-gateway DIR" >&2
   exit 2
 fi
 
@@ -35,7 +42,7 @@ stop() {
   for pid in $(cat "$dir/pids"); do
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
-  rm -f "$dir/pids"
+  rm -f "$dir/pids" "$dir/rgw.pid"
   rm -rf "$dir/mon" "$dir/osd" "$dir/run" "$dir/env"
 }
 
@@ -59,6 +66,43 @@ fail() {
   done
   stop
   exit 1
+}
+
+# Waits (30 s at most) until a signed ListBuckets at ENDPOINT answers 200.
+wait_answers() {
+  local key=$1 secret=$2 endpoint=$3 code=000 deadline=$((SECONDS + 30))
+  while [ $SECONDS -lt $deadline ]; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
+      --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key:$secret" \
+      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$endpoint/" || true)
+    [ "$code" = 200 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_gateway() {
+  [ -f "$dir/rgw.pid" ] || { echo "tests/rgw.sh: no gateway started in $dir" >&2; exit 1; }
+  local pid
+  pid=$(cat "$dir/rgw.pid")
+  kill -9 "$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+}
+
+start_gateway() {
+  [ -f "$dir/env" ] && [ -f "$dir/rgw.pid" ] || { echo "tests/rgw.sh: no gateway started in $dir" >&2; exit 1; }
+  dir=$(cd "$dir" && pwd)
+  local old
+  old=$(cat "$dir/rgw.pid")
+  if kill -0 "$old" 2>/dev/null; then return 0; fi
+  grep -vx "$old" "$dir/pids" >"$dir/pids.new" || true
+  mv "$dir/pids.new" "$dir/pids"
+  spawn rgw radosgw -c "$dir/ceph.conf" -n client.rgw -f
+  tail -n 1 "$dir/pids" >"$dir/rgw.pid"
+  # shellcheck disable=SC1091
+  . "$dir/env"
+  wait_answers "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$AWS_ENDPOINT_URL" ||
+    { echo "tests/rgw.sh: the gateway started again does not answer at $AWS_ENDPOINT_URL" >&2; exit 1; }
 }
 
 start() {
@@ -111,7 +155,7 @@ osd class update on start = false
 osd crush update on start = false
 memstore device bytes = 1073741824
 [client.rgw]
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port tcp_nodelay=1
 rgw data = $dir/run
 rgw dns name = 127.0.0.1
 EOF
@@ -157,6 +201,7 @@ EOF
   done
   [ $up -eq 1 ] || fail "osd.$id is not up after two tries of 15 s"
   spawn rgw radosgw -c "$conf" -n client.rgw -f
+  tail -n 1 "$dir/pids" >"$dir/rgw.pid"
   local key=snapsinktestkey secret=snapsink-test-secret-0123456789
   deadline=$((SECONDS + 30))
   while [ $SECONDS -lt $deadline ]; do
@@ -165,16 +210,7 @@ EOF
       --access-key "$key" --secret "$secret" >/dev/null 2>>"$dir/log/admin.out" && break
     sleep 0.2
   done
-  local code=000
-  deadline=$((SECONDS + 30))
-  while [ $SECONDS -lt $deadline ]; do
-    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
-      --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key:$secret" \
-      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "http://127.0.0.1:$rgw_port/" || true)
-    [ "$code" = 200 ] && break
-    sleep 0.1
-  done
-  [ "$code" = 200 ] || fail "a signed ListBuckets at 127.0.0.1:$rgw_port answers $code, not 200"
+  wait_answers "$key" "$secret" "http://127.0.0.1:$rgw_port" || fail "a signed ListBuckets at 127.0.0.1:$rgw_port does not answer 200"
   cat >"$dir/env" <<EOF
 export AWS_ENDPOINT_URL=http://127.0.0.1:$rgw_port
 export AWS_REGION=us-east-1
@@ -190,5 +226,7 @@ case "$cmd" in
   start) start ;;
   stop) stop ;;
   env) cat "$dir/env" ;;
-  *) echo "usage: tests/rgw.sh start|stop|env DIR" >&2; exit 2 ;;
+  stop-gateway) stop_gateway ;;
+  start-gateway) start_gateway ;;
+  *) echo "usage: tests/rgw.sh start|stop|env|stop-gateway|start-gateway DIR" >&2; exit 2 ;;
 esac

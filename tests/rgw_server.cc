@@ -89,6 +89,19 @@ bool RgwConfig(S3Config* out, std::string* why_not) {
   return true;
 }
 
+std::string RgwDir() {
+  if (std::getenv("AWS_ENDPOINT_URL") != nullptr) return "";
+  const std::string dir = boost::filesystem::path(SNAPSINK_BINARY).parent_path().string() + "/rgw";
+  return access((dir + "/rgw.pid").c_str(), R_OK) == 0 ? dir : "";
+}
+
+bool RgwGateway(const std::string& command) {
+  const std::string dir = RgwDir();
+  if (dir.empty()) return false;
+  const std::string cmd = std::string(SourceDirPath()) + "/tests/rgw.sh " + command + " " + dir + " >/dev/null";
+  return std::system(cmd.c_str()) == 0;
+}
+
 std::string FreshBucketName() {
   static std::atomic<int> n{0};
   return "snapsink-test-" + std::to_string(getpid()) + "-" + std::to_string(n++);

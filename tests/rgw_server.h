@@ -15,6 +15,16 @@ namespace snapsink::testing {
 // packages are missing, or it was not started), for GTEST_SKIP.
 bool RgwConfig(S3Config* out, std::string* why_not);
 
+// The directory of the server tests/rgw.sh started for this build (BUILD/rgw),
+// when it runs there and the test environment does not name another
+// (AWS_ENDPOINT_URL); "" otherwise.
+std::string RgwDir();
+
+// tests/rgw.sh stop-gateway or start-gateway on RgwDir(): kills its radosgw
+// (the objects stay), or starts it again on the same port and waits until
+// it answers. False when the script failed.
+bool RgwGateway(const std::string& command);
+
 // A bucket name no other test uses ("snapsink-test-<pid>-<n>").
 std::string FreshBucketName();
 

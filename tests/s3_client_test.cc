@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <thread>
@@ -280,6 +281,24 @@ TEST_F(S3ClientTest, UnreachableEndpointStopsAfterBoundedRetries) {
   ASSERT_TRUE(st.IsIOError()) << st.ToString();
   EXPECT_NE(st.message().find("after 3 attempts"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("AWS_ENDPOINT_URL"), std::string::npos) << st.ToString();
+}
+
+// The retry time bounds a request however many attempts are allowed: an
+// endpoint that refuses for longer ends it with the attempts and the time.
+TEST_F(S3ClientTest, RetriesEndWithinTheRetryTime) {
+  S3Config gone = config_;
+  gone.endpoint = "http://127.0.0.1:1";  // nothing listens there
+  gone.max_attempts = 1000;
+  gone.retry_for_ms = 1500;
+  S3Client client(gone);
+  std::string body;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status st = client.Get(bucket_, "k", &body, nullptr);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(st.IsIOError()) << st.ToString();
+  EXPECT_LT(took, 3.0);
+  EXPECT_GE(took, 0.5);  // backed off, not given up at once
+  EXPECT_NE(st.message().find(" s): is the S3 endpoint"), std::string::npos) << st.ToString();
 }
 
 }  // namespace

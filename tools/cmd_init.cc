@@ -62,6 +62,7 @@ Command RegisterInit(CLI::App& app) {
   auto a = std::make_shared<InitArgs>();
   auto* c = app.add_subcommand("init", "Create a root");
   c->add_option("ROOT", a->root, "The root directory to create (new, or empty)")->required();
+  AddBucketAccess(c, &a->root);
   c->add_option("--window", a->window, "Window size: 1m, 15m, 1h, 1d ... (default 1h)");
   c->add_option("--lateness", a->lateness, "How far the watermark trails the newest event (default: one window)");
   c->add_option("--on-gap", a->on_gap, "accept (default): record a gap and go on; stop: " + ExitText(Exit::kGap) +

@@ -95,6 +95,7 @@ Command RegisterQuery(CLI::App& app) {
   QueryArgs* a = &f->args;
   auto* c = app.add_subcommand("query", "Read the current (or a given) generation");
   AddRoot(c, &a->root);
+  AddBucketCache(c);
   c->add_option("--window", a->window, WindowHelp("Only this window."));
   c->add_option("--metric", a->metric, "Only this metric");
   CLI::Option* key = c->add_option("--key", a->key, "Only this key");

@@ -62,7 +62,7 @@ Status CmdRunKafka(const RunArgs& a) {
     std::fflush(stdout);
   };
   o.drive.keep_generations = a.keep_generations;
-  o.on_nothing_sealed = [&](const api::UnsealedWindows& why) { PrintNothingToSeal(why, "--final"); };
+  o.drive.on_unsealed = [](const api::UnsealedWindows& why) { PrintNothingToSeal(why, "--final"); };
   StopSignals signals;  // before librdkafka starts its threads: they inherit the blocked signals
   std::unique_ptr<api::ReadOnlySink> shared;  // --state: ROOT without its LOCK (many processes share it)
   std::unique_ptr<api::Sink> sink;

@@ -101,6 +101,7 @@ Status CmdServe(const ServeArgs& a) {
   SNAPSINK_RETURN_IF_ERROR(duration("--read-timeout", a.read_timeout, &o.read_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(duration("--write-timeout", a.write_timeout, &o.write_timeout_ms));
   SNAPSINK_RETURN_IF_ERROR(duration("--keep-alive-timeout", a.keep_alive_timeout, &o.keep_alive_timeout_ms));
+  SNAPSINK_RETURN_IF_ERROR(duration("--poll", a.poll, &o.poll_ms));
   o.access_log = a.quiet ? "" : a.access_log.empty() ? "-" : a.access_log;
   StopSignals signals;  // before the server's threads start
   HangupSignals hangups;
@@ -131,6 +132,10 @@ Command RegisterServe(CLI::App& app) {
   auto a = std::make_shared<ServeArgs>();
   auto* c = app.add_subcommand("serve", "Serve the published generations over HTTP (read-only)");
   AddRoot(c, &a->root);
+  AddBucketCache(c);
+  c->add_option("--poll", a->poll,
+                "How often CURRENT is read again (default 500ms); in a bucket by a conditional GET, which costs "
+                "nothing when it has not changed");
   c->add_option("--listen", a->options.listen,
                 "HOST:PORT to listen on (default 127.0.0.1:8080); :PORT listens on every interface (0.0.0.0), "
                 "PORT alone on loopback (127.0.0.1); port 0: any free");

@@ -117,6 +117,7 @@ struct ServeArgs {
   std::string header_timeout = "10s", body_timeout = "10s";
   std::string access_log;  // empty: stderr
   bool quiet = false;      // no access log
+  std::string poll = "500ms";  // --poll: how often CURRENT is read again
 };
 // The server's errors with the flags of serve (and run --serve) for the
 // ServeOptions fields they name: "--listen x: ...", not "ServeOptions::listen x: ...".

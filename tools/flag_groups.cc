@@ -1,14 +1,160 @@
 #include "tools/flag_groups.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "snapsink/bucket_access.h"
 #include "snapsink/sink.h"
+#include "snapsink/utilities/parse.h"
 #include "snapsink/utilities/query_text.h"
 
 #include "tools/cli_errors.h"
+#include "utilities/status_macros.h"
 
 namespace snapsink {
 
 CLI::Option* AddRoot(CLI::App* c, std::string* root) {
-  return c->add_option("ROOT", *root, "The root directory (made by snapsink init)")->required();
+  CLI::Option* o = c->add_option("ROOT", *root, "The root directory (made by snapsink init)")->required();
+  AddBucketAccess(c, root);
+  return o;
+}
+
+namespace {
+
+struct BucketFlags {
+  const std::string* root = nullptr;
+  std::string endpoint, region, access_key_id, secret_file;
+  bool cache = false;
+  std::string cache_dir, cache_size;
+  std::string min_age;
+};
+
+// The flags of each command, by its subcommand (the commands live as long as main).
+std::map<const CLI::App*, std::unique_ptr<BucketFlags>>& AllBucketFlags() {
+  static auto* all = new std::map<const CLI::App*, std::unique_ptr<BucketFlags>>;
+  return *all;
+}
+
+// The secret, from its file: one line (a trailing newline is not part of it).
+Status ReadSecretFile(const std::string& path, std::string* secret) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    return Status::InvalidArgument("--secret-access-key-file " + path + ": cannot be read (" + std::strerror(errno) +
+                                   ")");
+  }
+  *secret = text.str();
+  while (!secret->empty() && (secret->back() == '\n' || secret->back() == '\r')) secret->pop_back();
+  if (secret->empty()) return Status::InvalidArgument("--secret-access-key-file " + path + ": empty");
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddBucketAccess(CLI::App* c, const std::string* root) {
+  auto& f = AllBucketFlags()[c];
+  f = std::make_unique<BucketFlags>();
+  f->root = root;
+  const char* group = "A root in a bucket (s3://BUCKET/PREFIX)";
+  c->add_option("--endpoint", f->endpoint, "The S3 endpoint, e.g. http://s3.example:7480 (default AWS_ENDPOINT_URL)")
+      ->group(group);
+  c->add_option("--region", f->region, "The region requests are signed for (default AWS_REGION, else us-east-1)")
+      ->group(group);
+  c->add_option("--access-key-id", f->access_key_id, "The access key (default AWS_ACCESS_KEY_ID)")->group(group);
+  c->add_option("--secret-access-key-file", f->secret_file,
+                "A file holding the secret key (default AWS_SECRET_ACCESS_KEY); never printed")
+      ->group(group);
+}
+
+void AddBucketCache(CLI::App* c) {
+  BucketFlags* f = AllBucketFlags().at(c).get();
+  f->cache = true;
+  const char* group = "A root in a bucket (s3://BUCKET/PREFIX)";
+  c->add_option("--cache-dir", f->cache_dir,
+                "A local cache of the objects read (default $TMPDIR/snapsink-cache-<uid>); shared by processes")
+      ->group(group);
+  c->add_option("--cache-size", f->cache_size,
+                "Most bytes the cache holds, least recently used out first (default 1G; K, M, G, T)")
+      ->group(group);
+}
+
+void AddBucketGcMinAge(CLI::App* c) {
+  c->add_option("--min-age", AllBucketFlags().at(c)->min_age,
+                "A root in a bucket: also keep every generation replaced, and every object written, less than this "
+                "long ago (default 1h; 0: none), for readers on other machines and uploads in flight")
+      ->group("A root in a bucket (s3://BUCKET/PREFIX)");
+}
+
+bool ParseByteSize(const std::string& text, uint64_t* bytes) {
+  size_t end = 0;
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+  if (end == 0 || end > 18) return false;
+  uint64_t v = std::stoull(text.substr(0, end));
+  std::string unit = text.substr(end);
+  if (unit.size() == 3 && unit.substr(1) == "iB") unit = unit.substr(0, 1);
+  if (unit.size() == 2 && unit[1] == 'B') unit = unit.substr(0, 1);
+  int shift = 0;
+  if (unit.empty() || unit == "B") {
+    shift = 0;
+  } else if (unit == "K" || unit == "k") {
+    shift = 10;
+  } else if (unit == "M") {
+    shift = 20;
+  } else if (unit == "G") {
+    shift = 30;
+  } else if (unit == "T") {
+    shift = 40;
+  } else {
+    return false;
+  }
+  if (v > (UINT64_MAX >> shift)) return false;
+  *bytes = v << shift;
+  return true;
+}
+
+Status UseBucketAccess(const CLI::App* c) {
+  auto it = AllBucketFlags().find(c);
+  if (it == AllBucketFlags().end()) return Status::OK();
+  const BucketFlags& f = *it->second;
+  const bool in_bucket = f.root->rfind("s3://", 0) == 0;
+  if (!in_bucket) {
+    const std::pair<const char*, const std::string*> given[] = {
+        {"--endpoint", &f.endpoint},   {"--region", &f.region},         {"--access-key-id", &f.access_key_id},
+        {"--secret-access-key-file", &f.secret_file}, {"--cache-dir", &f.cache_dir}, {"--cache-size", &f.cache_size},
+        {"--min-age", &f.min_age}};
+    for (const auto& [flag, value] : given) {
+      if (!value->empty()) {
+        return Status::InvalidArgument(std::string(flag) + ": goes with a root in a bucket (s3://BUCKET/PREFIX), not " +
+                                       *f.root);
+      }
+    }
+    return Status::OK();
+  }
+  api::BucketAccess access;
+  access.endpoint = f.endpoint;
+  access.region = f.region;
+  access.access_key_id = f.access_key_id;
+  if (!f.secret_file.empty()) SNAPSINK_RETURN_IF_ERROR(ReadSecretFile(f.secret_file, &access.secret_access_key));
+  access.cache = f.cache;
+  access.cache_dir = f.cache_dir;
+  if (!f.cache_size.empty() && (!ParseByteSize(f.cache_size, &access.cache_bytes) || access.cache_bytes == 0)) {
+    return Status::InvalidArgument("--cache-size " + f.cache_size + ": expected a size such as 512M or 1G");
+  }
+  if (!f.min_age.empty()) {
+    int64_t ms = 0;
+    if (f.min_age == "0") {
+      ms = 0;
+    } else if (!api::ParseDuration(f.min_age, &ms) || ms < 0) {
+      return Status::InvalidArgument("--min-age " + f.min_age + ": expected a duration such as 1h, 30m (0: none)");
+    }
+    access.gc_min_age_ms = ms;
+  }
+  return api::UseBucketAccess(*f.root, access);
 }
 
 void AddBucketState(CLI::App* c, std::string* state) {

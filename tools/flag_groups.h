@@ -22,6 +22,23 @@ void AddBucketState(CLI::App* c, std::string* state);
 // root (api::Sink::UseStateDir); InvalidArgument when root is not in a bucket.
 Status UseBucketState(const std::string& root, const std::string& state);
 
+// --endpoint, --region, --access-key-id, --secret-access-key-file of every
+// command that takes a root (AddRoot adds them; init calls this): where a
+// root in a bucket is, in place of the AWS_* variables. root is where the
+// command's ROOT is parsed to.
+void AddBucketAccess(CLI::App* c, const std::string* root);
+// --cache-dir, --cache-size of the readers that cache a bucket's objects
+// (query, serve); they also turn the cache on (default dir and size).
+void AddBucketCache(CLI::App* c);
+// --min-age D of gc (a root in a bucket: default 1h).
+void AddBucketGcMinAge(CLI::App* c);
+// Applies the flags above of the parsed command c (api::Sink::UseBucketAccess)
+// before it runs; InvalidArgument naming a flag given with a local root,
+// a size that does not parse or a key file that cannot be read.
+Status UseBucketAccess(const CLI::App* c);
+// "1073741824", "512M", "1G", "64KiB" -> bytes (K, M, G, T: powers of 1024).
+bool ParseByteSize(const std::string& text, uint64_t* bytes);
+
 // "<what> A window: <the forms of snapsink/utilities/query_text.h>" (what may be "").
 std::string WindowHelp(const std::string& what);
 

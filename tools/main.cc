@@ -12,6 +12,7 @@
 #include "tools/cli_errors.h"
 #include "tools/command.h"
 #include "tools/exit_codes.h"
+#include "tools/flag_groups.h"
 
 namespace snapsink {
 
@@ -53,7 +54,8 @@ int Main(CLI::App& app, const std::vector<Command>& commands, int argc, char** a
 
   Status s;
   for (const Command& c : commands) {
-    if (*c.app) s = c.run();
+    if (*c.app) s = UseBucketAccess(c.app);
+    if (*c.app && s.ok()) s = c.run();
   }
   // Commands print their own findings; this is the one line for the failure.
   s = CommandHints(s);

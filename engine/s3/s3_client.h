@@ -8,8 +8,9 @@
 // reset, 5xx: RGW answers 500 to many losers of an If-Match race) has an
 // unknown outcome: it returns OK with S3PutOutcome::kUnknown and the caller
 // re-reads the object before deciding, never assumes. Idempotent requests
-// (GET, HEAD, DELETE, LIST) are retried on transient failures with backoff,
-// up to S3Config::max_attempts.
+// (GET, HEAD, DELETE, LIST), and a PUT that never reached the server, are
+// retried on transient failures with backoff, a bounded number of times in a
+// bounded time (S3Config::max_attempts, retry_for_ms).
 //
 // Errors: NotFound (a missing object, named), InvalidArgument (a missing
 // bucket, refused credentials or a bad request, naming what to check), Locked (a
@@ -33,6 +34,7 @@ struct S3ObjectInfo {
   std::string key;
   uint64_t size = 0;
   std::string etag;  // without quotes
+  int64_t last_modified_ms = 0;  // the listing's LastModified (the server's clock), Unix ms; 0 if absent
 };
 
 enum class S3PutOutcome {
@@ -76,18 +78,23 @@ class S3Client {
   // ListObjectsV2 under prefix, every page (continuation tokens). With a
   // delimiter, keys holding it past the prefix are rolled up into
   // *common_prefixes (may be null without a delimiter). page_size is max-keys.
+  // first_page_only: one request, whether the listing goes on or not (does
+  // anything exist under prefix?).
   Status List(const std::string& bucket, const std::string& prefix, const std::string& delimiter,
-              std::vector<S3ObjectInfo>* objects, std::vector<std::string>* common_prefixes, int page_size = 1000);
+              std::vector<S3ObjectInfo>* objects, std::vector<std::string>* common_prefixes, int page_size = 1000,
+              bool first_page_only = false);
 
   struct Request;
   struct Response;
 
  private:
   struct Pool;
-  // One attempt; never fails (the outcome is in *resp).
-  void Perform(const Request& req, Response* resp);
-  // Perform with retries of transient failures; a conditional PUT stops at
-  // the first answer that may follow the server acting (resp->unknown).
+  // One attempt, its timeouts cut to time_left_ms; never fails (the
+  // outcome is in *resp).
+  void Perform(const Request& req, long time_left_ms, Response* resp);
+  // Perform with retries of transient failures (S3Config: attempts, time);
+  // a conditional PUT stops at the first answer that may follow the server
+  // acting (resp->unknown).
   void Call(const Request& req, Response* resp);
   // The Status of a final answer that is not the expected one.
   Status ErrorOf(const Request& req, const Response& resp) const;

@@ -2,6 +2,7 @@
 #include <pugixml.hpp>
 
 #include "engine/s3/s3_client.h"
+#include "engine/timeutil.h"
 #include "engine/s3/s3_request.h"
 #include "engine/s3/s3_uri.h"
 
@@ -9,7 +10,7 @@ namespace snapsink {
 
 Status S3Client::List(const std::string& bucket, const std::string& prefix, const std::string& delimiter,
                       std::vector<S3ObjectInfo>* objects, std::vector<std::string>* common_prefixes,
-                      int page_size) {
+                      int page_size, bool first_page_only) {
   objects->clear();
   if (common_prefixes != nullptr) common_prefixes->clear();
   std::string token;
@@ -33,15 +34,17 @@ Status S3Client::List(const std::string& bucket, const std::string& prefix, cons
                              std::string(parsed.description()) + ")");
     }
     for (pugi::xml_node c = result.child("Contents"); c; c = c.next_sibling("Contents")) {
+      int64_t modified = 0;
+      if (!ParseRfc3339Ms(c.child_value("LastModified"), &modified)) modified = 0;
       objects->push_back(S3ObjectInfo{c.child_value("Key"), c.child("Size").text().as_ullong(),
-                                      StripEtagQuotes(c.child_value("ETag"))});
+                                      StripEtagQuotes(c.child_value("ETag")), modified});
     }
     if (common_prefixes != nullptr) {
       for (pugi::xml_node p = result.child("CommonPrefixes"); p; p = p.next_sibling("CommonPrefixes")) {
         common_prefixes->push_back(p.child_value("Prefix"));
       }
     }
-    if (!result.child("IsTruncated").text().as_bool()) return Status::OK();
+    if (first_page_only || !result.child("IsTruncated").text().as_bool()) return Status::OK();
     token = result.child_value("NextContinuationToken");
     if (token.empty()) {
       return Status::IOError("s3://" + bucket + "/" + prefix + ": a truncated listing without a continuation token");

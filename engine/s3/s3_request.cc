@@ -1,6 +1,8 @@
 // S3Client's HTTP layer: a pool of curl handles, one signed attempt, the
 // retry loop and the Status of a failed answer.
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -104,6 +106,22 @@ bool NothingSent(int code) {
 
 bool TransientStatus(long status) { return status == 429 || status >= 500; }
 
+// One line of SNAPSINK_S3_REQUEST_LOG, in one write (O_APPEND: lines of
+// processes sharing the file do not interleave).
+void LogRequest(const S3Config& config, const S3Client::Request& req, const S3Client::Response& resp) {
+  std::string line = req.method + " " + req.Path() + (req.query.empty() ? "" : "?" + req.query);
+  for (const std::string& h : req.headers) {
+    if (h.rfind("Range: ", 0) == 0) line += " " + h.substr(7);
+    if (h.rfind("If-None-Match: \"", 0) == 0) line += " if-none-match";
+  }
+  line += " " + (resp.curl_code != 0 ? std::string("failed") : std::to_string(resp.status)) + "\n";
+  line = config.Scrub(std::move(line));
+  const int fd = ::open(config.request_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  (void)!::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
 }  // namespace
 
 std::string S3ErrorCode(const std::string& body) {
@@ -118,7 +136,7 @@ S3Client::S3Client(S3Config config) : config_(std::move(config)), pool_(std::mak
 
 S3Client::~S3Client() = default;
 
-void S3Client::Perform(const Request& req, Response* resp) {
+void S3Client::Perform(const Request& req, long time_left_ms, Response* resp) {
   const int attempts = resp->attempts;
   *resp = Response();
   resp->attempts = attempts;
@@ -148,8 +166,13 @@ void S3Client::Perform(const Request& req, Response* resp) {
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, config_.connect_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, config_.request_timeout_ms);
+  // A dead or black-holed endpoint ends the attempt: no connection in
+  // connect_timeout_ms, or no byte moving for stall_timeout_ms (an upload
+  // that moves, however slowly, is not cut), both within the time left.
+  const long left = std::max<long>(time_left_ms, 1000);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::min(config_.connect_timeout_ms, left));
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max<long>(1, std::min(config_.stall_timeout_ms, left) / 1000));
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp->body);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, Header);
@@ -182,6 +205,7 @@ void S3Client::Perform(const Request& req, Response* resp) {
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl_slist_free_all(headers);
+  if (!config_.request_log.empty()) LogRequest(config_, req, *resp);
   if (rc == CURLE_OK) {
     pool_->Give(h);
   } else {
@@ -192,8 +216,14 @@ void S3Client::Perform(const Request& req, Response* resp) {
 void S3Client::Call(const Request& req, Response* resp) {
   resp->attempts = 0;
   thread_local std::mt19937 rng(std::random_device{}());
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const auto elapsed_ms = [&] {
+    return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+  };
   for (;;) {
-    Perform(req, resp);
+    Perform(req, config_.retry_for_ms - elapsed_ms(), resp);
+    resp->elapsed_ms = elapsed_ms();
     const bool failed_transport = resp->curl_code != 0;
     const bool transient = failed_transport || TransientStatus(resp->status);
     if (!transient) return;
@@ -205,13 +235,17 @@ void S3Client::Call(const Request& req, Response* resp) {
     const int shift = std::min(resp->attempts - 1, 10);
     const int cap = std::min(config_.retry_base_ms << shift, 2000);
     std::uniform_int_distribution<int> jitter(cap / 2, cap);
-    std::this_thread::sleep_for(std::chrono::milliseconds(jitter(rng)));
+    const long pause = jitter(rng);
+    if (resp->elapsed_ms + pause >= config_.retry_for_ms) return;  // out of time: the last failure stands
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause));
   }
 }
 
 Status S3Client::ErrorOf(const Request& req, const Response& resp) const {
   const std::string what = req.Path() + ": " + req.method;
-  const std::string tries = resp.attempts > 1 ? " (after " + std::to_string(resp.attempts) + " attempts)" : "";
+  const std::string tries = resp.attempts > 1 ? " (after " + std::to_string(resp.attempts) + " attempts in " +
+                                                    std::to_string((resp.elapsed_ms + 500) / 1000) + " s)"
+                                              : "";
   if (resp.curl_code != 0) {
     return Status::IOError(
         config_.Scrub(what + " to " + config_.endpoint + " failed: " + resp.curl_error + tries +

@@ -30,6 +30,7 @@ struct S3Client::Response {
   bool dropped = false;  // the test hook discarded the answer
   bool unknown = false;  // a conditional PUT may have been acted on: re-read
   int attempts = 0;
+  long elapsed_ms = 0;  // from the first attempt to the end of the last
   std::string body;
   std::string etag;  // without quotes
   uint64_t content_length = 0;

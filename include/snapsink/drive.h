@@ -41,6 +41,12 @@ class Source {
   // Thread-safe: makes the Wait in progress and every later one return at
   // once (Drive calls it on FollowStop::Stop).
   virtual void Wake() = 0;
+  // A source with an end (files read once, standard input, a topic up to
+  // the end offsets seen at start) says so: Drive then makes its last step
+  // at once, polling until *more is false (the source is at its end, or
+  // stopped by a stop of its own), and returns after it: a job, as
+  // Sink::Run. false: a source followed until FollowStop::Stop.
+  virtual bool HasEnd() const { return false; }
 };
 
 // The cadence of Drive (FollowOptions' fields of the same names).
@@ -50,11 +56,17 @@ struct DriveOptions {
   // After each publish, gc keeps this many newest generations (>= 1), the
   // current one and every generation a Reader pins (Sink::Gc).
   uint64_t keep_generations = kDefaultKeepGenerations;
-  // Reports (stderr when unset): a gc after a publish that failed (said once
-  // while it holds; Drive goes on); windows sealed after a poll;
-  // generations published.
+  // A source with an end: its last step seals every window with changes,
+  // open ones too (the end of the input: run --final); else the closed ones.
+  bool final = false;
+  // Reports (dropped when unset: the library never prints): a gc after a
+  // publish that failed (said once while it holds; Drive goes on); windows
+  // sealed after a poll; generations published. At the end of a source with
+  // one, on_published is called also when nothing was pending (generation
+  // 0), and on_unsealed says why when its seal found nothing.
   std::function<void(const std::string& note)> on_note;
   std::function<void(const std::vector<SealedWindow>&)> on_sealed;
+  std::function<void(const UnsealedWindows&)> on_unsealed;
   std::function<void(const PublishResult&)> on_published;
 };
 
@@ -62,15 +74,21 @@ struct DriveOptions {
 // publishes what is sealed at most every publish_every_ms, and collects
 // garbage after each publish, until stop->Stop() (then one last step: what
 // was read is committed, what was sealed is published, OK) or an error.
+// A source with an end (Source::HasEnd) is one step, as Sink::Run is: polled
+// to its end, sealed (every window under final), published, no gc (a job
+// leaves that to Sink::Gc), under the LOCK a Sink from Open holds (one
+// from OpenFollower takes it for the step); a stop does not cut it short
+// (the source stops itself). An error of a poll returns at once: the writes committed before it
+// stay, each whole, and nothing is sealed or published after it.
 // Holds sink's LOCK one step at a time (its comment in sink.h says what
 // other writers may do between steps): on a Sink from Open as Sink::Follow
 // does, on one from OpenFollower as its Steps do. The Source's Writes run
 // inside a step. Each step is crash-safe: a new Drive resumes from the
 // positions the source committed.
 // Errors: InvalidArgument (a Step of sink held; a DriveOptions field out
-//   of range, naming it), Locked (another follower runs), what
-//   Source::Poll returns, and what a step's seal, publish returns (Reconcile,
-//   IOError, Corruption).
+//   of range, naming it; final for a source without an end), Locked
+//   (another follower runs), what Source::Poll returns, and what a step's
+//   seal, publish returns (Reconcile, IOError, Corruption).
 Status Drive(Sink& sink, Source& source, const DriveOptions& options, FollowStop* stop);
 
 }  // namespace snapsink::api

@@ -18,24 +18,6 @@ int64_t NowMs() {  // steady: only how often to publish, never what
       .count();
 }
 
-Status SealAndReport(api::Sink* sink, const RunOptions& o, bool all, bool report_nothing) {
-  api::SealOptions so;
-  so.all = all;
-  SNAPSINK_ASSIGN_OR_RETURN(auto sealed, sink->Seal(so));
-  if (!sealed.empty() && o.drive.on_sealed) o.drive.on_sealed(sealed);
-  if (sealed.empty() && report_nothing && o.on_nothing_sealed) {
-    SNAPSINK_ASSIGN_OR_RETURN(auto why, sink->Unsealed());
-    o.on_nothing_sealed(why);
-  }
-  return Status::OK();
-}
-
-Status PublishAndReport(api::Sink* sink, const RunOptions& o, bool always_report) {
-  SNAPSINK_ASSIGN_OR_RETURN(auto published, sink->Publish());
-  if ((published.generation != 0 || always_report) && o.drive.on_published) o.drive.on_published(published);
-  return Status::OK();
-}
-
 void Add(const RoundResult& r, RunTotals* totals) {
   if (!totals) return;
   totals->records += r.records;
@@ -233,24 +215,29 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
   return consumer->Close();
 }
 
-// The consumer as api::Drive's Source (--follow): a poll is one round (its
-// poll, and the Writes that commit what it read with the partitions'
-// positions), and the last one leaves the group. The rebalance callbacks
-// write only inside a poll, so inside a step. Consumer::Round waits in the
-// broker's poll, so there is always more at once; Wait only sleeps while
-// Drive waits for LOCK. A stop set in *stop (a signal's thread) is passed on
-// to Drive at the next poll or wait.
+// The consumer as api::Drive's Source: a poll is one round (its poll, and
+// the Writes that commit what it read with the partitions' positions).
+// Following (--follow), the last poll leaves the group. To its end (without
+// --follow: a source with an end, one step), the poll that finds every
+// partition read up to the end offsets seen at start (Consumer::CaughtUp),
+// or *stop set, leaves the group. The rebalance callbacks write only inside
+// a poll, so inside a step. Consumer::Round waits in the broker's poll, so
+// there is always more at once; Wait only sleeps while Drive waits for LOCK.
+// A stop set in *stop (a signal's thread) is passed on to Drive at the next
+// poll or wait.
 class ConsumerSource : public api::Source {
  public:
-  ConsumerSource(Consumer* consumer, const std::atomic<bool>* stop, api::FollowStop* drive_stop, RunTotals* totals)
-      : consumer_(consumer), stop_(stop), drive_stop_(drive_stop), totals_(totals) {}
+  ConsumerSource(Consumer* consumer, bool to_end, const std::atomic<bool>* stop, api::FollowStop* drive_stop,
+                 RunTotals* totals)
+      : consumer_(consumer), to_end_(to_end), stop_(stop), drive_stop_(drive_stop), totals_(totals) {}
   Status Poll(api::Sink&, bool last, bool* more) override {
     *more = false;
-    if (last) return consumer_->Close();  // leaves the group; every round was committed
+    if (to_end_ ? Stopped() : last) return consumer_->Close();  // leaves the group; every round was committed
     if (Stopped()) return Status::OK();
     RoundResult r;
     Status s = consumer_->Round(&r);
     Add(r, totals_);
+    if (s.ok() && to_end_ && consumer_->CaughtUp()) return consumer_->Close();
     *more = true;
     return s;
   }
@@ -260,6 +247,7 @@ class ConsumerSource : public api::Source {
     }
   }
   void Wake() override {}
+  bool HasEnd() const override { return to_end_; }
 
  private:
   bool Stopped() {
@@ -268,29 +256,34 @@ class ConsumerSource : public api::Source {
     return true;
   }
   Consumer* consumer_;
+  bool to_end_;
   const std::atomic<bool>* stop_;
   api::FollowStop* drive_stop_;
   RunTotals* totals_;
 };
 
-// --follow: api::Drive over the consumer. On a Sink from OpenFollower LOCK
-// is held one step at a time, so gc, rollback, backfill, gaps accept, seal
-// and publish run beside it in their own processes. A step is one round
+// api::Drive over the consumer. With --follow, on a Sink from OpenFollower
+// LOCK is held one step at a time, so gc, rollback, backfill, gaps accept,
+// seal and publish run beside it in their own processes. A step is one round
 // (max_round_records, one poll_timeout_ms of waiting) and the seal, publish
 // and gc due after it: a writer waits at most about that long. Nothing of a
 // step is kept for the next but the consumer's offsets, which only this
 // process's Writes move (positions are the root's: a rollback does not
 // rewind them, a backfill has its own state, an accepted source gap is read
-// when Kafka reports the range lost).
-Status RunFollow(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+// when Kafka reports the range lost). Without --follow the consumer is a
+// source with an end: one step (the Sink from Open holds LOCK), its rounds
+// until caught up, then the seal (every window with final) and the publish,
+// each said also when there was nothing; no gc.
+Status RunDrive(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
   api::DriveOptions d = o.drive;
+  d.final = o.final;
   d.poll_ms = 1;  // between rounds: Round waits in the broker's poll
   d.on_note = [&o](const std::string& note) {  // a failed gc (following goes on)
     if (o.consumer.on_note) o.consumer.on_note(note);
   };
   api::FollowStop drive_stop;
-  ConsumerSource source(consumer.get(), stop, &drive_stop, totals);
+  ConsumerSource source(consumer.get(), /*to_end=*/!o.follow, stop, &drive_stop, totals);
   Status s = api::Drive(*sink, source, d, &drive_stop);
   if (!s.ok()) (void)consumer->Close();  // every round flushed: leaving writes nothing
   return s;
@@ -301,21 +294,7 @@ Status RunFollow(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* 
 Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
   if (o.follow && o.final) return Status::InvalidArgument("RunOptions::final and RunOptions::follow exclude each other");
   if (o.consumer.states != nullptr) return RunStates(o, stop, totals);
-  if (o.follow) return RunFollow(sink, o, stop, totals);
-  SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
-  while (!stop || !stop->load()) {
-    RoundResult r;
-    Status s = consumer->Round(&r);
-    Add(r, totals);
-    if (!s.ok()) {
-      (void)consumer->Close();
-      return s;
-    }
-    if (consumer->CaughtUp()) break;
-  }
-  SNAPSINK_RETURN_IF_ERROR(consumer->Close());  // leaves the group; every round was committed
-  SNAPSINK_RETURN_IF_ERROR(SealAndReport(sink, o, o.final, true));
-  return PublishAndReport(sink, o, true);
+  return RunDrive(sink, o, stop, totals);
 }
 
 }  // namespace snapsink::kafka

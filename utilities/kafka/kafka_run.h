@@ -21,14 +21,15 @@ struct RunOptions {
   bool final = false;   // at the end, seal every window (not with follow)
   // The cadence and reports (snapsink/drive.h): publish_every_ms (with
   // follow, and --state's publish points), on_sealed, on_published (each
-  // publish of a generation); with follow also keep_generations (gc after
-  // each publish, as the file follower does). Its on_note is not used: the
+  // publish of a generation; without follow also the end's, generation 0
+  // when nothing was pending), on_unsealed (without follow: the end's seal
+  // found nothing); with follow also keep_generations (gc after each
+  // publish, as the file follower does). Its on_note is not used: the
   // notes, a failed gc's among them ("gc after publish failed (following
   // goes on): ...", said once while it holds; following goes on), go
   // through consumer.on_note. poll_ms is not used: a round waits in the
-  // broker's poll.
+  // broker's poll. Its final is this struct's final.
   api::DriveOptions drive;
-  std::function<void(const api::UnsealedWindows&)> on_nothing_sealed;  // the end's seal found nothing
 };
 
 struct RunTotals {
@@ -42,12 +43,12 @@ struct RunTotals {
 // windows, publishes, leaves the group, returns OK. A Gap (a position that
 // retention deleted) or a write error returns after committing what came
 // before, without sealing.
-// With follow, the run is api::Drive over the consumer (snapsink/drive.h),
-// and sink should come from api::Sink::OpenFollower: it then holds LOCK one
+// The run is api::Drive over the consumer (snapsink/drive.h). With follow,
+// sink should come from api::Sink::OpenFollower: it then holds LOCK one
 // step at a time (a round and the seal, publish and gc due after it), and gc,
 // rollback, backfill, gaps accept, seal and publish run beside it (a Sink
 // from Open works too, holding LOCK throughout). Without follow, a Sink
-// from Open.
+// from Open, and the consumer is a source with an end: one step.
 // With options.consumer.states (--state DIR) sink is unused (may be null):
 // the records go to the partitions' own states, which seal and record their
 // rounds in ROOT, and ROOT publishes the windows every partition is past
