@@ -165,7 +165,6 @@ set(SNAPSINK_KAFKA_SCALE_TEST_SOURCES
   tests/kafka_final_test.cc
   tests/kafka_mixed_root_test.cc
   tests/kafka_bucket_test.cc
-  tests/rgw_server.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
   tests/file_util.cc

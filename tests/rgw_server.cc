@@ -9,11 +9,7 @@
 #include <map>
 
 #include "engine/s3/s3_client.h"
-// SNAPSINK_BINARY: kafka_scale_test defines it on its command line; in
-// snapsink_tests it is tests/test_util.cc's path.
-#ifndef SNAPSINK_BINARY
 #include "tests/test_util.h"
-#endif
 
 namespace snapsink::testing {
 
