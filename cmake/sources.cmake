@@ -60,6 +60,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/maintenance.cc
   sink/metrics.cc
   publish/old_formats.cc
+  publish/merged_bucket.cc
   publish/partition_merge.cc
   partitions/partition_seals.cc
   partitions/partition_seals_gc.cc
@@ -163,6 +164,7 @@ set(SNAPSINK_KAFKA_SCALE_TEST_SOURCES
   tests/kafka_scale_test.cc
   tests/kafka_final_test.cc
   tests/kafka_mixed_root_test.cc
+  tests/kafka_bucket_test.cc
   tests/kafka_mock_cluster.cc
   tests/kafka_events.cc
   tests/file_util.cc
@@ -207,9 +209,11 @@ set(SNAPSINK_TEST_SOURCES
   tests/api_test.cc
   tests/api_views_test.cc
   tests/bucket_root_cli_test.cc
+  tests/bucket_root_writers_test.cc
   tests/bucket_root_fault_test.cc
   tests/bucket_root_readers_test.cc
   tests/env_bucket_test.cc
+  tests/env_bucket_root_test.cc
   tests/layers_test.cc
   tests/function_length_test.cc
   tests/api_drive_test.cc

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "engine/crash_point.h"
 #include "engine/s3/s3_uri.h"
@@ -29,6 +30,18 @@ bool LocalEntry(std::string_view first) {
 
 bool EndsWith(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// True when a component of rel ends with ".tmp": a temp file, or a file in a
+// temp directory (a seal record being written), both on the writer's disk.
+bool InTemp(std::string_view rel) {
+  while (!rel.empty()) {
+    const size_t slash = rel.find('/');
+    if (EndsWith(rel.substr(0, slash), ".tmp")) return true;
+    if (slash == std::string_view::npos) break;
+    rel.remove_prefix(slash + 1);
+  }
+  return false;
 }
 
 std::string Parent(const std::string& path) {
@@ -98,7 +111,7 @@ bool BucketRootEnv::Local(const std::string& path, std::string* local) const {
   }
   const std::string rel = path.substr(root_.size() + 1);
   const std::string first = rel.substr(0, rel.find('/'));
-  if (!LocalEntry(first) && !EndsWith(path, ".tmp")) return false;
+  if (!LocalEntry(first) && !InTemp(rel)) return false;
   *local = state_dir_ + "/" + rel;
   return true;
 }
@@ -181,9 +194,11 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
   Env* disk = Env::Default();
   std::vector<std::string> files;
   if (disk->GetChildren(local, &files).ok()) {
-    // A directory (a staged snapshot): every file, manifest.json last, so a
-    // snapshot whose manifest is in the bucket is whole.
-    std::stable_partition(files.begin(), files.end(), [](const std::string& n) { return n != "manifest.json"; });
+    // A directory (a staged snapshot, a partition's seal record): every file,
+    // manifest.json or seal.json last, so one whose manifest or seal.json is
+    // in the bucket is whole.
+    std::stable_partition(files.begin(), files.end(),
+                          [](const std::string& n) { return n != "manifest.json" && n != "seal.json"; });
     for (const std::string& name : files) {
       std::string bytes;
       SNAPSINK_RETURN_IF_ERROR(disk->ReadFileToString(local + "/" + name, &bytes));
@@ -230,6 +245,10 @@ Status BucketRootEnv::LockFile(const std::string& path, std::unique_ptr<FileLock
   SNAPSINK_RETURN_IF_ERROR(Env::Default()->CreateDirs(Parent(local)));
   SNAPSINK_RETURN_IF_ERROR(Env::Default()->LockFile(local, lock));
   if (path != root_ + "/LOCK" || scratch_) return Status::OK();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (shared_) return Status::OK();  // many publishers: fenced at the swap, not by epochs
+  }
   Status s = ClaimEpoch();
   if (!s.ok()) lock->reset();
   return s;
@@ -256,6 +275,17 @@ Status BucketRootEnv::ReplaceFileIfVersion(const std::string& path, std::string_
   std::string local;
   if (Local(path, &local)) return Env::ReplaceFileIfVersion(path, data, version, new_version);
   return bucket_.ReplaceFileIfVersion(path, data, version, new_version);
+}
+
+void BucketRootEnv::ExpectCurrent(std::string built_on) {
+  std::lock_guard<std::mutex> l(mu_);
+  shared_ = true;
+  built_on_ = std::move(built_on);
+}
+
+void BucketRootEnv::SharePublishing() {
+  std::lock_guard<std::mutex> l(mu_);
+  shared_ = true;
 }
 
 Status BucketRootEnv::ModifiedTimes(const std::string& dir, std::map<std::string, int64_t>* out) {
@@ -338,7 +368,20 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
       return s;
     }
     if (old == data) return Status::OK();  // already swapped (a rerun, a lost answer, a twin writer)
-    const uint64_t mine = epoch();
+    bool shared = false;
+    std::string built_on;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      shared = shared_;
+      built_on = built_on_;
+    }
+    if (shared && old != built_on) {
+      return Status::Locked(path + ": not replaced: it names " + (old.empty() ? std::string("nothing") : Line(old)) +
+                            ", this publish was built on " +
+                            (built_on.empty() ? std::string("nothing") : Line(built_on)) +
+                            "; another process published first");
+    }
+    const uint64_t mine = shared ? 0 : epoch();
     if (mine != 0) {
       uint64_t newest = 0;
       std::string who;
@@ -349,7 +392,7 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
                               "); another writer took the root");
       }
     }
-    if (!old.empty() && GenerationOf(old) >= ours) {
+    if (!shared && !old.empty() && GenerationOf(old) >= ours) {
       return Status::Locked(path + ": not replaced: it names " + Line(old) + ", this writer would name " + Line(data) +
                             "; another writer published into this root");
     }
@@ -366,6 +409,7 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::string> state_dirs;
+  std::set<std::string> shared;  // SetBucketSharedPublishing
   std::map<std::string, api::BucketAccess> options;
   std::map<std::string, std::unique_ptr<BucketRootEnv>> envs;
 };
@@ -385,6 +429,16 @@ Status CheckRootPath(const std::string& path) {
 }
 
 }  // namespace
+
+Status SetBucketSharedPublishing(const std::string& path) {
+  SNAPSINK_RETURN_IF_ERROR(CheckRootPath(path));
+  Registry* r = TheRegistry();
+  std::lock_guard<std::mutex> l(r->mu);
+  r->shared.insert(path);
+  auto it = r->envs.find(path);
+  if (it != r->envs.end()) it->second->SharePublishing();
+  return Status::OK();
+}
 
 bool operator==(const api::BucketAccess& a, const api::BucketAccess& b) {
   return a.endpoint == b.endpoint && a.region == b.region && a.access_key_id == b.access_key_id &&
@@ -440,6 +494,7 @@ Status EnvForRoot(const std::string& path, Env** out) {
              .emplace(path, std::make_unique<BucketRootEnv>(path, dir == r->state_dirs.end() ? "" : dir->second,
                                                             std::move(config)))
              .first;
+    if (r->shared.count(path) > 0) it->second->SharePublishing();
     if (cache) it->second->UseCache(std::move(cache));
     if (o.gc_min_age_ms >= 0) it->second->set_gc_min_age_ms(o.gc_min_age_ms);
   }

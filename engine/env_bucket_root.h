@@ -27,6 +27,9 @@
 // local paths go to a scratch directory of this process, removed when the
 // Env is.
 //
+// With many publishers (ExpectCurrent, below) there is no writer epoch:
+// CURRENT moves only from the generation a publish was built on.
+//
 // Crash points (engine/crash_point.h): bucket.upload_file (between the files
 // of a directory uploaded into the bucket), bucket.claimed_epoch (a writer
 // epoch stored, the local lock held), plus those of engine/env_bucket.h.
@@ -100,6 +103,17 @@ class BucketRootEnv : public Env {
   // The writer epoch this process claimed (0 = none yet).
   uint64_t epoch() const;
 
+  // Shared publishing: many processes publish into this root, each from a
+  // state of its own (run --kafka --state: the merged publish). Then taking
+  // LOCK claims no writer epoch (no process fences the others), and
+  // SwapCurrent replaces CURRENT only while it still holds `built_on`, the
+  // CURRENT line ("" = none) the generation being published was built on:
+  // a swap that finds anything else is Locked, naming both (another process
+  // published first; the publish is made again from a fresh read).
+  void ExpectCurrent(std::string built_on);
+  // Shared publishing without a publish yet (LOCK taken for another step).
+  void SharePublishing();
+
  private:
   // True and *local set when path lives on this machine's disk.
   bool Local(const std::string& path, std::string* local) const;
@@ -115,6 +129,8 @@ class BucketRootEnv : public Env {
   int64_t gc_min_age_ms_ = kDefaultGcMinAgeMs;
   mutable std::mutex mu_;
   uint64_t epoch_ = 0;
+  bool shared_ = false;
+  std::string built_on_;
 };
 
 // The Env of the root at path: Env::Default() for a local path; for
@@ -124,6 +140,9 @@ class BucketRootEnv : public Env {
 // and what to set when it cannot be made.
 Status EnvForRoot(const std::string& path, Env** out);
 
+// Marks the bucket root at path as published into by many processes
+// (BucketRootEnv::SharePublishing), its Env made now or later.
+Status SetBucketSharedPublishing(const std::string& path);
 // What a process may set for a bucket root before its first EnvForRoot
 // (api::BucketAccess): the endpoint, region and keys in place of the AWS_*
 // variables (each "" keeps the variable's), a local cache of the objects

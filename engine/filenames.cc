@@ -157,12 +157,16 @@ std::string BackfillSpoolDoneFile(const std::string& root, uint64_t version) {
 
 std::string BucketSettings(const std::string& root) { return root + "/settings"; }
 std::string WritersDir(const std::string& root) { return root + "/writers"; }
+std::string MergedInputsDir(const std::string& root) { return root + "/merged"; }
+std::string MergedInputsFile(const std::string& root, const std::string& topic, int64_t window_ms, uint64_t version) {
+  return MergedInputsDir(root) + "/" + topic + "/" + std::to_string(window_ms) + "-v" + std::to_string(version);
+}
 
 bool IsRootEntry(std::string_view name) {
   // The last component of each path the functions above build under a root.
   for (const std::string& p : {LockFile("r"), StateDir("r"), InitStateDir("r"), StagingDir("r"), SnapshotsDir("r"),
                                ManifestsDir("r"), Current("r"), RejectsDir("r"), OwnersDir("r"),
-                               PartitionsDir("r"), BucketSettings("r"), WritersDir("r")}) {
+                               PartitionsDir("r"), BucketSettings("r"), WritersDir("r"), MergedInputsDir("r")}) {
     if (std::string_view(p).substr(2) == name) return true;
   }
   return false;

@@ -76,6 +76,10 @@ std::string Current(const std::string& root);
 // init writes in place of state/, and "ROOT/writers", the writer epochs.
 std::string BucketSettings(const std::string& root);
 std::string WritersDir(const std::string& root);
+// A root in a bucket under run --kafka --state: merged/<topic>/<window ms>-v<version>,
+// what the merged version of a window was made from (docs/FORMAT.md).
+std::string MergedInputsDir(const std::string& root);
+std::string MergedInputsFile(const std::string& root, const std::string& topic, int64_t window_ms, uint64_t version);
 std::string RejectsDir(const std::string& root);
 // Owner epochs of partitions shared by many processes (SPEC 12):
 // owners/<sanitized source>/<epoch, 20 digits> holds who took that epoch;

@@ -12,6 +12,7 @@
 
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
 #include "engine/window_records.h"
@@ -342,10 +343,17 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
   if (newest != round.epoch) {
     return refused("the partition's newest owner is epoch " + std::to_string(newest) + " (" + who + ")");
   }
+  // Read with its version: in a bucket the claim lock excludes nobody on
+  // another machine, so progress is replaced by a compare-and-swap on what
+  // was read here (a zombie that passed the claim check above loses it).
   PartitionProgress prev;
-  Status ps = ReadPartitionProgress(env, root, source, &prev);
+  const std::string progress_path = filenames::PartitionProgressFile(root, source);
+  std::string prev_text, prev_version;
+  Status ps = env->ReadFileVersioned(progress_path, &prev_text, &prev_version);
+  if (ps.ok()) ps = PartitionProgress::Decode(prev_text, progress_path, &prev);
   if (!ps.ok() && !ps.IsNotFound()) return ps;
   const bool have_prev = ps.ok();
+  if (!have_prev) prev_version.clear();
   if (have_prev) {
     if (prev.epoch > round.epoch) {
       return refused("progress was recorded by epoch " + std::to_string(prev.epoch));
@@ -362,7 +370,12 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
   MaybeCrash("partition.seal_record");
   for (const PartitionSealRecord& r : records) {
     const std::string dir = filenames::PartitionSealDir(root, source, r.window_ms, r.version, r.epoch);
-    if (env->FileExists(dir)) {  // the same work recorded by a crashed attempt: create-only
+    // The same work recorded by a crashed attempt: create-only. (In a bucket
+    // a record is whole once its seal.json is there, which is uploaded last;
+    // a part of one is uploaded again, the same bytes.)
+    const bool in_place = IsBucketPath(dir) ? env->FileExists(filenames::Join(dir, filenames::kSealRecordFile))
+                                            : env->FileExists(dir);
+    if (in_place) {
       SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(dir + ".tmp"));
     } else {
       SNAPSINK_RETURN_IF_ERROR(env->RenameFile(dir + ".tmp", dir));
@@ -382,7 +395,10 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
   }
   for (const auto& [w, s] : by_window) next.seals.push_back(s);
   MaybeCrash("partition.progress");
-  SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::PartitionProgressFile(root, source), next.Encode()));
+  std::string new_version;
+  Status ws = env->ReplaceFileIfVersion(progress_path, next.Encode(), prev_version, &new_version);
+  if (ws.IsLocked()) return refused("another owner replaced progress meanwhile (" + ws.message() + ")");
+  SNAPSINK_RETURN_IF_ERROR(ws);
   lock.reset();
 
   // 4. In the state: the seals are recorded, the next round starts here. A

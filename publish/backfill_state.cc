@@ -47,7 +47,7 @@ Status OpenBackfillStore(Env* env, const std::string& root, uint64_t version, st
   const std::string dir = filenames::BackfillStateDir(root, version);
   const std::string data = filenames::LmdbDataFile(dir);
   if (env->FileExists(data)) {
-    Status s = Store::Open(dir, /*create=*/true, out);
+    Status s = Store::Open(env->LocalPath(dir), /*create=*/true, out);
     if (s.ok() || !s.IsCorruption() || s.message().find(mdb_strerror(MDB_INVALID)) == std::string::npos) return s;
     SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(data));
     SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(filenames::LmdbLockFile(dir)));
@@ -58,12 +58,13 @@ Status OpenBackfillStore(Env* env, const std::string& root, uint64_t version, st
   SNAPSINK_RETURN_IF_ERROR(env->CreateDir(building));
   {
     std::unique_ptr<Store> fresh;
-    SNAPSINK_RETURN_IF_ERROR(Store::Open(building, /*create=*/true, &fresh));  // tables committed and synced
+    // The tables committed and synced.
+    SNAPSINK_RETURN_IF_ERROR(Store::Open(env->LocalPath(building), /*create=*/true, &fresh));
   }
   SNAPSINK_RETURN_IF_ERROR(env->RenameFile(filenames::LmdbDataFile(building), data));
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));  // data.mdb's name
   SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(building));
-  return Store::Open(dir, /*create=*/true, out);
+  return Store::Open(env->LocalPath(dir), /*create=*/true, out);
 }
 
 Status RemoveBackfillState(Env* env, const std::string& root, uint64_t version) {

@@ -1,7 +1,9 @@
 // The merged publish of a topic's partitions (partitions/partition_seals.h).
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <queue>
+#include <thread>
 
 #include "engine/crash_point.h"
 #include "engine/ddsketch.h"
@@ -12,6 +14,7 @@
 #include "engine/window_retention.h"
 #include "engine/writer_lock.h"
 #include "partitions/partition_seals.h"
+#include "publish/merged_bucket.h"
 #include "publish/partition_merge.h"
 #include "publish/publisher.h"
 #include "snapshot/snapshot_file.h"
@@ -19,13 +22,6 @@
 
 namespace snapsink {
 namespace {
-
-// Meta key of ROOT: the partitions' seals its last merged version of a
-// window was made from ("<partition>:<epoch>:<version>,..."), so that an
-// unchanged set is not published again.
-std::string MergedInputsKey(const std::string& topic, int64_t w) {
-  return "merged/" + topic + "/" + std::to_string(w);
-}
 
 struct Input {
   int32_t partition = 0;
@@ -302,10 +298,9 @@ Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, 
   return Status::OK();
 }
 
-}  // namespace
-
-Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
+Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
   *result = MergedPublishResult();
+  SNAPSINK_RETURN_IF_ERROR(AdoptBucketCurrent(root, topic));  // a bucket: what the others published
   Env* env = root->env();
   const std::string& path = root->path();
   const RootConfig& config = root->config();
@@ -325,6 +320,7 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
   // Under LOCK, again: another process may have published them meanwhile.
   std::unique_ptr<FileLock> lock;
   SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kFollowerStepWaitMs, &lock));
+  SNAPSINK_RETURN_IF_ERROR(AdoptBucketCurrent(root, topic));
   SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates, &oldest_kept));
 
   std::vector<PendingSnapshot> pending;
@@ -344,7 +340,7 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
     }
     PendingSnapshot ps;
     ps.window_ms = w;
-    ps.version = c.ws.last_version + 1;
+    SNAPSINK_ASSIGN_OR_RETURN(ps.version, NextMergedVersion(root, w, c.ws.last_version));
     SnapshotManifest m;
     SNAPSINK_RETURN_IF_ERROR(MergeWindow(env, path, filenames::StagingSnapshotDir(path, w, ps.version), w, config.window_ms,
                                          ps.version, inputs, &m));
@@ -355,6 +351,10 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
     merged_keys.emplace_back(MergedInputsKey(topic, w), c.identity);
   }
   if (pending.empty() && !oldest_kept) return Status::OK();
+  for (size_t i = 0; i < pending.size(); ++i) {  // a bucket: what each window is merged from, for the others
+    SNAPSINK_RETURN_IF_ERROR(
+        RecordMergedInputs(root, topic, pending[i].window_ms, pending[i].version, merged_keys[i].second));
+  }
   if (!pending.empty()) MaybeCrash("merge.before_publish");
 
   // 3. The publisher's generation step.
@@ -377,6 +377,24 @@ Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, M
   result->generation = pr.generation;
   for (const PendingSnapshot& p : pending) result->windows.push_back(p.window_ms);
   return Status::OK();
+}
+
+// How many times a merged publish into a bucket that lost a race to another
+// process (a version, a generation number or the CURRENT swap) is made
+// again from a fresh read.
+constexpr int kBucketPublishRounds = 8;
+
+}  // namespace
+
+Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
+  if (!InBucket(root)) return PublishMergedOnce(root, topic, partitions, result);
+  Status s;
+  for (int round = 0; round < kBucketPublishRounds; ++round) {
+    s = PublishMergedOnce(root, topic, partitions, result);
+    if (!s.IsLocked()) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << std::min(round, 5)));
+  }
+  return s.Prefixed("merged publish: other processes kept publishing first: ");
 }
 
 }  // namespace snapsink

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/root.h"
 #include "engine/writer_lock.h"
 #include "partitions/partition_seals.h"
@@ -116,6 +118,8 @@ Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, cons
   SinkImpl* impl = SinkAccess::Get(&root);
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
   Root* r = impl->root.get();
+  // In a bucket each process's ROOT state is its own: LOCK claims no writer epoch.
+  if (auto* bucket = dynamic_cast<BucketRootEnv*>(r->env())) bucket->SharePublishing();
   std::unique_ptr<FileLock> lock;
   SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(r->env(), r->path(), kFollowerStepWaitMs, &lock));
   std::unique_ptr<Txn> txn;
@@ -124,11 +128,17 @@ Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, cons
   return txn->Commit();
 }
 
+Status SharePublishing(const std::string& path) {
+  return IsBucketPath(path) ? SetBucketSharedPublishing(path) : Status::OK();
+}
+
 Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions) {
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
   // Checked at each publish: a source that came after this process started.
   SNAPSINK_RETURN_IF_ERROR(CheckOneKindOfSource(root, topic));
   SinkImpl* impl = SinkAccess::Get(&root);
+  // In a bucket every process publishes from a state of its own (publish/merged_bucket.h).
+  if (auto* bucket = dynamic_cast<BucketRootEnv*>(impl->root->env())) bucket->SharePublishing();
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
   MergedPublishResult r;
   SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, &r));

@@ -17,6 +17,9 @@
 namespace snapsink::api {
 namespace {
 
+// Claims lost to another process's claim of the same epoch (in a bucket) before giving up.
+constexpr int kClaimRounds = 8;
+
 // The newest claim in dir (0 when none).
 Status NewestClaim(Env* env, const std::string& dir, uint64_t* epoch, std::string* name) {
   *epoch = 0;
@@ -52,21 +55,32 @@ Result<uint64_t> ClaimOwner(ReadOnlySink& handle, const std::string& source, con
     if (!s.IsLocked() || waited >= lock_wait_ms) return s.Prefixed(source + ": claiming: ");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  uint64_t newest = 0;
-  std::string name;
-  SNAPSINK_RETURN_IF_ERROR(NewestClaim(env, dir, &newest, &name));
-  const uint64_t epoch = newest + 1;
-  const std::string file = filenames::OwnerClaimFile(root, source, epoch);
-  const std::string tmp = file + ".tmp";
-  std::unique_ptr<WritableFile> f;
-  SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(tmp, &f));
-  SNAPSINK_RETURN_IF_ERROR(f->Append(who + "\n"));
-  SNAPSINK_RETURN_IF_ERROR(f->Sync());
-  SNAPSINK_RETURN_IF_ERROR(f->Close());
-  MaybeCrash("owner.before_claim");
-  SNAPSINK_RETURN_IF_ERROR(env->RenameFile(tmp, file));
-  SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
-  return epoch;
+  // In a bucket the claim LOCK excludes nobody on other machines: the
+  // rename is a create-only PUT, and a process that lost it to another's
+  // claim of the same epoch (Locked) reads the claims again.
+  for (int round = 0; round < kClaimRounds; ++round) {
+    uint64_t newest = 0;
+    std::string name;
+    SNAPSINK_RETURN_IF_ERROR(NewestClaim(env, dir, &newest, &name));
+    const uint64_t epoch = newest + 1;
+    const std::string file = filenames::OwnerClaimFile(root, source, epoch);
+    const std::string tmp = file + ".tmp";
+    std::unique_ptr<WritableFile> f;
+    SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(tmp, &f));
+    SNAPSINK_RETURN_IF_ERROR(f->Append(who + "\n"));
+    SNAPSINK_RETURN_IF_ERROR(f->Sync());
+    SNAPSINK_RETURN_IF_ERROR(f->Close());
+    MaybeCrash("owner.before_claim");
+    Status s = env->RenameFile(tmp, file);
+    if (s.IsLocked()) {
+      (void)env->RemoveFile(tmp);
+      continue;
+    }
+    SNAPSINK_RETURN_IF_ERROR(s);
+    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
+    return epoch;
+  }
+  return Status::Locked(source + ": claiming: other processes kept claiming its next epoch; try again");
 }
 
 Result<OwnerClaim> NewestOwner(const ReadOnlySink& root, const std::string& source) {

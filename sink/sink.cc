@@ -39,7 +39,7 @@ Status CheckWriterEnv(Env* env, const std::string& path) {
   if (bucket == nullptr || bucket->has_state_dir()) return Status::OK();
   return Status::InvalidArgument(path + ": writing into a root in a bucket needs --state DIR, a local directory "
                                  "for its LMDB state (the same DIR on every run of this writer; run, ingest, seal, "
-                                 "publish, gc and rollback take it)");
+                                 "publish, gc, rollback, backfill, gaps and metric take it)");
 }
 
 Status OpenRoot(const std::string& path, bool writer, std::unique_ptr<SinkImpl>* out) {
@@ -232,8 +232,8 @@ Status Backfill(ReadOnlySink& handle, const BackfillOptions& o, BackfillResult* 
   SNAPSINK_RETURN_IF_ERROR(ReopenWritable(impl));
   SNAPSINK_RETURN_IF_ERROR(RunBackfill(impl->root.get(), o, result));
   for (const std::string& f : o.files) {
-    result->rejects_files.push_back(
-        filenames::BackfillRejectsFile(handle.path(), o.version, o.source.empty() ? f : o.source));
+    result->rejects_files.push_back(impl->root->env()->LocalPath(  // where it is on disk
+        filenames::BackfillRejectsFile(handle.path(), o.version, o.source.empty() ? f : o.source)));
   }
   return Status::OK();
 }

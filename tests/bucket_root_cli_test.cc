@@ -162,8 +162,8 @@ TEST_F(BucketRootCli, BadInputIsOneLineWithItsExitCodeAndWritesNothing) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "snapsink: " + Root("orders") +
                        ": writing into a root in a bucket needs --state DIR, a local directory for its LMDB state "
-                       "(the same DIR on every run of this writer; run, ingest, seal, publish, gc and rollback take "
-                       "it)\n");
+                       "(the same DIR on every run of this writer; run, ingest, seal, publish, gc, rollback, backfill, "
+                       "gaps and metric take it)\n");
   EXPECT_EQ(Objects("orders").size(), 1u);  // the settings only
   // --state with a local root.
   r = Run({"seal", state.path() + "/x", "--state", state.path()});

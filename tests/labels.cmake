@@ -52,6 +52,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^BackfillStdin\.SourceNameNamesTheRejectsFile$]=]
   [=[^BackfillStdin\.VersionIsUsedUpOnlyByAPublish$]=]
   [=[^BucketRootCli\.]=]               # runs of the binary against RGW: 1 to 33 s each
+  [=[^BucketRootWriters\.]=]           # runs of the binary against RGW
   [=[^BucketEnvTest\.TwoRacingSwappersOfCurrentPublishEachGenerationOnceAndTheLoserIsNamed$]=]  # 8 rounds of a race against RGW
   [=[^CliErrors\.EachUsageErrorIsOneClearLineNamingWhatIsWrong$]=]
   [=[^CliErrors\.EveryCommandsHelpListsExitCodesAnExampleAndDescribesEveryArgument$]=]

@@ -33,6 +33,7 @@ Status CmdBackfill(const BackfillArgs& a) {
     SNAPSINK_RETURN_IF_ERROR(api::ParseInstant(opt, *text, &ms));  // names the window holding it
     *out = ms;
   }
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.root, a.state));  // --state: a root in a bucket
   BatchInterrupt interrupt;  // before any thread starts
   auto root = api::Sink::OpenReadOnly(a.root);
   if (!root.ok()) return root.status();
@@ -115,6 +116,7 @@ Command RegisterBackfill(CLI::App& app) {
   c->add_option("--to", a->to, WindowHelp("Last window (inclusive)."));
   AddCommitEvery(c, &a->commit_every);
   AddQuietProgress(c, &a->quiet);
+  AddBucketState(c, &a->state);
   c->add_flag("--dry-run", a->dry_run, "Print per window the current and the new events, count and sum; change nothing");
   c->footer(Footer("After publishing, backfill prints the same per-window table as --dry-run.\n" + CommonExitLine(),
                    "snapsink backfill /data/orders --version 5 --from 20261021T100000Z archive.ndjson"));

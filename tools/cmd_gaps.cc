@@ -29,6 +29,7 @@ Status AcceptSourceGap(const GapsArgs& a) {
 }
 
 Status CmdGaps(const GapsArgs& a) {
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.root, a.state));  // --state: a root in a bucket
   if (a.producer.empty() && a.source.empty()) return Status::InvalidArgument("--producer is required");
   if (!a.producer.empty() && !a.source.empty()) {
     return Status::InvalidArgument("gaps accept: give one of --producer and --source, not both");
@@ -77,6 +78,7 @@ Command RegisterGaps(CLI::App& app) {
   CLI::Option* epoch =
       c->add_option("--epoch", f->epoch, "Only gaps in this epoch (default: every epoch)")->check(AtLeast(0));
   c->add_option("--range", a->range, "Only missing sequence numbers inside LO..HI, both inclusive (default: every gap)");
+  AddBucketState(c, &a->state);
   c->footer(Footer(CommonExitLine(), "snapsink gaps /data/orders accept --producer p1 --epoch 2 --range 100..199\n"
                                      "         snapsink gaps /data/orders accept --source kafka:orders/3 --range "
                                      "1042..5999"));

@@ -23,6 +23,7 @@ struct MetricArgs {
   std::string kind;
   std::string accuracy;  // quantiles: a fraction, "0.01" = 1%
   bool json = false;
+  std::string state;  // --state DIR: a root in a bucket's local state
 };
 
 // "0.01" -> 10000 ppm: a decimal fraction of at most 6 places, in (0, 1).
@@ -48,6 +49,7 @@ Status CmdMetricList(const MetricArgs& a) {
 }
 
 Status CmdMetric(const MetricArgs& a) {
+  SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.root, a.state));  // --state: a root in a bucket
   if (a.action == "list") return CmdMetricList(a);
   if (a.name.empty()) return Status::InvalidArgument("metric set needs the metric's NAME");
   if (a.kind.empty()) return Status::InvalidArgument("metric set needs --kind sum|minmax|quantiles");
@@ -89,6 +91,7 @@ Command RegisterMetric(CLI::App& app) {
   c->add_option("--kind", a->kind, "set: sum, minmax or quantiles")->check(OneOf({"sum", "minmax", "quantiles"}));
   c->add_option("--accuracy", a->accuracy, "set --kind quantiles: relative accuracy, 0.0001..0.5 (default 0.01)");
   c->add_flag("--json", a->json, "list: one JSON object per line");
+  AddBucketState(c, &a->state);
   c->footer(Footer(CommonExitLine(), "snapsink metric /data/orders set latency --kind minmax\n"
                                      "         snapsink metric /data/orders set wait --kind quantiles --accuracy 0.01\n"
                                      "         snapsink metric /data/orders list"));

@@ -152,9 +152,10 @@ const RunSource kRunSources[] = {
 
 Status CmdRun(const RunArgs& a) {
   if (a.keep_generations_given && !a.follow) return Status::InvalidArgument("--keep-generations goes with --follow");
-  if (!a.kafka.brokers.empty() && a.ingest.root.rfind("s3://", 0) == 0) {
+  if (!a.kafka.brokers.empty() && a.kafka.state.empty() && a.ingest.root.rfind("s3://", 0) == 0) {
     return Status::InvalidArgument("run --kafka into a root in a bucket (" + a.ingest.root +
-                                   ") is not built yet; run reads files into it (README, A root in a bucket)");
+                                   ") needs --state DIR: each process keeps its partitions' states there and "
+                                   "shares only the bucket (README, A root in a bucket)");
   }
   for (const RunSource& source : kRunSources) {
     if (source.chosen(a)) return source.run(a);

@@ -9,6 +9,7 @@
 #include "snapsink/utilities/parse.h"
 #include "tools/cli_errors.h"
 #include "tools/commands.h"
+#include "tools/flag_groups.h"
 #include "tools/stop_signals.h"
 #include "tools/write_results.h"
 #include "utilities/kafka/kafka_run.h"
@@ -67,6 +68,18 @@ Status CmdRunKafka(const RunArgs& a) {
   std::unique_ptr<api::Sink> sink;
   std::unique_ptr<kafka::PartitionStates> states;
   if (!a.kafka.state.empty()) {
+    // A root in a bucket: ROOT's own local state (what this process last
+    // published from) lives in DIR too, beside the partitions' DIR/T/P.
+    if (a.ingest.root.rfind("s3://", 0) == 0) {
+      for (const char* taken : {"state", "state.init-tmp", "staging", "rejects"}) {
+        if (a.kafka.topic == taken) {
+          return Status::InvalidArgument("--topic " + a.kafka.topic + ": into a root in a bucket, --state DIR/" +
+                                         taken + " holds the root's own state; use a root on a local disk");
+        }
+      }
+      SNAPSINK_RETURN_IF_ERROR(UseBucketState(a.ingest.root, a.kafka.state));
+      SNAPSINK_RETURN_IF_ERROR(api::SharePublishing(a.ingest.root));  // every process publishes
+    }
     auto root = api::Sink::OpenReadOnly(a.ingest.root);
     if (!root.ok()) return root.status();
     shared = std::move(*root);

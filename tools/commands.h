@@ -108,6 +108,7 @@ struct BackfillArgs {
   uint64_t commit_every = api::kDefaultCommitEvery;
   bool quiet = false;
   bool dry_run = false;  // print the per-window impact, change nothing
+  std::string state;     // --state DIR: a root in a bucket's local state
 };
 
 struct ServeArgs {
@@ -134,6 +135,7 @@ struct GapsArgs {
   std::string source;  // instead of producer: accept lost positions of a source (Sink::AcceptSourceGap)
   std::optional<uint32_t> epoch;
   std::string range;
+  std::string state;  // --state DIR: a root in a bucket's local state
 };
 
 }  // namespace snapsink

@@ -154,6 +154,14 @@ Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, cons
 //   record), IOError.
 Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions);
 
+// Before the first open of the root at `path` in this process: many
+// processes publish merged generations into it (run --kafka --state). For a
+// root in a bucket ("s3://BUCKET/PREFIX"), each process then publishes from
+// a state of its own that first takes the bucket's CURRENT, taking LOCK
+// claims no writer epoch, and CURRENT is swapped only from the generation a
+// publish was built on (docs/BUCKET.md). A local root: nothing to do.
+Status SharePublishing(const std::string& path);
+
 // One root takes one kind of source (docs/SCALE-OUT.md, "One root, one kind
 // of source"): a merged publish gives a window the rows of one topic's
 // partitions, so rows that came into root another way would be replaced.

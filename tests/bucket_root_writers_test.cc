@@ -1,0 +1,186 @@
+// The writers of a root in an S3 bucket beyond run, seal and publish, through
+// the snapsink binary against the local RGW (tests/rgw.sh; skipped, naming
+// why, where it is missing): run --follow, backfill, gaps and metric with
+// --state DIR give the same published rows as on a local root.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/s3/s3_client.h"
+#include "tests/rgw_server.h"
+#include "tests/test_util.h"
+
+namespace snapsink {
+namespace {
+
+using testing::RunResult;
+using testing::Snapsink;
+
+std::string Events() { return std::string(testing::SourceDirPath()) + "/sample/events.ndjson"; }
+
+std::vector<std::string> EventLines() {
+  std::ifstream in(Events());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+  return lines;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// query's table without its last column, the generation: how often a
+// follower published is not the rows.
+std::string WithoutGeneration(const std::string& table) {
+  return std::regex_replace(table, std::regex("[ ]+[0-9]+\n"), "\n");
+}
+
+class BucketRootWriters : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SNAPSINK_REQUIRE_RGW(config_);
+    client_ = std::make_unique<S3Client>(config_);
+    bucket_ = testing::FreshBucketName();
+    ASSERT_TRUE(client_->CreateBucket(bucket_).ok());
+    env_ = {{"AWS_ENDPOINT_URL", config_.endpoint},
+            {"AWS_REGION", config_.region},
+            {"AWS_ACCESS_KEY_ID", config_.access_key_id},
+            {"AWS_SECRET_ACCESS_KEY", config_.secret_access_key}};
+  }
+  RunResult Run(const std::vector<std::string>& args) {
+    RunResult r = Snapsink(args, env_);
+    EXPECT_EQ((r.out + r.err).find(config_.secret_access_key), std::string::npos) << "the secret was printed";
+    return r;
+  }
+  std::string Root(const std::string& prefix) { return "s3://" + bucket_ + "/" + prefix; }
+  // The object at prefix/name ("" when missing).
+  std::string Object(const std::string& prefix, const std::string& name) {
+    std::string bytes;
+    return client_->Get(bucket_, prefix + "/" + name, &bytes, nullptr).ok() ? bytes : "";
+  }
+  // Waits (up to 60 s) until prefix/CURRENT exists and differs from `old`.
+  std::string WaitForCurrentOtherThan(const std::string& prefix, const std::string& old) {
+    for (int i = 0; i < 600; ++i) {
+      const std::string now = Object(prefix, "CURRENT");
+      if (!now.empty() && now != old) return now;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << prefix << "/CURRENT never moved from \"" << old << "\"";
+    return old;
+  }
+
+  S3Config config_;
+  std::unique_ptr<S3Client> client_;
+  std::string bucket_;
+  std::map<std::string, std::string> env_;
+};
+
+// run --follow into a bucket root: a file followed as it grows publishes as
+// windows close, and at SIGTERM publishes what is closed: the same rows as
+// a local root given the whole file by run; run --final then finishes both
+// alike.
+TEST_F(BucketRootWriters, RunFollowPublishesAsTheFileGrowsTheSameRowsAsALocalRoot) {
+  testing::TempDir dir;
+  const std::string local = dir.path() + "/local", bucket = Root("orders"), state = dir.path() + "/state";
+  const std::string file = dir.path() + "/events.ndjson";
+  const std::vector<std::string> lines = EventLines();
+  const size_t half = lines.size() / 2;
+  {
+    std::ofstream out(file);
+    for (size_t i = 0; i < half; ++i) out << lines[i];
+  }
+  // No lateness: the first half closes a window, so a generation shows the follower read it.
+  ASSERT_EQ(Run({"init", local, "--lateness", "0s"}).exit_code, 0);
+  ASSERT_EQ(Run({"init", bucket, "--lateness", "0s"}).exit_code, 0);
+  testing::Spawned follower =
+      testing::SpawnSnapsink({"run", bucket, file, "--follow", "--publish-every", "0s", "--poll", "100ms", "--state",
+                              state},
+                             env_, dir.path() + "/follow.out", dir.path() + "/follow.err");
+  const std::string first = WaitForCurrentOtherThan("orders", "");
+  {
+    std::ofstream out(file, std::ios::app);
+    for (size_t i = half; i < lines.size(); ++i) out << lines[i];
+  }
+  const std::string second = WaitForCurrentOtherThan("orders", first);
+  EXPECT_NE(second, first);
+  ::kill(follower.pid, SIGTERM);
+  EXPECT_EQ(follower.Wait(), 0) << ReadAll(dir.path() + "/follow.err");
+
+  RunResult l = Run({"run", local, file});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  RunResult qb = Run({"query", bucket}), ql = Run({"query", local});
+  ASSERT_EQ(qb.exit_code, 0) << qb.err;
+  EXPECT_EQ(WithoutGeneration(qb.out), WithoutGeneration(ql.out));
+  EXPECT_GT(qb.out.size(), 100u);
+
+  // Finished alike: the follower's state in DIR goes on where it stopped.
+  RunResult fb = Run({"run", bucket, file, "--final", "--state", state});
+  ASSERT_EQ(fb.exit_code, 0) << fb.err;
+  ASSERT_EQ(Run({"run", local, file, "--final"}).exit_code, 0);
+  qb = Run({"query", bucket});
+  ql = Run({"query", local});
+  EXPECT_EQ(WithoutGeneration(qb.out), WithoutGeneration(ql.out));
+  RunResult v = Run({"verify", bucket, "--state", state});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// metric set, gaps accept and backfill take --state DIR on a bucket root:
+// each says what it says on a local root, and after the backfill the
+// published rows and generations are the same; without --state each stops
+// naming it. Before, each refused --state (exit 1, "unknown option").
+TEST_F(BucketRootWriters, BackfillGapsAndMetricWithStateDoAsOnALocalRoot) {
+  testing::TempDir dir;
+  const std::string local = dir.path() + "/local", bucket = Root("orders"), state = dir.path() + "/state";
+  const std::vector<std::string> lines = EventLines();
+  {
+    std::ofstream first(dir.path() + "/first.ndjson"), archive(dir.path() + "/archive.ndjson");
+    for (size_t i = 0; i < lines.size(); ++i) (i % 4 == 0 ? archive : first) << lines[i];
+    for (size_t i = 0; i < lines.size(); i += 4) archive << lines[i];  // redelivered: counted once
+  }
+  ASSERT_EQ(Run({"init", local}).exit_code, 0);
+  ASSERT_EQ(Run({"init", bucket}).exit_code, 0);
+  const std::vector<std::vector<std::string>> steps = {
+      {"metric", "ROOT", "set", "latency", "--kind", "minmax"},
+      {"metric", "ROOT", "list"},
+      {"run", "ROOT", dir.path() + "/first.ndjson", "--final"},
+      {"gaps", "ROOT", "accept", "--producer", "shop-1", "--range", "0..3"},
+      {"backfill", "ROOT", "--version", "5", dir.path() + "/archive.ndjson", "--quiet"},
+  };
+  for (const auto& step : steps) {
+    std::vector<std::string> on_local = step, on_bucket = step;
+    on_local[1] = local;
+    on_bucket[1] = bucket;
+    if (step[0] != "run") {
+      RunResult without = Run(on_bucket);
+      if (step[2] != "list") {
+        EXPECT_EQ(without.exit_code, 1) << step[0] << ": " << without.out << without.err;
+        EXPECT_NE(without.err.find("needs --state DIR"), std::string::npos) << step[0] << ": " << without.err;
+      }
+    }
+    on_bucket.insert(on_bucket.end(), {"--state", state});
+    RunResult l = Run(on_local), b = Run(on_bucket);
+    ASSERT_EQ(l.exit_code, 0) << step[0] << ": " << l.err;
+    ASSERT_EQ(b.exit_code, 0) << step[0] << ": " << b.err;
+    EXPECT_EQ(b.out, l.out) << step[0];
+    RunResult ql = Run({"query", local}), qb = Run({"query", bucket});
+    EXPECT_EQ(qb.out, ql.out) << "after " << step[0];
+    RunResult gl = Run({"inspect", local, "generations"}), gb = Run({"inspect", bucket, "generations"});
+    EXPECT_EQ(gb.out, gl.out) << "after " << step[0];
+  }
+  RunResult gens = Run({"inspect", bucket, "generations"});
+  EXPECT_NE(gens.out.find("2"), std::string::npos) << gens.out;  // the backfill published one
+  RunResult v = Run({"verify", bucket, "--state", state});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+}  // namespace
+}  // namespace snapsink

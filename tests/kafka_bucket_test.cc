@@ -1,0 +1,334 @@
+// `run --kafka --state DIR` into a root in an S3 bucket: processes that share
+// nothing but the bucket (each its own --state DIR), against librdkafka's
+// mock cluster and the local RGW (tests/rgw.sh; skipped, naming why, where
+// it is missing). Owner claims, seal records, progress and checkpoints are
+// in the bucket; every process publishes merged generations, CURRENT moving
+// only by compare-and-swap from the generation a publish was built on. Part
+// of kafka_scale_test (its main() is in kafka_scale_test.cc).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/s3/s3_client.h"
+#include "tests/kafka_fixture.h"
+
+namespace snapsink::kafkatest {
+namespace {
+
+// The local S3 server: the AWS_* variables of this process, else the env
+// file tests/rgw.sh writes beside the binary (BUILD/rgw/env, as ctest's
+// `rgw` fixture starts it). False, and why, when neither answers.
+bool RgwConfig(S3Config* out, std::string* why_not) {
+  if (std::getenv("AWS_ENDPOINT_URL") == nullptr) {
+    const std::string file = std::filesystem::path(g_snapsink).parent_path().string() + "/rgw/env";
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+      const size_t eq = line.find('=');
+      if (line.rfind("export AWS_", 0) == 0 && eq != std::string::npos) {
+        setenv(line.substr(7, eq - 7).c_str(), line.substr(eq + 1).c_str(), 1);
+      }
+    }
+    if (std::getenv("AWS_ENDPOINT_URL") == nullptr) {
+      *why_not = "no S3 server: ctest starts one (fixture rgw), or run tests/rgw.sh start " +
+                 std::filesystem::path(g_snapsink).parent_path().string() + "/rgw";
+      return false;
+    }
+  }
+  Status s = S3Config::FromEnvironment(out);
+  if (!s.ok()) {
+    *why_not = "the S3 server of the environment is unusable: " + s.ToString();
+    return false;
+  }
+  std::vector<S3ObjectInfo> none;
+  s = S3Client(*out).List("snapsink-probe-" + std::to_string(getpid()), "", "", &none, nullptr, 1);
+  if (s.IsIOError()) {
+    *why_not = "the S3 server at " + out->endpoint + " does not answer: " + s.ToString();
+    return false;
+  }
+  return true;
+}
+
+class KafkaBucket : public KafkaMock {
+ protected:
+  void SetUp() override {
+    std::string why_not;
+    if (!RgwConfig(&config_, &why_not)) GTEST_SKIP() << why_not;
+    KafkaMock::SetUp();
+    client_ = std::make_unique<S3Client>(config_);
+    static int buckets = 0;
+    bucket_ = "snapsink-kafka-test-" + std::to_string(getpid()) + "-" + std::to_string(buckets++);
+    ASSERT_TRUE(client_->CreateBucket(bucket_).ok());
+    env_ = {"AWS_ENDPOINT_URL=" + config_.endpoint, "AWS_REGION=" + config_.region,
+            "AWS_ACCESS_KEY_ID=" + config_.access_key_id, "AWS_SECRET_ACCESS_KEY=" + config_.secret_access_key};
+  }
+  std::string BucketRoot(const std::string& prefix) {
+    const std::string root = "s3://" + bucket_ + "/" + prefix;
+    ChildResult r = Snapsink({"init", root}, env_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return root;
+  }
+  // Every commit of a partition asks the bucket for its newest claim: a
+  // session of 10 s, not the fixture's 3 s, keeps a loaded machine's
+  // processes in the group.
+  std::vector<std::string> FinalArgs(const std::string& root, const std::string& group, const std::string& state) {
+    return RunArgs(root, group, {"--state", dir_ + "/" + state, "--final", "--kafka-config",
+                                 "max.partition.fetch.bytes=16384", "--kafka-config", "session.timeout.ms=10000"});
+  }
+  std::unique_ptr<Child> Start(const std::vector<std::string>& args, std::vector<std::string> extra = {}) {
+    std::vector<std::string> env = env_;
+    env.insert(env.end(), extra.begin(), extra.end());
+    return std::make_unique<Child>(g_snapsink, args, env, dir_);
+  }
+  std::string BucketQuery(const std::string& root) {
+    ChildResult r = Snapsink({"query", root, "--format", "json"}, env_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+  // The keys under prefix/ (past it).
+  std::set<std::string> Keys(const std::string& prefix) {
+    std::vector<S3ObjectInfo> objects;
+    EXPECT_TRUE(client_->List(bucket_, prefix + "/", "", &objects, nullptr).ok());
+    std::set<std::string> out;
+    for (const auto& o : objects) out.insert(o.key.substr(prefix.size() + 1));
+    return out;
+  }
+  // The state directory the newest claim of partition p names ("" before any).
+  std::string ClaimedState(const std::string& prefix, int p) {
+    std::string newest;
+    for (const std::string& k : Keys(prefix)) {
+      const std::string dir = "owners/kafka_orders_" + std::to_string(p) + "/";
+      if (k.rfind(dir, 0) == 0 && k.size() == dir.size() + 20 && k > newest) newest = k;
+    }
+    if (newest.empty()) return "";
+    std::string who;
+    EXPECT_TRUE(client_->Get(bucket_, prefix + "/" + newest, &who, nullptr).ok());
+    while (!who.empty() && who.back() == '\n') who.pop_back();
+    return who.substr(who.find(' ') + 1);
+  }
+  void ExpectNoSecret(const std::string& text) {
+    EXPECT_EQ(text.find(config_.secret_access_key), std::string::npos) << "the secret was printed";
+  }
+
+  S3Config config_;
+  std::unique_ptr<S3Client> client_;
+  std::string bucket_;
+  std::vector<std::string> env_;
+};
+
+// Two machines' worth of processes: three owners with their own --state
+// dirs share one bucket root; C dies (crash point partition.seal_record,
+// its records written on its own disk, none in the bucket). A and B take
+// C's partitions after its session expires, from the claims, progress and
+// checkpoints in the bucket, and exit 0: the bucket's published rows equal
+// run --final over the same events as one file, and verify passes. Nothing
+// of the partitions' bookkeeping is left in a --state dir's root part.
+TEST_F(KafkaBucket, ThreeOwnersOneKilledPublishIntoOneBucketEqualToAFileRun) {
+  const EventStream events = GenerateEvents(kPartitions, 200, 91);
+  ProduceStream(events);
+  const std::string root = BucketRoot("orders");
+  auto a = Start(FinalArgs(root, "gb1", "state-a"));
+  auto b = Start(FinalArgs(root, "gb1", "state-b"));
+  auto c = Start(FinalArgs(root, "gb1", "state-c"), {"SNAPSINK_CRASH_AT=partition.seal_record"});
+  ChildResult rc = c->Wait(120);
+  ASSERT_EQ(rc.exit_code, 99) << rc.err;
+  ChildResult ra = a->Wait(180);
+  ChildResult rb = b->Wait(180);
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  ExpectNoSecret(ra.err + ra.out + rb.err + rb.out + rc.err);
+  for (int p = 0; p < kPartitions; ++p) {
+    const std::string owner = ClaimedState("orders", p);
+    EXPECT_TRUE(owner == dir_ + "/state-a" || owner == dir_ + "/state-b") << "partition " << p << ": " << owner;
+  }
+  const std::set<std::string> keys = Keys("orders");
+  for (const char* want : {"CURRENT", "settings", "partitions/kafka_orders_0/progress"}) {
+    EXPECT_EQ(keys.count(want), 1u) << want;
+  }
+  for (const std::string& k : keys) {
+    EXPECT_EQ(k.find(".tmp"), std::string::npos) << k;
+    EXPECT_NE(k.rfind("writers/", 0), 0u) << "a merged publisher claimed a writer epoch: " << k;
+  }
+  const std::string want = Rows(FileQuery({&events}));
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(Rows(BucketQuery(root)), want) << ra.err << rb.err;
+  ChildResult v = Snapsink({"verify", root}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// The same with a real kill -9 at no chosen point: once all three hold
+// partitions, C is killed a second later, mid-read or mid-commit; A and B
+// take its partitions over from the bucket and finish the topic: the rows
+// equal a file run. (A member killed inside a rebalance leaves the group
+// only after the rebalance timeout, max.poll.interval.ms: 20 s here, not
+// librdkafka's 300 s.)
+TEST_F(KafkaBucket, ThreeOwnersOneKilledWithSigkillMidRunEqualToAFileRun) {
+  const EventStream events = GenerateEvents(kPartitions, 400, 96);
+  ProduceStream(events);
+  const std::string root = BucketRoot("orders");
+  auto args = [&](const std::string& state) {
+    std::vector<std::string> v = FinalArgs(root, "gb4", state);
+    v.insert(v.end(), {"--kafka-config", "max.poll.interval.ms=20000"});
+    return v;
+  };
+  auto a = Start(args("state-a"));
+  auto b = Start(args("state-b"));
+  auto c = Start(args("state-c"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto took = [](Child& x) { return x.Err().find("taken at owner epoch") != std::string::npos; };
+  while (!(took(*a) && took(*b) && took(*c)) && c->Running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const bool killed_running = c->Running();
+  c->Signal(SIGKILL);
+  ChildResult rc = c->Wait(30);
+  ChildResult ra = a->Wait(240);
+  ChildResult rb = b->Wait(240);
+  ASSERT_TRUE(killed_running) << "C ended before it was killed: " << rc.err;
+  EXPECT_EQ(rc.exit_code, 128 + SIGKILL) << rc.err;
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  ExpectNoSecret(ra.err + rb.err + rc.err);
+  EXPECT_EQ(Rows(BucketQuery(root)), Rows(FileQuery({&events}))) << ra.err << rb.err;
+  ChildResult v = Snapsink({"verify", root}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// A process with an empty --state DIR restores from the checkpoints in the
+// bucket: A reads the topic, closes its partitions cleanly (a checkpoint
+// each) and exits; more events come; B, on another "machine" (a new, empty
+// DIR), takes every partition from A's checkpoints in the bucket and reads
+// on from their offsets: the rows equal a file run over all the events.
+TEST_F(KafkaBucket, AProcessWithAnEmptyStateRestoresFromTheCheckpointsInTheBucket) {
+  const EventStream first = GenerateEvents(kPartitions, 150, 92);
+  const EventStream second = GenerateEvents(kPartitions, 150, 93, 150);
+  ProduceStream(first);
+  const std::string root = BucketRoot("orders");
+  ChildResult ra = Snapsink(FinalArgs(root, "gb2", "state-a"), env_, 180);
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ProduceStream(second);
+  ChildResult rb = Snapsink(FinalArgs(root, "gb2", "state-b"), env_, 180);
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  ExpectNoSecret(ra.err + rb.err);
+  for (int p = 0; p < kPartitions; ++p) {
+    EXPECT_NE(rb.err.find("kafka:orders/" + std::to_string(p)), std::string::npos) << rb.err;
+  }
+  EXPECT_NE(rb.err.find("(restored from the checkpoint of epoch 1"), std::string::npos) << rb.err;
+  EXPECT_EQ(Rows(BucketQuery(root)), Rows(FileQuery({&first, &second})));
+  ChildResult v = Snapsink({"verify", root}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// A zombie's CURRENT swap loses: A is stopped (SNAPSINK_PAUSE_AT, a
+// SIGSTOP) right after writing its generation's manifest, before its swap,
+// and stays stopped past its session timeout; B takes A's partitions,
+// finishes the topic and publishes over it. Released, A's swap finds
+// CURRENT moved past the generation A built on and loses: A's generation is
+// on no chain from CURRENT, nothing is overwritten, and the rows equal a
+// file run.
+TEST_F(KafkaBucket, AZombieStoppedBeforeItsCurrentSwapLosesIt) {
+  const EventStream events = GenerateEvents(kPartitions, 200, 95);
+  ProduceStream(events);
+  const std::string root = BucketRoot("orders");
+  auto a = Start(FinalArgs(root, "gb3", "state-a"), {"SNAPSINK_PAUSE_AT=publish.manifest_written"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!a->Stopped() && a->Running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(a->Stopped()) << a->Err();
+  // A's generation: the newest manifest, which CURRENT does not name yet.
+  uint64_t zombie = 0;
+  for (const std::string& k : Keys("orders")) {
+    if (k.rfind("manifests/", 0) == 0 && k.find('/', 10) == std::string::npos) {
+      zombie = std::max<uint64_t>(zombie, std::stoull(k.substr(10)));
+    }
+  }
+  ASSERT_GT(zombie, 0u);
+  ChildResult rb = Snapsink(FinalArgs(root, "gb3", "state-b"), env_, 180);
+  a->Signal(SIGCONT);
+  ChildResult ra = a->Wait(180);
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  ExpectNoSecret(ra.err + rb.err);
+  // The chain of generations from CURRENT back to the first.
+  ChildResult gens = Snapsink({"inspect", root, "generations", "--json"}, env_);
+  ASSERT_EQ(gens.exit_code, 0) << gens.err;
+  std::map<uint64_t, uint64_t> parent;
+  uint64_t current = 0;
+  std::istringstream in(gens.out);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch g, p;
+    if (!std::regex_search(line, g, std::regex("\"generation\":([0-9]+)")) ||
+        !std::regex_search(line, p, std::regex("\"parent\":([0-9]+)"))) {
+      continue;
+    }
+    parent[std::stoull(g[1])] = std::stoull(p[1]);
+    if (line.find("\"current\":true") != std::string::npos) current = std::stoull(g[1]);
+  }
+  ASSERT_GT(current, zombie) << gens.out;
+  for (uint64_t at = current; at != 0; at = parent[at]) {
+    EXPECT_NE(at, zombie) << "the zombie's generation was published: " << gens.out;
+    if (!parent.count(at)) break;
+  }
+  EXPECT_EQ(Rows(BucketQuery(root)), Rows(FileQuery({&events}))) << ra.err;
+  ChildResult v = Snapsink({"verify", root}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// One owner killed at each durable step of its bucket writes (a claim, a
+// seal record uploaded, progress swapped, a checkpoint, the merged
+// inputs, the generation and its CURRENT swap), then run again: on the same
+// --state DIR, and on an empty one (restoring from the bucket). Either way
+// the bucket's published rows equal a clean run's.
+class KafkaBucketCrash : public KafkaBucket, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(KafkaBucketCrash, KilledAtABucketWriteThenRunAgainEqualsACleanRun) {
+  const std::string point = GetParam();
+  const EventStream events = GenerateEvents(kPartitions, 120, 94);
+  ProduceStream(events);
+  const std::string want = Rows(FileQuery({&events}));
+  for (const bool same_dir : {true, false}) {
+    const std::string prefix = same_dir ? "same" : "fresh";
+    const std::string root = BucketRoot(prefix);
+    const std::string group = "gc-" + prefix;
+    ChildResult crashed =
+        Snapsink(FinalArgs(root, group, prefix + "-1"), [&] {
+          std::vector<std::string> env = env_;
+          env.push_back("SNAPSINK_CRASH_AT=" + point);
+          return env;
+        }(), 180);
+    ASSERT_EQ(crashed.exit_code, 99) << point << ": " << crashed.err;
+    ChildResult rerun = Snapsink(FinalArgs(root, group, prefix + (same_dir ? "-1" : "-2")), env_, 180);
+    ASSERT_EQ(rerun.exit_code, 0) << point << (same_dir ? " (same DIR)" : " (empty DIR)") << ": " << rerun.err;
+    EXPECT_EQ(Rows(BucketQuery(root)), want) << point << (same_dir ? " (same DIR)" : " (empty DIR)");
+    ChildResult v = Snapsink({"verify", root}, env_);
+    EXPECT_EQ(v.exit_code, 0) << point << ": " << v.out << v.err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Points, KafkaBucketCrash,
+                         ::testing::Values("owner.before_claim", "bucket.upload_file", "partition.seal_record",
+                                           "partition.progress", "bucket.after_swap_put", "checkpoint.before_rename",
+                                           "merge.inputs_recorded", "merge.before_publish", "merge.after_publish"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n) ch = (ch == '.' ? '_' : ch);
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace snapsink::kafkatest
