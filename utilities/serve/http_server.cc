@@ -1123,6 +1123,13 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
   } else {
     server = std::make_unique<httplib::Server>();
   }
+  // glibc raises its mmap threshold (to 2x the largest block freed, up to
+  // 32 MiB) and with it the free space an arena may keep at its top; a
+  // thread's arena's top is never handed back by malloc_trim (only the main
+  // arena's is). Fixed thresholds keep them at 128 KiB: an answer's large
+  // buffers are mapped and unmapped, and an arena's top is cut when freed.
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  ::mallopt(M_TRIM_THRESHOLD, 128 * 1024);
   auto impl = std::make_unique<Impl>(std::move(server), options.threads);
   impl->tls = creds;
   if (tls) SSL_CTX_set_cert_cb(static_cast<httplib::SSLServer&>(impl->http).ssl_context(), &Impl::CertCallback, impl.get());

@@ -31,7 +31,9 @@
 // a batch of rows at a time (never a window whole), and keeps its
 // generation pinned until it is written (at most write_timeout_ms between
 // two reads of its client); it takes one of `threads` only while it makes
-// text, not while it writes.
+// text, not while it writes. Starting a server fixes glibc's mmap and trim
+// thresholds (mallopt) for the process, and after a burst of large answers
+// it calls malloc_trim: the RSS returns near its idle size (docs/SERVE.md).
 //
 // Errors: unknown parameter or bad window/generation/format -> 400, unknown
 // generation -> 404, damaged data -> 500 naming the file (other windows
