@@ -25,16 +25,19 @@ Status SelectWindows(Reader* reader, const QuerySpec& q, std::vector<GenerationE
 }
 
 // Calls emit for every row of window e that q's metric, key and prefixes
-// select, in (metric, key) order.
+// select, in (metric, key) order, until it returns false (*stopped).
 Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
-                  const std::function<void(const RowView&)>& emit) {
+                  const std::function<bool(const RowView&)>& emit, bool* stopped = nullptr) {
   if (!q.metric.empty() && q.key && q.metric_prefix.empty() && q.key_prefix.empty()) {
     Row row;  // a point lookup: the filter, then at most one block
     Status g = reader->Get(e.window_ms, q.metric, *q.key, &row);
     if (g.IsNotFound()) return Status::OK();
     SNAPSINK_RETURN_IF_ERROR(g);
-    emit(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
-                 row.max_micros, row.sketch});
+    if (!emit(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
+                      row.max_micros, row.sketch}) &&
+        stopped != nullptr) {
+      *stopped = true;
+    }
     return Status::OK();
   }
   // Rows are sorted by (metric, key): the selected metrics are one run from
@@ -60,8 +63,9 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
         return ScanNext::kSeek;
       }
     }
-    emit(v);
-    return ScanNext::kNext;
+    if (emit(v)) return ScanNext::kNext;
+    if (stopped != nullptr) *stopped = true;
+    return ScanNext::kStop;
   });
 }
 
@@ -83,28 +87,48 @@ Status DecodeSketch(const RowView& v, DDSketch* out) {
 
 }  // namespace
 
-Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out) {
+Status QueryEach(Reader* reader, const QuerySpec& q, const std::function<bool(const api::QueryRow&)>& fn) {
   if (q.rollup_ms) return Status::InvalidArgument("a roll-up is read by Rollup, not Query");
   std::vector<GenerationEntry> windows;
   SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
+  api::QueryRow out;  // one row at a time: its strings keep their buffers
+  bool stopped = false;
   Status st;
-  for (const GenerationEntry& e : windows) {
-    SNAPSINK_RETURN_IF_ERROR(SelectRows(reader, e, q, [&](const RowView& v) {
-      api::Row row{std::string(v.metric), std::string(v.key), v.count, v.sum_micros, v.events};
-      if (v.has_range) {
-        row.min_micros = v.min_micros;
-        row.max_micros = v.max_micros;
-      }
-      if (!v.sketch.empty() && !q.quantiles.empty() && st.ok()) {
-        DDSketch sketch;
-        st = DecodeSketch(v, &sketch);
-        if (st.ok()) st = Answer(q, sketch, &row.quantile_micros);
-      }
-      out->push_back({e.window_ms, static_cast<uint64_t>(e.version), std::move(row)});
-    }));
+  for (size_t i = 0; i < windows.size() && !stopped; ++i) {
+    const GenerationEntry& e = windows[i];
+    out.window_start_ms = e.window_ms;
+    out.version = static_cast<uint64_t>(e.version);
+    SNAPSINK_RETURN_IF_ERROR(SelectRows(
+        reader, e, q,
+        [&](const RowView& v) {
+          api::Row& row = out.row;
+          row.metric.assign(v.metric);
+          row.key.assign(v.key);
+          row.count = v.count;
+          row.sum_micros = v.sum_micros;
+          row.events = v.events;
+          row.min_micros = v.has_range ? std::optional<int64_t>(v.min_micros) : std::nullopt;
+          row.max_micros = v.has_range ? std::optional<int64_t>(v.max_micros) : std::nullopt;
+          row.quantile_micros.clear();
+          if (!v.sketch.empty() && !q.quantiles.empty()) {
+            DDSketch sketch;
+            st = DecodeSketch(v, &sketch);
+            if (st.ok()) st = Answer(q, sketch, &row.quantile_micros);
+            if (!st.ok()) return false;  // stops the visit; st is returned
+          }
+          return fn(out);
+        },
+        &stopped));
     SNAPSINK_RETURN_IF_ERROR(st);
   }
   return Status::OK();
+}
+
+Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out) {
+  return QueryEach(reader, q, [out](const api::QueryRow& r) {
+    out->push_back(r);
+    return true;
+  });
 }
 
 Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow>* out) {
@@ -148,6 +172,7 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
             st = t.sketch->Merge(one);
           }
         }
+        return true;
       }));
       SNAPSINK_RETURN_IF_ERROR(st);
     }

@@ -100,6 +100,10 @@ Status Reader::Query(const QuerySpec& q, std::vector<QueryRow>* out) {
   return QueryRows(impl_->reader.get(), q, out);
 }
 
+Status Reader::QueryEach(const QuerySpec& q, const std::function<bool(const QueryRow&)>& fn) {
+  return snapsink::QueryEach(impl_->reader.get(), q, fn);
+}
+
 Status Reader::Rollup(const QuerySpec& q, std::vector<RollupRow>* out) {
   return RollupRows(impl_->reader.get(), q, out);
 }

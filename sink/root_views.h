@@ -35,6 +35,10 @@ using QuerySpec = api::QuerySpec;
 // window, a prefix is a range scan. Corruption names the damaged file.
 // InvalidArgument if q.rollup_ms is set.
 Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>* out);
+// The same rows, one at a time (fn sees each; its strings are valid during
+// the call only), until fn returns false: none is held, so memory stays one
+// decompressed block whatever the number of rows.
+Status QueryEach(Reader* reader, const QuerySpec& q, const std::function<bool(const api::QueryRow&)>& fn);
 // The same rows added into buckets of *q.rollup_ms (required), sorted by
 // bucket, metric, key.
 Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow>* out);

@@ -172,6 +172,16 @@ TEST(MetricKinds, ServeAnswersMinAndMax) {
             "\"max\":7.25,\"windows\":2,\"generation\":1}\n"
             "{\"bucket\":\"all\",\"metric\":\"latency\",\"key\":\"b\",\"count\":1,\"sum\":2,\"min\":2,"
             "\"max\":2,\"windows\":2,\"generation\":1}\n");
+  // CSV: the columns are the whole answer's, min and max among them when a
+  // row has them (a sum metric's row leaves them empty), as query prints.
+  r = c.Get("/v1/query?format=csv");
+  ASSERT_TRUE(r);
+  const std::string csv = Snapsink({"query", root, "--format", "csv"}).out;
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "window,metric,key,count,sum,min,max,version,generation");
+  EXPECT_EQ(r->body, csv);
+  r = c.Get("/v1/query?rollup=all&format=csv");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, Snapsink({"query", root, "--rollup", "all", "--format", "csv"}).out);
 }
 
 TEST(MetricKinds, RetractOfMinMaxIsABadLine) {

@@ -3,7 +3,7 @@
 // all-matching key-prefix query) get the right bytes, sent in chunks, while
 // the server's RSS (/proc/PID/status VmRSS, sampled while they run) stays
 // under the bound docs/SERVE.md states, and falls back near its idle size
-// after.
+// after (within a bound the server without malloc_trim exceeds).
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ long RssMiB(pid_t pid) { return StatusMiB(pid); }
 class ServeMemoryTest : public ServeFixture {};
 
 // docs/SERVE.md: "8 concurrent all-matching queries over 600,000 rows stay
-// under 256 MiB", and the RSS returns to within 24 MiB of its idle size.
+// under 256 MiB".
 TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
 #if defined(SNAPSINK_SANITIZED)
   constexpr int kWindows = 100;  // the bound is not checked there (below): a third of the rows, a third of the time
@@ -43,7 +43,7 @@ TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
   constexpr int kWindows = 300;
 #endif
   constexpr int kKeys = 2000, kClients = 8;
-  constexpr long kBoundMiB = 256, kAfterMiB = 24;
+  constexpr long kBoundMiB = 256;
   std::string events;
   for (int w = 0; w < kWindows; ++w) {
     for (int k = 0; k < kKeys; ++k) events += Event(w * kKeys + k, w, "orders", "key-" + std::to_string(k), k);
@@ -94,8 +94,7 @@ TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
     EXPECT_TRUE(same[i]) << "client " << i << ": not the bytes of `snapsink query`";
     EXPECT_TRUE(chunked[i]) << "client " << i << ": not sent in chunks (Transfer-Encoding: chunked)";
   }
-  // The last answer's end returns the freed memory (malloc_trim); the
-  // readers the burst opened stay in the pool.
+  // What stays after the burst (TheRssReturnsNearIdleAfterABurst holds it).
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const long after = RssMiB(server.proc.pid), after_anon = StatusMiB(server.proc.pid, "RssAnon:");
   EXPECT_GT(peak, 0);
@@ -103,14 +102,145 @@ TEST_F(ServeMemoryTest, EightConcurrentAllMatchingQueriesStayUnderTheBound) {
   // AddressSanitizer's shadow memory and quarantine (256 MiB by default) are
   // RSS of their own: the answers are checked, the bound is not.
   (void)kBoundMiB;
-  (void)kAfterMiB;
 #else
   EXPECT_LT(peak, kBoundMiB) << "MiB of RSS at the peak";
-  EXPECT_LT(after, idle + kAfterMiB) << "MiB of RSS after the burst (idle: " << idle << " MiB)";
 #endif
   std::printf("RSS idle %ld MiB (anon %ld), peak %ld MiB under %d concurrent queries of %d rows (%zu bytes each), "
               "%ld MiB after (anon %ld)\n",
               idle, idle_anon, peak, kClients, kWindows * kKeys, q.out.size(), after, after_anon);
+  Stop(server);
+}
+
+// After a burst of answers past the held MiB the RSS falls back near its
+// idle size: the server fixes glibc's mmap and trim thresholds (so a
+// connection thread's arena does not keep up to a few MiB free at its top,
+// which malloc_trim never hands back), and when the last large answer ends
+// the pool of readers keeps one and malloc_trim returns the rest. 16
+// clients, so 16 connection threads with an arena each. Measured beside two
+// busy loops: 2 to 4 MiB over idle; with malloc_trim only (the thresholds
+// made no-ops by an LD_PRELOAD shim) 10 to 14, with neither 15 to 17, both
+// failing here. The RSS is sampled for up to 3 s after the clients have
+// their answers (the server ends its side after), the least kept.
+TEST_F(ServeMemoryTest, TheRssReturnsNearIdleAfterABurst) {
+  constexpr int kWindows = 30, kKeys = 2000, kClients = 16;
+  constexpr long kAfterMiB = 8;
+  std::string events;
+  for (int w = 0; w < kWindows; ++w) {
+    for (int k = 0; k < kKeys; ++k) events += Event(w * kKeys + k, w, "orders", "key-" + std::to_string(k), k);
+  }
+  AppendFile(input_, events);
+  RunResult run = Snapsink({"run", root_, input_, "--final", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  RunResult q = Snapsink({"query", root_, "--key-prefix", "key-", "--format", "csv"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  ASSERT_GT(q.out.size(), 2u << 20) << "not past the held MiB";
+
+  Server server = StartServe(root_, {"--quiet"});
+  ASSERT_GT(server.port, 0);
+  {
+    httplib::Client c("127.0.0.1", server.port);
+    auto r = c.Get("/v1/query?key=key-1&format=csv");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  const long idle = RssMiB(server.proc.pid);
+  std::vector<bool> same(kClients, false);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", server.port);
+      c.set_read_timeout(120, 0);
+      auto r = c.Get("/v1/query?key-prefix=key-&format=csv");
+      same[i] = r && r->status == 200 && r->get_header_value("Transfer-Encoding") == "chunked" && r->body == q.out;
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (int i = 0; i < kClients; ++i) EXPECT_TRUE(same[i]) << "client " << i << ": not the chunked bytes of `snapsink query`";
+  long after = RssMiB(server.proc.pid);
+  for (int i = 0; i < 60 && after >= idle + kAfterMiB; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    after = std::min(after, RssMiB(server.proc.pid));
+  }
+#if defined(SNAPSINK_SANITIZED)
+  (void)kAfterMiB;  // the sanitizers' quarantine keeps freed memory: not checked
+#else
+  EXPECT_LT(after, idle + kAfterMiB) << "MiB of RSS after the burst (idle: " << idle << " MiB)";
+#endif
+  std::printf("RSS idle %ld MiB, %ld MiB after %d concurrent answers of %zu bytes\n", idle, after, kClients,
+              q.out.size());
+  Stop(server);
+}
+
+// One window of a million rows, asked for whole by several clients at
+// once: each answer is made a batch of rows at a time (never the window's
+// rows or text whole), so the server's RSS stays within a bound that does
+// not grow with the window, and every answer is the bytes of `snapsink
+// query`.
+TEST_F(ServeMemoryTest, ConcurrentAnswersOfOneLargeWindowStayWithinABound) {
+#if defined(SNAPSINK_SANITIZED)
+  constexpr int kRows = 100000;  // the bound is not checked there (below)
+#else
+  constexpr int kRows = 1000000;
+#endif
+  constexpr int kClients = 4;
+  constexpr long kOverIdleMiB = 64;
+  {
+    std::string events;
+    for (int k = 0; k < kRows; ++k) events += Event(k, 0, "orders", "key-" + std::to_string(k), k);
+    AppendFile(input_, events);
+  }
+  RunResult run = Snapsink({"run", root_, input_, "--final", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  RunResult q = Snapsink({"query", root_, "--key-prefix", "key-", "--format", "csv"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  ASSERT_EQ(std::count(q.out.begin(), q.out.end(), '\n'), kRows + 1);
+
+  // The answer (52 MB of CSV) is past the default --max-answer-bytes.
+  Server server = StartServe(root_, {"--quiet", "--max-answer-bytes", std::to_string(2 * q.out.size())});
+  ASSERT_GT(server.port, 0);
+  {
+    httplib::Client c("127.0.0.1", server.port);
+    auto r = c.Get("/v1/query?key=key-1&format=csv");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  const long idle = RssMiB(server.proc.pid);
+  std::vector<int> status(kClients, -1);
+  std::vector<bool> same(kClients, false);
+  std::atomic<int> running{kClients};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", server.port);
+      c.set_read_timeout(120, 0);
+      // The whole window, by its name (i even) or by a key prefix.
+      const std::string target = i % 2 == 0 ? "/v1/query?window=2026-10-21T10:00:00Z&format=csv"
+                                            : "/v1/query?key-prefix=key-&format=csv";
+      if (auto r = c.Get(target)) {
+        status[i] = r->status;
+        same[i] = r->body == q.out;
+      }
+      --running;
+    });
+  }
+  long peak = 0;
+  while (running.load() > 0) {  // ends when the clients do (each bounded by its read timeout)
+    peak = std::max(peak, RssMiB(server.proc.pid));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (auto& t : clients) t.join();
+  for (int i = 0; i < kClients; ++i) {
+    EXPECT_EQ(status[i], 200) << "client " << i;
+    EXPECT_TRUE(same[i]) << "client " << i << ": not the bytes of `snapsink query`";
+  }
+  EXPECT_GT(peak, 0);
+#if defined(SNAPSINK_SANITIZED)
+  (void)kOverIdleMiB;
+#else
+  EXPECT_LT(peak, idle + kOverIdleMiB) << "MiB of RSS at the peak (idle: " << idle << " MiB)";
+#endif
+  std::printf("RSS idle %ld MiB, peak %ld MiB under %d concurrent answers of one window of %d rows (%zu bytes each)\n",
+              idle, peak, kClients, kRows, q.out.size());
   Stop(server);
 }
 

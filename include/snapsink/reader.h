@@ -137,6 +137,12 @@ class Reader {
   // decompress at most one block per window.
   // Errors: InvalidArgument (q.rollup_ms is set: that is Rollup), Corruption (naming the file), IOError.
   Status Query(const QuerySpec& q, std::vector<QueryRow>* out);
+  // The rows Query gives, in the same order, one at a time and none held:
+  // fn sees each row (valid during the call only) and returns false to stop
+  // (then QueryEach returns OK). Memory stays one decompressed block
+  // however many rows a window has (what `serve` streams from).
+  // Errors: as Query.
+  Status QueryEach(const QuerySpec& q, const std::function<bool(const QueryRow&)>& fn);
   // The rows q selects added into buckets of q.rollup_ms (required), by
   // bucket, metric, key.
   // Errors: InvalidArgument (q.rollup_ms unset or negative), Corruption (naming the file), IOError.

@@ -142,6 +142,16 @@ class PinnedGeneration {
     std::lock_guard<std::mutex> l(mu_);
     free_.push_back(std::move(r));
   }
+  // Closes the free Readers but the first: after a burst of requests the
+  // pool holds what one needs, not one Reader per request of the burst.
+  void KeepOne() {
+    std::vector<std::unique_ptr<api::Reader>> surplus;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (size_t i = 1; i < free_.size(); ++i) surplus.push_back(std::move(free_[i]));
+      free_.resize(std::min<size_t>(free_.size(), 1));
+    }
+  }
 
   // Health: set by the watcher once it has read every block of the generation.
   std::atomic<int> health{0};  // 0 unknown, 1 verified, -1 damaged
@@ -164,20 +174,11 @@ struct Lease {
   }
 };
 
-// The rows (or, with q.rollup_ms, the roll-up rows) of a public Reader as
-// records: api::Reader::Query|Rollup and api::ToTable.
-Status QueryRecords(api::Reader* reader, const api::QuerySpec& q, std::vector<api::Record>* out) {
-  api::Table t;
-  if (q.rollup_ms) {
-    std::vector<api::RollupRow> rows;
-    SNAPSINK_RETURN_IF_ERROR(reader->Rollup(q, &rows));
-    t = api::ToTable(rows, reader->generation(), q.quantiles);
-  } else {
-    std::vector<api::QueryRow> rows;
-    SNAPSINK_RETURN_IF_ERROR(reader->Query(q, &rows));
-    t = api::ToTable(rows, reader->generation(), q.quantiles);
-  }
-  for (api::Record& r : t.records) out->push_back(std::move(r));
+// The roll-up rows of a public Reader (api::Reader::Rollup) as a table.
+Status RollupTable(api::Reader* reader, const api::QuerySpec& q, api::Table* out) {
+  std::vector<api::RollupRow> rows;
+  SNAPSINK_RETURN_IF_ERROR(reader->Rollup(q, &rows));
+  *out = api::ToTable(rows, reader->generation(), q.quantiles);
   return Status::OK();
 }
 
@@ -198,10 +199,13 @@ std::string JsonError(const std::string& message) {
 }
 
 // The columns of a query's answer (of a roll-up's with rollup), with no rows
-// (a quantile column per quantile asked).
-std::vector<std::string> QueryColumns(bool rollup, const std::vector<double>& quantiles = {}) {
-  return rollup ? api::ToTable(std::vector<api::RollupRow>{}, 0, quantiles).columns
-                : api::ToTable(std::vector<api::QueryRow>{}, 0, quantiles).columns;
+// (a quantile column per quantile asked); minmax: with the min and max
+// columns a minmax metric's row brings.
+std::vector<std::string> QueryColumns(bool rollup, const std::vector<double>& quantiles = {}, bool minmax = false) {
+  if (rollup) return api::ToTable(std::vector<api::RollupRow>{}, 0, quantiles).columns;
+  std::vector<api::QueryRow> one(minmax ? 1 : 0);
+  if (minmax) one[0].row.min_micros = one[0].row.max_micros = 0;
+  return api::ToTable(one, 0, quantiles).columns;
 }
 
 thread_local std::chrono::steady_clock::time_point t_request_start;
@@ -213,6 +217,10 @@ thread_local size_t t_streamed_bytes = 0;  // bytes of a chunked answer written 
 // a longer one is sent in chunks of about kChunkBytes, made as it goes.
 constexpr size_t kHoldBytes = 1 << 20;
 constexpr size_t kChunkBytes = 64 << 10;
+// Query rows are made text this many at a time (or fewer, about
+// kChunkBytes of names): what an answer holds of its rows, however many
+// rows a window has.
+constexpr size_t kBatchRows = 512;
 
 // A GET whose head says a body follows (httplib reads it before the handler).
 bool ExpectsBody(const httplib::Request& req) {
@@ -604,24 +612,26 @@ struct HttpServer::Impl {
     answer.columns = QueryColumns(spec.rollup_ms.has_value(), spec.quantiles);
     answer.header = api::FormatRecords({}, answer.columns, format);  // CSV's header line; "" for NDJSON
     answer.format = format;
+    answer.generation = lease.reader->generation();
+    answer.quantiles = spec.quantiles;
     bool too_large = false;
     Status s = MakeAnswer(lease.reader.get(), spec, &answer, &too_large);
     if (too_large) return Error(res, 413, s.message());
     if (!s.ok()) return ErrorFor(res, s);
-    if (answer.rest.empty() && answer.held.size() <= kHoldBytes) {
+    if (!answer.stream && answer.held.size() <= kHoldBytes) {
       res.set_content(std::move(answer.held), type);
       return;
     }
-    // Sent in chunks (Transfer-Encoding: chunked), the windows made again
-    // as they are sent (the limits were checked on the whole answer above).
+    // Sent in chunks (Transfer-Encoding: chunked), the rows made again as
+    // they are sent (the limits were checked on the whole answer above).
     // The lambda holds the reader until the answer is written or the
-    // client gone; a work slot only while it makes a window's text (a
-    // client that reads slowly keeps none from the others), or, for an
-    // answer made whole (one window, a roll-up), until it is written.
+    // client gone; a work slot only while it makes text (a client that
+    // reads slowly keeps none from the others), or, for a roll-up (made
+    // whole), until it is written.
     auto stream = std::make_shared<Stream>();
     stream->lease.gen = std::move(lease.gen);
     stream->lease.reader = std::move(lease.reader);
-    if (answer.rest.empty()) stream->working = std::move(working);
+    if (!answer.stream) stream->working = std::move(working);
     stream->answer = std::move(answer);
     stream->spec = spec;
     stream->large = std::make_shared<LargeAnswer>(*this);
@@ -633,6 +643,7 @@ struct HttpServer::Impl {
   }
 
   // Answers larger than kHoldBytes in flight; when the last one ends the
+  // pool of readers keeps one (the burst opened one per request) and the
   // allocator hands its free memory back to the system (malloc_trim), so
   // the RSS returns near its idle size after a burst of them.
   std::mutex large_mu;
@@ -646,19 +657,22 @@ struct HttpServer::Impl {
       std::unique_lock<std::mutex> l(impl.large_mu);
       if (--impl.large_answers == 0) {
         l.unlock();
+        if (std::shared_ptr<PinnedGeneration> cur = impl.Current()) cur->KeepOne();
         ::malloc_trim(0);
       }
     }
     Impl& impl;
   };
-  // A query's answer: the text held (the whole answer; the header alone
-  // when rest lists the windows to make as it is sent).
+  // A query's answer: the text held (the whole answer), or, when stream,
+  // none: the rows are made again as they are sent.
   struct Answer {
     std::vector<std::string> columns;
     std::string header;
     api::OutputFormat format = api::OutputFormat::kJson;
+    uint64_t generation = 0;
+    std::vector<double> quantiles;  // QuerySpec::quantiles: a column each
     std::string held;
-    std::vector<int64_t> rest;  // window starts, in order
+    bool stream = false;
   };
   struct Stream {
     std::shared_ptr<LargeAnswer> large;  // first: released last, once the rest is freed
@@ -668,30 +682,41 @@ struct HttpServer::Impl {
     api::QuerySpec spec;
   };
 
-  // The text of window start's rows of spec (no header) and their number.
-  static Status WindowText(api::Reader* reader, const api::QuerySpec& spec, int64_t start, const Answer& a,
-                           std::string* text, size_t* rows) {
-    api::QuerySpec one = spec;
-    one.window = start;
-    one.from.reset();
-    one.to.reset();
-    std::vector<api::Record> records;
-    SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, one, &records));
-    *rows = records.size();
-    text->clear();
-    if (records.empty()) return Status::OK();
-    *text = api::FormatRecords(records, a.columns, a.format);
-    if (text->compare(0, a.header.size(), a.header) == 0) text->erase(0, a.header.size());
-    return Status::OK();
-  }
+  // Query rows made text kBatchRows at a time (fewer when their names are
+  // long): all an answer holds of its rows, whatever a window's size. The
+  // text is ToTable's and FormatRecords', as `snapsink query` prints it.
+  class RowText {
+   public:
+    explicit RowText(const Answer& a) : a_(a) { batch_.reserve(kBatchRows); }
+    // Adds a row; true when the batch is full (Flush it).
+    bool Add(const api::QueryRow& r) {
+      batch_.push_back(r);
+      names_ += r.row.metric.size() + r.row.key.size();
+      return batch_.size() >= kBatchRows || names_ >= kChunkBytes;
+    }
+    // Appends the batch's text (without the CSV header) to out; empties it.
+    void Flush(std::string* out) {
+      if (batch_.empty()) return;
+      const std::string text = api::FormatRecords(api::ToTable(batch_, a_.generation, a_.quantiles).records, a_.columns, a_.format);
+      out->append(text, a_.header.size());
+      batch_.clear();
+      names_ = 0;
+    }
 
-  // Writes what was held, then makes (under a work slot) and writes the
-  // windows of rest, in pieces of kChunkBytes: memory per answer is one
-  // window's text and a piece. False when the client is gone (or stops reading for the
-  // write timeout), a window cannot be read or the text passes
-  // options.max_answer_bytes: the connection is closed without the chunked
-  // answer's last chunk, so the client sees an incomplete answer, not a
-  // short one.
+   private:
+    const Answer& a_;
+    std::vector<api::QueryRow> batch_;
+    size_t names_ = 0;
+  };
+
+  // Writes the answer in pieces of kChunkBytes: a roll-up's held text, or
+  // the rows of st.spec made again (a batch at a time, under a work slot
+  // that is given up while a piece is written): memory per answer is a
+  // batch of rows and a piece, whatever the windows' sizes. False when the
+  // client is gone (or stops reading for the write timeout), the rows
+  // cannot be read or the text passes options.max_answer_bytes: the
+  // connection is closed without the chunked answer's last chunk, so the
+  // client sees an incomplete answer, not a short one.
   bool SendAnswer(Stream& st, httplib::DataSink& sink) {
     // Writes whole slices of kChunkBytes (all of it: last), keeps the rest.
     const auto put = [&](std::string& text, bool last) {
@@ -704,46 +729,49 @@ struct HttpServer::Impl {
       text.erase(0, std::min(at, text.size()));
       return true;
     };
-    std::string piece = std::move(st.answer.held), text;
+    if (!st.answer.stream) return put(st.answer.held, true);
+    const auto note = [&](const std::string& why) {
+      if (options.on_note) options.on_note("answer cut short: " + why);  // the library never prints
+    };
+    std::string piece = st.answer.header;
     size_t sent = piece.size();
-    for (const int64_t start : st.answer.rest) {
-      if (!put(piece, false)) return false;
-      size_t rows = 0;
-      Status s;
-      {
-        work.Acquire();
-        s = WindowText(st.lease.reader.get(), st.spec, start, st.answer, &text, &rows);
-        work.Release();
-      }
-      if (!s.ok()) {
-        if (options.on_note) options.on_note("answer cut short: " + s.message());  // the library never prints
-        return false;
-      }
-      sent += text.size();
+    bool gone = false, over = false;
+    RowText text(st.answer);
+    // Formats the batch into piece; past kChunkBytes writes it, without the
+    // work slot. False to stop: over the limit, or the client is gone.
+    const auto flush = [&](bool last) {
+      const size_t before = piece.size();
+      text.Flush(&piece);
+      sent += piece.size() - before;
       if (sent > options.max_answer_bytes) {
-        if (options.on_note) {
-          options.on_note("answer cut short: larger than " + std::to_string(options.max_answer_bytes) +
-                          " bytes (ServeOptions::max_answer_bytes)");
-        }
+        over = true;
         return false;
       }
-      if (piece.empty()) {
-        piece.swap(text);
-      } else {
-        piece += text;
-      }
+      if (!last && piece.size() < kChunkBytes) return true;
+      work.Release();
+      gone = !put(piece, last);
+      work.Acquire();
+      return !gone;
+    };
+    work.Acquire();
+    Status s = st.lease.reader->QueryEach(st.spec, [&](const api::QueryRow& r) { return !text.Add(r) || flush(false); });
+    const bool ok = s.ok() && !gone && !over && flush(true);
+    work.Release();
+    if (!s.ok()) note(s.message());
+    if (over) {
+      note("larger than " + std::to_string(options.max_answer_bytes) + " bytes (ServeOptions::max_answer_bytes)");
     }
-    return put(piece, true);
+    return ok;
   }
 
-  // The answer to spec, made a window at a time and checked against
-  // options.max_rows and options.max_answer_bytes (beyond either,
-  // *too_large and an error naming the limit and how to narrow the query).
-  // Up to kHoldBytes of its text is held (a->held); past that the text is
-  // dropped (a->held is the header alone), the rows of the other windows
-  // are only counted, and a->rest lists every window with rows, to make as
-  // they are sent (their bytes are measured then: SendAnswer). A roll-up
-  // (one bucket may span windows) or one window is made whole.
+  // The answer to spec, checked against options.max_rows and
+  // options.max_answer_bytes (beyond either, *too_large and an error naming
+  // the limit and how to narrow the query). Up to kHoldBytes of its text
+  // is held (a->held); past that the text is dropped, the other rows are
+  // only counted (a->stream: the rows are made again as they are sent, and
+  // their bytes measured then: SendAnswer). A roll-up (one bucket may span
+  // windows) is made whole. The CSV columns are the whole answer's: with
+  // min and max when a row has them, as `snapsink query` prints.
   Status MakeAnswer(api::Reader* reader, const api::QuerySpec& spec, Answer* a, bool* too_large) {
     const auto over = [&] {
       *too_large = true;
@@ -761,49 +789,46 @@ struct HttpServer::Impl {
                                      " rows (--max-rows): narrow the query with window=, from= and to=, "
                                      "metric= or key= (or a prefix), or raise the limit");
     };
-    std::vector<api::Record> records;
-    if (spec.rollup_ms || spec.window) {  // a window only: the reader may list no other (OpenTop)
-      SNAPSINK_RETURN_IF_ERROR(QueryRecords(reader, spec, &records));
-      if (records.size() > options.max_rows) return too_many();
-      a->held = spec.rollup_ms || !records.empty() ? api::FormatRecords(records, a->columns, a->format) : a->header;
+    if (spec.rollup_ms) {  // made whole
+      api::Table t;
+      SNAPSINK_RETURN_IF_ERROR(RollupTable(reader, spec, &t));
+      if (t.records.size() > options.max_rows) return too_many();
+      a->held = api::FormatTable(t, a->format);
       return a->held.size() > options.max_answer_bytes ? over() : Status::OK();
     }
     a->held = a->header;
-    size_t rows = 0, bytes = a->held.size();
-    std::string text;
-    std::vector<int64_t> held;  // the windows a->held has
-    for (const api::WindowVersion& w : reader->windows()) {
-      const int64_t start = w.window_start_ms;
-      if ((spec.from && start < *spec.from) || (spec.to && start > *spec.to)) continue;
-      size_t n = 0;
-      if (!a->rest.empty()) {
-        // Past the hold: only counted (the text is made as it is sent).
-        api::QuerySpec one = spec;
-        one.window = start;
-        one.from.reset();
-        one.to.reset();
-        std::vector<api::QueryRow> found;
-        SNAPSINK_RETURN_IF_ERROR(reader->Query(one, &found));
-        if (found.empty()) continue;
-        rows += found.size();
-        if (rows > options.max_rows) return too_many();
-        a->rest.push_back(start);
-        continue;
+    a->stream = false;
+    size_t rows = 0;
+    bool minmax = false, too_many_rows = false, too_many_bytes = false;
+    RowText text(*a);
+    const auto hold = [&] {
+      text.Flush(&a->held);
+      if (a->held.size() > options.max_answer_bytes) {
+        too_many_bytes = true;
+        return false;
       }
-      SNAPSINK_RETURN_IF_ERROR(WindowText(reader, spec, start, *a, &text, &n));
-      if (n == 0) continue;
-      rows += n;
-      bytes += text.size();
-      if (rows > options.max_rows) return too_many();
-      if (bytes > options.max_answer_bytes) return over();
-      if (a->held.size() + text.size() <= kHoldBytes) {
-        a->held += text;
-        held.push_back(start);
-      } else {
-        a->rest = std::move(held);
-        a->rest.push_back(start);
-        a->held = std::string(a->header);  // a new string: the held MiB is freed, not kept as capacity
+      if (a->held.size() > kHoldBytes) {
+        a->stream = true;
+        a->held = std::string();  // a new string: the held MiB is freed, not kept as capacity
       }
+      return true;
+    };
+    SNAPSINK_RETURN_IF_ERROR(reader->QueryEach(spec, [&](const api::QueryRow& r) {
+      minmax = minmax || r.row.min_micros.has_value();
+      if (++rows > options.max_rows) {
+        too_many_rows = true;
+        return false;
+      }
+      if (a->stream) return true;  // past the hold: only counted
+      return !text.Add(r) || hold();
+    }));
+    if (too_many_rows) return too_many();
+    if (too_many_bytes || (!a->stream && !hold())) return over();
+    if (minmax && a->format == api::OutputFormat::kCsv && a->columns.size() == QueryColumns(false, spec.quantiles).size()) {
+      // A minmax metric's row: every row has the min and max columns.
+      a->columns = QueryColumns(false, spec.quantiles, /*minmax=*/true);
+      a->header = api::FormatRecords({}, a->columns, a->format);
+      if (!a->stream) return MakeAnswer(reader, spec, a, too_large);  // held: made again with them
     }
     return Status::OK();
   }
@@ -1101,6 +1126,13 @@ Status HttpServer::Open(const std::string& root, const ServeOptions& options, co
   } else {
     server = std::make_unique<httplib::Server>();
   }
+  // glibc raises its mmap threshold (to 2x the largest block freed, up to
+  // 32 MiB) and with it the free space an arena may keep at its top; a
+  // thread's arena's top is never handed back by malloc_trim (only the main
+  // arena's is). Fixed thresholds keep them at 128 KiB: an answer's large
+  // buffers are mapped and unmapped, and an arena's top is cut when freed.
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  ::mallopt(M_TRIM_THRESHOLD, 128 * 1024);
   auto impl = std::make_unique<Impl>(std::move(server), options.threads);
   impl->tls = creds;
   if (tls) SSL_CTX_set_cert_cb(static_cast<httplib::SSLServer&>(impl->http).ssl_context(), &Impl::CertCallback, impl.get());

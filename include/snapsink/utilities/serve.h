@@ -28,9 +28,12 @@
 // theirs, and an old generation's pin goes with its last request, so gc can
 // collect it. A query's answer up to 1 MiB is made whole, then sent; a
 // longer one is sent in chunks (Transfer-Encoding: chunked) as it is made,
-// a window at a time, and keeps its generation pinned until it is
-// written (at most write_timeout_ms between two reads of its client); it
-// takes one of `threads` only while it makes a window's text.
+// a batch of rows at a time (never a window whole), and keeps its
+// generation pinned until it is written (at most write_timeout_ms between
+// two reads of its client); it takes one of `threads` only while it makes
+// text, not while it writes. Starting a server fixes glibc's mmap and trim
+// thresholds (mallopt) for the process, and after a burst of large answers
+// it calls malloc_trim: the RSS returns near its idle size (docs/SERVE.md).
 //
 // Errors: unknown parameter or bad window/generation/format -> 400, unknown
 // generation -> 404, damaged data -> 500 naming the file (other windows
@@ -90,10 +93,10 @@ struct ServeOptions {
   // checked as bytes arrive, before the token is.
   size_t max_header_bytes = 64 * 1024;
   // A query's answer of more bytes than this is refused (413 naming the
-  // limit and how to narrow the query) when it is made whole (up to 1 MiB,
-  // a roll-up, one window); an answer sent in chunks is cut once past it
-  // (no last chunk: the client sees an incomplete answer). Memory per query
-  // is one window's rows and about 1 MiB whatever this is.
+  // limit and how to narrow the query) when it is held (up to 1 MiB, or a
+  // roll-up); an answer sent in chunks is cut once past it (no last chunk:
+  // the client sees an incomplete answer). Memory per query is a batch of
+  // rows and about 1 MiB whatever this is (a roll-up: its rows, whole).
   size_t max_answer_bytes = 32 * 1024 * 1024;
   // A query's answer of more rows than this is refused (413 naming the
   // limit and how to narrow the query), always before its first byte is
