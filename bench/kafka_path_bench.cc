@@ -14,6 +14,7 @@
 //   snapsink_kafka_path_bench [--events=N] [--partitions=P] [--reps=R] [--snapsink=PATH]
 //                             [--kafka-prefix="perf record -g -o k.data --"] [--file-prefix=...] [--quick]
 //                             [--kafka-config=K=V ...] [--compression=lz4|zstd|snappy|gzip|none]
+//                             [--bare-batch=N]   (the bare consumer takes N at a time by rd_kafka_consume_batch_queue)
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -132,7 +133,12 @@ int ConsumeOnly(int argc, char** argv) {
       {"bootstrap.servers", argv[2]}, {"group.id", argv[4]},          {"enable.auto.commit", "false"},
       {"enable.auto.offset.store", "false"}, {"auto.offset.reset", "earliest"}, {"isolation.level", "read_committed"},
       {"enable.partition.eof", "true"}, {"log_level", "3"}};
+  size_t batch = 0;  // "@batch=N": rd_kafka_consume_batch_queue, N at a time
   for (int i = 6; i < argc; ++i) {
+    if (std::strncmp(argv[i], "@batch=", 7) == 0) {
+      batch = std::strtoull(argv[i] + 7, nullptr, 10);
+      continue;
+    }
     const char* eq = std::strchr(argv[i], '=');
     if (eq) kv.emplace_back(std::string(argv[i], static_cast<size_t>(eq - argv[i])), eq + 1);
   }
@@ -151,6 +157,19 @@ int ConsumeOnly(int argc, char** argv) {
   rd_kafka_topic_partition_list_destroy(topics);
   const uint64_t want = std::strtoull(argv[5], nullptr, 10);
   uint64_t got = 0, bytes = 0;
+  rd_kafka_queue_t* q = rd_kafka_queue_get_consumer(rk);
+  std::vector<rd_kafka_message_t*> ms(std::max<size_t>(batch, 1));
+  while (got < want && batch > 0) {
+    const ssize_t n = rd_kafka_consume_batch_queue(q, 200, ms.data(), batch);
+    for (ssize_t i = 0; i < n; ++i) {
+      if (!ms[i]->err) {
+        ++got;
+        bytes += ms[i]->len;
+      }
+      rd_kafka_message_destroy(ms[i]);
+    }
+  }
+  rd_kafka_queue_destroy(q);
   while (got < want) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 200);
     if (!m) continue;
@@ -195,6 +214,7 @@ int main(int argc, char** argv) {
   const int partitions = static_cast<int>(Flag(argc, argv, "--partitions", 8));
   const int reps = static_cast<int>(Flag(argc, argv, "--reps", quick ? 1 : 3));
   const std::string snapsink = FlagText(argc, argv, "--snapsink", SNAPSINK_BINARY);
+  const uint64_t bare_batch = Flag(argc, argv, "--bare-batch", 0);
   const std::string compression = FlagText(argc, argv, "--compression", "lz4");
   const std::vector<std::string> kafka_prefix = Words(FlagText(argc, argv, "--kafka-prefix", ""));
   const std::vector<std::string> file_prefix = Words(FlagText(argc, argv, "--file-prefix", ""));
@@ -286,6 +306,7 @@ int main(int argc, char** argv) {
       std::vector<std::string> a{g_self, "--consume-only", cluster.bootstraps(), "bench",
                                  "bare-" + std::to_string(rep), std::to_string(events)};
       a.insert(a.end(), kafka_config.begin(), kafka_config.end());
+      if (bare_batch > 0) a.push_back("@batch=" + std::to_string(bare_batch));
       b = Spawn(a, dir, "bare-" + std::to_string(rep));
     };
     if (rep % 2 == 0) {
