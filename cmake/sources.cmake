@@ -170,6 +170,13 @@ set(SNAPSINK_KAFKA_SCALE_TEST_SOURCES
   tests/file_util.cc
 )
 
+# `run --kafka` against `run FILE` through the binary (its own executable).
+set(SNAPSINK_KAFKA_PATH_BENCH_SOURCES
+  bench/kafka_path_bench.cc
+  tests/kafka_mock_cluster.cc
+  tests/file_util.cc
+)
+
 # The command-line tool.
 set(SNAPSINK_TOOL_SOURCES
   tools/batch_interrupt.cc

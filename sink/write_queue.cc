@@ -44,9 +44,9 @@ Status WriteQueue::Write(const WriteBatch& batch, const WriteOptions& options, W
   }
   for (size_t i = 0, label = 0; i < records.size(); ++i) {
     const WriteBatch::Record& rec = records[i];
-    // capacity(): the bytes a std::string holds readable (Add reserves padding).
-    r.records.push_back({rec.data.data(), rec.data.size(), rec.data.capacity(),
-                         rec.at.empty() ? std::string_view(w.labels[label++]) : std::string_view(rec.at)});
+    // readable: the record lies in the batch's buffer, padded past its last record.
+    r.records.push_back({rec.data.data(), rec.data.size(), rec.readable,
+                         rec.at.empty() ? std::string_view(w.labels[label++]) : rec.at});
     w.bytes += rec.data.size();
   }
 

@@ -36,12 +36,13 @@ void Set(rd_kafka_conf_t* conf, const char* k, const char* v) {
 
 }  // namespace
 
-MockCluster::MockCluster(int brokers) {
+MockCluster::MockCluster(int brokers, const std::vector<std::pair<std::string, std::string>>& producer_config) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   Set(conf, "test.mock.num.brokers", std::to_string(brokers).c_str());
   Set(conf, "max.in.flight.requests.per.connection", "1");  // keeps each partition's order under retries
   Set(conf, "linger.ms", "5");
   Set(conf, "log_level", "3");
+  for (const auto& [k, v] : producer_config) Set(conf, k.c_str(), v.c_str());
   rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
   char err[512];
   rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));

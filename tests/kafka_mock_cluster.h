@@ -18,7 +18,8 @@ namespace snapsink::kafkatest {
 
 class MockCluster {
  public:
-  explicit MockCluster(int brokers);
+  // producer_config: more properties of the producing handle (e.g. compression.type).
+  explicit MockCluster(int brokers, const std::vector<std::pair<std::string, std::string>>& producer_config = {});
   ~MockCluster();
   MockCluster(const MockCluster&) = delete;
   MockCluster& operator=(const MockCluster&) = delete;

@@ -268,6 +268,43 @@ TEST_F(WriteBatchTest, RejectsCarryTheAtLabelAndLineInRecord) {
   EXPECT_EQ(rejects.find("\"offset\""), std::string::npos) << rejects;
 }
 
+// A batch's records lie back to back in one buffer: each is parsed as its
+// own bytes (a record cut short is not completed by the next one, a line
+// does not run on into it), its label is its own, and the views of
+// record_list() hold what was added, with the parser's padding readable,
+// however many Adds grew the buffer.
+TEST_F(WriteBatchTest, RecordsBackToBackAreEachTheirOwn) {
+  Create();
+  api::WriteBatch b("src");
+  const std::string whole = Ev("p", 0);
+  b.Add(whole.substr(0, whole.size() - 1), "cut");  // its '}' is the next record's first byte
+  b.Add("}" + Ev("p", 1).substr(1), "brace");       // starts with '}': rejected
+  for (uint64_t i = 2; i < 3000; ++i) b.Add(Ev("p", i), "r" + std::to_string(i));
+  b.Add("", "empty");                               // one empty line, between two records
+  b.Add(Ev("p", 3000));
+  const auto list = b.record_list();
+  ASSERT_EQ(list.size(), 3002u);
+  EXPECT_EQ(list[0].data, whole.substr(0, whole.size() - 1));
+  EXPECT_EQ(list[0].at, "cut");
+  EXPECT_EQ(list[1700].data, Ev("p", 1700));
+  EXPECT_EQ(list[1700].at, "r1700");
+  EXPECT_EQ(list[3000].data, "");
+  EXPECT_EQ(list[3001].at, "");
+  for (const api::WriteBatch::Record& rec : list) ASSERT_GE(rec.readable, rec.data.size() + 64);
+  api::WriteResult r;
+  ASSERT_STATUS_OK(sink_->Write(b, {}, &r));
+  EXPECT_EQ(r.lines, 3002u);
+  EXPECT_EQ(r.applied, 2999u);  // seq 2..3000
+  EXPECT_EQ(r.rejected, 3u);
+  const std::string rejects = ReadFile(root_ + "/rejects/src.ndjson");
+  for (const char* at : {"\"at\":\"cut\"", "\"at\":\"brace\"", "\"at\":\"empty\""}) {
+    EXPECT_NE(rejects.find(at), std::string::npos) << at << "\n" << rejects;
+  }
+  b.Clear();
+  EXPECT_EQ(b.records(), 0u);
+  EXPECT_TRUE(b.record_list().empty());
+}
+
 TEST_F(WriteBatchTest, AccountingIdentityHoldsPerBatchAndPerSource) {
   Create();
   api::WriteBatch b("s");

@@ -76,14 +76,19 @@ class WriteBatch {
   void SetCommitCheck(std::function<Status()> check);
 
   void Clear();  // keeps the source name, the owner and the commit check
-  size_t records() const { return records_.size(); }
+  size_t records() const { return slots_.size(); }
   const std::string& source() const { return source_; }
 
+  // The batch's records, in the order added, as views into the batch (valid
+  // until the next Add or Clear). The records' bytes lie back to back in one
+  // buffer: `readable` bytes can be read from data.data() (at least
+  // data.size() + 64), so a record is parsed where it lies.
   struct Record {
-    std::string data;
-    std::string at;
+    std::string_view data;
+    std::string_view at;
+    size_t readable = 0;
   };
-  const std::vector<Record>& record_list() const { return records_; }
+  std::vector<Record> record_list() const;
   const std::optional<std::string>& position() const { return position_; }
   struct Progress {
     uint64_t read = 0, end = 0;
@@ -95,7 +100,13 @@ class WriteBatch {
 
  private:
   std::string source_;
-  std::vector<Record> records_;
+  // Every record's bytes back to back (no allocation per record), and
+  // every `at` label likewise; a slot locates one record in each.
+  struct Slot {
+    size_t data_at, data_size, label_at, label_size;
+  };
+  std::string data_, labels_;
+  std::vector<Slot> slots_;
   std::optional<std::string> position_;
   std::optional<Progress> progress_;
   std::optional<uint64_t> owner_epoch_;

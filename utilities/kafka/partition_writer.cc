@@ -1,6 +1,7 @@
 #include "utilities/kafka/partition_writer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <thread>
 
 namespace snapsink::kafka {
@@ -17,6 +18,7 @@ PartitionWriter::Partition& PartitionWriter::Get(int32_t p) {
   if (it == parts_.end()) {
     it = parts_.emplace(p, Partition{}).first;
     it->second.batch = api::WriteBatch(Source(p));
+    it->second.at_prefix = Source(p) + "@";
   }
   return it->second;
 }
@@ -26,7 +28,10 @@ size_t PartitionWriter::Add(int32_t p, int64_t offset, std::string_view payload)
   if (offset < part.next) return 0;
   // An empty record or a tombstone (no value) is one empty line: rejected
   // and counted like any other (docs/EVENTS.md), never skipped.
-  part.batch.Add(payload, Source(p) + "@" + std::to_string(offset));
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), offset);
+  label_.assign(part.at_prefix).append(digits, end);
+  part.batch.Add(payload, label_);
   part.next = offset + 1;
   return payload.size();
 }

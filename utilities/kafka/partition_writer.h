@@ -32,6 +32,7 @@ class PartitionWriter {
     bool refresh = false;    // the next flush writes the progress even with nothing new
     api::WriteBatch batch{"-"};
     api::Sink* sink = nullptr;  // --state: the partition's own state (owner epoch set on batch); else the root
+    std::string at_prefix;      // "kafka:T/P@": a record's label is this and its offset
   };
 
   PartitionWriter(api::Sink* sink, std::string topic, api::WriteOptions options);
@@ -71,6 +72,7 @@ class PartitionWriter {
   std::string topic_;
   api::WriteOptions options_;
   std::map<int32_t, Partition> parts_;
+  std::string label_;  // Add's record label, built in place (no allocation per record)
   bool parallel_ = true;
   std::function<Status(int32_t)> commit_check_;
   std::function<bool(int32_t, const Status&)> on_failure_;
