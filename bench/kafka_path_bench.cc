@@ -203,6 +203,50 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
+// The events, per partition in offset order (8 producers per partition);
+// *bytes is their size as lines of a file.
+std::vector<std::vector<std::string>> MakeEvents(uint64_t events, int partitions, uint64_t* bytes) {
+  *bytes = 0;
+  std::vector<std::vector<std::string>> recs(partitions);
+  std::vector<uint64_t> seq(static_cast<size_t>(partitions) * 8, 0);
+  for (uint64_t i = 0; i < events; ++i) {
+    const int p = static_cast<int>(i % static_cast<uint64_t>(partitions));
+    const uint64_t producer = static_cast<uint64_t>(p) * 8 + (i / static_cast<uint64_t>(partitions)) % 8;
+    const uint64_t s = seq[producer]++;
+    char buf[256];
+    std::snprintf(buf, sizeof(buf),
+                  R"({"producer":"p%llu","seq":%llu,"ts":%llu,"metric":"orders","key":"k%llu","value":%llu.25})",
+                  static_cast<unsigned long long>(producer), static_cast<unsigned long long>(s),
+                  static_cast<unsigned long long>(1792577700000ULL + i * 100),
+                  static_cast<unsigned long long>((i * 2654435761ULL) % 64),
+                  static_cast<unsigned long long>(i % 1000));
+    recs[p].emplace_back(buf);
+    *bytes += recs[p].back().size() + 1;
+  }
+  return recs;
+}
+
+// Produces each partition's records to topic, false (having said why) when
+// the mock broker does not hold them all from offset 0.
+bool ProduceAll(snapsink::kafkatest::MockCluster& cluster, const std::string& topic,
+                const std::vector<std::vector<std::string>>& recs) {
+  const int partitions = static_cast<int>(recs.size());
+  for (int p = 0; p < partitions; ++p) {
+    int64_t lo = -1, hi = -1;
+    if (!cluster.Produce(topic, p, recs[p]) || !cluster.Watermarks(topic, p, &lo, &hi)) {
+      std::fprintf(stderr, "producing partition %d failed\n", p);
+      return false;
+    }
+    if (lo != 0 || hi != static_cast<int64_t>(recs[p].size())) {
+      std::fprintf(stderr, "partition %d holds offsets %lld..%lld of 0..%zu: the mock broker dropped its oldest "
+                   "batches (fewer --events, more --partitions, or --compression)\n",
+                   p, static_cast<long long>(lo), static_cast<long long>(hi) - 1, recs[p].size() - 1);
+      return false;
+    }
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
   using snapsink::kafkatest::MockCluster;
   if (argc > 1 && std::strcmp(argv[1], "--measure") == 0) return Measure(argc, argv);
@@ -228,23 +272,8 @@ int main(int argc, char** argv) {
   const std::string dir = tmpl;
 
   // The events, per partition in offset order; the file is their concatenation.
-  std::vector<std::vector<std::string>> recs(partitions);
-  std::vector<uint64_t> seq(static_cast<size_t>(partitions) * 8, 0);
   uint64_t bytes = 0;
-  for (uint64_t i = 0; i < events; ++i) {
-    const int p = static_cast<int>(i % static_cast<uint64_t>(partitions));
-    const uint64_t producer = static_cast<uint64_t>(p) * 8 + (i / static_cast<uint64_t>(partitions)) % 8;
-    const uint64_t s = seq[producer]++;
-    char buf[256];
-    std::snprintf(buf, sizeof(buf),
-                  R"({"producer":"p%llu","seq":%llu,"ts":%llu,"metric":"orders","key":"k%llu","value":%llu.25})",
-                  static_cast<unsigned long long>(producer), static_cast<unsigned long long>(s),
-                  static_cast<unsigned long long>(1792577700000ULL + i * 100),
-                  static_cast<unsigned long long>((i * 2654435761ULL) % 64),
-                  static_cast<unsigned long long>(i % 1000));
-    recs[p].emplace_back(buf);
-    bytes += recs[p].back().size() + 1;
-  }
+  std::vector<std::vector<std::string>> recs = MakeEvents(events, partitions, &bytes);
   {
     std::string file;
     file.reserve(bytes);
@@ -259,19 +288,7 @@ int main(int argc, char** argv) {
   // oldest past that: compressed batches keep a million events whole.
   MockCluster cluster(3, {{"compression.type", compression}, {"batch.size", "1000000"}});
   cluster.CreateTopic("bench", partitions);
-  for (int p = 0; p < partitions; ++p) {
-    int64_t lo = -1, hi = -1;
-    if (!cluster.Produce("bench", p, recs[p]) || !cluster.Watermarks("bench", p, &lo, &hi)) {
-      std::fprintf(stderr, "producing partition %d failed\n", p);
-      return 1;
-    }
-    if (lo != 0 || hi != static_cast<int64_t>(recs[p].size())) {
-      std::fprintf(stderr, "partition %d holds offsets %lld..%lld of 0..%zu: the mock broker dropped its oldest "
-                   "batches (fewer --events, more --partitions, or --compression)\n",
-                   p, static_cast<long long>(lo), static_cast<long long>(hi) - 1, recs[p].size() - 1);
-      return 1;
-    }
-  }
+  if (!ProduceAll(cluster, "bench", recs)) return 1;
   recs.clear();
   recs.shrink_to_fit();
   std::printf("produced %llu events (%llu B) in %d partitions (%s batches) to the mock cluster in %.1f s\n",

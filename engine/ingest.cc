@@ -234,20 +234,50 @@ Status Ingester::Impl::Reject(const char* data, size_t size, bool overlong, cons
   return Status::OK();
 }
 
+// The event of a line into `event` (parsed here, or ahead by the parse
+// thread); "" when it is one, else why the line is bad.
+std::string Ingester::Impl::ParseLine(const char* data, size_t size, size_t capacity, bool overlong) {
+  if (overlong) return "line longer than 1 MiB";
+  if (preparsed != nullptr) {
+    if (!preparsed->ok) return preparsed->reason;
+    event = preparsed->event;
+    return std::string();
+  }
+  return parser.Parse(data, size, capacity, &event, &reason) ? std::string() : reason;
+}
+
+// The Gap that stops the run at the event being applied (d: kGapStop or kGapLimit).
+Status Ingester::Impl::GapStop(const SeqDecision& d) const {
+  std::string what = Where() + ": producer " + std::string(event.producer) + " epoch " + std::to_string(event.epoch) +
+                     ": seq " + GapText(d.missing) + " missing";
+  if (d.outcome == SeqOutcome::kGapLimit) {
+    what += " (more than " + std::to_string(kMaxOpenGaps + kMaxSpilledGaps) +
+            " open gaps, the most kept per producer: resend its missing events, or restart the producer at a "
+            "higher epoch, which closes them)";
+  } else {
+    what += " (GapPolicy::kStop: resend the missing events, or accept the gap with Sink::AcceptGaps for producer " +
+            std::string(event.producer) + " and run again)";
+  }
+  return Status::Gap(what);
+}
+
+// The event being applied takes its place: its id held, or its seq in its
+// producer's state (a retired producer back at a higher epoch starts afresh).
+Status Ingester::Impl::TakeSeq(bool by_id, CachedProducer* producer) {
+  if (by_id) return ids.Insert(txn.get(), id_key, event.ts_ms);
+  SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
+  producer->dirty = true;
+  HeardAt(&producer->life, event.ts_ms);
+  if (producer->life.retired) {
+    producer->life.retired.reset();
+    producer->life.tombstone_dirty = true;
+  }
+  return Status::OK();
+}
+
 Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset,
                              bool overlong, bool stop_on_error) {
-  std::string why;
-  if (overlong) {
-    why = "line longer than 1 MiB";
-  } else if (preparsed != nullptr) {
-    if (preparsed->ok) {
-      event = preparsed->event;
-    } else {
-      why = preparsed->reason;
-    }
-  } else if (!parser.Parse(data, size, capacity, &event, &reason)) {
-    why = reason;
-  }
+  std::string why = ParseLine(data, size, capacity, overlong);
   const bool stop_on_gap = config.on_gap == OnGap::kStop;
   CachedProducer* producer = nullptr;
   Aggregate* agg = nullptr;
@@ -285,19 +315,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     }
   }
   if (why.empty()) {
-    if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) {
-      std::string what = Where() + ": producer " + std::string(event.producer) + " epoch " + std::to_string(event.epoch) + ": seq " +
-                         GapText(d.missing) + " missing";
-      if (d.outcome == SeqOutcome::kGapLimit) {
-        what += " (more than " + std::to_string(kMaxOpenGaps + kMaxSpilledGaps) +
-                " open gaps, the most kept per producer: resend its missing events, or restart the producer at a "
-                "higher epoch, which closes them)";
-      } else {
-        what += " (GapPolicy::kStop: resend the missing events, or accept the gap with Sink::AcceptGaps for producer " +
-                std::string(event.producer) + " and run again)";
-      }
-      return Status::Gap(what);
-    }
+    if (d.outcome == SeqOutcome::kGapStop || d.outcome == SeqOutcome::kGapLimit) return GapStop(d);
     window = WindowStart(event.ts_ms, config.window_ms);
     in_range = window >= first_window && window <= last_window;
     if (window < kMinTimestampMs) {
@@ -364,17 +382,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     ++cur->src.fenced;
     HeardAt(&producer->life, event.ts_ms);
   } else {
-    if (by_id) {
-      SNAPSINK_RETURN_IF_ERROR(ids.Insert(txn.get(), id_key, event.ts_ms));
-    } else {
-      SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
-      producer->dirty = true;
-      HeardAt(&producer->life, event.ts_ms);
-      if (producer->life.retired) {  // back at a higher epoch: afresh
-        producer->life.retired.reset();
-        producer->life.tombstone_dirty = true;
-      }
-    }
+    SNAPSINK_RETURN_IF_ERROR(TakeSeq(by_id, producer));
     if (!in_range) {
       ++cur->src.ignored;
     } else {

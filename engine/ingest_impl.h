@@ -161,6 +161,9 @@ struct Ingester::Impl {
   Status Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset, bool overlong,
                bool stop_on_error);
   Status Reject(const char* data, size_t size, bool overlong, const std::string& why);
+  std::string ParseLine(const char* data, size_t size, size_t capacity, bool overlong);
+  Status GapStop(const SeqDecision& d) const;
+  Status TakeSeq(bool by_id, CachedProducer* producer);
   // The run's entry for a producer; h is ProducerHash(id).
   Result<CachedProducer*> Producer(std::string_view id, uint64_t h);
   Result<SeqDecision> DecideById(std::string* why);

@@ -57,7 +57,8 @@ struct DriveOptions {
   // current one and every generation a Reader pins (Sink::Gc).
   uint64_t keep_generations = kDefaultKeepGenerations;
   // A source with an end: its last step seals every window with changes,
-  // open ones too (the end of the input: run --final); else the closed ones.
+  // open ones too (the end of the input is the end of the data); else the
+  // closed ones.
   bool final = false;
   // Reports (dropped when unset: the library never prints): a gc after a
   // publish that failed (said once while it holds; Drive goes on); windows

@@ -155,11 +155,13 @@ Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, cons
 Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions);
 
 // Before the first open of the root at `path` in this process: many
-// processes publish merged generations into it (run --kafka --state). For a
+// processes publish merged generations into it, each from partition states
+// of its own. For a
 // root in a bucket ("s3://BUCKET/PREFIX"), each process then publishes from
 // a state of its own that first takes the bucket's CURRENT, taking LOCK
 // claims no writer epoch, and CURRENT is swapped only from the generation a
 // publish was built on (docs/BUCKET.md). A local root: nothing to do.
+// Errors: InvalidArgument (path is not a well-formed s3://BUCKET/PREFIX).
 Status SharePublishing(const std::string& path);
 
 // One root takes one kind of source (docs/SCALE-OUT.md, "One root, one kind
