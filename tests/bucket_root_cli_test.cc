@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/s3/s3_client.h"
+#include "tests/bucket_root_fixture.h"
 #include "tests/rgw_server.h"
 #include "tests/test_util.h"
 
@@ -26,42 +27,8 @@ using testing::Snapsink;
 
 std::string Events() { return std::string(testing::SourceDirPath()) + "/sample/events.ndjson"; }
 
-class BucketRootCli : public ::testing::Test {
+class BucketRootCli : public testing::BucketRootTest {
  protected:
-  void SetUp() override {
-    SNAPSINK_REQUIRE_RGW(config_);
-    client_ = std::make_unique<S3Client>(config_);
-    bucket_ = testing::FreshBucketName();
-    ASSERT_TRUE(client_->CreateBucket(bucket_).ok());
-    env_ = {{"AWS_ENDPOINT_URL", config_.endpoint},
-            {"AWS_REGION", config_.region},
-            {"AWS_ACCESS_KEY_ID", config_.access_key_id},
-            {"AWS_SECRET_ACCESS_KEY", config_.secret_access_key}};
-  }
-  RunResult Run(const std::vector<std::string>& args, std::map<std::string, std::string> extra = {}) {
-    std::map<std::string, std::string> env = env_;
-    for (auto& [k, v] : extra) env[k] = v;
-    RunResult r = Snapsink(args, env);
-    EXPECT_EQ((r.out + r.err).find(config_.secret_access_key), std::string::npos) << "the secret was printed";
-    return r;
-  }
-  std::string Root(const std::string& prefix) { return "s3://" + bucket_ + "/" + prefix; }
-  // Every object under prefix/ (key past it -> bytes).
-  std::map<std::string, std::string> Objects(const std::string& prefix) {
-    std::vector<S3ObjectInfo> objects;
-    EXPECT_TRUE(client_->List(bucket_, prefix + "/", "", &objects, nullptr).ok());
-    std::map<std::string, std::string> out;
-    for (const auto& o : objects) {
-      EXPECT_TRUE(client_->Get(bucket_, o.key, &out[o.key.substr(prefix.size() + 1)], nullptr).ok());
-    }
-    return out;
-  }
-  // The published objects: all but the writer epochs (they name a pid and a directory).
-  std::map<std::string, std::string> Published(const std::string& prefix) {
-    auto all = Objects(prefix);
-    for (auto it = all.begin(); it != all.end();) it = it->first.rfind("writers/", 0) == 0 ? all.erase(it) : ++it;
-    return all;
-  }
   std::string LocalQuery() {
     testing::TempDir dir;
     const std::string root = dir.path() + "/root";
@@ -71,11 +38,6 @@ class BucketRootCli : public ::testing::Test {
     EXPECT_EQ(q.exit_code, 0) << q.err;
     return q.out;
   }
-
-  S3Config config_;
-  std::unique_ptr<S3Client> client_;
-  std::string bucket_;
-  std::map<std::string, std::string> env_;
 };
 
 TEST_F(BucketRootCli, TheSameEventsPublishTheSameRowsAsALocalRootAndVerifyPasses) {

@@ -25,6 +25,7 @@
 
 #include "engine/s3/s3_client.h"
 #include "tests/fault_proxy.h"
+#include "tests/bucket_root_fixture.h"
 #include "tests/rgw_server.h"
 #include "tests/test_util.h"
 
@@ -54,39 +55,8 @@ double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-class BucketRootFaults : public ::testing::Test {
+class BucketRootFaults : public testing::BucketRootTest {
  protected:
-  void SetUp() override {
-    SNAPSINK_REQUIRE_RGW(config_);
-    client_ = std::make_unique<S3Client>(config_);
-    bucket_ = testing::FreshBucketName();
-    ASSERT_TRUE(client_->CreateBucket(bucket_).ok());
-    env_ = {{"AWS_ENDPOINT_URL", config_.endpoint},
-            {"AWS_REGION", config_.region},
-            {"AWS_ACCESS_KEY_ID", config_.access_key_id},
-            {"AWS_SECRET_ACCESS_KEY", config_.secret_access_key}};
-  }
-  RunResult Run(const std::vector<std::string>& args, std::map<std::string, std::string> extra = {}) {
-    std::map<std::string, std::string> env = env_;
-    for (auto& [k, v] : extra) env[k] = v;
-    RunResult r = Snapsink(args, env);
-    EXPECT_EQ((r.out + r.err).find(config_.secret_access_key), std::string::npos) << "the secret was printed";
-    return r;
-  }
-  std::string Root(const std::string& prefix) { return "s3://" + bucket_ + "/" + prefix; }
-  // The published objects under prefix/ (key past it -> bytes): all but the
-  // writer epochs (they name a pid and a directory).
-  std::map<std::string, std::string> Published(const std::string& prefix) {
-    std::vector<S3ObjectInfo> objects;
-    EXPECT_TRUE(client_->List(bucket_, prefix + "/", "", &objects, nullptr).ok());
-    std::map<std::string, std::string> out;
-    for (const auto& o : objects) {
-      const std::string rel = o.key.substr(prefix.size() + 1);
-      if (rel.rfind("writers/", 0) == 0) continue;
-      EXPECT_TRUE(client_->Get(bucket_, o.key, &out[rel], nullptr).ok());
-    }
-    return out;
-  }
   // A clean run of the sample into Root("clean"): its published objects.
   std::map<std::string, std::string> CleanRun() {
     testing::TempDir state;
@@ -112,11 +82,6 @@ class BucketRootFaults : public ::testing::Test {
     }
     return StoppedProcess(out->pid);
   }
-
-  S3Config config_;
-  std::unique_ptr<S3Client> client_;
-  std::string bucket_;
-  std::map<std::string, std::string> env_;
 };
 
 // radosgw is killed while a writer is between two objects of a snapshot,

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/s3/s3_client.h"
+#include "tests/bucket_root_fixture.h"
 #include "tests/rgw_server.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"
@@ -75,26 +76,8 @@ uint64_t DirBytes(const std::string& dir) {
   return n;
 }
 
-class BucketRootReaders : public ::testing::Test {
+class BucketRootReaders : public testing::BucketRootTest {
  protected:
-  void SetUp() override {
-    SNAPSINK_REQUIRE_RGW(config_);
-    client_ = std::make_unique<S3Client>(config_);
-    bucket_ = testing::FreshBucketName();
-    ASSERT_TRUE(client_->CreateBucket(bucket_).ok());
-    env_ = {{"AWS_ENDPOINT_URL", config_.endpoint},
-            {"AWS_REGION", config_.region},
-            {"AWS_ACCESS_KEY_ID", config_.access_key_id},
-            {"AWS_SECRET_ACCESS_KEY", config_.secret_access_key}};
-  }
-  RunResult Run(const std::vector<std::string>& args, std::map<std::string, std::string> extra = {}) {
-    std::map<std::string, std::string> env = env_;
-    for (auto& [k, v] : extra) env[k] = v;
-    RunResult r = Snapsink(args, env);
-    EXPECT_EQ((r.out + r.err).find(config_.secret_access_key), std::string::npos) << "the secret was printed";
-    return r;
-  }
-  std::string Root(const std::string& prefix) { return "s3://" + bucket_ + "/" + prefix; }
   std::vector<std::string> Keys(const std::string& prefix) {
     std::vector<S3ObjectInfo> objects;
     EXPECT_TRUE(client_->List(bucket_, prefix + "/", "", &objects, nullptr).ok());
@@ -123,11 +106,6 @@ class BucketRootReaders : public ::testing::Test {
     RunResult r = Run({"run", Root(prefix), Events(), "--final", "--state", state});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-
-  S3Config config_;
-  std::unique_ptr<S3Client> client_;
-  std::string bucket_;
-  std::map<std::string, std::string> env_;
 };
 
 // A second query with the same --cache-dir asks the bucket for CURRENT only

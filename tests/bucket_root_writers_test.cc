@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/s3/s3_client.h"
+#include "tests/bucket_root_fixture.h"
 #include "tests/rgw_server.h"
 #include "tests/test_util.h"
 
@@ -44,24 +45,8 @@ std::string WithoutGeneration(const std::string& table) {
   return std::regex_replace(table, std::regex("[ ]+[0-9]+\n"), "\n");
 }
 
-class BucketRootWriters : public ::testing::Test {
+class BucketRootWriters : public testing::BucketRootTest {
  protected:
-  void SetUp() override {
-    SNAPSINK_REQUIRE_RGW(config_);
-    client_ = std::make_unique<S3Client>(config_);
-    bucket_ = testing::FreshBucketName();
-    ASSERT_TRUE(client_->CreateBucket(bucket_).ok());
-    env_ = {{"AWS_ENDPOINT_URL", config_.endpoint},
-            {"AWS_REGION", config_.region},
-            {"AWS_ACCESS_KEY_ID", config_.access_key_id},
-            {"AWS_SECRET_ACCESS_KEY", config_.secret_access_key}};
-  }
-  RunResult Run(const std::vector<std::string>& args) {
-    RunResult r = Snapsink(args, env_);
-    EXPECT_EQ((r.out + r.err).find(config_.secret_access_key), std::string::npos) << "the secret was printed";
-    return r;
-  }
-  std::string Root(const std::string& prefix) { return "s3://" + bucket_ + "/" + prefix; }
   // The object at prefix/name ("" when missing).
   std::string Object(const std::string& prefix, const std::string& name) {
     std::string bytes;
@@ -77,11 +62,6 @@ class BucketRootWriters : public ::testing::Test {
     ADD_FAILURE() << prefix << "/CURRENT never moved from \"" << old << "\"";
     return old;
   }
-
-  S3Config config_;
-  std::unique_ptr<S3Client> client_;
-  std::string bucket_;
-  std::map<std::string, std::string> env_;
 };
 
 // run --follow into a bucket root: a file followed as it grows publishes as
