@@ -22,7 +22,7 @@ _snapsink() {
     seal) opts="--window --all --state" ;;
     publish) opts="--state" ;;
     run) opts="--source --commit-every --on-error --final --quiet --follow --publish-every --poll --serve --id-from-content --kafka --topic --group --kafka-start --kafka-config --kafka-timeout --on-split-producer --state --checkpoint-every --keep-generations" ;;
-    backfill) opts="--version --source --from --to --commit-every --quiet --dry-run" ;;
+    backfill) opts="--version --source --from --to --commit-every --quiet --dry-run --state" ;;
     query) opts="--window --metric --key --generation --format --from --to --metric-prefix --key-prefix --rollup --quantile --cache-dir --cache-size" ;;
     inspect) opts="--json --all" ;;
     verify) opts="--state" ;;
@@ -31,8 +31,8 @@ _snapsink() {
     upgrade) opts="--dry-run" ;;
     status) opts="--json --html --state" ;;
     metrics) opts="" ;;
-    gaps) opts="--producer --epoch --range --source" ;;
-    metric) opts="--kind --accuracy --json" ;;
+    gaps) opts="--producer --epoch --range --source --state" ;;
+    metric) opts="--kind --accuracy --json --state" ;;
     serve) opts="--listen --threads --max-connections --header-timeout --body-timeout --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --max-header-bytes --max-answer-bytes --max-rows --tls-cert --tls-key --tls-ciphers --token-file --insecure --access-log --quiet --cache-dir --cache-size --poll" ;;
   esac
   opts="$opts $bucket_opts"

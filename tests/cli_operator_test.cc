@@ -155,7 +155,7 @@ TEST(CliErrors, EachUsageErrorIsOneClearLineNamingWhatIsWrong) {
       {{"gc", r, "--keep-generations", "0"}, 1, "snapsink: --keep-generations: must be at least 1, got 0"},
       {{"init", d / "x", "--on-gap", "halt"}, 1, "snapsink: --on-gap: expected accept or stop, got 'halt'"},
       {{"inspect", r, "windowz"}, 1,
-       "snapsink: WHAT: expected producers, gaps, sources, windows, ids, snapshots or generations, got 'windowz' "
+       "snapsink: WHAT: expected producers, gaps, sources, windows, ids, snapshots, generations or metrics, got 'windowz' "
        "(did you mean 'windows'?)"},
       {{"query"}, 1, "snapsink: ROOT is required"},
       {{"gaps", r, "accept"}, 1, "snapsink: --producer is required"},
