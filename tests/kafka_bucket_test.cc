@@ -84,10 +84,14 @@ class KafkaBucket : public KafkaMock {
   }
   // Every commit of a partition asks the bucket for its newest claim: a
   // session of 10 s, not the fixture's 3 s, keeps a loaded machine's
-  // processes in the group.
+  // processes in the group. A member killed inside a rebalance leaves the
+  // group only after the rebalance timeout, max.poll.interval.ms: 20 s
+  // here, not librdkafka's 300 s, or the others' --final bound (30 s) ends
+  // before they are given its partitions.
   std::vector<std::string> FinalArgs(const std::string& root, const std::string& group, const std::string& state) {
     return RunArgs(root, group, {"--state", dir_ + "/" + state, "--final", "--kafka-config",
-                                 "max.partition.fetch.bytes=16384", "--kafka-config", "session.timeout.ms=10000"});
+                                 "max.partition.fetch.bytes=16384", "--kafka-config", "session.timeout.ms=10000",
+                                 "--kafka-config", "max.poll.interval.ms=20000"});
   }
   std::unique_ptr<Child> Start(const std::vector<std::string>& args, std::vector<std::string> extra = {}) {
     std::vector<std::string> env = env_;
@@ -173,18 +177,12 @@ TEST_F(KafkaBucket, ThreeOwnersOneKilledPublishIntoOneBucketEqualToAFileRun) {
 // The same with a real kill -9 at no chosen point: once all three hold
 // partitions, C is killed a second later, mid-read or mid-commit; A and B
 // take its partitions over from the bucket and finish the topic: the rows
-// equal a file run. (A member killed inside a rebalance leaves the group
-// only after the rebalance timeout, max.poll.interval.ms: 20 s here, not
-// librdkafka's 300 s.)
+// equal a file run.
 TEST_F(KafkaBucket, ThreeOwnersOneKilledWithSigkillMidRunEqualToAFileRun) {
   const EventStream events = GenerateEvents(kPartitions, 400, 96);
   ProduceStream(events);
   const std::string root = BucketRoot("orders");
-  auto args = [&](const std::string& state) {
-    std::vector<std::string> v = FinalArgs(root, "gb4", state);
-    v.insert(v.end(), {"--kafka-config", "max.poll.interval.ms=20000"});
-    return v;
-  };
+  auto args = [&](const std::string& state) { return FinalArgs(root, "gb4", state); };
   auto a = Start(args("state-a"));
   auto b = Start(args("state-b"));
   auto c = Start(args("state-c"));
