@@ -440,12 +440,6 @@ Status SetBucketSharedPublishing(const std::string& path) {
   return Status::OK();
 }
 
-bool operator==(const api::BucketAccess& a, const api::BucketAccess& b) {
-  return a.endpoint == b.endpoint && a.region == b.region && a.access_key_id == b.access_key_id &&
-         a.secret_access_key == b.secret_access_key && a.cache == b.cache && a.cache_dir == b.cache_dir &&
-         a.cache_bytes == b.cache_bytes && a.gc_min_age_ms == b.gc_min_age_ms;
-}
-
 Status SetBucketRootOptions(const std::string& path, const api::BucketAccess& options) {
   SNAPSINK_RETURN_IF_ERROR(CheckRootPath(path));
   Registry* r = TheRegistry();

@@ -29,6 +29,9 @@ struct BucketAccess {
   // less than this long ago (by the objects' Last-Modified and this
   // machine's clock). -1 = 1 hour; 0 = no age rule.
   int64_t gc_min_age_ms = -1;
+
+  // Every field equal (a root opened twice in one process must be given the same access).
+  bool operator==(const BucketAccess&) const = default;
 };
 
 // Named once per root, before it is first opened in this process (Sink,
