@@ -114,10 +114,8 @@ inline constexpr uint64_t kPositionCheckBytes = 4096;
 // A quantiles metric's holds a range too (of every value applied, added or
 // retracted) and its quantile sketch: sketch, the canonical encoding of an
 // engine/ddsketch.h DDSketch of the values applied ("" for other kinds).
-struct Aggregate {
-  int64_t count = 0;
-  int64_t sum_micros = 0;
-  int64_t events = 0;
+// The public api::Totals is its first part (count, sum_micros, events).
+struct Aggregate : api::Totals {
   bool has_range = false;
   int64_t min_micros = 0;
   int64_t max_micros = 0;

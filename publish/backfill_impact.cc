@@ -9,7 +9,6 @@
 #include "engine/sequencer.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
-#include "publish/totals.h"
 
 namespace snapsink {
 
@@ -39,7 +38,7 @@ Status CompareTotals(Store* live, Store* backfill, const std::set<int64_t>& wind
   std::map<int64_t, Aggregate> before, after;
   SNAPSINK_RETURN_IF_ERROR(WindowTotals(live, windows, &before));
   SNAPSINK_RETURN_IF_ERROR(WindowTotals(backfill, windows, &after));
-  for (int64_t w : windows) out->push_back(WindowImpact{w, ToTotals(before[w]), ToTotals(after[w])});
+  for (int64_t w : windows) out->push_back(WindowImpact{w, before[w], after[w]});
   return Status::OK();
 }
 
@@ -104,7 +103,7 @@ Status PlanBackfill(Root* root, const BackfillOptions& o, bool* already_done, st
                                      " must exceed the versions of its windows: window " + FormatIso(w) +
                                      " is already at v" + std::to_string(ws.last_version));
     }
-    out->push_back(WindowImpact{w, ToTotals(before[w]), ToTotals(after[w])});
+    out->push_back(WindowImpact{w, before[w], after[w]});
   }
   return Status::OK();
 }

@@ -142,10 +142,9 @@ Status MergeWindow(Env* env, const std::string& root, const std::string& dir, in
       SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.count, r.count, w, r, "count"));
       SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.sum_micros, r.sum_micros, w, r, "sum"));
       SNAPSINK_RETURN_IF_ERROR(AddChecked(&out.events, r.events, w, r, "events"));
-      if (r.has_range) {
-        out.min_micros = out.has_range ? std::min(out.min_micros, r.min_micros) : r.min_micros;
-        out.max_micros = out.has_range ? std::max(out.max_micros, r.max_micros) : r.max_micros;
-        out.has_range = true;
+      if (r.min_micros) {
+        out.min_micros = out.min_micros ? std::min(*out.min_micros, *r.min_micros) : *r.min_micros;
+        out.max_micros = out.max_micros ? std::max(*out.max_micros, *r.max_micros) : *r.max_micros;
       }
       if (!r.sketch.empty()) SNAPSINK_RETURN_IF_ERROR(MergeRowSketch(&out, r, w));
     } else {

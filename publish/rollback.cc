@@ -13,15 +13,25 @@
 #include "publish/current_file.h"
 #include "publish/publisher.h"
 #include "publish/generation_reader.h"
-#include "publish/totals.h"
 
 namespace snapsink {
 namespace {
 
-void Add(Aggregate* to, const Aggregate& a) {
+void Add(api::Totals* to, const api::Totals& a) {
   to->count = WrappingAdd(to->count, a.count);
   to->events = WrappingAdd(to->events, a.events);
   to->sum_micros = WrappingAdd(to->sum_micros, a.sum_micros);
+}
+
+// The state's record of a snapshot file's row: its totals, range and sketch.
+Aggregate AggregateOf(const Row& r) {
+  Aggregate a;
+  static_cast<api::Totals&>(a) = api::Totals{r.count, r.sum_micros, r.events};
+  a.has_range = r.min_micros.has_value();
+  a.min_micros = r.min_micros.value_or(0);
+  a.max_micros = r.max_micros.value_or(0);
+  a.sketch = r.sketch;
+  return a;
 }
 
 std::string WindowPrefix(int64_t window_ms) {
@@ -73,11 +83,11 @@ Status RewindWindow(Txn* txn, int64_t w, uint64_t version, const std::vector<Row
   if (rows != nullptr) {
     std::string key;
     for (const Row& r : *rows) {
-      const Aggregate a{r.count, r.sum_micros, r.events, r.has_range, r.min_micros, r.max_micros, r.sketch};
+      const Aggregate a = AggregateOf(r);
       codec::AggKeyInto(&key, w, r.metric, r.key);
       SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kAggs, key, codec::Encode(a)));
       if (seal.ledger.empty() || seal.ledger.back().metric != r.metric) seal.ledger.push_back(LedgerEntry{r.metric, {}});
-      Add(&seal.ledger.back().totals, Aggregate{r.count, r.sum_micros, r.events});
+      Add(&seal.ledger.back().totals, a);
     }
     for (const LedgerEntry& e : seal.ledger) {
       codec::LedgerKeyInto(&key, w, e.metric);
@@ -159,10 +169,10 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
     c.version_before = before_versions.count(w) ? before_versions[w] : 0;
     c.version_after = after_versions.count(w) ? after_versions[w] : 0;
     const LiveWindow lw = live_windows.count(w) ? live_windows[w] : LiveWindow();
-    c.before = ToTotals(lw.totals);
+    c.before = lw.totals;
     Aggregate after;
-    for (const Row& r : rows[w]) Add(&after, Aggregate{r.count, r.sum_micros, r.events});
-    c.after = ToTotals(after);
+    for (const Row& r : rows[w]) Add(&after, AggregateOf(r));
+    c.after = after;
     const bool differs = c.version_before != c.version_after || lw.state.dirty || lw.has_staged ||
                          (c.version_after == 0 && lw.has_aggs);
     if (differs) result->changes.push_back(c);

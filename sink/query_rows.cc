@@ -33,8 +33,7 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
     Status g = reader->Get(e.window_ms, q.metric, *q.key, &row);
     if (g.IsNotFound()) return Status::OK();
     SNAPSINK_RETURN_IF_ERROR(g);
-    if (!emit(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
-                      row.max_micros, row.sketch}) &&
+    if (!emit(ViewOf(row)) &&
         stopped != nullptr) {
       *stopped = true;
     }

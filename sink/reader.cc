@@ -21,20 +21,6 @@ struct Reader::Impl {
   snapsink::Row row;  // Get's scratch: its strings keep their buffers between calls
 };
 
-namespace {
-
-void ToPublic(const snapsink::Row& in, Row* out) {
-  out->metric = in.metric;
-  out->key = in.key;
-  out->count = in.count;
-  out->sum_micros = in.sum_micros;
-  out->events = in.events;
-  out->min_micros = in.has_range ? std::optional<int64_t>(in.min_micros) : std::nullopt;
-  out->max_micros = in.has_range ? std::optional<int64_t>(in.max_micros) : std::nullopt;
-}
-
-}  // namespace
-
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Reader::~Reader() = default;
 
@@ -82,18 +68,13 @@ std::optional<uint64_t> Reader::Find(int64_t window_start_ms) const {
 
 Result<Row> Reader::Get(int64_t window_start_ms, std::string_view metric, std::string_view key) {
   SNAPSINK_RETURN_IF_ERROR(impl_->reader->Get(window_start_ms, metric, key, &impl_->row));
-  Row out;
-  ToPublic(impl_->row, &out);
-  return out;
+  return Row(impl_->row);  // the public part of the file's row
 }
 
 Status Reader::Scan(int64_t window_start_ms, const std::optional<std::string>& metric,
                     const std::function<void(const Row&)>& fn) {
-  Row out;
-  return impl_->reader->Scan(window_start_ms, metric ? &*metric : nullptr, [&](const snapsink::Row& in) {
-    ToPublic(in, &out);
-    fn(out);
-  });
+  // A file's row is the public row (plus its sketch, not handed out).
+  return impl_->reader->Scan(window_start_ms, metric ? &*metric : nullptr, [&](const snapsink::Row& in) { fn(in); });
 }
 
 Status Reader::Query(const QuerySpec& q, std::vector<QueryRow>* out) {

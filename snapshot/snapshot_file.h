@@ -38,6 +38,7 @@
 
 #include "engine/env.h"
 #include "engine/status.h"
+#include "snapsink/reader.h"
 
 typedef struct ZSTD_CCtx_s ZSTD_CCtx;
 typedef struct ZSTD_DCtx_s ZSTD_DCtx;
@@ -61,19 +62,22 @@ struct RowView {
   std::string_view sketch = {};
 };
 
-// One aggregate of a window: (metric, key) -> count, sum (micros), events.
-struct Row {
-  std::string metric;
-  std::string key;
-  int64_t count = 0;
-  int64_t sum_micros = 0;
-  int64_t events = 0;
-  bool has_range = false;  // a minmax metric's row: min_micros and max_micros hold
-  int64_t min_micros = 0, max_micros = 0;
-  std::string sketch = {};  // a quantiles metric's row: its DDSketch, encoded ("" otherwise)
+// One aggregate of a window as a snapshot file holds it: the public row
+// (metric, key, count, sum in micros, events, and a minmax or quantiles
+// metric's range in min_micros/max_micros) and, for a quantiles metric, its
+// DDSketch encoded ("" otherwise). quantile_micros is an answer to a query,
+// never stored: it stays empty here. A reader hands out the api::Row part.
+struct Row : api::Row {
+  std::string sketch = {};
 
   bool operator==(const Row&) const = default;
 };
+
+// A view of row (valid while row is).
+inline RowView ViewOf(const Row& row) {
+  return RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.min_micros.has_value(),
+                 row.min_micros.value_or(0), row.max_micros.value_or(0), row.sketch};
+}
 
 // Totals of one metric's rows in a snapshot (the stats section). sum_micros
 // wraps (two's complement) like the sums of the ledger it is compared with.

@@ -171,9 +171,8 @@ inline void ToRow(const RowView& v, Row* row) {
   row->count = v.count;
   row->sum_micros = v.sum_micros;
   row->events = v.events;
-  row->has_range = v.has_range;
-  row->min_micros = v.has_range ? v.min_micros : 0;
-  row->max_micros = v.has_range ? v.max_micros : 0;
+  row->min_micros = v.has_range ? std::optional<int64_t>(v.min_micros) : std::nullopt;
+  row->max_micros = v.has_range ? std::optional<int64_t>(v.max_micros) : std::nullopt;
   row->sketch.assign(v.sketch);
 }
 

@@ -93,8 +93,7 @@ Status SnapshotWriter::AppendToFile(std::string_view data) {
 }
 
 Status SnapshotWriter::Add(const Row& row) {
-  return AddView(RowView{row.metric, row.key, row.count, row.sum_micros, row.events, row.has_range, row.min_micros,
-                         row.max_micros, row.sketch});
+  return AddView(ViewOf(row));
 }
 
 Status SnapshotWriter::AddView(const RowView& row) {

@@ -190,8 +190,8 @@ TEST(LayersCheck, TheSnapshotAndPartitionsRowsReportUpwardIncludes) {
 // The exceptions are types that are not mirrors, each with why:
 const std::map<std::string, std::string>& NotMirrors() {
   static const std::map<std::string, std::string> names = {
-      // snapshot/snapshot_file.h: the on-disk row of a snapshot file, with its
-      // raw key; api::Row is what a reader hands out.
+      // snapshot/snapshot_file.h: a snapshot file's row, the public api::Row
+      // (its base) plus the quantile sketch the file holds.
       {"Row", "snapshot/snapshot_file.h"},
       // publish/generation_reader.h: the handle over one generation's files;
       // engine/state_codec.cc: a byte decoder. api::Reader is the public
@@ -283,11 +283,10 @@ const std::map<std::string, std::string>& NotFieldMirrors() {
   static const std::map<std::string, std::string> names = {
       // Forms of a file or a state record, each with its own encoding; the
       // public record is made from each in one function:
-      // the on-disk row of a snapshot file (has_range and plain min/max, as
-      // the file holds them) and a row viewing a block; api::Row is what a
-      // reader hands out.
-      {"Row snapshot/snapshot_file.h", "Row"},
-      {"RowView snapshot/snapshot_file.h", "Row"},
+      // a row decoded in place, its metric and key string_views into the
+      // reader's block, valid during one callback (a snapshot file's owned
+      // row, snapshot::Row, is an api::Row plus its sketch);
+      {"RowView snapshot/snapshot_file.h", "a row viewing a snapshot block"},
       {"MetricStats snapshot/snapshot_file.h", "a snapshot file's stats section"},
       {"SnapshotManifest snapshot/snapshot_manifest.h", "a snapshot manifest file"},
       {"GenerationManifest publish/generation_manifest.h", "a generation manifest file"},
@@ -298,10 +297,9 @@ const std::map<std::string, std::string>& NotFieldMirrors() {
       {"SourceIdCounts engine/id_dedup.h", "a source's id-dedup counters, a record of their own"},
       {"Header sink/checkpoint.cc", "a checkpoint file's header"},
       // Still to fold into their public twins (each converted in one
-      // function: ToRootSettings, ToIdsInfo, the readers' totals):
+      // function: ToRootSettings, ToIdsInfo):
       {"RootConfig engine/root.h", "the stored configuration"},
       {"IdStats engine/id_dedup.h", "ids held, with INT64_MIN for no cutoff"},
-      {"Aggregate engine/state_codec.h", "the state's aggregate record"},
   };
   return names;
 }

@@ -36,6 +36,7 @@ struct Row {
   // relative accuracy of the value at that rank); nullopt where no value is
   // held. Empty for other kinds or when no quantile was asked.
   std::vector<std::optional<int64_t>> quantile_micros = {};
+  bool operator==(const Row&) const = default;
 };
 
 // A window of a generation and the version of its snapshot.
