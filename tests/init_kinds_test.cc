@@ -50,6 +50,30 @@ TEST(InitKinds, InitDeclaresKindsAsMetricSetDoes) {
             "2026-10-21T10:00:00Z,latency,a,1,12.5,12.5,12.5,12.5,1,1\n");
 }
 
+// The kinds go into the state before init's commit point (the rename of
+// state.init-tmp/ to state/): a crash at either of init's points leaves a
+// half-made root, and the rerun makes it whole with its kinds.
+TEST(InitKinds, CrashAtEachInitPointThenRerunDeclaresTheKinds) {
+  for (const char* point : {"init.after_layout", "init.before_rename"}) {
+    TempDir d;
+    const std::string root = d / "root";
+    const std::vector<std::string> init = {"init", root, "--metric", "wait:quantiles:0.02", "--metric", "peak:minmax"};
+    RunResult r = Snapsink(init, {{"SNAPSINK_CRASH_AT", point}});
+    ASSERT_EQ(r.exit_code, 99) << point << r.err;
+    EXPECT_NE(Snapsink({"metric", root, "list"}).exit_code, 0) << point;
+    r = Snapsink(init);
+    ASSERT_EQ(r.exit_code, 0) << point << r.err;
+    EXPECT_EQ(Snapsink({"metric", root, "list"}).out,
+              "metric  kind       accuracy
+"
+              "peak    minmax
+"
+              "wait    quantiles  0.02
+")
+        << point;
+  }
+}
+
 TEST(InitKinds, BadDeclarationsAreOneLineErrorsAndMakeNoRoot) {
   TempDir d;
   const std::string root = d / "root";
