@@ -3,7 +3,6 @@
 // status page.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include "snapsink/sink.h"
@@ -26,9 +25,9 @@ TEST(InitKinds, InitDeclaresKindsAsMetricSetDoes) {
       << r.out;
   EXPECT_EQ(Snapsink({"metric", root, "list"}).out,
             "metric   kind       accuracy\n"
-            "a:b      sum\n"
+            "a:b      sum        \n"
             "latency  quantiles  0.005\n"
-            "slowest  minmax\n");
+            "slowest  minmax     \n");
   // The same state as init then `metric set` for each (the format raised in the same commit).
   const std::string other = d / "other";
   ASSERT_EQ(Snapsink({"init", other}).exit_code, 0);
@@ -64,12 +63,9 @@ TEST(InitKinds, CrashAtEachInitPointThenRerunDeclaresTheKinds) {
     r = Snapsink(init);
     ASSERT_EQ(r.exit_code, 0) << point << r.err;
     EXPECT_EQ(Snapsink({"metric", root, "list"}).out,
-              "metric  kind       accuracy
-"
-              "peak    minmax
-"
-              "wait    quantiles  0.02
-")
+              "metric  kind       accuracy\n"
+              "peak    minmax     \n"
+              "wait    quantiles  0.02\n")
         << point;
   }
 }
