@@ -73,13 +73,14 @@ TEST(InitKinds, CrashAtEachInitPointThenRerunDeclaresTheKinds) {
 TEST(InitKinds, BadDeclarationsAreOneLineErrorsAndMakeNoRoot) {
   TempDir d;
   const std::string root = d / "root";
+  const std::string long_name(129, 'm');
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"latency", "--metric latency: expected NAME:KIND or NAME:quantiles:ACCURACY"},
       {"latency:median", "--metric latency:median: expected NAME:KIND"},
       {":sum", "--metric :sum: expected NAME:KIND"},
       {"latency:quantiles:0.9", "--metric latency:quantiles:0.9: expected NAME:KIND"},
       {"latency:minmax:0.01", "--metric latency:minmax:0.01: an accuracy is a quantiles metric's; drop it"},
-      {std::string(129, 'm') + ":sum", "--metric " + std::string(129, 'm') + ": a metric name of 129 bytes"},
+      {long_name + ":sum", "--metric " + long_name + ": a metric name of 129 bytes"},
   };
   for (const auto& [flag, want] : cases) {
     RunResult r = Snapsink({"init", root, "--metric", flag});
