@@ -39,6 +39,7 @@
 #include "bench/id_state_bench.h"
 #include "bench/merged_publish_bench.h"
 #include "bench/write_bench.h"
+#include "bench/kinds_bench.h"
 #include "bench/parts_bench.h"
 #include "bench/input_gen.h"
 #include "engine/filenames.h"
@@ -59,7 +60,7 @@ volatile uint64_t g_sink = 0;
 // ---------------------------------------------------------------- flags
 
 const char* const kAllBenchmarks[] = {"parse", "ingest", "ingest1", "wide", "sqlite", "lmdb", "state", "publish", "read", "windows", "range",
-                                      "snapshot", "write", "parts", "checkpoint", "merged_publish"};
+                                      "snapshot", "write", "parts", "checkpoint", "merged_publish", "kinds"};
 // Only when named: bench/id_state_bench.h (10 M events by default).
 const char* const kOptInBenchmarks[] = {"ids"};
 
@@ -93,7 +94,7 @@ void Usage() {
   std::printf(
       "usage: snapsink_bench [flags]\n"
       "  --benchmarks=LIST   comma-separated, from: parse,ingest,ingest1,wide,sqlite,lmdb,state,publish,read,windows,range,snapshot,write,parts,\n"
-      "                      checkpoint,merged_publish (default: all)\n"
+      "                      checkpoint,merged_publish,kinds (default: all)\n"
       "  --reps=N            repetitions of each timed benchmark; figures are medians (default 3)\n"
       "  --quick             tiny sizes and 1 rep: a smoke test of a few seconds\n"
       "  --events=N          lines of the main input (default 2000000)\n"
@@ -465,6 +466,8 @@ void PrintTargets(const Report& rep, bool quick) {
       {"parts_time_ratio", false, 2, "publish into 100k windows <= 2x into 100 (time)"},
       {"parts_bytes_ratio", false, 2, "publish into 100k windows <= 2x into 100 (bytes)"},
       {"parts_point_read_bytes", false, 65536, "point read <= 64 KB of manifests"},
+      {"kinds_quantiles_ingest_ratio_vs_sum", true, 0.5, "quantiles ingest >= 0.5x sum"},
+      {"kinds_rollup_ratio_vs_sum", false, 2, "1-day quantiles roll-up <= 2x sum"},
   };
   bool any = false;
   for (const Target& t : targets) {
@@ -1510,6 +1513,14 @@ int Main(int argc, char** argv) {
     std::map<std::string, double> ratios;
     // --quick: a root of 10,000 windows, one rep (a smoke test).
     RunPartsBench(work.path(), {f.quick ? 10000u : 100000u, 100, f.reps}, &ratios);
+    for (const auto& [key, v] : ratios) rep.Num(key, v);
+  }
+  if (f.Has("kinds")) {
+    std::map<std::string, double> ratios;
+    KindsBenchSizes sizes;
+    sizes.reps = f.reps;
+    if (f.quick) sizes.events = 20000, sizes.windows = 120;  // a smoke test
+    RunKindsBench(work.path(), sizes, &ratios);
     for (const auto& [key, v] : ratios) rep.Num(key, v);
   }
   if (f.Has("checkpoint")) {

@@ -237,6 +237,8 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_smoke_test.cc
   tests/metric_kinds_test.cc
   tests/quantiles_kind_test.cc
+  tests/quantiles_exactly_once_test.cc
+  tests/init_kinds_test.cc
   tests/coding_test.cc
   tests/ddsketch_test.cc
   tests/hyperloglog_test.cc
@@ -335,6 +337,7 @@ set(SNAPSINK_BENCH_SOURCES
   bench/checkpoint_bench.cc
   bench/id_state_bench.cc
   bench/input_gen.cc
+  bench/kinds_bench.cc
   bench/parts_bench.cc
   bench/serve_bench.cc
   bench/merged_publish_bench.cc

@@ -17,7 +17,7 @@ _snapsink() {
   # Every command takes a root, and these for a root in a bucket.
   local bucket_opts="--endpoint --region --access-key-id --secret-access-key-file"
   case "$command" in
-    init) opts="--window --lateness --on-gap --id-horizon --producer-retention --retain --max-ahead" ;;
+    init) opts="--window --lateness --on-gap --id-horizon --producer-retention --retain --max-ahead --metric" ;;
     ingest) opts="--source --commit-every --on-error --quiet --id-from-content --state" ;;
     seal) opts="--window --all --state" ;;
     publish) opts="--state" ;;

@@ -75,7 +75,7 @@ bool NeverPublished(Env* env, const std::string& path) {
 }
 
 // Writes the settings into a new environment in dir and makes it durable.
-Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
+Status BuildState(Env* env, const std::string& dir, const RootConfig& config, const MetricKinds& kinds) {
   SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
   {
     std::unique_ptr<Store> store;
@@ -96,6 +96,7 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
         Root::PutMetaU64(txn.get(), meta::kMaxAheadMs, static_cast<uint64_t>(config.max_ahead_ms)));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kCurrentGeneration, 0));
     SNAPSINK_RETURN_IF_ERROR(Root::PutMetaU64(txn.get(), meta::kLastGeneration, 0));
+    for (const auto& [metric, spec] : kinds) SNAPSINK_RETURN_IF_ERROR(SetMetricKind(txn.get(), metric, spec));
     SNAPSINK_RETURN_IF_ERROR(txn->Commit());
   }
   return env->SyncDir(dir);  // the names data.mdb and lock.mdb
@@ -108,9 +109,9 @@ Status BuildState(Env* env, const std::string& dir, const RootConfig& config) {
 // in state.init-tmp/) is durable first; a failure removes what this call
 // made, a crash leaves a half-made root that a rerun finishes. The caller
 // checks the settings (api::Sink::Create, naming the public fields).
-Status Root::Init(Env* env, const std::string& path, RootConfig config) {
+Status Root::Init(Env* env, const std::string& path, RootConfig config, const MetricKinds& kinds) {
   if (config.lateness_ms < 0) config.lateness_ms = config.window_ms;
-  return InitWithState(env, path, [&](const std::string& dir) { return BuildState(env, dir, config); });
+  return InitWithState(env, path, [&](const std::string& dir) { return BuildState(env, dir, config, kinds); });
 }
 
 Status Root::InitWithState(Env* env, const std::string& path,

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "engine/env.h"
+#include "engine/metric_kinds.h"
 #include "engine/store.h"
 #include "engine/writer_lock.h"
 
@@ -113,8 +114,9 @@ std::string SplitProducerKey(std::string_view producer);
 
 class Root {
  public:
-  // Creates a root at path (the directory may exist but must not hold a root).
-  static Status Init(Env* env, const std::string& path, RootConfig config);
+  // Creates a root at path (the directory may exist but must not hold a root),
+  // with `kinds` declared in its first state (as SetMetricKind).
+  static Status Init(Env* env, const std::string& path, RootConfig config, const MetricKinds& kinds = {});
   // Init whose environment is made by build(dir) instead of from settings
   // (a restored checkpoint: build writes dir/data.mdb, durably). The same
   // layout, commit point (the rename to state/) and cleanup as Init.

@@ -10,6 +10,7 @@
 #include "engine/gap_spill.h"
 #include "engine/json_escape.h"
 #include "engine/long_key.h"
+#include "engine/metric_kinds.h"
 #include "publish/backfill.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
@@ -91,6 +92,12 @@ Status ReadWindows(Txn* txn, const RootConfig& config, std::optional<int64_t> ma
 
 std::string U(uint64_t v) { return std::to_string(v); }
 std::string OnGapName(OnGap g) { return g == OnGap::kStop ? "stop" : "accept"; }
+// 10000 ppm -> 0.01, as a JSON number.
+std::string FormatPpmFraction(uint32_t ppm) {
+  std::string s = std::to_string(1000000 + ppm % 1000000).substr(1);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  return std::to_string(ppm / 1000000) + (s.empty() ? "" : "." + s);
+}
 
 }  // namespace
 
@@ -184,6 +191,11 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
     out->split_producers.push_back({std::string(k.substr(split_prefix.size())), std::string(v)});
     return true;
   }));
+  snapsink::MetricKinds kinds;
+  SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn.get(), &kinds));
+  for (const auto& [metric, spec] : kinds) {
+    out->metrics.push_back({metric, static_cast<api::MetricKind>(spec.kind), spec.accuracy_ppm});
+  }
   IdStats ids;
   SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn.get(), out->max_event_ts, config.lateness_ms, config.id_horizon_ms, &ids));
   out->ids = ToIdsInfo(ids, config.id_horizon_ms);
@@ -283,6 +295,16 @@ std::string RootStatusJson(const std::string& path, const RootConfig& config, co
   for (size_t i = 0; i < s.split_producers.size(); ++i) {
     o += (i == 0 ? "{\"producer\":" : ",{\"producer\":") + JsonQuote(s.split_producers[i].producer) +
          ",\"sources\":" + JsonQuote(s.split_producers[i].sources) + "}";
+  }
+  o += "]";
+  // Each declared metric's kind; a quantiles one's accuracy as a fraction (0.01 = 1%).
+  o += ",\"metrics\":[";
+  for (size_t i = 0; i < s.metrics.size(); ++i) {
+    const api::MetricKindInfo& m = s.metrics[i];
+    o += (i == 0 ? "{\"metric\":" : ",{\"metric\":") + JsonQuote(m.metric) + ",\"kind\":" +
+         JsonQuote(api::MetricKindName(m.kind));
+    if (m.kind == api::MetricKind::kQuantiles) o += ",\"accuracy\":" + FormatPpmFraction(m.accuracy_ppm);
+    o += "}";
   }
   o += "]";
   o += ",\"ids\":{\"held\":" + U(s.ids.held) + ",\"oldest\":" + opt_time(s.ids.oldest) + ",\"cutoff\":" +

@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <limits>
 
+#include "engine/ddsketch.h"
 #include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/line_reader.h"
 #include "engine/long_key.h"
+#include "engine/metric_kinds.h"
 #include "engine/root_bucket.h"
 #include "engine/root_files.h"
 #include "engine/s3/s3_uri.h"
@@ -238,6 +240,31 @@ Status Backfill(ReadOnlySink& handle, const BackfillOptions& o, BackfillResult* 
   return Status::OK();
 }
 
+namespace {
+
+// InitOptions::metrics as the state keeps them, each checked as
+// SetMetricKind checks one, and no metric twice.
+Status InitMetricKinds(const InitOptions& o, snapsink::MetricKinds* out) {
+  for (const MetricKindInfo& m : o.metrics) {
+    const std::string field = "InitOptions::metrics " + (m.metric.empty() ? std::string("(empty name)") : m.metric);
+    if (m.metric.empty() || m.metric.size() > 128) {
+      return Status::InvalidArgument(field + ": a metric name of " + std::to_string(m.metric.size()) +
+                                     " bytes, expected 1..128");
+    }
+    if (m.kind == MetricKind::kQuantiles && m.accuracy_ppm != 0 &&
+        (m.accuracy_ppm < DDSketch::kMinAccuracyPpm || m.accuracy_ppm > DDSketch::kMaxAccuracyPpm)) {
+      return OutOfRange(field + " accuracy_ppm", m.accuracy_ppm, "must be 100..500000 (0: 10000, 1%)");
+    }
+    const snapsink::MetricSpec spec{static_cast<snapsink::MetricKind>(m.kind), m.accuracy_ppm};
+    if (!out->emplace(m.metric, spec).second) {
+      return Status::InvalidArgument(field + ": named twice; declare each metric once");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status Sink::Create(const std::string& path, const InitOptions& o) {
   RootConfig config;
   config.window_ms = o.window_size_ms;
@@ -258,10 +285,18 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   }
   if (o.retain_ms < 0) return OutOfRange("InitOptions::retain_ms", o.retain_ms, "must not be negative");
   if (config.max_ahead_ms < 0) return OutOfRange("InitOptions::max_ahead_ms", config.max_ahead_ms, "must not be negative");
+  snapsink::MetricKinds kinds;
+  SNAPSINK_RETURN_IF_ERROR(InitMetricKinds(o, &kinds));
   Env* env = nullptr;
   SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
-  if (IsBucketPath(path)) return InitBucketRoot(env, path, config);
-  return Root::Init(env, path, config);
+  if (IsBucketPath(path)) {
+    if (!kinds.empty()) {
+      return Status::InvalidArgument("InitOptions::metrics: a root in a bucket keeps metric kinds in its writer's "
+                                     "state; declare them with SetMetricKind from the process that writes it");
+    }
+    return InitBucketRoot(env, path, config);
+  }
+  return Root::Init(env, path, config, kinds);
 }
 
 Status Sink::UseStateDir(const std::string& path, const std::string& dir) {

@@ -28,8 +28,8 @@ std::string Line(const std::string& producer, uint64_t seq, const std::string& v
          ",\"metric\":\"orders\",\"key\":\"eu\",\"value\":" + value + extra + "}\n";
 }
 
-void Init(const std::string& root) {
-  RunResult r = Snapsink({"init", root});
+void Init(const std::string& root, bool quantiles = false) {
+  RunResult r = quantiles ? Snapsink({"init", root, "--metric", "orders:quantiles"}) : Snapsink({"init", root});
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -175,6 +175,7 @@ std::string MixedInput() {
 struct CrashCase {
   std::string point;
   int hit;
+  bool quantiles = false;  // on a root whose metric orders is quantiles
 };
 void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.point << " hit " << c.hit; }
 
@@ -183,33 +184,46 @@ class IngestCrashPointTest : public ::testing::TestWithParam<CrashCase> {
   static void SetUpTestSuite() {
     dir_ = new TempDir;
     WriteFile(Input(), MixedInput());
-    const std::string clean = *dir_ / "clean";
-    Init(clean);
-    RunResult r = Snapsink({"ingest", clean, Input(), "--commit-every", "2"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    clean_dump_ = new std::string(FullDump(clean));
+    for (bool quantiles : {false, true}) {
+      const std::string clean = *dir_ / (quantiles ? "clean-quantiles" : "clean");
+      Init(clean, quantiles);
+      RunResult r = Snapsink({"ingest", clean, Input(), "--commit-every", "2"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      clean_dump_[quantiles] = new std::string(FinalDump(clean, quantiles));
+    }
   }
   static void TearDownTestSuite() {
-    delete clean_dump_;
+    for (std::string*& d : clean_dump_) delete d;
     delete dir_;
+  }
+  // FullDump; for a quantiles root also every snapshot file after seal and
+  // publish, byte for byte (the sketches).
+  static std::string FinalDump(const std::string& root, bool quantiles) {
+    std::string out = FullDump(root);
+    if (!quantiles) return out;
+    SealAndPublish(root);
+    for (const auto& [path, data] : TreeContents(root)) {
+      if (path.rfind("snapshots/", 0) == 0) out += "## " + path + "\n" + data;
+    }
+    return out;
   }
   static std::string Input() { return *dir_ / "mixed.ndjson"; }
   // Next to the input and the clean root, so StateDump's $DIR covers the source name.
-  static std::string NewRoot() {
+  static std::string NewRoot(bool quantiles) {
     static int n = 0;
     const std::string root = *dir_ / ("root" + std::to_string(++n));
-    Init(root);
+    Init(root, quantiles);
     return root;
   }
   static TempDir* dir_;
-  static std::string* clean_dump_;
+  static std::string* clean_dump_[2];  // by quantiles
 };
 TempDir* IngestCrashPointTest::dir_ = nullptr;
-std::string* IngestCrashPointTest::clean_dump_ = nullptr;
+std::string* IngestCrashPointTest::clean_dump_[2] = {nullptr, nullptr};
 
 TEST_P(IngestCrashPointTest, RerunMatchesCleanRun) {
   const CrashCase c = GetParam();
-  const std::string root = NewRoot();
+  const std::string root = NewRoot(c.quantiles);
   RunResult r = Snapsink({"ingest", root, Input(), "--commit-every", "2"},
                          {{"SNAPSINK_CRASH_AT", c.point}, {"SNAPSINK_CRASH_HIT", std::to_string(c.hit)}});
   ASSERT_EQ(r.exit_code, 99) << r.err;
@@ -218,12 +232,12 @@ TEST_P(IngestCrashPointTest, RerunMatchesCleanRun) {
   EXPECT_EQ(SourceLines(root, Input()), committed == 0 ? -1 : committed);
   r = Snapsink({"ingest", root, Input(), "--commit-every", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(FullDump(root), *clean_dump_);
+  EXPECT_EQ(FinalDump(root, c.quantiles), *clean_dump_[c.quantiles]);
 }
 
 TEST_P(IngestCrashPointTest, CrashAgainDuringRecoveryWithOtherBatchSize) {
   const CrashCase c = GetParam();
-  const std::string root = NewRoot();
+  const std::string root = NewRoot(c.quantiles);
   const std::map<std::string, std::string> env = {{"SNAPSINK_CRASH_AT", c.point},
                                                   {"SNAPSINK_CRASH_HIT", std::to_string(c.hit)}};
   ASSERT_EQ(Snapsink({"ingest", root, Input(), "--commit-every", "2"}, env).exit_code, 99);
@@ -236,7 +250,7 @@ TEST_P(IngestCrashPointTest, CrashAgainDuringRecoveryWithOtherBatchSize) {
   }
   RunResult r = Snapsink({"ingest", root, Input(), "--commit-every", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(FullDump(root), *clean_dump_);
+  EXPECT_EQ(FinalDump(root, c.quantiles), *clean_dump_[c.quantiles]);
 }
 
 std::string CrashCaseName(const ::testing::TestParamInfo<CrashCase>& info) {
@@ -250,6 +264,18 @@ INSTANTIATE_TEST_SUITE_P(IngestPoints, IngestCrashPointTest,
                                            CrashCase{"ingest.after_commit", 2}, CrashCase{"ingest.after_commit", 3},
                                            CrashCase{"ingest.before_commit", 9},
                                            CrashCase{"ingest.before_commit", 11}),
+                         CrashCaseName);
+// The same on a quantiles root: its sketches (state and snapshots) come out
+// byte for byte.
+INSTANTIATE_TEST_SUITE_P(IngestPointsQuantiles, IngestCrashPointTest,
+                         ::testing::Values(CrashCase{"ingest.before_commit", 1, true},
+                                           CrashCase{"ingest.before_commit", 2, true},
+                                           CrashCase{"ingest.before_commit", 3, true},
+                                           CrashCase{"ingest.after_commit", 1, true},
+                                           CrashCase{"ingest.after_commit", 2, true},
+                                           CrashCase{"ingest.after_commit", 3, true},
+                                           CrashCase{"ingest.before_commit", 9, true},
+                                           CrashCase{"ingest.before_commit", 11, true}),
                          CrashCaseName);
 
 TEST(IngestCrashTest, CrashInSecondFileOfOneCommand) {

@@ -14,6 +14,11 @@
 // events for three published windows and a new window: new versions and a
 // parent generation). Every round stages four windows whose data files are
 // two blocks or more, so the per-window points are hit three times.
+//
+// QuantilesPublishCrashTest does every case again on a root whose metric is
+// quantiles (init --metric orders:quantiles), over inputs with negative
+// values, retracts, redeliveries and events held back from round 1 to
+// round 2 (gaps filled late): the sketches come out byte for byte.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -35,10 +40,19 @@ constexpr int64_t kHourMs = 3600 * 1000;
 constexpr int kKeysPerWindow = 1200;  // with ~70-byte rows: two blocks of ~64 KiB per data file
 
 enum class Mode { kRun, kSealPublish };
+enum class Kind { kSum, kQuantiles };  // of the metric orders
 void PrintTo(Mode m, std::ostream* os) { *os << (m == Mode::kRun ? "run" : "seal+publish"); }
 
-std::string Event(uint64_t seq, int64_t ts_ms, const std::string& key, int value) {
-  return EventLine().Seq(seq).Ts(ts_ms).Metric("orders").Key(key).Value(value).Line();
+std::string Event(uint64_t seq, int64_t ts_ms, const std::string& key, int value, bool retract = false) {
+  EventLine e;
+  e.Seq(seq).Ts(ts_ms).Metric("orders").Key(key).Value(value);
+  if (retract) e.Retract();
+  return e.Line();
+}
+
+std::vector<std::string> InitArgs(Kind kind, const std::string& root) {
+  if (kind == Kind::kSum) return {"init", root};
+  return {"init", root, "--metric", "orders:quantiles"};
 }
 
 std::string Key(int i) {
@@ -100,7 +114,10 @@ class Fixture {
     return f;
   }
 
-  const std::string& input(int round) const { return round == 1 ? in1_ : in2_; }
+  const std::string& input(Kind kind, int round) const {
+    if (kind == Kind::kQuantiles) return round == 1 ? q1_ : q2_;
+    return round == 1 ? in1_ : in2_;
+  }
 
   // Runs round `round` of mode on root, without crashes.
   static void CleanRound(Mode mode, const std::string& root, const std::string& in) {
@@ -127,14 +144,15 @@ class Fixture {
   }
 
   // A root after clean rounds 1..round of mode, and what it holds.
-  void Reference(Mode mode, int round, std::string* root, const Outcome** outcome) {
+  void Reference(Kind kind, Mode mode, int round, std::string* root, const Outcome** outcome) {
     std::lock_guard<std::mutex> l(mu_);
-    const auto key = std::make_pair(mode, round);
+    const auto key = std::make_tuple(kind, mode, round);
     auto it = refs_.find(key);
     if (it == refs_.end()) {
-      const std::string path = dir_ / ("ref-" + std::to_string(static_cast<int>(mode)) + "-" + std::to_string(round));
-      ASSERT_EQ(Snapsink({"init", path}).exit_code, 0);
-      for (int r = 1; r <= round; ++r) ASSERT_NO_FATAL_FAILURE(CleanRound(mode, path, input(r)));
+      const std::string path = dir_ / ("ref-" + std::to_string(static_cast<int>(kind)) + "-" +
+                                       std::to_string(static_cast<int>(mode)) + "-" + std::to_string(round));
+      ASSERT_EQ(Snapsink(InitArgs(kind, path)).exit_code, 0);
+      for (int r = 1; r <= round; ++r) ASSERT_NO_FATAL_FAILURE(CleanRound(mode, path, input(kind, r)));
       Ref ref;
       ref.root = path;
       ASSERT_NO_FATAL_FAILURE(Capture(path, &ref.outcome));
@@ -162,6 +180,35 @@ class Fixture {
     for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHourMs + i, Key(i), 3);
     in2_ = dir_ / "in2.ndjson";
     WriteFile(in2_, text);
+    QuantilesInputs(base);
+  }
+
+  // The quantiles inputs: as above with values from -20 to 76, a retract
+  // after every 23rd event, every 7th line delivered twice, and every 29th
+  // event of round 1 held back to the start of round 2.
+  void QuantilesInputs(int64_t base) {
+    uint64_t seq = 0;
+    std::string text, late;
+    for (int w = 0; w < 4; ++w) {
+      for (int i = 0; i < kKeysPerWindow; ++i) {
+        const int64_t ts = base + w * kHourMs + i;
+        std::string lines = Event(seq++, ts, Key(i), i % 97 - 20);
+        if (i % 23 == 0) lines += Event(seq++, ts, Key(i), (i + w) % 11, /*retract=*/true);
+        if (seq % 29 == 0) {
+          late += lines;
+          continue;
+        }
+        text += seq % 7 == 0 ? lines + lines : lines;
+      }
+    }
+    q1_ = dir_ / "q1.ndjson";
+    WriteFile(q1_, text);
+    text = late;
+    for (int w = 0; w < 3; ++w) text += Event(seq++, base + w * kHourMs + 7, "late", -5);
+    for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHourMs + i, Key(i), i % 5 - 2);
+    text += late.substr(0, late.find('\n') + 1);  // a redelivery of a late one
+    q2_ = dir_ / "q2.ndjson";
+    WriteFile(q2_, text);
   }
 
   struct Ref {
@@ -169,26 +216,27 @@ class Fixture {
     Outcome outcome;
   };
   TempDir dir_;
-  std::string in1_, in2_;
+  std::string in1_, in2_, q1_, q2_;
   std::mutex mu_;
-  std::map<std::pair<Mode, int>, Ref> refs_;
+  std::map<std::tuple<Kind, Mode, int>, Ref> refs_;
 };
 
 using Param = std::tuple<Mode, std::string, int, int>;  // mode, point, hit, round
 
 class PublishCrashTest : public ::testing::TestWithParam<Param> {};
+class QuantilesPublishCrashTest : public ::testing::TestWithParam<Param> {};
 
-TEST_P(PublishCrashTest, RerunMatchesCleanRun) {
-  const auto& [mode, point, hit, round] = GetParam();
+void CheckCase(Kind kind, const Param& param) {
+  const auto& [mode, point, hit, round] = param;
   Fixture& fx = Fixture::Get();
   std::string ref_root;
   const Outcome* want = nullptr;
-  ASSERT_NO_FATAL_FAILURE(fx.Reference(mode, round, &ref_root, &want));
+  ASSERT_NO_FATAL_FAILURE(fx.Reference(kind, mode, round, &ref_root, &want));
 
   // Beside the references and the inputs, so that StateDump's $DIR matches.
   std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   for (char& c : name) c = c == '/' ? '_' : c;
-  const std::string root = fx.dir() / ("case-" + name);
+  const std::string root = fx.dir() / ((kind == Kind::kSum ? "case-" : "qcase-") + name);
   struct Cleanup {
     std::string path;
     ~Cleanup() {
@@ -197,15 +245,15 @@ TEST_P(PublishCrashTest, RerunMatchesCleanRun) {
     }
   } cleanup{root};
   if (round == 1) {
-    ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
+    ASSERT_EQ(Snapsink(InitArgs(kind, root)).exit_code, 0);
   } else {
     std::string prev_root;
     const Outcome* prev = nullptr;
-    ASSERT_NO_FATAL_FAILURE(fx.Reference(mode, round - 1, &prev_root, &prev));
+    ASSERT_NO_FATAL_FAILURE(fx.Reference(kind, mode, round - 1, &prev_root, &prev));
     const std::string cmd = "cp -a '" + prev_root + "' '" + root + "'";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
   }
-  const std::string& in = fx.input(round);
+  const std::string& in = fx.input(kind, round);
   const std::map<std::string, std::string> crash = {{"SNAPSINK_CRASH_AT", point},
                                                     {"SNAPSINK_CRASH_HIT", std::to_string(hit)}};
 
@@ -245,6 +293,9 @@ TEST_P(PublishCrashTest, RerunMatchesCleanRun) {
   EXPECT_TRUE(Children(root + "/staging").empty()) << "staging/ holds " << ::testing::PrintToString(Children(root + "/staging"));
 }
 
+TEST_P(PublishCrashTest, RerunMatchesCleanRun) { CheckCase(Kind::kSum, GetParam()); }
+TEST_P(QuantilesPublishCrashTest, RerunMatchesCleanRun) { CheckCase(Kind::kQuantiles, GetParam()); }
+
 std::string Name(const ::testing::TestParamInfo<Param>& info) {
   const auto& [mode, point, hit, round] = info.param;
   std::string p = point;
@@ -278,6 +329,26 @@ INSTANTIATE_TEST_SUITE_P(PublishCrashParts, PublishCrashTest,
                                             ::testing::Values(1, 2)),
                          Name);
 
+// The same cases on the quantiles root and its inputs.
+INSTANTIATE_TEST_SUITE_P(PublishCrash, QuantilesPublishCrashTest,
+                         ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
+                                            ::testing::Values("seal.mid_data", "seal.before_record",
+                                                              "publish.after_rename"),
+                                            ::testing::Values(1, 2, 3), ::testing::Values(1, 2)),
+                         Name);
+INSTANTIATE_TEST_SUITE_P(PublishCrashOnce, QuantilesPublishCrashTest,
+                         ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
+                                            ::testing::Values("publish.part_written", "publish.manifest_written",
+                                                              "publish.before_current", "publish.after_commit",
+                                                              "publish.after_current"),
+                                            ::testing::Values(1), ::testing::Values(1, 2)),
+                         Name);
+INSTANTIATE_TEST_SUITE_P(PublishCrashParts, QuantilesPublishCrashTest,
+                         ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
+                                            ::testing::Values("publish.part_written"), ::testing::Values(2, 3),
+                                            ::testing::Values(1, 2)),
+                         Name);
+
 // The per-window points really are reached three times by these inputs
 // (otherwise hits 2 and 3 would test nothing): a crash at hit 3 of
 // seal.mid_data leaves two windows sealed.
@@ -286,7 +357,7 @@ TEST(PublishCrashInputs, ThreeWindowsSealedBeforeThirdMidDataHit) {
   TempDir d;
   const std::string root = d / "root";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  ASSERT_EQ(Snapsink({"ingest", root, fx.input(1)}).exit_code, 0);
+  ASSERT_EQ(Snapsink({"ingest", root, fx.input(Kind::kSum, 1)}).exit_code, 0);
   RunResult r = Snapsink({"seal", root, "--all"}, {{"SNAPSINK_CRASH_AT", "seal.mid_data"}, {"SNAPSINK_CRASH_HIT", "3"}});
   ASSERT_EQ(r.exit_code, 99) << r.err;
   RunResult w = Snapsink({"inspect", root, "windows", "--json"});

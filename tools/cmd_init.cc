@@ -8,11 +8,46 @@
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
+#include "tools/metric_kinds_table.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
 
 namespace {
+
+// --metric NAME:KIND[:ACCURACY] ("latency:quantiles:0.01", "slowest:minmax"):
+// read from the right, so a metric's name may hold ':'.
+Status ParseMetricFlag(const std::string& text, api::MetricKindInfo* out) {
+  const std::string usage = "--metric " + text +
+                            ": expected NAME:KIND or NAME:quantiles:ACCURACY, KIND sum, minmax or quantiles, "
+                            "ACCURACY 0.0001..0.5 (such as latency:quantiles:0.01)";
+  std::string rest = text;
+  std::string accuracy;
+  size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && rest.compare(colon + 1, std::string::npos, "quantiles") != 0 &&
+      rest.find(':') != colon && rest.compare(colon + 1, 2, "0.") == 0) {
+    accuracy = rest.substr(colon + 1);
+    rest.resize(colon);
+    colon = rest.rfind(':');
+  }
+  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument(usage);
+  const std::string kind = rest.substr(colon + 1);
+  out->metric = rest.substr(0, colon);
+  if (kind == "sum" || kind == "minmax" || kind == "quantiles") {
+    out->kind = kind == "minmax" ? api::MetricKind::kMinMax
+                : kind == "quantiles" ? api::MetricKind::kQuantiles : api::MetricKind::kSum;
+  } else {
+    return Status::InvalidArgument(usage);
+  }
+  if (accuracy.empty()) return Status::OK();
+  if (out->kind != api::MetricKind::kQuantiles) {
+    return Status::InvalidArgument("--metric " + text + ": an accuracy is a quantiles metric's; drop it");
+  }
+  if (!ParseAccuracy(accuracy, &out->accuracy_ppm) || out->accuracy_ppm < 100 || out->accuracy_ppm > 500000) {
+    return Status::InvalidArgument(usage);
+  }
+  return Status::OK();
+}
 
 // init: commit point is the rename of state.init-tmp/ to state/ (Sink::Create).
 Status CmdInit(const InitArgs& a) {
@@ -44,6 +79,9 @@ Status CmdInit(const InitArgs& a) {
     }
     o.max_ahead_ms = max_ahead;
   }
+  for (const std::string& m : a.metrics) {
+    SNAPSINK_RETURN_IF_ERROR(ParseMetricFlag(m, &o.metrics.emplace_back()));
+  }
   SNAPSINK_RETURN_IF_ERROR(api::Sink::Create(a.root, o));
   SNAPSINK_ASSIGN_OR_RETURN(auto created, api::Sink::OpenReadOnly(a.root));
   const int64_t max_ahead_ms = created->settings().max_ahead_ms;
@@ -53,6 +91,14 @@ Status CmdInit(const InitArgs& a) {
               a.on_gap.c_str(), api::FormatDuration(o.id_horizon_ms).c_str(),
               o.producer_retention_ms == 0 ? "never" : api::FormatDuration(o.producer_retention_ms).c_str(),
               RetainText(o.retain_ms).c_str(), MaxAheadText(max_ahead_ms).c_str());
+  SNAPSINK_ASSIGN_OR_RETURN(const auto kinds, created->MetricKinds());
+  for (const api::MetricKindInfo& k : kinds) {
+    if (k.kind == api::MetricKind::kQuantiles) {
+      std::printf("metric %s is quantiles (accuracy %s)\n", k.metric.c_str(), AccuracyText(k.accuracy_ppm).c_str());
+    } else {
+      std::printf("metric %s is %s\n", k.metric.c_str(), api::MetricKindName(k.kind));
+    }
+  }
   return Status::OK();
 }
 
@@ -69,7 +115,8 @@ Command RegisterInit(CLI::App& app) {
                                            " at a gap")
       ->check(OneOf({"accept", "stop"}));
   c->footer(Footer(ExitStatusLine({Exit::kOk, {Exit::kFailure, "usage, or ROOT is not empty, or already a root"}}),
-                   "snapsink init /data/orders --window 1h --lateness 30m"));
+                   "snapsink init /data/orders --window 1h --lateness 30m\n"
+                   "         snapsink init /data/orders --metric latency:quantiles:0.01 --metric slowest:minmax"));
   c->add_option("--id-horizon", a->id_horizon, "How far behind the watermark event ids are remembered (default 7d)");
   c->add_option("--producer-retention", a->producer_retention,
                 "Retire producers idle this long in event time (default: never)");
@@ -78,6 +125,10 @@ Command RegisterInit(CLI::App& app) {
   c->add_option("--max-ahead", a->max_ahead,
                 "Reject events dated more than this after the newest event (0: no limit; default 1d with --retain, "
                 "else no limit)");
+  c->add_option("--metric", a->metrics,
+                "Declare a metric's kind, as `metric ROOT set` does: NAME:KIND (sum, minmax, quantiles) or "
+                "NAME:quantiles:ACCURACY (0.0001..0.5, default 0.01); repeat for each metric")
+      ->type_name("NAME:KIND[:ACCURACY]");
   return {c, [a] { return CmdInit(*a); }};
 }
 

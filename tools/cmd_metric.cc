@@ -26,19 +26,6 @@ struct MetricArgs {
   std::string state;  // --state DIR: a root in a bucket's local state
 };
 
-// "0.01" -> 10000 ppm: a decimal fraction of at most 6 places, in (0, 1).
-bool ParseAccuracy(const std::string& text, uint32_t* ppm) {
-  const size_t dot = text.find('.');
-  if (text.size() < 3 || text.rfind("0.", 0) != 0 || text.size() - dot - 1 > 6 ||
-      text.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
-    return false;
-  }
-  std::string digits = text.substr(dot + 1);
-  digits.resize(6, '0');
-  *ppm = static_cast<uint32_t>(std::stoul(digits));
-  return *ppm > 0;
-}
-
 Status CmdMetricList(const MetricArgs& a) {
   if (!a.name.empty()) return Status::InvalidArgument("metric list takes no NAME");
   SNAPSINK_ASSIGN_OR_RETURN(auto sink, api::Sink::OpenReadOnly(a.root));

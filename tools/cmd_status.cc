@@ -13,6 +13,7 @@
 #include "tools/command.h"
 #include "tools/commands.h"
 #include "tools/flag_groups.h"
+#include "tools/metric_kinds_table.h"
 #include "utilities/status_macros.h"
 
 namespace snapsink {
@@ -36,6 +37,13 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
               api::FormatDuration(set.window_size_ms).c_str(), api::FormatDuration(set.lateness_ms).c_str(),
               OnGapName(set.on_gap).c_str(), api::FormatDuration(set.id_horizon_ms).c_str(),
               set.producer_retention_ms > 0 ? api::FormatDuration(set.producer_retention_ms).c_str() : "never");
+  std::string kinds;
+  for (const api::MetricKindInfo& m : s.metrics) {
+    kinds += (kinds.empty() ? "" : ", ") + api::EscapeControl(m.metric) + " " + api::MetricKindName(m.kind) +
+             (m.kind == api::MetricKind::kQuantiles ? " (accuracy " + AccuracyText(m.accuracy_ppm) + ")" : "");
+  }
+  std::printf("metrics     %s\n", kinds.empty() ? "every metric sum (none declared: snapsink metric ROOT set)"
+                                                  : (kinds + "; any other sum").c_str());
   if (s.watermark) {
     std::printf("watermark   %s (newest event %s)\n", api::FormatTime(*s.watermark).c_str(), api::FormatTime(*s.max_event_ts).c_str());
   } else {

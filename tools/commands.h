@@ -24,6 +24,7 @@ struct InitArgs {
   std::string producer_retention;  // empty: never
   std::string retain;              // empty: keep every window
   std::string max_ahead;           // 0: no limit; empty: 1d with --retain, else no limit
+  std::vector<std::string> metrics;  // --metric NAME:KIND[:ACCURACY], each
 };
 
 struct IngestArgs {

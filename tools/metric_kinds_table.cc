@@ -8,6 +8,19 @@ std::string AccuracyText(uint32_t ppm) {
   return "0." + s;
 }
 
+// "0.01" -> 10000 ppm: a decimal fraction of at most 6 places, in (0, 1).
+bool ParseAccuracy(const std::string& text, uint32_t* ppm) {
+  const size_t dot = text.find('.');
+  if (text.size() < 3 || text.rfind("0.", 0) != 0 || text.size() - dot - 1 > 6 ||
+      text.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
+    return false;
+  }
+  std::string digits = text.substr(dot + 1);
+  digits.resize(6, '0');
+  *ppm = static_cast<uint32_t>(std::stoul(digits));
+  return *ppm > 0;
+}
+
 api::Table MetricKindsTable(const std::vector<api::MetricKindInfo>& kinds) {
   api::Table t{{"metric", "kind"}, {}};
   for (const api::MetricKindInfo& k : kinds) {

@@ -1,6 +1,7 @@
 // The declared metric kinds as a table: what `metric ROOT list` and
 // `inspect ROOT metrics` print (metric, kind, and a quantiles metric's
-// accuracy as a fraction, the column only when one is listed).
+// accuracy as a fraction, the column only when one is listed); an
+// accuracy as `metric set` and `init --metric` read and print it.
 #pragma once
 
 #include <string>
@@ -15,5 +16,7 @@ api::Table MetricKindsTable(const std::vector<api::MetricKindInfo>& kinds);
 
 // 10000 ppm -> "0.01".
 std::string AccuracyText(uint32_t ppm);
+// "0.01" -> 10000 ppm: a decimal fraction of at most 6 places, in (0, 1).
+bool ParseAccuracy(const std::string& text, uint32_t* ppm);
 
 }  // namespace snapsink

@@ -24,6 +24,25 @@ inline constexpr int64_t kDefaultPublishEveryMs = 10000;  // follow: publish at 
 inline constexpr int64_t kDefaultPollMs = 1000;           // follow: longest sleep between passes
 inline constexpr uint64_t kDefaultKeepGenerations = 2;    // gc: newest generations kept
 
+// What a metric's aggregates hold (Sink::SetMetricKind). A metric never
+// declared is kSum: count and exact sum. kMinMax also holds the least and
+// greatest value applied (Row::min_micros, max_micros); a retract of a
+// minmax metric is a bad line. kQuantiles holds the least and greatest
+// value applied and a quantile sketch of the values (DDSketch, of a relative
+// accuracy, 1% by default): Row::quantiles answers QuerySpec::quantiles; a
+// retract takes its value's bucket down by one.
+enum class MetricKind { kSum, kMinMax, kQuantiles };
+// "sum", "minmax", "quantiles".
+inline const char* MetricKindName(MetricKind k) {
+  return k == MetricKind::kMinMax ? "minmax" : k == MetricKind::kQuantiles ? "quantiles" : "sum";
+}
+// A declared metric (ReadOnlySink::MetricKinds).
+struct MetricKindInfo {
+  std::string metric;
+  MetricKind kind = MetricKind::kSum;
+  uint32_t accuracy_ppm = 0;  // kQuantiles: relative accuracy in parts per million (10000 = 1%); else 0
+};
+
 // Settings of a new root (Sink::Create); stored in it, fixed for its life.
 struct InitOptions {
   int64_t window_size_ms = 3600 * 1000;  // tumbling window size, > 0
@@ -43,6 +62,12 @@ struct InitOptions {
   // nullopt: 1d when retain_ms > 0 (one bad clock would otherwise drop
   // every window), else no limit.
   std::optional<int64_t> max_ahead_ms;
+  // Metrics declared with the root, each as Sink::SetMetricKind declares
+  // one (accuracy_ppm 0: the kind's default), in the state from the start.
+  // A metric named twice, a name of 0 or over 128 bytes, or an accuracy out
+  // of range is refused naming it. A root in a bucket takes none here: the
+  // process that writes it declares them (Sink::SetMetricKind).
+  std::vector<MetricKindInfo> metrics;
 };
 
 // The settings a root was created with.

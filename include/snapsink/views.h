@@ -55,25 +55,6 @@ struct GapAcceptance {
   SeqRange range;
 };
 
-// What a metric's aggregates hold (Sink::SetMetricKind). A metric never
-// declared is kSum: count and exact sum. kMinMax also holds the least and
-// greatest value applied (Row::min_micros, max_micros); a retract of a
-// minmax metric is a bad line. kQuantiles holds the least and greatest
-// value applied and a quantile sketch of the values (DDSketch, of a relative
-// accuracy, 1% by default): Row::quantiles answers QuerySpec::quantiles; a
-// retract takes its value's bucket down by one.
-enum class MetricKind { kSum, kMinMax, kQuantiles };
-// "sum", "minmax", "quantiles".
-inline const char* MetricKindName(MetricKind k) {
-  return k == MetricKind::kMinMax ? "minmax" : k == MetricKind::kQuantiles ? "quantiles" : "sum";
-}
-// A declared metric (ReadOnlySink::MetricKinds).
-struct MetricKindInfo {
-  std::string metric;
-  MetricKind kind = MetricKind::kSum;
-  uint32_t accuracy_ppm = 0;  // kQuantiles: relative accuracy in parts per million (10000 = 1%); else 0
-};
-
 // An accepted-gap record, kept for audit (ReadOnlySink::AcceptedGaps).
 struct AcceptedGapInfo {
   GapAcceptance gap;
@@ -224,6 +205,9 @@ struct RootStatus {
   IdsInfo ids;
   std::vector<DirUsage> disk;
   uint64_t state_bytes = 0;
+  // The declared metrics and their kinds (ReadOnlySink::MetricKinds), by
+  // metric; a metric not listed is kSum.
+  std::vector<MetricKindInfo> metrics;
 };
 
 // --- Times -----------------------------------------------------------------

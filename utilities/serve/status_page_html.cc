@@ -229,6 +229,30 @@ void Gaps(const StatusPageData& d, std::string* o) {
   *o += "</tbody></table>\n";
 }
 
+// 10000 ppm -> "1%", 5 ppm -> "0.0005%".
+std::string Percent(uint32_t ppm) {
+  std::string frac = std::to_string(10000 + ppm % 10000).substr(1);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return U(ppm / 10000) + (frac.empty() ? "" : "." + frac) + "%";
+}
+
+// Each declared metric's kind (a metric not listed is sum).
+void Metrics(const StatusPageData& d, std::string* o) {
+  if (d.status.metrics.empty()) {
+    *o += "<p>No kind declared: every metric is <b>sum</b> (count and exact sum).</p>\n";
+    return;
+  }
+  *o += "<p>A metric not listed is <b>sum</b> (count and exact sum).</p>\n";
+  *o += "<table class=\"metrics\"><thead><tr><th>metric</th><th>kind</th><th>relative accuracy</th></tr></thead>"
+        "<tbody>\n";
+  for (const api::MetricKindInfo& m : d.status.metrics) {
+    *o += "<tr class=\"metric\"><td class=\"name\">" + E(m.metric) + "</td><td class=\"kind\">" +
+          api::MetricKindName(m.kind) + "</td><td>" +
+          (m.kind == api::MetricKind::kQuantiles ? Percent(m.accuracy_ppm) : std::string()) + "</td></tr>\n";
+  }
+  *o += "</tbody></table>\n";
+}
+
 void Sources(const StatusPageData& d, std::string* o) {
   if (d.status.sources.empty()) {
     *o += "<p>No source yet.</p>\n";
@@ -375,6 +399,8 @@ std::string StatusPageHtml(const StatusPageData& d) {
   Generations(d, &o);
   o += "<h2>Producers with open gaps</h2>\n";
   Gaps(d, &o);
+  o += "<h2>Metric kinds</h2>\n";
+  Metrics(d, &o);
   o += "<h2>Sources</h2>\n";
   Sources(d, &o);
   if (!d.partitions.empty()) {
