@@ -7,6 +7,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/crash_point.cc
   engine/ddsketch.cc
   engine/hyperloglog.cc
+  engine/kind_sketch.cc
   engine/decimal.cc
   engine/env_bucket.cc
   engine/env_bucket_root.cc
@@ -237,6 +238,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/cli_smoke_test.cc
   tests/metric_kinds_test.cc
   tests/quantiles_kind_test.cc
+  tests/distinct_kind_test.cc
   tests/coding_test.cc
   tests/ddsketch_test.cc
   tests/hyperloglog_test.cc

@@ -44,7 +44,7 @@ Result<std::vector<MetricKindInfo>> ReadOnlySink::MetricKinds() const {
     snapsink::MetricKinds kinds;
     SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
     for (const auto& [metric, kind] : kinds) {
-      out->push_back({metric, static_cast<MetricKind>(kind.kind), kind.accuracy_ppm});
+      out->push_back({metric, static_cast<MetricKind>(kind.kind), kind.accuracy_ppm, kind.precision});
     }
     return Status::OK();
   });

@@ -57,7 +57,9 @@ struct RowView {
   bool has_range = false;
   int64_t min_micros = 0, max_micros = 0;
   // A quantiles metric's row: its DDSketch (engine/ddsketch.h encoding), with
-  // a range. Only files of version 5 hold one (sketch rows).
+  // a range. Only files of version 5 hold one (sketch rows). A distinct
+  // metric's: its HyperLogLog (engine/hyperloglog.h encoding; told apart by
+  // engine/kind_sketch.h), with a range; only in files of version 6.
   std::string_view sketch = {};
 };
 
@@ -70,7 +72,7 @@ struct Row {
   int64_t events = 0;
   bool has_range = false;  // a minmax metric's row: min_micros and max_micros hold
   int64_t min_micros = 0, max_micros = 0;
-  std::string sketch = {};  // a quantiles metric's row: its DDSketch, encoded ("" otherwise)
+  std::string sketch = {};  // a quantiles metric's row: its DDSketch, a distinct one's its HyperLogLog, encoded ("" otherwise)
 
   bool operator==(const Row&) const = default;
 };
@@ -124,6 +126,9 @@ struct SnapshotWriterOptions {
   // file): the writer of a root with a quantiles metric sets it with
   // extended_rows.
   bool sketch_rows = false;
+  // Rows may carry a distinct-count sketch (a HyperLogLog in RowView::sketch;
+  // version 6): the writer of a root with a distinct metric sets it.
+  bool distinct_rows = false;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the
@@ -226,6 +231,8 @@ class SnapshotReader {
   bool extended_rows() const;
   // Rows may carry a quantile sketch (version 5).
   bool sketch_rows() const;
+  // Rows may carry a distinct-count sketch (version 6).
+  bool distinct_rows() const;
   const std::string& path() const { return path_; }
 
   // The index, for inspection and tests. REQUIRES: i < blocks().

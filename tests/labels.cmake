@@ -30,6 +30,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^Interrupt\.]=]                   # 200,000 lines in batches of 100, twice
   [=[^DDSketchTest\..*Million]=]       # a million values into a sketch, and sorted
   [=[^QuantilesKind\.]=]               # runs of the binary over hundreds to thousands of events
+  [=[^DistinctKind\.]=]                # runs of the binary over hundreds to thousands of events
   [=[^HyperLogLogTest\..*MillionWithin]=] # a million and ten million items hashed
   [=[^MissingCurrent\.]=]              # two publishes, then each command
   [=[^ServeHostileTest\.]=]            # slow clients held for seconds

@@ -1,6 +1,7 @@
 // The declared metric kinds as a table: what `metric ROOT list` and
 // `inspect ROOT metrics` print (metric, kind, and a quantiles metric's
-// accuracy as a fraction, the column only when one is listed).
+// accuracy as a fraction, the column only when one is listed; a distinct
+// metric its precision, likewise).
 #pragma once
 
 #include <string>
