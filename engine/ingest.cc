@@ -277,6 +277,18 @@ Status Ingester::Impl::TakeSeq(bool by_id, CachedProducer* producer) {
   return Status::OK();
 }
 
+void Ingester::Impl::TakeKind(CachedAgg* cached) {
+  if (cached->kind < 0) {
+    cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
+  }
+  if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles) && cached->sketch == nullptr) {
+    cached->sketch = std::make_unique<DDSketch>(SpecOf(kinds, event.metric).accuracy_ppm);
+  }
+  if (cached->kind == static_cast<int8_t>(MetricKind::kDistinct) && cached->items == nullptr) {
+    cached->items = std::make_unique<HyperLogLog>(SpecOf(kinds, event.metric).precision);
+  }
+}
+
 Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset,
                              bool overlong, bool stop_on_error) {
   std::string why = ParseLine(data, size, capacity, overlong);
@@ -337,22 +349,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
       SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, key_scratch));
-      if (cached->kind < 0) {
-        cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
-      }
+      TakeKind(cached);
       minmax = cached->kind == static_cast<int8_t>(MetricKind::kMinMax);
-      if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles)) {
-        quantiles = cached;
-        if (cached->sketch == nullptr) {
-          cached->sketch = std::make_unique<DDSketch>(SpecOf(kinds, event.metric).accuracy_ppm);
-        }
-      }
-      if (cached->kind == static_cast<int8_t>(MetricKind::kDistinct)) {
-        distinct = cached;
-        if (cached->items == nullptr) {
-          cached->items = std::make_unique<HyperLogLog>(SpecOf(kinds, event.metric).precision);
-        }
-      }
+      if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles)) quantiles = cached;
+      if (cached->kind == static_cast<int8_t>(MetricKind::kDistinct)) distinct = cached;
       if (cached->totals == nullptr) {
         codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
         SNAPSINK_ASSIGN_OR_RETURN(CachedTotals * t, Cached(&ledger, Table::kLedger, ledger_key_scratch));
