@@ -282,10 +282,10 @@ void Ingester::Impl::TakeKind(CachedAgg* cached) {
     cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
   }
   if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles) && cached->sketch == nullptr) {
-    cached->sketch = std::make_unique<DDSketch>(SpecOf(kinds, event.metric).accuracy_ppm);
+    cached->sketch = std::make_unique<DDSketch>(SpecOf(kinds, event.metric).parameter);
   }
   if (cached->kind == static_cast<int8_t>(MetricKind::kDistinct) && cached->items == nullptr) {
-    cached->items = std::make_unique<HyperLogLog>(SpecOf(kinds, event.metric).precision);
+    cached->items = std::make_unique<HyperLogLog>(static_cast<int>(SpecOf(kinds, event.metric).parameter));
   }
 }
 

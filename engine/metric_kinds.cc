@@ -26,8 +26,8 @@ std::string FormatAccuracy(uint32_t ppm) {
 // "quantiles (accuracy 0.01)", "distinct (precision 14)", "minmax".
 std::string SpecName(const MetricSpec& spec) {
   std::string s = MetricKindName(spec.kind);
-  if (spec.kind == MetricKind::kQuantiles) s += " (accuracy " + FormatAccuracy(spec.accuracy_ppm) + ")";
-  if (spec.kind == MetricKind::kDistinct) s += " (precision " + std::to_string(spec.precision) + ")";
+  if (spec.kind == MetricKind::kQuantiles) s += " (accuracy " + FormatAccuracy(spec.parameter) + ")";
+  if (spec.kind == MetricKind::kDistinct) s += " (precision " + std::to_string(spec.parameter) + ")";
   return s;
 }
 
@@ -41,11 +41,11 @@ bool DecodeSpec(std::string_view v, MetricSpec* spec) {
   switch (spec->kind) {
     case MetricKind::kQuantiles:
       if (v.size() != 6) return false;
-      spec->accuracy_ppm = coding::DecodeFixed32(v.data() + 2);
-      return DDSketch::ValidParameters(spec->accuracy_ppm, DDSketch::kDefaultMaxBuckets);
+      spec->parameter = coding::DecodeFixed32(v.data() + 2);
+      return DDSketch::ValidParameters(spec->parameter, DDSketch::kDefaultMaxBuckets);
     case MetricKind::kDistinct:
-      spec->precision = static_cast<uint8_t>(v.size() == 3 ? v[2] : 0);
-      return v.size() == 3 && HyperLogLog::ValidPrecision(spec->precision);
+      spec->parameter = v.size() == 3 ? static_cast<uint8_t>(v[2]) : 0;
+      return v.size() == 3 && HyperLogLog::ValidPrecision(static_cast<int>(spec->parameter));
     default:
       return v.size() == 2;
   }
@@ -95,21 +95,20 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricSpec spec) {
     return Status::InvalidArgument("metric name of " + std::to_string(metric.size()) + " bytes: expected 1..128");
   }
   const MetricKind kind = spec.kind;
-  if (kind != MetricKind::kDistinct) {
-    spec.precision = 0;
-  } else if (spec.precision == 0) {
-    spec.precision = HyperLogLog::kDefaultPrecision;
-  } else if (!HyperLogLog::ValidPrecision(spec.precision)) {
-    return Status::InvalidArgument("distinct precision of " + std::to_string(spec.precision) + ": expected " +
-                                   std::to_string(HyperLogLog::kMinPrecision) + ".." +
-                                   std::to_string(HyperLogLog::kMaxPrecision));
-  }
-  if (kind != MetricKind::kQuantiles) {
-    spec.accuracy_ppm = 0;
-  } else if (spec.accuracy_ppm == 0) {
-    spec.accuracy_ppm = DDSketch::kDefaultAccuracyPpm;
-  } else if (!DDSketch::ValidParameters(spec.accuracy_ppm, DDSketch::kDefaultMaxBuckets)) {
-    return Status::InvalidArgument("quantiles accuracy of " + FormatAccuracy(spec.accuracy_ppm) + ": expected " +
+  if (kind == MetricKind::kDistinct) {
+    if (spec.parameter == 0) {
+      spec.parameter = HyperLogLog::kDefaultPrecision;
+    } else if (spec.parameter > 255 || !HyperLogLog::ValidPrecision(static_cast<int>(spec.parameter))) {
+      return Status::InvalidArgument("distinct precision of " + std::to_string(spec.parameter) + ": expected " +
+                                     std::to_string(HyperLogLog::kMinPrecision) + ".." +
+                                     std::to_string(HyperLogLog::kMaxPrecision));
+    }
+  } else if (kind != MetricKind::kQuantiles) {
+    spec.parameter = 0;
+  } else if (spec.parameter == 0) {
+    spec.parameter = DDSketch::kDefaultAccuracyPpm;
+  } else if (!DDSketch::ValidParameters(spec.parameter, DDSketch::kDefaultMaxBuckets)) {
+    return Status::InvalidArgument("quantiles accuracy of " + FormatAccuracy(spec.parameter) + ": expected " +
                                    FormatAccuracy(DDSketch::kMinAccuracyPpm) + ".." +
                                    FormatAccuracy(DDSketch::kMaxAccuracyPpm));
   }
@@ -148,8 +147,8 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricSpec spec) {
   std::string v;
   v.push_back(kRecordVersion);
   v.push_back(static_cast<char>(kind));
-  if (kind == MetricKind::kQuantiles) coding::PutFixed32(&v, spec.accuracy_ppm);
-  if (kind == MetricKind::kDistinct) v.push_back(static_cast<char>(spec.precision));
+  if (kind == MetricKind::kQuantiles) coding::PutFixed32(&v, spec.parameter);
+  if (kind == MetricKind::kDistinct) v.push_back(static_cast<char>(spec.parameter));
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, KindKey(metric), v));
   // A sum declaration changes no record or file: an older build still reads the root.
   if (kind == MetricKind::kSum) return Status::OK();

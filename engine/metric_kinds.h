@@ -39,8 +39,9 @@ enum class MetricKind : uint8_t { kSum = 0, kMinMax = 1, kQuantiles = 2, kDistin
 // A declared metric: its kind and the kind's parameter.
 struct MetricSpec {
   MetricKind kind = MetricKind::kSum;
-  uint32_t accuracy_ppm = 0;  // kQuantiles: the sketch's relative accuracy (DDSketch); 0 otherwise
-  uint8_t precision = 0;      // kDistinct: the HyperLogLog's precision; 0 otherwise
+  // The kind's parameter: kQuantiles' relative accuracy in parts per million
+  // (DDSketch), kDistinct's precision (HyperLogLog); 0 for the others.
+  uint32_t parameter = 0;
   bool operator==(const MetricSpec&) const = default;
 };
 
@@ -57,9 +58,10 @@ Status ReadMetricKinds(Txn* txn, MetricKinds* out);
 // a window and what to do) when the kind or its accuracy differs from the
 // metric's current one and a window of the state still holds the metric: its
 // aggregates were made under the old kind. Setting the spec it already has is
-// a no-op. A quantiles spec of accuracy 0 takes DDSketch::kDefaultAccuracyPpm;
-// one out of DDSketch's range is refused. A distinct spec of precision 0
-// takes HyperLogLog::kDefaultPrecision; one out of its range is refused.
+// a no-op. A quantiles spec of parameter (accuracy) 0 takes
+// DDSketch::kDefaultAccuracyPpm; one out of DDSketch's range is refused. A
+// distinct spec of parameter (precision) 0 takes
+// HyperLogLog::kDefaultPrecision; one out of its range is refused.
 Status SetMetricKind(Txn* txn, std::string_view metric, MetricSpec spec);
 
 // A metric's spec in `kinds` (kSum when undeclared).

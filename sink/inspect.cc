@@ -44,7 +44,10 @@ Result<std::vector<MetricKindInfo>> ReadOnlySink::MetricKinds() const {
     snapsink::MetricKinds kinds;
     SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
     for (const auto& [metric, kind] : kinds) {
-      out->push_back({metric, static_cast<MetricKind>(kind.kind), kind.accuracy_ppm, kind.precision});
+      const bool quantiles = kind.kind == snapsink::MetricKind::kQuantiles;
+      const bool distinct = kind.kind == snapsink::MetricKind::kDistinct;
+      out->push_back({metric, static_cast<MetricKind>(kind.kind), quantiles ? kind.parameter : 0,
+                      distinct ? static_cast<int>(kind.parameter) : 0});
     }
     return Status::OK();
   });

@@ -43,7 +43,7 @@ static_assert(static_cast<int>(MetricKind::kQuantiles) == static_cast<int>(snaps
 
 Status Sink::SetMetricKind(const std::string& metric, MetricKind kind, uint32_t accuracy_ppm, int precision) {
   SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "SetMetricKind"));
-  if (precision < 0 || precision > 255) {
+  if (kind == MetricKind::kDistinct && (precision < 0 || precision > 255)) {
     return Status::InvalidArgument("distinct precision of " + std::to_string(precision) + ": expected " +
                                    std::to_string(HyperLogLog::kMinPrecision) + ".." +
                                    std::to_string(HyperLogLog::kMaxPrecision));
@@ -52,7 +52,8 @@ Status Sink::SetMetricKind(const std::string& metric, MetricKind kind, uint32_t 
   SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginWrite(&txn));
   SNAPSINK_RETURN_IF_ERROR(snapsink::SetMetricKind(
       txn.get(), metric,
-      snapsink::MetricSpec{static_cast<snapsink::MetricKind>(kind), accuracy_ppm, static_cast<uint8_t>(precision)}));
+      snapsink::MetricSpec{static_cast<snapsink::MetricKind>(kind),
+                           kind == MetricKind::kDistinct ? static_cast<uint32_t>(precision) : accuracy_ppm}));
   MaybeCrash("metric.before_commit");
   return txn->Commit();
 }
