@@ -7,6 +7,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/crash_point.cc
   engine/ddsketch.cc
   engine/hyperloglog.cc
+  engine/kind_sketch.cc
   engine/decimal.cc
   engine/env_bucket.cc
   engine/env_bucket_root.cc
@@ -239,6 +240,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/quantiles_kind_test.cc
   tests/quantiles_exactly_once_test.cc
   tests/init_kinds_test.cc
+  tests/distinct_kind_test.cc
   tests/coding_test.cc
   tests/ddsketch_test.cc
   tests/hyperloglog_test.cc

@@ -32,7 +32,7 @@ _snapsink() {
     status) opts="--json --html --state" ;;
     metrics) opts="" ;;
     gaps) opts="--producer --epoch --range --source --state" ;;
-    metric) opts="--kind --accuracy --json --state" ;;
+    metric) opts="--kind --accuracy --precision --json --state" ;;
     serve) opts="--listen --threads --max-connections --header-timeout --body-timeout --read-timeout --write-timeout --keep-alive-timeout --max-request-bytes --max-header-bytes --max-answer-bytes --max-rows --tls-cert --tls-key --tls-ciphers --token-file --insecure --access-log --quiet --cache-dir --cache-size --poll" ;;
   esac
   opts="$opts $bucket_opts"
@@ -41,7 +41,7 @@ _snapsink() {
     --on-error) COMPREPLY=($(compgen -W "skip stop" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "table json csv" -- "$cur")); return ;;
     --kafka-start) COMPREPLY=($(compgen -W "earliest latest" -- "$cur")); return ;;
-    --kind) COMPREPLY=($(compgen -W "sum minmax quantiles" -- "$cur")); return ;;
+    --kind) COMPREPLY=($(compgen -W "sum minmax quantiles distinct" -- "$cur")); return ;;
   esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))

@@ -11,6 +11,10 @@
 
 namespace snapsink {
 
+// The optional `item` field (docs/EVENTS.md), read only for a distinct
+// metric's event: absent, well formed, or why not (an error only there).
+enum class ItemField : uint8_t { kAbsent, kOk, kNotString, kBadLength, kDuplicate };
+
 struct Event {
   std::string_view producer;        // 1..128 bytes of UTF-8; "" when absent (allowed without seq)
   uint32_t epoch = 0;               // absent: 0
@@ -23,6 +27,9 @@ struct Event {
   std::string_view key;             // 0..256 bytes; absent: ""
   int64_t value_micros = 1000000;   // value in millionths (engine/decimal.h); absent: 1
   bool retract = false;             // op "retract" (absent or "add": false)
+  ItemField item = ItemField::kAbsent;
+  uint32_t item_length = 0;         // the item's length in bytes (unescaped), when a string
+  uint64_t item_hash = 0;           // HyperLogLog::Hash of the item (1..256 bytes), when kOk
 };
 
 }  // namespace snapsink

@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "engine/decimal.h"
+#include "engine/hyperloglog.h"
 #include "engine/timeutil.h"
 
 namespace snapsink {
@@ -18,10 +19,11 @@ namespace od = simdjson::ondemand;
 namespace {
 
 // Known fields; the bit (1 << id) marks a field as seen.
-enum Field : int { kProducer, kEpoch, kSeq, kTs, kMetric, kKey, kValue, kOp, kId, kNumFields };
+enum Field : int { kProducer, kEpoch, kSeq, kTs, kMetric, kKey, kValue, kOp, kId, kItem, kNumFields };
 
 constexpr const char* kFieldNames[kNumFields] = {"producer", "epoch", "seq", "ts", "metric",
-                                                 "key",      "value", "op",  "id"};
+                                                 "key",      "value", "op",  "id", "item"};
+constexpr size_t kMaxItemBytes = 256;
 
 // Unknown fields nested deeper than this are rejected rather than recursed into.
 constexpr int kMaxUnknownDepth = 256;
@@ -45,7 +47,7 @@ inline int ClassifyRaw(od::raw_json_string key) {
     case 'k': return key.unsafe_is_equal("key") ? kKey : -1;
     case 'v': return key.unsafe_is_equal("value") ? kValue : -1;
     case 'o': return key.unsafe_is_equal("op") ? kOp : -1;
-    case 'i': return key.unsafe_is_equal("id") ? kId : -1;
+    case 'i': return key.unsafe_is_equal("id") ? kId : key.unsafe_is_equal("item") ? kItem : -1;
     default: return -1;
   }
 }
@@ -331,6 +333,30 @@ bool ParseId(od::value& v, Event* out, std::string* id_error, std::string* reaso
   return true;
 }
 
+// Not yet known whether the metric is distinct: the item's hash and what is
+// wrong with it go to *out (an error only for a distinct metric). Invalid
+// JSON fails at once, as for an unknown field.
+bool ParseItem(od::value& v, Event* out, std::string* reason) {
+  od::json_type type;
+  if (v.type().get(type)) return Fail(reason, "invalid JSON");
+  if (type != od::json_type::string) {
+    bool too_deep = false;
+    if (!ValidateValue(v, 1, &too_deep)) return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
+    out->item = ItemField::kNotString;
+    return true;
+  }
+  std::string_view s;
+  if (v.get_string().get(s)) return Fail(reason, "invalid JSON");
+  out->item_length = static_cast<uint32_t>(s.size());
+  if (s.empty() || s.size() > kMaxItemBytes) {
+    out->item = ItemField::kBadLength;
+    return true;
+  }
+  out->item = ItemField::kOk;
+  out->item_hash = HyperLogLog::Hash(s);
+  return true;
+}
+
 // An unknown field's value is skipped, but must be valid JSON.
 bool SkipUnknown(od::value& v, std::string* reason) {
   bool too_deep = false;
@@ -362,6 +388,7 @@ bool ParseKnownField(int id, od::value& v, Event* out, std::string* id_error, st
     case kValue: return ParseValue(v, out, reason);
     case kOp: return ParseOp(v, out, reason);
     case kId: return ParseId(v, out, id_error, reason);
+    case kItem: return ParseItem(v, out, reason);
   }
   return true;
 }
@@ -392,6 +419,22 @@ bool CheckRequired(unsigned seen, bool content_ids, const std::string& id_error,
 }
 
 }  // namespace
+
+std::string ItemReason(const Event& ev) {
+  switch (ev.item) {
+    case ItemField::kOk:
+      return std::string();
+    case ItemField::kAbsent:
+      return "missing field item (a distinct metric counts the distinct items of its events)";
+    case ItemField::kNotString:
+      return "field item: expected string";
+    case ItemField::kBadLength:
+      return "field item: length " + std::to_string(ev.item_length) + " not in 1.." + std::to_string(kMaxItemBytes);
+    case ItemField::kDuplicate:
+      return "duplicate field item";
+  }
+  return "field item: unknown state";
+}
 
 uint64_t ProducerHash(std::string_view producer) { return XXH3_64bits(producer.data(), producer.size()); }
 
@@ -450,6 +493,12 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
     od::value& v = field.value();
     if (id < 0) {
       if (!SkipUnknown(v, reason)) return false;
+      continue;
+    }
+    if (id == kItem && (seen & (1u << id))) {
+      // Ignored but for a distinct metric, as any unknown field was.
+      if (!SkipUnknown(v, reason)) return false;
+      out.item = ItemField::kDuplicate;
       continue;
     }
     if (seen & (1u << id)) {

@@ -17,7 +17,10 @@
 // with `id` (string, 1..128 bytes) is deduplicated by id and may omit
 // `producer`. With SetContentIds(true) an event may lack both; its id is
 // then derived from its content by ingest. `ts` and `metric` are always
-// required.
+// required. `item` is checked only as JSON here; whether it is well formed
+// (a string of 1..256 bytes, given once) is kept in Event::item, and is an
+// error only for the event of a distinct metric (ItemReason), which ingest
+// knows once it has the metric's kind: for other kinds it is ignored.
 //
 // Not thread-safe; use one parser per thread.
 #pragma once
@@ -36,6 +39,11 @@ namespace snapsink {
 // The hash ingest finds a producer by (XXH3-64 of its id); ParseAhead takes
 // it on its own thread.
 uint64_t ProducerHash(std::string_view producer);
+
+// Why an event of a distinct metric cannot be applied for its item field
+// ("missing field item", "field item: expected string", ...); "" when the
+// item is well formed.
+std::string ItemReason(const Event& ev);
 
 // Bytes that must be readable past the end of a line handed to Parse().
 constexpr size_t kEventPadding = simdjson::SIMDJSON_PADDING;

@@ -38,6 +38,8 @@ constexpr char kBeyondHorizon[] = "beyond the dedup horizon";
 constexpr char kBeyondRetention[] = "beyond retention";
 constexpr char kBeyondMaxAhead[] = "beyond max-ahead";
 constexpr char kRetractMinMax[] = "op retract: metric is minmax, whose min and max cannot take a value back";
+constexpr char kRetractDistinct[] =
+    "op retract: metric is distinct, whose distinct-count sketch cannot take an item back";
 
 std::string GapText(const Gap& g) {
   return g.lo + 1 == g.hi ? std::to_string(g.lo) : std::to_string(g.lo) + ".." + std::to_string(g.hi - 1);
@@ -275,6 +277,18 @@ Status Ingester::Impl::TakeSeq(bool by_id, CachedProducer* producer) {
   return Status::OK();
 }
 
+void Ingester::Impl::TakeKind(CachedAgg* cached) {
+  if (cached->kind < 0) {
+    cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
+  }
+  if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles) && cached->sketch == nullptr) {
+    cached->sketch = std::make_unique<DDSketch>(SpecOf(kinds, event.metric).parameter);
+  }
+  if (cached->kind == static_cast<int8_t>(MetricKind::kDistinct) && cached->items == nullptr) {
+    cached->items = std::make_unique<HyperLogLog>(static_cast<int>(SpecOf(kinds, event.metric).parameter));
+  }
+}
+
 Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uint64_t end_offset,
                              bool overlong, bool stop_on_error) {
   std::string why = ParseLine(data, size, capacity, overlong);
@@ -291,6 +305,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   int64_t delta = 0;
   bool minmax = false;
   CachedAgg* quantiles = nullptr;  // the entry of a quantiles metric's event
+  CachedAgg* distinct = nullptr;   // the entry of a distinct metric's event
   const bool by_id = why.empty() && !event.has_seq;
   if (by_id) {
     SNAPSINK_ASSIGN_OR_RETURN(d, DecideById(&why));
@@ -334,16 +349,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       delta = event.retract ? -event.value_micros : event.value_micros;
       codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
       SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, key_scratch));
-      if (cached->kind < 0) {
-        cached->kind = static_cast<int8_t>(kinds.empty() ? MetricKind::kSum : KindOf(kinds, event.metric));
-      }
+      TakeKind(cached);
       minmax = cached->kind == static_cast<int8_t>(MetricKind::kMinMax);
-      if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles)) {
-        quantiles = cached;
-        if (cached->sketch == nullptr) {
-          cached->sketch = std::make_unique<DDSketch>(SpecOf(kinds, event.metric).accuracy_ppm);
-        }
-      }
+      if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles)) quantiles = cached;
+      if (cached->kind == static_cast<int8_t>(MetricKind::kDistinct)) distinct = cached;
       if (cached->totals == nullptr) {
         codec::LedgerKeyInto(&ledger_key_scratch, window, event.metric);
         SNAPSINK_ASSIGN_OR_RETURN(CachedTotals * t, Cached(&ledger, Table::kLedger, ledger_key_scratch));
@@ -362,6 +371,10 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       int64_t unused;
       if (minmax && event.retract) {
         why = kRetractMinMax;
+      } else if (distinct != nullptr && event.retract) {
+        why = kRetractDistinct;
+      } else if (distinct != nullptr && event.item != ItemField::kOk) {
+        why = ItemReason(event);
       } else if ((key_checked && !AddMicros(agg->sum_micros, delta, &unused)) ||
                  !AddMicros(totals->sum_micros, delta, &unused) ||
                  (quantiles != nullptr && !AddMicros(quantiles->sketch->sum(), delta, &unused))) {
@@ -392,10 +405,11 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
         a->sum_micros += delta;
         a->events += 1;
       }
-      if (minmax || quantiles != nullptr) {
+      if (minmax || quantiles != nullptr || distinct != nullptr) {
         AddToRange(agg, event.value_micros);
         AddToRange(agg_delta, event.value_micros);
       }
+      if (distinct != nullptr) distinct->items->AddHash(event.item_hash);
       // Its sum was checked above: it cannot overflow.
       if (quantiles != nullptr &&
           !(event.retract ? quantiles->sketch->Retract(event.value_micros) : quantiles->sketch->Add(event.value_micros))) {
@@ -458,6 +472,7 @@ Status Ingester::Impl::CommitBatch() {
       const CachedAgg& v = aggs.value(sorted_aggs[i].second);
       run_scratch.emplace_back(sorted_aggs[i].first.substr(8), v.delta);
       if (v.sketch != nullptr) v.sketch->Encode(&run_scratch.back().second.sketch);
+      if (v.items != nullptr) v.items->Encode(&run_scratch.back().second.sketch);
     }
     SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), codec::DecodeWindowKey(window_key), run_scratch));
   }

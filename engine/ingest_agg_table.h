@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "engine/ddsketch.h"
+#include "engine/hyperloglog.h"
 #include "engine/state_codec.h"
 
 namespace snapsink {
@@ -33,6 +34,9 @@ struct CachedAgg {
   // A quantiles metric's: what this batch applied, as a sketch (encoded
   // into delta.sketch when the batch commits).
   std::unique_ptr<DDSketch> sketch;
+  // A distinct metric's: the items this batch applied (encoded into
+  // delta.sketch when the batch commits).
+  std::unique_ptr<HyperLogLog> items;
 };
 
 class BatchAggTable {

@@ -164,6 +164,9 @@ struct Ingester::Impl {
   std::string ParseLine(const char* data, size_t size, size_t capacity, bool overlong);
   Status GapStop(const SeqDecision& d) const;
   Status TakeSeq(bool by_id, CachedProducer* producer);
+  // The kind of the event's metric into cached->kind (looked up once per
+  // entry), and the entry's batch sketch made for a quantiles or distinct one.
+  void TakeKind(CachedAgg* cached);
   // The run's entry for a producer; h is ProducerHash(id).
   Result<CachedProducer*> Producer(std::string_view id, uint64_t h);
   Result<SeqDecision> DecideById(std::string* why);

@@ -2,6 +2,7 @@
 
 #include "engine/coding.h"
 #include "engine/ddsketch.h"
+#include "engine/hyperloglog.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "engine/timeutil.h"
@@ -22,11 +23,32 @@ std::string FormatAccuracy(uint32_t ppm) {
   return s;
 }
 
-// "quantiles (accuracy 0.01)", "minmax".
+// "quantiles (accuracy 0.01)", "distinct (precision 14)", "minmax".
 std::string SpecName(const MetricSpec& spec) {
   std::string s = MetricKindName(spec.kind);
-  if (spec.kind == MetricKind::kQuantiles) s += " (accuracy " + FormatAccuracy(spec.accuracy_ppm) + ")";
+  if (spec.kind == MetricKind::kQuantiles) s += " (accuracy " + FormatAccuracy(spec.parameter) + ")";
+  if (spec.kind == MetricKind::kDistinct) s += " (precision " + std::to_string(spec.parameter) + ")";
   return s;
+}
+
+// A kind record's value (version, kind, the kind's parameter) into *spec;
+// false when it is not one this build writes.
+bool DecodeSpec(std::string_view v, MetricSpec* spec) {
+  if (v.size() < 2 || v[0] != kRecordVersion || static_cast<uint8_t>(v[1]) > uint8_t(MetricKind::kDistinct)) {
+    return false;
+  }
+  spec->kind = static_cast<MetricKind>(v[1]);
+  switch (spec->kind) {
+    case MetricKind::kQuantiles:
+      if (v.size() != 6) return false;
+      spec->parameter = coding::DecodeFixed32(v.data() + 2);
+      return DDSketch::ValidParameters(spec->parameter, DDSketch::kDefaultMaxBuckets);
+    case MetricKind::kDistinct:
+      spec->parameter = v.size() == 3 ? static_cast<uint8_t>(v[2]) : 0;
+      return v.size() == 3 && HyperLogLog::ValidPrecision(static_cast<int>(spec->parameter));
+    default:
+      return v.size() == 2;
+  }
 }
 
 }  // namespace
@@ -39,6 +61,8 @@ const char* MetricKindName(MetricKind kind) {
       return "minmax";
     case MetricKind::kQuantiles:
       return "quantiles";
+    case MetricKind::kDistinct:
+      return "distinct";
   }
   return "?";
 }
@@ -47,6 +71,7 @@ std::optional<MetricKind> ParseMetricKind(std::string_view name) {
   if (name == "sum") return MetricKind::kSum;
   if (name == "minmax") return MetricKind::kMinMax;
   if (name == "quantiles") return MetricKind::kQuantiles;
+  if (name == "distinct") return MetricKind::kDistinct;
   return std::nullopt;
 }
 
@@ -54,17 +79,11 @@ Status ReadMetricKinds(Txn* txn, MetricKinds* out) {
   out->clear();
   Status st;
   SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kMeta, kKeyPrefix, [&](std::string_view k, std::string_view v) {
-    const bool quantiles = v.size() == 6 && v[1] == static_cast<char>(MetricKind::kQuantiles);
     MetricSpec spec;
-    if (quantiles) spec.accuracy_ppm = coding::DecodeFixed32(v.data() + 2);
-    if ((v.size() != 2 && !quantiles) || v[0] != kRecordVersion ||
-        static_cast<uint8_t>(v[1]) > uint8_t(MetricKind::kQuantiles) ||
-        (static_cast<uint8_t>(v[1]) == uint8_t(MetricKind::kQuantiles) &&
-         (!quantiles || !DDSketch::ValidParameters(spec.accuracy_ppm, DDSketch::kDefaultMaxBuckets)))) {
+    if (!DecodeSpec(v, &spec)) {
       st = Status::Corruption("malformed metric kind record in state");
       return false;
     }
-    spec.kind = static_cast<MetricKind>(v[1]);
     out->emplace(std::string(k.substr(sizeof(kKeyPrefix) - 1)), spec);
     return true;
   }));
@@ -76,12 +95,20 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricSpec spec) {
     return Status::InvalidArgument("metric name of " + std::to_string(metric.size()) + " bytes: expected 1..128");
   }
   const MetricKind kind = spec.kind;
-  if (kind != MetricKind::kQuantiles) {
-    spec.accuracy_ppm = 0;
-  } else if (spec.accuracy_ppm == 0) {
-    spec.accuracy_ppm = DDSketch::kDefaultAccuracyPpm;
-  } else if (!DDSketch::ValidParameters(spec.accuracy_ppm, DDSketch::kDefaultMaxBuckets)) {
-    return Status::InvalidArgument("quantiles accuracy of " + FormatAccuracy(spec.accuracy_ppm) + ": expected " +
+  if (kind == MetricKind::kDistinct) {
+    if (spec.parameter == 0) {
+      spec.parameter = HyperLogLog::kDefaultPrecision;
+    } else if (spec.parameter > 255 || !HyperLogLog::ValidPrecision(static_cast<int>(spec.parameter))) {
+      return Status::InvalidArgument("distinct precision of " + std::to_string(spec.parameter) + ": expected " +
+                                     std::to_string(HyperLogLog::kMinPrecision) + ".." +
+                                     std::to_string(HyperLogLog::kMaxPrecision));
+    }
+  } else if (kind != MetricKind::kQuantiles) {
+    spec.parameter = 0;
+  } else if (spec.parameter == 0) {
+    spec.parameter = DDSketch::kDefaultAccuracyPpm;
+  } else if (!DDSketch::ValidParameters(spec.parameter, DDSketch::kDefaultMaxBuckets)) {
+    return Status::InvalidArgument("quantiles accuracy of " + FormatAccuracy(spec.parameter) + ": expected " +
                                    FormatAccuracy(DDSketch::kMinAccuracyPpm) + ".." +
                                    FormatAccuracy(DDSketch::kMaxAccuracyPpm));
   }
@@ -120,11 +147,14 @@ Status SetMetricKind(Txn* txn, std::string_view metric, MetricSpec spec) {
   std::string v;
   v.push_back(kRecordVersion);
   v.push_back(static_cast<char>(kind));
-  if (kind == MetricKind::kQuantiles) coding::PutFixed32(&v, spec.accuracy_ppm);
+  if (kind == MetricKind::kQuantiles) coding::PutFixed32(&v, spec.parameter);
+  if (kind == MetricKind::kDistinct) v.push_back(static_cast<char>(spec.parameter));
   SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, KindKey(metric), v));
   // A sum declaration changes no record or file: an older build still reads the root.
   if (kind == MetricKind::kSum) return Status::OK();
-  return Root::RaiseFormatTo(txn, kind == MetricKind::kQuantiles ? kSketchFormat : kMetricKindsFormat);
+  return Root::RaiseFormatTo(txn, kind == MetricKind::kDistinct    ? kDistinctFormat
+                                  : kind == MetricKind::kQuantiles ? kSketchFormat
+                                                                   : kMetricKindsFormat);
 }
 
 }  // namespace snapsink

@@ -48,7 +48,11 @@ inline constexpr uint32_t kMetricKindsFormat = 6;
 // quantile sketch (engine/ddsketch.h), its kind record an accuracy. Raised
 // the same way, only when such a metric is declared.
 inline constexpr uint32_t kSketchFormat = 7;
-inline constexpr uint32_t kNewestFormat = kSketchFormat;
+// 8: a metric declared distinct: its aggregates and delta runs carry a
+// distinct-count sketch (engine/hyperloglog.h), its kind record a precision.
+// Raised the same way, only when such a metric is declared.
+inline constexpr uint32_t kDistinctFormat = 8;
+inline constexpr uint32_t kNewestFormat = kDistinctFormat;
 // Roots of older formats are refused: their window and seal records hold
 // 32-bit versions, and generation manifests and CURRENT have no checksum.
 inline constexpr uint32_t kOldestReadableFormat = 3;

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "engine/coding.h"
-#include "engine/ddsketch.h"
+#include "engine/kind_sketch.h"
 
 namespace snapsink::codec {
 
@@ -285,8 +285,7 @@ Status Decode(std::string_view src, Aggregate* v) {
     v->max_micros = static_cast<int64_t>(r.U64());
     if (r.remaining() > 0) {
       v->sketch = r.Bytes(r.remaining());
-      DDSketch check;
-      if (!DDSketch::Decode(v->sketch, &check).ok()) return Status::Corruption("malformed quantile sketch of an aggregate record in state");
+      if (!CheckSketch(v->sketch).ok()) return Status::Corruption("malformed sketch of an aggregate record in state");
     }
   }
   return r.Finish("aggregate");
@@ -340,22 +339,10 @@ Status Decode(std::string_view src, SealRecord* v) {
 namespace snapsink {
 
 void MergeSketch(Aggregate* to, const Aggregate& a) {
-  DDSketch into, from;
-  if (to->sketch == kBadSketch || !DDSketch::Decode(a.sketch, &from).ok() ||
-      (!to->sketch.empty() && !DDSketch::Decode(to->sketch, &into).ok())) {
-    to->sketch = kBadSketch;
-    return;
-  }
-  if (to->sketch.empty()) {
-    to->sketch = a.sketch;
-    return;
-  }
-  if (!into.Merge(from).ok()) {
-    to->sketch = kBadSketch;
-    return;
-  }
-  to->sketch.clear();
-  into.Encode(&to->sketch);
+  if (to->sketch == kBadSketch) return;
+  std::string merged = to->sketch;
+  if (!MergeSketches(&merged, a.sketch).ok()) merged.assign(1, kBadSketch[0]);
+  to->sketch.swap(merged);
 }
 
 }  // namespace snapsink

@@ -114,6 +114,9 @@ inline constexpr uint64_t kPositionCheckBytes = 4096;
 // A quantiles metric's holds a range too (of every value applied, added or
 // retracted) and its quantile sketch: sketch, the canonical encoding of an
 // engine/ddsketch.h DDSketch of the values applied ("" for other kinds).
+// A distinct metric's likewise holds a range and, in sketch, the canonical
+// encoding of an engine/hyperloglog.h HyperLogLog of the events' items
+// (engine/kind_sketch.h tells the two apart).
 // The public api::Totals is its first part (count, sum_micros, events).
 struct Aggregate : api::Totals {
   bool has_range = false;
@@ -123,8 +126,8 @@ struct Aggregate : api::Totals {
   bool operator==(const Aggregate&) const = default;
 };
 
-// Merges a's sketch into to's (DDSketch::Merge: buckets summed, in any order
-// or grouping the same bytes). A sketch that does not decode, or of other
+// Merges a's sketch into to's (MergeSketches: DDSketch buckets summed,
+// HyperLogLog registers by max; in any order or grouping the same bytes). A sketch that does not decode, or of other
 // parameters, leaves to's sketch kBadSketch, which every reader refuses as
 // corrupt (nothing is dropped silently).
 inline constexpr char kBadSketch[] = "\xff";
@@ -142,7 +145,7 @@ inline void AddToRange(Aggregate* to, int64_t v) {
 }
 // Merges a's range into to's: min of mins, max of maxes (in any order or
 // grouping the same result).
-// A quantiles metric's sketch is merged with its range (MergeSketch).
+// A quantiles or distinct metric's sketch is merged with its range (MergeSketch).
 inline void MergeRange(Aggregate* to, const Aggregate& a) {
   if (!a.sketch.empty()) MergeSketch(to, a);
   if (!a.has_range) return;

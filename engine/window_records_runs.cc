@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "engine/coding.h"
-#include "engine/ddsketch.h"
+#include "engine/kind_sketch.h"
 #include "engine/decimal.h"
 #include "engine/long_key.h"
 #include "engine/root.h"
@@ -144,8 +144,7 @@ Status AggRun::Decode(std::string_view bytes, AggRun* out) {
       const char* at = bytes.data() + o + 4 + len + agg_bytes;
       const size_t n = DecodeFixed32(at);
       if (n > entries_end - o - 4 - len - agg_bytes - 4) return bad;
-      DDSketch check;
-      if (!DDSketch::Decode(std::string_view(at + 4, n), &check).ok()) return bad;
+      if (!CheckSketch(std::string_view(at + 4, n)).ok()) return bad;
       agg_bytes += 4 + n;
     }
     expect = o + 4 + len + agg_bytes;

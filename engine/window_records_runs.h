@@ -36,7 +36,9 @@
 //            a root holding one is of state format 6]
 //            [| u32 n | n bytes: only when bit 30 is set too, a quantiles
 //            metric's entry: its DDSketch (engine/ddsketch.h encoding); a
-//            root holding one is of state format 7]
+//            root holding one is of state format 7; or a distinct metric's:
+//            its HyperLogLog (engine/hyperloglog.h encoding, told apart by
+//            its first byte, engine/kind_sketch.h), state format 8]
 //   u32 offset of every entry (from the start), in key order
 //   u32 number of entries
 // A key is the natural aggregate key without its 8-byte window prefix

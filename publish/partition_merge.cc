@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "engine/crash_point.h"
-#include "engine/ddsketch.h"
+#include "engine/kind_sketch.h"
 #include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/timeutil.h"
@@ -52,6 +52,7 @@ class Cursor {
   uint64_t rows() const { return reader_->rows(); }
   bool extended_rows() const { return reader_->extended_rows(); }
   bool sketch_rows() const { return reader_->sketch_rows(); }
+  bool distinct_rows() const { return reader_->distinct_rows(); }
 
  private:
   std::unique_ptr<SnapshotReader> reader_;
@@ -60,23 +61,15 @@ class Cursor {
   size_t block_ = 0;
 };
 
-// Merges r's quantile sketch into out's (DDSketch::Merge, the same bytes in
-// any order of partitions).
+// Merges r's sketch into out's (a quantile sketch's buckets summed, a
+// distinct-count sketch's registers by max: the same bytes in any order of
+// partitions).
 Status MergeRowSketch(Row* out, const Row& r, int64_t w) {
-  if (out->sketch.empty()) {
-    out->sketch = r.sketch;
-    return Status::OK();
-  }
-  DDSketch into, from;
-  Status st = DDSketch::Decode(out->sketch, &into);
-  if (st.ok()) st = DDSketch::Decode(r.sketch, &from);
-  if (st.ok()) st = into.Merge(from);
+  const Status st = MergeSketches(&out->sketch, r.sketch);
   if (!st.ok()) {
-    return Status::Corruption("merging window " + FormatIso(w) + ": the quantile sketches of metric " + r.metric +
-                              " key " + r.key + " do not merge: " + st.ToString());
+    return Status::Corruption("merging window " + FormatIso(w) + ": the sketches of metric " + r.metric + " key " +
+                              r.key + " do not merge: " + st.ToString());
   }
-  out->sketch.clear();
-  into.Encode(&out->sketch);
   return Status::OK();
 }
 
@@ -129,6 +122,7 @@ Status MergeWindow(Env* env, const std::string& root, const std::string& dir, in
   for (const Cursor& c : cursors) {
     options.extended_rows |= c.extended_rows();
     options.sketch_rows |= c.sketch_rows();
+    options.distinct_rows |= c.distinct_rows();
   }
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, filenames::Join(dir, filenames::kDataFile), &writer, options));

@@ -59,10 +59,12 @@ Status WriteRows(Env* env, Txn* txn, int64_t window_ms, const std::string& path,
   MetricKinds kinds;
   SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
   SnapshotWriterOptions options;
-  // One with a quantiles metric, sketch rows (version 5).
+  // One with a quantiles metric, sketch rows (version 5); with a distinct
+  // metric, distinct rows (version 6).
   for (const auto& [name, spec] : kinds) {
     options.extended_rows |= spec.kind != MetricKind::kSum;
     options.sketch_rows |= spec.kind == MetricKind::kQuantiles;
+    options.distinct_rows |= spec.kind == MetricKind::kDistinct;
   }
   std::unique_ptr<SnapshotWriter> writer;
   SNAPSINK_RETURN_IF_ERROR(SnapshotWriter::Open(env, path, &writer, options));

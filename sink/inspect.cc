@@ -43,9 +43,7 @@ Result<std::vector<MetricKindInfo>> ReadOnlySink::MetricKinds() const {
   return LiveView<MetricKindInfo>(impl_->root.get(), [](Txn* txn, std::vector<MetricKindInfo>* out) {
     snapsink::MetricKinds kinds;
     SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn, &kinds));
-    for (const auto& [metric, kind] : kinds) {
-      out->push_back({metric, static_cast<MetricKind>(kind.kind), kind.accuracy_ppm});
-    }
+    for (const auto& [metric, spec] : kinds) out->push_back(PublicKindInfo(metric, spec));
     return Status::OK();
   });
 }

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "engine/ddsketch.h"
+#include "engine/hyperloglog.h"
+#include "engine/kind_sketch.h"
 #include "engine/decimal.h"
 #include "sink/root_views.h"
 
@@ -84,6 +86,15 @@ Status DecodeSketch(const RowView& v, DDSketch* out) {
   return Status::OK();
 }
 
+// A distinct metric's row: its sketch's estimate.
+Status Estimate(const RowView& v, std::optional<uint64_t>* out) {
+  HyperLogLog items;
+  Status st = HyperLogLog::Decode(v.sketch, &items);
+  if (!st.ok()) return Status::Corruption("row (" + std::string(v.metric) + ", " + std::string(v.key) + "): " + st.ToString());
+  *out = items.Estimate();
+  return Status::OK();
+}
+
 }  // namespace
 
 Status QueryEach(Reader* reader, const QuerySpec& q, const std::function<bool(const api::QueryRow&)>& fn) {
@@ -109,7 +120,11 @@ Status QueryEach(Reader* reader, const QuerySpec& q, const std::function<bool(co
           row.min_micros = v.has_range ? std::optional<int64_t>(v.min_micros) : std::nullopt;
           row.max_micros = v.has_range ? std::optional<int64_t>(v.max_micros) : std::nullopt;
           row.quantile_micros.clear();
-          if (!v.sketch.empty() && !q.quantiles.empty()) {
+          row.distinct.reset();
+          if (IsDistinctSketch(v.sketch)) {
+            st = Estimate(v, &row.distinct);
+            if (!st.ok()) return false;  // stops the visit; st is returned
+          } else if (!v.sketch.empty() && !q.quantiles.empty()) {
             DDSketch sketch;
             st = DecodeSketch(v, &sketch);
             if (st.ok()) st = Answer(q, sketch, &row.quantile_micros);
@@ -140,6 +155,7 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
     int64_t count = 0, sum_micros = 0;
     std::optional<int64_t> min_micros, max_micros;  // a minmax metric's: min of mins, max of maxes
     std::optional<DDSketch> sketch;                 // a quantiles metric's: the windows' merged
+    std::optional<HyperLogLog> items;               // a distinct metric's: the windows' merged (registers by max)
   };
   Status st;
   std::map<std::pair<std::string, std::string>, Sums> sums;  // of one bucket
@@ -161,7 +177,19 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
           t.min_micros = t.min_micros ? std::min(*t.min_micros, v.min_micros) : v.min_micros;
           t.max_micros = t.max_micros ? std::max(*t.max_micros, v.max_micros) : v.max_micros;
         }
-        if (!v.sketch.empty() && !q.quantiles.empty() && st.ok()) {
+        if (IsDistinctSketch(v.sketch) && st.ok()) {
+          HyperLogLog one;
+          st = HyperLogLog::Decode(v.sketch, &one);
+          Sums& t = it->second;
+          if (st.ok() && !t.items) {
+            t.items = std::move(one);
+          } else if (st.ok()) {
+            st = t.items->Merge(one);
+          }
+          if (!st.ok()) {
+            st = Status::Corruption("row (" + std::string(v.metric) + ", " + std::string(v.key) + "): " + st.ToString());
+          }
+        } else if (!v.sketch.empty() && !q.quantiles.empty() && st.ok()) {
           DDSketch one;
           st = DecodeSketch(v, &one);
           Sums& t = it->second;
@@ -185,6 +213,7 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
       r.min_micros = s.min_micros;
       r.max_micros = s.max_micros;
       if (s.sketch) SNAPSINK_RETURN_IF_ERROR(Answer(q, *s.sketch, &r.quantile_micros));
+      if (s.items) r.distinct = s.items->Estimate();
       r.windows = j - i;
       out->push_back(std::move(r));
     }

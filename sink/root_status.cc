@@ -101,6 +101,13 @@ std::string FormatPpmFraction(uint32_t ppm) {
 
 }  // namespace
 
+api::MetricKindInfo PublicKindInfo(const std::string& metric, const MetricSpec& spec) {
+  const bool quantiles = spec.kind == MetricKind::kQuantiles;
+  const bool distinct = spec.kind == MetricKind::kDistinct;
+  return {metric, static_cast<api::MetricKind>(spec.kind), quantiles ? spec.parameter : 0,
+          distinct ? static_cast<int>(spec.parameter) : 0};
+}
+
 Status GatherRootStatus(Root* root, RootStatus* out) {
   *out = RootStatus();
   const RootConfig& config = root->config();
@@ -194,7 +201,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   snapsink::MetricKinds kinds;
   SNAPSINK_RETURN_IF_ERROR(ReadMetricKinds(txn.get(), &kinds));
   for (const auto& [metric, spec] : kinds) {
-    out->metrics.push_back({metric, static_cast<api::MetricKind>(spec.kind), spec.accuracy_ppm});
+    out->metrics.push_back(PublicKindInfo(metric, spec));
   }
   IdStats ids;
   SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn.get(), out->max_event_ts, config.lateness_ms, config.id_horizon_ms, &ids));
@@ -297,13 +304,15 @@ std::string RootStatusJson(const std::string& path, const RootConfig& config, co
          ",\"sources\":" + JsonQuote(s.split_producers[i].sources) + "}";
   }
   o += "]";
-  // Each declared metric's kind; a quantiles one's accuracy as a fraction (0.01 = 1%).
+  // Each declared metric's kind; a quantiles one's accuracy as a fraction (0.01 = 1%),
+  // a distinct one's precision.
   o += ",\"metrics\":[";
   for (size_t i = 0; i < s.metrics.size(); ++i) {
     const api::MetricKindInfo& m = s.metrics[i];
     o += (i == 0 ? "{\"metric\":" : ",{\"metric\":") + JsonQuote(m.metric) + ",\"kind\":" +
          JsonQuote(api::MetricKindName(m.kind));
     if (m.kind == api::MetricKind::kQuantiles) o += ",\"accuracy\":" + FormatPpmFraction(m.accuracy_ppm);
+    if (m.kind == api::MetricKind::kDistinct) o += ",\"precision\":" + std::to_string(m.precision);
     o += "}";
   }
   o += "]";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/id_dedup.h"
+#include "engine/metric_kinds.h"
 #include "engine/root.h"
 #include "engine/state_codec.h"
 #include "snapsink/views.h"
@@ -32,6 +33,10 @@ uint64_t ProgressAgeSeconds(int64_t at_ms);
 
 using api::DirUsage;  // the public records (include/snapsink/views.h)
 using api::RootStatus;
+
+// A declared metric as the public record holds it: a quantiles spec's
+// parameter is its accuracy, a distinct spec's its precision.
+api::MetricKindInfo PublicKindInfo(const std::string& metric, const MetricSpec& spec);
 
 // Reads status in one read transaction of the live state, CURRENT and its
 // manifest, and the sizes of the root's files, into the public record

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "engine/ddsketch.h"
+#include "engine/hyperloglog.h"
 #include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
@@ -255,7 +256,15 @@ Status InitMetricKinds(const InitOptions& o, snapsink::MetricKinds* out) {
         (m.accuracy_ppm < DDSketch::kMinAccuracyPpm || m.accuracy_ppm > DDSketch::kMaxAccuracyPpm)) {
       return OutOfRange(field + " accuracy_ppm", m.accuracy_ppm, "must be 100..500000 (0: 10000, 1%)");
     }
-    const snapsink::MetricSpec spec{static_cast<snapsink::MetricKind>(m.kind), m.accuracy_ppm};
+    if (m.kind == MetricKind::kDistinct && m.precision != 0 && !HyperLogLog::ValidPrecision(m.precision)) {
+      return OutOfRange(field + " precision", m.precision,
+                        "must be " + std::to_string(HyperLogLog::kMinPrecision) + ".." +
+                            std::to_string(HyperLogLog::kMaxPrecision) + " (0: " +
+                            std::to_string(HyperLogLog::kDefaultPrecision) + ")");
+    }
+    const snapsink::MetricSpec spec{
+        static_cast<snapsink::MetricKind>(m.kind),
+        m.kind == MetricKind::kDistinct ? static_cast<uint32_t>(m.precision) : m.accuracy_ppm};
     if (!out->emplace(m.metric, spec).second) {
       return Status::InvalidArgument(field + ": named twice; declare each metric once");
     }

@@ -5,6 +5,7 @@
 
 #include "engine/crash_point.h"
 #include "engine/gap_acceptance.h"
+#include "engine/hyperloglog.h"
 #include "engine/metric_kinds.h"
 #include "engine/producer_retention.h"
 #include "engine/source_gap_acceptance.h"
@@ -37,14 +38,22 @@ Result<AcceptedGapInfo> Sink::AcceptGaps(const GapAcceptance& a) {
 }
 
 static_assert(static_cast<int>(MetricKind::kQuantiles) == static_cast<int>(snapsink::MetricKind::kQuantiles) &&
+              static_cast<int>(MetricKind::kDistinct) == static_cast<int>(snapsink::MetricKind::kDistinct) &&
               static_cast<int>(MetricKind::kMinMax) == static_cast<int>(snapsink::MetricKind::kMinMax));
 
-Status Sink::SetMetricKind(const std::string& metric, MetricKind kind, uint32_t accuracy_ppm) {
+Status Sink::SetMetricKind(const std::string& metric, MetricKind kind, uint32_t accuracy_ppm, int precision) {
   SNAPSINK_RETURN_IF_ERROR(CheckCanWrite(*impl_, "SetMetricKind"));
+  if (kind == MetricKind::kDistinct && (precision < 0 || precision > 255)) {
+    return Status::InvalidArgument("distinct precision of " + std::to_string(precision) + ": expected " +
+                                   std::to_string(HyperLogLog::kMinPrecision) + ".." +
+                                   std::to_string(HyperLogLog::kMaxPrecision));
+  }
   std::unique_ptr<Txn> txn;
   SNAPSINK_RETURN_IF_ERROR(impl_->root->store()->BeginWrite(&txn));
   SNAPSINK_RETURN_IF_ERROR(snapsink::SetMetricKind(
-      txn.get(), metric, snapsink::MetricSpec{static_cast<snapsink::MetricKind>(kind), accuracy_ppm}));
+      txn.get(), metric,
+      snapsink::MetricSpec{static_cast<snapsink::MetricKind>(kind),
+                           kind == MetricKind::kDistinct ? static_cast<uint32_t>(precision) : accuracy_ppm}));
   MaybeCrash("metric.before_commit");
   return txn->Commit();
 }

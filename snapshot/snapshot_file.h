@@ -58,15 +58,18 @@ struct RowView {
   bool has_range = false;
   int64_t min_micros = 0, max_micros = 0;
   // A quantiles metric's row: its DDSketch (engine/ddsketch.h encoding), with
-  // a range. Only files of version 5 hold one (sketch rows).
+  // a range. Only files of version 5 hold one (sketch rows). A distinct
+  // metric's: its HyperLogLog (engine/hyperloglog.h encoding; told apart by
+  // engine/kind_sketch.h), with a range; only in files of version 6.
   std::string_view sketch = {};
 };
 
 // One aggregate of a window as a snapshot file holds it: the public row
 // (metric, key, count, sum in micros, events, and a minmax or quantiles
 // metric's range in min_micros/max_micros) and, for a quantiles metric, its
-// DDSketch encoded ("" otherwise). quantile_micros is an answer to a query,
-// never stored: it stays empty here. A reader hands out the api::Row part.
+// DDSketch encoded, for a distinct metric its HyperLogLog ("" otherwise).
+// quantile_micros and distinct are answers to a query, never stored: they
+// stay empty here. A reader hands out the api::Row part.
 struct Row : api::Row {
   std::string sketch = {};
 
@@ -128,6 +131,9 @@ struct SnapshotWriterOptions {
   // file): the writer of a root with a quantiles metric sets it with
   // extended_rows.
   bool sketch_rows = false;
+  // Rows may carry a distinct-count sketch (a HyperLogLog in RowView::sketch;
+  // version 6): the writer of a root with a distinct metric sets it.
+  bool distinct_rows = false;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the
@@ -230,6 +236,8 @@ class SnapshotReader {
   bool extended_rows() const;
   // Rows may carry a quantile sketch (version 5).
   bool sketch_rows() const;
+  // Rows may carry a distinct-count sketch (version 6).
+  bool distinct_rows() const;
   const std::string& path() const { return path_; }
 
   // The index, for inspection and tests. REQUIRES: i < blocks().

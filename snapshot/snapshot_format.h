@@ -6,6 +6,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "engine/coding.h"
+#include "engine/hyperloglog.h"
 #include "snapshot/snapshot_file.h"
 #include "snapshot/snapshot_filter.h"
 
@@ -35,13 +37,22 @@ constexpr uint32_t kExtendedRowsVersion = 4;
 // engine/ddsketch.h's encoding). Written only with
 // SnapshotWriterOptions::sketch_rows; a file of version 4 holds no tag 2.
 constexpr uint32_t kSketchRowsVersion = 5;
-constexpr uint32_t kNewestFormatVersion = kSketchRowsVersion;
+// 6: version 5 whose row extension may also be 3 (a range and a
+// distinct-count sketch: zigzag varints min, max, then a varint length and
+// the sketch, engine/hyperloglog.h's encoding). Written only with
+// SnapshotWriterOptions::distinct_rows; a file of version 5 holds no tag 3.
+constexpr uint32_t kDistinctRowsVersion = 6;
+constexpr uint32_t kNewestFormatVersion = kDistinctRowsVersion;
 constexpr uint64_t kRowExtNone = 0;
 constexpr uint64_t kRowExtRange = 1;
 constexpr uint64_t kRowExtSketch = 2;
+constexpr uint64_t kRowExtDistinct = 3;
+constexpr uint8_t kDistinctSketchFirstByte = HyperLogLog::kEncodingVersion;
 // The longest sketch a row holds: a DDSketch of the default bound (2048
-// buckets a store; max_buckets is not settable) at its longest encoding.
-constexpr uint64_t kMaxRowSketchBytes = 64 + 2 * (3 + 2048 * (5 + 10));
+// buckets a store; max_buckets is not settable) at its longest encoding,
+// or a dense HyperLogLog of the greatest precision (18: 3 * 2^18 / 4 bytes
+// of registers and 3 of header), whichever is longer.
+constexpr uint64_t kMaxRowSketchBytes = std::max<uint64_t>(64 + 2 * (3 + 2048 * (5 + 10)), 3 + 3 * (1 << 18) / 4);
 constexpr size_t kFooterSize = 64;
 constexpr size_t kIndexHeaderSize = 6 * 8;  // filter and stats: offset, size, xxh64 each
 constexpr size_t kIndexEntryFixed = 8 + 4 + 4 + 4 + 8 + 4 + 4;  // without the two strings
@@ -118,11 +129,11 @@ inline void GetRowKey(const char** p, const char* end, RowView* r, bool extended
   if (extended && *p < end) {
     const uint8_t tag = static_cast<uint8_t>(**p);
     skip();
-    if (tag == kRowExtRange || tag == kRowExtSketch) {
+    if (tag == kRowExtRange || tag == kRowExtSketch || tag == kRowExtDistinct) {
       skip();
       skip();
     }
-    if (tag == kRowExtSketch) {
+    if (tag == kRowExtSketch || tag == kRowExtDistinct) {
       uint64_t n = 0;
       GetVarint64(p, end, &n);
       *p += n;
@@ -145,7 +156,7 @@ inline bool GetRow(const char** p, const char* end, RowView* r, bool extended = 
   if (extended) {
     uint64_t tag, lo, hi;
     if (!GetVarint64(p, end, &tag)) return false;
-    if (tag == kRowExtRange || tag == kRowExtSketch) {
+    if (tag == kRowExtRange || tag == kRowExtSketch || tag == kRowExtDistinct) {
       if (!GetVarint64(p, end, &lo) || !GetVarint64(p, end, &hi)) return false;
       r->has_range = true;
       r->min_micros = coding::UnZigZag(lo);
@@ -154,10 +165,13 @@ inline bool GetRow(const char** p, const char* end, RowView* r, bool extended = 
     } else if (tag != kRowExtNone) {
       return false;
     }
-    if (tag == kRowExtSketch) {
-      // Its bytes are checked where a block is (SnapshotReader::DecodeBlock).
+    if (tag == kRowExtSketch || tag == kRowExtDistinct) {
+      // Its bytes are checked where a block is (SnapshotReader::DecodeBlock);
+      // here only that its first byte is of the tag's sketch
+      // (engine/kind_sketch.h: 1 a HyperLogLog's, else a DDSketch's).
       uint64_t n = 0;
       if (!GetVarint64(p, end, &n) || n == 0 || n > static_cast<uint64_t>(end - *p)) return false;
+      if ((static_cast<uint8_t>(**p) == kDistinctSketchFirstByte) != (tag == kRowExtDistinct)) return false;
       r->sketch = std::string_view(*p, n);
       *p += n;
     }

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/coding.h"
-#include "engine/ddsketch.h"
+#include "engine/kind_sketch.h"
 #include "snapshot/cached_block.h"
 #include "snapshot/snapshot_file.h"
 #include "snapshot/snapshot_filter.h"
@@ -255,9 +255,11 @@ Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) co
     }
     if (!GetRow(&p, end, &cur, extended_rows())) return Corrupt(e.offset, fmt::format("block {}: bad row {}", i, n));
     if (!cur.sketch.empty()) {
-      DDSketch check;
-      if (version_ < snapshot::kSketchRowsVersion || !DDSketch::Decode(cur.sketch, &check).ok()) {
-        return Corrupt(e.offset, fmt::format("block {}: row {}: bad quantile sketch", i, n));
+      const bool distinct = IsDistinctSketch(cur.sketch);
+      if (version_ < (distinct ? snapshot::kDistinctRowsVersion : snapshot::kSketchRowsVersion) ||
+          !CheckSketch(cur.sketch).ok()) {
+        return Corrupt(e.offset,
+                       fmt::format("block {}: row {}: bad {} sketch", i, n, distinct ? "distinct-count" : "quantile"));
       }
     }
     if (n == 0 ? CompareKeys(cur.metric, cur.key, e.first_metric, e.first_key) != 0
@@ -543,5 +545,7 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
 bool SnapshotReader::extended_rows() const { return version_ >= snapshot::kExtendedRowsVersion; }
 
 bool SnapshotReader::sketch_rows() const { return version_ >= snapshot::kSketchRowsVersion; }
+
+bool SnapshotReader::distinct_rows() const { return version_ >= snapshot::kDistinctRowsVersion; }
 
 }  // namespace snapsink

@@ -9,7 +9,7 @@
 
 #include "engine/coding.h"
 #include "engine/crash_point.h"
-#include "engine/ddsketch.h"
+#include "engine/kind_sketch.h"
 #include "engine/decimal.h"
 #include "snapshot/snapshot_file.h"
 #include "snapshot/snapshot_filter.h"
@@ -40,7 +40,7 @@ struct SnapshotWriter::IndexEntry {
 namespace {
 // Sketch rows are extended rows (version 5 extends version 4).
 SnapshotWriterOptions WithExtended(SnapshotWriterOptions o) {
-  o.extended_rows |= o.sketch_rows;
+  o.extended_rows |= o.sketch_rows || o.distinct_rows;
   return o;
 }
 }  // namespace
@@ -104,16 +104,17 @@ Status SnapshotWriter::AddView(const RowView& row) {
         "snapshot {}: row ({:?}, {:?}) has a range but the file was opened without extended rows", path_, row.metric,
         row.key)));
   }
-  if (!row.sketch.empty() && (!options_.sketch_rows || !row.has_range || row.sketch.size() > kMaxRowSketchBytes)) {
+  const bool distinct = IsDistinctSketch(row.sketch);
+  if (!row.sketch.empty() && (!(distinct ? options_.distinct_rows : options_.sketch_rows) || !row.has_range ||
+                              row.sketch.size() > kMaxRowSketchBytes)) {
     return Fail(Status::InvalidArgument(fmt::format(
         "snapshot {}: row ({:?}, {:?}) has a sketch but the file was opened without sketch rows", path_, row.metric,
         row.key)));
   }
   if (!row.sketch.empty()) {
-    DDSketch check;
-    if (!DDSketch::Decode(row.sketch, &check).ok()) {
+    if (!CheckSketch(row.sketch).ok()) {
       return Fail(Status::Corruption(
-          fmt::format("snapshot {}: row ({:?}, {:?}): its quantile sketch does not decode", path_, row.metric,
+          fmt::format("snapshot {}: row ({:?}, {:?}): its sketch does not decode", path_, row.metric,
                       row.key)));
     }
   }
@@ -166,7 +167,8 @@ Status SnapshotWriter::AddView(const RowView& row) {
   p = EncodeVarint64(p, ZigZag(row.events));
   p = EncodeVarint64(p, ZigZag(row.sum_micros));
   if (options_.extended_rows) {
-    p = EncodeVarint64(p, !row.sketch.empty() ? snapshot::kRowExtSketch
+    p = EncodeVarint64(p, distinct              ? snapshot::kRowExtDistinct
+                          : !row.sketch.empty() ? snapshot::kRowExtSketch
                           : row.has_range        ? snapshot::kRowExtRange
                                                  : snapshot::kRowExtNone);
     if (row.has_range) {
@@ -273,7 +275,8 @@ Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
   SNAPSINK_RETURN_IF_ERROR(AppendToFile(index));
 
   std::string footer(kMagic, sizeof(kMagic));
-  PutFixed32(&footer, options_.sketch_rows     ? snapshot::kSketchRowsVersion
+  PutFixed32(&footer, options_.distinct_rows   ? snapshot::kDistinctRowsVersion
+                      : options_.sketch_rows     ? snapshot::kSketchRowsVersion
                       : options_.extended_rows ? snapshot::kExtendedRowsVersion
                                                : kFileFormatVersion);
   PutFixed32(&footer, 0);  // reserved

@@ -18,22 +18,25 @@ TEST(InitKinds, InitDeclaresKindsAsMetricSetDoes) {
   TempDir d;
   const std::string root = d / "root";
   RunResult r = Snapsink({"init", root, "--metric", "latency:quantiles:0.005", "--metric", "slowest:minmax",
-                          "--metric", "a:b:sum"});
+                          "--metric", "a:b:sum", "--metric", "users:distinct:12"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nmetric a:b is sum\nmetric latency is quantiles (accuracy 0.005)\nmetric slowest is minmax\n"),
+  EXPECT_NE(r.out.find("\nmetric a:b is sum\nmetric latency is quantiles (accuracy 0.005)\nmetric slowest is minmax\n"
+                      "metric users is distinct (precision 12)\n"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(Snapsink({"metric", root, "list"}).out,
-            "metric   kind       accuracy\n"
-            "a:b      sum        \n"
-            "latency  quantiles  0.005\n"
-            "slowest  minmax     \n");
+            "metric   kind       accuracy  precision\n"
+            "a:b      sum                  \n"
+            "latency  quantiles  0.005     \n"
+            "slowest  minmax               \n"
+            "users    distinct             12\n");
   // The same state as init then `metric set` for each (the format raised in the same commit).
   const std::string other = d / "other";
   ASSERT_EQ(Snapsink({"init", other}).exit_code, 0);
   ASSERT_EQ(Snapsink({"metric", other, "set", "latency", "--kind", "quantiles", "--accuracy", "0.005"}).exit_code, 0);
   ASSERT_EQ(Snapsink({"metric", other, "set", "slowest", "--kind", "minmax"}).exit_code, 0);
   ASSERT_EQ(Snapsink({"metric", other, "set", "a:b", "--kind", "sum"}).exit_code, 0);
+  ASSERT_EQ(Snapsink({"metric", other, "set", "users", "--kind", "distinct", "--precision", "12"}).exit_code, 0);
   std::string want = StateDump(other), got = StateDump(root);
   for (std::string* s : {&want, &got}) {
     for (size_t at; (at = s->find(other)) != std::string::npos;) s->replace(at, other.size(), "ROOT");
@@ -75,11 +78,14 @@ TEST(InitKinds, BadDeclarationsAreOneLineErrorsAndMakeNoRoot) {
   const std::string root = d / "root";
   const std::string long_name(129, 'm');
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"latency", "--metric latency: expected NAME:KIND or NAME:quantiles:ACCURACY"},
+      {"latency", "--metric latency: expected NAME:KIND, NAME:quantiles:ACCURACY or NAME:distinct:PRECISION"},
+      {"users:distinct:19", "--metric users:distinct:19: expected NAME:KIND"},
+      {"users:distinct:0.01", "--metric users:distinct:0.01: expected NAME:KIND"},
       {"latency:median", "--metric latency:median: expected NAME:KIND"},
       {":sum", "--metric :sum: expected NAME:KIND"},
       {"latency:quantiles:0.9", "--metric latency:quantiles:0.9: expected NAME:KIND"},
-      {"latency:minmax:0.01", "--metric latency:minmax:0.01: an accuracy is a quantiles metric's; drop it"},
+      {"latency:minmax:0.01", "--metric latency:minmax:0.01: an option is a quantiles metric's accuracy or a distinct metric's "
+                                "precision; drop it"},
       {long_name + ":sum", "--metric " + long_name + ": a metric name of 129 bytes"},
   };
   for (const auto& [flag, want] : cases) {

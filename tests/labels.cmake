@@ -32,6 +32,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^QuantilesKind\.]=]               # runs of the binary over hundreds to thousands of events
   [=[^QuantilesExactlyOnce\.]=]        # roots by the file path, the write path and a backfill, compared
   [=[^InitKinds\.]=]                   # a dozen runs of the binary each
+  [=[^DistinctKind\.]=]                # runs of the binary over hundreds to thousands of events
   [=[^HyperLogLogTest\..*MillionWithin]=] # a million and ten million items hashed
   [=[^MissingCurrent\.]=]              # two publishes, then each command
   [=[^ServeHostileTest\.]=]            # slow clients held for seconds

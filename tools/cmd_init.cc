@@ -1,4 +1,5 @@
 // init ROOT [--window D] [--lateness D] ...: creates a root (api::Sink::Create).
+#include <charconv>
 #include <cstdio>
 #include <memory>
 
@@ -15,35 +16,55 @@ namespace snapsink {
 
 namespace {
 
-// --metric NAME:KIND[:ACCURACY] ("latency:quantiles:0.01", "slowest:minmax"):
-// read from the right, so a metric's name may hold ':'.
+// A kind's name as `metric set --kind` spells it; false for anything else.
+bool KindNamed(const std::string& name, api::MetricKind* kind) {
+  for (api::MetricKind k : {api::MetricKind::kSum, api::MetricKind::kMinMax, api::MetricKind::kQuantiles,
+                            api::MetricKind::kDistinct}) {
+    if (name == api::MetricKindName(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+// --metric NAME:KIND[:OPTION] ("latency:quantiles:0.01", "slowest:minmax",
+// "users:distinct:12"): read from the right, so a metric's name may hold
+// ':'. The option is a quantiles metric's accuracy or a distinct metric's
+// precision.
 Status ParseMetricFlag(const std::string& text, api::MetricKindInfo* out) {
   const std::string usage = "--metric " + text +
-                            ": expected NAME:KIND or NAME:quantiles:ACCURACY, KIND sum, minmax or quantiles, "
-                            "ACCURACY 0.0001..0.5 (such as latency:quantiles:0.01)";
+                            ": expected NAME:KIND, NAME:quantiles:ACCURACY or NAME:distinct:PRECISION, KIND sum, "
+                            "minmax, quantiles or distinct, ACCURACY 0.0001..0.5 (such as latency:quantiles:0.01), "
+                            "PRECISION 4..18";
   std::string rest = text;
-  std::string accuracy;
+  std::string option;
   size_t colon = rest.rfind(':');
-  if (colon != std::string::npos && rest.compare(colon + 1, std::string::npos, "quantiles") != 0 &&
-      rest.find(':') != colon && rest.compare(colon + 1, 2, "0.") == 0) {
-    accuracy = rest.substr(colon + 1);
+  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument(usage);
+  if (!KindNamed(rest.substr(colon + 1), &out->kind)) {
+    option = rest.substr(colon + 1);
     rest.resize(colon);
     colon = rest.rfind(':');
+    if (colon == std::string::npos || colon == 0 || !KindNamed(rest.substr(colon + 1), &out->kind)) {
+      return Status::InvalidArgument(usage);
+    }
   }
-  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument(usage);
-  const std::string kind = rest.substr(colon + 1);
   out->metric = rest.substr(0, colon);
-  if (kind == "sum" || kind == "minmax" || kind == "quantiles") {
-    out->kind = kind == "minmax" ? api::MetricKind::kMinMax
-                : kind == "quantiles" ? api::MetricKind::kQuantiles : api::MetricKind::kSum;
-  } else {
-    return Status::InvalidArgument(usage);
+  if (option.empty()) return Status::OK();
+  if (out->kind == api::MetricKind::kDistinct) {
+    int precision = 0;
+    const char* end = option.data() + option.size();
+    const auto [ptr, ec] = std::from_chars(option.data(), end, precision);
+    if (ec != std::errc() || ptr != end || precision < 4 || precision > 18) return Status::InvalidArgument(usage);
+    out->precision = precision;
+    return Status::OK();
   }
-  if (accuracy.empty()) return Status::OK();
   if (out->kind != api::MetricKind::kQuantiles) {
-    return Status::InvalidArgument("--metric " + text + ": an accuracy is a quantiles metric's; drop it");
+    return Status::InvalidArgument("--metric " + text +
+                                   ": an option is a quantiles metric's accuracy or a distinct metric's precision; "
+                                   "drop it");
   }
-  if (!ParseAccuracy(accuracy, &out->accuracy_ppm) || out->accuracy_ppm < 100 || out->accuracy_ppm > 500000) {
+  if (!ParseAccuracy(option, &out->accuracy_ppm) || out->accuracy_ppm < 100 || out->accuracy_ppm > 500000) {
     return Status::InvalidArgument(usage);
   }
   return Status::OK();
@@ -95,6 +116,8 @@ Status CmdInit(const InitArgs& a) {
   for (const api::MetricKindInfo& k : kinds) {
     if (k.kind == api::MetricKind::kQuantiles) {
       std::printf("metric %s is quantiles (accuracy %s)\n", k.metric.c_str(), AccuracyText(k.accuracy_ppm).c_str());
+    } else if (k.kind == api::MetricKind::kDistinct) {
+      std::printf("metric %s is distinct (precision %d)\n", k.metric.c_str(), k.precision);
     } else {
       std::printf("metric %s is %s\n", k.metric.c_str(), api::MetricKindName(k.kind));
     }
@@ -126,9 +149,10 @@ Command RegisterInit(CLI::App& app) {
                 "Reject events dated more than this after the newest event (0: no limit; default 1d with --retain, "
                 "else no limit)");
   c->add_option("--metric", a->metrics,
-                "Declare a metric's kind, as `metric ROOT set` does: NAME:KIND (sum, minmax, quantiles) or "
-                "NAME:quantiles:ACCURACY (0.0001..0.5, default 0.01); repeat for each metric")
-      ->type_name("NAME:KIND[:ACCURACY]");
+                "Declare a metric's kind, as `metric ROOT set` does: NAME:KIND (sum, minmax, quantiles, distinct), "
+                "NAME:quantiles:ACCURACY (0.0001..0.5, default 0.01) or NAME:distinct:PRECISION (4..18, default "
+                "14); repeat for each metric")
+      ->type_name("NAME:KIND[:OPTION]");
   return {c, [a] { return CmdInit(*a); }};
 }
 

@@ -40,7 +40,9 @@ void PrintText(const std::string& path, const api::RootStatus& s) {
   std::string kinds;
   for (const api::MetricKindInfo& m : s.metrics) {
     kinds += (kinds.empty() ? "" : ", ") + api::EscapeControl(m.metric) + " " + api::MetricKindName(m.kind) +
-             (m.kind == api::MetricKind::kQuantiles ? " (accuracy " + AccuracyText(m.accuracy_ppm) + ")" : "");
+             (m.kind == api::MetricKind::kQuantiles ? " (accuracy " + AccuracyText(m.accuracy_ppm) + ")"
+              : m.kind == api::MetricKind::kDistinct ? " (precision " + std::to_string(m.precision) + ")"
+                                                      : "");
   }
   std::printf("metrics     %s\n", kinds.empty() ? "every metric sum (none declared: snapsink metric ROOT set)"
                                                   : (kinds + "; any other sum").c_str());

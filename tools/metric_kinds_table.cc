@@ -26,11 +26,19 @@ api::Table MetricKindsTable(const std::vector<api::MetricKindInfo>& kinds) {
   for (const api::MetricKindInfo& k : kinds) {
     if (k.kind == api::MetricKind::kQuantiles && t.columns.size() == 2) t.columns.push_back("accuracy");
   }
+  // A distinct metric's precision: a column only when one is declared.
+  for (const api::MetricKindInfo& k : kinds) {
+    if (k.kind == api::MetricKind::kDistinct) {
+      t.columns.push_back("precision");
+      break;
+    }
+  }
   for (const api::MetricKindInfo& k : kinds) {
     api::Record r;
     r.Str("metric", k.metric);
     r.Str("kind", api::MetricKindName(k.kind));
     if (k.kind == api::MetricKind::kQuantiles) r.Num("accuracy", AccuracyText(k.accuracy_ppm));
+    if (k.kind == api::MetricKind::kDistinct) r.Num("precision", std::to_string(k.precision));
     t.records.push_back(std::move(r));
   }
   return t;

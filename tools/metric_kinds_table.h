@@ -1,7 +1,8 @@
 // The declared metric kinds as a table: what `metric ROOT list` and
 // `inspect ROOT metrics` print (metric, kind, and a quantiles metric's
-// accuracy as a fraction, the column only when one is listed); an
-// accuracy as `metric set` and `init --metric` read and print it.
+// accuracy as a fraction, the column only when one is listed; a distinct
+// metric its precision, likewise); an accuracy as `metric set` and
+// `init --metric` read and print it.
 #pragma once
 
 #include <string>

@@ -30,17 +30,25 @@ inline constexpr uint64_t kDefaultKeepGenerations = 2;    // gc: newest generati
 // minmax metric is a bad line. kQuantiles holds the least and greatest
 // value applied and a quantile sketch of the values (DDSketch, of a relative
 // accuracy, 1% by default): Row::quantiles answers QuerySpec::quantiles; a
-// retract takes its value's bucket down by one.
-enum class MetricKind { kSum, kMinMax, kQuantiles };
-// "sum", "minmax", "quantiles".
+// retract takes its value's bucket down by one. kDistinct holds the least
+// and greatest value applied and a distinct-count sketch of the events'
+// `item` fields (HyperLogLog, of a precision, 14 by default): Row::distinct
+// is its estimate; an event without a well-formed item, and a retract, are
+// bad lines.
+enum class MetricKind { kSum, kMinMax, kQuantiles, kDistinct };
+// "sum", "minmax", "quantiles", "distinct".
 inline const char* MetricKindName(MetricKind k) {
-  return k == MetricKind::kMinMax ? "minmax" : k == MetricKind::kQuantiles ? "quantiles" : "sum";
+  return k == MetricKind::kMinMax      ? "minmax"
+         : k == MetricKind::kQuantiles ? "quantiles"
+         : k == MetricKind::kDistinct  ? "distinct"
+                                       : "sum";
 }
 // A declared metric (ReadOnlySink::MetricKinds).
 struct MetricKindInfo {
   std::string metric;
   MetricKind kind = MetricKind::kSum;
   uint32_t accuracy_ppm = 0;  // kQuantiles: relative accuracy in parts per million (10000 = 1%); else 0
+  int precision = 0;          // kDistinct: the sketch's precision (2^precision registers); else 0
 };
 
 // Settings of a new root (Sink::Create); stored in it, fixed for its life.

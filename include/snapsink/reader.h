@@ -36,6 +36,9 @@ struct Row {
   // relative accuracy of the value at that rank); nullopt where no value is
   // held. Empty for other kinds or when no quantile was asked.
   std::vector<std::optional<int64_t>> quantile_micros = {};
+  // A distinct metric's: the estimated number of distinct items of its
+  // events (HyperLogLog; exact-looking while small); nullopt for other kinds.
+  std::optional<uint64_t> distinct = std::nullopt;
   bool operator==(const Row&) const = default;
 };
 
@@ -84,6 +87,9 @@ struct RollupRow {
   // A quantiles metric's: QuerySpec::quantiles answered from the windows'
   // sketches merged (buckets summed: the sketch of all their events).
   std::vector<std::optional<int64_t>> quantile_micros = {};
+  // A distinct metric's: the estimate of the windows' sketches merged
+  // (registers by max: the estimate of the union of their items).
+  std::optional<uint64_t> distinct = std::nullopt;
 };
 
 // One row of a query: a Row of a window and that window's version.

@@ -356,12 +356,15 @@ class Sink : public ReadOnlySink {
   // a declared kind is read only by builds that know kinds (state format 6).
   // `accuracy_ppm`: kQuantiles' relative accuracy in parts per million, 100
   // (0.01%) to 500000 (50%); 0 takes 10000 (1%); ignored for other kinds.
-  // A quantiles metric raises the state to format 7.
+  // A quantiles metric raises the state to format 7. `precision`:
+  // kDistinct's, 4..18 (2^precision registers, a relative error near
+  // 1.04 / sqrt(2^precision)); 0 takes 14; ignored for other kinds. A
+  // distinct metric raises the state to format 8.
   // Errors: InvalidArgument (a metric name of 0 or over 128 bytes; an
-  //   accuracy out of range; the kind or accuracy differs and a window of the
-  //   state still holds the metric, naming it and what to do; a follower
-  //   outside a Step), IOError or Corruption from the state.
-  Status SetMetricKind(const std::string& metric, MetricKind kind, uint32_t accuracy_ppm = 0);
+  //   accuracy or precision out of range; the kind or its parameter differs
+  //   and a window of the state still holds the metric, naming it and what
+  //   to do; a follower outside a Step), IOError or Corruption from the state.
+  Status SetMetricKind(const std::string& metric, MetricKind kind, uint32_t accuracy_ppm = 0, int precision = 0);
 
  private:
   using ReadOnlySink::ReadOnlySink;

@@ -73,7 +73,9 @@ Status PartitionStates::Take(int32_t p, const std::string& source, bool* claim_l
   // The root's metric kinds hold in each partition's state (a no-op once
   // declared there; refused, as anywhere, over a window of another kind).
   SNAPSINK_ASSIGN_OR_RETURN(const auto kinds, root_->MetricKinds());
-  for (const api::MetricKindInfo& k : kinds) SNAPSINK_RETURN_IF_ERROR(sink->SetMetricKind(k.metric, k.kind, k.accuracy_ppm));
+  for (const api::MetricKindInfo& k : kinds) {
+    SNAPSINK_RETURN_IF_ERROR(sink->SetMetricKind(k.metric, k.kind, k.accuracy_ppm, k.precision));
+  }
   api::WriteBatch take(source);  // the new epoch, in one LMDB write
   take.SetOwner(epoch, /*take=*/true);
   SNAPSINK_RETURN_IF_ERROR(sink->Write(take));

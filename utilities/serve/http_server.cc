@@ -200,11 +200,14 @@ std::string JsonError(const std::string& message) {
 
 // The columns of a query's answer (of a roll-up's with rollup), with no rows
 // (a quantile column per quantile asked); minmax: with the min and max
-// columns a minmax metric's row brings.
-std::vector<std::string> QueryColumns(bool rollup, const std::vector<double>& quantiles = {}, bool minmax = false) {
+// columns a minmax metric's row brings; distinct: with the distinct column
+// a distinct metric's row brings.
+std::vector<std::string> QueryColumns(bool rollup, const std::vector<double>& quantiles = {}, bool minmax = false,
+                                      bool distinct = false) {
   if (rollup) return api::ToTable(std::vector<api::RollupRow>{}, 0, quantiles).columns;
-  std::vector<api::QueryRow> one(minmax ? 1 : 0);
-  if (minmax) one[0].row.min_micros = one[0].row.max_micros = 0;
+  std::vector<api::QueryRow> one(minmax || distinct ? 1 : 0);
+  if (minmax || distinct) one[0].row.min_micros = one[0].row.max_micros = 0;  // a distinct metric's row has a range too
+  if (distinct) one[0].row.distinct = 0;
   return api::ToTable(one, 0, quantiles).columns;
 }
 
@@ -771,7 +774,7 @@ struct HttpServer::Impl {
   // only counted (a->stream: the rows are made again as they are sent, and
   // their bytes measured then: SendAnswer). A roll-up (one bucket may span
   // windows) is made whole. The CSV columns are the whole answer's: with
-  // min and max when a row has them, as `snapsink query` prints.
+  // min and max (distinct) when a row has them, as `snapsink query` prints.
   Status MakeAnswer(api::Reader* reader, const api::QuerySpec& spec, Answer* a, bool* too_large) {
     const auto over = [&] {
       *too_large = true;
@@ -799,7 +802,7 @@ struct HttpServer::Impl {
     a->held = a->header;
     a->stream = false;
     size_t rows = 0;
-    bool minmax = false, too_many_rows = false, too_many_bytes = false;
+    bool minmax = false, distinct = false, too_many_rows = false, too_many_bytes = false;
     RowText text(*a);
     const auto hold = [&] {
       text.Flush(&a->held);
@@ -815,6 +818,7 @@ struct HttpServer::Impl {
     };
     SNAPSINK_RETURN_IF_ERROR(reader->QueryEach(spec, [&](const api::QueryRow& r) {
       minmax = minmax || r.row.min_micros.has_value();
+      distinct = distinct || r.row.distinct.has_value();
       if (++rows > options.max_rows) {
         too_many_rows = true;
         return false;
@@ -824,9 +828,11 @@ struct HttpServer::Impl {
     }));
     if (too_many_rows) return too_many();
     if (too_many_bytes || (!a->stream && !hold())) return over();
-    if (minmax && a->format == api::OutputFormat::kCsv && a->columns.size() == QueryColumns(false, spec.quantiles).size()) {
-      // A minmax metric's row: every row has the min and max columns.
-      a->columns = QueryColumns(false, spec.quantiles, /*minmax=*/true);
+    if ((minmax || distinct) && a->format == api::OutputFormat::kCsv &&
+        a->columns != QueryColumns(false, spec.quantiles, minmax, distinct)) {
+      // A minmax (or distinct) metric's row: every row has the min and max
+      // (distinct) columns.
+      a->columns = QueryColumns(false, spec.quantiles, minmax, distinct);
       a->header = api::FormatRecords({}, a->columns, a->format);
       if (!a->stream) return MakeAnswer(reader, spec, a, too_large);  // held: made again with them
     }

@@ -243,12 +243,15 @@ void Metrics(const StatusPageData& d, std::string* o) {
     return;
   }
   *o += "<p>A metric not listed is <b>sum</b> (count and exact sum).</p>\n";
-  *o += "<table class=\"metrics\"><thead><tr><th>metric</th><th>kind</th><th>relative accuracy</th></tr></thead>"
+  *o += "<table class=\"metrics\"><thead><tr><th>metric</th><th>kind</th><th>relative accuracy / precision</th></tr></thead>"
         "<tbody>\n";
   for (const api::MetricKindInfo& m : d.status.metrics) {
     *o += "<tr class=\"metric\"><td class=\"name\">" + E(m.metric) + "</td><td class=\"kind\">" +
           api::MetricKindName(m.kind) + "</td><td>" +
-          (m.kind == api::MetricKind::kQuantiles ? Percent(m.accuracy_ppm) : std::string()) + "</td></tr>\n";
+          (m.kind == api::MetricKind::kQuantiles  ? Percent(m.accuracy_ppm)
+           : m.kind == api::MetricKind::kDistinct ? "precision " + std::to_string(m.precision)
+                                                  : std::string()) +
+          "</td></tr>\n";
   }
   *o += "</tbody></table>\n";
 }

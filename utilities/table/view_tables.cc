@@ -213,7 +213,11 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation, const std:
   const bool range =
       std::any_of(rows.begin(), rows.end(), [](const QueryRow& q) { return q.row.min_micros.has_value(); });
   if (range) t.columns.insert(t.columns.begin() + 5, {"min", "max"});
-  AddQuantileColumns(&t, range ? "max" : "sum", quantiles);
+  // distinct likewise (a distinct metric's), after them.
+  const bool distinct =
+      std::any_of(rows.begin(), rows.end(), [](const QueryRow& q) { return q.row.distinct.has_value(); });
+  if (distinct) t.columns.insert(t.columns.begin() + (range ? 7 : 5), "distinct");
+  AddQuantileColumns(&t, distinct ? "distinct" : range ? "max" : "sum", quantiles);
   const std::string gen = U(generation);
   for (const QueryRow& q : rows) {
     Record r;
@@ -226,6 +230,7 @@ Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation, const std:
       r.Num("min", FormatMicros(*q.row.min_micros));
       r.Num("max", FormatMicros(*q.row.max_micros));
     }
+    if (q.row.distinct) r.Num("distinct", U(*q.row.distinct));
     PutQuantiles(&r, quantiles, q.row.quantile_micros);
     r.Num("version", U(q.version));
     r.Num("generation", gen);
@@ -239,7 +244,11 @@ Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation, const std
   const bool range =
       std::any_of(rows.begin(), rows.end(), [](const RollupRow& q) { return q.min_micros.has_value(); });
   if (range) t.columns.insert(t.columns.begin() + 5, {"min", "max"});
-  AddQuantileColumns(&t, range ? "max" : "sum", quantiles);
+  // distinct likewise (a distinct metric's), after them.
+  const bool distinct =
+      std::any_of(rows.begin(), rows.end(), [](const RollupRow& q) { return q.distinct.has_value(); });
+  if (distinct) t.columns.insert(t.columns.begin() + (range ? 7 : 5), "distinct");
+  AddQuantileColumns(&t, distinct ? "distinct" : range ? "max" : "sum", quantiles);
   const std::string gen = U(generation);
   for (const RollupRow& q : rows) {
     Record r;
@@ -252,6 +261,7 @@ Table ToTable(const std::vector<RollupRow>& rows, uint64_t generation, const std
       r.Num("min", FormatMicros(*q.min_micros));
       r.Num("max", FormatMicros(*q.max_micros));
     }
+    if (q.distinct) r.Num("distinct", U(*q.distinct));
     PutQuantiles(&r, quantiles, q.quantile_micros);
     r.Num("windows", U(q.windows));
     r.Num("generation", gen);

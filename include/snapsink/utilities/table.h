@@ -69,8 +69,9 @@ Table ToTable(const std::vector<WindowInfo>& windows);
 Table ToTable(const std::vector<SnapshotInfo>& snapshots);
 Table ToTable(const std::vector<GenerationInfo>& generations);
 // Query rows of `generation` (Reader::Query). `quantiles`: the spec's
-// (QuerySpec::quantiles), one column each after sum (and min, max), named
-// by QuantileColumn; a row of no quantiles metric leaves them empty.
+// (QuerySpec::quantiles), one column each after sum (and min, max, and
+// distinct), named by QuantileColumn; a row of no quantiles metric leaves
+// them empty. A distinct column (after min and max) only when a row has one.
 Table ToTable(const std::vector<QueryRow>& rows, uint64_t generation, const std::vector<double>& quantiles = {});
 // Roll-up rows of `generation` (Reader::Rollup): bucket (its start, or
 // "all"), metric, key, count, sum, windows, generation; quantiles the same.
