@@ -149,9 +149,9 @@ long RssMiB(pid_t pid) {
 
 // A head over --max-header-bytes is answered 431 and closed before the
 // token is looked at (it used to be read whole, any size, and answered
-// 401); a flood of header lines is cut while it arrives: 4 connections
-// that would send 100 MB of headers each are closed early and the
-// server's memory stays small.
+// 401); a flood of header lines is cut while it arrives: 8 connections at
+// once that would send 100 MB of headers each are closed early and the
+// server's memory stays small while they send (sampled) and after.
 TEST_F(ServeHostileTest, HeadOverTheLimitGets431BeforeTheTokenAndAFloodIsCut) {
   PublishRound(0);
   const std::string tokens = dir_ / "tokens";
@@ -176,9 +176,11 @@ TEST_F(ServeHostileTest, HeadOverTheLimitGets431BeforeTheTokenAndAFloodIsCut) {
     EXPECT_NE(got.find("larger than 65536 (--max-header-bytes)"), std::string::npos) << got;
   }
   const long rss_before = RssMiB(server.proc.pid);
+  constexpr int kFloods = 8;
   std::vector<std::thread> floods;
-  std::vector<size_t> sent(4, 0);
-  for (int t = 0; t < 4; ++t) {
+  std::vector<size_t> sent(kFloods, 0);
+  std::atomic<int> flooding{kFloods};
+  for (int t = 0; t < kFloods; ++t) {
     floods.emplace_back([&, t] {
       Raw c(server.port);
       if (!c.connected()) return;
@@ -187,12 +189,19 @@ TEST_F(ServeHostileTest, HeadOverTheLimitGets431BeforeTheTokenAndAFloodIsCut) {
       std::string chunk;
       while (chunk.size() < (1u << 20)) chunk += line;
       while (sent[t] < (100u << 20) && c.Send(chunk)) sent[t] += chunk.size();
+      --flooding;
     });
   }
+  long peak = 0;
+  while (flooding.load() > 0) {  // ends when the floods do (each bounded by its 100 MB)
+    peak = std::max(peak, RssMiB(server.proc.pid));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   for (auto& f : floods) f.join();
-  for (int t = 0; t < 4; ++t) EXPECT_LT(sent[t], 100u << 20) << "flood " << t << ": 100 MB of headers taken";
+  for (int t = 0; t < kFloods; ++t) EXPECT_LT(sent[t], 100u << 20) << "flood " << t << ": 100 MB of headers taken";
   const long rss_after = RssMiB(server.proc.pid);
-  EXPECT_LT(rss_after, rss_before + 200) << "MiB of RSS after the floods, " << rss_before << " before";
+  EXPECT_LT(peak, rss_before + 64) << "MiB of RSS while the floods were sent, " << rss_before << " before";
+  EXPECT_LT(rss_after, rss_before + 64) << "MiB of RSS after the floods, " << rss_before << " before";
   httplib::Client c("127.0.0.1", server.port);
   auto h = c.Get("/healthz");
   ASSERT_TRUE(h);
@@ -236,6 +245,40 @@ TEST_F(ServeHostileTest, OtherMethodsGet405AndALargeDeclaredBody413AtOnce) {
   Stop(server);
 }
 
+
+// A request body is a deadline too, not only silence: a GET that declares a
+// 100-byte body and sends it a byte every 200 ms (never silent for
+// --read-timeout) is answered 408 naming --body-timeout and closed once
+// that deadline (2 s here) has passed, and others are answered meanwhile.
+TEST_F(ServeHostileTest, ASlowBodyIsCutAtTheBodyDeadline) {
+  PublishRound(0);
+  Server server = StartServe(root_, {"--body-timeout", "2s", "--read-timeout", "30s", "--quiet"});
+  ASSERT_GT(server.port, 0);
+  Raw slow(server.port);
+  ASSERT_TRUE(slow.connected());
+  ASSERT_TRUE(slow.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n"));
+  const auto t0 = Clock::now();
+  std::string got;
+  bool closed = false;
+  for (int i = 0; i < 60 && !closed; ++i) {  // 12 s at most: the body would take 20
+    (void)slow.Send("x");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (i == 3) {
+      httplib::Client c("127.0.0.1", server.port);
+      auto h = c.Get("/healthz");
+      ASSERT_TRUE(h);
+      EXPECT_EQ(h->status, 200);
+    }
+    closed = slow.ClosedByServer(&got);
+  }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ASSERT_TRUE(closed) << "a body sent a byte every 200 ms was still read after " << s << " s";
+  EXPECT_GE(s, 1.8);
+  EXPECT_LT(s, 8) << "s before the slow body was cut";
+  EXPECT_EQ(got.rfind("HTTP/1.1 408 ", 0), 0u) << got;
+  EXPECT_NE(got.find("(--body-timeout)"), std::string::npos) << got;
+  Stop(server);
+}
 
 // Keep-alive clients cannot starve a newcomer: 6 clients that each ask
 // something every 200 ms on one keep-alive connection (never idle long

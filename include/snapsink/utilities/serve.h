@@ -93,10 +93,11 @@ struct ServeOptions {
   // checked as bytes arrive, before the token is.
   size_t max_header_bytes = 64 * 1024;
   // A query's answer of more bytes than this is refused (413 naming the
-  // limit and how to narrow the query) when it is held (up to 1 MiB, or a
-  // roll-up); an answer sent in chunks is cut once past it (no last chunk:
-  // the client sees an incomplete answer). Memory per query is a batch of
-  // rows and about 1 MiB whatever this is (a roll-up: its rows, whole).
+  // limit and how to narrow the query) when it is held (up to 1 MiB); an
+  // answer sent in chunks is cut once past it (no last chunk: the client
+  // sees an incomplete answer). Memory per query is a batch of rows and
+  // about 1 MiB whatever this is (a roll-up: and about 1 MiB of sums,
+  // Reader::RollupEach).
   size_t max_answer_bytes = 32 * 1024 * 1024;
   // A query's answer of more rows than this is refused (413 naming the
   // limit and how to narrow the query), always before its first byte is
