@@ -156,9 +156,10 @@ struct Sums {
   std::optional<int64_t> min_micros, max_micros;  // a minmax metric's: min of mins, max of maxes
   std::optional<DDSketch> sketch;                 // a quantiles metric's: the windows' merged
   size_t bytes = 0;                               // what it holds, about (RollupEach's budget)
+  size_t sketch_bytes = 0;                        // of which the sketch's buckets
 };
 
-// Adds row v into *t (a new entry when `fresh`).
+// Adds row v into *t, and what the sketch grew by to t->bytes.
 Status AddInto(const QuerySpec& q, const RowView& v, Sums* t) {
   t->count = WrappingAdd(t->count, v.count);
   t->sum_micros = WrappingAdd(t->sum_micros, v.sum_micros);
@@ -169,14 +170,16 @@ Status AddInto(const QuerySpec& q, const RowView& v, Sums* t) {
   if (!v.sketch.empty() && !q.quantiles.empty()) {
     DDSketch one;
     SNAPSINK_RETURN_IF_ERROR(DecodeSketch(v, &one));
-    // A decoded bucket is 16 bytes and at least 2 encoded: the merged
-    // sketch holds at most the buckets of the windows merged into it.
-    t->bytes += 8 * v.sketch.size();
     if (!t->sketch) {
       t->sketch = std::move(one);
     } else {
       SNAPSINK_RETURN_IF_ERROR(t->sketch->Merge(one));
     }
+    // What the merged sketch's buckets take now.
+    const size_t buckets = t->sketch->positive().capacity() + t->sketch->negative().capacity();
+    const size_t sketch_bytes = sizeof(DDSketch::Buckets::value_type) * buckets;
+    t->bytes = t->bytes - t->sketch_bytes + sketch_bytes;
+    t->sketch_bytes = sketch_bytes;
   }
   return Status::OK();
 }

@@ -235,7 +235,7 @@ constexpr size_t kChunkBytes = 64 << 10;
 // rows a window has.
 constexpr size_t kBatchRows = 512;
 
-// A GET whose head says a body follows (httplib reads it before the handler).
+// A GET whose head says a body follows (httplib would not read it: refused).
 bool ExpectsBody(const httplib::Request& req) {
   return req.get_header_value("Content-Length") != "" ? req.get_header_value("Content-Length") != "0"
                                                       : req.has_header("Transfer-Encoding");
@@ -1000,6 +1000,14 @@ struct HttpServer::Impl {
           res.set_header("Allow", "GET, HEAD");
           Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
         }
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (ExpectsBody(req)) {
+        // httplib reads no body of a GET: its bytes would be read as the
+        // next request on the connection (a request hidden in another's
+        // body). No endpoint takes one, so it is refused at once.
+        res.set_header("Connection", "close");
+        Error(res, 400, "a " + req.method + " request has no body here (it declares one): send none");
         return httplib::Server::HandlerResponse::Handled;
       }
       if (std::shared_ptr<const TokenSet> set = Tokens(); set && req.path != EndpointPath(Endpoint::kHealthz)) {
