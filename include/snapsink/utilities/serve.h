@@ -44,7 +44,8 @@
 // answered 503 {"error":"too many connections"} by the accepting thread
 // and closed;
 // a request line longer than 8 KiB gets 414, a header line longer than
-// 8 KiB 400, a body beyond max_request_bytes 413. A client that does not
+// 8 KiB 400, a body beyond max_request_bytes 413; a GET (or HEAD) that
+// declares a body 400 at once, closed (no endpoint reads one). A client that does not
 // take an answer for write_timeout_ms is disconnected; one that sends
 // nothing for read_timeout_ms mid-request is answered 400 and disconnected
 // after keep_alive_timeout_ms more (httplib waits that long for a next
