@@ -148,7 +148,10 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
 
 namespace {
 
-bool After(const RowKey& k, const RowView& v) { return v.metric > k.first || (v.metric == k.first && v.key > k.second); }
+// Whether row v comes after (metric, key) k.
+bool After(const RowKey& k, const RowView& v) {
+  return v.metric > k.first || (v.metric == k.first && v.key > k.second);
+}
 
 // The sums of one (metric, key) over the windows of a bucket read so far.
 struct Sums {
