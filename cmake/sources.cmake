@@ -284,6 +284,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/power_cut_lmdb_test.cc
   tests/publish_power_cut_test.cc
   tests/query_range_test.cc
+  tests/rollup_passes_test.cc
   tests/query_text_test.cc
   tests/reader_concurrency_test.cc
   tests/readers_beside_writer_test.cc

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "engine/ddsketch.h"
 #include "engine/hyperloglog.h"
@@ -15,6 +16,7 @@ namespace snapsink {
 namespace {
 
 using ScanNext = SnapshotReader::ScanNext;
+using RowKey = std::pair<std::string, std::string>;  // (metric, key)
 
 // The windows of the generation that q's window and from/to select (after
 // Reader::OpenTop, only the parts holding them are read).
@@ -27,11 +29,14 @@ Status SelectWindows(Reader* reader, const QuerySpec& q, std::vector<GenerationE
 }
 
 // Calls emit for every row of window e that q's metric, key and prefixes
-// select, in (metric, key) order, until it returns false (*stopped).
+// select, in (metric, key) order, until it returns false (*stopped); with
+// from, only the rows at or after it.
 Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
-                  const std::function<bool(const RowView&)>& emit, bool* stopped = nullptr) {
+                  const std::function<bool(const RowView&)>& emit, bool* stopped = nullptr,
+                  const RowKey* from = nullptr) {
   if (!q.metric.empty() && q.key && q.metric_prefix.empty() && q.key_prefix.empty()) {
     Row row;  // a point lookup: the filter, then at most one block
+    if (from && std::tie(q.metric, *q.key) < std::tie(from->first, from->second)) return Status::OK();
     Status g = reader->Get(e.window_ms, q.metric, *q.key, &row);
     if (g.IsNotFound()) return Status::OK();
     SNAPSINK_RETURN_IF_ERROR(g);
@@ -43,11 +48,14 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
   }
   // Rows are sorted by (metric, key): the selected metrics are one run from
   // `first_metric` on, and within each metric the selected keys one run
-  // from `first_key` on. Seek to each run's start, stop at its end.
+  // from `first_key` on. Seek to each run's start (or to from, if later),
+  // stop at its end.
   const std::string& first_metric = q.metric.empty() ? q.metric_prefix : q.metric;
   const std::string& first_key = q.key ? *q.key : q.key_prefix;
   const bool by_key = q.key || !q.key_prefix.empty();
-  return reader->ScanFrom(e.window_ms, first_metric, first_key, [&](const RowView& v, SnapshotReader::SeekTo* to) {
+  const bool from_later = from && std::tie(from->first, from->second) > std::tie(first_metric, first_key);
+  return reader->ScanFrom(e.window_ms, from_later ? from->first : first_metric, from_later ? from->second : first_key,
+                          [&](const RowView& v, SnapshotReader::SeekTo* to) {
     if (!q.metric.empty() && v.metric != q.metric) return ScanNext::kStop;
     if (!v.metric.starts_with(q.metric_prefix)) return ScanNext::kStop;
     if (by_key) {
@@ -146,78 +154,149 @@ Status QueryRows(Reader* reader, const QuerySpec& q, std::vector<api::QueryRow>*
 }
 
 Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow>* out) {
+  return RollupEach(reader, q, [out](const api::RollupRow& r) {
+    out->push_back(r);
+    return true;
+  });
+}
+
+namespace {
+
+// Whether row v comes after (metric, key) k.
+bool After(const RowKey& k, const RowView& v) {
+  return v.metric > k.first || (v.metric == k.first && v.key > k.second);
+}
+
+// The sums of one (metric, key) over the windows of a bucket read so far.
+struct Sums {
+  int64_t count = 0, sum_micros = 0;
+  std::optional<int64_t> min_micros, max_micros;  // a minmax metric's: min of mins, max of maxes
+  std::optional<DDSketch> sketch;                 // a quantiles metric's: the windows' merged
+  std::optional<HyperLogLog> items;               // a distinct metric's: the windows' merged (registers by max)
+  size_t bytes = 0;                               // what it holds, about (RollupEach's budget)
+  size_t sketch_bytes = 0;                        // of which the sketch's buckets
+};
+
+// Adds row v into *t, and what the sketch grew by to t->bytes.
+Status AddInto(const QuerySpec& q, const RowView& v, Sums* t) {
+  t->count = WrappingAdd(t->count, v.count);
+  t->sum_micros = WrappingAdd(t->sum_micros, v.sum_micros);
+  if (v.has_range) {
+    t->min_micros = t->min_micros ? std::min(*t->min_micros, v.min_micros) : v.min_micros;
+    t->max_micros = t->max_micros ? std::max(*t->max_micros, v.max_micros) : v.max_micros;
+  }
+  if (IsDistinctSketch(v.sketch)) {
+    HyperLogLog one;
+    Status st = HyperLogLog::Decode(v.sketch, &one);
+    if (st.ok() && !t->items) {
+      t->items = std::move(one);
+    } else if (st.ok()) {
+      st = t->items->Merge(one);
+    }
+    if (!st.ok()) return Status::Corruption("row (" + std::string(v.metric) + ", " + std::string(v.key) + "): " + st.ToString());
+    // What the merged registers take now: a byte each once dense; while
+    // sparse, about four bytes per entry, bounded by the rows' encodings.
+    const size_t sketch_bytes =
+        t->items->is_sparse() ? std::max(t->sketch_bytes, 4 * v.sketch.size()) : t->items->register_count();
+    t->bytes = t->bytes - t->sketch_bytes + sketch_bytes;
+    t->sketch_bytes = sketch_bytes;
+  } else if (!v.sketch.empty() && !q.quantiles.empty()) {
+    DDSketch one;
+    SNAPSINK_RETURN_IF_ERROR(DecodeSketch(v, &one));
+    if (!t->sketch) {
+      t->sketch = std::move(one);
+    } else {
+      SNAPSINK_RETURN_IF_ERROR(t->sketch->Merge(one));
+    }
+    // What the merged sketch's buckets take now.
+    const size_t buckets = t->sketch->positive().capacity() + t->sketch->negative().capacity();
+    const size_t sketch_bytes = sizeof(DDSketch::Buckets::value_type) * buckets;
+    t->bytes = t->bytes - t->sketch_bytes + sketch_bytes;
+    t->sketch_bytes = sketch_bytes;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// A bucket's windows are merged by (metric, key) in passes: each pass
+// reads every window of the bucket from where the last pass ended and adds
+// its rows into a sorted map of at most about budget_bytes. When the map is
+// over that, its greatest entries are dropped and the pass reads no row past
+// the greatest one kept (`upto`), so when every window has been read the
+// map holds every row up to `upto` of every window: those rows are complete,
+// and are answered in order; the next pass starts just after `upto`. A pass
+// answers at least one row, and the rows and their sums are the ones a
+// single pass over every window would make (each (metric, key) is added
+// over the same windows in the same order), so the answer does not depend
+// on the budget, only its memory does.
+Status RollupEach(Reader* reader, const QuerySpec& q, const std::function<bool(const api::RollupRow&)>& fn,
+                  size_t budget_bytes) {
   if (!q.rollup_ms || *q.rollup_ms < 0) return Status::InvalidArgument("a roll-up needs a bucket size (0: all)");
   const int64_t size = *q.rollup_ms;
   auto bucket_of = [size](int64_t w) { return size == 0 ? 0 : api::WindowStart(w, size); };
   std::vector<GenerationEntry> windows;
   SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
-  struct Sums {
-    int64_t count = 0, sum_micros = 0;
-    std::optional<int64_t> min_micros, max_micros;  // a minmax metric's: min of mins, max of maxes
-    std::optional<DDSketch> sketch;                 // a quantiles metric's: the windows' merged
-    std::optional<HyperLogLog> items;               // a distinct metric's: the windows' merged (registers by max)
-  };
-  Status st;
-  std::map<std::pair<std::string, std::string>, Sums> sums;  // of one bucket
-  std::pair<std::string, std::string> k;
+  std::map<RowKey, Sums> sums;
+  RowKey k;
+  api::RollupRow r;
   for (size_t i = 0; i < windows.size();) {
     // Windows are sorted by start, so a bucket's windows are adjacent.
     const int64_t bucket = bucket_of(windows[i].window_ms);
     size_t j = i;
-    for (; j < windows.size() && bucket_of(windows[j].window_ms) == bucket; ++j) {
-      SNAPSINK_RETURN_IF_ERROR(SelectRows(reader, windows[j], q, [&](const RowView& v) {
-        k.first.assign(v.metric);
-        k.second.assign(v.key);
-        auto it = sums.find(k);
-        if (it == sums.end()) it = sums.emplace(k, Sums{}).first;
-        it->second.count = WrappingAdd(it->second.count, v.count);
-        it->second.sum_micros = WrappingAdd(it->second.sum_micros, v.sum_micros);
-        if (v.has_range) {
-          Sums& t = it->second;
-          t.min_micros = t.min_micros ? std::min(*t.min_micros, v.min_micros) : v.min_micros;
-          t.max_micros = t.max_micros ? std::max(*t.max_micros, v.max_micros) : v.max_micros;
-        }
-        if (IsDistinctSketch(v.sketch) && st.ok()) {
-          HyperLogLog one;
-          st = HyperLogLog::Decode(v.sketch, &one);
-          Sums& t = it->second;
-          if (st.ok() && !t.items) {
-            t.items = std::move(one);
-          } else if (st.ok()) {
-            st = t.items->Merge(one);
-          }
-          if (!st.ok()) {
-            st = Status::Corruption("row (" + std::string(v.metric) + ", " + std::string(v.key) + "): " + st.ToString());
-          }
-        } else if (!v.sketch.empty() && !q.quantiles.empty() && st.ok()) {
-          DDSketch one;
-          st = DecodeSketch(v, &one);
-          Sums& t = it->second;
-          if (st.ok() && !t.sketch) {
-            t.sketch = std::move(one);
-          } else if (st.ok()) {
-            st = t.sketch->Merge(one);
-          }
-        }
-        return true;
-      }));
-      SNAPSINK_RETURN_IF_ERROR(st);
+    while (j < windows.size() && bucket_of(windows[j].window_ms) == bucket) ++j;
+    std::optional<RowKey> from;  // past every row answered
+    for (;;) {
+      std::optional<RowKey> upto;  // rows after it are left for the next pass
+      size_t held = 0;
+      Status st;
+      for (size_t w = i; w < j; ++w) {
+        SNAPSINK_RETURN_IF_ERROR(SelectRows(
+            reader, windows[w], q,
+            [&](const RowView& v) {
+              if (upto && After(*upto, v)) return false;
+              k.first.assign(v.metric);
+              k.second.assign(v.key);
+              auto it = sums.find(k);
+              if (it == sums.end()) {
+                it = sums.emplace(k, Sums{}).first;
+                it->second.bytes = sizeof(*it) + 64 + k.first.size() + k.second.size();
+                held += it->second.bytes;
+              }
+              const size_t before = it->second.bytes;
+              st = AddInto(q, v, &it->second);
+              held += it->second.bytes - before;
+              if (!st.ok()) return false;  // stops the visit; st is returned
+              while (held > budget_bytes && sums.size() > 1) {
+                held -= std::prev(sums.end())->second.bytes;
+                sums.erase(std::prev(sums.end()));
+                upto = std::prev(sums.end())->first;
+              }
+              return !(upto && After(*upto, v));  // this row was dropped: the rest of the window is past upto
+            },
+            nullptr, from ? &*from : nullptr));
+        SNAPSINK_RETURN_IF_ERROR(st);
+      }
+      if (sums.empty()) break;
+      for (auto& [mk, s] : sums) {
+        r.bucket_ms = size != 0 ? std::optional<int64_t>(bucket) : std::nullopt;
+        r.metric = mk.first;
+        r.key = mk.second;
+        r.count = s.count;
+        r.sum_micros = s.sum_micros;
+        r.min_micros = s.min_micros;
+        r.max_micros = s.max_micros;
+        r.quantile_micros.clear();
+        if (s.sketch) SNAPSINK_RETURN_IF_ERROR(Answer(q, *s.sketch, &r.quantile_micros));
+        r.distinct = s.items ? std::optional<uint64_t>(s.items->Estimate()) : std::nullopt;
+        r.windows = j - i;
+        if (!fn(r)) return Status::OK();
+      }
+      sums.clear();
+      if (!upto) break;
+      from = std::move(*upto);
+      from->second.push_back('\0');  // the least row after it
     }
-    for (auto& [mk, s] : sums) {
-      api::RollupRow r;
-      if (size != 0) r.bucket_ms = bucket;
-      r.metric = mk.first;
-      r.key = mk.second;
-      r.count = s.count;
-      r.sum_micros = s.sum_micros;
-      r.min_micros = s.min_micros;
-      r.max_micros = s.max_micros;
-      if (s.sketch) SNAPSINK_RETURN_IF_ERROR(Answer(q, *s.sketch, &r.quantile_micros));
-      if (s.items) r.distinct = s.items->Estimate();
-      r.windows = j - i;
-      out->push_back(std::move(r));
-    }
-    sums.clear();
     i = j;
   }
   return Status::OK();

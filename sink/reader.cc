@@ -89,4 +89,8 @@ Status Reader::Rollup(const QuerySpec& q, std::vector<RollupRow>* out) {
   return RollupRows(impl_->reader.get(), q, out);
 }
 
+Status Reader::RollupEach(const QuerySpec& q, const std::function<bool(const RollupRow&)>& fn) {
+  return snapsink::RollupEach(impl_->reader.get(), q, fn);
+}
+
 }  // namespace snapsink::api

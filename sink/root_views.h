@@ -5,6 +5,7 @@
 // fields, so every printed form gives the same bytes for the same question.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -42,6 +43,14 @@ Status QueryEach(Reader* reader, const QuerySpec& q, const std::function<bool(co
 // The same rows added into buckets of *q.rollup_ms (required), sorted by
 // bucket, metric, key.
 Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow>* out);
+// The roll-up rows, one at a time (fn sees each, valid during the call
+// only) until fn returns false. A bucket is merged in passes over its
+// windows holding at most about budget_bytes of sums (and one decompressed
+// block) at a time, whatever the number of rows or windows: the rows are
+// the same for any budget, a smaller one only reads the windows more times.
+constexpr size_t kRollupPassBytes = 1 << 20;
+Status RollupEach(Reader* reader, const QuerySpec& q, const std::function<bool(const api::RollupRow&)>& fn,
+                  size_t budget_bytes = kRollupPassBytes);
 
 // The kept generations and every published snapshot (with how many kept
 // generations use it), either may be null. A manifest or snapshot that gc

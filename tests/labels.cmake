@@ -38,6 +38,7 @@ set(SNAPSINK_SLOW_TESTS
   [=[^ServeHostileTest\.]=]            # slow clients held for seconds
   [=[^ServePolicyTest\.]=]             # servers and openssl handshakes
   [=[^ServeMemoryTest\.]=]             # a 600,000-row root queried 8 times at once
+  [=[^RollupPassesTest\.]=]            # roll-ups read again with budgets down to one row per range
   [=[^ServeFairnessTest\.]=]           # 200 keep-alive clients asking for seconds
   [=[^Readme\.TourRunsAsWritten$]=]    # README's tour: about 30 commands, a server, curl
   [=[^ApiViewsTest\.GenerationsNameWhatARollbackCopied$]=]

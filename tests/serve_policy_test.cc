@@ -215,8 +215,9 @@ TEST_F(ServePolicyTest, BrowserOpensThePageWithBasicAuth) {
 }
 
 // A token a client puts in the query string (access_token=, or any
-// parameter holding a token) is written REDACTED to the access log; the
-// log file is created 0600.
+// parameter holding a token) does not let the request in (a token is read
+// from the Authorization header only) and is written REDACTED to the access
+// log; the log file is created 0600.
 TEST_F(ServePolicyTest, TokenInQueryStringIsRedactedInTheAccessLogCreated0600) {
   PublishRound(0);
   const std::string log = dir_ / "access.log";
@@ -225,6 +226,7 @@ TEST_F(ServePolicyTest, TokenInQueryStringIsRedactedInTheAccessLogCreated0600) {
   httplib::Client c("127.0.0.1", server.port);
   auto r = c.Get("/v1/status?access_token=tok-secret-9");
   ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401) << "a token in the query string let the request in";  // read from Authorization only
   r = c.Get("/v1/windows?x=tok-secret-9", {{"Authorization", "Bearer tok-secret-9"}});
   ASSERT_TRUE(r);
   r = c.Get("/healthz?api_token=guess");

@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <memory>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "snapsink/sink.h"
 #include "snapsink/utilities/parse.h"
@@ -15,6 +17,45 @@
 namespace snapsink {
 
 namespace {
+
+// A roll-up as json or csv, printed as it is made (api::Reader::RollupEach,
+// a batch of rows at a time): the bytes PrintTable prints of its rows
+// whole, without holding them. A csv header is the whole answer's (min and
+// max, distinct, when a row has them), so a first pass looks for such rows. *rows:
+// how many were printed.
+Status PrintRollup(api::Reader* reader, const api::QuerySpec& spec, OutputFormat format, size_t* rows) {
+  bool range = false, distinct = false;
+  if (format == OutputFormat::kCsv) {
+    SNAPSINK_RETURN_IF_ERROR(reader->RollupEach(spec, [&](const api::RollupRow& r) {
+      range = range || r.min_micros.has_value();
+      distinct = distinct || r.distinct.has_value();
+      return !distinct;  // a distinct row has a range too: nothing more to learn
+    }));
+  }
+  std::vector<api::RollupRow> batch(range ? 1 : 0);
+  if (range) batch[0].min_micros = batch[0].max_micros = 0;
+  if (distinct) batch[0].distinct = 0;
+  const std::vector<std::string> columns = api::ToTable(batch, 0, spec.quantiles).columns;
+  batch.clear();
+  const std::string header = api::FormatRecords({}, columns, format);  // "" for json
+  std::fwrite(header.data(), 1, header.size(), stdout);
+  const auto flush = [&] {
+    if (batch.empty()) return;
+    const std::string text =
+        api::FormatRecords(api::ToTable(batch, reader->generation(), spec.quantiles).records, columns, format);
+    std::fwrite(text.data() + header.size(), 1, text.size() - header.size(), stdout);
+    batch.clear();
+  };
+  *rows = 0;
+  Status s = reader->RollupEach(spec, [&](const api::RollupRow& r) {
+    batch.push_back(r);
+    ++*rows;
+    if (batch.size() >= 512) flush();
+    return true;
+  });
+  flush();
+  return s;
+}
 
 Status CmdQuery(const QueryArgs& a) {
   // Opened first: it tells a path that is not a root ("X is not a snapsink
@@ -57,7 +98,11 @@ Status CmdQuery(const QueryArgs& a) {
   }
   SNAPSINK_RETURN_IF_ERROR(reader.status());
   bool empty = false;
-  if (spec.rollup_ms) {
+  if (spec.rollup_ms && a.format != OutputFormat::kTable) {
+    size_t rows = 0;
+    SNAPSINK_RETURN_IF_ERROR(PrintRollup(reader->get(), spec, a.format, &rows));
+    empty = rows == 0;
+  } else if (spec.rollup_ms) {  // a table's columns are as wide as its widest cell: held whole
     std::vector<api::RollupRow> rows;
     SNAPSINK_RETURN_IF_ERROR((*reader)->Rollup(spec, &rows));
     PrintTable(api::ToTable(rows, (*reader)->generation(), spec.quantiles), a.format);

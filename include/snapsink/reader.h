@@ -154,6 +154,15 @@ class Reader {
   // bucket, metric, key.
   // Errors: InvalidArgument (q.rollup_ms unset or negative), Corruption (naming the file), IOError.
   Status Rollup(const QuerySpec& q, std::vector<RollupRow>* out);
+  // The rows Rollup gives, in the same order, one at a time: fn sees each
+  // row (valid during the call only) and returns false to stop (then
+  // RollupEach returns OK). A bucket's windows are merged a key range at a
+  // time (each range read from every window of the bucket, about 1 MiB of
+  // sums held), so memory stays bounded however many rows or windows a
+  // bucket has (what `serve` streams a roll-up from); a large bucket's
+  // windows are read once per range.
+  // Errors: as Rollup.
+  Status RollupEach(const QuerySpec& q, const std::function<bool(const RollupRow&)>& fn);
 
  private:
   struct Impl;

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <chrono>
 #include <charconv>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <httplib.h>
@@ -174,12 +176,21 @@ struct Lease {
   }
 };
 
-// The roll-up rows of a public Reader (api::Reader::Rollup) as a table.
-Status RollupTable(api::Reader* reader, const api::QuerySpec& q, api::Table* out) {
-  std::vector<api::RollupRow> rows;
-  SNAPSINK_RETURN_IF_ERROR(reader->Rollup(q, &rows));
-  *out = api::ToTable(rows, reader->generation(), q.quantiles);
-  return Status::OK();
+// An answer's rows, a query's (api::QueryRow) or a roll-up's
+// (api::RollupRow), one at a time (QueryEach, RollupEach): what they hold.
+bool HasRange(const api::QueryRow& r) { return r.row.min_micros.has_value(); }
+bool HasRange(const api::RollupRow& r) { return r.min_micros.has_value(); }
+bool HasDistinct(const api::QueryRow& r) { return r.row.distinct.has_value(); }
+bool HasDistinct(const api::RollupRow& r) { return r.distinct.has_value(); }
+size_t NameBytes(const api::QueryRow& r) { return r.row.metric.size() + r.row.key.size(); }
+size_t NameBytes(const api::RollupRow& r) { return r.metric.size() + r.key.size(); }
+template <typename R>
+Status EachRow(api::Reader* reader, const api::QuerySpec& spec, const std::function<bool(const R&)>& fn) {
+  if constexpr (std::is_same_v<R, api::RollupRow>) {
+    return reader->RollupEach(spec, fn);
+  } else {
+    return reader->QueryEach(spec, fn);
+  }
 }
 
 // Reads every row of every window: every checksum of the generation.
@@ -204,9 +215,14 @@ std::string JsonError(const std::string& message) {
 // a distinct metric's row brings.
 std::vector<std::string> QueryColumns(bool rollup, const std::vector<double>& quantiles = {}, bool minmax = false,
                                       bool distinct = false) {
-  if (rollup) return api::ToTable(std::vector<api::RollupRow>{}, 0, quantiles).columns;
+  if (rollup) {
+    std::vector<api::RollupRow> one(minmax || distinct ? 1 : 0);
+    if (minmax || distinct) one[0].min_micros = one[0].max_micros = 0;  // a distinct metric's row has a range too
+    if (distinct) one[0].distinct = 0;
+    return api::ToTable(one, 0, quantiles).columns;
+  }
   std::vector<api::QueryRow> one(minmax || distinct ? 1 : 0);
-  if (minmax || distinct) one[0].row.min_micros = one[0].row.max_micros = 0;  // a distinct metric's row has a range too
+  if (minmax || distinct) one[0].row.min_micros = one[0].row.max_micros = 0;
   if (distinct) one[0].row.distinct = 0;
   return api::ToTable(one, 0, quantiles).columns;
 }
@@ -225,7 +241,7 @@ constexpr size_t kChunkBytes = 64 << 10;
 // rows a window has.
 constexpr size_t kBatchRows = 512;
 
-// A GET whose head says a body follows (httplib reads it before the handler).
+// A GET whose head says a body follows (httplib would not read it: refused).
 bool ExpectsBody(const httplib::Request& req) {
   return req.get_header_value("Content-Length") != "" ? req.get_header_value("Content-Length") != "0"
                                                       : req.has_header("Transfer-Encoding");
@@ -629,8 +645,7 @@ struct HttpServer::Impl {
     // they are sent (the limits were checked on the whole answer above).
     // The lambda holds the reader until the answer is written or the
     // client gone; a work slot only while it makes text (a client that
-    // reads slowly keeps none from the others), or, for a roll-up (made
-    // whole), until it is written.
+    // reads slowly keeps none from the others).
     auto stream = std::make_shared<Stream>();
     stream->lease.gen = std::move(lease.gen);
     stream->lease.reader = std::move(lease.reader);
@@ -685,16 +700,18 @@ struct HttpServer::Impl {
     api::QuerySpec spec;
   };
 
-  // Query rows made text kBatchRows at a time (fewer when their names are
-  // long): all an answer holds of its rows, whatever a window's size. The
-  // text is ToTable's and FormatRecords', as `snapsink query` prints it.
+  // Query or roll-up rows (R) made text kBatchRows at a time (fewer when
+  // their names are long): all an answer holds of its rows, whatever a
+  // window's size. The text is ToTable's and FormatRecords', as `snapsink
+  // query` prints it.
+  template <typename R>
   class RowText {
    public:
     explicit RowText(const Answer& a) : a_(a) { batch_.reserve(kBatchRows); }
     // Adds a row; true when the batch is full (Flush it).
-    bool Add(const api::QueryRow& r) {
+    bool Add(const R& r) {
       batch_.push_back(r);
-      names_ += r.row.metric.size() + r.row.key.size();
+      names_ += NameBytes(r);
       return batch_.size() >= kBatchRows || names_ >= kChunkBytes;
     }
     // Appends the batch's text (without the CSV header) to out; empties it.
@@ -708,19 +725,24 @@ struct HttpServer::Impl {
 
    private:
     const Answer& a_;
-    std::vector<api::QueryRow> batch_;
+    std::vector<R> batch_;
     size_t names_ = 0;
   };
 
-  // Writes the answer in pieces of kChunkBytes: a roll-up's held text, or
-  // the rows of st.spec made again (a batch at a time, under a work slot
-  // that is given up while a piece is written): memory per answer is a
-  // batch of rows and a piece, whatever the windows' sizes. False when the
-  // client is gone (or stops reading for the write timeout), the rows
-  // cannot be read or the text passes options.max_answer_bytes: the
-  // connection is closed without the chunked answer's last chunk, so the
-  // client sees an incomplete answer, not a short one.
+  // Writes the answer in pieces of kChunkBytes: its held text, or the rows
+  // of st.spec made again (a batch at a time, under a work slot that is
+  // given up while a piece is written): memory per answer is a batch of
+  // rows and a piece (and a roll-up's range of sums, api::Reader::
+  // RollupEach), whatever the windows' sizes. False when the client is gone
+  // (or stops reading for the write timeout), the rows cannot be read or
+  // the text passes options.max_answer_bytes: the connection is closed
+  // without the chunked answer's last chunk, so the client sees an
+  // incomplete answer, not a short one.
   bool SendAnswer(Stream& st, httplib::DataSink& sink) {
+    return st.spec.rollup_ms ? SendRows<api::RollupRow>(st, sink) : SendRows<api::QueryRow>(st, sink);
+  }
+  template <typename R>
+  bool SendRows(Stream& st, httplib::DataSink& sink) {
     // Writes whole slices of kChunkBytes (all of it: last), keeps the rest.
     const auto put = [&](std::string& text, bool last) {
       size_t at = 0;
@@ -739,7 +761,7 @@ struct HttpServer::Impl {
     std::string piece = st.answer.header;
     size_t sent = piece.size();
     bool gone = false, over = false;
-    RowText text(st.answer);
+    RowText<R> text(st.answer);
     // Formats the batch into piece; past kChunkBytes writes it, without the
     // work slot. False to stop: over the limit, or the client is gone.
     const auto flush = [&](bool last) {
@@ -757,7 +779,7 @@ struct HttpServer::Impl {
       return !gone;
     };
     work.Acquire();
-    Status s = st.lease.reader->QueryEach(st.spec, [&](const api::QueryRow& r) { return !text.Add(r) || flush(false); });
+    Status s = EachRow<R>(st.lease.reader.get(), st.spec, [&](const R& r) { return !text.Add(r) || flush(false); });
     const bool ok = s.ok() && !gone && !over && flush(true);
     work.Release();
     if (!s.ok()) note(s.message());
@@ -772,10 +794,16 @@ struct HttpServer::Impl {
   // the limit and how to narrow the query). Up to kHoldBytes of its text
   // is held (a->held); past that the text is dropped, the other rows are
   // only counted (a->stream: the rows are made again as they are sent, and
-  // their bytes measured then: SendAnswer). A roll-up (one bucket may span
-  // windows) is made whole. The CSV columns are the whole answer's: with
-  // min and max (distinct) when a row has them, as `snapsink query` prints.
+  // their bytes measured then: SendAnswer). A roll-up the same, its rows
+  // one at a time from RollupEach. The CSV columns are the whole answer's:
+  // with min and max (distinct) when a row has them, as `snapsink query`
+  // prints.
   Status MakeAnswer(api::Reader* reader, const api::QuerySpec& spec, Answer* a, bool* too_large) {
+    return spec.rollup_ms ? MakeRows<api::RollupRow>(reader, spec, a, too_large)
+                          : MakeRows<api::QueryRow>(reader, spec, a, too_large);
+  }
+  template <typename R>
+  Status MakeRows(api::Reader* reader, const api::QuerySpec& spec, Answer* a, bool* too_large) {
     const auto over = [&] {
       *too_large = true;
       a->held.clear();
@@ -792,18 +820,11 @@ struct HttpServer::Impl {
                                      " rows (--max-rows): narrow the query with window=, from= and to=, "
                                      "metric= or key= (or a prefix), or raise the limit");
     };
-    if (spec.rollup_ms) {  // made whole
-      api::Table t;
-      SNAPSINK_RETURN_IF_ERROR(RollupTable(reader, spec, &t));
-      if (t.records.size() > options.max_rows) return too_many();
-      a->held = api::FormatTable(t, a->format);
-      return a->held.size() > options.max_answer_bytes ? over() : Status::OK();
-    }
     a->held = a->header;
     a->stream = false;
     size_t rows = 0;
     bool minmax = false, distinct = false, too_many_rows = false, too_many_bytes = false;
-    RowText text(*a);
+    RowText<R> text(*a);
     const auto hold = [&] {
       text.Flush(&a->held);
       if (a->held.size() > options.max_answer_bytes) {
@@ -816,9 +837,9 @@ struct HttpServer::Impl {
       }
       return true;
     };
-    SNAPSINK_RETURN_IF_ERROR(reader->QueryEach(spec, [&](const api::QueryRow& r) {
-      minmax = minmax || r.row.min_micros.has_value();
-      distinct = distinct || r.row.distinct.has_value();
+    SNAPSINK_RETURN_IF_ERROR(EachRow<R>(reader, spec, [&](const R& r) {
+      minmax = minmax || HasRange(r);
+      distinct = distinct || HasDistinct(r);
       if (++rows > options.max_rows) {
         too_many_rows = true;
         return false;
@@ -828,11 +849,12 @@ struct HttpServer::Impl {
     }));
     if (too_many_rows) return too_many();
     if (too_many_bytes || (!a->stream && !hold())) return over();
+    const bool rollup = spec.rollup_ms.has_value();
     if ((minmax || distinct) && a->format == api::OutputFormat::kCsv &&
-        a->columns != QueryColumns(false, spec.quantiles, minmax, distinct)) {
+        a->columns != QueryColumns(rollup, spec.quantiles, minmax, distinct)) {
       // A minmax (or distinct) metric's row: every row has the min and max
       // (distinct) columns.
-      a->columns = QueryColumns(false, spec.quantiles, minmax, distinct);
+      a->columns = QueryColumns(rollup, spec.quantiles, minmax, distinct);
       a->header = api::FormatRecords({}, a->columns, a->format);
       if (!a->stream) return MakeAnswer(reader, spec, a, too_large);  // held: made again with them
     }
@@ -988,6 +1010,14 @@ struct HttpServer::Impl {
           res.set_header("Allow", "GET, HEAD");
           Error(res, 405, "method " + req.method + " not allowed on " + req.path + ": use GET");
         }
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (ExpectsBody(req)) {
+        // httplib reads no body of a GET: its bytes would be read as the
+        // next request on the connection (a request hidden in another's
+        // body). No endpoint takes one, so it is refused at once.
+        res.set_header("Connection", "close");
+        Error(res, 400, "a " + req.method + " request has no body here (it declares one): send none");
         return httplib::Server::HandlerResponse::Handled;
       }
       if (std::shared_ptr<const TokenSet> set = Tokens(); set && req.path != EndpointPath(Endpoint::kHealthz)) {

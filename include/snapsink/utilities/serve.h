@@ -44,7 +44,8 @@
 // answered 503 {"error":"too many connections"} by the accepting thread
 // and closed;
 // a request line longer than 8 KiB gets 414, a header line longer than
-// 8 KiB 400, a body beyond max_request_bytes 413. A client that does not
+// 8 KiB 400, a body beyond max_request_bytes 413; a GET (or HEAD) that
+// declares a body 400 at once, closed (no endpoint reads one). A client that does not
 // take an answer for write_timeout_ms is disconnected; one that sends
 // nothing for read_timeout_ms mid-request is answered 400 and disconnected
 // after keep_alive_timeout_ms more (httplib waits that long for a next
@@ -93,10 +94,11 @@ struct ServeOptions {
   // checked as bytes arrive, before the token is.
   size_t max_header_bytes = 64 * 1024;
   // A query's answer of more bytes than this is refused (413 naming the
-  // limit and how to narrow the query) when it is held (up to 1 MiB, or a
-  // roll-up); an answer sent in chunks is cut once past it (no last chunk:
-  // the client sees an incomplete answer). Memory per query is a batch of
-  // rows and about 1 MiB whatever this is (a roll-up: its rows, whole).
+  // limit and how to narrow the query) when it is held (up to 1 MiB); an
+  // answer sent in chunks is cut once past it (no last chunk: the client
+  // sees an incomplete answer). Memory per query is a batch of rows and
+  // about 1 MiB whatever this is (a roll-up: and about 1 MiB of sums,
+  // Reader::RollupEach).
   size_t max_answer_bytes = 32 * 1024 * 1024;
   // A query's answer of more rows than this is refused (413 naming the
   // limit and how to narrow the query), always before its first byte is
