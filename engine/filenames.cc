@@ -276,8 +276,8 @@ FileKind ClassifyRootPath(std::string_view relative) {
   // A root in a bucket: its settings stand in for state/, its writer epochs for LOCK.
   if (p.size() == 1 && p[0] == "settings") return FileKind::kState;
   // A file writer's state checkpoints (engine/state_checkpoint.h): copies of state/.
-  uint64_t g0;
-  if (p[0] == "checkpoints" && (p.size() == 1 || (p.size() == 2 && p[1].size() == 20 && ParseDecimal(p[1], &g0)))) {
+  if (p[0] == "checkpoints" && (p.size() == 1 || (p.size() == 2 && p[1].size() == 20 &&
+                                                    p[1].find_first_not_of("0123456789") == std::string_view::npos))) {
     return FileKind::kState;
   }
   uint64_t epoch;
