@@ -22,6 +22,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/json_escape.cc
   engine/line_reader.cc
   engine/object_cache.cc
+  engine/state_checkpoint.cc
   engine/parse_ahead.cc
   engine/long_key.cc
   engine/source_scan.cc

@@ -19,13 +19,15 @@
 // publish found windows to publish, LOCK not yet taken), merge.before_publish,
 // merge.after_publish (the merged publish, partitions/partition_seals.h);
 // gc.seal_record (gc removing a replaced seal record of a partition: its
-// seal.json removed, its data not yet);
+// seal.json removed, its data not yet); gc.merged_inputs (gc in a bucket
+// removed one merged/<topic>/<window>-v<version> no kept generation names);
 // upgrade.snapshot_data, upgrade.snapshot, upgrade.part_written, upgrade.manifest, upgrade.current,
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h);
 // bucket.before_create_put, bucket.after_create_put, bucket.before_swap_put,
 // bucket.after_swap_put (the two PUT kinds of a root in a bucket, engine/env_bucket.h);
 // bucket.claimed_epoch, bucket.upload_file (a writer into a root in a bucket, engine/env_bucket_root.h).
 // cache.before_rename (a reader's cache entry written under its temporary name, engine/object_cache.h).
+// publish.state_checkpoint, state.restore (a file writer's state checkpoint in a bucket, engine/state_checkpoint.h).
 //
 // Test-only pause hook at the same points: when SNAPSINK_PAUSE_AT names
 // `point`, the N-th call of MaybeCrash(point) (N = SNAPSINK_PAUSE_HIT,

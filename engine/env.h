@@ -70,6 +70,14 @@ class Env {
   virtual Status ReadFileToString(const std::string& path, std::string* out) = 0;
 
   virtual bool FileExists(const std::string& path) = 0;
+  // Whether path exists, or why that could not be found out: in a bucket
+  // (engine/env_bucket.h) only a 404 is "missing"; refused keys, a 5xx or an
+  // endpoint that stays unreachable after the client's retries are an error,
+  // never read as absent. Here, on a local disk, FileExists.
+  virtual Status Exists(const std::string& path, bool* exists) {
+    *exists = FileExists(path);
+    return Status::OK();
+  }
   virtual Status GetFileSize(const std::string& path, uint64_t* size) = 0;
   // Names (not paths) of the entries of dir, sorted; NotFound if dir is missing.
   virtual Status GetChildren(const std::string& dir, std::vector<std::string>* names) = 0;
@@ -129,6 +137,7 @@ class EnvWrapper : public Env {
   }
   Status ReadFileToString(const std::string& p, std::string* o) override { return target_->ReadFileToString(p, o); }
   bool FileExists(const std::string& p) override { return target_->FileExists(p); }
+  Status Exists(const std::string& p, bool* e) override { return target_->Exists(p, e); }
   Status GetFileSize(const std::string& p, uint64_t* s) override { return target_->GetFileSize(p, s); }
   Status GetChildren(const std::string& d, std::vector<std::string>* n) override { return target_->GetChildren(d, n); }
   Status CreateDir(const std::string& p) override { return target_->CreateDir(p); }

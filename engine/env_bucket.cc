@@ -275,15 +275,30 @@ Status BucketEnv::ReadFileVersioned(const std::string& path, std::string* data, 
 }
 
 bool BucketEnv::FileExists(const std::string& path) {
+  bool exists = false;
+  return Exists(path, &exists).ok() && exists;
+}
+
+Status BucketEnv::Exists(const std::string& path, bool* exists) {
+  *exists = false;
   Where w;
-  if (!Locate(path, &w).ok()) return false;
-  uint64_t size = 0;
-  std::string etag;
-  if (!w.key.empty() && w.key.back() != '/' && HeadOnce(w.bucket, w.key, &size, &etag).ok()) return true;
+  SNAPSINK_RETURN_IF_ERROR(Locate(path, &w));
+  if (!w.key.empty() && w.key.back() != '/') {
+    uint64_t size = 0;
+    std::string etag;
+    const Status s = HeadOnce(w.bucket, w.key, &size, &etag);
+    if (s.ok()) {
+      *exists = true;
+      return Status::OK();
+    }
+    if (!s.IsNotFound()) return s;  // refused, failing or unreachable: not "missing"
+  }
   std::vector<S3ObjectInfo> objects;
   // One page of one key: whether anything lies under the prefix.
-  return client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1, /*first_page_only=*/true).ok() &&
-         !objects.empty();
+  SNAPSINK_RETURN_IF_ERROR(
+      client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1, /*first_page_only=*/true));
+  *exists = !objects.empty();
+  return Status::OK();
 }
 
 Status BucketEnv::GetFileSize(const std::string& path, uint64_t* size) {

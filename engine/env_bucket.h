@@ -27,9 +27,13 @@
 // written anew under its name (a root made again at the same prefix).
 //   GetChildren       ListObjectsV2 with delimiter '/': objects and "dirs".
 //   RemoveFile        DELETE; RemoveTree lists and deletes the prefix.
-//   FileExists        HEAD, else a listing of PATH/ (directories are
-//                     implicit: CreateDir, CreateDirs and SyncDir do nothing,
-//                     and an empty directory does not exist).
+//   Exists            HEAD, else (a 404) a listing of one key under PATH/
+//                     (directories are implicit: CreateDir, CreateDirs and
+//                     SyncDir do nothing, and an empty directory does not
+//                     exist). Only a 404 and an empty listing are "missing":
+//                     any other answer, after the client's retries, is an
+//                     error. FileExists is Exists with an error read as
+//                     false: every caller that reads the bucket asks Exists.
 //
 // A PUT whose answer is lost (timeout, reset, 5xx) is resolved by re-reading
 // the object: it holds our bytes (done), is missing or still at the old
@@ -78,6 +82,7 @@ class BucketEnv : public Env {
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out) override;
   Status ReadFileToString(const std::string& path, std::string* out) override;
   bool FileExists(const std::string& path) override;
+  Status Exists(const std::string& path, bool* exists) override;
   Status GetFileSize(const std::string& path, uint64_t* size) override;
   // Sorted names; an empty (never written) directory lists as empty, not NotFound.
   Status GetChildren(const std::string& dir, std::vector<std::string>* names) override;

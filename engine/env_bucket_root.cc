@@ -150,6 +150,11 @@ bool BucketRootEnv::FileExists(const std::string& path) {
   return Local(path, &local) ? Env::Default()->FileExists(local) : bucket_.FileExists(path);
 }
 
+Status BucketRootEnv::Exists(const std::string& path, bool* exists) {
+  std::string local;
+  return Local(path, &local) ? Env::Default()->Exists(local, exists) : bucket_.Exists(path, exists);
+}
+
 Status BucketRootEnv::GetFileSize(const std::string& path, uint64_t* size) {
   std::string local;
   return Local(path, &local) ? Env::Default()->GetFileSize(local, size) : bucket_.GetFileSize(path, size);
@@ -461,6 +466,13 @@ Status SetBucketStateDir(const std::string& path, const std::string& dir) {
   }
   r->state_dirs[path] = dir;
   return Status::OK();
+}
+
+ObjectCache* CacheOfRoot(const std::string& path) {
+  Registry* r = TheRegistry();
+  std::lock_guard<std::mutex> l(r->mu);
+  auto it = r->envs.find(path);
+  return it == r->envs.end() ? nullptr : it->second->cache();
 }
 
 Status EnvForRoot(const std::string& path, Env** out) {

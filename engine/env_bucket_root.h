@@ -62,6 +62,7 @@ class BucketRootEnv : public Env {
   const std::string& state_dir() const { return state_dir_; }
   bool has_state_dir() const { return !scratch_; }
   BucketEnv* bucket() { return &bucket_; }
+  ObjectCache* cache() const { return cache_.get(); }
   // Reads of objects other than CURRENT go through cache from now on.
   void UseCache(std::unique_ptr<ObjectCache> cache);
 
@@ -70,6 +71,7 @@ class BucketRootEnv : public Env {
   Status NewRandomAccessFile(const std::string& path, std::unique_ptr<RandomAccessFile>* out) override;
   Status ReadFileToString(const std::string& path, std::string* out) override;
   bool FileExists(const std::string& path) override;
+  Status Exists(const std::string& path, bool* exists) override;
   Status GetFileSize(const std::string& path, uint64_t* size) override;
   Status GetChildren(const std::string& dir, std::vector<std::string>* names) override;
   Status CreateDir(const std::string& path) override;
@@ -113,6 +115,10 @@ class BucketRootEnv : public Env {
   void ExpectCurrent(std::string built_on);
   // Shared publishing without a publish yet (LOCK taken for another step).
   void SharePublishing();
+  bool shared_publishing() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return shared_;
+  }
 
  private:
   // True and *local set when path lives on this machine's disk.
@@ -151,6 +157,10 @@ Status SetBucketSharedPublishing(const std::string& path);
 // kDefaultGcMinAgeMs).
 // InvalidArgument when an Env for path was made already with other options.
 Status SetBucketRootOptions(const std::string& path, const api::BucketAccess& options);
+
+// The local cache of the bucket root at path in this process (the one its
+// Env reads through: query, serve), or null when it has none.
+ObjectCache* CacheOfRoot(const std::string& path);
 
 // Names the local state directory of the bucket root at path, before the
 // first EnvForRoot of it (a later call for an Env already made must name

@@ -158,6 +158,7 @@ std::string BackfillSpoolDoneFile(const std::string& root, uint64_t version) {
 std::string BucketSettings(const std::string& root) { return root + "/settings"; }
 std::string WritersDir(const std::string& root) { return root + "/writers"; }
 std::string MergedInputsDir(const std::string& root) { return root + "/merged"; }
+std::string StateCheckpointsDir(const std::string& root) { return root + "/checkpoints"; }
 std::string MergedInputsFile(const std::string& root, const std::string& topic, int64_t window_ms, uint64_t version) {
   return MergedInputsDir(root) + "/" + topic + "/" + std::to_string(window_ms) + "-v" + std::to_string(version);
 }
@@ -166,7 +167,8 @@ bool IsRootEntry(std::string_view name) {
   // The last component of each path the functions above build under a root.
   for (const std::string& p : {LockFile("r"), StateDir("r"), InitStateDir("r"), StagingDir("r"), SnapshotsDir("r"),
                                ManifestsDir("r"), Current("r"), RejectsDir("r"), OwnersDir("r"),
-                               PartitionsDir("r"), BucketSettings("r"), WritersDir("r"), MergedInputsDir("r")}) {
+                               PartitionsDir("r"), BucketSettings("r"), WritersDir("r"), MergedInputsDir("r"),
+                               StateCheckpointsDir("r")}) {
     if (std::string_view(p).substr(2) == name) return true;
   }
   return false;
@@ -273,6 +275,11 @@ FileKind ClassifyRootPath(std::string_view relative) {
   if (p.size() == 1 && p[0] == "CURRENT") return FileKind::kCurrent;
   // A root in a bucket: its settings stand in for state/, its writer epochs for LOCK.
   if (p.size() == 1 && p[0] == "settings") return FileKind::kState;
+  // A file writer's state checkpoints (engine/state_checkpoint.h): copies of state/.
+  if (p[0] == "checkpoints" && (p.size() == 1 || (p.size() == 2 && p[1].size() == 20 &&
+                                                    p[1].find_first_not_of("0123456789") == std::string_view::npos))) {
+    return FileKind::kState;
+  }
   uint64_t epoch;
   if (p[0] == "writers" && (p.size() == 1 || (p.size() == 2 && ParseOwnerClaimName(p[1], &epoch)))) {
     return FileKind::kLock;

@@ -79,6 +79,9 @@ std::string WritersDir(const std::string& root);
 // A root in a bucket under run --kafka --state: merged/<topic>/<window ms>-v<version>,
 // what the merged version of a window was made from (docs/FORMAT.md).
 std::string MergedInputsDir(const std::string& root);
+// checkpoints/: a file writer's state at each generation it published, in a
+// root in a bucket (engine/state_checkpoint.h).
+std::string StateCheckpointsDir(const std::string& root);
 std::string MergedInputsFile(const std::string& root, const std::string& topic, int64_t window_ms, uint64_t version);
 std::string RejectsDir(const std::string& root);
 // Owner epochs of partitions shared by many processes (SPEC 12):

@@ -192,6 +192,7 @@ void ObjectCache::EvictLocked() {
     const std::string victim = lru_.back();
     ::unlink((dir_ + "/" + victim).c_str());
     Forget(victim);
+    ++evictions_;
   }
 }
 

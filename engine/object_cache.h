@@ -55,6 +55,10 @@ class ObjectCache {
   uint64_t capacity() const { return capacity_; }
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
+  // Entries this process removed to stay within the capacity.
+  uint64_t evictions() const { return evictions_; }
+  // The bytes of the entries this process knows of (what it scanned when
+  // it opened the directory, plus what it wrote since, less what it removed).
   uint64_t bytes() const;
 
  private:
@@ -74,7 +78,7 @@ class ObjectCache {
   };
   std::unordered_map<std::string, Slot> index_;
   uint64_t total_ = 0;
-  std::atomic<uint64_t> hits_{0}, misses_{0};
+  std::atomic<uint64_t> hits_{0}, misses_{0}, evictions_{0};
   std::atomic<uint64_t> seq_{0};
 };
 

@@ -117,7 +117,8 @@ Status Root::Init(Env* env, const std::string& path, RootConfig config, const Me
 Status Root::InitWithState(Env* env, const std::string& path,
                            const std::function<Status(const std::string& dir)>& build) {
   const std::string state = filenames::StateDir(path), building = filenames::InitStateDir(path);
-  const bool existed = env->FileExists(path);
+  bool existed = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(path, &existed));
   if (existed && env->FileExists(state)) {
     std::unique_ptr<Root> root;
     Status s = Open(env, path, Access::kReadOnly, &root);
@@ -153,7 +154,10 @@ Status Root::InitWithState(Env* env, const std::string& path,
   for (const std::string& dir : {filenames::StagingDir(path), filenames::SnapshotsDir(path),
                                  filenames::ManifestsDir(path), filenames::RejectsDir(path)}) {
     if (!s.ok()) break;
-    if (!env->FileExists(dir)) made.push_back(dir);
+    bool there = false;
+    s = env->Exists(dir, &there);  // in a bucket, an error is never "missing" (nor removed on failure)
+    if (!s.ok()) break;
+    if (!there) made.push_back(dir);
     s = env->CreateDir(dir);
   }
   if (s.ok()) made.push_back(building);

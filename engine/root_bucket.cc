@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engine/filenames.h"
+#include "engine/state_checkpoint.h"
 
 namespace snapsink {
 
@@ -124,11 +125,24 @@ Status PrepareBucketState(Env* env, const std::string& path, bool writer) {
   RootConfig config;
   SNAPSINK_RETURN_IF_ERROR(DecodeBucketSettings(text, filenames::BucketSettings(path), &config));
   if (env->FileExists(filenames::LmdbDataFile(filenames::StateDir(path)))) return Status::OK();
-  if (writer && env->FileExists(filenames::Current(path))) {
+  bool published = false;
+  if (writer) SNAPSINK_RETURN_IF_ERROR(env->Exists(filenames::Current(path), &published));
+  if (published) {
+    // The checkpoint of the generation CURRENT names, else nothing.
+    std::string current;
+    SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(filenames::Current(path), &current));
+    uint64_t generation = 0;
+    for (char c : current) {
+      if (c < '0' || c > '9') break;
+      generation = generation * 10 + static_cast<uint64_t>(c - '0');
+    }
+    bool restored = false;
+    if (generation > 0) SNAPSINK_RETURN_IF_ERROR(RestoreStateCheckpoint(env, path, generation, &restored));
+    if (restored) return Status::OK();
     return Status::InvalidArgument(path + " has published generations, and the state directory " +
-                                   env->LocalPath(filenames::StateDir(path)) +
-                                   " holds no state of it: give the --state DIR that published them (a "
-                                   "writer's state is not restored from the bucket yet)");
+                                   env->LocalPath(filenames::StateDir(path)) + " holds no state of it, nor does " +
+                                   StateCheckpointFile(path, generation) +
+                                   " exist to restore it from: give the --state DIR that published them");
   }
   return Root::Init(env, path, config);
 }

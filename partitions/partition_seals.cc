@@ -217,7 +217,9 @@ Status NewestClaim(Env* env, const std::string& root, const std::string& source,
   *epoch = 0;
   const std::string dir = filenames::OwnerDir(root, source);
   std::vector<std::string> children;
-  if (!env->FileExists(dir)) return Status::OK();
+  bool exists = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(dir, &exists));
+  if (!exists) return Status::OK();
   SNAPSINK_RETURN_IF_ERROR(env->GetChildren(dir, &children));
   std::string newest;
   for (const std::string& c : children) {
@@ -373,8 +375,9 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
     // The same work recorded by a crashed attempt: create-only. (In a bucket
     // a record is whole once its seal.json is there, which is uploaded last;
     // a part of one is uploaded again, the same bytes.)
-    const bool in_place = IsBucketPath(dir) ? env->FileExists(filenames::Join(dir, filenames::kSealRecordFile))
-                                            : env->FileExists(dir);
+    bool in_place = false;
+    SNAPSINK_RETURN_IF_ERROR(
+        env->Exists(IsBucketPath(dir) ? filenames::Join(dir, filenames::kSealRecordFile) : dir, &in_place));
     if (in_place) {
       SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(dir + ".tmp"));
     } else {

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -124,12 +125,16 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
 // (waiting up to 10 s; a partition still locked is left for the next gc).
 // A record is removed seal.json first (crash point gc.seal_record between
 // the two): a record in place without seal.json is one gc began to remove.
+// In a bucket it may also be one an owner is uploading (file by file,
+// seal.json last): such a record is kept while young(its directory) says so
+// (gc's --min-age; null: none is young).
 // REQUIRES: the caller holds root's LOCK (so the floor cannot move under it).
 struct SealRecordsRemoved {
   std::vector<std::string> replaced;          // paths relative to root
   std::vector<std::string> beyond_retention;  // likewise
 };
 Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<int64_t> retained_from,
-                             SealRecordsRemoved* removed);
+                             SealRecordsRemoved* removed,
+                             const std::function<bool(const std::string& dir)>& young = nullptr);
 
 }  // namespace snapsink

@@ -16,7 +16,8 @@ constexpr int kClaimLockWaitMs = 10000;
 // One partition's replaced records and records beyond retention, under its
 // claim lock (held by the caller).
 Status RemoveDeadOf(Env* env, const std::string& root, const std::string& name,
-                        std::optional<int64_t> retained_from, SealRecordsRemoved* removed) {
+                        std::optional<int64_t> retained_from, SealRecordsRemoved* removed,
+                        const std::function<bool(const std::string& dir)>& young) {
   PartitionProgress progress;
   Status s = ReadPartitionProgress(env, root, name, &progress);
   if (s.IsNotFound()) return Status::OK();  // nothing accepted yet: nothing replaced, nothing merged
@@ -58,6 +59,8 @@ Status RemoveDeadOf(Env* env, const std::string& root, const std::string& name,
       MaybeCrash("gc.seal_record");
     } else if (!s.IsNotFound()) {
       return s;
+    } else if (young && young(dir)) {
+      continue;  // in a bucket: perhaps an upload in flight (seal.json goes last)
     }
     // Without seal.json a record in place is one this step began to remove:
     // records are renamed into place whole.
@@ -70,7 +73,8 @@ Status RemoveDeadOf(Env* env, const std::string& root, const std::string& name,
 }  // namespace
 
 Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<int64_t> retained_from,
-                             SealRecordsRemoved* removed) {
+                             SealRecordsRemoved* removed,
+                             const std::function<bool(const std::string& dir)>& young) {
   std::vector<std::string> names;
   Status s = env->GetChildren(filenames::PartitionsDir(root), &names);
   if (s.IsNotFound()) return Status::OK();
@@ -78,7 +82,9 @@ Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<in
   std::sort(names.begin(), names.end());
   for (const std::string& name : names) {
     // The directory's name is a sanitized source: sanitizing it again changes nothing.
-    if (!env->FileExists(filenames::OwnerDir(root, name))) continue;
+    bool claimed = false;
+    SNAPSINK_RETURN_IF_ERROR(env->Exists(filenames::OwnerDir(root, name), &claimed));
+    if (!claimed) continue;
     std::unique_ptr<FileLock> lock;
     for (int waited = 0;; waited += 5) {
       s = env->LockFile(filenames::OwnerLockFile(root, name), &lock);
@@ -87,7 +93,7 @@ Status RemoveDeadSealRecords(Env* env, const std::string& root, std::optional<in
     }
     if (s.IsLocked()) continue;  // an owner busy that long: the next gc
     SNAPSINK_RETURN_IF_ERROR(s);
-    SNAPSINK_RETURN_IF_ERROR(RemoveDeadOf(env, root, name, retained_from, removed));
+    SNAPSINK_RETURN_IF_ERROR(RemoveDeadOf(env, root, name, retained_from, removed, young));
   }
   return Status::OK();
 }

@@ -90,11 +90,14 @@ Status RecordCurrent(Txn* txn, const CurrentPointer& c) {
 
 Status CheckCurrentPresent(Env* env, const std::string& root, Txn* txn) {
   const std::string path = filenames::Current(root);
-  if (env->FileExists(path)) return Status::OK();
+  bool exists = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(path, &exists));
+  if (exists) return Status::OK();
   CurrentPointer recorded;
   SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(txn, &recorded));
   if (recorded.generation == 0 || SwitchPending(env, root, recorded)) return Status::OK();
-  if (env->FileExists(path)) return Status::OK();  // a publish renamed it meanwhile
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(path, &exists));
+  if (exists) return Status::OK();  // a publish renamed it meanwhile
   const std::string g = std::to_string(recorded.generation);
   const std::string manifest = filenames::GenerationManifest(root, recorded.generation);
   std::string bytes;

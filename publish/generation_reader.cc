@@ -32,7 +32,9 @@ Status Reader::OpenTop(Env* env, const std::string& root, uint64_t generation, s
     }
     const std::string path = filenames::GenerationManifest(root, g);
     Status s = env->LockFileShared(path, &r->pin_);
-    if (s.ok() && env->FileExists(path)) {
+    bool exists = false;
+    if (s.ok()) SNAPSINK_RETURN_IF_ERROR(env->Exists(path, &exists));
+    if (s.ok() && exists) {
       if (generation == 0) {
         // CURRENT names the manifest by number and checksum: both must hold.
         s = ReadTopManifestNamedBy(env, root, current, &r->manifest_);
@@ -147,7 +149,9 @@ Status Reader::Snapshot(int64_t window_ms, std::shared_ptr<const SnapshotReader>
     bool has_data = false;
     for (const auto& f : m.files) {
       has_data = has_data || f.name == filenames::kDataFile;
-      if (!env_->FileExists(filenames::Join(dir, f.name))) return Missing(filenames::Join(dir, f.name));
+      bool exists = false;
+      SNAPSINK_RETURN_IF_ERROR(env_->Exists(filenames::Join(dir, f.name), &exists));
+      if (!exists) return Missing(filenames::Join(dir, f.name));
     }
     if (!has_data) return Status::Corruption(manifest_path + ": names no data file");
     WindowFile w;

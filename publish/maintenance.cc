@@ -9,6 +9,7 @@
 
 #include <xxhash.h>
 
+#include "engine/crash_point.h"
 #include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/s3/s3_uri.h"
@@ -282,6 +283,56 @@ Status RemoveUnusedParts(Env* env, const std::string& root, const std::set<uint6
   return *removed != before ? env->SyncDir(filenames::PartsDir(root)) : Status::OK();
 }
 
+// "<window_ms>-v<version>", the name of a merged/<topic>/ object.
+bool ParseMergedInputsName(std::string_view name, int64_t* w, uint64_t* v) {
+  const size_t dash = name.find("-v");
+  if (dash == 0 || dash == std::string_view::npos || dash + 2 >= name.size()) return false;
+  int64_t window = 0;
+  for (size_t i = name[0] == '-' ? 1 : 0; i < dash; ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    window = window * 10 + (name[i] - '0');
+  }
+  uint64_t version = 0;
+  for (size_t i = dash + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    version = version * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  *w = name[0] == '-' ? -window : window;
+  *v = version;
+  return true;
+}
+
+// In a bucket, merged/<topic>/<window>-v<version> says what a merged version
+// of a window was made from, for the processes that take the bucket's
+// CURRENT (publish/merged_bucket.h). One whose window version no kept
+// generation names (nor a staged seal) is read by no one again; it goes once
+// older than --min-age (a merge in flight writes it before its generation).
+Status RemoveUnusedMergedInputs(Env* env, const std::string& root, const std::set<std::pair<int64_t, uint64_t>>& used,
+                                const AgeRule& age, std::vector<std::string>* removed) {
+  if (!IsBucketPath(root)) return Status::OK();  // on a local disk these live in ROOT's state
+  std::vector<std::string> topics;
+  Status s = env->GetChildren(filenames::MergedInputsDir(root), &topics);
+  if (s.IsNotFound()) return Status::OK();
+  SNAPSINK_RETURN_IF_ERROR(s);
+  for (const std::string& topic : topics) {
+    std::vector<std::string> names;
+    SNAPSINK_RETURN_IF_ERROR(env->GetChildren(filenames::Join(filenames::MergedInputsDir(root), topic), &names));
+    for (const std::string& n : names) {
+      int64_t w;
+      uint64_t v;
+      if (!ParseMergedInputsName(n, &w, &v) || used.count({w, v})) continue;
+      const std::string path = filenames::MergedInputsFile(root, topic, w, v);
+      if (path != filenames::Join(filenames::Join(filenames::MergedInputsDir(root), topic), n) || age.Young(path)) {
+        continue;
+      }
+      SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(path));
+      MaybeCrash("gc.merged_inputs");
+      removed->push_back("merged/" + topic + "/" + n);
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Verify(Env* env, const std::string& root, Store* live, std::vector<std::string>* problems,
@@ -410,6 +461,7 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
   // This process's readers may still hold removed files open: their disk
   // space comes back only once they are closed.
   if (!result->removed_snapshots.empty()) TableCache::Default()->DropRemoved();
+  SNAPSINK_RETURN_IF_ERROR(RemoveUnusedMergedInputs(env, root, used, age, &result->removed_merged_inputs));
   std::optional<int64_t> floor;
   {
     std::unique_ptr<Txn> read;
@@ -417,7 +469,9 @@ Status CollectGarbage(Env* env, const std::string& root, Store* live, uint64_t k
     SNAPSINK_ASSIGN_OR_RETURN(floor, RetainedFrom(read.get()));
   }
   SealRecordsRemoved seals;
-  SNAPSINK_RETURN_IF_ERROR(RemoveDeadSealRecords(env, root, floor, &seals));
+  SNAPSINK_RETURN_IF_ERROR(RemoveDeadSealRecords(env, root, floor, &seals, [&age](const std::string& dir) {
+    return age.YoungTree(dir);
+  }));
   result->removed_seal_records = std::move(seals.replaced);
   result->removed_seal_records_beyond_retention = std::move(seals.beyond_retention);
   return Status::OK();

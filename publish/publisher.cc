@@ -10,6 +10,8 @@
 #include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/root.h"
+#include "engine/s3/s3_uri.h"
+#include "engine/state_checkpoint.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
 #include "engine/window_retention.h"
@@ -409,7 +411,9 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
     staged[i] = env->FileExists(staging);
     // A crashed attempt may already have moved it.
     const std::string dir = staged[i] ? staging : filenames::SnapshotDir(root, p.window_ms, p.version);
-    if (!staged[i] && !env->FileExists(dir)) {
+    bool placed = staged[i];
+    if (!placed) SNAPSINK_RETURN_IF_ERROR(env->Exists(dir, &placed));
+    if (!placed) {
       return Status::Reconcile("reconciliation failed for window " + FormatIso(p.window_ms) + " v" +
                                std::to_string(p.version) + ": it is sealed but neither " + staging + " nor " + dir +
                                " exists");
@@ -502,12 +506,23 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
 Status PublishStaged(Env* env, const std::string& root, Store* live, const RootConfig& config, PublishResult* result) {
   std::vector<PendingSnapshot> pending;
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(live, &pending));
-  return PublishSnapshots(env, root, live, config, pending, [&](Txn* txn) {
+  SNAPSINK_RETURN_IF_ERROR(PublishSnapshots(env, root, live, config, pending, [&](Txn* txn) {
     for (const PendingSnapshot& p : pending) {
       SNAPSINK_RETURN_IF_ERROR(SetSealState(txn, p.window_ms, p.version, SealState::kPublished));
     }
     return Status::OK();
-  }, result);
+  }, result));
+  if (!IsBucketPath(root)) return Status::OK();
+  // In a bucket: the state as of the current generation, for a writer whose
+  // --state DIR is lost (also after a publish that stopped before it).
+  SNAPSINK_RETURN_IF_ERROR(StagedSeals(live, &pending));
+  if (!pending.empty()) return Status::OK();
+  std::unique_ptr<Txn> read;
+  SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
+  CurrentPointer current;
+  SNAPSINK_RETURN_IF_ERROR(RecordedCurrent(read.get(), &current));
+  read.reset();
+  return WriteStateCheckpoint(env, root, live, current.generation);
 }
 
 }  // namespace snapsink

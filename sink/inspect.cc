@@ -1,6 +1,7 @@
 // The read-side views of ReadOnlySink: each opens one read transaction (or
 // reads the published files) and calls the one implementation of the view
 // in sink/root_views.h.
+#include "engine/env_bucket_root.h"
 #include "engine/metric_kinds.h"
 #include "sink/metrics.h"
 #include "engine/watermark.h"
@@ -107,6 +108,7 @@ Result<std::string> ReadOnlySink::MetricsText() const {
   AddRootMetrics(s, &registry);
   SNAPSINK_ASSIGN_OR_RETURN(auto parts, PartitionOwners(*this));
   AddPartitionOwnerMetrics(parts, &registry);
+  if (const ObjectCache* cache = CacheOfRoot(path())) AddCacheMetrics(*cache, &registry);
   return SerializeMetrics(registry);
 }
 

@@ -23,7 +23,9 @@ Status ClaimedSources(const ReadOnlySink& root, std::vector<std::string>* out) {
   const SinkImpl* impl = SinkAccess::Get(root);
   Env* env = impl->root->env();
   const std::string dir = filenames::OwnersDir(impl->root->path());
-  if (!env->FileExists(dir)) return Status::OK();
+  bool exists = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(dir, &exists));
+  if (!exists) return Status::OK();
   std::vector<std::string> children;
   SNAPSINK_RETURN_IF_ERROR(env->GetChildren(dir, &children));
   for (std::string& c : children) {

@@ -4,6 +4,8 @@
 #include <prometheus/gauge.h>
 #include <prometheus/text_serializer.h>
 
+#include "engine/object_cache.h"
+
 namespace snapsink {
 namespace {
 
@@ -125,6 +127,22 @@ void AddRootMetrics(const RootStatus& s, prometheus::Registry* registry) {
   }
   BuildGauge().Name("snapsink_state_bytes").Help("Bytes of the LMDB state under state/.").Register(*registry)
       .Add({}).Set(D(s.state_bytes));
+}
+
+void AddCacheMetrics(const ObjectCache& cache, prometheus::Registry* registry) {
+  prometheus::BuildCounter().Name("snapsink_cache_hits_total")
+      .Help("Reads of a root in a bucket answered from the local cache (--cache-dir).").Register(*registry).Add({})
+      .Increment(D(cache.hits()));
+  prometheus::BuildCounter().Name("snapsink_cache_misses_total")
+      .Help("Reads of a root in a bucket the local cache could not answer (absent, evicted or damaged).")
+      .Register(*registry).Add({}).Increment(D(cache.misses()));
+  prometheus::BuildCounter().Name("snapsink_cache_evictions_total")
+      .Help("Entries removed from the local cache, least recently used first, past --cache-size.")
+      .Register(*registry).Add({}).Increment(D(cache.evictions()));
+  prometheus::BuildGauge().Name("snapsink_cache_bytes").Help("Bytes of the entries the local cache holds.")
+      .Register(*registry).Add({}).Set(D(cache.bytes()));
+  prometheus::BuildGauge().Name("snapsink_cache_capacity_bytes").Help("The local cache's capacity (--cache-size).")
+      .Register(*registry).Add({}).Set(D(cache.capacity()));
 }
 
 std::string SerializeMetrics(const prometheus::Registry& registry) {

@@ -24,6 +24,15 @@
 //                                                          staged: a seal waits for publish;
 //                                                          published: in the current generation
 //   snapsink_state_bytes                          gauge    bytes under state/
+//
+// A reader of a root in a bucket with a local cache (query, serve; its
+// --cache-dir) adds the cache's families (engine/object_cache.h), counted
+// by this process since it opened the cache:
+//   snapsink_cache_hits_total                     counter  entries answered from the cache
+//   snapsink_cache_misses_total                   counter  entries asked of the bucket (absent, evicted or damaged)
+//   snapsink_cache_evictions_total                counter  entries removed past the capacity
+//   snapsink_cache_bytes                          gauge    bytes of the entries held
+//   snapsink_cache_capacity_bytes                 gauge    --cache-size
 #pragma once
 
 #include <string>
@@ -36,6 +45,10 @@ namespace snapsink {
 
 // Adds the families above, with values from status, to registry.
 void AddRootMetrics(const RootStatus& status, prometheus::Registry* registry);
+
+class ObjectCache;
+// Adds the cache families above, from cache, to registry.
+void AddCacheMetrics(const ObjectCache& cache, prometheus::Registry* registry);
 
 // The registry in the Prometheus text format.
 std::string SerializeMetrics(const prometheus::Registry& registry);

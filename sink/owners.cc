@@ -23,7 +23,9 @@ constexpr int kClaimRounds = 8;
 // The newest claim in dir (0 when none).
 Status NewestClaim(Env* env, const std::string& dir, uint64_t* epoch, std::string* name) {
   *epoch = 0;
-  if (!env->FileExists(dir)) return Status::OK();
+  bool exists = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(dir, &exists));
+  if (!exists) return Status::OK();
   std::vector<std::string> children;
   SNAPSINK_RETURN_IF_ERROR(env->GetChildren(dir, &children));
   for (const std::string& c : children) {
@@ -43,7 +45,9 @@ Result<uint64_t> ClaimOwner(ReadOnlySink& handle, const std::string& source, con
   Env* env = SinkAccess::Get(&handle)->root->env();
   const std::string& root = SinkAccess::Get(&handle)->root->path();
   const std::string dir = filenames::OwnerDir(root, source);
-  if (!env->FileExists(dir)) {
+  bool exists = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(dir, &exists));
+  if (!exists) {
     SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
     SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::OwnersDir(root)));
     SNAPSINK_RETURN_IF_ERROR(env->SyncDir(root));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -207,6 +208,35 @@ INSTANTIATE_TEST_SUITE_P(
                       LostAnswer{"CurrentSwapClosed", "/CURRENT", testing::FaultProxy::Fault::kCloseConnection},
                       LostAnswer{"CurrentSwapAnswered500", "/CURRENT", testing::FaultProxy::Fault::kAnswer500}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Whether CURRENT exists decides whether a writer with an empty --state may
+// start afresh: a HEAD of it answered 403 (refused), or 503 past the retry
+// time, is an error, never "missing". The writer stops with one line naming
+// CURRENT and the answer (exit 1), ingests nothing into its state and
+// writes nothing into the bucket; the 503 was asked again before that.
+TEST_F(BucketRootFaults, AHeadAnsweredWithAnErrorIsNeverReadAsAMissingObject) {
+  testing::TempDir first;
+  ASSERT_EQ(Run({"init", Root("heads")}).exit_code, 0);
+  RunResult r0 = Run({"run", Root("heads"), Events(), "--final", "--state", first.path()});
+  ASSERT_EQ(r0.exit_code, 0) << r0.err;
+  const auto published = Published("heads");
+  for (const int status : {403, 503}) {
+    testing::FaultProxy proxy(config_.endpoint);
+    ASSERT_TRUE(proxy.ok());
+    proxy.AnswerEvery("HEAD", "/heads/CURRENT", status);
+    testing::TempDir empty;
+    RunResult r = Run({"run", Root("heads"), Events(), "--final", "--state", empty.path()},
+                      {{"AWS_ENDPOINT_URL", proxy.endpoint()}, {"SNAPSINK_S3_RETRY_SECONDS", "1"}});
+    EXPECT_EQ(r.exit_code, 1) << status << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("snapsink: " + Root("heads") + "/CURRENT: HEAD answered HTTP " + std::to_string(status), 0),
+              0u)
+        << r.err;
+    EXPECT_GE(proxy.lost(), status == 503 ? 2 : 1) << "the HEAD of CURRENT was not asked (again)";
+    EXPECT_FALSE(std::filesystem::exists(empty.path() + "/state/data.mdb")) << "a state was made: " << r.err;
+    EXPECT_EQ(Published("heads"), published);
+  }
+}
 
 // A port nothing listens on, and one that accepts connections but never
 // answers: init, run and query stop with one line naming the endpoint,

@@ -320,6 +320,75 @@ TEST_F(BucketRootReaders, ServeSwitchesToEachNewGenerationWithinAFewPollsAndNeve
   EXPECT_LE(Containing(log, "list-type=2"), 12u) << ReadAll(log);
 }
 
+// The value of the one sample of family name in a Prometheus text, or -1.
+double Sample(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return -1;
+}
+
+// serve's /metrics shows its reader cache (--cache-dir): hits and misses
+// move as queries read through it, the bytes held are the entry files in
+// the directory, the capacity is --cache-size, and a cache smaller than what
+// a query reads evicts and stays within it. A local root has no cache
+// families.
+TEST_F(BucketRootReaders, ServeMetricsShowTheCacheHitsMissesBytesAndEvictions) {
+  testing::TempDir dir;
+  const std::string root = Root("orders");
+  Publish("orders", dir.path() + "/state");
+  const std::string want = Run({"query", root, "--format", "json"}).out;
+  auto serve = [&](const std::vector<std::string>& extra) {
+    std::map<std::string, std::optional<std::string>> before;
+    for (const auto& [k, v] : env_) {
+      const char* old = std::getenv(k.c_str());
+      before[k] = old == nullptr ? std::nullopt : std::optional<std::string>(old);
+      ::setenv(k.c_str(), v.c_str(), 1);
+    }
+    testing::Server server = testing::StartServe(root, extra);
+    for (const auto& [k, v] : before) v ? ::setenv(k.c_str(), v->c_str(), 1) : ::unsetenv(k.c_str());
+    return server;
+  };
+  auto get = [](const testing::Server& server, const std::string& path) {
+    httplib::Client c("127.0.0.1", server.port);
+    auto r = c.Get(path);
+    EXPECT_TRUE(r && r->status == 200) << path;
+    return r ? r->body : std::string();
+  };
+  {
+    const std::string cache = dir.path() + "/cache";
+    testing::Server server = serve({"--cache-dir", cache, "--cache-size", "64M"});
+    ASSERT_NE(server.port, 0);
+    EXPECT_EQ(get(server, "/v1/query"), want);
+    const std::string m1 = get(server, "/metrics");
+    EXPECT_EQ(get(server, "/v1/query"), want);
+    const std::string m2 = get(server, "/metrics");
+    EXPECT_GT(Sample(m1, "snapsink_cache_misses_total"), 0) << m1;
+    EXPECT_GT(Sample(m2, "snapsink_cache_hits_total"), Sample(m1, "snapsink_cache_hits_total")) << m1 << m2;
+    EXPECT_EQ(Sample(m2, "snapsink_cache_misses_total"), Sample(m1, "snapsink_cache_misses_total")) << m1 << m2;
+    EXPECT_EQ(Sample(m2, "snapsink_cache_bytes"), static_cast<double>(DirBytes(cache))) << m2;
+    EXPECT_GT(Sample(m2, "snapsink_cache_bytes"), 0) << m2;
+    EXPECT_EQ(Sample(m2, "snapsink_cache_capacity_bytes"), 64.0 * 1024 * 1024) << m2;
+    EXPECT_EQ(Sample(m2, "snapsink_cache_evictions_total"), 0) << m2;
+    EXPECT_NE(m2.find("# TYPE snapsink_cache_hits_total counter"), std::string::npos) << m2;
+    EXPECT_NE(m2.find("# TYPE snapsink_cache_bytes gauge"), std::string::npos) << m2;
+  }
+  {
+    const std::string small = dir.path() + "/small";
+    testing::Server server = serve({"--cache-dir", small, "--cache-size", "1K"});
+    ASSERT_NE(server.port, 0);
+    EXPECT_EQ(get(server, "/v1/query"), want);
+    const std::string m = get(server, "/metrics");
+    EXPECT_GT(Sample(m, "snapsink_cache_evictions_total"), 0) << m;
+    EXPECT_LE(Sample(m, "snapsink_cache_bytes"), 1024) << m;
+    EXPECT_EQ(Sample(m, "snapsink_cache_bytes"), static_cast<double>(DirBytes(small))) << m;
+  }
+  RunResult local = Run({"metrics", root});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(local.out.find("snapsink_cache_"), std::string::npos) << "metrics reads through no cache";
+}
+
 // gc on a bucket root keeps, by default, every generation replaced and every
 // object written less than an hour ago (readers on other machines, uploads
 // in flight); --min-age 0 removes them. Only the published rows' keepers

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -51,6 +53,14 @@ class BucketRootWriters : public testing::BucketRootTest {
   std::string Object(const std::string& prefix, const std::string& name) {
     std::string bytes;
     return client_->Get(bucket_, prefix + "/" + name, &bytes, nullptr).ok() ? bytes : "";
+  }
+  // The keys under prefix/ starting with `under`, past prefix/.
+  std::vector<std::string> Keys(const std::string& prefix, const std::string& under) {
+    std::vector<S3ObjectInfo> objects;
+    EXPECT_TRUE(client_->List(bucket_, prefix + "/" + under, "", &objects, nullptr).ok());
+    std::vector<std::string> keys;
+    for (const auto& o : objects) keys.push_back(o.key.substr(prefix.size() + 1));
+    return keys;
   }
   // Waits (up to 60 s) until prefix/CURRENT exists and differs from `old`.
   std::string WaitForCurrentOtherThan(const std::string& prefix, const std::string& old) {
@@ -159,6 +169,111 @@ TEST_F(BucketRootWriters, BackfillGapsAndMetricWithStateDoAsOnALocalRoot) {
   RunResult gens = Run({"inspect", bucket, "generations"});
   EXPECT_NE(gens.out.find("2"), std::string::npos) << gens.out;  // the backfill published one
   RunResult v = Run({"verify", bucket, "--state", state});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+class BucketRootRestore : public BucketRootWriters {
+ protected:
+  void SetUp() override {
+    BucketRootWriters::SetUp();
+    const std::vector<std::string> lines = EventLines();
+    half_ = dir_.path() + "/half.ndjson";
+    whole_ = dir_.path() + "/events.ndjson";
+    std::ofstream h(half_), w(whole_);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (i < lines.size() / 2) h << lines[i];
+      w << lines[i];
+    }
+  }
+  // The first half of the sample into Root(prefix) with state, then the
+  // whole file grown from it (the file writer reads on from its position):
+  // `input` names the file the writer reads, grown in place.
+  std::string Grown(const std::string& prefix) { return dir_.path() + "/" + prefix + ".ndjson"; }
+  void FirstHalf(const std::string& prefix, const std::string& state, const std::map<std::string, std::string>& env = {},
+                 int want_exit = 0) {
+    ASSERT_EQ(Run({"init", Root(prefix)}).exit_code, 0);
+    std::filesystem::copy_file(half_, Grown(prefix), std::filesystem::copy_options::overwrite_existing);
+    RunResult r = Run({"run", Root(prefix), Grown(prefix), "--final", "--state", state}, env);
+    ASSERT_EQ(r.exit_code, want_exit) << r.err;
+  }
+  RunResult SecondHalf(const std::string& prefix, const std::string& state,
+                       const std::map<std::string, std::string>& env = {}) {
+    std::filesystem::copy_file(whole_, Grown(prefix), std::filesystem::copy_options::overwrite_existing);
+    return Run({"run", Root(prefix), Grown(prefix), "--final", "--state", state}, env);
+  }
+  // A clean run: both halves with one DIR kept.
+  std::map<std::string, std::string> Clean() {
+    const std::string state = dir_.path() + "/clean-state";
+    FirstHalf("clean", state);
+    RunResult r = SecondHalf("clean", state);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Published("clean");
+  }
+  testing::TempDir dir_;
+  std::string half_, whole_;
+};
+
+// A file writer whose --state DIR is lost (another, empty DIR) restores the
+// state of the generation CURRENT names from the bucket's checkpoint and
+// reads on from its positions: the rest of the grown file is applied once,
+// and the bucket's published objects equal a clean run's byte for byte
+// (nothing counted twice); verify passes with the new DIR.
+TEST_F(BucketRootRestore, AFileWriterWithAnEmptyStateRestoresFromTheCheckpointOfCurrent) {
+  const auto clean = Clean();
+  FirstHalf("orders", dir_.path() + "/lost");
+  EXPECT_EQ(Keys("orders", "checkpoints/").size(), 1u);
+  RunResult r = SecondHalf("orders", dir_.path() + "/new");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Published("orders"), clean);
+  RunResult v = Run({"verify", Root("orders"), "--state", dir_.path() + "/new"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  // Checkpoints of CURRENT's generation and the one before are kept.
+  EXPECT_EQ(Keys("orders", "checkpoints/").size(), 2u);
+}
+
+// Without the checkpoint of CURRENT's generation (removed here, as when an
+// older snapsink published it) a file writer with an empty DIR is refused,
+// run and ingest alike: one line naming the DIR and the checkpoint, exit 1,
+// nothing in the bucket changed, never a fresh state that would count the
+// published events twice.
+TEST_F(BucketRootRestore, WithoutTheCheckpointOfCurrentAWriterWithAnEmptyStateIsRefused) {
+  FirstHalf("orders", dir_.path() + "/lost");
+  for (const std::string& k : Keys("orders", "checkpoints/")) ASSERT_TRUE(client_->Delete(bucket_, "orders/" + k).ok());
+  const auto published = Published("orders");
+  std::filesystem::copy_file(whole_, Grown("orders"), std::filesystem::copy_options::overwrite_existing);
+  for (const std::string cmd : {"run", "ingest"}) {
+    const std::string state = dir_.path() + "/empty-" + cmd;
+    RunResult refused = Run({cmd, Root("orders"), Grown("orders"), "--state", state});
+    EXPECT_EQ(refused.exit_code, 1) << cmd << ": " << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find(Root("orders") + " has published generations, and the state directory " + state +
+                               "/state holds no state of it, nor does " + Root("orders") +
+                               "/checkpoints/00000000000000000001 exist"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(Published("orders"), published) << cmd;
+  }
+}
+
+// Killed at each new durable step, then run again: at publish.state_checkpoint
+// (generation 1 published, its checkpoint not yet PUT) the rerun on the same
+// DIR puts it; at state.restore (the restored state written, not yet
+// renamed into place) the rerun on that DIR restores again. Either way the
+// writer then reads on from an empty DIR and the bucket equals a clean run.
+TEST_F(BucketRootRestore, KilledAtACheckpointStepThenRunAgainEqualsACleanRun) {
+  const auto clean = Clean();
+  FirstHalf("orders", dir_.path() + "/a", {{"SNAPSINK_CRASH_AT", "publish.state_checkpoint"}}, 99);
+  EXPECT_TRUE(Keys("orders", "checkpoints/").empty());
+  EXPECT_FALSE(Object("orders", "CURRENT").empty());
+  RunResult again = Run({"run", Root("orders"), Grown("orders"), "--final", "--state", dir_.path() + "/a"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(Keys("orders", "checkpoints/").size(), 1u);
+  RunResult killed = SecondHalf("orders", dir_.path() + "/b", {{"SNAPSINK_CRASH_AT", "state.restore"}});
+  EXPECT_EQ(killed.exit_code, 99) << killed.err;
+  RunResult rerun = SecondHalf("orders", dir_.path() + "/b");
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  EXPECT_EQ(Published("orders"), clean);
+  RunResult v = Run({"verify", Root("orders"), "--state", dir_.path() + "/b"});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 

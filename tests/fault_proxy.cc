@@ -99,6 +99,13 @@ void FaultProxy::LoseAnswerOnce(const std::string& suffix, Fault fault) {
   armed_ = true;
 }
 
+void FaultProxy::AnswerEvery(const std::string& method, const std::string& suffix, int status) {
+  std::lock_guard<std::mutex> l(mu_);
+  every_method_ = method;
+  every_suffix_ = suffix;
+  every_status_ = status;
+}
+
 int FaultProxy::Puts(const std::string& suffix) {
   std::lock_guard<std::mutex> l(mu_);
   return static_cast<int>(std::count_if(puts_.begin(), puts_.end(), [&](const std::string& p) {
@@ -108,8 +115,13 @@ int FaultProxy::Puts(const std::string& suffix) {
 
 bool FaultProxy::Observe(const std::string& method, const std::string& path, Fault* fault) {
   std::lock_guard<std::mutex> l(mu_);
-  if (method != "PUT") return false;
   const std::string bare = path.substr(0, path.find('?'));
+  if (every_status_ != 0 && method == every_method_ && EndsWith(bare, every_suffix_)) {
+    *fault = Fault::kAnswerStatus;
+    ++lost_;
+    return true;
+  }
+  if (method != "PUT") return false;
   puts_.push_back(bare);
   if (!armed_ || !EndsWith(bare, armed_suffix_)) return false;
   armed_ = false;
@@ -200,6 +212,17 @@ void FaultProxy::Serve(int client) {
         static const char k500[] =
             "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         (void)WriteAll(client, k500, sizeof(k500) - 1);
+      }
+      if (fault == Fault::kAnswerStatus) {
+        int status = 0;
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          status = every_status_;
+        }
+        const std::string head = "HTTP/1.1 " + std::to_string(status) +
+                                 " Fault\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        (void)WriteAll(client, head.data(), head.size());
+        break;  // counted when the request was seen
       }
       ++lost_;
       break;

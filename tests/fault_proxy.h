@@ -4,7 +4,9 @@
 // after the server acted on it: the answer is read from the server and
 // then, instead of forwarding it, the client's connection is closed (a
 // reset after a successful PUT), or a 500 is sent in its place (what RGW
-// answers to many losers of an If-Match race).
+// answers to many losers of an If-Match race); or answer every request of
+// one method and path with a status of its choosing (a gateway refusing or
+// failing HEADs).
 #pragma once
 
 #include <atomic>
@@ -18,7 +20,7 @@ namespace snapsink::testing {
 
 class FaultProxy {
  public:
-  enum class Fault { kCloseConnection, kAnswer500 };
+  enum class Fault { kCloseConnection, kAnswer500, kAnswerStatus };
 
   // Listens on 127.0.0.1 (a free port) and forwards to upstream
   // ("http://HOST:PORT").
@@ -33,6 +35,9 @@ class FaultProxy {
   // The answer to the next PUT whose path ends with `suffix` (the first
   // one after this call, once) is lost as `fault` says.
   void LoseAnswerOnce(const std::string& suffix, Fault fault);
+  // From now on every request of method (e.g. "HEAD") whose path ends with
+  // suffix is answered with HTTP status (after the server answered it).
+  void AnswerEvery(const std::string& method, const std::string& suffix, int status);
   // How many answers were lost so far, and the path of the PUT whose
   // answer was lost last ("/BUCKET/KEY").
   int lost() const { return lost_.load(); }
@@ -61,6 +66,8 @@ class FaultProxy {
   std::string armed_suffix_;
   Fault armed_fault_ = Fault::kCloseConnection;
   bool armed_ = false;
+  std::string every_method_, every_suffix_;
+  int every_status_ = 0;
   std::string lost_path_;
 };
 

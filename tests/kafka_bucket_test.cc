@@ -232,6 +232,95 @@ TEST_F(KafkaBucket, AProcessWithAnEmptyStateRestoresFromTheCheckpointsInTheBucke
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// gc in a bucket root removes what no kept generation needs of the merged
+// publish: merged/<topic>/<window>-v<version> of window versions no kept
+// generation names, and partitions' seal records a newer seal of their
+// window replaced. A reads the topic, more events come into the same
+// windows, A reads on (new versions, new seals). gc with the default
+// --min-age (1h) removes none of them (an upload in flight is never an
+// orphan); --min-age 0 --keep-generations 1, killed at its first removal of
+// a merged object and run again, removes them; the rows stay those of a file
+// run, verify passes and a third gc finds nothing.
+TEST_F(KafkaBucket, GcRemovesMergedInputsAndSealRecordsNoKeptGenerationNeeds) {
+  const EventStream first = GenerateEvents(kPartitions, 150, 97);
+  const EventStream second = GenerateEvents(kPartitions, 150, 98, 150);
+  ProduceStream(first);
+  const std::string root = BucketRoot("orders");
+  ChildResult r1 = Snapsink(FinalArgs(root, "gb5", "state-a"), env_, 180);
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  ProduceStream(second);
+  ChildResult r2 = Snapsink(FinalArgs(root, "gb5", "state-a"), env_, 180);
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  auto count = [&](const std::string& prefix, const std::string& tail) {
+    size_t n = 0;
+    for (const std::string& k : Keys("orders")) {
+      n += k.rfind(prefix, 0) == 0 && k.size() >= tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0;
+    }
+    return n;
+  };
+  const size_t merged = count("merged/", ""), seals = count("partitions/", "/seal.json");
+  const std::string want = Rows(FileQuery({&first, &second}));
+  ASSERT_EQ(Rows(BucketQuery(root)), want);
+  // A seal record being uploaded (its data there, its seal.json not yet):
+  // a later version of a window partition 0 has an accepted seal of.
+  std::string in_flight;
+  for (const std::string& k : Keys("orders")) {
+    const std::string dir = "partitions/kafka_orders_0/seals/";
+    if (k.rfind(dir, 0) == 0 && k.size() > 10 && k.compare(k.size() - 10, 10, "/seal.json") == 0) {
+      const std::string name = k.substr(dir.size(), k.size() - 10 - dir.size());
+      const size_t v = name.find("-v"), e = name.rfind("-e");
+      in_flight = dir + name.substr(0, v) + "-v" + std::to_string(std::stoull(name.substr(v + 2, e - v - 2)) + 10) +
+                  name.substr(e) + "/data";
+    }
+  }
+  ASSERT_FALSE(in_flight.empty());
+  S3PutOutcome put;
+  ASSERT_TRUE(client_->PutCreateOnly(bucket_, "orders/" + in_flight, "half uploaded", &put, nullptr).ok());
+  const std::vector<std::string> gc = {"gc", root, "--state", dir_ + "/state-a", "--keep-generations", "1"};
+  ChildResult young = Snapsink(gc, env_);
+  ASSERT_EQ(young.exit_code, 0) << young.err;
+  EXPECT_EQ(count("merged/", ""), merged) << young.out;
+  EXPECT_EQ(Keys("orders").count(in_flight), 1u) << "an upload in flight was removed: " << young.out;
+  std::vector<std::string> now = gc;
+  now.insert(now.end(), {"--min-age", "0"});
+  ChildResult crashed = Snapsink(now, {env_[0], env_[1], env_[2], env_[3], "SNAPSINK_CRASH_AT=gc.merged_inputs"});
+  EXPECT_EQ(crashed.exit_code, 99) << crashed.err;
+  EXPECT_EQ(count("merged/", ""), merged - 1);
+  const size_t left = count("merged/", "");
+  ChildResult old = Snapsink(now, env_);
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  // One merged object per window of the current generation stays.
+  std::set<std::string> windows;
+  for (const std::string& k : Keys("orders")) {
+    if (k.rfind("merged/orders/", 0) == 0) {
+      EXPECT_TRUE(windows.insert(k.substr(14, k.find("-v") - 14)).second) << k;
+    }
+  }
+  EXPECT_LT(count("merged/", ""), merged) << old.out;
+  EXPECT_EQ(windows.size(), count("merged/", "")) << old.out;
+  if (count("merged/", "") < left) {  // what the killed gc left to remove
+    EXPECT_NE(old.out.find("merged input record(s) no kept generation names"), std::string::npos) << old.out;
+  }
+  EXPECT_LT(count("partitions/", "/seal.json"), seals) << young.out << old.out;
+  EXPECT_NE((young.out + old.out).find("seal record(s) of partitions a newer seal of the same window replaced"),
+            std::string::npos)
+      << young.out << old.out;
+  EXPECT_EQ(Keys("orders").count(in_flight), 0u) << "older than --min-age 0, and never finished: " << old.out;
+  EXPECT_EQ(Rows(BucketQuery(root)), want);
+  ChildResult v = Snapsink({"verify", root, "--state", dir_ + "/state-a"}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  ChildResult again = Snapsink(now, env_);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("nothing to remove"), std::string::npos) << again.out;
+  // The topic read on after gc: the next publish takes the bucket's CURRENT as before.
+  const EventStream third = GenerateEvents(kPartitions, 20, 99, 300);
+  ProduceStream(third);
+  ChildResult r3 = Snapsink(FinalArgs(root, "gb5", "state-b"), env_, 180);
+  ASSERT_EQ(r3.exit_code, 0) << r3.err;
+  EXPECT_EQ(Rows(BucketQuery(root)), Rows(FileQuery({&first, &second, &third})));
+  ExpectNoSecret(r1.err + r2.err + r3.err + old.out + old.err);
+}
+
 // A zombie's CURRENT swap loses: A is stopped (SNAPSINK_PAUSE_AT, a
 // SIGSTOP) right after writing its generation's manifest, before its swap,
 // and stays stopped past its session timeout; B takes A's partitions,

@@ -83,6 +83,9 @@ Status CmdGc(const std::string& path, uint64_t keep) {
     std::printf("removed %zu seal record(s) of partitions whose window is beyond retention\n",
                 r->removed_seal_records_beyond_retention.size());
   }
+  if (!r->removed_merged_inputs.empty()) {
+    std::printf("removed %zu merged input record(s) no kept generation names\n", r->removed_merged_inputs.size());
+  }
   // In a bucket gc cannot see readers: a generation replaced less than
   // --min-age ago stands in for one pinned.
   const char* why = path.rfind("s3://", 0) == 0 ? "replaced less than --min-age ago (a reader elsewhere may still read it)"
@@ -90,7 +93,7 @@ Status CmdGc(const std::string& path, uint64_t keep) {
   for (uint64_t g : r->pinned) std::printf("kept generation %llu: %s\n", static_cast<unsigned long long>(g), why);
   if (r->removed_generations.empty() && r->removed_snapshots.empty() && r->removed_temp_files.empty() &&
       r->removed_parts == 0 && r->removed_seal_records.empty() &&
-      r->removed_seal_records_beyond_retention.empty()) {
+      r->removed_seal_records_beyond_retention.empty() && r->removed_merged_inputs.empty()) {
     std::printf("nothing to remove (keeping the newest %llu generation(s) and what they use)\n",
                 static_cast<unsigned long long>(keep));
   }

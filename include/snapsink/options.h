@@ -277,6 +277,10 @@ struct GcResult {
   // ... and those of windows retention took out of ROOT (before its floor):
   // no merged publish reads them again (docs/SCALE-OUT.md)
   std::vector<std::string> removed_seal_records_beyond_retention;
+  // In a root in a bucket: merged/<topic>/<window>-v<version> (relative to
+  // the root), what a merged version of a window was made from, that no kept
+  // generation names (docs/BUCKET.md)
+  std::vector<std::string> removed_merged_inputs;
 };
 
 // What a rollback changes in one window (docs/CONTRACT.md 10): its version and totals
