@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "engine/crash_point.h"
 #include "engine/s3/s3_uri.h"
@@ -19,6 +21,9 @@ namespace {
 // writer epoch claim that lost its create-only PUT) starts again from a
 // fresh read.
 constexpr int kSwapRounds = 8;
+
+// How many files of a directory uploaded into the bucket are PUT at once.
+constexpr size_t kUploadsInFlight = 4;
 
 // The first component of a path under a root that lives on the local disk.
 bool LocalEntry(std::string_view first) {
@@ -197,14 +202,13 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
     // A directory (a staged snapshot, a partition's seal record): every file,
     // manifest.json or seal.json last, so one whose manifest or seal.json is
     // in the bucket is whole.
-    std::stable_partition(files.begin(), files.end(),
-                          [](const std::string& n) { return n != "manifest.json" && n != "seal.json"; });
-    for (const std::string& name : files) {
-      std::string bytes;
-      SNAPSINK_RETURN_IF_ERROR(disk->ReadFileToString(local + "/" + name, &bytes));
-      SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to + "/" + name, bytes));
-      MaybeCrash("bucket.upload_file");
-    }
+    // The others go up a few at once (each PUT waits on the server far more
+    // than on this machine); the last ones only when all of them are in.
+    const auto last = std::stable_partition(files.begin(), files.end(), [](const std::string& n) {
+      return n != "manifest.json" && n != "seal.json";
+    });
+    SNAPSINK_RETURN_IF_ERROR(UploadFiles(local, to, {files.begin(), last}));
+    SNAPSINK_RETURN_IF_ERROR(UploadFiles(local, to, {last, files.end()}));
     return disk->RemoveTree(local);
   }
   std::string bytes;
@@ -215,6 +219,33 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
     SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to, bytes));
   }
   return disk->RemoveFile(local);
+}
+
+Status BucketRootEnv::UploadFiles(const std::string& local, const std::string& to,
+                                  const std::vector<std::string>& names) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  Status first_error;
+  auto work = [&] {
+    for (size_t i = next++; i < names.size() && !failed; i = next++) {
+      std::string bytes;
+      Status s = Env::Default()->ReadFileToString(local + "/" + names[i], &bytes);
+      if (s.ok()) s = bucket_.PutCreateOnly(to + "/" + names[i], bytes);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> l(mu);
+        if (first_error.ok()) first_error = s;
+        failed = true;
+        return;
+      }
+      MaybeCrash("bucket.upload_file");
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(names.size(), kUploadsInFlight); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  return first_error;
 }
 
 Status BucketRootEnv::RenameFile(const std::string& from, const std::string& to) {

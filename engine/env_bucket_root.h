@@ -30,8 +30,9 @@
 // With many publishers (ExpectCurrent, below) there is no writer epoch:
 // CURRENT moves only from the generation a publish was built on.
 //
-// Crash points (engine/crash_point.h): bucket.upload_file (between the files
-// of a directory uploaded into the bucket), bucket.claimed_epoch (a writer
+// Crash points (engine/crash_point.h): bucket.upload_file (after each file
+// of a directory uploaded into the bucket; up to four go up at once, its
+// manifest.json or seal.json after all of them), bucket.claimed_epoch (a writer
 // epoch stored, the local lock held), plus those of engine/env_bucket.h.
 #pragma once
 
@@ -40,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine/env.h"
 #include "engine/env_bucket.h"
@@ -118,6 +120,9 @@ class BucketRootEnv : public Env {
   // True and *local set when path lives on this machine's disk.
   bool Local(const std::string& path, std::string* local) const;
   Status Upload(const std::string& local, const std::string& to);
+  // PUTs each of names (files in the local directory) create-only as
+  // to/<name>, a few at once; the first error once all in flight are done.
+  Status UploadFiles(const std::string& local, const std::string& to, const std::vector<std::string>& names);
   Status ClaimEpoch();
   Status NewestEpoch(uint64_t* epoch, std::string* who);
 
