@@ -279,7 +279,7 @@ bool BucketEnv::FileExists(const std::string& path) {
   if (!Locate(path, &w).ok()) return false;
   uint64_t size = 0;
   std::string etag;
-  if (!w.key.empty() && w.key.back() != '/' && HeadOnce(w.bucket, w.key, &size, &etag).ok()) return true;
+  if (!w.key.empty() && w.key.back() != '/' && HeadOnce(w.bucket, w.key, &size, &etag, false).ok()) return true;
   std::vector<S3ObjectInfo> objects;
   // One page of one key: whether anything lies under the prefix.
   return client_.List(w.bucket, DirPrefix(w.key), "", &objects, nullptr, 1, /*first_page_only=*/true).ok() &&
@@ -293,7 +293,8 @@ Status BucketEnv::GetFileSize(const std::string& path, uint64_t* size) {
   return HeadOnce(w.bucket, w.key, size, &etag);
 }
 
-Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag) {
+Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag,
+                           bool name_missing_bucket) {
   const bool once = cache_ != nullptr && !Replaced(key);
   const std::string name = bucket + "/" + key;
   if (once) {
@@ -304,7 +305,7 @@ Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, ui
       return Status::OK();
     }
   }
-  SNAPSINK_RETURN_IF_ERROR(client_.Head(bucket, key, size, etag));
+  SNAPSINK_RETURN_IF_ERROR(client_.Head(bucket, key, size, etag, name_missing_bucket));
   if (once) {
     std::lock_guard<std::mutex> l(memo_mu_);
     if (heads_.size() >= 100000) heads_.clear();  // a bound for a reader that runs for months
