@@ -355,6 +355,7 @@ Status BucketRootEnv::NewestEpoch(uint64_t* epoch, std::string* who) {
       newest = n;
     }
   }
+  if (who == nullptr) return Status::OK();
   who->clear();
   if (*epoch != 0) (void)bucket_.ReadFileToString(root_ + "/writers/" + newest, who);
   while (!who->empty() && who->back() == '\n') who->pop_back();
@@ -371,8 +372,7 @@ Status BucketRootEnv::ClaimEpoch() {
   const std::string who = std::string("host ") + host + " pid " + std::to_string(getpid()) + " state " + state_dir_;
   for (int round = 0; round < kSwapRounds; ++round) {
     uint64_t newest = 0;
-    std::string holder;
-    SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &holder));
+    SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, nullptr));
     Status s = bucket_.PutCreateOnly(root_ + "/writers/" + EpochName(newest + 1), who + "\n");
     if (s.IsLocked()) continue;  // another writer took that epoch: read again
     SNAPSINK_RETURN_IF_ERROR(s);
@@ -415,9 +415,10 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
     const uint64_t mine = shared ? 0 : epoch();
     if (mine != 0) {
       uint64_t newest = 0;
-      std::string who;
-      SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &who));
+      SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, nullptr));
       if (newest > mine) {
+        std::string who;
+        SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &who));
         return Status::Locked(path + ": not replaced: this writer's epoch " + std::to_string(mine) +
                               " was fenced by epoch " + std::to_string(newest) + " (" + who +
                               "); another writer took the root");

@@ -124,6 +124,7 @@ class BucketRootEnv : public Env {
   // to/<name>, a few at once; the first error once all in flight are done.
   Status UploadFiles(const std::string& local, const std::string& to, const std::vector<std::string>& names);
   Status ClaimEpoch();
+  // The newest writer epoch claimed, and (who != null) what its claim says.
   Status NewestEpoch(uint64_t* epoch, std::string* who);
 
   const std::string root_;

@@ -10,6 +10,7 @@
 #include "engine/decimal.h"
 #include "engine/filenames.h"
 #include "engine/root.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/timeutil.h"
 #include "engine/window_records.h"
 #include "engine/window_retention.h"
@@ -113,9 +114,12 @@ Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
 // same bytes): the staging copy goes and *staged becomes false. Otherwise
 // (a torn copy) it is removed, durably, and the staged copy is renamed as
 // usual. It is not published: its seal is still staged, so no generation
-// names it.
+// names it. In a bucket nothing is half renamed: the staged copy is
+// uploaded file by file, create-only, and what a crashed attempt put there
+// already (the same bytes) is success, so nothing is asked.
 Status SettleHalfRenamed(Env* env, const std::string& root, const PendingSnapshot& p, uint64_t staged_manifest_xxh64,
                          bool* staged) {
+  if (IsBucketPath(root)) return Status::OK();
   const std::string placed = filenames::SnapshotDir(root, p.window_ms, p.version);
   if (!env->FileExists(placed)) return Status::OK();
   const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
