@@ -22,7 +22,7 @@ namespace {
 // fresh read.
 constexpr int kSwapRounds = 8;
 
-// How many files of a directory uploaded into the bucket are PUT at once.
+// How many uploads into the bucket are in flight at once (UploadEach).
 constexpr size_t kUploadsInFlight = 4;
 
 // The first component of a path under a root that lives on the local disk.
@@ -223,29 +223,13 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
 
 Status BucketRootEnv::UploadFiles(const std::string& local, const std::string& to,
                                   const std::vector<std::string>& names) {
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  Status first_error;
-  auto work = [&] {
-    for (size_t i = next++; i < names.size() && !failed; i = next++) {
-      std::string bytes;
-      Status s = Env::Default()->ReadFileToString(local + "/" + names[i], &bytes);
-      if (s.ok()) s = bucket_.PutCreateOnly(to + "/" + names[i], bytes);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> l(mu);
-        if (first_error.ok()) first_error = s;
-        failed = true;
-        return;
-      }
-      MaybeCrash("bucket.upload_file");
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(names.size(), kUploadsInFlight); ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  return first_error;
+  return UploadEach(names.size(), [&](size_t i) {
+    std::string bytes;
+    SNAPSINK_RETURN_IF_ERROR(Env::Default()->ReadFileToString(local + "/" + names[i], &bytes));
+    SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to + "/" + names[i], bytes));
+    MaybeCrash("bucket.upload_file");
+    return Status::OK();
+  });
 }
 
 Status BucketRootEnv::RenameFile(const std::string& from, const std::string& to) {
@@ -434,6 +418,29 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
     return s;
   }
   return Status::Locked(path + ": other writers kept replacing it; nothing was overwritten, try again");
+}
+
+Status UploadEach(size_t n, const std::function<Status(size_t)>& one) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  Status first_error;
+  auto work = [&] {
+    for (size_t i = next++; i < n && !failed; i = next++) {
+      Status s = one(i);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> l(mu);
+        if (first_error.ok()) first_error = s;
+        failed = true;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(n, kUploadsInFlight); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  return first_error;
 }
 
 namespace {

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -138,6 +139,11 @@ class BucketRootEnv : public Env {
   bool shared_ = false;
   std::string built_on_;
 };
+
+// Runs one(0), ..., one(n - 1), a few at once (each is an upload into a
+// bucket, waiting on the server far more than on this machine): the first
+// error, once every one started is done; none is started after an error.
+Status UploadEach(size_t n, const std::function<Status(size_t)>& one);
 
 // The Env of the root at path: Env::Default() for a local path; for
 // "s3://BUCKET/PREFIX" a BucketRootEnv, one per root for the process's

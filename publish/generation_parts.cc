@@ -3,14 +3,12 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <atomic>
 #include <map>
-#include <mutex>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "engine/crash_point.h"
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/s3/s3_uri.h"
 #include "snapshot/checked_json.h"
@@ -308,40 +306,20 @@ Status UpdateParts(Env* env, const std::string& root, int64_t window_size_ms, co
 
 namespace {
 
-// How many parts go up into a bucket at once.
-constexpr size_t kPartsInFlight = 4;
-
-// The parts into a bucket root, a few at once: each is a create-only PUT
-// (the same bytes there already are success, so nothing is read first; in
-// a bucket nothing is overwritten, a damaged one included), each waiting
-// on the server far more than on this machine.
+// The parts into a bucket root, a few at once (UploadEach): each is a
+// create-only PUT (the same bytes there already are success, so nothing is
+// read first; in a bucket nothing is overwritten, a damaged one included).
 Status WriteBucketParts(Env* env, const std::string& root, const std::vector<std::string>& parts,
                         const std::string& crash_prefix) {
   std::map<uint64_t, const std::string*> unique;
   for (const std::string& bytes : parts) unique.emplace(XXH64(bytes.data(), bytes.size(), 0), &bytes);
-  std::vector<std::pair<uint64_t, const std::string*>> todo(unique.begin(), unique.end());
+  const std::vector<std::pair<uint64_t, const std::string*>> todo(unique.begin(), unique.end());
   const std::string crash_point = crash_prefix + ".part_written";
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  Status first_error;
-  auto work = [&] {
-    for (size_t i = next++; i < todo.size() && !failed; i = next++) {
-      Status s = WriteFileAtomic(env, filenames::GenerationPart(root, todo[i].first), *todo[i].second);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> l(mu);
-        if (first_error.ok()) first_error = s;
-        failed = true;
-        return;
-      }
-      MaybeCrash(crash_point.c_str());
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(todo.size(), kPartsInFlight); ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  return first_error;
+  return UploadEach(todo.size(), [&](size_t i) {
+    SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationPart(root, todo[i].first), *todo[i].second));
+    MaybeCrash(crash_point.c_str());
+    return Status::OK();
+  });
 }
 
 }  // namespace
