@@ -286,7 +286,7 @@ Status BucketEnv::Exists(const std::string& path, bool* exists) {
   if (!w.key.empty() && w.key.back() != '/') {
     uint64_t size = 0;
     std::string etag;
-    const Status s = HeadOnce(w.bucket, w.key, &size, &etag);
+    const Status s = HeadOnce(w.bucket, w.key, &size, &etag, /*name_missing_bucket=*/false);
     if (s.ok()) {
       *exists = true;
       return Status::OK();
@@ -308,7 +308,8 @@ Status BucketEnv::GetFileSize(const std::string& path, uint64_t* size) {
   return HeadOnce(w.bucket, w.key, size, &etag);
 }
 
-Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag) {
+Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag,
+                           bool name_missing_bucket) {
   const bool once = cache_ != nullptr && !Replaced(key);
   const std::string name = bucket + "/" + key;
   if (once) {
@@ -319,7 +320,7 @@ Status BucketEnv::HeadOnce(const std::string& bucket, const std::string& key, ui
       return Status::OK();
     }
   }
-  SNAPSINK_RETURN_IF_ERROR(client_.Head(bucket, key, size, etag));
+  SNAPSINK_RETURN_IF_ERROR(client_.Head(bucket, key, size, etag, name_missing_bucket));
   if (once) {
     std::lock_guard<std::mutex> l(memo_mu_);
     if (heads_.size() >= 100000) heads_.clear();  // a bound for a reader that runs for months

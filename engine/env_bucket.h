@@ -105,7 +105,8 @@ class BucketEnv : public Env {
  private:
   // A HEAD of an object other than CURRENT; with a cache, answered once per
   // process (objects are written once).
-  Status HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag);
+  Status HeadOnce(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag,
+                  bool name_missing_bucket = true);
   // CURRENT by a conditional GET against the last ETag read.
   Status GetMutable(const std::string& bucket, const std::string& key, std::string* data, std::string* version);
 

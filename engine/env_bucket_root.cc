@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "engine/crash_point.h"
 #include "engine/s3/s3_uri.h"
@@ -19,6 +21,9 @@ namespace {
 // writer epoch claim that lost its create-only PUT) starts again from a
 // fresh read.
 constexpr int kSwapRounds = 8;
+
+// How many uploads into the bucket are in flight at once (UploadEach).
+constexpr size_t kUploadsInFlight = 4;
 
 // The first component of a path under a root that lives on the local disk.
 bool LocalEntry(std::string_view first) {
@@ -202,14 +207,13 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
     // A directory (a staged snapshot, a partition's seal record): every file,
     // manifest.json or seal.json last, so one whose manifest or seal.json is
     // in the bucket is whole.
-    std::stable_partition(files.begin(), files.end(),
-                          [](const std::string& n) { return n != "manifest.json" && n != "seal.json"; });
-    for (const std::string& name : files) {
-      std::string bytes;
-      SNAPSINK_RETURN_IF_ERROR(disk->ReadFileToString(local + "/" + name, &bytes));
-      SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to + "/" + name, bytes));
-      MaybeCrash("bucket.upload_file");
-    }
+    // The others go up a few at once (each PUT waits on the server far more
+    // than on this machine); the last ones only when all of them are in.
+    const auto last = std::stable_partition(files.begin(), files.end(), [](const std::string& n) {
+      return n != "manifest.json" && n != "seal.json";
+    });
+    SNAPSINK_RETURN_IF_ERROR(UploadFiles(local, to, {files.begin(), last}));
+    SNAPSINK_RETURN_IF_ERROR(UploadFiles(local, to, {last, files.end()}));
     return disk->RemoveTree(local);
   }
   std::string bytes;
@@ -220,6 +224,17 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
     SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to, bytes));
   }
   return disk->RemoveFile(local);
+}
+
+Status BucketRootEnv::UploadFiles(const std::string& local, const std::string& to,
+                                  const std::vector<std::string>& names) {
+  return UploadEach(names.size(), [&](size_t i) {
+    std::string bytes;
+    SNAPSINK_RETURN_IF_ERROR(Env::Default()->ReadFileToString(local + "/" + names[i], &bytes));
+    SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to + "/" + names[i], bytes));
+    MaybeCrash("bucket.upload_file");
+    return Status::OK();
+  });
 }
 
 Status BucketRootEnv::RenameFile(const std::string& from, const std::string& to) {
@@ -329,6 +344,7 @@ Status BucketRootEnv::NewestEpoch(uint64_t* epoch, std::string* who) {
       newest = n;
     }
   }
+  if (who == nullptr) return Status::OK();
   who->clear();
   if (*epoch != 0) (void)bucket_.ReadFileToString(root_ + "/writers/" + newest, who);
   while (!who->empty() && who->back() == '\n') who->pop_back();
@@ -345,8 +361,7 @@ Status BucketRootEnv::ClaimEpoch() {
   const std::string who = std::string("host ") + host + " pid " + std::to_string(getpid()) + " state " + state_dir_;
   for (int round = 0; round < kSwapRounds; ++round) {
     uint64_t newest = 0;
-    std::string holder;
-    SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &holder));
+    SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, nullptr));
     Status s = bucket_.PutCreateOnly(root_ + "/writers/" + EpochName(newest + 1), who + "\n");
     if (s.IsLocked()) continue;  // another writer took that epoch: read again
     SNAPSINK_RETURN_IF_ERROR(s);
@@ -389,9 +404,10 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
     const uint64_t mine = shared ? 0 : epoch();
     if (mine != 0) {
       uint64_t newest = 0;
-      std::string who;
-      SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &who));
+      SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, nullptr));
       if (newest > mine) {
+        std::string who;
+        SNAPSINK_RETURN_IF_ERROR(NewestEpoch(&newest, &who));
         return Status::Locked(path + ": not replaced: this writer's epoch " + std::to_string(mine) +
                               " was fenced by epoch " + std::to_string(newest) + " (" + who +
                               "); another writer took the root");
@@ -407,6 +423,29 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
     return s;
   }
   return Status::Locked(path + ": other writers kept replacing it; nothing was overwritten, try again");
+}
+
+Status UploadEach(size_t n, const std::function<Status(size_t)>& one) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  Status first_error;
+  auto work = [&] {
+    for (size_t i = next++; i < n && !failed; i = next++) {
+      Status s = one(i);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> l(mu);
+        if (first_error.ok()) first_error = s;
+        failed = true;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(n, kUploadsInFlight); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  return first_error;
 }
 
 namespace {

@@ -30,16 +30,19 @@
 // With many publishers (ExpectCurrent, below) there is no writer epoch:
 // CURRENT moves only from the generation a publish was built on.
 //
-// Crash points (engine/crash_point.h): bucket.upload_file (between the files
-// of a directory uploaded into the bucket), bucket.claimed_epoch (a writer
+// Crash points (engine/crash_point.h): bucket.upload_file (after each file
+// of a directory uploaded into the bucket; up to four go up at once, its
+// manifest.json or seal.json after all of them), bucket.claimed_epoch (a writer
 // epoch stored, the local lock held), plus those of engine/env_bucket.h.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine/env.h"
 #include "engine/env_bucket.h"
@@ -124,7 +127,11 @@ class BucketRootEnv : public Env {
   // True and *local set when path lives on this machine's disk.
   bool Local(const std::string& path, std::string* local) const;
   Status Upload(const std::string& local, const std::string& to);
+  // PUTs each of names (files in the local directory) create-only as
+  // to/<name>, a few at once; the first error once all in flight are done.
+  Status UploadFiles(const std::string& local, const std::string& to, const std::vector<std::string>& names);
   Status ClaimEpoch();
+  // The newest writer epoch claimed, and (who != null) what its claim says.
   Status NewestEpoch(uint64_t* epoch, std::string* who);
 
   const std::string root_;
@@ -138,6 +145,11 @@ class BucketRootEnv : public Env {
   bool shared_ = false;
   std::string built_on_;
 };
+
+// Runs one(0), ..., one(n - 1), a few at once (each is an upload into a
+// bucket, waiting on the server far more than on this machine): the first
+// error, once every one started is done; none is started after an error.
+Status UploadEach(size_t n, const std::function<Status(size_t)>& one);
 
 // The Env of the root at path: Env::Default() for a local path; for
 // "s3://BUCKET/PREFIX" a BucketRootEnv, one per root for the process's

@@ -14,6 +14,7 @@
 #include <boost/filesystem.hpp>
 
 #include "engine/env.h"
+#include "engine/s3/s3_uri.h"
 
 namespace snapsink {
 namespace {
@@ -254,6 +255,12 @@ Status Env::ReplaceFileIfVersion(const std::string& path, std::string_view data,
 }
 
 Status EnsureDir(Env* env, const std::string& dir) {
+  if (IsBucketPath(dir)) {
+    // A bucket has no directories to make (asking whether one exists costs
+    // requests): only one the root's Env keeps on this disk is made there.
+    const std::string local = env->LocalPath(dir);
+    return local != dir ? EnsureDir(Env::Default(), local) : env->CreateDir(dir);
+  }
   if (env->FileExists(dir)) return Status::OK();
   const std::string parent = boost::filesystem::path(dir).parent_path().string();
   if (!parent.empty()) SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, parent));

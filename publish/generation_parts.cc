@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "engine/crash_point.h"
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
+#include "engine/s3/s3_uri.h"
 #include "snapshot/checked_json.h"
 
 namespace snapsink {
@@ -301,10 +304,31 @@ Status UpdateParts(Env* env, const std::string& root, int64_t window_size_ms, co
   return update.Level(kPartDepth - 1, {}, put, &out->parts);
 }
 
+namespace {
+
+// The parts into a bucket root, a few at once (UploadEach): each is a
+// create-only PUT (the same bytes there already are success, so nothing is
+// read first; in a bucket nothing is overwritten, a damaged one included).
+Status WriteBucketParts(Env* env, const std::string& root, const std::vector<std::string>& parts,
+                        const std::string& crash_prefix) {
+  std::map<uint64_t, const std::string*> unique;
+  for (const std::string& bytes : parts) unique.emplace(XXH64(bytes.data(), bytes.size(), 0), &bytes);
+  const std::vector<std::pair<uint64_t, const std::string*>> todo(unique.begin(), unique.end());
+  const std::string crash_point = crash_prefix + ".part_written";
+  return UploadEach(todo.size(), [&](size_t i) {
+    SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, filenames::GenerationPart(root, todo[i].first), *todo[i].second));
+    MaybeCrash(crash_point.c_str());
+    return Status::OK();
+  });
+}
+
+}  // namespace
+
 Status WriteParts(Env* env, const std::string& root, const std::vector<std::string>& parts,
                   const std::string& crash_prefix) {
   if (parts.empty()) return Status::OK();
   SNAPSINK_RETURN_IF_ERROR(EnsureDir(env, filenames::PartsDir(root)));  // each new directory synced in its parent
+  if (IsBucketPath(root)) return WriteBucketParts(env, root, parts, crash_prefix);
   std::set<uint64_t> written;
   for (const std::string& bytes : parts) {
     const uint64_t h = XXH64(bytes.data(), bytes.size(), 0);

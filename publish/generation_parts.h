@@ -72,7 +72,8 @@ Status UpdateParts(Env* env, const std::string& root, int64_t window_size_ms, co
 
 // Writes each part not already on disk as manifests/parts/<xxh64> (a file of
 // that name holds those bytes: it is named by them). `crash_prefix` +
-// ".part_written" is hit after each part written.
+// ".part_written" is hit after each part written. Into a root in a bucket:
+// a few create-only PUTs at once, none read first.
 Status WriteParts(Env* env, const std::string& root, const std::vector<std::string>& parts,
                   const std::string& crash_prefix);
 

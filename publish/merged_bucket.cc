@@ -7,6 +7,7 @@
 #include "engine/crash_point.h"
 #include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
+#include "engine/s3/s3_uri.h"
 #include "engine/state_codec.h"
 #include "engine/window_records.h"
 #include "publish/current_file.h"
@@ -83,7 +84,7 @@ Status AdoptBucketCurrent(Root* root, const std::string& topic) {
   return txn->Commit();
 }
 
-Result<uint64_t> NextMergedVersion(Root* root, int64_t w, uint64_t last_version) {
+Result<uint64_t> NextMergedVersion(Root* root, const std::string& topic, int64_t w, uint64_t last_version) {
   if (!InBucket(root)) return last_version + 1;
   std::vector<std::string> names;
   Status s = root->env()->GetChildren(filenames::SnapshotWindowDir(root->path(), w), &names);
@@ -92,6 +93,21 @@ Result<uint64_t> NextMergedVersion(Root* root, int64_t w, uint64_t last_version)
   for (const std::string& n : names) {
     uint64_t v = 0;
     if (filenames::ParseVersionDirName(n, &v)) highest = std::max(highest, v);
+  }
+  // A process that recorded what it merged a version from and then died or
+  // lost its publish before that version's snapshot went up leaves
+  // merged/<topic>/<w>-v<N> alone: N is taken as well.
+  std::string inputs = filenames::MergedInputsFile(root->path(), topic, w, 0);
+  inputs.pop_back();  // ".../<w>-v": every version of w
+  std::string bucket, key;
+  SNAPSINK_RETURN_IF_ERROR(ParseBucketPath(inputs, &bucket, &key));
+  std::vector<S3ObjectInfo> objects;
+  SNAPSINK_RETURN_IF_ERROR(BucketOf(root)->bucket()->client()->List(bucket, key, "", &objects, nullptr));
+  for (const S3ObjectInfo& o : objects) {
+    uint64_t v = 0;
+    size_t i = key.size();
+    for (; i < o.key.size() && o.key[i] >= '0' && o.key[i] <= '9'; ++i) v = v * 10 + static_cast<uint64_t>(o.key[i] - '0');
+    if (i == o.key.size() && i > key.size()) highest = std::max(highest, v);
   }
   return highest + 1;
 }

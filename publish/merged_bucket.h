@@ -31,9 +31,9 @@ bool InBucket(Root* root);
 Status AdoptBucketCurrent(Root* root, const std::string& topic);
 
 // The version to merge window w at: above last_version and above every
-// version of w in the bucket (one a process that lost a race or died left
-// behind is never reused).
-Result<uint64_t> NextMergedVersion(Root* root, int64_t w, uint64_t last_version);
+// version of w in the bucket, a snapshot's or a recorded merge's of topic
+// (one a process that lost a race or died left behind is never reused).
+Result<uint64_t> NextMergedVersion(Root* root, const std::string& topic, int64_t w, uint64_t last_version);
 
 // Writes merged/<topic>/<window>-v<version> (the inputs identity),
 // create-only: the same bytes again are success; other bytes are Locked (a

@@ -333,7 +333,7 @@ Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partition
     }
     PendingSnapshot ps;
     ps.window_ms = w;
-    SNAPSINK_ASSIGN_OR_RETURN(ps.version, NextMergedVersion(root, w, c.ws.last_version));
+    SNAPSINK_ASSIGN_OR_RETURN(ps.version, NextMergedVersion(root, topic, w, c.ws.last_version));
     SnapshotManifest m;
     SNAPSINK_RETURN_IF_ERROR(MergeWindow(env, path, filenames::StagingSnapshotDir(path, w, ps.version), w, config.window_ms,
                                          ps.version, inputs, &m));

@@ -8,6 +8,7 @@
 
 #include "engine/crash_point.h"
 #include "engine/decimal.h"
+#include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/s3/s3_uri.h"
@@ -115,9 +116,12 @@ Status RemoveSupersededStaging(Env* env, const std::string& root, Store* live) {
 // same bytes): the staging copy goes and *staged becomes false. Otherwise
 // (a torn copy) it is removed, durably, and the staged copy is renamed as
 // usual. It is not published: its seal is still staged, so no generation
-// names it.
+// names it. In a bucket nothing is half renamed: the staged copy is
+// uploaded file by file, create-only, and what a crashed attempt put there
+// already (the same bytes) is success, so nothing is asked.
 Status SettleHalfRenamed(Env* env, const std::string& root, const PendingSnapshot& p, uint64_t staged_manifest_xxh64,
                          bool* staged) {
+  if (IsBucketPath(root)) return Status::OK();
   const std::string placed = filenames::SnapshotDir(root, p.window_ms, p.version);
   if (!env->FileExists(placed)) return Status::OK();
   const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
@@ -445,12 +449,23 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
     staged[i] = still_staged;
   }
   SNAPSINK_RETURN_IF_ERROR(env->SyncDir(filenames::SnapshotsDir(root)));
+  std::vector<const PendingSnapshot*> to_move;
   for (size_t i = 0; i < pending.size(); ++i) {
-    if (!staged[i]) continue;
-    const PendingSnapshot& p = pending[i];
+    if (staged[i]) to_move.push_back(&pending[i]);
+  }
+  auto move = [&](size_t i) {
+    const PendingSnapshot& p = *to_move[i];
     SNAPSINK_RETURN_IF_ERROR(env->RenameFile(filenames::StagingSnapshotDir(root, p.window_ms, p.version),
                                              filenames::SnapshotDir(root, p.window_ms, p.version)));
     MaybeCrash("publish.after_rename");
+    return Status::OK();
+  };
+  if (IsBucketPath(root)) {
+    // Into a bucket a rename is an upload: a few windows' at once, all
+    // answered before the generation manifest names any of them.
+    SNAPSINK_RETURN_IF_ERROR(UploadEach(to_move.size(), move));
+  } else {
+    for (size_t i = 0; i < to_move.size(); ++i) SNAPSINK_RETURN_IF_ERROR(move(i));
   }
   // A crashed attempt's renames are synced here too: the rerun syncs every
   // pending window's directory, not only those it renamed itself.

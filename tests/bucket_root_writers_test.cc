@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -275,6 +276,39 @@ TEST_F(BucketRootRestore, KilledAtACheckpointStepThenRunAgainEqualsACleanRun) {
   EXPECT_EQ(Published("orders"), clean);
   RunResult v = Run({"verify", Root("orders"), "--state", dir_.path() + "/b"});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+// What a publish asks of the bucket (SNAPSINK_S3_REQUEST_LOG): a bucket has
+// no directories, so nothing asks whether one exists (no listing of the
+// bucket to tell a missing one, no HEAD of a snapshot's or a part's
+// directory); a part is PUT create-only without a GET first; every PUT's
+// line names the bytes sent, which are the object's; and the publish is a
+// bounded number of requests for the sample's windows, not three per
+// directory it touches.
+TEST_F(BucketRootWriters, APublishAsksNothingAboutDirectoriesAndLogsTheBytesItPuts) {
+  testing::TempDir dir;
+  const std::string root = Root("orders"), state = dir.path() + "/state", log = dir.path() + "/requests";
+  ASSERT_EQ(Run({"init", root}).exit_code, 0);
+  ASSERT_EQ(Run({"ingest", root, Events(), "--state", state}).exit_code, 0);
+  ASSERT_EQ(Run({"seal", root, "--all", "--state", state}).exit_code, 0);
+  RunResult p = Run({"publish", root, "--state", state}, {{"SNAPSINK_S3_REQUEST_LOG", log}});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::map<std::string, std::string> objects = Objects("orders");
+  std::istringstream in(ReadAll(log));
+  size_t requests = 0, puts = 0;
+  for (std::string line; std::getline(in, line); ++requests) {
+    EXPECT_EQ(line.find("max-keys=0"), std::string::npos) << line;
+    EXPECT_NE(line.rfind("HEAD s3://" + bucket_ + "/orders/manifests", 0), 0u) << line;
+    EXPECT_FALSE(line.rfind("GET ", 0) == 0 && line.find("/manifests/parts/") != std::string::npos) << line;
+    if (line.rfind("PUT ", 0) != 0) continue;
+    ++puts;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(line, m, std::regex("^PUT s3://[^/]+/orders/(\\S+) sent=([0-9]+) [0-9]+ms 200$")))
+        << line;
+    if (m[1] == "CURRENT") continue;  // replaced: its first version was sent, checked at the end
+    ASSERT_EQ(objects.count(m[1]), 1u) << line;
+    EXPECT_EQ(std::to_string(objects.at(m[1]).size()), m[2].str()) << line;
+  }
+  EXPECT_GE(puts, 4u + 2 * 4) << "the writer epoch, 4 snapshots of 2 files, parts, a manifest and CURRENT";
+  EXPECT_LE(requests, puts + 12) << ReadAll(log);
 }
 
 }  // namespace

@@ -376,6 +376,56 @@ TEST_F(KafkaBucket, AZombieStoppedBeforeItsCurrentSwapLosesIt) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// Scaled 1 -> 3 -> 1: one process reads the topic and exits; more events
+// come and three processes (two new "machines", each its own --state DIR
+// and a reader with its own cache dir) share the group and the bucket;
+// more events, and one process again. After each phase a reader on yet
+// another DIR sees the rows of a file run of every event so far; at the
+// end they equal a file run of all events, and verify passes.
+TEST_F(KafkaBucket, ScaledOneToThreeToOneEqualsAFileRun) {
+  std::vector<EventStream> phases;
+  for (int i = 0; i < 3; ++i) phases.push_back(GenerateEvents(kPartitions, 100, 97 + i, 100 * i));
+  const std::string root = BucketRoot("orders");
+  auto rows_so_far = [&](int phase) {
+    std::vector<const EventStream*> all;
+    for (int i = 0; i <= phase; ++i) all.push_back(&phases[i]);
+    return Rows(FileQuery(all));
+  };
+  auto read_with_own_cache = [&](int phase) {
+    ChildResult r = Snapsink({"query", root, "--format", "json", "--cache-dir",
+                              dir_ + "/cache-" + std::to_string(phase)},
+                             env_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Rows(r.out);
+  };
+  std::string seen;
+  // 1: one process.
+  ProduceStream(phases[0]);
+  ChildResult one = Snapsink(FinalArgs(root, "gb5", "state-a"), env_, 180);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(read_with_own_cache(0), rows_so_far(0));
+  // 3: A again on its own DIR, and B and C on new, empty ones.
+  ProduceStream(phases[1]);
+  std::vector<std::unique_ptr<Child>> three;
+  for (const char* state : {"state-a", "state-b", "state-c"}) three.push_back(Start(FinalArgs(root, "gb5", state)));
+  for (auto& c : three) {
+    ChildResult r = c->Wait(240);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    seen += r.err;
+  }
+  ASSERT_FALSE(HasFailure()) << seen;
+  EXPECT_EQ(read_with_own_cache(1), rows_so_far(1)) << seen;
+  // 1: C alone, which may have held none of some partitions' state.
+  ProduceStream(phases[2]);
+  ChildResult last = Snapsink(FinalArgs(root, "gb5", "state-c"), env_, 180);
+  ASSERT_EQ(last.exit_code, 0) << last.err;
+  ExpectNoSecret(one.err + seen + last.err);
+  for (int p = 0; p < kPartitions; ++p) EXPECT_EQ(ClaimedState("orders", p), dir_ + "/state-c") << p;
+  EXPECT_EQ(read_with_own_cache(2), rows_so_far(2)) << last.err;
+  ChildResult v = Snapsink({"verify", root}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 // One owner killed at each durable step of its bucket writes (a claim, a
 // seal record uploaded, progress swapped, a checkpoint, the merged
 // inputs, the generation and its CURRENT swap), then run again: on the same

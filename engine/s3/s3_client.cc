@@ -76,14 +76,15 @@ Status S3Client::GetIfNoneMatch(const std::string& bucket, const std::string& ke
   return Status::OK();
 }
 
-Status S3Client::Head(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag) {
+Status S3Client::Head(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag,
+                      bool name_missing_bucket) {
   Request req = Make("HEAD", bucket, key);
   Response resp;
   Call(req, &resp);
   if (resp.curl_code != 0 || resp.status != 200) {
     // A HEAD answer has no body: a 404 cannot say whether the bucket is
     // missing, so it is asked once more by a listing of the bucket.
-    if (resp.curl_code == 0 && resp.status == 404) {
+    if (name_missing_bucket && resp.curl_code == 0 && resp.status == 404) {
       Request probe = Make("GET", bucket, "");
       probe.query = "list-type=2&max-keys=0";
       Response presp;

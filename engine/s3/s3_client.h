@@ -62,7 +62,11 @@ class S3Client {
   // new_etag untouched); otherwise the object and its ETag.
   Status GetIfNoneMatch(const std::string& bucket, const std::string& key, const std::string& etag, bool* modified,
                         std::string* body, std::string* new_etag);
-  Status Head(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag);
+  // A 404 is asked once more by a listing of the bucket, to name a missing
+  // bucket, unless !name_missing_bucket (whether the object exists is all
+  // the caller asks).
+  Status Head(const std::string& bucket, const std::string& key, uint64_t* size, std::string* etag,
+              bool name_missing_bucket = true);
 
   // PUT with If-None-Match: *. OK with *outcome for every answer that says
   // something about the object (stored, exists, unknown); etag set when stored.

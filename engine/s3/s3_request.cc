@@ -108,12 +108,14 @@ bool TransientStatus(long status) { return status == 429 || status >= 500; }
 
 // One line of SNAPSINK_S3_REQUEST_LOG, in one write (O_APPEND: lines of
 // processes sharing the file do not interleave).
-void LogRequest(const S3Config& config, const S3Client::Request& req, const S3Client::Response& resp) {
+void LogRequest(const S3Config& config, const S3Client::Request& req, const S3Client::Response& resp, long ms) {
   std::string line = req.method + " " + req.Path() + (req.query.empty() ? "" : "?" + req.query);
   for (const std::string& h : req.headers) {
     if (h.rfind("Range: ", 0) == 0) line += " " + h.substr(7);
     if (h.rfind("If-None-Match: \"", 0) == 0) line += " if-none-match";
   }
+  if (req.method == "PUT") line += " sent=" + std::to_string(req.body.size());
+  line += " " + std::to_string(ms) + "ms";
   line += " " + (resp.curl_code != 0 ? std::string("failed") : std::to_string(resp.status)) + "\n";
   line = config.Scrub(std::move(line));
   const int fd = ::open(config.request_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -187,7 +189,10 @@ void S3Client::Perform(const Request& req, long time_left_ms, Response* resp) {
   } else if (req.method != "GET") {
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   }
+  const auto started = std::chrono::steady_clock::now();
   const CURLcode rc = curl_easy_perform(h);
+  const long ms = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   ++resp->attempts;
   if (rc == CURLE_OK) {
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
@@ -205,7 +210,7 @@ void S3Client::Perform(const Request& req, long time_left_ms, Response* resp) {
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl_slist_free_all(headers);
-  if (!config_.request_log.empty()) LogRequest(config_, req, *resp);
+  if (!config_.request_log.empty()) LogRequest(config_, req, *resp, ms);
   if (rc == CURLE_OK) {
     pool_->Give(h);
   } else {
