@@ -46,6 +46,7 @@ struct XXH64_state_s;
 namespace snapsink {
 
 struct CachedBlockSlot;  // snapshot/table_cache.h
+class SnapshotCompressor;  // snapshot/snapshot_compressor.h
 
 // A row as decoded in place: the views point into the reader's block buffer
 // and are valid only during the callback that receives them.
@@ -124,6 +125,10 @@ struct SnapshotWriterOptions {
   // file): the writer of a root with a quantiles metric sets it with
   // extended_rows.
   bool sketch_rows = false;
+  // Blocks after the first are compressed on a second thread while the
+  // next is encoded (snapshot/snapshot_compressor.h); the file's bytes are
+  // the same either way. Off: every block inline, on the caller's thread.
+  bool compress_ahead = true;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the
@@ -174,6 +179,8 @@ class SnapshotWriter {
   Status Fail(Status s);
   Status AppendToFile(std::string_view data);
   Status FlushBlock();
+  // Appends the block the compressor holds, if any, and fills its entry.
+  Status TakeCompressed();
   Status WriteTail(SnapshotFileInfo* info);
 
   const std::string path_;
@@ -198,6 +205,8 @@ class SnapshotWriter {
   std::string last_key_;
   std::vector<IndexEntry> index_;
   size_t flip_hash_index_byte_ = SIZE_MAX;
+  std::unique_ptr<SnapshotCompressor> compressor_;  // blocks after the first, on a second thread
+  size_t pending_entry_ = 0;                        // index_ entry of the block it holds
 };
 
 // The hash of (metric, key) that the filter and the blocks' hash indexes
