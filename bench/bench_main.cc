@@ -1551,10 +1551,14 @@ int Main(int argc, char** argv) {
 namespace snapsink::bench {
 int ServeBenchMain(int argc, char** argv);  // serve_bench.cc
 int BucketBenchMain(int argc, char** argv);  // bucket_bench.cc
+int ProcessBenchMain(int argc, char** argv);  // process_bench.cc
+int ParseOnlyMain(int argc, char** argv);  // process_bench.cc
 }
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--serve") return snapsink::bench::ServeBenchMain(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "--bucket") return snapsink::bench::BucketBenchMain(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--process") return snapsink::bench::ProcessBenchMain(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--parse-only") return snapsink::bench::ParseOnlyMain(argc, argv);
   return snapsink::bench::Main(argc, argv);
 }

@@ -75,6 +75,7 @@ set(SNAPSINK_LIB_SOURCES
   snapshot/snapshot_filter.cc
   snapshot/snapshot_format.cc
   snapshot/snapshot_reader.cc
+  snapshot/snapshot_compressor.cc
   snapshot/snapshot_writer.cc
   snapshot/snapshot_manifest.cc
   snapshot/table_cache.cc
@@ -339,10 +340,12 @@ set(SNAPSINK_BENCH_SOURCES
   bench/bench_util.cc
   bench/bucket_bench.cc
   bench/checkpoint_bench.cc
+  bench/child_process.cc
   bench/id_state_bench.cc
   bench/input_gen.cc
   bench/kinds_bench.cc
   bench/parts_bench.cc
+  bench/process_bench.cc
   bench/serve_bench.cc
   bench/merged_publish_bench.cc
   bench/write_bench.cc

@@ -34,6 +34,10 @@
 namespace snapsink {
 namespace {
 
+// How far ahead of the line being applied its producer's front slot, and
+// then the producer itself, are prefetched (Impl::PrefetchFrontSlot).
+constexpr size_t kFrontSlotLookahead = 8;
+constexpr size_t kProducerLookahead = 4;
 constexpr char kBeyondHorizon[] = "beyond the dedup horizon";
 constexpr char kBeyondRetention[] = "beyond retention";
 constexpr char kBeyondMaxAhead[] = "beyond max-ahead";
@@ -699,8 +703,11 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   auto next_line = [&]() {
     if (!parse_ahead) return reader->Next(&line);
     m.preparsed = ahead.Next();
-    if (m.preparsed != nullptr) line = m.preparsed->line;
-    return m.preparsed != nullptr;
+    if (m.preparsed == nullptr) return false;
+    line = m.preparsed->line;
+    m.PrefetchFrontSlot(ahead.Ahead(kFrontSlotLookahead));
+    m.PrefetchProducer(ahead.Ahead(kProducerLookahead));
+    return true;
   };
   while (next_line()) {
     m.cur->end_offset = line.offset;  // after a skipped BOM or blank tail too

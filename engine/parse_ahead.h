@@ -66,6 +66,15 @@ class ParseAhead {
   // input or on a read error (reader->status() tells).
   const ParsedLine* Next();
 
+  // The line k after the one Next last returned, if it lies in the same
+  // (parsed) chunk; nullptr otherwise. Valid as long as that line is: for
+  // looking ahead (prefetching), never for applying out of order.
+  const ParsedLine* Ahead(size_t k) const {
+    if (!handing_out_) return nullptr;
+    const std::vector<ParsedLine>& lines = chunks_[head_].lines;
+    return next_ - 1 + k < lines.size() ? &lines[next_ - 1 + k] : nullptr;
+  }
+
   // Stops and joins the helper thread: the reader is the caller's again
   // (status(), or reading on). Lines not handed out are dropped. Idempotent.
   void Stop();

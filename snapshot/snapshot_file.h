@@ -47,6 +47,7 @@ struct XXH64_state_s;
 namespace snapsink {
 
 struct CachedBlockSlot;  // snapshot/table_cache.h
+class SnapshotCompressor;  // snapshot/snapshot_compressor.h
 
 // A row as decoded in place: the views point into the reader's block buffer
 // and are valid only during the callback that receives them.
@@ -134,6 +135,10 @@ struct SnapshotWriterOptions {
   // Rows may carry a distinct-count sketch (a HyperLogLog in RowView::sketch;
   // version 6): the writer of a root with a distinct metric sets it.
   bool distinct_rows = false;
+  // Blocks after the first are compressed on a second thread while the
+  // next is encoded (snapshot/snapshot_compressor.h); the file's bytes are
+  // the same either way. Off: every block inline, on the caller's thread.
+  bool compress_ahead = true;
 };
 
 // Writes one snapshot file, streaming: it holds one block buffer and the
@@ -184,6 +189,8 @@ class SnapshotWriter {
   Status Fail(Status s);
   Status AppendToFile(std::string_view data);
   Status FlushBlock();
+  // Appends the block the compressor holds, if any, and fills its entry.
+  Status TakeCompressed();
   Status WriteTail(SnapshotFileInfo* info);
 
   const std::string path_;
@@ -208,6 +215,8 @@ class SnapshotWriter {
   std::string last_key_;
   std::vector<IndexEntry> index_;
   size_t flip_hash_index_byte_ = SIZE_MAX;
+  std::unique_ptr<SnapshotCompressor> compressor_;  // blocks after the first, on a second thread
+  size_t pending_entry_ = 0;                        // index_ entry of the block it holds
 };
 
 // The hash of (metric, key) that the filter and the blocks' hash indexes

@@ -11,6 +11,7 @@
 #include "engine/crash_point.h"
 #include "engine/kind_sketch.h"
 #include "engine/decimal.h"
+#include "snapshot/snapshot_compressor.h"
 #include "snapshot/snapshot_file.h"
 #include "snapshot/snapshot_filter.h"
 #include "snapshot/snapshot_format.h"
@@ -57,6 +58,7 @@ SnapshotWriter::SnapshotWriter(std::string path, std::unique_ptr<WritableFile> f
 }
 
 SnapshotWriter::~SnapshotWriter() {
+  compressor_.reset();  // its thread may be using cctx_
   ZSTD_freeCCtx(cctx_);
   XXH64_freeState(file_hash_);
 }
@@ -199,6 +201,18 @@ Status SnapshotWriter::FlushBlock() {
   if (flip_hash_index_byte_ < block_.size() - index_at - 4) block_[index_at + flip_hash_index_byte_] ^= 0x01;
   PutFixed32(&block_, num);
   restarts_.clear();
+  index_.back().rows = block_rows_;
+  // Every block after the first is compressed on a second thread while the
+  // next one is encoded; the one before it reaches the file first.
+  SNAPSINK_RETURN_IF_ERROR(TakeCompressed());
+  if (index_.size() > 1 && options_.compress_ahead) {
+    if (compressor_ == nullptr) compressor_ = std::make_unique<SnapshotCompressor>(cctx_, options_.zstd_level);
+    if (compressor_->Submit(&block_)) {
+      pending_entry_ = index_.size() - 1;
+      block_rows_ = 0;
+      return Status::OK();
+    }
+  }
   compressed_.resize(ZSTD_compressBound(block_.size()));
   size_t n = ZSTD_compressCCtx(cctx_, compressed_.data(), compressed_.size(), block_.data(),
                                block_.size(), options_.zstd_level);
@@ -209,7 +223,6 @@ Status SnapshotWriter::FlushBlock() {
   e.offset = offset_;
   e.csize = static_cast<uint32_t>(n);
   e.usize = static_cast<uint32_t>(block_.size());
-  e.rows = block_rows_;
   e.xxh64 = XXH64(compressed_.data(), n, 0);
   SNAPSINK_RETURN_IF_ERROR(AppendToFile(std::string_view(compressed_.data(), n)));
   block_.clear();
@@ -221,6 +234,21 @@ Status SnapshotWriter::FlushBlock() {
     MaybeCrash("seal.mid_data");
   }
   return Status::OK();
+}
+
+Status SnapshotWriter::TakeCompressed() {
+  if (compressor_ == nullptr || !compressor_->pending()) return Status::OK();
+  uint32_t usize = 0;
+  uint64_t xxh64 = 0;
+  std::string error;
+  compressor_->Take(&compressed_, &usize, &xxh64, &error);
+  if (!error.empty()) return Fail(Status::IOError(fmt::format("snapshot {}: zstd: {}", path_, error)));
+  IndexEntry& e = index_[pending_entry_];
+  e.offset = offset_;
+  e.csize = static_cast<uint32_t>(compressed_.size());
+  e.usize = usize;
+  e.xxh64 = xxh64;
+  return AppendToFile(compressed_);
 }
 
 Status SnapshotWriter::Finish(SnapshotFileInfo* info) {
@@ -244,6 +272,7 @@ Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
   if (finished_) return Status::InvalidArgument(fmt::format("snapshot {}: Finish twice", path_));
   finished_ = true;
   SNAPSINK_RETURN_IF_ERROR(FlushBlock());
+  SNAPSINK_RETURN_IF_ERROR(TakeCompressed());
 
   const std::string filter = BuildFilter(key_hashes_);
   const uint64_t filter_offset = offset_;

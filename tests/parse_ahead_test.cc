@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -44,6 +45,37 @@ std::string Input() {
   }
   in += "{\"producer\":\"last\",\"seq\":9,\"ts\":1792576800000,\"metric\":\"m\"}";
   return in;
+}
+
+// Ahead(k) is the line that Next will return k calls later, as long as it
+// lies in the chunk being handed out; nullptr past that chunk's end.
+TEST(ParseAheadTest, AheadNamesTheLineNextWillReturn) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  WriteFile(path, Input());
+  std::unique_ptr<LineReader> reader;
+  ASSERT_STATUS_OK(LineReader::Open(path, &reader));
+  ParseAhead ahead(reader.get());
+  EXPECT_EQ(ahead.Ahead(1), nullptr);  // nothing handed out yet
+  constexpr size_t kK = 4;
+  std::map<size_t, uint64_t> expected;  // line number -> offset Ahead named for it
+  size_t n = 0, named = 0, past = 0;
+  for (const ParsedLine* p = ahead.Next(); p != nullptr; p = ahead.Next(), ++n) {
+    EXPECT_EQ(ahead.Ahead(0), p);
+    if (auto it = expected.find(n); it != expected.end()) {
+      EXPECT_EQ(p->line.offset, it->second) << "line " << n;
+      expected.erase(it);
+    }
+    if (const ParsedLine* a = ahead.Ahead(kK); a != nullptr) {
+      expected[n + kK] = a->line.offset;
+      ++named;
+    } else {
+      ++past;  // the last lines of a chunk
+    }
+  }
+  EXPECT_TRUE(expected.empty());
+  EXPECT_GT(named, 2 * ParseAhead::kChunkLines);
+  EXPECT_GE(past, 2 * kK);  // at least two chunk ends (three chunks)
 }
 
 TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {

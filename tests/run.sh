@@ -181,6 +181,7 @@ wait_asan_build() {
 if part "build" build_normal; then
   start_asan_build
   part "benchmark smoke test (it runs; targets are informational)" ./build/snapsink_bench --quick
+  part "whole-process benchmark smoke test" ./build/snapsink_bench --process --quick
   ctest_part "tests" build
   part "embedding example (install + find_package)" embed_example
 else
