@@ -25,8 +25,23 @@ namespace {
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr std::string_view kSealFormat = "snapsink.partition_seal";
 constexpr std::string_view kProgressFormat = "snapsink.partition_progress";
+constexpr std::string_view kProducersFormat = "snapsink.partition_producers";
 constexpr uint64_t kRecordFormatVersion = 1;
 constexpr int kClaimLockWaitMs = 10000;
+// partitions/<source>/producers (docs/FORMAT.md section 7).
+std::string PartitionProducersFile(const std::string& root, const std::string& source) {
+  return filenames::Join(filenames::PartitionDir(root, source), "producers");
+}
+// The producers of a partition's state (its producer table, by id), for the
+// merged publish's split check.
+Status ReadStateProducers(Root* state, std::vector<std::string>* out) {
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(state->store()->BeginRead(&txn));
+  return txn->Scan(Table::kProducers, "", [&](std::string_view k, std::string_view) {
+    out->emplace_back(k);
+    return true;
+  });
+}
 // Meta key of a partition's state: the position of its last recorded round.
 constexpr char kRecordedToKey[] = "partition_seals/recorded_to";
 
@@ -172,6 +187,44 @@ Status PartitionProgress::Decode(std::string_view text, const std::string& name,
   }
   *out = std::move(p);
   return Status::OK();
+}
+
+std::string PartitionProducers::Encode() const {
+  std::string out = fmt::format("{{\"format\":\"{}\",\"format_version\":{},\"topic\":\"{}\",\"partition\":{},"
+                                "\"producers\":[",
+                                kProducersFormat, kRecordFormatVersion, HexBytes(topic), partition);
+  for (size_t i = 0; i < producers.size(); ++i) out += fmt::format("{}\"{}\"", i ? "," : "", HexBytes(producers[i]));
+  out += "]}";
+  return SealJson(std::move(out));
+}
+
+Status PartitionProducers::Decode(std::string_view text, const std::string& name, PartitionProducers* out) {
+  MemberReader r(name);
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kProducersFormat, kRecordFormatVersion, &r, &parser, &o, name));
+  PartitionProducers p;
+  SNAPSINK_RETURN_IF_ERROR(ReadTopicPartition(r, o, &p.topic, &p.partition));
+  simdjson::dom::array arr;
+  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "producers", &arr));
+  for (simdjson::dom::element e : arr) {
+    std::string_view hex;
+    std::string producer;
+    if (e.get_string().get(hex) != simdjson::SUCCESS || !UnhexBytes(hex, &producer)) {
+      return r.Bad("producers", "not a hex string");
+    }
+    if (!p.producers.empty() && !(p.producers.back() < producer)) return r.Bad("producers", "not sorted or not unique");
+    p.producers.push_back(std::move(producer));
+  }
+  *out = std::move(p);
+  return Status::OK();
+}
+
+Status ReadPartitionProducers(Env* env, const std::string& root, const std::string& source, PartitionProducers* out) {
+  const std::string path = PartitionProducersFile(root, source);
+  std::string text;
+  SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(path, &text));
+  return PartitionProducers::Decode(text, path, out);
 }
 
 bool PartitionProgress::Past(int64_t w, int64_t window_ms, int64_t lateness_ms) const {
@@ -394,6 +447,20 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
     if (it == by_window.end() || it->second.to <= r.to) by_window[r.window_ms] = ref;
   }
   for (const auto& [w, s] : by_window) next.seals.push_back(s);
+  // The producers list before progress: a merged publish that read this
+  // round's progress reads this list or a later one.
+  PartitionProducers producers;
+  producers.topic = round.topic;
+  producers.partition = round.partition;
+  SNAPSINK_RETURN_IF_ERROR(ReadStateProducers(state, &producers.producers));
+  const std::string producers_file = PartitionProducersFile(root, source);
+  const std::string producers_text = producers.Encode();
+  std::string in_place;
+  Status read = env->ReadFileToString(producers_file, &in_place);
+  if (!read.ok() && !read.IsNotFound()) return read;
+  if (!read.ok() || in_place != producers_text) {
+    SNAPSINK_RETURN_IF_ERROR(WriteFileAtomic(env, producers_file, producers_text));
+  }
   MaybeCrash("partition.progress");
   std::string new_version;
   Status ws = env->ReplaceFileIfVersion(progress_path, next.Encode(), prev_version, &new_version);

@@ -298,7 +298,27 @@ Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, 
   return Status::OK();
 }
 
-Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
+// Producers in the lists of two or more partitions, by producer, each with
+// its partitions ascending. A partition with no list yet has none.
+Status SplitProducers(Env* env, const std::string& root, const std::string& topic, int32_t partitions,
+                      std::map<std::string, std::vector<int32_t>>* split) {
+  std::map<std::string, std::vector<int32_t>> seen;
+  for (int32_t p = 0; p < partitions; ++p) {
+    PartitionProducers list;
+    Status s = ReadPartitionProducers(env, root, PartitionSource(topic, p), &list);
+    if (s.IsNotFound()) continue;
+    SNAPSINK_RETURN_IF_ERROR(s);
+    for (std::string& producer : list.producers) seen[std::move(producer)].push_back(p);
+  }
+  split->clear();
+  for (auto& [producer, on] : seen) {
+    if (on.size() > 1) split->emplace(producer, std::move(on));
+  }
+  return Status::OK();
+}
+
+Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partitions, const SplitProducerCheck& on_split,
+                         MergedPublishResult* result) {
   *result = MergedPublishResult();
   SNAPSINK_RETURN_IF_ERROR(AdoptBucketCurrent(root, topic));  // a bucket: what the others published
   Env* env = root->env();
@@ -322,6 +342,13 @@ Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partition
   SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kFollowerStepWaitMs, &lock));
   SNAPSINK_RETURN_IF_ERROR(AdoptBucketCurrent(root, topic));
   SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates, &oldest_kept));
+  // A producer in two partitions' states is counted by each: found here,
+  // before any of it is published, whichever processes own the partitions.
+  if (!candidates.empty() && on_split) {
+    std::map<std::string, std::vector<int32_t>> split;
+    SNAPSINK_RETURN_IF_ERROR(SplitProducers(env, path, topic, partitions, &split));
+    for (const auto& [producer, on] : split) SNAPSINK_RETURN_IF_ERROR(on_split(producer, on));
+  }
 
   std::vector<PendingSnapshot> pending;
   std::vector<std::pair<std::string, std::string>> merged_keys;
@@ -386,11 +413,12 @@ constexpr int kBucketPublishRounds = 8;
 
 }  // namespace
 
-Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
-  if (!InBucket(root)) return PublishMergedOnce(root, topic, partitions, result);
+Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, const SplitProducerCheck& on_split,
+                     MergedPublishResult* result) {
+  if (!InBucket(root)) return PublishMergedOnce(root, topic, partitions, on_split, result);
   Status s;
   for (int round = 0; round < kBucketPublishRounds; ++round) {
-    s = PublishMergedOnce(root, topic, partitions, result);
+    s = PublishMergedOnce(root, topic, partitions, on_split, result);
     if (!s.IsLocked()) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(20 << std::min(round, 5)));
   }

@@ -7,9 +7,13 @@
 // this executable runs with the default, stop. Part of kafka_mock_harness
 // (its main() is in kafka_mock_harness.cc).
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
+#include <memory>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/kafka_fixture.h"
@@ -113,6 +117,132 @@ TEST_F(KafkaSplitProducer, StatesStopAtTheSecondPartitionAndWarnGoesOn) {
   const std::string warned = NewRoot("split-states-warned");
   r = Snapsink(RunArgs(warned, "gsplit2w", {"--final", "--state", dir_ + "/state-w", "--on-split-producer", "warn"}));
   ExpectWarned(r, warned);
+}
+
+// Two processes, each owning one partition of a 2-partition topic, with a
+// producer's events in both: neither process reads the other's partition,
+// so neither Write sees the split. The merged publish finds it, from the
+// producer lists the partitions' rounds record in ROOT, before it
+// publishes. They start following an empty topic; the events come once each
+// owns one partition (each partition also closes the first window: a
+// producer of its own sends for 5 hours of event time).
+class KafkaSplitAcrossProcesses : public KafkaMock {
+ protected:
+  static constexpr char kPair[] = "pair";
+  std::vector<std::string> Args(const std::string& root, const std::string& group, const std::string& state,
+                                const std::vector<std::string>& extra) {
+    std::vector<std::string> a = RunArgs(root, group, {"--state", dir_ + "/" + state, "--follow", "--publish-every",
+                                                       "1s"});
+    for (size_t i = 0; i + 1 < a.size(); ++i) {
+      if (a[i] == "--topic") a[i + 1] = kPair;
+    }
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  // The state directory named by partition p's newest claim ("" when none).
+  std::string Owner(const std::string& root, int p) {
+    const std::string dir = root + "/owners/kafka_pair_" + std::to_string(p);
+    std::string newest;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() == 20 && name > newest) newest = name;
+    }
+    if (newest.empty()) return "";
+    std::string who = ReadFile(dir + "/" + newest);
+    while (!who.empty() && who.back() == '\n') who.pop_back();
+    return who.substr(who.find(' ') + 1);
+  }
+  // Starts two followers and waits until each owns one partition; then
+  // produces: producer "split" seq 0, 2, ... to partition 0 and 1, 3, ...
+  // to partition 1, then, in each, producer "own-P" every 30 minutes of
+  // event time for 5 hours.
+  void StartTwoAndProduce(const std::string& root, const std::string& group, const std::vector<std::string>& extra) {
+    cluster_->CreateTopic(kPair, 2);
+    a_ = std::make_unique<Child>(g_snapsink, Args(root, group, "state-a", extra), std::vector<std::string>{}, dir_);
+    b_ = std::make_unique<Child>(g_snapsink, Args(root, group, "state-b", extra), std::vector<std::string>{}, dir_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline &&
+           (Owner(root, 0).empty() || Owner(root, 1).empty() || Owner(root, 0) == Owner(root, 1))) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_NE(Owner(root, 0), Owner(root, 1)) << a_->Err() << b_->Err();
+    ASSERT_FALSE(Owner(root, 0).empty()) << a_->Err() << b_->Err();
+    constexpr int64_t kT0 = 1792576800000LL;  // 2026-10-21T10:00:00Z
+    for (int p = 0; p < 2; ++p) {
+      std::vector<std::string> records;
+      for (int seq = p; seq < kSplitEvents; seq += 2) {
+        records.push_back(R"({"producer":"split","seq":)" + std::to_string(seq) + R"(,"ts":)" +
+                          std::to_string(kT0 + 1000 + seq) + R"(,"metric":"spread","value":1})");
+      }
+      for (int i = 0; i <= 10; ++i) {
+        records.push_back(R"({"producer":"own-)" + std::to_string(p) + R"(","seq":)" + std::to_string(i) +
+                          R"(,"ts":)" + std::to_string(kT0 + i * 1800000LL) + R"(,"metric":"own","value":1})");
+      }
+      ASSERT_TRUE(cluster_->Produce(kPair, p, records)) << p;
+    }
+  }
+  std::unique_ptr<Child> a_, b_;
+};
+
+// stop (the default): the first process to publish after both partitions
+// recorded their rounds exits 3 with the one-process message, and nothing
+// is published.
+TEST_F(KafkaSplitAcrossProcesses, StopsTheMergedPublishExitThreeNamingBothPartitions) {
+  const std::string root = NewRoot("split-across");
+  StartTwoAndProduce(root, "gacross1", {});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && a_->Running() && b_->Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  Child* first = a_->Running() ? b_.get() : a_.get();
+  Child* other = first == a_.get() ? b_.get() : a_.get();
+  ASSERT_FALSE(first->Running()) << "neither process stopped\n" << a_->Err() << b_->Err();
+  if (other->Running()) other->Signal(SIGTERM);
+  ChildResult r = first->Wait(30);
+  other->Wait(60);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(R"(producer "split" is split over kafka:pair/0 and kafka:pair/1: its records must all go to )"
+                       R"(one partition; key them by producer (kcat -K, librdkafka: the message key set to the )"
+                       R"(producer id), or --on-split-producer warn to go on)"),
+            std::string::npos)
+      << r.err;
+  ChildResult q = Snapsink({"query", root});
+  EXPECT_NE(q.err.find("nothing is published in " + root + " yet"), std::string::npos) << q.out << q.err;
+}
+
+// warn: the publish goes on; the process that found it says so once, sums
+// it up at the end, and ROOT's status lists it.
+TEST_F(KafkaSplitAcrossProcesses, WarnRecordsItInTheRootAndPublishes) {
+  const std::string root = NewRoot("split-across-warn");
+  StartTwoAndProduce(root, "gacross2", {"--on-split-producer", "warn"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string status;
+  while (std::chrono::steady_clock::now() < deadline && a_->Running() && b_->Running()) {
+    status = Snapsink({"status", root, "--json"}).out;
+    if (status.find(R"("split_producers":[{"producer":"split","sources":"kafka:pair/0, kafka:pair/1"}])") !=
+            std::string::npos &&
+        Snapsink({"query", root}).exit_code == 0) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  a_->Signal(SIGTERM);
+  b_->Signal(SIGTERM);
+  ChildResult ra = a_->Wait(60), rb = b_->Wait(60);
+  EXPECT_EQ(ra.exit_code, 0) << ra.err;
+  EXPECT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_NE(status.find(R"("split_producers":[{"producer":"split","sources":"kafka:pair/0, kafka:pair/1"}])"),
+            std::string::npos)
+      << status;
+  const std::string both = ra.err + rb.err;
+  EXPECT_NE(both.find(R"(warning: producer "split" is split over kafka:pair/0, kafka:pair/1: )"), std::string::npos)
+      << both;
+  EXPECT_NE(both.find("kafka pair: 1 producers split over partitions (--on-split-producer warn)"), std::string::npos)
+      << both;
+  ChildResult q = Snapsink({"query", root, "--metric", "spread"});
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find("2026-10-21T10:00:00Z"), std::string::npos) << q.out;
 }
 
 TEST_F(KafkaSplitProducer, OnSplitProducerGoesWithKafkaOnly) {

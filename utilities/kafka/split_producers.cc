@@ -33,11 +33,7 @@ Status SplitProducers::Check(std::string_view source, std::string_view producer,
     return Status::OK();
   }
   const std::string quoted = api::JsonQuote(producer);
-  if (on_split_ == OnSplitProducer::kStop) {
-    return Status::Gap("producer " + quoted + " is split over " + sources_[seen.first] + " and " + sources_[at] +
-                       ": its records must all go to one partition; key them by producer (kcat -K, librdkafka: the "
-                       "message key set to the producer id), or OnSplitProducer::kWarn to go on");
-  }
+  if (on_split_ == OnSplitProducer::kStop) return Stop(quoted, sources_[seen.first], sources_[at]);
   if (seen.others.empty()) ++split_;
   seen.others.push_back(at);
   *split = Names(seen);
@@ -45,6 +41,34 @@ Status SplitProducers::Check(std::string_view source, std::string_view producer,
                     "warning: producer " + quoted + " is split over " + *split +
                         ": its records are not keyed by producer, so its events are read out of order or counted "
                         "twice (going on, as asked)"});
+  return Status::OK();
+}
+
+Status SplitProducers::Stop(const std::string& quoted, const std::string& first, const std::string& second) const {
+  return Status::Gap("producer " + quoted + " is split over " + first + " and " + second +
+                     ": its records must all go to one partition; key them by producer (kcat -K, librdkafka: the "
+                     "message key set to the producer id), or OnSplitProducer::kWarn to go on");
+}
+
+Status SplitProducers::FoundMerged(const std::string& producer, const std::vector<std::string>& sources) {
+  if (sources.size() < 2) return Status::OK();
+  const std::string quoted = api::JsonQuote(producer);
+  if (on_split_ == OnSplitProducer::kStop) return Stop(quoted, sources[0], sources[1]);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, fresh] = producers_.try_emplace(producer);
+  Seen& seen = it->second;
+  if (fresh) seen.first = SourceIndex(sources[0]);
+  if (!seen.others.empty()) return Status::OK();  // counted and noted already
+  for (const std::string& s : sources) {
+    const uint32_t at = SourceIndex(s);
+    if (at != seen.first) seen.others.push_back(at);
+  }
+  ++split_;
+  const std::string names = Names(seen);
+  found_.push_back({producer, names,
+                    "warning: producer " + quoted + " is split over " + names +
+                        ": its records are not keyed by producer, so its events are counted twice (found by the "
+                        "merged publish; going on, as asked)"});
   return Status::OK();
 }
 

@@ -45,6 +45,12 @@ class SplitProducers {
     std::string producer, sources, note;
   };
   std::vector<Found> TakeFound();
+  // A split the merged publish found (api::MergedPublishOptions): producer
+  // is in the states of `sources` (two or more partitions, ascending),
+  // whichever processes own them. kStop: Status Gap, the message Check
+  // gives, naming the first two. kWarn: OK; the first time this process
+  // hears of the producer split it is counted and a Found is added.
+  Status FoundMerged(const std::string& producer, const std::vector<std::string>& sources);
   // Producers found split so far.
   uint64_t count() const;
 
@@ -54,6 +60,7 @@ class SplitProducers {
     std::vector<uint32_t> others;  // kWarn: the other partitions seen since, in order
   };
   uint32_t SourceIndex(std::string_view source);  // REQUIRES mu_
+  Status Stop(const std::string& quoted, const std::string& first, const std::string& second) const;
   std::string Names(const Seen& seen) const;      // REQUIRES mu_
 
   const std::string topic_;
