@@ -124,8 +124,7 @@ TEST_F(KafkaSplitProducer, StatesStopAtTheSecondPartitionAndWarnGoesOn) {
 // so neither Write sees the split. The merged publish finds it, from the
 // producer lists the partitions' rounds record in ROOT, before it
 // publishes. They start following an empty topic; the events come once each
-// owns one partition (each partition also closes the first window: a
-// producer of its own sends for 5 hours of event time).
+// owns one partition (see StartTwoAndProduce).
 class KafkaSplitAcrossProcesses : public KafkaMock {
  protected:
   static constexpr char kPair[] = "pair";
@@ -153,15 +152,25 @@ class KafkaSplitAcrossProcesses : public KafkaMock {
     while (!who.empty() && who.back() == '\n') who.pop_back();
     return who.substr(who.find(' ') + 1);
   }
+  // Where partition p's last recorded round ended (-1: none yet).
+  int64_t RecordedPosition(const std::string& root, int p) {
+    const std::string text = ReadFile(root + "/partitions/kafka_pair_" + std::to_string(p) + "/progress");
+    std::smatch m;
+    if (!std::regex_search(text, m, std::regex(R"("position":([0-9]+))"))) return -1;
+    return std::stoll(m[1]);
+  }
   // Starts two followers and waits until each owns one partition; then
-  // produces: producer "split" seq 0, 2, ... to partition 0 and 1, 3, ...
-  // to partition 1, then, in each, producer "own-P" every 30 minutes of
-  // event time for 5 hours.
+  // produces producer "split" seq 0, 2, ... to partition 0 and 1, 3, ... to
+  // partition 1 and waits until both partitions have recorded a round past
+  // them (their first window still open: nothing to publish), so that
+  // neither can publish the window before the other's state holds its
+  // half; then, in each, producer "own-P" every 30 minutes of event time
+  // for 5 hours, which closes it.
   void StartTwoAndProduce(const std::string& root, const std::string& group, const std::vector<std::string>& extra) {
     cluster_->CreateTopic(kPair, 2);
     a_ = std::make_unique<Child>(g_snapsink, Args(root, group, "state-a", extra), std::vector<std::string>{}, dir_);
     b_ = std::make_unique<Child>(g_snapsink, Args(root, group, "state-b", extra), std::vector<std::string>{}, dir_);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline &&
            (Owner(root, 0).empty() || Owner(root, 1).empty() || Owner(root, 0) == Owner(root, 1))) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -175,6 +184,17 @@ class KafkaSplitAcrossProcesses : public KafkaMock {
         records.push_back(R"({"producer":"split","seq":)" + std::to_string(seq) + R"(,"ts":)" +
                           std::to_string(kT0 + 1000 + seq) + R"(,"metric":"spread","value":1})");
       }
+      ASSERT_TRUE(cluster_->Produce(kPair, p, records)) << p;
+    }
+    deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline &&
+           (RecordedPosition(root, 0) < kSplitEvents / 2 || RecordedPosition(root, 1) < kSplitEvents / 2)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_EQ(RecordedPosition(root, 0), kSplitEvents / 2) << a_->Err() << b_->Err();
+    ASSERT_EQ(RecordedPosition(root, 1), kSplitEvents / 2) << a_->Err() << b_->Err();
+    for (int p = 0; p < 2; ++p) {
+      std::vector<std::string> records;
       for (int i = 0; i <= 10; ++i) {
         records.push_back(R"({"producer":"own-)" + std::to_string(p) + R"(","seq":)" + std::to_string(i) +
                           R"(,"ts":)" + std::to_string(kT0 + i * 1800000LL) + R"(,"metric":"own","value":1})");
@@ -242,7 +262,7 @@ TEST_F(KafkaSplitAcrossProcesses, WarnRecordsItInTheRootAndPublishes) {
       << both;
   ChildResult q = Snapsink({"query", root, "--metric", "spread"});
   EXPECT_EQ(q.exit_code, 0) << q.err;
-  EXPECT_NE(q.out.find("2026-10-21T10:00:00Z"), std::string::npos) << q.out;
+  EXPECT_TRUE(std::regex_search(q.out, std::regex(R"(2026-10-21T10:00:00Z +spread +40 +40 )"))) << q.out;
 }
 
 TEST_F(KafkaSplitProducer, OnSplitProducerGoesWithKafkaOnly) {

@@ -64,7 +64,8 @@ Status SplitProducers::FoundMerged(const std::string& producer, const std::vecto
     if (at != seen.first) seen.others.push_back(at);
   }
   ++split_;
-  const std::string names = Names(seen);
+  std::string names;  // as the merged publish found them, ascending, whatever this process read first
+  for (const std::string& s : sources) names += (names.empty() ? "" : ", ") + s;
   found_.push_back({producer, names,
                     "warning: producer " + quoted + " is split over " + names +
                         ": its records are not keyed by producer, so its events are counted twice (found by the "
