@@ -87,12 +87,26 @@ struct PartitionProgress {
 
 // partitions/<source>/producers: every producer of the partition's state
 // (its producer table, retired ones not included) as of its last recorded
-// round, by id. Replaced with progress, just before it, by each recorded
-// round whose list differs from the one in place.
+// round, by id, with the seqs its current epoch applied there: the lowest
+// (`first`) and the highest (`last`). Replaced with progress, just before
+// it, by each recorded round whose list differs from the one in place.
+//
+// Two partitions' entries of one producer at one epoch whose [first, last]
+// ranges overlap are a split producer (SplitRanges): its records were
+// spread over both (an unkeyed or round-robin partitioner), so a seq can
+// be applied by each. Disjoint ranges are a key that moved (partitions
+// were added): all of one partition's seqs come before the other's.
 struct PartitionProducers {
+  struct Producer {
+    std::string id;
+    uint32_t epoch = 0;
+    uint64_t first = 0;  // the lowest seq of the epoch applied (not inside an open gap)
+    uint64_t last = 0;   // the highest: next_seq - 1
+    bool operator==(const Producer&) const = default;
+  };
   std::string topic;
   int32_t partition = 0;
-  std::vector<std::string> producers;  // ascending, unique
+  std::vector<Producer> producers;  // ascending by id, unique
 
   bool operator==(const PartitionProducers&) const = default;
   std::string Encode() const;

@@ -298,21 +298,40 @@ Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, 
   return Status::OK();
 }
 
-// Producers in the lists of two or more partitions, by producer, each with
-// its partitions ascending. A partition with no list yet has none.
+// Producers split over partitions, by producer, each with its partitions
+// ascending: a producer whose entries in two partitions' lists are of one
+// epoch with overlapping seq ranges (PartitionProducers). A partition with
+// no list yet has none. Disjoint ranges (a key moved to a partition added
+// to the topic) are not a split.
 Status SplitProducers(Env* env, const std::string& root, const std::string& topic, int32_t partitions,
                       std::map<std::string, std::vector<int32_t>>* split) {
-  std::map<std::string, std::vector<int32_t>> seen;
+  std::map<std::string, std::vector<std::pair<int32_t, PartitionProducers::Producer>>> seen;
   for (int32_t p = 0; p < partitions; ++p) {
     PartitionProducers list;
     Status s = ReadPartitionProducers(env, root, PartitionSource(topic, p), &list);
     if (s.IsNotFound()) continue;
     SNAPSINK_RETURN_IF_ERROR(s);
-    for (std::string& producer : list.producers) seen[std::move(producer)].push_back(p);
+    for (PartitionProducers::Producer& producer : list.producers) {
+      std::string id = producer.id;
+      seen[std::move(id)].emplace_back(p, std::move(producer));
+    }
   }
   split->clear();
-  for (auto& [producer, on] : seen) {
-    if (on.size() > 1) split->emplace(producer, std::move(on));
+  for (const auto& [producer, on] : seen) {
+    std::vector<int32_t> over;
+    for (size_t i = 0; i < on.size(); ++i) {
+      for (size_t j = i + 1; j < on.size(); ++j) {
+        const PartitionProducers::Producer& a = on[i].second;
+        const PartitionProducers::Producer& b = on[j].second;
+        if (a.epoch != b.epoch || a.last < b.first || b.last < a.first) continue;
+        over.push_back(on[i].first);
+        over.push_back(on[j].first);
+      }
+    }
+    if (over.empty()) continue;
+    std::sort(over.begin(), over.end());
+    over.erase(std::unique(over.begin(), over.end()), over.end());
+    split->emplace(producer, std::move(over));
   }
   return Status::OK();
 }

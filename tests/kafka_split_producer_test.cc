@@ -159,14 +159,9 @@ class KafkaSplitAcrossProcesses : public KafkaMock {
     if (!std::regex_search(text, m, std::regex(R"("position":([0-9]+))"))) return -1;
     return std::stoll(m[1]);
   }
-  // Starts two followers and waits until each owns one partition; then
-  // produces producer "split" seq 0, 2, ... to partition 0 and 1, 3, ... to
-  // partition 1 and waits until both partitions have recorded a round past
-  // them (their first window still open: nothing to publish), so that
-  // neither can publish the window before the other's state holds its
-  // half; then, in each, producer "own-P" every 30 minutes of event time
-  // for 5 hours, which closes it.
-  void StartTwoAndProduce(const std::string& root, const std::string& group, const std::vector<std::string>& extra) {
+  static constexpr int64_t kT0 = 1792576800000LL;  // 2026-10-21T10:00:00Z
+  // Starts two followers and waits until each owns one partition.
+  void StartTwo(const std::string& root, const std::string& group, const std::vector<std::string>& extra) {
     cluster_->CreateTopic(kPair, 2);
     a_ = std::make_unique<Child>(g_snapsink, Args(root, group, "state-a", extra), std::vector<std::string>{}, dir_);
     b_ = std::make_unique<Child>(g_snapsink, Args(root, group, "state-b", extra), std::vector<std::string>{}, dir_);
@@ -177,31 +172,56 @@ class KafkaSplitAcrossProcesses : public KafkaMock {
     }
     ASSERT_NE(Owner(root, 0), Owner(root, 1)) << a_->Err() << b_->Err();
     ASSERT_FALSE(Owner(root, 0).empty()) << a_->Err() << b_->Err();
-    constexpr int64_t kT0 = 1792576800000LL;  // 2026-10-21T10:00:00Z
-    for (int p = 0; p < 2; ++p) {
-      std::vector<std::string> records;
-      for (int seq = p; seq < kSplitEvents; seq += 2) {
-        records.push_back(R"({"producer":"split","seq":)" + std::to_string(seq) + R"(,"ts":)" +
-                          std::to_string(kT0 + 1000 + seq) + R"(,"metric":"spread","value":1})");
-      }
-      ASSERT_TRUE(cluster_->Produce(kPair, p, records)) << p;
+  }
+  // Producer `producer`'s events seq first, first + step, ... below last
+  // to partition p (metric `metric`, all in the window of kT0), and waits
+  // until p has recorded a round at its end.
+  void ProduceAndRecord(const std::string& root, int p, const std::string& producer, int first, int step, int last,
+                        const std::string& metric) {
+    std::vector<std::string> records;
+    for (int seq = first; seq < last; seq += step) {
+      records.push_back(R"({"producer":")" + producer + R"(","seq":)" + std::to_string(seq) + R"(,"ts":)" +
+                        std::to_string(kT0 + 1000 + seq) + R"(,"metric":")" + metric + R"(","value":1})");
+      produced_[p].push_back(records.back());
     }
-    deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline &&
-           (RecordedPosition(root, 0) < kSplitEvents / 2 || RecordedPosition(root, 1) < kSplitEvents / 2)) {
+    ASSERT_TRUE(cluster_->Produce(kPair, p, records)) << p;
+    int64_t lo = 0, hi = 0;
+    ASSERT_TRUE(cluster_->Watermarks(kPair, p, &lo, &hi));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline && RecordedPosition(root, p) < hi) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    ASSERT_EQ(RecordedPosition(root, 0), kSplitEvents / 2) << a_->Err() << b_->Err();
-    ASSERT_EQ(RecordedPosition(root, 1), kSplitEvents / 2) << a_->Err() << b_->Err();
+    ASSERT_EQ(RecordedPosition(root, p), hi) << a_->Err() << b_->Err();
+  }
+  // In each partition, producer "own-P" every 30 minutes of event time for
+  // 5 hours, which closes the window of kT0.
+  void CloseTheWindow() {
     for (int p = 0; p < 2; ++p) {
       std::vector<std::string> records;
       for (int i = 0; i <= 10; ++i) {
         records.push_back(R"({"producer":"own-)" + std::to_string(p) + R"(","seq":)" + std::to_string(i) +
                           R"(,"ts":)" + std::to_string(kT0 + i * 1800000LL) + R"(,"metric":"own","value":1})");
+        produced_[p].push_back(records.back());
       }
       ASSERT_TRUE(cluster_->Produce(kPair, p, records)) << p;
     }
   }
+  // Starts two followers; once each owns one partition, produces producer
+  // "split" seq 0, 2, ... to partition 0 and 1, 3, ... to partition 1 and
+  // waits until both partitions have recorded a round past them (their
+  // first window still open: nothing to publish), so that neither can
+  // publish the window before the other's state holds its half; then
+  // closes the window.
+  void StartTwoAndProduce(const std::string& root, const std::string& group, const std::vector<std::string>& extra) {
+    StartTwo(root, group, extra);
+    if (HasFatalFailure()) return;
+    for (int p = 0; p < 2; ++p) {
+      ProduceAndRecord(root, p, "split", p, 2, kSplitEvents, "spread");
+      if (HasFatalFailure()) return;
+    }
+    CloseTheWindow();
+  }
+  std::vector<std::string> produced_[2];  // what each partition was given, in order
   std::unique_ptr<Child> a_, b_;
 };
 
@@ -263,6 +283,66 @@ TEST_F(KafkaSplitAcrossProcesses, WarnRecordsItInTheRootAndPublishes) {
   ChildResult q = Snapsink({"query", root, "--metric", "spread"});
   EXPECT_EQ(q.exit_code, 0) << q.err;
   EXPECT_TRUE(std::regex_search(q.out, std::regex(R"(2026-10-21T10:00:00Z +spread +40 +40 )"))) << q.out;
+}
+
+// A keyed producer whose key moved to a partition another process owns
+// (as adding partitions to a topic moves keys; the mock cluster cannot add
+// partitions, so partition 1 stays empty until the key moves): its seqs
+// 0..19 in partition 0's state, 20..39 in partition 1's. Both lists name
+// it, with ranges that do not overlap: under the default stop both
+// processes go on, and the rows equal a file run of the same events (the
+// merged publish exited 3 when a producer in two lists was a split).
+TEST_F(KafkaSplitAcrossProcesses, AKeyMovedToTheOtherProcesssPartitionIsNotASplitRowsEqualAFileRun) {
+  const std::string root = NewRoot("moved-across");
+  StartTwo(root, "gmoved3", {});
+  ASSERT_FALSE(HasFatalFailure());
+  ProduceAndRecord(root, 0, "moved", 0, 1, kSplitEvents / 2, "moved");
+  ASSERT_FALSE(HasFatalFailure());
+  ProduceAndRecord(root, 1, "moved", kSplitEvents / 2, 1, kSplitEvents, "moved");
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_NE(ReadFile(root + "/partitions/kafka_pair_0/producers").find(R"("first":0,"last":19})"), std::string::npos);
+  EXPECT_NE(ReadFile(root + "/partitions/kafka_pair_1/producers").find(R"("first":20,"last":39})"), std::string::npos);
+  CloseTheWindow();
+
+  // What a file run of the same events publishes for the window of kT0.
+  const std::string file = NewRoot("moved-file");
+  WriteFile(file + ".ndjson", [&] {
+    std::string data;
+    for (const auto& records : produced_) {
+      for (const std::string& r : records) data += r + "\n";
+    }
+    return data;
+  }());
+  ChildResult r = Snapsink({"run", file, file + ".ndjson", "--final", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> query{"query", "", "--metric", "moved", "--format", "json"};
+  auto rows = [&](const std::string& at) {
+    std::vector<std::string> q = query;
+    q[1] = at;
+    return Snapsink(q);
+  };
+  const std::string want = Rows(rows(file).out);
+  ASSERT_NE(want.find("moved"), std::string::npos) << want;
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string got;
+  while (std::chrono::steady_clock::now() < deadline && a_->Running() && b_->Running()) {
+    ChildResult q = rows(root);
+    got = q.exit_code == 0 ? Rows(q.out) : "";
+    if (got == want) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_TRUE(a_->Running() && b_->Running()) << a_->Err() << b_->Err();
+  a_->Signal(SIGTERM);
+  b_->Signal(SIGTERM);
+  ChildResult ra = a_->Wait(60), rb = b_->Wait(60);
+  EXPECT_EQ(ra.exit_code, 0) << ra.err;
+  EXPECT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_EQ((ra.err + rb.err).find("split"), std::string::npos) << ra.err << rb.err;
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(Rows(rows(root).out), want);
+  ChildResult s = Snapsink({"status", root, "--json"});
+  EXPECT_NE(s.out.find(R"("split_producers":[])"), std::string::npos) << s.out;
 }
 
 TEST_F(KafkaSplitProducer, OnSplitProducerGoesWithKafkaOnly) {

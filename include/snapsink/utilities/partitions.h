@@ -145,15 +145,19 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlyS
 //   wait), IOError.
 Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, const std::string& sources);
 
-// A producer whose events are in the states of two partitions (not keyed
-// by producer) is counted by each. Each recorded round (RecordPartitionSeals)
-// writes the producers of the partition's state into root with its progress,
-// and PublishMerged, under LOCK and before it publishes new windows, looks
-// for a producer in two or more of those lists, whichever processes own the
-// partitions.
+// A producer whose events are spread over the states of two partitions
+// (not keyed by producer) can be counted by each. Each recorded round
+// (RecordPartitionSeals) writes the producers of the partition's state into
+// root with its progress, each with its epoch and the first and last seq of
+// it applied, and PublishMerged, under LOCK and before it publishes new
+// windows, looks for a producer whose ranges of one epoch in two or more of
+// those lists overlap, whichever processes own the partitions. Ranges that
+// do not overlap (a key moved to a partition added to the topic: all of its
+// seqs there above those of its old one) are not a split.
 struct MergedPublishOptions {
   // Called for each such producer, in producer order, with the sources of
-  // its partitions ascending ("kafka:T/0", "kafka:T/3"). A non-OK return
+  // the partitions whose ranges overlap, ascending ("kafka:T/0",
+  // "kafka:T/3"). A non-OK return
   // stops the publish (nothing published) and PublishMerged returns it; OK
   // goes on (the caller may record it: RecordSplitProducer, after the
   // publish, since that takes LOCK). Unset: the publish stops with Status
