@@ -1,5 +1,7 @@
-// A producer whose records land on two partitions (not keyed by producer)
-// is found as its events are written: under --on-split-producer stop (the
+// A producer whose records land on two partitions (not keyed by producer:
+// its seq ranges there overlap) is found as its events are written, and a
+// key that moved to another partition (disjoint ranges) is not: under
+// --on-split-producer stop (the
 // default) the run exits 3 naming the producer and both partitions, and
 // nothing of the second partition's batch is applied; under warn it goes
 // on and run's output, status, status --json and the metrics list it.
@@ -41,6 +43,24 @@ class KafkaSplitProducer : public KafkaMock {
     ASSERT_TRUE(cluster_->Produce(kTopic, 3, odd));
   }
   EventStream keyed_;
+  // Producer "moved", keyed, whose key moved to another partition (as
+  // adding partitions to a topic moves keys): seq 0..19 on partition 0, then
+  // 20..39 on partition 3. Not a split: all of partition 0's seqs come first.
+  EventStream ProduceMoved() {
+    keyed_ = GenerateEvents(kPartitions, 20, 82);
+    ProduceStream(keyed_);
+    EventStream moved;
+    moved.records.resize(kPartitions);
+    moved.lines.assign(kPartitions, 0);
+    for (int seq = 0; seq < kSplitEvents; ++seq) {
+      const int p = seq < kSplitEvents / 2 ? 0 : 3;
+      moved.records[p].push_back(R"({"producer":"moved","seq":)" + std::to_string(seq) +
+                                 R"(,"ts":1792580000000,"metric":"moved","value":1})");
+      ++moved.lines[p];
+    }
+    ProduceStream(moved);
+    return moved;
+  }
   // Whether the committed position of kafka:orders/P in `inspect ROOT
   // sources --json` is past the partition's keyed records: some of the
   // split producer's records were applied from it.
@@ -117,6 +137,29 @@ TEST_F(KafkaSplitProducer, StatesStopAtTheSecondPartitionAndWarnGoesOn) {
   const std::string warned = NewRoot("split-states-warned");
   r = Snapsink(RunArgs(warned, "gsplit2w", {"--final", "--state", dir_ + "/state-w", "--on-split-producer", "warn"}));
   ExpectWarned(r, warned);
+}
+
+// A keyed producer whose later records are on another partition (a key
+// that moved when partitions were added) is not a split: its seq ranges on
+// the two partitions do not overlap. One root and --state, default stop:
+// exit 0, rows equal to a file run of the same events (exit 3 when any
+// second partition was a split).
+TEST_F(KafkaSplitProducer, AKeyMovedToAnotherPartitionIsNotASplitRowsEqualAFileRun) {
+  EventStream moved = ProduceMoved();
+  const std::string want = Rows(FileQuery({&keyed_, &moved}));
+  const std::string root = NewRoot("moved-root");
+  ChildResult r = Snapsink(RunArgs(root, "gmoved1", {"--final"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("split"), std::string::npos) << r.err;
+  EXPECT_EQ(Rows(Query(root)), want);
+
+  const std::string states = NewRoot("moved-states");
+  r = Snapsink(RunArgs(states, "gmoved2", {"--final", "--state", dir_ + "/state"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("split"), std::string::npos) << r.err;
+  EXPECT_EQ(Rows(Query(states)), want);
+  r = Snapsink({"status", states, "--json"});
+  EXPECT_NE(r.out.find(R"("split_producers":[])"), std::string::npos) << r.out;
 }
 
 // Two processes, each owning one partition of a 2-partition topic, with a

@@ -20,22 +20,57 @@ std::string SplitProducers::Names(const Seen& seen) const {
   return out;
 }
 
-Status SplitProducers::Check(std::string_view source, std::string_view producer, std::string* split) {
+Status SplitProducers::Check(std::string_view source, std::string_view producer, const api::ProducerSeqs& seqs,
+                             std::string* split) {
   std::lock_guard<std::mutex> lock(mu_);
   const uint32_t at = SourceIndex(source);
   auto [it, fresh] = producers_.try_emplace(std::string(producer));
   Seen& seen = it->second;
-  if (fresh) {
-    seen.first = at;
-    return Status::OK();
+  if (fresh) seen.first = at;
+  if (seqs.epoch < seen.epoch) return Status::OK();  // only the newest epoch seen is compared
+  if (seqs.epoch > seen.epoch || fresh) {
+    seen.epoch = seqs.epoch;
+    seen.ranges.clear();
   }
-  if (seen.first == at || std::find(seen.others.begin(), seen.others.end(), at) != seen.others.end()) {
-    return Status::OK();
+  // This partition's range of the epoch with the batch's, and the first
+  // other partition whose range it overlaps.
+  Range mine{at, seqs.first, seqs.last};
+  for (const Range& r : seen.ranges) {
+    if (r.source == at) mine = Range{at, std::min(r.first, mine.first), std::max(r.last, mine.last)};
   }
+  const Range* other = nullptr;
+  for (const Range& r : seen.ranges) {
+    if (r.source != at && !(r.last < mine.first || mine.last < r.first)) {
+      other = &r;
+      break;
+    }
+  }
+  if (other != nullptr && on_split_ == OnSplitProducer::kStop) {
+    return Stop(api::JsonQuote(producer), sources_[other->source], sources_[at]);
+  }
+  const bool split_now = other != nullptr;
+  const uint32_t over = split_now ? other->source : at;  // copied: the push_back below may move ranges
+  auto in_place = std::find_if(seen.ranges.begin(), seen.ranges.end(), [&](const Range& r) { return r.source == at; });
+  if (in_place != seen.ranges.end()) {
+    *in_place = mine;
+  } else {
+    seen.ranges.push_back(mine);
+  }
+  if (!split_now) return Status::OK();
+  // kWarn: named from the first split found on (not a partition a key
+  // merely moved out of), then each partition found split with it.
+  const bool noted = !seen.others.empty();
+  if (!noted) seen.first = over;
+  bool added = false;
+  for (uint32_t s : {over, at}) {
+    if (seen.first != s && std::find(seen.others.begin(), seen.others.end(), s) == seen.others.end()) {
+      seen.others.push_back(s);
+      added = true;
+    }
+  }
+  if (!added) return Status::OK();
+  if (!noted) ++split_;
   const std::string quoted = api::JsonQuote(producer);
-  if (on_split_ == OnSplitProducer::kStop) return Stop(quoted, sources_[seen.first], sources_[at]);
-  if (seen.others.empty()) ++split_;
-  seen.others.push_back(at);
   *split = Names(seen);
   found_.push_back({std::string(producer), *split,
                     "warning: producer " + quoted + " is split over " + *split +
