@@ -73,9 +73,6 @@ struct IngestOptions {
   std::function<void(const SourceState&, int64_t input_size)> on_commit;
 };
 
-// api::WriteOptions::producer_check.
-using ProducerCheck = decltype(api::WriteOptions::producer_check);
-
 // One batch of records from memory (api::WriteBatch, sink/write_queue.cc):
 // applied whole or not at all, with the source's new position.
 struct WriteRequest {
@@ -101,7 +98,7 @@ struct WriteRequest {
   // failed owner epoch does. Null or empty: none.
   const std::function<Status()>* commit_check = nullptr;
   // api::WriteOptions::producer_check: null or empty for none.
-  const ProducerCheck* producer_check = nullptr;
+  const std::function<Status(std::string_view, std::string_view, const api::ProducerSeqs&, std::string*)>* producer_check = nullptr;
   // Outcome: OK, or the stop (Gap, BadInput naming `at` and the line) that
   // left this batch out; the source's state before and after it.
   Status status;

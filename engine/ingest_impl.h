@@ -124,7 +124,7 @@ struct Ingester::Impl {
   uint64_t at_line = 0;
   // The memory batch being applied: its producer check (WriteRequest::
   // producer_check; null: none) and a number no earlier batch had.
-  const ProducerCheck* producer_check = nullptr;
+  const std::function<Status(std::string_view, std::string_view, const api::ProducerSeqs&, std::string*)>* producer_check = nullptr;
   std::string_view batch_source;
   uint64_t batch_serial = 0;
   // The producers of the batch's events with seq, each once, checked when
