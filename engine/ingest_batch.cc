@@ -113,7 +113,7 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
     }
   }
   r->before = cur->src;
-  producer_check = r->producer_check != nullptr && *r->producer_check ? r->producer_check : nullptr;
+  producer_check = r->producer_check ? &r->producer_check : nullptr;
   batch_source = r->source;
   ++batch_serial;
   batch_producers.clear();
@@ -154,14 +154,15 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
 }
 
 void Ingester::Impl::NoteForCheck(CachedProducer* p, std::string_view producer) {
-  api::ProducerSeqs& seqs = p->batch_seqs;
-  if (p->checked_in != batch_serial || event.epoch > seqs.epoch) {
+  if (p->checked_in != batch_serial || event.epoch > p->batch_epoch) {
     if (p->checked_in != batch_serial) batch_producers.emplace_back(producer, p);
     p->checked_in = batch_serial;
-    seqs = api::ProducerSeqs{event.epoch, event.seq, event.seq};
-  } else if (event.epoch == seqs.epoch) {
-    seqs.first = std::min(seqs.first, event.seq);
-    seqs.last = std::max(seqs.last, event.seq);
+    p->batch_epoch = event.epoch;
+    p->batch_first = event.seq;
+    p->batch_last = event.seq;
+  } else if (event.epoch == p->batch_epoch) {
+    p->batch_first = std::min(p->batch_first, event.seq);
+    p->batch_last = std::max(p->batch_last, event.seq);
   }
 }
 
@@ -169,7 +170,7 @@ Status Ingester::Impl::CheckProducers() {
   if (producer_check == nullptr) return Status::OK();
   for (const auto& [producer, p] : batch_producers) {
     std::string split;
-    SNAPSINK_RETURN_IF_ERROR((*producer_check)(batch_source, producer, p->batch_seqs, &split));
+    SNAPSINK_RETURN_IF_ERROR((*producer_check)(batch_source, producer, p->batch_epoch, p->batch_first, p->batch_last, &split));
     if (!split.empty()) SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, meta::SplitProducerKey(producer), split));
   }
   return Status::OK();
