@@ -299,7 +299,8 @@ FileKind ClassifyRootPath(std::string_view relative) {
   if (p[0] == "partitions") {
     int64_t w;
     uint64_t v, o;
-    if (p.size() <= 2 || (p.size() == 3 && (p[2] == "progress" || p[2] == "seals" || p[2] == "checkpoints"))) {
+    if (p.size() <= 2 || (p.size() == 3 && (p[2] == "progress" || p[2] == "producers" || p[2] == "seals" ||
+                                             p[2] == "checkpoints"))) {
       return FileKind::kPartitions;
     }
     if (p[2] == "checkpoints" && p.size() == 4 && ParseCheckpointName(p[3], &e, &o)) return FileKind::kPartitions;

@@ -118,6 +118,21 @@ Status ScanSpilledGaps(Txn* txn, std::string_view producer, uint32_t epoch, cons
   return st;
 }
 
+Status LowestSpilledGap(Txn* txn, std::string_view producer, uint32_t epoch, std::optional<Gap>* out) {
+  out->reset();
+  Status st;
+  SNAPSINK_RETURN_IF_ERROR(
+      txn->Scan(Table::kGapSpill, EpochPrefix(producer, epoch), [&](std::string_view k, std::string_view v) {
+        if (v.size() != 8 || k.size() < 8) {
+          st = Status::Corruption("malformed spilled gap record in state");
+        } else {
+          *out = Gap{coding::DecodeBigEndian(k.data() + k.size() - 8, 8), codec::GetU64(v.data())};
+        }
+        return false;  // the first is the lowest
+      }));
+  return st;
+}
+
 Status AllOpenGaps(Txn* txn, std::string_view producer, const ProducerState& p, std::vector<Gap>* out) {
   out->clear();
   if (p.spilled > 0) {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,9 @@ Status AcceptWithSpill(Txn* txn, std::string_view producer, ProducerState* p, ui
 
 // Calls fn for every spilled range of (producer, epoch), lowest first.
 Status ScanSpilledGaps(Txn* txn, std::string_view producer, uint32_t epoch, const std::function<void(const Gap&)>& fn);
+
+// The lowest spilled range of (producer, epoch), unset when none.
+Status LowestSpilledGap(Txn* txn, std::string_view producer, uint32_t epoch, std::optional<Gap>* out);
 
 // Every open gap of the producer: the spilled ranges, then the record's.
 Status AllOpenGaps(Txn* txn, std::string_view producer, const ProducerState& p, std::vector<Gap>* out);

@@ -316,9 +316,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
   } else if (why.empty()) {
     const uint64_t h = preparsed != nullptr ? preparsed->producer_hash : ProducerHash(event.producer);
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer, h));
-    if (producer_check != nullptr && producer->checked_in != batch_serial) {
-      SNAPSINK_RETURN_IF_ERROR(CheckProducer(producer, event.producer));
-    }
+    if (producer_check != nullptr) NoteForCheck(producer, event.producer);
     SNAPSINK_RETURN_IF_ERROR(CheckRetired(producer, &why));
     if (why.empty()) {
       SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,

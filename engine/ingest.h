@@ -96,8 +96,9 @@ struct WriteRequest {
   // point ingest.before_commit); a failure leaves this batch out, as a
   // failed owner epoch does. Null or empty: none.
   const std::function<Status()>* commit_check = nullptr;
-  // api::WriteOptions::producer_check: null or empty for none.
-  const std::function<Status(std::string_view, std::string_view, std::string*)>* producer_check = nullptr;
+  // api::WriteOptions::producer_check, its api::ProducerSeqs given as
+  // (epoch, first, last) (sink/write_queue.cc adapts it): empty for none.
+  std::function<Status(std::string_view, std::string_view, uint32_t, uint64_t, uint64_t, std::string*)> producer_check;
   // Outcome: OK, or the stop (Gap, BadInput naming `at` and the line) that
   // left this batch out; the source's state before and after it.
   Status status;

@@ -113,9 +113,10 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
     }
   }
   r->before = cur->src;
-  producer_check = r->producer_check != nullptr && *r->producer_check ? r->producer_check : nullptr;
+  producer_check = r->producer_check ? &r->producer_check : nullptr;
   batch_source = r->source;
   ++batch_serial;
+  batch_producers.clear();
   for (const WriteRequest::Record& rec : r->records) {
     at_label = rec.at;
     at_line = 0;
@@ -137,7 +138,9 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
       pos = end + 1;
     } while (pos < rec.size);
   }
+  Status checked = CheckProducers();
   producer_check = nullptr;
+  SNAPSINK_RETURN_IF_ERROR(checked);
   if (r->position != nullptr) cur->src.position = *r->position;
   if (r->progress) {
     cur->src.progress = r->progress;
@@ -150,12 +153,27 @@ Status Ingester::Impl::ApplyRequest(WriteRequest* r) {
   return Status::OK();
 }
 
-Status Ingester::Impl::CheckProducer(CachedProducer* p, std::string_view producer) {
-  p->checked_in = batch_serial;
-  std::string split;
-  SNAPSINK_RETURN_IF_ERROR((*producer_check)(batch_source, producer, &split));
-  if (split.empty()) return Status::OK();
-  return AtLine(txn->Put(Table::kMeta, meta::SplitProducerKey(producer), split));
+void Ingester::Impl::NoteForCheck(CachedProducer* p, std::string_view producer) {
+  if (p->checked_in != batch_serial || event.epoch > p->batch_epoch) {
+    if (p->checked_in != batch_serial) batch_producers.emplace_back(producer, p);
+    p->checked_in = batch_serial;
+    p->batch_epoch = event.epoch;
+    p->batch_first = event.seq;
+    p->batch_last = event.seq;
+  } else if (event.epoch == p->batch_epoch) {
+    p->batch_first = std::min(p->batch_first, event.seq);
+    p->batch_last = std::max(p->batch_last, event.seq);
+  }
+}
+
+Status Ingester::Impl::CheckProducers() {
+  if (producer_check == nullptr) return Status::OK();
+  for (const auto& [producer, p] : batch_producers) {
+    std::string split;
+    SNAPSINK_RETURN_IF_ERROR((*producer_check)(batch_source, producer, p->batch_epoch, p->batch_first, p->batch_last, &split));
+    if (!split.empty()) SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kMeta, meta::SplitProducerKey(producer), split));
+  }
+  return Status::OK();
 }
 
 }  // namespace snapsink

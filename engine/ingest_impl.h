@@ -42,6 +42,11 @@ struct CachedProducer {
   bool dirty = false;
   ProducerLife life;  // last seen, tombstone
   uint64_t checked_in = 0;  // the memory batch (Impl::batch_serial) whose producer check last saw it
+  // Its events with seq in that batch, for the check at its end: the
+  // newest epoch among them and the lowest and highest seq of it.
+  uint32_t batch_epoch = 0;
+  uint64_t batch_first = 0;
+  uint64_t batch_last = 0;
 };
 
 // One source as the open transaction sees it: its counters, position and
@@ -140,10 +145,14 @@ struct Ingester::Impl {
   uint64_t at_line = 0;
   // The memory batch being applied: its producer check (WriteRequest::
   // producer_check; null: none) and a number no earlier batch had.
-  const std::function<Status(std::string_view, std::string_view, std::string*)>* producer_check = nullptr;
+  const std::function<Status(std::string_view, std::string_view, uint32_t, uint64_t, uint64_t, std::string*)>* producer_check = nullptr;
   std::string_view batch_source;
   uint64_t batch_serial = 0;
-  Status CheckProducer(CachedProducer* p, std::string_view producer);
+  // The producers of the batch's events with seq, each once, checked when
+  // its last line is applied (before the commit).
+  std::vector<std::pair<std::string, CachedProducer*>> batch_producers;
+  void NoteForCheck(CachedProducer* p, std::string_view producer);
+  Status CheckProducers();
   uint64_t last_txn_id = 0;  // of this Ingester's last commit (memory path: are the caches current?)
 
   int64_t first_window = INT64_MIN;

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
+#include "engine/gap_spill.h"
 #include "engine/s3/s3_uri.h"
 #include "engine/timeutil.h"
 #include "engine/watermark.h"
@@ -25,8 +27,56 @@ namespace {
 // Do not change these values: they are on disk (docs/FORMAT.md).
 constexpr std::string_view kSealFormat = "snapsink.partition_seal";
 constexpr std::string_view kProgressFormat = "snapsink.partition_progress";
+constexpr std::string_view kProducersFormat = "snapsink.partition_producers";
 constexpr uint64_t kRecordFormatVersion = 1;
 constexpr int kClaimLockWaitMs = 10000;
+// partitions/<source>/producers (docs/FORMAT.md section 7).
+std::string PartitionProducersFile(const std::string& root, const std::string& source) {
+  return filenames::Join(filenames::PartitionDir(root, source), "producers");
+}
+// The producers of a partition's state (its producer table, by id) with
+// the range of seqs their epoch applied, for the merged publish's split
+// check. The applied seqs are [0, next_seq) less the open gaps, so the
+// first is 0 unless the lowest open gap (spilled ones lie below the
+// record's) starts at 0; a producer with nothing applied is left out.
+Status ReadStateProducers(Root* state, std::vector<PartitionProducers::Producer>* out) {
+  std::unique_ptr<Txn> txn;
+  SNAPSINK_RETURN_IF_ERROR(state->store()->BeginRead(&txn));
+  Status st;
+  std::vector<size_t> spilled;  // entries whose lowest open gap is in the spill table
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kProducers, "", [&](std::string_view k, std::string_view v) {
+    ProducerState ps;
+    std::optional<ProducerSeen> seen;
+    st = codec::DecodeProducer(v, &ps, &seen);
+    if (!st.ok() || ps.next_seq == 0) return st.ok();
+    const bool from_zero = ps.spilled == 0 && !ps.gaps.empty() && ps.gaps.front().lo == 0;
+    if (ps.spilled > 0) spilled.push_back(out->size());
+    out->push_back({std::string(k), ps.epoch, from_zero ? ps.gaps.front().hi : 0, ps.next_seq - 1});
+    return true;
+  }));
+  SNAPSINK_RETURN_IF_ERROR(st);
+  for (size_t i : spilled) {
+    PartitionProducers::Producer& p = (*out)[i];
+    std::optional<Gap> lowest;
+    SNAPSINK_RETURN_IF_ERROR(LowestSpilledGap(txn.get(), p.id, p.epoch, &lowest));
+    if (lowest && lowest->lo == 0) p.first = lowest->hi;
+  }
+  return Status::OK();
+}
+// Replaces partitions/<source>/producers with the state's, when they differ.
+Status WriteProducersIfChanged(Env* env, const std::string& root, Root* state, const PartitionRound& round) {
+  PartitionProducers producers;
+  producers.topic = round.topic;
+  producers.partition = round.partition;
+  SNAPSINK_RETURN_IF_ERROR(ReadStateProducers(state, &producers.producers));
+  const std::string file = PartitionProducersFile(root, PartitionSource(round.topic, round.partition));
+  const std::string text = producers.Encode();
+  std::string in_place;
+  Status read = env->ReadFileToString(file, &in_place);
+  if (!read.ok() && !read.IsNotFound()) return read;
+  if (read.ok() && in_place == text) return Status::OK();
+  return WriteFileAtomic(env, file, text);
+}
 // Meta key of a partition's state: the position of its last recorded round.
 constexpr char kRecordedToKey[] = "partition_seals/recorded_to";
 
@@ -172,6 +222,56 @@ Status PartitionProgress::Decode(std::string_view text, const std::string& name,
   }
   *out = std::move(p);
   return Status::OK();
+}
+
+std::string PartitionProducers::Encode() const {
+  std::string out = fmt::format("{{\"format\":\"{}\",\"format_version\":{},\"topic\":\"{}\",\"partition\":{},"
+                                "\"producers\":[",
+                                kProducersFormat, kRecordFormatVersion, HexBytes(topic), partition);
+  for (size_t i = 0; i < producers.size(); ++i) {
+    const Producer& p = producers[i];
+    out += fmt::format("{}{{\"id\":\"{}\",\"epoch\":{},\"first\":{},\"last\":{}}}", i ? "," : "", HexBytes(p.id),
+                       p.epoch, p.first, p.last);
+  }
+  out += "]}";
+  return SealJson(std::move(out));
+}
+
+Status PartitionProducers::Decode(std::string_view text, const std::string& name, PartitionProducers* out) {
+  MemberReader r(name);
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  SNAPSINK_RETURN_IF_ERROR(OpenCheckedDocument(text, kProducersFormat, kRecordFormatVersion, &r, &parser, &o, name));
+  PartitionProducers p;
+  SNAPSINK_RETURN_IF_ERROR(ReadTopicPartition(r, o, &p.topic, &p.partition));
+  simdjson::dom::array arr;
+  SNAPSINK_RETURN_IF_ERROR(r.Array(o, "producers", &arr));
+  for (simdjson::dom::element e : arr) {
+    simdjson::dom::object po;
+    std::string_view hex;
+    Producer producer;
+    if (e.get_object().get(po) != simdjson::SUCCESS) return r.Bad("producers", "an entry is not an object");
+    if (po["id"].get_string().get(hex) != simdjson::SUCCESS || !UnhexBytes(hex, &producer.id)) {
+      return r.Bad("producers", "an id is not a hex string");
+    }
+    SNAPSINK_RETURN_IF_ERROR(r.Uint32(po, "epoch", &producer.epoch));
+    SNAPSINK_RETURN_IF_ERROR(r.Uint(po, "first", UINT64_MAX, &producer.first));
+    SNAPSINK_RETURN_IF_ERROR(r.Uint(po, "last", UINT64_MAX, &producer.last));
+    if (producer.first > producer.last) return r.Bad("producers", "first is above last");
+    if (!p.producers.empty() && !(p.producers.back().id < producer.id)) {
+      return r.Bad("producers", "not sorted or not unique");
+    }
+    p.producers.push_back(std::move(producer));
+  }
+  *out = std::move(p);
+  return Status::OK();
+}
+
+Status ReadPartitionProducers(Env* env, const std::string& root, const std::string& source, PartitionProducers* out) {
+  const std::string path = PartitionProducersFile(root, source);
+  std::string text;
+  SNAPSINK_RETURN_IF_ERROR(env->ReadFileToString(path, &text));
+  return PartitionProducers::Decode(text, path, out);
 }
 
 bool PartitionProgress::Past(int64_t w, int64_t window_ms, int64_t lateness_ms) const {
@@ -397,6 +497,9 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
     if (it == by_window.end() || it->second.to <= r.to) by_window[r.window_ms] = ref;
   }
   for (const auto& [w, s] : by_window) next.seals.push_back(s);
+  // The producers list before progress: a merged publish that read this
+  // round's progress reads this list or a later one.
+  SNAPSINK_RETURN_IF_ERROR(WriteProducersIfChanged(env, root, state, round));
   MaybeCrash("partition.progress");
   std::string new_version;
   Status ws = env->ReplaceFileIfVersion(progress_path, next.Encode(), prev_version, &new_version);

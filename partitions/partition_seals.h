@@ -86,6 +86,37 @@ struct PartitionProgress {
   bool Past(int64_t w, int64_t window_ms, int64_t lateness_ms) const;
 };
 
+// partitions/<source>/producers: every producer of the partition's state
+// (its producer table, retired ones not included) as of its last recorded
+// round, by id, with the seqs its current epoch applied there: the lowest
+// (`first`) and the highest (`last`). Replaced with progress, just before
+// it, by each recorded round whose list differs from the one in place.
+//
+// Two partitions' entries of one producer at one epoch whose [first, last]
+// ranges overlap are a split producer (SplitRanges): its records were
+// spread over both (an unkeyed or round-robin partitioner), so a seq can
+// be applied by each. Disjoint ranges are a key that moved (partitions
+// were added): all of one partition's seqs come before the other's.
+struct PartitionProducers {
+  struct Producer {
+    std::string id;
+    uint32_t epoch = 0;
+    uint64_t first = 0;  // the lowest seq of the epoch applied (not inside an open gap)
+    uint64_t last = 0;   // the highest: next_seq - 1
+    bool operator==(const Producer&) const = default;
+  };
+  std::string topic;
+  int32_t partition = 0;
+  std::vector<Producer> producers;  // ascending by id, unique
+
+  bool operator==(const PartitionProducers&) const = default;
+  std::string Encode() const;
+  static Status Decode(std::string_view text, const std::string& name, PartitionProducers* out);
+};
+// NotFound when the partition has none (no round recorded yet, or recorded
+// by a build before the list).
+Status ReadPartitionProducers(Env* env, const std::string& root, const std::string& source, PartitionProducers* out);
+
 // "kafka:T/P", the partition's source name.
 std::string PartitionSource(const std::string& topic, int32_t partition);
 
@@ -103,7 +134,8 @@ using api::PartitionRound;
 // newer owner, when round.epoch is no longer the newest claim or when the
 // offsets do not follow the accepted ones.
 // Crash points: partition.seal_record (records written and synced, not
-// renamed), partition.progress (records in place, progress not replaced).
+// renamed), partition.progress (records and the producers list in place,
+// progress not replaced).
 Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, const PartitionRound& round,
                             std::vector<std::pair<int64_t, uint64_t>>* recorded = nullptr);
 

@@ -291,7 +291,46 @@ Status FindCandidates(Root* root, const std::string& topic, int32_t partitions, 
   return Status::OK();
 }
 
-Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
+// Producers split over partitions, by producer, each with its partitions
+// ascending: a producer whose entries in two partitions' lists are of one
+// epoch with overlapping seq ranges (PartitionProducers). A partition with
+// no list yet has none. Disjoint ranges (a key moved to a partition added
+// to the topic) are not a split.
+Status SplitProducers(Env* env, const std::string& root, const std::string& topic, int32_t partitions,
+                      std::map<std::string, std::vector<int32_t>>* split) {
+  std::map<std::string, std::vector<std::pair<int32_t, PartitionProducers::Producer>>> seen;
+  for (int32_t p = 0; p < partitions; ++p) {
+    PartitionProducers list;
+    Status s = ReadPartitionProducers(env, root, PartitionSource(topic, p), &list);
+    if (s.IsNotFound()) continue;
+    SNAPSINK_RETURN_IF_ERROR(s);
+    for (PartitionProducers::Producer& producer : list.producers) {
+      std::string id = producer.id;
+      seen[std::move(id)].emplace_back(p, std::move(producer));
+    }
+  }
+  split->clear();
+  for (const auto& [producer, on] : seen) {
+    std::vector<int32_t> over;
+    for (size_t i = 0; i < on.size(); ++i) {
+      for (size_t j = i + 1; j < on.size(); ++j) {
+        const PartitionProducers::Producer& a = on[i].second;
+        const PartitionProducers::Producer& b = on[j].second;
+        if (a.epoch != b.epoch || a.last < b.first || b.last < a.first) continue;
+        over.push_back(on[i].first);
+        over.push_back(on[j].first);
+      }
+    }
+    if (over.empty()) continue;
+    std::sort(over.begin(), over.end());
+    over.erase(std::unique(over.begin(), over.end()), over.end());
+    split->emplace(producer, std::move(over));
+  }
+  return Status::OK();
+}
+
+Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partitions, const SplitProducerCheck& on_split,
+                         MergedPublishResult* result) {
   *result = MergedPublishResult();
   SNAPSINK_RETURN_IF_ERROR(AdoptBucketCurrent(root, topic));  // a bucket: what the others published
   Env* env = root->env();
@@ -315,6 +354,13 @@ Status PublishMergedOnce(Root* root, const std::string& topic, int32_t partition
   SNAPSINK_RETURN_IF_ERROR(LockRootWaiting(env, path, kFollowerStepWaitMs, &lock));
   SNAPSINK_RETURN_IF_ERROR(AdoptBucketCurrent(root, topic));
   SNAPSINK_RETURN_IF_ERROR(FindCandidates(root, topic, partitions, result, &candidates, &oldest_kept));
+  // A producer in two partitions' states is counted by each: found here,
+  // before any of it is published, whichever processes own the partitions.
+  if (!candidates.empty() && on_split) {
+    std::map<std::string, std::vector<int32_t>> split;
+    SNAPSINK_RETURN_IF_ERROR(SplitProducers(env, path, topic, partitions, &split));
+    for (const auto& [producer, on] : split) SNAPSINK_RETURN_IF_ERROR(on_split(producer, on));
+  }
 
   std::vector<PendingSnapshot> pending;
   std::vector<std::pair<std::string, std::string>> merged_keys;
@@ -379,11 +425,12 @@ constexpr int kBucketPublishRounds = 8;
 
 }  // namespace
 
-Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, MergedPublishResult* result) {
-  if (!InBucket(root)) return PublishMergedOnce(root, topic, partitions, result);
+Status PublishMerged(Root* root, const std::string& topic, int32_t partitions, const SplitProducerCheck& on_split,
+                     MergedPublishResult* result) {
+  if (!InBucket(root)) return PublishMergedOnce(root, topic, partitions, on_split, result);
   Status s;
   for (int round = 0; round < kBucketPublishRounds; ++round) {
-    s = PublishMergedOnce(root, topic, partitions, result);
+    s = PublishMergedOnce(root, topic, partitions, on_split, result);
     if (!s.IsLocked()) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(20 << std::min(round, 5)));
   }

@@ -7,6 +7,7 @@
 
 #include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
+#include "engine/json_escape.h"
 #include "engine/s3/s3_uri.h"
 #include "engine/root.h"
 #include "engine/writer_lock.h"
@@ -134,7 +135,8 @@ Status SharePublishing(const std::string& path) {
   return IsBucketPath(path) ? SetBucketSharedPublishing(path) : Status::OK();
 }
 
-Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions) {
+Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions,
+                                          const MergedPublishOptions& options) {
   if (partitions <= 0) return Status::InvalidArgument("PublishMerged: the topic has no partitions");
   // Checked at each publish: a source that came after this process started.
   SNAPSINK_RETURN_IF_ERROR(CheckOneKindOfSource(root, topic));
@@ -142,8 +144,16 @@ Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string&
   // In a bucket every process publishes from a state of its own (publish/merged_bucket.h).
   if (auto* bucket = dynamic_cast<BucketRootEnv*>(impl->root->env())) bucket->SharePublishing();
   SNAPSINK_RETURN_IF_ERROR(ReopenWritableHandle(impl));
+  auto on_split = [&](const std::string& producer, const std::vector<int32_t>& on) -> Status {
+    std::vector<std::string> sources;
+    for (int32_t p : on) sources.push_back(snapsink::PartitionSource(topic, p));
+    if (options.on_split_producer) return options.on_split_producer(producer, sources);
+    return Status::Gap("producer " + snapsink::JsonQuote(producer) + " is split over " + sources[0] + " and " +
+                       sources[1] + " (both partitions' states hold it): its records must all go to one partition; "
+                       "nothing was published");
+  };
   MergedPublishResult r;
-  SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, &r));
+  SNAPSINK_RETURN_IF_ERROR(snapsink::PublishMerged(impl->root.get(), topic, partitions, on_split, &r));
   return r;
 }
 

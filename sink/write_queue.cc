@@ -35,7 +35,13 @@ Status WriteQueue::Write(const WriteBatch& batch, const WriteOptions& options, W
   r.owner_epoch = batch.owner_epoch();
   r.take_owner = batch.take_owner();
   r.commit_check = &batch.commit_check();
-  r.producer_check = &options.producer_check;
+  if (options.producer_check) {
+    r.producer_check = [check = &options.producer_check](std::string_view source, std::string_view producer,
+                                                         uint32_t epoch, uint64_t first, uint64_t last,
+                                                         std::string* split) {
+      return (*check)(source, producer, api::ProducerSeqs{epoch, first, last}, split);
+    };
+  }
   if (batch.progress()) r.progress = SourceState::Progress{batch.progress()->read, batch.progress()->end};
   const auto& records = batch.record_list();
   r.records.reserve(records.size());

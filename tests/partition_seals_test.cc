@@ -58,6 +58,10 @@ class Topic {
                               .Line());
     }
   }
+  // One event of `producer` at seq to partition p.
+  void Add(int p, const std::string& producer, uint64_t seq, int64_t ts) {
+    lines_[p].push_back(EventLine().Producer(producer).Seq(seq).Ts(ts).Metric("m").Key("k").Value("1").Line());
+  }
   // Every line of every partition, partition after partition (SPEC 12).
   std::string AllLines() const {
     std::string all;
@@ -398,6 +402,55 @@ TEST(MergedPublish, SealRecordAndProgressFormatsRoundTripAndAFlippedByteIsCorrup
   EXPECT_FALSE(pb.Past(kT0 - kHour, kHour, kHour));  // watermark at 9:00: 9:00 not closed, not at its end
   pb.position = 50;
   EXPECT_TRUE(pb.Past(kT0 - kHour, kHour, kHour));  // idle at its high watermark
+}
+
+// Each recorded round lists its state's producers with the range of seqs
+// their epoch applied (first: past an open gap from 0, spilled or not), and
+// only producers whose ranges on two partitions overlap are a split: a key
+// that moved (all of its seqs on partition 1 above those on 0) is not.
+TEST(MergedPublish, ProducersListsHoldTheAppliedSeqRangesAndOnlyOverlappingRangesAreASplit) {
+  TempDir dir;
+  Topic t(dir.path(), 2);
+  for (uint64_t seq = 0; seq < 10; ++seq) t.Add(seq < 5 ? 0 : 1, "moved", seq, kT0 + 1000 * seq);
+  // Round robin, enough gaps on each partition that the lowest ones spill.
+  for (uint64_t seq = 0; seq < 2100; ++seq) t.Add(seq % 2, "rr", seq, kT0 + static_cast<int64_t>(seq));
+  auto ro = api::Sink::OpenReadOnly(t.root());
+  ASSERT_STATUS_OK(ro);
+  SealAll(t, ro->get(), 0, "A");
+  SealAll(t, ro->get(), 1, "B");
+  using P = PartitionProducers::Producer;
+  PartitionProducers l0, l1;
+  ASSERT_STATUS_OK(ReadPartitionProducers(Env::Default(), t.root(), t.Source(0), &l0));
+  ASSERT_STATUS_OK(ReadPartitionProducers(Env::Default(), t.root(), t.Source(1), &l1));
+  EXPECT_EQ(l0.producers, (std::vector<P>{{"moved", 0, 0, 4}, {"rr", 0, 0, 2098}}));
+  EXPECT_EQ(l1.producers, (std::vector<P>{{"moved", 0, 5, 9}, {"rr", 0, 1, 2099}}));
+  PartitionProducers back;
+  ASSERT_STATUS_OK(PartitionProducers::Decode(l1.Encode(), "producers", &back));
+  EXPECT_EQ(back, l1);
+  std::string bad = l1.Encode();
+  bad[bad.find("\"first\":5") + 8] = '7';  // a changed byte: the checksum no longer matches
+  EXPECT_EQ(PartitionProducers::Decode(bad, "producers", &back).code(), Status::Code::kCorruption);
+
+  // Unset: the publish stops, Gap naming the producer and both partitions.
+  auto stopped = api::PublishMerged(**ro, "t", 2);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), Status::Code::kGap);
+  EXPECT_NE(stopped.status().message().find(R"(producer "rr" is split over kafka:t/0 and kafka:t/1)"),
+            std::string::npos)
+      << stopped.status().message();
+  RunResult q = Snapsink({"query", t.root()});
+  EXPECT_NE(q.err.find("nothing is published"), std::string::npos) << q.out << q.err;
+
+  std::vector<std::string> found;
+  api::MergedPublishOptions o;
+  o.on_split_producer = [&](const std::string& producer, const std::vector<std::string>& sources) {
+    found.push_back(producer + " " + sources.at(0) + " " + sources.at(1) + " " + std::to_string(sources.size()));
+    return Status::OK();
+  };
+  auto r = api::PublishMerged(**ro, "t", 2, o);
+  ASSERT_STATUS_OK(r);
+  EXPECT_EQ(found, std::vector<std::string>{"rr kafka:t/0 kafka:t/1 2"});
+  EXPECT_GT(r->generation, 0u);
 }
 
 }  // namespace

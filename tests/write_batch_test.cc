@@ -158,17 +158,20 @@ TEST_F(WriteBatchTest, FailedCommitCheckCommitsNothingOfTheBatch) {
   EXPECT_EQ(Source("kafka:t/0").applied, 2u);
 }
 
-// WriteOptions::producer_check: once per producer with seq and batch, on
-// its first event; a failure leaves the batch out whole; OK with a split
-// named goes on and records it in the same transaction (GetStatus).
+// WriteOptions::producer_check: once per producer with seq and batch, after
+// its last line, with the epoch and seq range of its events in the batch; a
+// failure leaves the batch out whole; OK with a split named goes on and
+// records it in the same transaction (GetStatus).
 TEST_F(WriteBatchTest, ProducerCheckOncePerProducerAndBatchFailureLeavesTheBatchOut) {
   Create();
   std::vector<std::string> calls;
   Status verdict;
   std::string split;
   api::WriteOptions o;
-  o.producer_check = [&](std::string_view source, std::string_view producer, std::string* out) {
-    calls.push_back(std::string(source) + " " + std::string(producer));
+  o.producer_check = [&](std::string_view source, std::string_view producer, const api::ProducerSeqs& seqs,
+                         std::string* out) {
+    calls.push_back(std::string(source) + " " + std::string(producer) + " " + std::to_string(seqs.epoch) + ":" +
+                    std::to_string(seqs.first) + "-" + std::to_string(seqs.last));
     if (source == "kafka:t/0" || producer != "a") return Status::OK();
     *out = split;  // "a" from a second source
     return verdict;
@@ -181,14 +184,14 @@ TEST_F(WriteBatchTest, ProducerCheckOncePerProducerAndBatchFailureLeavesTheBatch
   api::WriteResult r;
   ASSERT_STATUS_OK(sink_->Write(a, o, &r));
   EXPECT_EQ(r.applied, 5u);
-  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/0 a", "kafka:t/0 b"}));
+  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/0 a 0:0-2", "kafka:t/0 b 0:0-0"}));
 
   // Another batch asks again.
   calls.clear();
   api::WriteBatch again("kafka:t/0");
   again.Add(Ev("a", 3));
   ASSERT_STATUS_OK(sink_->Write(again, o, &r));
-  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/0 a"}));
+  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/0 a 0:3-3"}));
 
   // A second source's batch with "a": the check's failure is the batch's.
   calls.clear();
@@ -200,7 +203,7 @@ TEST_F(WriteBatchTest, ProducerCheckOncePerProducerAndBatchFailureLeavesTheBatch
   Status s = sink_->Write(b, o, &r);
   EXPECT_EQ(s.code(), Status::Code::kGap) << s.ToString();
   EXPECT_EQ(s.message(), "producer a is split over kafka:t/0 and kafka:t/1");
-  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/1 c", "kafka:t/1 a"}));
+  EXPECT_EQ(calls, (std::vector<std::string>{"kafka:t/1 c 0:0-0", "kafka:t/1 a 0:4-4"}));
   EXPECT_FALSE(*sink_->Position("kafka:t/1"));
   EXPECT_EQ(Source("kafka:t/1").lines, 0u);
   auto status = sink_->GetStatus();

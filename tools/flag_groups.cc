@@ -253,7 +253,8 @@ void AddKafkaFlags(CLI::App* c, KafkaArgs* a) {
                 "--kafka: with no broker answering this long after the start, exit 1 (\"no broker reachable at "
                 "BROKERS\"; default 30s; 0: wait as long as it takes)");
   c->add_option("--on-split-producer", a->on_split_producer,
-                "--kafka: a producer whose records come from a second partition (not keyed by producer): stop "
+                "--kafka: a producer split over partitions (its seqs on two overlap: records not keyed by "
+                "producer; a key that moved when partitions were added is not split): stop "
                 "(default; " + ExitText(Exit::kGap) + " naming the producer and partitions, nothing of that "
                 "partition's batch applied) or warn (go on; status and metrics list it)")
       ->check(OneOf({"stop", "warn"}));

@@ -114,6 +114,16 @@ class WriteBatch {
   std::function<Status()> commit_check_;
 };
 
+// One producer's events with seq in one batch, as WriteOptions::
+// producer_check sees them: the newest epoch among them and the lowest and
+// highest seq of that epoch (events of an older epoch in the same batch are
+// left out).
+struct ProducerSeqs {
+  uint32_t epoch = 0;
+  uint64_t first = 0;
+  uint64_t last = 0;
+};
+
 struct WriteOptions {
   // A bad line fails the whole batch (Status BadInput naming `at` and the
   // line) and nothing of it is applied; otherwise it goes to the source's
@@ -123,8 +133,9 @@ struct WriteOptions {
   bool id_from_content = false;
   // Called (set: non-empty) inside the batch's Write, before anything of
   // it commits, once for each producer the batch has events with seq of,
-  // on its first such event: (the batch's source, the producer). Keeps a
-  // producer to one source of a group (a Kafka consumer: one partition,
+  // after its last line: (the batch's source, the producer, the epoch and
+  // seq range of its events in the batch). Keeps a producer to one source
+  // of a group (a Kafka consumer: one partition at a time,
   // utilities/kafka/split_producers.h). A failure leaves the batch out
   // whole, as a gap under GapPolicy::kStop does, and Write returns it. OK
   // with *split set: the batch goes on, and the root records, in the same
@@ -132,7 +143,9 @@ struct WriteOptions {
   // e.g. "kafka:T/0, kafka:T/3"); ReadOnlySink::GetStatus lists it. May be
   // called from another thread than the Write's caller (group commit),
   // and again for a batch whose group is redone.
-  std::function<Status(std::string_view source, std::string_view producer, std::string* split)> producer_check;
+  std::function<Status(std::string_view source, std::string_view producer, const ProducerSeqs& seqs,
+                       std::string* split)>
+      producer_check;
 };
 
 // What one batch did (the source's lines of this batch only).

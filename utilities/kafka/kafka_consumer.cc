@@ -36,9 +36,8 @@ void LogCallback(const rd_kafka_t* rk, int, const char* fac, const char* buf);
 api::WriteOptions WriteOptionsOf(const ConsumerOptions& o) {
   api::WriteOptions w = o.write;
   if (SplitProducers* split = o.split_producers; split != nullptr) {
-    w.producer_check = [split](std::string_view source, std::string_view producer, std::string* out) {
-      return split->Check(source, producer, out);
-    };
+    w.producer_check = [split](std::string_view source, std::string_view producer, const api::ProducerSeqs& seqs,
+                               std::string* out) { return split->Check(source, producer, seqs, out); };
   }
   return w;
 }

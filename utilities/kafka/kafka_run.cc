@@ -163,6 +163,7 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(nullptr, o.consumer));
   MergedPublisher merged(o.consumer.states->root(), o.consumer.topic, o.consumer.states);
   if (o.consumer.on_note) merged.set_on_note(o.consumer.on_note);
+  merged.set_split_producers(o.consumer.split_producers);
   auto publish_point = [&](bool all) -> Status {
     std::vector<api::SealedWindow> sealed;
     SNAPSINK_RETURN_IF_ERROR(merged.SealOwned(consumer.get(), all, &sealed));

@@ -40,7 +40,21 @@ Result<api::MergedPublishResult> MergedPublisher::Publish(Consumer* c) {
   if (partitions_ == 0) {
     SNAPSINK_ASSIGN_OR_RETURN(partitions_, c->PartitionCount());
   }
-  return api::PublishMerged(*root_, topic_, partitions_);
+  api::MergedPublishOptions options;
+  if (split_ != nullptr) {
+    options.on_split_producer = [this](const std::string& producer, const std::vector<std::string>& sources) {
+      return split_->FoundMerged(producer, sources);
+    };
+  }
+  auto r = api::PublishMerged(*root_, topic_, partitions_, options);
+  if (split_ != nullptr) {  // kWarn: said and recorded once each (RecordSplitProducer takes LOCK: after the publish)
+    for (const SplitProducers::Found& f : split_->TakeFound()) {
+      Note(f.note);
+      Status s = api::RecordSplitProducer(*root_, f.producer, f.sources);
+      if (!s.ok()) Note("warning: cannot record the split producer in the root: " + s.ToString());
+    }
+  }
+  return r;
 }
 
 }  // namespace snapsink::kafka

@@ -26,6 +26,7 @@
 #include "snapsink/sink.h"
 #include "utilities/kafka/kafka_consumer.h"
 #include "utilities/kafka/partition_states.h"
+#include "utilities/kafka/split_producers.h"
 
 namespace snapsink::kafka {
 
@@ -51,6 +52,11 @@ class MergedPublisher {
   Result<api::MergedPublishResult> Publish(Consumer* c);
 
   void set_on_note(std::function<void(const std::string&)> f) { on_note_ = std::move(f); }
+  // What Publish does with a producer the merged publish finds in two
+  // partitions' states (SplitProducers::FoundMerged: kStop fails the
+  // publish, kWarn notes it, records it in ROOT and publishes). Not owned;
+  // nullptr: api::PublishMerged's default (the publish stops).
+  void set_split_producers(SplitProducers* s) { split_ = s; }
 
  private:
   void Note(const std::string& m) const;
@@ -58,6 +64,7 @@ class MergedPublisher {
   api::ReadOnlySink* root_;
   std::string topic_;
   PartitionStates* states_;
+  SplitProducers* split_ = nullptr;
   int32_t partitions_ = 0;  // the topic's, once known
   std::function<void(const std::string&)> on_note_;
 };

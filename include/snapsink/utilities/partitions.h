@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -144,15 +145,38 @@ Result<std::vector<std::pair<int64_t, uint64_t>>> RecordPartitionSeals(ReadOnlyS
 //   wait), IOError.
 Status RecordSplitProducer(ReadOnlySink& root, const std::string& producer, const std::string& sources);
 
+// A producer whose events are spread over the states of two partitions
+// (not keyed by producer) can be counted by each. Each recorded round
+// (RecordPartitionSeals) writes the producers of the partition's state into
+// root with its progress, each with its epoch and the first and last seq of
+// it applied, and PublishMerged, under LOCK and before it publishes new
+// windows, looks for a producer whose ranges of one epoch in two or more of
+// those lists overlap, whichever processes own the partitions. Ranges that
+// do not overlap (a key moved to a partition added to the topic: all of its
+// seqs there above those of its old one) are not a split.
+struct MergedPublishOptions {
+  // Called for each such producer, in producer order, with the sources of
+  // the partitions whose ranges overlap, ascending ("kafka:T/0",
+  // "kafka:T/3"). A non-OK return
+  // stops the publish (nothing published) and PublishMerged returns it; OK
+  // goes on (the caller may record it: RecordSplitProducer, after the
+  // publish, since that takes LOCK). Unset: the publish stops with Status
+  // Gap naming the producer and two of its partitions.
+  std::function<Status(const std::string& producer, const std::vector<std::string>& sources)> on_split_producer;
+};
+
 // Publishes into root, taking its LOCK for this step only (waiting for it),
 // every window of `topic` that all its `partitions` partitions have sealed
 // or are past, and whose seals changed since its last merged version: their
-// rows merged, reconciled against the seals' counts, in one generation.
+// rows merged, reconciled against the seals' counts, in one generation;
+// first the split producer check above.
 // Errors: InvalidArgument (partitions not above 0; a merged count or sum
-//   that overflows, naming window, metric and key), Locked (LOCK not had
-//   within the wait), Corruption (a partition's seal file differs from its
-//   record), IOError.
-Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions);
+//   that overflows, naming window, metric and key), Gap (a split producer,
+//   on_split_producer unset) or what on_split_producer returned, Locked
+//   (LOCK not had within the wait), Corruption (a partition's seal file
+//   differs from its record), IOError.
+Result<MergedPublishResult> PublishMerged(ReadOnlySink& root, const std::string& topic, int32_t partitions,
+                                          const MergedPublishOptions& options = {});
 
 // Before the first open of the root at `path` in this process: many
 // processes publish merged generations into it, each from partition states
