@@ -276,6 +276,8 @@ TEST_F(BucketRootRestore, KilledAtACheckpointStepThenRunAgainEqualsACleanRun) {
   EXPECT_EQ(Published("orders"), clean);
   RunResult v = Run({"verify", Root("orders"), "--state", dir_.path() + "/b"});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 // What a publish asks of the bucket (SNAPSINK_S3_REQUEST_LOG): a bucket has
 // no directories, so nothing asks whether one exists (no listing of the
 // bucket to tell a missing one, no HEAD of a snapshot's or a part's
