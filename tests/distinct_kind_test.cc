@@ -354,5 +354,47 @@ TEST(DistinctKind, TheDocumentedDistinctRowDecodes) {
   EXPECT_FALSE(snapshot::GetRow(&p, p + swapped.size(), &r, /*extended=*/true));
 }
 
+// A backfill version of a distinct metric is the bytes of a fresh run over
+// the same events: live holds the events as delivered (redelivered, v1),
+// the archive a correction (every 4th user's item another), backfilled as
+// v2; a fresh root fed the corrected events as delivered publishes v1 with
+// v2's bytes.
+TEST(DistinctKind, BackfillVersionEqualsAFreshRun) {
+  TempDir d;
+  std::vector<std::string> corrected = Lines();
+  for (size_t i = 0; i < corrected.size(); i += 4) {
+    const size_t at = corrected[i].find("\"item\":\"user-");
+    if (at != std::string::npos) corrected[i].insert(at + 8, "fixed-");
+  }
+  const auto delivered = [](const std::vector<std::string>& lines) {
+    std::string s;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      s += lines[i];
+      if (i % 7 == 0) s += lines[i];
+      if (i % 13 == 0 && i >= 20) s += lines[i - 20];
+    }
+    return s;
+  };
+  const auto run = [&](const std::string& name, const std::string& events) {
+    const std::string root = NewRoot(d, name), in = d / (name + ".ndjson");
+    WriteFile(in, events);
+    RunResult r = Snapsink({"run", root, in, "--final"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return root;
+  };
+  const std::string live = run("live", delivered(Lines()));
+  const std::string archive = d / "archive.ndjson";
+  WriteFile(archive, Join(corrected));
+  RunResult r = Snapsink({"backfill", live, "--version", "2", archive});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string fresh = run("fresh", delivered(corrected));
+  const std::string want = ReadFile(fresh + kData);
+  ASSERT_FALSE(want.empty());
+  const std::string v2 = std::string(kData).replace(std::string(kData).find("/v1/"), 4, "/v2/");
+  EXPECT_NE(ReadFile(live + kData), want) << "the correction changes the sketches";
+  EXPECT_EQ(ReadFile(live + v2), want);
+  EXPECT_EQ(Snapsink({"verify", live}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace snapsink::testing

@@ -122,9 +122,10 @@ inline std::string Rows(const std::string& query_json) {
 }
 
 // The state directory (--state DIR) named by the newest owner claim of
-// partition p in ROOT ("CLIENT-ID STATE-DIR"); "" before the first claim.
-inline std::string ClaimedStateDir(const std::string& root, int p) {
-  const std::string dir = root + "/owners/kafka_orders_" + std::to_string(p);
+// partition p of topic in ROOT ("CLIENT-ID STATE-DIR"); "" before the first
+// claim.
+inline std::string ClaimedStateDir(const std::string& root, int p, const std::string& topic = "orders") {
+  const std::string dir = root + "/owners/kafka_" + topic + "_" + std::to_string(p);
   std::string newest;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {

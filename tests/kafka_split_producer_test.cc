@@ -182,19 +182,7 @@ class KafkaSplitAcrossProcesses : public KafkaMock {
     return a;
   }
   // The state directory named by partition p's newest claim ("" when none).
-  std::string Owner(const std::string& root, int p) {
-    const std::string dir = root + "/owners/kafka_pair_" + std::to_string(p);
-    std::string newest;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.size() == 20 && name > newest) newest = name;
-    }
-    if (newest.empty()) return "";
-    std::string who = ReadFile(dir + "/" + newest);
-    while (!who.empty() && who.back() == '\n') who.pop_back();
-    return who.substr(who.find(' ') + 1);
-  }
+  std::string Owner(const std::string& root, int p) { return ClaimedStateDir(root, p, "pair"); }
   // Where partition p's last recorded round ended (-1: none yet).
   int64_t RecordedPosition(const std::string& root, int p) {
     const std::string text = ReadFile(root + "/partitions/kafka_pair_" + std::to_string(p) + "/progress");
