@@ -97,7 +97,8 @@ class Env {
   // Shared (read) lock; Locked when someone holds it exclusively.
   virtual Status LockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
 
-  // The one replaceable file (CURRENT) as a compare-and-swap sees it.
+  // The replaceable files (CURRENT; a partition's progress and producers
+  // list) as a compare-and-swap sees them.
   // ReadFileVersioned reads path and the version a later
   // ReplaceFileIfVersion compares against (NotFound when missing).
   // ReplaceFileIfVersion replaces path with data only if it is still at

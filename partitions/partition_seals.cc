@@ -63,7 +63,10 @@ Status ReadStateProducers(Root* state, std::vector<PartitionProducers::Producer>
   }
   return Status::OK();
 }
-// Replaces partitions/<source>/producers with the state's, when they differ.
+// Replaces partitions/<source>/producers with the state's, when they differ:
+// a compare-and-swap on the version read here, as progress is (in a bucket
+// an object under a fixed name is never created twice, and an owner that
+// lost the partition meanwhile loses the swap: Locked).
 Status WriteProducersIfChanged(Env* env, const std::string& root, Root* state, const PartitionRound& round) {
   PartitionProducers producers;
   producers.topic = round.topic;
@@ -71,11 +74,13 @@ Status WriteProducersIfChanged(Env* env, const std::string& root, Root* state, c
   SNAPSINK_RETURN_IF_ERROR(ReadStateProducers(state, &producers.producers));
   const std::string file = PartitionProducersFile(root, PartitionSource(round.topic, round.partition));
   const std::string text = producers.Encode();
-  std::string in_place;
-  Status read = env->ReadFileToString(file, &in_place);
+  std::string in_place, version;
+  Status read = env->ReadFileVersioned(file, &in_place, &version);
   if (!read.ok() && !read.IsNotFound()) return read;
   if (read.ok() && in_place == text) return Status::OK();
-  return WriteFileAtomic(env, file, text);
+  if (!read.ok()) version.clear();
+  std::string new_version;
+  return env->ReplaceFileIfVersion(file, text, version, &new_version);
 }
 // Meta key of a partition's state: the position of its last recorded round.
 constexpr char kRecordedToKey[] = "partition_seals/recorded_to";
