@@ -468,6 +468,8 @@ void PrintTargets(const Report& rep, bool quick) {
       {"parts_point_read_bytes", false, 65536, "point read <= 64 KB of manifests"},
       {"kinds_quantiles_ingest_ratio_vs_sum", true, 0.5, "quantiles ingest >= 0.5x sum"},
       {"kinds_rollup_ratio_vs_sum", false, 2, "1-day quantiles roll-up <= 2x sum"},
+      {"kinds_distinct_ingest_ratio_vs_sum", true, 0.5, "distinct ingest >= 0.5x sum"},
+      {"kinds_distinct_rollup_ratio_vs_sum", false, 2, "1-day distinct roll-up <= 2x sum"},
   };
   bool any = false;
   for (const Target& t : targets) {

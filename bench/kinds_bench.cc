@@ -25,7 +25,10 @@ struct Kind {
 };
 constexpr Kind kKinds[] = {{"sum", api::MetricKind::kSum},
                            {"minmax", api::MetricKind::kMinMax},
-                           {"quantiles", api::MetricKind::kQuantiles}};
+                           {"quantiles", api::MetricKind::kQuantiles},
+                           {"distinct", api::MetricKind::kDistinct}};
+constexpr int kNumKinds = 4;
+constexpr int kSum = 0, kQuantiles = 2, kDistinct = 3;
 
 // A value in micros spread over six decades, some negative, some zero: a
 // sketch of many buckets, as latencies or amounts give.
@@ -41,11 +44,13 @@ std::string Value(uint64_t i) {
 }
 
 std::string Line(uint64_t producer, uint64_t seq, int64_t ts, uint64_t key, uint64_t i) {
-  char buf[200];
+  char buf[256];
   const int len = std::snprintf(buf, sizeof buf,
                                 "{\"producer\":\"app-%" PRIu64 "\",\"seq\":%" PRIu64
-                                ",\"ts\":%lld,\"metric\":\"latency\",\"key\":\"k%" PRIu64 "\",\"value\":%s}\n",
-                                producer, seq, static_cast<long long>(ts), key, Value(i).c_str());
+                                ",\"ts\":%lld,\"metric\":\"latency\",\"key\":\"k%" PRIu64
+                                "\",\"value\":%s,\"item\":\"user-%" PRIu64 "\"}\n",
+                                producer, seq, static_cast<long long>(ts), key, Value(i).c_str(),
+                                static_cast<uint64_t>((i * 0x9E3779B97F4A7C15ull >> 20) % 20000));
   return std::string(buf, static_cast<size_t>(len));
 }
 
@@ -93,7 +98,8 @@ uint64_t DataFileBytes(const std::string& root) {
 }
 
 // Seconds of Reader::Open + a one-day Rollup of root (with p50, p90, p99
-// for quantiles); dies unless it gives `want_rows` rows.
+// for quantiles; a distinct metric's estimate comes with every roll-up);
+// dies unless it gives `want_rows` rows.
 double TimedRollup(const std::string& root, bool quantiles, uint64_t want_rows) {
   Stopwatch sw;
   auto reader = api::Reader::Open(root);
@@ -126,16 +132,16 @@ void RunKindsBench(const std::string& dir, const KindsBenchSizes& z, std::map<st
                   (i / 64) % 64, i);
     }
   }
-  Samples rate[3];
+  Samples rate[kNumKinds];
   for (int rep = 0; rep < z.reps; ++rep) {
     std::fprintf(stderr, "... kinds: ingest, rep %d\n", rep + 1);
-    for (int k = 0; k < 3; ++k) {
-      const int at = rep % 2 == 0 ? k : 2 - k;  // alternate the order
+    for (int k = 0; k < kNumKinds; ++k) {
+      const int at = rep % 2 == 0 ? k : kNumKinds - 1 - k;  // alternate the order
       rate[at].push_back(TimedIngest(dir + "/kinds-" + kKinds[at].name, file, kKinds[at], z.events));
     }
   }
-  double bytes_per_row[3];
-  for (int k = 0; k < 3; ++k) {
+  double bytes_per_row[kNumKinds];
+  for (int k = 0; k < kNumKinds; ++k) {
     const std::string root = dir + "/kinds-" + kKinds[k].name;
     uint64_t rows = 0;
     {
@@ -150,6 +156,7 @@ void RunKindsBench(const std::string& dir, const KindsBenchSizes& z, std::map<st
   std::remove(file.c_str());
   (*ratios)["kinds_quantiles_ingest_ratio_vs_sum"] = RatioOfMedians(rate[2], rate[0]);
   (*ratios)["kinds_minmax_ingest_ratio_vs_sum"] = RatioOfMedians(rate[1], rate[0]);
+  (*ratios)["kinds_distinct_ingest_ratio_vs_sum"] = RatioOfMedians(rate[kDistinct], rate[kSum]);
 
   // (c): `windows` one-minute windows, each `keys` keys of `per_key` events.
   const std::string rollup_file = dir + "/kinds-rollup.ndjson";
@@ -162,8 +169,9 @@ void RunKindsBench(const std::string& dir, const KindsBenchSizes& z, std::map<st
       }
     }
   }
-  std::fprintf(stderr, "... kinds: %" PRIu64 " one-minute windows, sum and quantiles (not timed)\n", z.windows);
-  for (int k : {0, 2}) {
+  std::fprintf(stderr, "... kinds: %" PRIu64 " one-minute windows, sum, quantiles, distinct (not timed)\n",
+               z.windows);
+  for (int k : {kSum, kQuantiles, kDistinct}) {
     auto sink = FreshSink(dir + "/kinds-rollup-" + kKinds[k].name, kKinds[k], 60000);
     api::IngestOptions o;
     o.files = {rollup_file};
@@ -172,33 +180,40 @@ void RunKindsBench(const std::string& dir, const KindsBenchSizes& z, std::map<st
     SealAndPublish(sink.get());
   }
   std::remove(rollup_file.c_str());
-  Samples sum_s, q_s;
+  // Each rep: a warming pass of the three, then a timed one, the order
+  // rotated from rep to rep.
+  const int rolled[] = {kSum, kQuantiles, kDistinct};
+  Samples took[3];
   for (int rep = 0; rep < z.reps; ++rep) {
     std::fprintf(stderr, "... kinds: roll-up, rep %d\n", rep + 1);
-    // A warming pass of each, then the timed ones in alternating order.
     for (int pass = 0; pass < 2; ++pass) {
-      const bool q_first = (rep + pass) % 2 == 0;
-      const double a = TimedRollup(dir + "/kinds-rollup-" + kKinds[q_first ? 2 : 0].name, q_first, z.keys);
-      const double b = TimedRollup(dir + "/kinds-rollup-" + kKinds[q_first ? 0 : 2].name, !q_first, z.keys);
-      if (pass == 0) continue;
-      q_s.push_back(q_first ? a : b);
-      sum_s.push_back(q_first ? b : a);
+      for (int n = 0; n < 3; ++n) {
+        const int at = (n + rep) % 3;
+        const int k = rolled[at];
+        const double secs = TimedRollup(dir + "/kinds-rollup-" + kKinds[k].name, k == kQuantiles, z.keys);
+        if (pass == 1) took[at].push_back(secs);
+      }
     }
   }
-  for (int k : {0, 2}) RemoveTree(dir + "/kinds-rollup-" + kKinds[k].name);
-  (*ratios)["kinds_rollup_ratio_vs_sum"] = RatioOfMedians(q_s, sum_s);
+  for (int k : rolled) RemoveTree(dir + "/kinds-rollup-" + kKinds[k].name);
+  (*ratios)["kinds_rollup_ratio_vs_sum"] = RatioOfMedians(took[1], took[0]);
+  (*ratios)["kinds_distinct_rollup_ratio_vs_sum"] = RatioOfMedians(took[2], took[0]);
 
   std::printf("metric kinds (%d reps, medians):\n", z.reps);
   std::printf("  ingest of %" PRIu64 " events, sum        %12.0f events/s\n", z.events, Median(rate[0]));
   std::printf("  the same, minmax                   %12.0f events/s   minmax/sum = %.2fx\n", Median(rate[1]),
               (*ratios)["kinds_minmax_ingest_ratio_vs_sum"]);
   std::printf("  the same, quantiles (1%%)           %12.0f events/s   quantiles/sum = %.2fx (goal >= 0.5x)\n",
-              Median(rate[2]), (*ratios)["kinds_quantiles_ingest_ratio_vs_sum"]);
-  std::printf("  snapshot bytes per (metric, key): sum %.1f, minmax %.1f, quantiles %.1f\n", bytes_per_row[0],
-              bytes_per_row[1], bytes_per_row[2]);
+              Median(rate[kQuantiles]), (*ratios)["kinds_quantiles_ingest_ratio_vs_sum"]);
+  std::printf("  the same, distinct (precision 14)  %12.0f events/s   distinct/sum = %.2fx (goal >= 0.5x)\n",
+              Median(rate[kDistinct]), (*ratios)["kinds_distinct_ingest_ratio_vs_sum"]);
+  std::printf("  snapshot bytes per (metric, key): sum %.1f, minmax %.1f, quantiles %.1f, distinct %.1f\n",
+              bytes_per_row[0], bytes_per_row[1], bytes_per_row[2], bytes_per_row[3]);
   std::printf("  1-day roll-up over %" PRIu64 " one-minute windows, %" PRIu64 " keys: sum %.2f ms, quantiles "
-              "(p50, p90, p99) %.2f ms   quantiles/sum = %.2fx (goal <= 2x)\n\n",
-              z.windows, z.keys, Median(sum_s) * 1000, Median(q_s) * 1000, (*ratios)["kinds_rollup_ratio_vs_sum"]);
+              "(p50, p90, p99) %.2f ms, distinct %.2f ms   quantiles/sum = %.2fx, distinct/sum = %.2fx (goal <= "
+              "2x)\n\n",
+              z.windows, z.keys, Median(took[0]) * 1000, Median(took[1]) * 1000, Median(took[2]) * 1000,
+              (*ratios)["kinds_rollup_ratio_vs_sum"], (*ratios)["kinds_distinct_rollup_ratio_vs_sum"]);
   std::fflush(stdout);
 }
 

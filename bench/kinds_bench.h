@@ -3,14 +3,17 @@
 //  (a) ingest (Sink::Ingest of one file) of the same events into a root
 //      whose metric is quantiles (1% accuracy), against a root where it is
 //      sum: kinds_quantiles_ingest_ratio_vs_sum, rate over rate (goal >=
-//      0.5x); minmax beside them;
+//      0.5x); minmax beside them, and distinct (precision 14, every event
+//      with an item of 20,000): kinds_distinct_ingest_ratio_vs_sum (goal
+//      >= 0.5x);
 //  (b) snapshot bytes per (metric, key) of each kind: the published data
 //      files' bytes over their rows, after (a)'s ingest is sealed and
-//      published (kinds_bytes_per_row_sum, _minmax, _quantiles);
+//      published (kinds_bytes_per_row_sum, _minmax, _quantiles, _distinct);
 //  (c) a 1-day roll-up (Reader::Rollup, p50, p90, p99) over `windows`
 //      one-minute windows of a quantiles metric, against the same roll-up
 //      of a sum metric over the same events: kinds_rollup_ratio_vs_sum,
-//      time over time (goal <= 2x).
+//      time over time (goal <= 2x); the same of a distinct metric:
+//      kinds_distinct_rollup_ratio_vs_sum (goal <= 2x).
 // Ratios are medians of per-repetition ratios.
 #pragma once
 
