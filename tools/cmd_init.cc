@@ -1,5 +1,4 @@
 // init ROOT [--window D] [--lateness D] ...: creates a root (api::Sink::Create).
-#include <charconv>
 #include <cstdio>
 #include <memory>
 
@@ -16,18 +15,6 @@ namespace snapsink {
 
 namespace {
 
-// A kind's name as `metric set --kind` spells it; false for anything else.
-bool KindNamed(const std::string& name, api::MetricKind* kind) {
-  for (api::MetricKind k : {api::MetricKind::kSum, api::MetricKind::kMinMax, api::MetricKind::kQuantiles,
-                            api::MetricKind::kDistinct}) {
-    if (name == api::MetricKindName(k)) {
-      *kind = k;
-      return true;
-    }
-  }
-  return false;
-}
-
 // --metric NAME:KIND[:OPTION] ("latency:quantiles:0.01", "slowest:minmax",
 // "users:distinct:12"): read from the right, so a metric's name may hold
 // ':'. The option is a quantiles metric's accuracy or a distinct metric's
@@ -41,23 +28,18 @@ Status ParseMetricFlag(const std::string& text, api::MetricKindInfo* out) {
   std::string option;
   size_t colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0) return Status::InvalidArgument(usage);
-  if (!KindNamed(rest.substr(colon + 1), &out->kind)) {
+  if (!ParseKind(rest.substr(colon + 1), &out->kind)) {
     option = rest.substr(colon + 1);
     rest.resize(colon);
     colon = rest.rfind(':');
-    if (colon == std::string::npos || colon == 0 || !KindNamed(rest.substr(colon + 1), &out->kind)) {
+    if (colon == std::string::npos || colon == 0 || !ParseKind(rest.substr(colon + 1), &out->kind)) {
       return Status::InvalidArgument(usage);
     }
   }
   out->metric = rest.substr(0, colon);
   if (option.empty()) return Status::OK();
   if (out->kind == api::MetricKind::kDistinct) {
-    int precision = 0;
-    const char* end = option.data() + option.size();
-    const auto [ptr, ec] = std::from_chars(option.data(), end, precision);
-    if (ec != std::errc() || ptr != end || precision < 4 || precision > 18) return Status::InvalidArgument(usage);
-    out->precision = precision;
-    return Status::OK();
+    return ParsePrecision(option, &out->precision) ? Status::OK() : Status::InvalidArgument(usage);
   }
   if (out->kind != api::MetricKind::kQuantiles) {
     return Status::InvalidArgument("--metric " + text +

@@ -41,21 +41,17 @@ Status CmdMetric(const MetricArgs& a) {
   if (a.action == "list") return CmdMetricList(a);
   if (a.name.empty()) return Status::InvalidArgument("metric set needs the metric's NAME");
   if (a.kind.empty()) return Status::InvalidArgument("metric set needs --kind sum|minmax|quantiles|distinct");
-  const api::MetricKind kind = a.kind == "minmax"      ? api::MetricKind::kMinMax
-                               : a.kind == "quantiles" ? api::MetricKind::kQuantiles
-                               : a.kind == "distinct"  ? api::MetricKind::kDistinct
-                                                       : api::MetricKind::kSum;
+  api::MetricKind kind = api::MetricKind::kSum;
+  ParseKind(a.kind, &kind);  // --kind is checked against the four names where it is read
   int precision = 0;
   if (!a.precision.empty()) {
     if (kind != api::MetricKind::kDistinct) {
       return Status::InvalidArgument("--precision is a distinct metric's: drop it, or set --kind distinct");
     }
-    if (a.precision.size() > 2 || a.precision.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(a.precision) < 4 || std::stoi(a.precision) > 18) {
+    if (!ParsePrecision(a.precision, &precision)) {
       return Status::InvalidArgument("--precision '" + a.precision +
                                      "': expected an integer from 4 to 18 (2^precision registers; 14 by default)");
     }
-    precision = std::stoi(a.precision);
   }
   uint32_t ppm = 0;
   if (!a.accuracy.empty()) {

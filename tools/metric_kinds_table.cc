@@ -21,6 +21,23 @@ bool ParseAccuracy(const std::string& text, uint32_t* ppm) {
   return *ppm > 0;
 }
 
+bool ParseKind(const std::string& text, api::MetricKind* kind) {
+  for (api::MetricKind k : {api::MetricKind::kSum, api::MetricKind::kMinMax, api::MetricKind::kQuantiles,
+                            api::MetricKind::kDistinct}) {
+    if (text == api::MetricKindName(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParsePrecision(const std::string& text, int* precision) {
+  if (text.empty() || text.size() > 2 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  *precision = std::stoi(text);
+  return *precision >= 4 && *precision <= 18;
+}
+
 api::Table MetricKindsTable(const std::vector<api::MetricKindInfo>& kinds) {
   api::Table t{{"metric", "kind"}, {}};
   for (const api::MetricKindInfo& k : kinds) {
