@@ -69,13 +69,27 @@ size_t HyperLogLog::SparseEncodedSize() const {
 
 size_t HyperLogLog::DenseEncodedSize() const { return kHeaderBytes + register_count() / 4 * 3; }
 
-void HyperLogLog::ToDenseIfLarger() {
-  if (!is_sparse() || SparseEncodedSize() <= DenseEncodedSize()) return;
+void HyperLogLog::HoldDense() {
+  if (!is_sparse()) return;
   dense_.assign(register_count(), 0);
   for (uint32_t e : sparse_) dense_[e >> 6] = static_cast<uint8_t>(e & 63);
   sparse_.clear();
   sparse_.shrink_to_fit();
   sparse_bytes_ = 0;
+}
+
+void HyperLogLog::ToDenseIfLarger() {
+  if (is_sparse() && SparseEncodedSize() > DenseEncodedSize()) HoldDense();
+}
+
+bool HyperLogLog::operator==(const HyperLogLog& other) const {
+  if (precision_ != other.precision_) return false;
+  if (is_sparse() && other.is_sparse()) return sparse_ == other.sparse_;
+  if (!is_sparse() && !other.is_sparse()) return dense_ == other.dense_;
+  for (uint32_t i = 0; i < register_count(); ++i) {
+    if (Register(i) != other.Register(i)) return false;
+  }
+  return true;
 }
 
 void HyperLogLog::AddHash(uint64_t hash) {
@@ -106,7 +120,8 @@ Status HyperLogLog::Merge(const HyperLogLog& other) {
   if (other.precision_ != precision_) {
     return Status::InvalidArgument("distinct sketches of different precision do not merge");
   }
-  if (is_sparse() && other.is_sparse()) {
+  // Many entries together: the union is held as registers (see Forms).
+  if (is_sparse() && other.is_sparse() && sparse_.size() + other.sparse_.size() <= register_count() / 16) {
     std::vector<uint32_t> out;
     out.reserve(sparse_.size() + other.sparse_.size());
     auto a = sparse_.cbegin();
@@ -125,14 +140,7 @@ Status HyperLogLog::Merge(const HyperLogLog& other) {
     ToDenseIfLarger();
     return Status::OK();
   }
-  // One side is dense, so the union (at least as many non-zero registers) is too.
-  if (is_sparse()) {
-    dense_.assign(register_count(), 0);
-    for (uint32_t e : sparse_) dense_[e >> 6] = static_cast<uint8_t>(e & 63);
-    sparse_.clear();
-    sparse_.shrink_to_fit();
-    sparse_bytes_ = 0;
-  }
+  HoldDense();
   if (other.is_sparse()) {
     for (uint32_t e : other.sparse_) dense_[e >> 6] = std::max(dense_[e >> 6], static_cast<uint8_t>(e & 63));
   } else {
@@ -169,14 +177,27 @@ uint64_t HyperLogLog::Estimate() const {
 void HyperLogLog::Encode(std::string* dst) const {
   dst->push_back(static_cast<char>(kEncodingVersion));
   dst->push_back(static_cast<char>(precision_));
-  dst->push_back(is_sparse() ? 0 : 1);
-  if (is_sparse()) {
+  const bool sparse = EncodesSparse();
+  dst->push_back(sparse ? 0 : 1);
+  if (sparse && is_sparse()) {
     coding::PutVarint64(dst, sparse_.size());
     uint32_t prev = 0;
     for (uint32_t e : sparse_) {
       coding::PutVarint64(dst, (e >> 6) - prev);
       dst->push_back(static_cast<char>(e & 63));
       prev = e >> 6;
+    }
+    return;
+  }
+  if (sparse) {  // the sparse form of registers held as m bytes
+    const auto nonzero = static_cast<uint64_t>(dense_.size() - std::count(dense_.begin(), dense_.end(), 0));
+    coding::PutVarint64(dst, nonzero);
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < dense_.size(); ++i) {
+      if (dense_[i] == 0) continue;
+      coding::PutVarint64(dst, i - prev);
+      dst->push_back(static_cast<char>(dense_[i]));
+      prev = i;
     }
     return;
   }

@@ -26,6 +26,15 @@
 // max, so the registers, the form and the bytes depend only on the set of
 // items added, not on their order, repeats or the merge tree.
 //
+// In memory, a sketch holds its registers as the sorted sparse list or as
+// m bytes. Add and Decode hold them as the form says; Merge also holds a
+// union of two sparse lists of more than m/16 entries together as m bytes,
+// though its form may still be sparse: merging many small sketches into
+// one (a roll-up of a day of windows) then costs each merge its own
+// entries, where a sorted list would be rewritten whole at every merge.
+// Encode writes the form the registers call for, whatever is held, so the
+// bytes and the estimate are the same either way.
+//
 // The byte encoding is the one place a sketch is written (Encode) and read
 // back (Decode); it is canonical: a sketch has exactly one encoding, Decode
 // accepts no other, and Decode then Encode gives the same bytes.
@@ -87,7 +96,11 @@ class HyperLogLog {
 
   int precision() const { return precision_; }
   uint32_t register_count() const { return uint32_t{1} << precision_; }
+  // Whether the registers are held as the sorted sparse list (else as m
+  // bytes); the form is then sparse too.
   bool is_sparse() const { return dense_.empty(); }
+  // Whether the encoding takes the sparse form (see Forms above).
+  bool EncodesSparse() const { return is_sparse() || SparseEncodedSize() <= DenseEncodedSize(); }
   // The register at index (< register_count()), whatever the form.
   uint8_t Register(uint32_t index) const;
 
@@ -97,7 +110,8 @@ class HyperLogLog {
   // the first thing that does not hold; *out is then unspecified.
   static Status Decode(std::string_view bytes, HyperLogLog* out);
 
-  bool operator==(const HyperLogLog&) const = default;
+  // The same precision and registers (however each holds them).
+  bool operator==(const HyperLogLog& other) const;
 
  private:
   // A sparse entry: index << 6 | rank (rank <= 61), so entries sort by index.
@@ -108,6 +122,8 @@ class HyperLogLog {
   size_t CountSparseBytes() const;
   size_t DenseEncodedSize() const;
   void ToDenseIfLarger();
+  // Holds the registers as m bytes.
+  void HoldDense();
 
   int precision_;
   std::vector<uint32_t> sparse_;  // while dense_ is empty

@@ -211,6 +211,57 @@ TEST(HyperLogLogTest, SparseHalvesMergeIntoDense) {
   EXPECT_EQ(Bytes(a), Bytes(whole));
 }
 
+// A day of one-minute windows, each a small sparse sketch of 16 items,
+// merged one by one into a running union (as a roll-up does): after every
+// merge the union's bytes, registers and estimate are those of the sketch
+// of every item so far, through the stretch where the union holds its
+// registers as m bytes while its encoding is still sparse; a random merge
+// tree of the same windows, and a sketch of the union decoded back, give
+// the same bytes.
+TEST(HyperLogLogTest, ManySmallSketchesMergeIntoTheSketchOfTheUnion) {
+  std::mt19937_64 rng(6);
+  std::vector<HyperLogLog> windows;
+  std::vector<uint64_t> all;
+  for (int w = 0; w < 1440; ++w) {
+    std::vector<uint64_t> items;
+    for (int i = 0; i < 16; ++i) items.push_back(rng() % 20000);
+    windows.push_back(SketchOf(items));
+    all.insert(all.end(), items.begin(), items.end());
+  }
+  HyperLogLog running;
+  HyperLogLog so_far;
+  int held_dense_encoded_sparse = 0;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    ASSERT_TRUE(running.Merge(windows[w]).ok());
+    for (size_t i = 16 * w; i < 16 * (w + 1); ++i) so_far.Add(Item(all[i]));
+    if (w % 7 != 0 && w + 1 != windows.size()) continue;  // every 7th, to keep it quick
+    const std::string want = Bytes(so_far);
+    ASSERT_EQ(Bytes(running), want) << w;
+    ASSERT_EQ(running, so_far) << w;
+    ASSERT_EQ(running.Estimate(), so_far.Estimate()) << w;
+    ASSERT_EQ(running.EncodesSparse(), so_far.is_sparse()) << w;
+    if (!running.is_sparse() && running.EncodesSparse()) {
+      ++held_dense_encoded_sparse;
+      HyperLogLog back;
+      ASSERT_TRUE(HyperLogLog::Decode(want, &back).ok()) << w;
+      ASSERT_TRUE(back.is_sparse()) << w;
+      ASSERT_EQ(back, running) << w;
+    }
+  }
+  EXPECT_GT(held_dense_encoded_sparse, 10);  // the stretch was crossed, not skipped
+  EXPECT_FALSE(running.EncodesSparse());
+  // The same windows merged in a random tree: pairs of random parts.
+  std::vector<HyperLogLog> parts = windows;
+  while (parts.size() > 1) {
+    const size_t i = rng() % parts.size();
+    HyperLogLog a = std::move(parts[i]);
+    parts.erase(parts.begin() + static_cast<ptrdiff_t>(i));
+    const size_t j = rng() % parts.size();
+    ASSERT_TRUE(parts[j].Merge(a).ok());
+  }
+  EXPECT_EQ(Bytes(parts[0]), Bytes(so_far));
+}
+
 // The hash is XXH3_64bits with seed 0. "bob" hashes to 0x1403c0c40f49b8e5:
 // index 0x1403c0c40f49b8e5 >> 50 = 1280, and the remaining 50 bits start
 // 1, so rank 1. "alice" hashes to 0x4da10dd61a0116b0: index 4968, and the
