@@ -28,8 +28,14 @@ std::string Line(const std::string& producer, uint64_t seq, const std::string& v
          ",\"metric\":\"orders\",\"key\":\"eu\",\"value\":" + value + extra + "}\n";
 }
 
-void Init(const std::string& root, bool quantiles = false) {
-  RunResult r = quantiles ? Snapsink({"init", root, "--metric", "orders:quantiles"}) : Snapsink({"init", root});
+// The kind of the metric orders on a crash case's root.
+enum class Kind { kSum = 0, kQuantiles = 1, kDistinct = 2 };
+
+void Init(const std::string& root, Kind kind = Kind::kSum) {
+  std::vector<std::string> args = {"init", root};
+  if (kind == Kind::kQuantiles) args = {"init", root, "--metric", "orders:quantiles"};
+  if (kind == Kind::kDistinct) args = {"init", root, "--metric", "orders:distinct"};
+  RunResult r = Snapsink(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -172,10 +178,29 @@ std::string MixedInput() {
   return s;
 }
 
+// MixedInput with an item on every event, each line's its own ("u" and
+// its line number), for a distinct metric: an item lost or kept twice
+// changes the small exact counts. Its retracts are bad lines there.
+std::string MixedInputWithItems() {
+  const std::string in = MixedInput();
+  std::string out;
+  int n = 0;
+  for (size_t at = 0, end; at < in.size(); at = end + 1) {
+    end = in.find('\n', at);
+    std::string line = in.substr(at, end - at);
+    ++n;
+    if (line.rfind("{\"producer\"", 0) == 0 && line.back() == '}') {
+      line.insert(line.size() - 1, ",\"item\":\"u" + std::to_string(n) + "\"");
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 struct CrashCase {
   std::string point;
   int hit;
-  bool quantiles = false;  // on a root whose metric orders is quantiles
+  Kind kind = Kind::kSum;  // of the metric orders on the root
 };
 void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.point << " hit " << c.hit; }
 
@@ -183,74 +208,75 @@ class IngestCrashPointTest : public ::testing::TestWithParam<CrashCase> {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir;
-    WriteFile(Input(), MixedInput());
-    for (bool quantiles : {false, true}) {
-      const std::string clean = *dir_ / (quantiles ? "clean-quantiles" : "clean");
-      Init(clean, quantiles);
-      RunResult r = Snapsink({"ingest", clean, Input(), "--commit-every", "2"});
+    WriteFile(Input(Kind::kSum), MixedInput());
+    WriteFile(Input(Kind::kDistinct), MixedInputWithItems());
+    for (Kind kind : {Kind::kSum, Kind::kQuantiles, Kind::kDistinct}) {
+      const std::string clean = *dir_ / ("clean" + std::to_string(static_cast<int>(kind)));
+      Init(clean, kind);
+      RunResult r = Snapsink({"ingest", clean, Input(kind), "--commit-every", "2"});
       ASSERT_EQ(r.exit_code, 0) << r.err;
-      clean_dump_[quantiles] = new std::string(FinalDump(clean, quantiles));
+      clean_dump_[static_cast<int>(kind)] = new std::string(FinalDump(clean, kind));
     }
   }
   static void TearDownTestSuite() {
     for (std::string*& d : clean_dump_) delete d;
     delete dir_;
   }
-  // FullDump; for a quantiles root also every snapshot file after seal and
-  // publish, byte for byte (the sketches).
-  static std::string FinalDump(const std::string& root, bool quantiles) {
+  // FullDump; for a quantiles or distinct root also every snapshot file
+  // after seal and publish, byte for byte (the sketches).
+  static std::string FinalDump(const std::string& root, Kind kind) {
     std::string out = FullDump(root);
-    if (!quantiles) return out;
+    if (kind == Kind::kSum) return out;
     SealAndPublish(root);
     for (const auto& [path, data] : TreeContents(root)) {
       if (path.rfind("snapshots/", 0) == 0) out += "## " + path + "\n" + data;
     }
     return out;
   }
-  static std::string Input() { return *dir_ / "mixed.ndjson"; }
+  static std::string Input(Kind kind) { return *dir_ / (kind == Kind::kDistinct ? "items.ndjson" : "mixed.ndjson"); }
   // Next to the input and the clean root, so StateDump's $DIR covers the source name.
-  static std::string NewRoot(bool quantiles) {
+  static std::string NewRoot(Kind kind) {
     static int n = 0;
     const std::string root = *dir_ / ("root" + std::to_string(++n));
-    Init(root, quantiles);
+    Init(root, kind);
     return root;
   }
   static TempDir* dir_;
-  static std::string* clean_dump_[2];  // by quantiles
+  static std::string* clean_dump_[3];  // by kind
 };
 TempDir* IngestCrashPointTest::dir_ = nullptr;
-std::string* IngestCrashPointTest::clean_dump_[2] = {nullptr, nullptr};
+std::string* IngestCrashPointTest::clean_dump_[3] = {nullptr, nullptr, nullptr};
 
 TEST_P(IngestCrashPointTest, RerunMatchesCleanRun) {
   const CrashCase c = GetParam();
-  const std::string root = NewRoot(c.quantiles);
-  RunResult r = Snapsink({"ingest", root, Input(), "--commit-every", "2"},
+  const std::string root = NewRoot(c.kind);
+  RunResult r = Snapsink({"ingest", root, Input(c.kind), "--commit-every", "2"},
                          {{"SNAPSINK_CRASH_AT", c.point}, {"SNAPSINK_CRASH_HIT", std::to_string(c.hit)}});
   ASSERT_EQ(r.exit_code, 99) << r.err;
   // The crash happened where the point says: batches of 2 lines.
   const int committed = c.point == "ingest.before_commit" ? 2 * (c.hit - 1) : 2 * c.hit;
-  EXPECT_EQ(SourceLines(root, Input()), committed == 0 ? -1 : committed);
-  r = Snapsink({"ingest", root, Input(), "--commit-every", "2"});
+  EXPECT_EQ(SourceLines(root, Input(c.kind)), committed == 0 ? -1 : committed);
+  r = Snapsink({"ingest", root, Input(c.kind), "--commit-every", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(FinalDump(root, c.quantiles), *clean_dump_[c.quantiles]);
+  EXPECT_EQ(FinalDump(root, c.kind), *clean_dump_[static_cast<int>(c.kind)]);
 }
 
 TEST_P(IngestCrashPointTest, CrashAgainDuringRecoveryWithOtherBatchSize) {
   const CrashCase c = GetParam();
-  const std::string root = NewRoot(c.quantiles);
+  const std::string root = NewRoot(c.kind);
   const std::map<std::string, std::string> env = {{"SNAPSINK_CRASH_AT", c.point},
                                                   {"SNAPSINK_CRASH_HIT", std::to_string(c.hit)}};
-  ASSERT_EQ(Snapsink({"ingest", root, Input(), "--commit-every", "2"}, env).exit_code, 99);
+  ASSERT_EQ(Snapsink({"ingest", root, Input(c.kind), "--commit-every", "2"}, env).exit_code, 99);
   // Past the last batch for the larger hits: then the second run just finishes.
-  const int second = Snapsink({"ingest", root, Input(), "--commit-every", "3"}, env).exit_code;
+  const int second = Snapsink({"ingest", root, Input(c.kind), "--commit-every", "3"}, env).exit_code;
   if (c.hit <= 3) {
     ASSERT_EQ(second, 99);
   } else {
     ASSERT_TRUE(second == 99 || second == 0) << second;
   }
-  RunResult r = Snapsink({"ingest", root, Input(), "--commit-every", "5"});
+  RunResult r = Snapsink({"ingest", root, Input(c.kind), "--commit-every", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(FinalDump(root, c.quantiles), *clean_dump_[c.quantiles]);
+  EXPECT_EQ(FinalDump(root, c.kind), *clean_dump_[static_cast<int>(c.kind)]);
 }
 
 std::string CrashCaseName(const ::testing::TestParamInfo<CrashCase>& info) {
@@ -267,15 +293,28 @@ INSTANTIATE_TEST_SUITE_P(IngestPoints, IngestCrashPointTest,
                          CrashCaseName);
 // The same on a quantiles root: its sketches (state and snapshots) come out
 // byte for byte.
+constexpr Kind kQ = Kind::kQuantiles;
 INSTANTIATE_TEST_SUITE_P(IngestPointsQuantiles, IngestCrashPointTest,
-                         ::testing::Values(CrashCase{"ingest.before_commit", 1, true},
-                                           CrashCase{"ingest.before_commit", 2, true},
-                                           CrashCase{"ingest.before_commit", 3, true},
-                                           CrashCase{"ingest.after_commit", 1, true},
-                                           CrashCase{"ingest.after_commit", 2, true},
-                                           CrashCase{"ingest.after_commit", 3, true},
-                                           CrashCase{"ingest.before_commit", 9, true},
-                                           CrashCase{"ingest.before_commit", 11, true}),
+                         ::testing::Values(CrashCase{"ingest.before_commit", 1, kQ},
+                                           CrashCase{"ingest.before_commit", 2, kQ},
+                                           CrashCase{"ingest.before_commit", 3, kQ},
+                                           CrashCase{"ingest.after_commit", 1, kQ},
+                                           CrashCase{"ingest.after_commit", 2, kQ},
+                                           CrashCase{"ingest.after_commit", 3, kQ},
+                                           CrashCase{"ingest.before_commit", 9, kQ},
+                                           CrashCase{"ingest.before_commit", 11, kQ}),
+                         CrashCaseName);
+// And on a distinct root, each event with its own item.
+constexpr Kind kD = Kind::kDistinct;
+INSTANTIATE_TEST_SUITE_P(IngestPointsDistinct, IngestCrashPointTest,
+                         ::testing::Values(CrashCase{"ingest.before_commit", 1, kD},
+                                           CrashCase{"ingest.before_commit", 2, kD},
+                                           CrashCase{"ingest.before_commit", 3, kD},
+                                           CrashCase{"ingest.after_commit", 1, kD},
+                                           CrashCase{"ingest.after_commit", 2, kD},
+                                           CrashCase{"ingest.after_commit", 3, kD},
+                                           CrashCase{"ingest.before_commit", 9, kD},
+                                           CrashCase{"ingest.before_commit", 11, kD}),
                          CrashCaseName);
 
 TEST(IngestCrashTest, CrashInSecondFileOfOneCommand) {
