@@ -19,6 +19,9 @@
 // quantiles (init --metric orders:quantiles), over inputs with negative
 // values, retracts, redeliveries and events held back from round 1 to
 // round 2 (gaps filled late): the sketches come out byte for byte.
+// DistinctPublishCrashTest does them again on a root whose metric is
+// distinct (init --metric orders:distinct), over the sum inputs with an
+// item on every event and every 7th line delivered twice.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -40,7 +43,7 @@ constexpr int64_t kHourMs = 3600 * 1000;
 constexpr int kKeysPerWindow = 1200;  // with ~70-byte rows: two blocks of ~64 KiB per data file
 
 enum class Mode { kRun, kSealPublish };
-enum class Kind { kSum, kQuantiles };  // of the metric orders
+enum class Kind { kSum, kQuantiles, kDistinct };  // of the metric orders
 void PrintTo(Mode m, std::ostream* os) { *os << (m == Mode::kRun ? "run" : "seal+publish"); }
 
 std::string Event(uint64_t seq, int64_t ts_ms, const std::string& key, int value, bool retract = false) {
@@ -52,6 +55,7 @@ std::string Event(uint64_t seq, int64_t ts_ms, const std::string& key, int value
 
 std::vector<std::string> InitArgs(Kind kind, const std::string& root) {
   if (kind == Kind::kSum) return {"init", root};
+  if (kind == Kind::kDistinct) return {"init", root, "--metric", "orders:distinct"};
   return {"init", root, "--metric", "orders:quantiles"};
 }
 
@@ -116,6 +120,7 @@ class Fixture {
 
   const std::string& input(Kind kind, int round) const {
     if (kind == Kind::kQuantiles) return round == 1 ? q1_ : q2_;
+    if (kind == Kind::kDistinct) return round == 1 ? d1_ : d2_;
     return round == 1 ? in1_ : in2_;
   }
 
@@ -181,6 +186,24 @@ class Fixture {
     in2_ = dir_ / "in2.ndjson";
     WriteFile(in2_, text);
     QuantilesInputs(base);
+    d1_ = dir_ / "d1.ndjson";
+    d2_ = dir_ / "d2.ndjson";
+    WriteFile(d1_, WithItems(ReadFile(in1_)));
+    WriteFile(d2_, WithItems(ReadFile(in2_)));
+  }
+
+  // Each line of text with an item (one of 5, by its line number) and every
+  // 7th line twice.
+  static std::string WithItems(const std::string& text) {
+    std::string out;
+    int n = 0;
+    for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1, ++n) {
+      std::string line = text.substr(at, end - at);
+      line.insert(line.size() - 1, ",\"item\":\"user-" + std::to_string(n % 5) + "\"");
+      out += line + "\n";
+      if (n % 7 == 0) out += line + "\n";
+    }
+    return out;
   }
 
   // The quantiles inputs: as above with values from -20 to 76, a retract
@@ -216,7 +239,7 @@ class Fixture {
     Outcome outcome;
   };
   TempDir dir_;
-  std::string in1_, in2_, q1_, q2_;
+  std::string in1_, in2_, q1_, q2_, d1_, d2_;
   std::mutex mu_;
   std::map<std::tuple<Kind, Mode, int>, Ref> refs_;
 };
@@ -225,6 +248,7 @@ using Param = std::tuple<Mode, std::string, int, int>;  // mode, point, hit, rou
 
 class PublishCrashTest : public ::testing::TestWithParam<Param> {};
 class QuantilesPublishCrashTest : public ::testing::TestWithParam<Param> {};
+class DistinctPublishCrashTest : public ::testing::TestWithParam<Param> {};
 
 void CheckCase(Kind kind, const Param& param) {
   const auto& [mode, point, hit, round] = param;
@@ -232,11 +256,15 @@ void CheckCase(Kind kind, const Param& param) {
   std::string ref_root;
   const Outcome* want = nullptr;
   ASSERT_NO_FATAL_FAILURE(fx.Reference(kind, mode, round, &ref_root, &want));
+  if (kind == Kind::kDistinct) {  // rows with sketches to compare
+    ASSERT_NE(want->query.find("\"distinct\":"), std::string::npos);
+  }
 
   // Beside the references and the inputs, so that StateDump's $DIR matches.
   std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   for (char& c : name) c = c == '/' ? '_' : c;
-  const std::string root = fx.dir() / ((kind == Kind::kSum ? "case-" : "qcase-") + name);
+  const std::string root =
+      fx.dir() / ((kind == Kind::kSum ? "case-" : kind == Kind::kQuantiles ? "qcase-" : "dcase-") + name);
   struct Cleanup {
     std::string path;
     ~Cleanup() {
@@ -295,6 +323,7 @@ void CheckCase(Kind kind, const Param& param) {
 
 TEST_P(PublishCrashTest, RerunMatchesCleanRun) { CheckCase(Kind::kSum, GetParam()); }
 TEST_P(QuantilesPublishCrashTest, RerunMatchesCleanRun) { CheckCase(Kind::kQuantiles, GetParam()); }
+TEST_P(DistinctPublishCrashTest, RerunMatchesCleanRun) { CheckCase(Kind::kDistinct, GetParam()); }
 
 std::string Name(const ::testing::TestParamInfo<Param>& info) {
   const auto& [mode, point, hit, round] = info.param;
@@ -344,6 +373,26 @@ INSTANTIATE_TEST_SUITE_P(PublishCrashOnce, QuantilesPublishCrashTest,
                                             ::testing::Values(1), ::testing::Values(1, 2)),
                          Name);
 INSTANTIATE_TEST_SUITE_P(PublishCrashParts, QuantilesPublishCrashTest,
+                         ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
+                                            ::testing::Values("publish.part_written"), ::testing::Values(2, 3),
+                                            ::testing::Values(1, 2)),
+                         Name);
+
+// And on the distinct root and its inputs.
+INSTANTIATE_TEST_SUITE_P(PublishCrash, DistinctPublishCrashTest,
+                         ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
+                                            ::testing::Values("seal.mid_data", "seal.before_record",
+                                                              "publish.after_rename"),
+                                            ::testing::Values(1, 2, 3), ::testing::Values(1, 2)),
+                         Name);
+INSTANTIATE_TEST_SUITE_P(PublishCrashOnce, DistinctPublishCrashTest,
+                         ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
+                                            ::testing::Values("publish.part_written", "publish.manifest_written",
+                                                              "publish.before_current", "publish.after_commit",
+                                                              "publish.after_current"),
+                                            ::testing::Values(1), ::testing::Values(1, 2)),
+                         Name);
+INSTANTIATE_TEST_SUITE_P(PublishCrashParts, DistinctPublishCrashTest,
                          ::testing::Combine(::testing::Values(Mode::kRun, Mode::kSealPublish),
                                             ::testing::Values("publish.part_written"), ::testing::Values(2, 3),
                                             ::testing::Values(1, 2)),
