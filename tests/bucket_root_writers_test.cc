@@ -173,6 +173,47 @@ TEST_F(BucketRootWriters, BackfillGapsAndMetricWithStateDoAsOnALocalRoot) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// init --metric on a bucket root declares the kinds in its settings object:
+// every state made from it (a reader's scratch state, each writer's fresh
+// --state DIR) has them, so init says, metric list shows, and run publishes
+// what the same init gives on a local root. Before, init refused --metric
+// on a bucket root (exit 1, pointing at metric set --state).
+TEST_F(BucketRootWriters, InitMetricKindsReachEveryStateMadeFromTheBucketAsOnALocalRoot) {
+  testing::TempDir dir;
+  const std::string local = dir.path() + "/local", bucket = Root("kinds");
+  const std::vector<std::string> kinds = {"--metric", "orders:quantiles:0.02", "--metric", "refunds:minmax"};
+  std::vector<std::string> init_local = {"init", local}, init_bucket = {"init", bucket};
+  init_local.insert(init_local.end(), kinds.begin(), kinds.end());
+  init_bucket.insert(init_bucket.end(), kinds.begin(), kinds.end());
+  RunResult il = Run(init_local), ib = Run(init_bucket);
+  ASSERT_EQ(il.exit_code, 0) << il.err;
+  ASSERT_EQ(ib.exit_code, 0) << ib.err;
+  EXPECT_EQ(std::regex_replace(ib.out, std::regex(bucket), "ROOT"), std::regex_replace(il.out, std::regex(local), "ROOT"));
+  EXPECT_NE(ib.out.find("metric orders is quantiles (accuracy 2%)"), std::string::npos) << ib.out;
+  EXPECT_NE(Object("kinds", "settings").find("\nmetric minmax 0 refunds\n"), std::string::npos)
+      << Object("kinds", "settings");
+  const RunResult list_local = Run({"metric", local, "list"});
+  ASSERT_EQ(list_local.exit_code, 0) << list_local.err;
+  // A reader (no --state), and two writers' fresh state directories.
+  for (const std::string& state : {std::string(), dir.path() + "/a", dir.path() + "/b"}) {
+    std::vector<std::string> argv = {"metric", bucket, "list"};
+    if (!state.empty()) argv.insert(argv.end(), {"--state", state});
+    RunResult r = Run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, list_local.out) << (state.empty() ? "reader" : state);
+  }
+  RunResult rl = Run({"run", local, Events(), "--final"});
+  RunResult rb = Run({"run", bucket, Events(), "--final", "--state", dir.path() + "/a"});
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  RunResult ql = Run({"query", local, "--metric", "orders", "--quantile", "0.5,0.99"});
+  RunResult qb = Run({"query", bucket, "--metric", "orders", "--quantile", "0.5,0.99"});
+  ASSERT_EQ(ql.exit_code, 0) << ql.err;
+  EXPECT_EQ(qb.out, ql.out);
+  RunResult v = Run({"verify", bucket, "--state", dir.path() + "/a"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 class BucketRootRestore : public BucketRootWriters {
  protected:
   void SetUp() override {
