@@ -189,7 +189,7 @@ TEST_F(BucketRootWriters, InitMetricKindsReachEveryStateMadeFromTheBucketAsOnALo
   ASSERT_EQ(il.exit_code, 0) << il.err;
   ASSERT_EQ(ib.exit_code, 0) << ib.err;
   EXPECT_EQ(std::regex_replace(ib.out, std::regex(bucket), "ROOT"), std::regex_replace(il.out, std::regex(local), "ROOT"));
-  EXPECT_NE(ib.out.find("metric orders is quantiles (accuracy 2%)"), std::string::npos) << ib.out;
+  EXPECT_NE(ib.out.find("metric orders is quantiles (accuracy 0.02)"), std::string::npos) << ib.out;
   EXPECT_NE(Object("kinds", "settings").find("\nmetric minmax 0 refunds\n"), std::string::npos)
       << Object("kinds", "settings");
   const RunResult list_local = Run({"metric", local, "list"});
