@@ -214,6 +214,38 @@ TEST_F(BucketRootWriters, InitMetricKindsReachEveryStateMadeFromTheBucketAsOnALo
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// A bucket has no directories: once gc removes the last merged/<topic>/
+// object, the root's listing shows no merged/ (nor merged/<topic>/) at all,
+// so no empty listing is left to remove, and a process recording a merged
+// version meanwhile needs no directory made first. (On a local root these
+// records live in ROOT's state, not in files: nothing is left there
+// either.)
+TEST_F(BucketRootWriters, GcLeavesNoMergedListingOnceItsLastObjectIsRemoved) {
+  testing::TempDir dir;
+  const std::string bucket = Root("mg"), state = dir.path() + "/state";
+  ASSERT_EQ(Run({"init", bucket}).exit_code, 0);
+  RunResult r = Run({"run", bucket, Events(), "--final", "--state", state});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string rows = Run({"query", bucket}).out;
+  S3PutOutcome put;
+  for (const char* k : {"mg/merged/orders/1792576800000-v9", "mg/merged/clicks/1792580400000-v3"}) {
+    ASSERT_TRUE(client_->PutCreateOnly(bucket_, k, "0:1:1,", &put, nullptr).ok()) << k;
+  }
+  ASSERT_EQ(Keys("mg", "merged/").size(), 2u);
+  RunResult gc = Run({"gc", bucket, "--state", state, "--min-age", "0"});
+  ASSERT_EQ(gc.exit_code, 0) << gc.err;
+  EXPECT_NE(gc.out.find("merged input record(s) no kept generation names"), std::string::npos) << gc.out;
+  EXPECT_TRUE(Keys("mg", "merged/").empty());
+  std::vector<S3ObjectInfo> objects;
+  std::vector<std::string> prefixes;
+  for (const std::string& under : {std::string("mg/"), std::string("mg/merged/")}) {
+    ASSERT_TRUE(client_->List(bucket_, under, "/", &objects, &prefixes).ok());
+    for (const std::string& p : prefixes) EXPECT_EQ(p.find("merged/"), std::string::npos) << p;
+    for (const S3ObjectInfo& o : objects) EXPECT_EQ(o.key.find("merged/"), std::string::npos) << o.key;
+  }
+  EXPECT_EQ(Run({"query", bucket}).out, rows);
+}
+
 class BucketRootRestore : public BucketRootWriters {
  protected:
   void SetUp() override {
