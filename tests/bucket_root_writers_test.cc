@@ -357,7 +357,8 @@ TEST_F(BucketRootRestore, KilledAtACheckpointStepThenRunAgainEqualsACleanRun) {
 // directory); a part is PUT create-only without a GET first; every PUT's
 // line names the bytes sent, which are the object's; and the publish is a
 // bounded number of requests for the sample's windows, not three per
-// directory it touches.
+// directory it touches; the settings object is read once (before, twice:
+// the state's preparation and then the root check).
 TEST_F(BucketRootWriters, APublishAsksNothingAboutDirectoriesAndLogsTheBytesItPuts) {
   testing::TempDir dir;
   const std::string root = Root("orders"), state = dir.path() + "/state", log = dir.path() + "/requests";
@@ -368,9 +369,10 @@ TEST_F(BucketRootWriters, APublishAsksNothingAboutDirectoriesAndLogsTheBytesItPu
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const std::map<std::string, std::string> objects = Objects("orders");
   std::istringstream in(ReadAll(log));
-  size_t requests = 0, puts = 0;
+  size_t requests = 0, puts = 0, settings = 0;
   for (std::string line; std::getline(in, line); ++requests) {
     EXPECT_EQ(line.find("max-keys=0"), std::string::npos) << line;
+    settings += line.rfind("GET s3://" + bucket_ + "/orders/settings ", 0) == 0;
     EXPECT_NE(line.rfind("HEAD s3://" + bucket_ + "/orders/manifests", 0), 0u) << line;
     EXPECT_FALSE(line.rfind("GET ", 0) == 0 && line.find("/manifests/parts/") != std::string::npos) << line;
     if (line.rfind("PUT ", 0) != 0) continue;
@@ -384,6 +386,7 @@ TEST_F(BucketRootWriters, APublishAsksNothingAboutDirectoriesAndLogsTheBytesItPu
   }
   EXPECT_GE(puts, 4u + 2 * 4) << "the writer epoch, 4 snapshots of 2 files, parts, a manifest and CURRENT";
   EXPECT_LE(requests, puts + 12) << ReadAll(log);
+  EXPECT_EQ(settings, 1u) << "the settings object is read once per command: " << ReadAll(log);
 }
 
 }  // namespace
