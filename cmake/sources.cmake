@@ -224,6 +224,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/bucket_root_readers_test.cc
   tests/env_bucket_test.cc
   tests/env_bucket_root_test.cc
+  tests/root_bucket_settings_test.cc
   tests/layers_test.cc
   tests/function_length_test.cc
   tests/api_drive_test.cc

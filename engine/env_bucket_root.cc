@@ -1,11 +1,16 @@
 #include "engine/env_bucket_root.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -91,6 +96,52 @@ bool ParseEpochName(std::string_view name, uint64_t* epoch) {
   *epoch = e;
   return true;
 }
+
+// A local file's bytes, mapped read-only for an upload: a staged snapshot
+// of many megabytes goes to the wire (and its SHA-256) from the page cache,
+// not through a copy into a fresh heap buffer first.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  Status Open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Error(path, "open");
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const Status s = Error(path, "stat");
+      ::close(fd);
+      return s;
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) {
+        const Status s = Error(path, "mmap");
+        ::close(fd);
+        return s;
+      }
+      base_ = p;
+    }
+    ::close(fd);
+    return Status::OK();
+  }
+  std::string_view bytes() const { return {static_cast<const char*>(base_), base_ == nullptr ? 0 : size_}; }
+
+ private:
+  static Status Error(const std::string& path, const char* what) {
+    const int e = errno;
+    std::string msg = path + ": " + what + ": " + std::strerror(e);
+    return e == ENOENT ? Status::NotFound(msg) : Status::IOError(msg);
+  }
+  void* base_ = nullptr;
+  size_t size_ = 0;
+};
 
 }  // namespace
 
@@ -216,12 +267,14 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
     SNAPSINK_RETURN_IF_ERROR(UploadFiles(local, to, {last, files.end()}));
     return disk->RemoveTree(local);
   }
-  std::string bytes;
-  SNAPSINK_RETURN_IF_ERROR(disk->ReadFileToString(local, &bytes));
   if (to == root_ + "/CURRENT") {
+    std::string bytes;
+    SNAPSINK_RETURN_IF_ERROR(disk->ReadFileToString(local, &bytes));
     SNAPSINK_RETURN_IF_ERROR(SwapCurrent(bytes));
   } else {
-    SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to, bytes));
+    MappedFile file;
+    SNAPSINK_RETURN_IF_ERROR(file.Open(local));
+    SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to, file.bytes()));
   }
   return disk->RemoveFile(local);
 }
@@ -229,9 +282,9 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
 Status BucketRootEnv::UploadFiles(const std::string& local, const std::string& to,
                                   const std::vector<std::string>& names) {
   return UploadEach(names.size(), [&](size_t i) {
-    std::string bytes;
-    SNAPSINK_RETURN_IF_ERROR(Env::Default()->ReadFileToString(local + "/" + names[i], &bytes));
-    SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to + "/" + names[i], bytes));
+    MappedFile file;
+    SNAPSINK_RETURN_IF_ERROR(file.Open(local + "/" + names[i]));
+    SNAPSINK_RETURN_IF_ERROR(bucket_.PutCreateOnly(to + "/" + names[i], file.bytes()));
     MaybeCrash("bucket.upload_file");
     return Status::OK();
   });

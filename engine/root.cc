@@ -194,8 +194,12 @@ Status Root::CheckIsRoot(Env* env, const std::string& path) {
 Status Root::Open(Env* env, const std::string& path, Access access, std::unique_ptr<Root>* out) {
   const bool writer = access == Access::kWriter;
   const bool read_only = access == Access::kReadOnly;
-  if (IsBucketPath(path)) SNAPSINK_RETURN_IF_ERROR(PrepareBucketState(env, path, writer || !read_only));
-  SNAPSINK_RETURN_IF_ERROR(CheckIsRoot(env, path));
+  if (IsBucketPath(path)) {
+    // It reads ROOT/settings (a missing one is CheckBucketRoot's error): no second GET of it.
+    SNAPSINK_RETURN_IF_ERROR(PrepareBucketState(env, path, writer || !read_only));
+  } else {
+    SNAPSINK_RETURN_IF_ERROR(CheckIsRoot(env, path));
+  }
   const std::string state = filenames::StateDir(path);
   std::unique_ptr<Root> root(new Root);
   root->env_ = env;

@@ -1,10 +1,13 @@
 #include "engine/root_bucket.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "engine/filenames.h"
+#include "engine/metric_kinds.h"
 #include "engine/state_checkpoint.h"
 
 namespace snapsink {
@@ -15,7 +18,7 @@ constexpr char kSettingsHeader[] = "snapsink root settings 1";
 
 }  // namespace
 
-std::string EncodeBucketSettings(const RootConfig& c) {
+std::string EncodeBucketSettings(const RootConfig& c, const MetricKinds& kinds) {
   std::string s = std::string(kSettingsHeader) + "\n";
   s += "format " + std::to_string(kProducerTimesFormat) + "\n";
   s += "window_ms " + std::to_string(c.window_ms) + "\n";
@@ -25,12 +28,38 @@ std::string EncodeBucketSettings(const RootConfig& c) {
   s += "producer_retention_ms " + std::to_string(c.producer_retention_ms) + "\n";
   s += "retain_ms " + std::to_string(c.retain_ms) + "\n";
   s += "max_ahead_ms " + std::to_string(c.max_ahead_ms) + "\n";
+  for (const auto& [metric, spec] : kinds) {
+    s += "metric " + std::string(MetricKindName(spec.kind)) + " " + std::to_string(spec.parameter) + " " + metric + "\n";
+  }
   return s;
 }
 
-Status DecodeBucketSettings(std::string_view text, const std::string& path, RootConfig* out) {
+namespace {
+
+// "metric KIND PARAMETER NAME" (the name is the rest of the line).
+Status DecodeSettingsKind(const std::string& rest, const std::string& path, MetricKinds* kinds) {
+  const auto bad = [&] { return Status::Corruption(path + ": malformed line \"metric " + rest + "\""); };
+  const size_t a = rest.find(' ');
+  if (a == std::string::npos) return bad();
+  const size_t b = rest.find(' ', a + 1);
+  if (b == std::string::npos || b + 1 >= rest.size()) return bad();
+  const std::optional<MetricKind> kind = ParseMetricKind(rest.substr(0, a));
+  const std::string number = rest.substr(a + 1, b - a - 1);
+  char* end = nullptr;
+  const unsigned long long parameter = std::strtoull(number.c_str(), &end, 10);
+  if (!kind || number.empty() || *end != '\0' || number[0] == '-' || parameter > UINT32_MAX) return bad();
+  if (!kinds->emplace(rest.substr(b + 1), MetricSpec{*kind, static_cast<uint32_t>(parameter)}).second) {
+    return Status::Corruption(path + ": metric " + rest.substr(b + 1) + " is declared twice");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status DecodeBucketSettings(std::string_view text, const std::string& path, RootConfig* out, MetricKinds* kinds) {
   auto bad = [&](const std::string& why) { return Status::Corruption(path + ": " + why); };
   std::map<std::string, std::string> fields;
+  MetricKinds declared;
   size_t at = 0;
   bool first = true;
   while (at < text.size()) {
@@ -44,6 +73,10 @@ Status DecodeBucketSettings(std::string_view text, const std::string& path, Root
       continue;
     }
     const size_t sp = line.find(' ');
+    if (sp != std::string::npos && line.compare(0, sp, "metric") == 0) {
+      SNAPSINK_RETURN_IF_ERROR(DecodeSettingsKind(line.substr(sp + 1), path, &declared));
+      continue;
+    }
     if (sp == std::string::npos || !fields.emplace(line.substr(0, sp), line.substr(sp + 1)).second) {
       return bad("malformed line \"" + line + "\"");
     }
@@ -76,6 +109,7 @@ Status DecodeBucketSettings(std::string_view text, const std::string& path, Root
   c.on_gap = gap->second == "stop" ? OnGap::kStop : OnGap::kAccept;
   if (c.window_ms <= 0) return bad("window_ms must be positive");
   *out = c;
+  if (kinds != nullptr) *kinds = std::move(declared);
   return Status::OK();
 }
 
@@ -97,8 +131,14 @@ Status CheckBucketRoot(Env* env, const std::string& path) {
                           " but no settings object; create one with snapsink init on an empty prefix)");
 }
 
-Status InitBucketRoot(Env* env, const std::string& path, RootConfig config) {
+Status InitBucketRoot(Env* env, const std::string& path, RootConfig config, const MetricKinds& kinds) {
   if (config.lateness_ms < 0) config.lateness_ms = config.window_ms;
+  for (const auto& [metric, spec] : kinds) {
+    if (metric.find_first_of("\r\n") != std::string::npos) {
+      return Status::InvalidArgument("metric \"" + metric + "\": a name with a line break cannot be declared at init of "
+                                     "a root in a bucket (its settings object holds one metric a line)");
+    }
+  }
   std::vector<std::string> names;
   SNAPSINK_RETURN_IF_ERROR(env->GetChildren(path, &names));  // names a missing bucket or refused keys
   for (const std::string& n : names) {
@@ -111,7 +151,7 @@ Status InitBucketRoot(Env* env, const std::string& path, RootConfig config) {
   }
   std::unique_ptr<WritableFile> f;
   SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(filenames::BucketSettings(path), &f));
-  SNAPSINK_RETURN_IF_ERROR(f->Append(EncodeBucketSettings(config)));
+  SNAPSINK_RETURN_IF_ERROR(f->Append(EncodeBucketSettings(config, kinds)));
   Status s = f->Close();
   if (s.IsLocked()) return Status::InvalidArgument(path + " is already a snapsink root (another init made it)");
   return s;
@@ -123,7 +163,8 @@ Status PrepareBucketState(Env* env, const std::string& path, bool writer) {
   if (s.IsNotFound()) return CheckBucketRoot(env, path);
   SNAPSINK_RETURN_IF_ERROR(s);
   RootConfig config;
-  SNAPSINK_RETURN_IF_ERROR(DecodeBucketSettings(text, filenames::BucketSettings(path), &config));
+  MetricKinds kinds;
+  SNAPSINK_RETURN_IF_ERROR(DecodeBucketSettings(text, filenames::BucketSettings(path), &config, &kinds));
   if (env->FileExists(filenames::LmdbDataFile(filenames::StateDir(path)))) return Status::OK();
   bool published = false;
   if (writer) SNAPSINK_RETURN_IF_ERROR(env->Exists(filenames::Current(path), &published));
@@ -144,7 +185,7 @@ Status PrepareBucketState(Env* env, const std::string& path, bool writer) {
                                    StateCheckpointFile(path, generation) +
                                    " exist to restore it from: give the --state DIR that published them");
   }
-  return Root::Init(env, path, config);
+  return Root::Init(env, path, config, kinds);
 }
 
 }  // namespace snapsink

@@ -15,13 +15,17 @@
 #include <string>
 
 #include "engine/env.h"
+#include "engine/metric_kinds.h"
 #include "engine/root.h"
 
 namespace snapsink {
 
-// Creates the root at path: PUTs ROOT/settings create-only. InvalidArgument
-// naming path when the prefix is a root already or holds anything else.
-Status InitBucketRoot(Env* env, const std::string& path, RootConfig config);
+// Creates the root at path: PUTs ROOT/settings create-only, the metric
+// kinds declared at init among them (each writer's state, and a reader's
+// scratch state, is made from it with those kinds). InvalidArgument naming
+// path when the prefix is a root already or holds anything else, or naming
+// a metric whose name holds a line break.
+Status InitBucketRoot(Env* env, const std::string& path, RootConfig config, const MetricKinds& kinds = {});
 
 // OK when ROOT/settings exists; else NotFound: the root does not exist
 // (nothing under the prefix) or the prefix holds something else.
@@ -32,8 +36,10 @@ Status CheckBucketRoot(Env* env, const std::string& path);
 // root has published generations this new state would not know of.
 Status PrepareBucketState(Env* env, const std::string& path, bool writer);
 
-// ROOT/settings as bytes, and back (Corruption naming path when malformed).
-std::string EncodeBucketSettings(const RootConfig& config);
-Status DecodeBucketSettings(std::string_view text, const std::string& path, RootConfig* out);
+// ROOT/settings as bytes, and back (Corruption naming path when malformed);
+// kinds: the metric kinds declared at init (may be null when reading).
+std::string EncodeBucketSettings(const RootConfig& config, const MetricKinds& kinds = {});
+Status DecodeBucketSettings(std::string_view text, const std::string& path, RootConfig* out,
+                            MetricKinds* kinds = nullptr);
 
 }  // namespace snapsink

@@ -298,13 +298,7 @@ Status Sink::Create(const std::string& path, const InitOptions& o) {
   SNAPSINK_RETURN_IF_ERROR(InitMetricKinds(o, &kinds));
   Env* env = nullptr;
   SNAPSINK_RETURN_IF_ERROR(EnvForRoot(path, &env));
-  if (IsBucketPath(path)) {
-    if (!kinds.empty()) {
-      return Status::InvalidArgument("InitOptions::metrics: a root in a bucket keeps metric kinds in its writer's "
-                                     "state; declare them with SetMetricKind from the process that writes it");
-    }
-    return InitBucketRoot(env, path, config);
-  }
+  if (IsBucketPath(path)) return InitBucketRoot(env, path, config, kinds);
   return Root::Init(env, path, config, kinds);
 }
 

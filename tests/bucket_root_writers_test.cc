@@ -173,6 +173,79 @@ TEST_F(BucketRootWriters, BackfillGapsAndMetricWithStateDoAsOnALocalRoot) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// init --metric on a bucket root declares the kinds in its settings object:
+// every state made from it (a reader's scratch state, each writer's fresh
+// --state DIR) has them, so init says, metric list shows, and run publishes
+// what the same init gives on a local root. Before, init refused --metric
+// on a bucket root (exit 1, pointing at metric set --state).
+TEST_F(BucketRootWriters, InitMetricKindsReachEveryStateMadeFromTheBucketAsOnALocalRoot) {
+  testing::TempDir dir;
+  const std::string local = dir.path() + "/local", bucket = Root("kinds");
+  const std::vector<std::string> kinds = {"--metric", "orders:quantiles:0.02", "--metric", "refunds:minmax"};
+  std::vector<std::string> init_local = {"init", local}, init_bucket = {"init", bucket};
+  init_local.insert(init_local.end(), kinds.begin(), kinds.end());
+  init_bucket.insert(init_bucket.end(), kinds.begin(), kinds.end());
+  RunResult il = Run(init_local), ib = Run(init_bucket);
+  ASSERT_EQ(il.exit_code, 0) << il.err;
+  ASSERT_EQ(ib.exit_code, 0) << ib.err;
+  EXPECT_EQ(std::regex_replace(ib.out, std::regex(bucket), "ROOT"), std::regex_replace(il.out, std::regex(local), "ROOT"));
+  EXPECT_NE(ib.out.find("metric orders is quantiles (accuracy 0.02)"), std::string::npos) << ib.out;
+  EXPECT_NE(Object("kinds", "settings").find("\nmetric minmax 0 refunds\n"), std::string::npos)
+      << Object("kinds", "settings");
+  const RunResult list_local = Run({"metric", local, "list"});
+  ASSERT_EQ(list_local.exit_code, 0) << list_local.err;
+  // A reader (no --state), and two writers' fresh state directories.
+  for (const std::string& state : {std::string(), dir.path() + "/a", dir.path() + "/b"}) {
+    std::vector<std::string> argv = {"metric", bucket, "list"};
+    if (!state.empty()) argv.insert(argv.end(), {"--state", state});
+    RunResult r = Run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, list_local.out) << (state.empty() ? "reader" : state);
+  }
+  RunResult rl = Run({"run", local, Events(), "--final"});
+  RunResult rb = Run({"run", bucket, Events(), "--final", "--state", dir.path() + "/a"});
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  RunResult ql = Run({"query", local, "--metric", "orders", "--quantile", "0.5,0.99"});
+  RunResult qb = Run({"query", bucket, "--metric", "orders", "--quantile", "0.5,0.99"});
+  ASSERT_EQ(ql.exit_code, 0) << ql.err;
+  EXPECT_EQ(qb.out, ql.out);
+  RunResult v = Run({"verify", bucket, "--state", dir.path() + "/a"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// A bucket has no directories: once gc removes the last merged/<topic>/
+// object, the root's listing shows no merged/ (nor merged/<topic>/) at all,
+// so no empty listing is left to remove, and a process recording a merged
+// version meanwhile needs no directory made first. (On a local root these
+// records live in ROOT's state, not in files: nothing is left there
+// either.)
+TEST_F(BucketRootWriters, GcLeavesNoMergedListingOnceItsLastObjectIsRemoved) {
+  testing::TempDir dir;
+  const std::string bucket = Root("mg"), state = dir.path() + "/state";
+  ASSERT_EQ(Run({"init", bucket}).exit_code, 0);
+  RunResult r = Run({"run", bucket, Events(), "--final", "--state", state});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string rows = Run({"query", bucket}).out;
+  S3PutOutcome put;
+  for (const char* k : {"mg/merged/orders/1792576800000-v9", "mg/merged/clicks/1792580400000-v3"}) {
+    ASSERT_TRUE(client_->PutCreateOnly(bucket_, k, "0:1:1,", &put, nullptr).ok()) << k;
+  }
+  ASSERT_EQ(Keys("mg", "merged/").size(), 2u);
+  RunResult gc = Run({"gc", bucket, "--state", state, "--min-age", "0"});
+  ASSERT_EQ(gc.exit_code, 0) << gc.err;
+  EXPECT_NE(gc.out.find("merged input record(s) no kept generation names"), std::string::npos) << gc.out;
+  EXPECT_TRUE(Keys("mg", "merged/").empty());
+  std::vector<S3ObjectInfo> objects;
+  std::vector<std::string> prefixes;
+  for (const std::string& under : {std::string("mg/"), std::string("mg/merged/")}) {
+    ASSERT_TRUE(client_->List(bucket_, under, "/", &objects, &prefixes).ok());
+    for (const std::string& p : prefixes) EXPECT_EQ(p.find("merged/"), std::string::npos) << p;
+    for (const S3ObjectInfo& o : objects) EXPECT_EQ(o.key.find("merged/"), std::string::npos) << o.key;
+  }
+  EXPECT_EQ(Run({"query", bucket}).out, rows);
+}
+
 class BucketRootRestore : public BucketRootWriters {
  protected:
   void SetUp() override {
@@ -284,7 +357,8 @@ TEST_F(BucketRootRestore, KilledAtACheckpointStepThenRunAgainEqualsACleanRun) {
 // directory); a part is PUT create-only without a GET first; every PUT's
 // line names the bytes sent, which are the object's; and the publish is a
 // bounded number of requests for the sample's windows, not three per
-// directory it touches.
+// directory it touches; the settings object is read once (before, twice:
+// the state's preparation and then the root check).
 TEST_F(BucketRootWriters, APublishAsksNothingAboutDirectoriesAndLogsTheBytesItPuts) {
   testing::TempDir dir;
   const std::string root = Root("orders"), state = dir.path() + "/state", log = dir.path() + "/requests";
@@ -295,9 +369,10 @@ TEST_F(BucketRootWriters, APublishAsksNothingAboutDirectoriesAndLogsTheBytesItPu
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const std::map<std::string, std::string> objects = Objects("orders");
   std::istringstream in(ReadAll(log));
-  size_t requests = 0, puts = 0;
+  size_t requests = 0, puts = 0, settings = 0;
   for (std::string line; std::getline(in, line); ++requests) {
     EXPECT_EQ(line.find("max-keys=0"), std::string::npos) << line;
+    settings += line.rfind("GET s3://" + bucket_ + "/orders/settings ", 0) == 0;
     EXPECT_NE(line.rfind("HEAD s3://" + bucket_ + "/orders/manifests", 0), 0u) << line;
     EXPECT_FALSE(line.rfind("GET ", 0) == 0 && line.find("/manifests/parts/") != std::string::npos) << line;
     if (line.rfind("PUT ", 0) != 0) continue;
@@ -311,6 +386,7 @@ TEST_F(BucketRootWriters, APublishAsksNothingAboutDirectoriesAndLogsTheBytesItPu
   }
   EXPECT_GE(puts, 4u + 2 * 4) << "the writer epoch, 4 snapshots of 2 files, parts, a manifest and CURRENT";
   EXPECT_LE(requests, puts + 12) << ReadAll(log);
+  EXPECT_EQ(settings, 1u) << "the settings object is read once per command: " << ReadAll(log);
 }
 
 }  // namespace

@@ -159,9 +159,7 @@ Status CommandHints(const Status& s) {
   Status out = NameFlags(s, {{"GapPolicy::kStop", "--on-gap stop"},
                              {"RootSettings::retain_ms", "gc --retain"},
                              {"another process (Sink::Follow)", "another run --follow"},
-                             {"InitOptions::metrics", "--metric"},
-                             {"with SetMetricKind from the process that writes it",
-                              "after init with `snapsink metric ROOT set NAME --kind KIND --state DIR`"}});
+                             {"InitOptions::metrics", "--metric"}});
   std::string m = out.message();
   // "... accept the gap with Sink::AcceptGaps for producer P and run again)"
   const std::string accept = "accept the gap with Sink::AcceptGaps for producer ", again = " and run again)";

@@ -161,7 +161,7 @@ class FollowStop {
 class Sink : public ReadOnlySink {
  public:
   // Errors: InvalidArgument (a value out of range, naming its field as below; path holds a root already or is
-  //   not empty; a metric of InitOptions::metrics named twice, or given to a root in a bucket), Locked
+  //   not empty; a metric of InitOptions::metrics named twice, or, in a bucket, whose name holds a line break), Locked
   //   (another init or writer holds its LOCK), IOError.
   // Creates a root at path (the directory may exist but must not hold a root).
   // InvalidArgument naming the field for a value out of range
