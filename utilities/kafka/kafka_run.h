@@ -37,6 +37,9 @@ struct RunTotals {
   api::WriteResult lines;
 };
 
+// Adds a round's counts to totals (if not null).
+void AddRound(const RoundResult& r, RunTotals* totals);
+
 // Runs until caught up (or *stop, or an error). With follow, each publish
 // of a generation is followed by gc (keep_generations). On *stop (set from any
 // thread, e.g. at SIGTERM): finishes the round, commits, seals the closed
