@@ -229,6 +229,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/layers_test.cc
   tests/function_length_test.cc
   tests/api_drive_test.cc
+  tests/api_drive_target_test.cc
   tests/library_quiet_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc
