@@ -301,7 +301,6 @@ const std::map<std::string, std::string>& NotFieldMirrors() {
       // Still to fold into their public twins (each converted in one
       // function: ToRootSettings, ToIdsInfo):
       {"RootConfig engine/root.h", "the stored configuration"},
-      {"IdStats engine/id_dedup.h", "ids held, with INT64_MIN for no cutoff"},
   };
   return names;
 }
