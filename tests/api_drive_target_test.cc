@@ -12,10 +12,12 @@
 // publish_every_ms, and a publish at every publish point (the partitions).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 
 #include "snapsink/drive.h"
 #include "snapsink/sink.h"
+#include "utilities/kafka/partitions_target.h"
 
 namespace snapsink::testing {
 namespace {
@@ -193,6 +195,43 @@ TEST(ApiDriveTarget, FinalWithoutAnEndIsRefused) {
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.message().find("DriveOptions::final"), std::string::npos) << s.message();
   EXPECT_EQ(t.log, "");
+}
+
+// `run --kafka --state`'s target (utilities/kafka/partitions_target.h)
+// gives the loop above the partitions' cadence: no LOCK a step, always
+// pending (the merged publish is tried at every publish point), the first
+// publish point after publish_every_ms, and a last step that reads nothing
+// more (its publish point seals and publishes what was read). None of
+// these touches the consumer (null here).
+TEST(ApiDriveTarget, FollowingPartitionsPublishAfterEveryWithNothingPendingAndReadNothingLast) {
+  kafka::RunOptions o;
+  o.follow = true;
+  api::FollowStop drive_stop;
+  kafka::PartitionsTarget t(o, nullptr, nullptr, {}, nullptr, &drive_stop, nullptr);
+  EXPECT_FALSE(t.HasEnd());
+  EXPECT_TRUE(t.FirstPublishAfterEvery());
+  EXPECT_TRUE(t.BeginStep(/*last=*/false, [] { return false; }).ok());
+  bool pending = false;
+  ASSERT_TRUE(t.AfterPoll(api::DriveOptions(), &pending).ok());
+  EXPECT_TRUE(pending) << "a publish point with nothing sealed here still tries the merged publish";
+  bool more = true;
+  ASSERT_TRUE(t.Poll(/*last=*/true, &more).ok());
+  EXPECT_FALSE(more) << "the last step reads no round";
+  EXPECT_FALSE(t.WantsPublish());
+
+  std::atomic<bool> stop{true};  // a signal's stop is passed on at the next poll, which reads nothing
+  kafka::PartitionsTarget stopped(o, nullptr, nullptr, {}, &stop, &drive_stop, nullptr);
+  more = true;
+  ASSERT_TRUE(stopped.Poll(/*last=*/false, &more).ok());
+  EXPECT_FALSE(more);
+}
+
+// Without --follow the partitions are a source with an end (one step).
+TEST(ApiDriveTarget, PartitionsToTheirEndAreASourceWithAnEnd) {
+  kafka::RunOptions o;
+  api::FollowStop drive_stop;
+  kafka::PartitionsTarget t(o, nullptr, nullptr, {}, nullptr, &drive_stop, nullptr);
+  EXPECT_TRUE(t.HasEnd());
 }
 
 }  // namespace
