@@ -56,7 +56,8 @@ void AddRound(const RoundResult& r, RunTotals* totals);
 // the records go to the partitions' own states, which seal and record their
 // rounds in ROOT, and ROOT publishes the windows every partition is past
 // (utilities/kafka/merged_publish.h); on_published then reports the merged
-// windows (generation and count).
+// windows (generation and count). That run is api::Drive too, over the
+// partitions' states (utilities/kafka/partitions_target.h).
 Status Run(api::Sink* sink, const RunOptions& options, const std::atomic<bool>* stop, RunTotals* totals);
 
 }  // namespace snapsink::kafka
