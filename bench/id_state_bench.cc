@@ -10,6 +10,7 @@
 #include "engine/id_dedup.h"
 #include "engine/ingest.h"
 #include "engine/root.h"
+#include "sink/root_views.h"
 
 namespace snapsink::bench {
 namespace {
@@ -69,10 +70,10 @@ void RunIdState(const std::string& dir, uint64_t events, uint64_t per_hour, uint
     Check(root->store()->BeginRead(&txn), "read");
     auto max_ts = Root::GetMetaU64(txn.get(), meta::kMaxEventTs);
     Check(max_ts.status(), "meta");
-    IdStats ids;
+    api::IdsInfo ids;
     std::optional<int64_t> mt;
     if (*max_ts) mt = static_cast<int64_t>(**max_ts);
-    Check(ReadIdStats(txn.get(), mt, root->config().lateness_ms, root->config().id_horizon_ms, &ids), "stats");
+    Check(ReadIdsInfo(txn.get(), mt, root->config(), &ids), "stats");
     std::printf("%12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %12.1f %10.0f\n", sent, ids.held, ids.table_bytes,
                 ids.held ? static_cast<double>(ids.table_bytes) / static_cast<double>(ids.held) : 0.0,
                 static_cast<double>(st.lines) / secs);

@@ -57,6 +57,7 @@ set(SNAPSINK_LIB_SOURCES
   publish/current_codec.cc
   publish/current_file.cc
   sink/follower.cc
+  sink/root_target.cc
   publish/generation_manifest.cc
   publish/generation_parts.cc
   publish/maintenance.cc
@@ -148,6 +149,7 @@ set(SNAPSINK_KAFKA_SOURCES
   utilities/kafka/merged_publish.cc
   utilities/kafka/partition_states.cc
   utilities/kafka/partition_writer.cc
+  utilities/kafka/partitions_target.cc
   utilities/kafka/split_producers.cc
 )
 
@@ -228,6 +230,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/layers_test.cc
   tests/function_length_test.cc
   tests/api_drive_test.cc
+  tests/api_drive_target_test.cc
   tests/library_quiet_test.cc
   tests/api_follower_test.cc
   tests/api_write_test.cc

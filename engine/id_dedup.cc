@@ -191,21 +191,4 @@ Status IdIndex::Expire(Txn* txn, int64_t cutoff) {
   return Status::OK();
 }
 
-Status ReadIdStats(Txn* txn, std::optional<int64_t> max_event_ts, int64_t lateness_ms, int64_t horizon_ms,
-                   IdStats* out) {
-  *out = IdStats();
-  uint64_t n = 0, bytes = 0;
-  SNAPSINK_RETURN_IF_ERROR(txn->Stat(Table::kIds, &out->held, &bytes));
-  out->table_bytes = bytes;
-  SNAPSINK_RETURN_IF_ERROR(txn->Stat(Table::kIdExpiry, &n, &bytes));
-  out->table_bytes += bytes;
-  out->cutoff = IdCutoff(max_event_ts, lateness_ms, horizon_ms);
-  // Every commit deletes what expired, so the table holds exactly the ids within the horizon.
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kIdExpiry, "", [&](std::string_view k, std::string_view) {
-    if (k.size() >= 8) out->oldest = codec::DecodeWindowKey(k);
-    return false;
-  }));
-  return Status::OK();
-}
-
 }  // namespace snapsink

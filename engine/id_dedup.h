@@ -111,14 +111,4 @@ class IdIndex {
   uint64_t btree_lookups_ = 0;
 };
 
-// What `inspect ids` shows.
-struct IdStats {
-  uint64_t held = 0;              // records in kIds
-  uint64_t table_bytes = 0;       // pages of kIds and kIdExpiry
-  std::optional<int64_t> oldest;  // first-delivery time of the oldest id held
-  int64_t cutoff = INT64_MIN;
-};
-Status ReadIdStats(Txn* txn, std::optional<int64_t> max_event_ts, int64_t lateness_ms, int64_t horizon_ms,
-                   IdStats* out);
-
 }  // namespace snapsink

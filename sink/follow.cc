@@ -1,10 +1,12 @@
 // Sink::Follow, api::Drive and FollowStop: the public face of
-// sink/follower.h (its Driver over a FileSource, or over a public Source).
+// sink/follower.h (its Driver over a RootTarget reading a FileSource or a
+// public Source, or over a public DriveTarget).
 #include <algorithm>
 #include <mutex>
 
 #include "engine/writer_lock.h"
 #include "sink/follower.h"
+#include "sink/root_target.h"
 #include "sink/sink_impl.h"
 #include "snapsink/drive.h"
 
@@ -52,8 +54,8 @@ Status RunDriver(Driver* driver, FollowStop* stop) {
 }
 
 // A public Source as the Driver's: one poll a step (the next step follows
-// at once when it has more, a waiting writer first), and on the last step
-// polls until it has no more. Its Writes run inside the step.
+// at once when it has more, a waiting writer first; the last step polls
+// until it has no more). Its Writes run inside the step.
 class PublicSource : public StepSource {
  public:
   PublicSource(Sink* sink, SinkImpl* impl, Source* source) : sink_(sink), impl_(impl), source_(source) {}
@@ -62,7 +64,6 @@ class PublicSource : public StepSource {
     SNAPSINK_RETURN_IF_ERROR(StartStep(impl_));
     impl_->in_step = true;  // a follower's Writes are let in (CheckCanWrite)
     Status s = source_->Poll(*sink_, final_pass, more);
-    while (s.ok() && final_pass && *more) s = source_->Poll(*sink_, final_pass, more);
     impl_->in_step = false;
     return s;
   }
@@ -76,7 +77,18 @@ class PublicSource : public StepSource {
   Source* source_;
 };
 
+// Drive over a root: a followed source begins (LOCK.follower) first.
+Status DriveRoot(Root* root, StepSource* source, DriveOptions options, bool follower_for_life, FollowStop* stop) {
+  RootTarget target(root, source, follower_for_life);
+  if (!source->HasEnd()) SNAPSINK_RETURN_IF_ERROR(target.Begin());
+  Driver driver(&target, std::move(options));
+  return RunDriver(&driver, stop);
+}
+
 }  // namespace
+
+Status DriveTarget::BeginStep(bool, const std::function<bool()>&) { return Status::OK(); }
+void DriveTarget::EndStep(bool) {}
 
 Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   if (impl_->follower_lock != nullptr) {
@@ -95,8 +107,7 @@ Status Sink::Follow(const FollowOptions& o, FollowStop* stop) {
   cadence.on_note = o.on_note;
   cadence.on_sealed = o.on_sealed;
   cadence.on_published = o.on_published;
-  Driver driver(impl_->root.get(), &files, std::move(cadence));
-  return RunDriver(&driver, stop);
+  return DriveRoot(impl_->root.get(), &files, std::move(cadence), /*follower_for_life=*/false, stop);
 }
 
 Status Drive(Sink& sink, Source& source, const DriveOptions& o, FollowStop* stop) {
@@ -108,7 +119,16 @@ Status Drive(Sink& sink, Source& source, const DriveOptions& o, FollowStop* stop
                                    "(Source::HasEnd)");
   }
   PublicSource adapter(&sink, impl, &source);
-  Driver driver(impl->root.get(), &adapter, o, /*follower_for_life=*/impl->follower_lock != nullptr);
+  return DriveRoot(impl->root.get(), &adapter, o, /*follower_for_life=*/impl->follower_lock != nullptr, stop);
+}
+
+Status Drive(DriveTarget& target, const DriveOptions& o, FollowStop* stop) {
+  SNAPSINK_RETURN_IF_ERROR(CheckCadence("DriveOptions", o.publish_every_ms, o.poll_ms, o.keep_generations));
+  if (o.final && !target.HasEnd()) {
+    return Status::InvalidArgument("DriveOptions::final seals every window at a source's end; this target has none "
+                                   "(DriveTarget::HasEnd)");
+  }
+  Driver driver(&target, o);
   return RunDriver(&driver, stop);
 }
 

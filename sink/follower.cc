@@ -15,7 +15,6 @@
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/writer_lock.h"
-#include "publish/maintenance.h"
 #include "sink/sink_impl.h"
 
 namespace snapsink {
@@ -131,135 +130,72 @@ void FileSource::Wait(int64_t timeout_ms) {
   }
 }
 
-Driver::Driver(Root* root, StepSource* source, api::DriveOptions options, bool follower_for_life)
-    : root_(root), source_(source), options_(WithNoteDefault(std::move(options))), follower_for_life_(follower_for_life) {}
+Driver::Driver(api::DriveTarget* target, api::DriveOptions options)
+    : target_(target), options_(WithNoteDefault(std::move(options))) {}
 
 void Driver::Stop() {
   stop_ = true;
-  source_->Wake();
+  target_->Wake();
 }
 
-// REQUIRES: LOCK held (one step).
-Status Driver::Pass(bool final_pass) {
-  // Another writer may have published or rolled back what this one staged,
-  // or staged seals of its own: what is staged now decides.
-  // `gc --retain` or `--max-ahead` may have changed them between steps.
-  SNAPSINK_RETURN_IF_ERROR(root_->ReloadHistorySettings());
-  std::vector<PendingSnapshot> staged;
-  SNAPSINK_RETURN_IF_ERROR(StagedSeals(root_->store(), &staged));
-  pending_publish_ = !staged.empty();
-  SNAPSINK_RETURN_IF_ERROR(source_->Poll(root_, final_pass, &more_to_read_));
-  if (source_->HasEnd()) return SealAndPublishAtEnd();
-  std::vector<int64_t> windows;
-  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root_->store(), root_->config(), /*all=*/false, &windows));
-  if (!windows.empty()) {
-    SealTarget t{root_->env(), root_->path(), root_->store(), root_->config().window_ms};
-    std::vector<SealedWindow> sealed;
-    SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
-    if (!sealed.empty()) {
-      pending_publish_ = true;
-      if (options_.on_sealed) options_.on_sealed(sealed);
-    }
-  }
-  if (pending_publish_ && (final_pass || NowMs() - last_publish_ms_ >= options_.publish_every_ms)) {
-    PublishResult r;
-    SNAPSINK_RETURN_IF_ERROR(PublishStaged(root_->env(), root_->path(), root_->store(), root_->config(), &r));
+// REQUIRES: the step begun. Polls (the last step until there is no more),
+// lets the target seal what that closed, and publishes when pending and
+// due (publish_every_ms since the last, a point the target asks for, or the
+// last step).
+Status Driver::Step(bool last) {
+  bool more = false;
+  do {
+    SNAPSINK_RETURN_IF_ERROR(target_->Poll(last, &more));
+  } while (last && more);
+  more_to_read_ = more;
+  SNAPSINK_RETURN_IF_ERROR(target_->AfterPoll(options_, &pending_publish_));
+  const bool due = last || target_->WantsPublish() || NowMs() - last_publish_ms_ >= options_.publish_every_ms;
+  if (pending_publish_ && due) {
+    SNAPSINK_RETURN_IF_ERROR(target_->Publish(/*all=*/false, options_));
     pending_publish_ = false;
     last_publish_ms_ = NowMs();
-    if (r.generation != 0 && options_.on_published) options_.on_published(r);
-    if (r.generation != 0) CollectGarbageAfterPublish();
   }
   return Status::OK();
 }
 
-// REQUIRES: LOCK held, the source polled to its end (or its stop). Seals
-// (every window under final, unless a stop ended it), publishes, and says
-// both, also when there was nothing: the job's end. No gc: `run` never
-// removes a generation (Sink::Gc, `snapsink gc` do).
-Status Driver::SealAndPublishAtEnd() {
-  const Status ended = source_->Ended();
-  if (!ended.ok() && !ended.IsGap() && !ended.IsBadInput()) return ended;
-  std::vector<int64_t> windows;
-  SNAPSINK_RETURN_IF_ERROR(DirtyWindows(root_->store(), root_->config(), options_.final && ended.ok(), &windows));
-  SealTarget t{root_->env(), root_->path(), root_->store(), root_->config().window_ms};
-  std::vector<SealedWindow> sealed;
-  SNAPSINK_RETURN_IF_ERROR(SealWindows(t, windows, &sealed));
-  if (!sealed.empty() && options_.on_sealed) options_.on_sealed(sealed);
-  if (sealed.empty() && options_.on_unsealed) {
-    api::UnsealedWindows why;
-    SNAPSINK_RETURN_IF_ERROR(api::GatherUnsealed(root_, &why));
-    options_.on_unsealed(why);
-  }
-  PublishResult r;
-  SNAPSINK_RETURN_IF_ERROR(PublishStaged(root_->env(), root_->path(), root_->store(), root_->config(), &r));
-  pending_publish_ = false;
-  if (options_.on_published) options_.on_published(r);
-  return ended;
-}
-
-// A source with an end: one step, the last. LOCK is root's (a writer's for
-// its life, or a follower's step), or taken for the step (a follower's
-// Drive), waiting as long as it takes.
+// A source with an end: one step, the last, polled to its end (a publish
+// point whenever the target asks for one: every window sealed under
+// final), then its end sealed and published.
 Status Driver::RunToEnd() {
-  std::unique_ptr<FileLock> step;
-  if (follower_for_life_) {
-    SNAPSINK_RETURN_IF_ERROR(LockRootForStep(
-        root_->env(), root_->path(), [] { return false; },
-        [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }, &step));
+  Status s = target_->BeginStep(/*last=*/true, [] { return false; });
+  for (bool more = true; s.ok() && more;) {
+    s = target_->Poll(/*last=*/true, &more);
+    if (s.ok() && target_->WantsPublish()) s = target_->Publish(options_.final, options_);
   }
-  return Pass(/*final_pass=*/true);
-}
-
-// A failed gc loses nothing (what it left, the next one removes): it is
-// said once, and following goes on.
-void Driver::CollectGarbageAfterPublish() {
-  GcResult gc;
-  Status s = CollectGarbage(root_->env(), root_->path(), root_->store(), options_.keep_generations, &gc);
-  const std::string note = s.ok() ? std::string() : "gc after publish failed (following goes on): " + s.ToString();
-  if (!note.empty() && note != last_gc_note_) options_.on_note(note);
-  last_gc_note_ = note;
+  if (s.ok()) s = target_->AtEnd(options_);
+  target_->EndStep(/*last=*/true);
+  return s;
 }
 
 Status Driver::Run() {
-  if (source_->HasEnd()) return RunToEnd();
-  Env* env = root_->env();
-  const std::string& path = root_->path();
-  std::unique_ptr<FileLock> life, step;
-  if (!follower_for_life_) {
-    SNAPSINK_RETURN_IF_ERROR(LockFollower(env, path, &life));
-    // From here LOCK is held one step at a time (engine/writer_lock.h).
-    step = root_->ReleaseWriterLock();
-  }
-  auto sleep = [this](int64_t ms) { source_->Wait(ms); };
-  last_publish_ms_ = NowMs() - options_.publish_every_ms;
+  if (target_->HasEnd()) return RunToEnd();
+  last_publish_ms_ = NowMs() - (target_->FirstPublishAfterEvery() ? 0 : options_.publish_every_ms);
   Status s;
   while (!stop_ && s.ok()) {
-    if (step == nullptr) {
-      Status l = LockRootForStep(env, path, [this] { return stop_.load(); }, sleep, &step);
-      if (l.code() == Status::Code::kLocked) break;  // stopped while waiting: the last step follows
-      s = l;
-      if (!s.ok()) break;
-    }
-    s = Pass(/*final_pass=*/false);
-    step.reset();  // other writers may run between steps
+    Status l = target_->BeginStep(/*last=*/false, [this] { return stop_.load(); });
+    if (l.ok()) s = Step(/*last=*/false);
+    target_->EndStep(/*last=*/false);  // other writers may run between steps
+    if (l.IsLocked()) break;           // stopped while waiting: the last step follows
+    if (s.ok()) s = l;
     if (!s.ok() || stop_) break;
     int64_t timeout = more_to_read_ ? 0 : options_.poll_ms;
     if (pending_publish_) {
       timeout = std::min(timeout, last_publish_ms_ + options_.publish_every_ms - NowMs());
     }
-    source_->Wait(timeout);
+    target_->Wait(timeout);
   }
-  // The last step waits for LOCK as long as it takes (what was sealed is
-  // published), and the Root holds LOCK after Run, as it did before, also
-  // after an error.
-  if (step == nullptr) {
-    Status l = LockRootForStep(
-        env, path, [] { return false; },
-        [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }, &step);
-    if (s.ok()) s = l;
-  }
-  if (s.ok()) s = Pass(/*final_pass=*/true);
-  if (!follower_for_life_) root_->HoldWriterLock(std::move(step));
+  // The last step waits for its LOCK as long as it takes (what was sealed
+  // is published), and a Sink's Root holds LOCK after Run, as it did
+  // before, also after an error.
+  Status l = target_->BeginStep(/*last=*/true, [] { return false; });
+  if (s.ok()) s = l;
+  if (s.ok()) s = Step(/*last=*/true);
+  target_->EndStep(/*last=*/true);
   return s;
 }
 

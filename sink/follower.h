@@ -32,18 +32,20 @@
 // lost or counted twice.
 //
 // The loop (Driver: steps, seal, publish and gc cadence, stop) is apart
-// from what it reads (a StepSource): FileSource reads files and
-// directories as above; sink/follow.cc plugs any public api::Source in
-// (api::Drive), whose polls take the place of the pass over the inputs. A
+// from what it reads and where that goes (an api::DriveTarget): a root and
+// a StepSource (RootTarget, sink/root_target.h) for every Sink, whose
+// FileSource reads files and directories as above and whose sink/follow.cc
+// adapter plugs any public api::Source in (api::Drive), its polls taking
+// the place of the pass over the inputs; and a program's own target (the
+// Kafka partitions' states, utilities/kafka/partitions_target.h). A
 // source with an end (HasEnd: Sink::Run's IngestSource in sink/sink.cc, a
 // Kafka topic read up to the end offsets seen at start) is one step of it,
-// the last, under the LOCK the writer holds: polled to its end, sealed,
-// published, no gc.
+// the last: polled to its end, sealed, published, no gc.
 //
-// REQUIRES: root is open as a writer (with or without LOCK; Run takes it
-// from the Root and gives it back when it returns), or by a follower that
-// holds LOCK.follower itself (Driver's follower_for_life). Run is not
-// reentrant.
+// REQUIRES (RootTarget): root is open as a writer (with or without LOCK;
+// a followed run takes it from the Root and gives it back when it returns),
+// or by a follower that holds LOCK.follower itself (follower_for_life).
+// Run is not reentrant.
 #pragma once
 
 #include <atomic>
@@ -89,18 +91,13 @@ class StepSource {
   virtual Status Ended() const { return Status::OK(); }
 };
 
-// The seal/publish/gc cadence of a follower (the options' publish_every_ms,
-// poll_ms, keep_generations and reports; its inputs are the source's
-// business) and its steps: see the file comment. Reads from one StepSource.
-// A source with an end is one step (RunToEnd): Sink::Run, `run -`, `run
-// --kafka` without --follow.
+// The cadence of a follower (the options' publish_every_ms, poll_ms and
+// final; its reports go to the target's hooks) and its steps: see the file
+// comment and api::Drive(DriveTarget&, ...). A target with an end is one
+// step (RunToEnd): Sink::Run, `run -`, `run --kafka` without --follow.
 class Driver {
  public:
-  // follower_for_life: the caller holds root's LOCK.follower (a Sink from
-  // OpenFollower) and root holds no LOCK between steps nor after Run;
-  // otherwise Run takes LOCK.follower and gives LOCK back to root at the end
-  // (a source with an end: root holds LOCK, and Run keeps it so).
-  Driver(Root* root, StepSource* source, api::DriveOptions options, bool follower_for_life = false);
+  Driver(api::DriveTarget* target, api::DriveOptions options);
   // Follows until Stop (or an error: a gap or bad line under stop, a failed
   // write); see the file comment.
   Status Run();
@@ -108,20 +105,15 @@ class Driver {
   void Stop();
 
  private:
-  Status Pass(bool final_pass);
+  Status Step(bool last);
   Status RunToEnd();
-  Status SealAndPublishAtEnd();
-  void CollectGarbageAfterPublish();
 
-  Root* root_;
-  StepSource* source_;
+  api::DriveTarget* target_;
   api::DriveOptions options_;
-  bool follower_for_life_;
   std::atomic<bool> stop_{false};
   bool pending_publish_ = false;
   bool more_to_read_ = false;  // the last step ended early for a waiting writer
   int64_t last_publish_ms_ = 0;
-  std::string last_gc_note_;
 };
 
 // Files and directories (options.inputs), as the file comment says: each

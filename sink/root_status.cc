@@ -203,9 +203,7 @@ Status GatherRootStatus(Root* root, RootStatus* out) {
   for (const auto& [metric, spec] : kinds) {
     out->metrics.push_back(PublicKindInfo(metric, spec));
   }
-  IdStats ids;
-  SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn.get(), out->max_event_ts, config.lateness_ms, config.id_horizon_ms, &ids));
-  out->ids = ToIdsInfo(ids, config.id_horizon_ms);
+  SNAPSINK_RETURN_IF_ERROR(ReadIdsInfo(txn.get(), out->max_event_ts, config, &out->ids));
 
   const std::string& r = root->path();
   for (const auto& [name, dir] : {std::pair{"state", filenames::StateDir(r)},

@@ -83,6 +83,8 @@ inline api::RootSettings ToRootSettings(const RootConfig& c) {
 }
 
 api::SourceView ToSourceView(const std::string& name, const SourceState& s, const SourceIdCounts& ids);
-api::IdsInfo ToIdsInfo(const IdStats& st, int64_t horizon_ms);
+// What `inspect ids` shows: the ids held (kIds, kIdExpiry), the oldest,
+// and the cutoff of the root's id horizon.
+Status ReadIdsInfo(Txn* txn, std::optional<int64_t> max_event_ts, const RootConfig& config, api::IdsInfo* out);
 
 }  // namespace snapsink

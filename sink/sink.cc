@@ -28,6 +28,7 @@
 #include "publish/upgrade.h"
 #include "sink/follower.h"
 #include "sink/root_status.h"
+#include "sink/root_target.h"
 #include "sink/sink_impl.h"
 #include "sink/write_queue.h"
 
@@ -409,7 +410,8 @@ Status Sink::Run(const RunOptions& options, RunResult* result) {
   d.on_sealed = [result](const std::vector<SealedWindow>& sealed) { result->sealed = sealed; };
   d.on_unsealed = [result](const UnsealedWindows& why) { result->nothing_sealed = why; };
   d.on_published = [result](const PublishResult& r) { result->publish = r; };
-  Driver driver(impl_->root.get(), &source, std::move(d));
+  RootTarget target(impl_->root.get(), &source, /*follower_for_life=*/false);
+  Driver driver(&target, std::move(d));
   return driver.Run();
 }
 

@@ -59,14 +59,21 @@ api::SourceView ToSourceView(const std::string& name, const SourceState& s, cons
   return v;
 }
 
-api::IdsInfo ToIdsInfo(const IdStats& st, int64_t horizon_ms) {
-  api::IdsInfo out;
-  out.held = st.held;
-  out.oldest = st.oldest;
-  out.horizon_ms = horizon_ms;
-  if (st.cutoff != INT64_MIN) out.cutoff = st.cutoff;
-  out.table_bytes = st.table_bytes;
-  return out;
+Status ReadIdsInfo(Txn* txn, std::optional<int64_t> max_event_ts, const RootConfig& config, api::IdsInfo* out) {
+  *out = api::IdsInfo();
+  uint64_t n = 0, bytes = 0;
+  SNAPSINK_RETURN_IF_ERROR(txn->Stat(Table::kIds, &out->held, &bytes));
+  out->table_bytes = bytes;
+  SNAPSINK_RETURN_IF_ERROR(txn->Stat(Table::kIdExpiry, &n, &bytes));
+  out->table_bytes += bytes;
+  out->horizon_ms = config.id_horizon_ms;
+  const int64_t cutoff = IdCutoff(max_event_ts, config.lateness_ms, config.id_horizon_ms);
+  if (cutoff != INT64_MIN) out->cutoff = cutoff;
+  // Every commit deletes what expired, so the table holds exactly the ids within the horizon.
+  return txn->Scan(Table::kIdExpiry, "", [&](std::string_view k, std::string_view) {
+    if (k.size() >= 8) out->oldest = codec::DecodeWindowKey(k);
+    return false;
+  });
 }
 
 Status ProducerInfos(Txn* txn, std::vector<api::ProducerInfo>* out) {
@@ -143,10 +150,7 @@ Status IdsView(const Root& root, Txn* txn, api::IdsInfo* out) {
   Status s;
   const std::optional<int64_t> max_ts = MaxEventTs(txn, &s);
   SNAPSINK_RETURN_IF_ERROR(s);
-  IdStats st;
-  SNAPSINK_RETURN_IF_ERROR(ReadIdStats(txn, max_ts, root.config().lateness_ms, root.config().id_horizon_ms, &st));
-  *out = ToIdsInfo(st, root.config().id_horizon_ms);
-  return Status::OK();
+  return ReadIdsInfo(txn, max_ts, root.config(), out);
 }
 
 Status WindowInfos(const Root& root, Txn* txn, std::vector<api::WindowInfo>* out) {

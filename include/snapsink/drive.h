@@ -71,6 +71,63 @@ struct DriveOptions {
   std::function<void(const PublishResult&)> on_published;
 };
 
+// What Drive reads from and seals and publishes into, when that is not one
+// Sink: Drive(Sink&, Source&, ...) is this over a Sink (the root's LOCK a
+// step, a seal after each poll, a publish of what is staged, gc after it),
+// and a program whose records go elsewhere implements it (the Kafka
+// partitions' own states, sealed at publish points and merged into a root
+// they share: utilities/kafka/partitions_target.h). Drive owns the cadence:
+// when a step begins and ends, when to poll, wait, publish and end; the
+// target owns what each of those is, and says what it sealed and published
+// through the reports of the DriveOptions each hook is given. Drive calls it
+// from the thread that called Drive, but for Wake.
+class DriveTarget {
+ public:
+  virtual ~DriveTarget() = default;
+  // Source's Poll, Wait, Wake and HasEnd, with the records going where the
+  // target keeps them (Source::Poll's sink is the Sink target's).
+  // Errors: what the reading or the writes fail with; Drive returns it.
+  virtual Status Poll(bool last, bool* more) = 0;
+  virtual void Wait(int64_t timeout_ms) = 0;
+  virtual void Wake() = 0;
+  virtual bool HasEnd() const { return false; }
+  // Begins a step: takes what one step holds (a root's LOCK), waiting as
+  // long as it takes for the last step (last), else until stopped() (then
+  // Locked: Drive makes its last step). EndStep(last) ends it, also after
+  // an error of the step or of BeginStep. Default: nothing to hold.
+  // Errors: Locked (stopped while waiting), IOError, Corruption.
+  virtual Status BeginStep(bool last, const std::function<bool()>& stopped);
+  virtual void EndStep(bool last);
+  // After the polls of a step of a followed source: seals what they closed
+  // (on_sealed), and sets *pending when a publish would have something to
+  // do (a target that publishes whenever due sets it always).
+  // Errors: what the seal returns (IOError, Corruption).
+  virtual Status AfterPoll(const DriveOptions& options, bool* pending) = 0;
+  // A publish point (due by the cadence, asked for by WantsPublish, or the
+  // last step's): publishes (on_published for a generation), and a Sink
+  // target collects garbage after a generation (keep_generations). all:
+  // seal every window with changes first (the points a source with an end
+  // asks for under DriveOptions::final; a Sink target seals after polls
+  // and ignores it).
+  // Errors: what the seal and publish return (Reconcile, IOError, Corruption).
+  virtual Status Publish(bool all, const DriveOptions& options) = 0;
+  // A source with an end, polled until it has no more: seals and publishes
+  // its end and says both.
+  // Errors: what the seal and publish return, or the stop that ended the
+  //   source (Gap, BadInput) after what came before it is published.
+  virtual Status AtEnd(const DriveOptions& options) = 0;
+  // Asked after each poll: true for a publish point the target's own
+  // progress calls for, cadence aside (partitions taken and read to their
+  // end). Default: never.
+  // Errors: none.
+  virtual bool WantsPublish() { return false; }
+  // true: a followed target's first publish comes publish_every_ms after
+  // the start, not at the first step (a Sink publishes what it finds
+  // staged at once). Default: false.
+  // Errors: none.
+  virtual bool FirstPublishAfterEvery() const { return false; }
+};
+
 // Polls source, seals the windows its watermark closed after each step,
 // publishes what is sealed at most every publish_every_ms, and collects
 // garbage after each publish, until stop->Stop() (then one last step: what
@@ -91,5 +148,16 @@ struct DriveOptions {
 //   (another follower runs), what Source::Poll returns, and what a step's
 //   seal, publish returns (Reconcile, IOError, Corruption).
 Status Drive(Sink& sink, Source& source, const DriveOptions& options, FollowStop* stop);
+
+// The same loop over a target of a program's own (DriveTarget above):
+// steps as BeginStep and EndStep say, AfterPoll after each step's polls
+// (the last step polls until it has no more), Publish when pending and
+// publish_every_ms has passed since the last (or the start, under
+// FirstPublishAfterEvery), when WantsPublish, and in the last step; at a
+// source's end (HasEnd) one step polled to its end, with Publish(final)
+// whenever WantsPublish, then AtEnd. Drive(Sink&, ...) is this over a Sink.
+// Errors: InvalidArgument (a DriveOptions field out of range, naming it;
+//   final for a source without an end), and what the target's hooks return.
+Status Drive(DriveTarget& target, const DriveOptions& options, FollowStop* stop);
 
 }  // namespace snapsink::api

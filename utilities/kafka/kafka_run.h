@@ -37,6 +37,9 @@ struct RunTotals {
   api::WriteResult lines;
 };
 
+// Adds a round's counts to totals (if not null).
+void AddRound(const RoundResult& r, RunTotals* totals);
+
 // Runs until caught up (or *stop, or an error). With follow, each publish
 // of a generation is followed by gc (keep_generations). On *stop (set from any
 // thread, e.g. at SIGTERM): finishes the round, commits, seals the closed
@@ -53,7 +56,8 @@ struct RunTotals {
 // the records go to the partitions' own states, which seal and record their
 // rounds in ROOT, and ROOT publishes the windows every partition is past
 // (utilities/kafka/merged_publish.h); on_published then reports the merged
-// windows (generation and count).
+// windows (generation and count). That run is api::Drive too, over the
+// partitions' states (utilities/kafka/partitions_target.h).
 Status Run(api::Sink* sink, const RunOptions& options, const std::atomic<bool>* stop, RunTotals* totals);
 
 }  // namespace snapsink::kafka
