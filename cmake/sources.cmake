@@ -23,6 +23,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/line_reader.cc
   engine/object_cache.cc
   engine/state_checkpoint.cc
+  engine/state_records.cc
   engine/parse_ahead.cc
   engine/long_key.cc
   engine/source_scan.cc
