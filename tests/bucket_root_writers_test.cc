@@ -278,6 +278,112 @@ TEST_F(BucketRootRestore, KilledAtACheckpointStepThenRunAgainEqualsACleanRun) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// The sample in `parts` parts, run one part more each time: the writer of
+// Root(prefix) reads on in the grown file and publishes a generation.
+class BucketRootStateChain : public BucketRootRestore {
+ protected:
+  RunResult RunPart(const std::string& prefix, const std::string& state, size_t part,
+                    std::map<std::string, std::string> env = {}) {
+    const std::vector<std::string> lines = EventLines();
+    {
+      std::ofstream out(Grown(prefix), std::ios::trunc);
+      for (size_t i = 0; i < lines.size() * part / kParts; ++i) out << lines[i];
+    }
+    env["SNAPSINK_STATE_CHECKPOINT_DELTAS"] = "2";  // a base and at most 2 deltas
+    return Run({"run", Root(prefix), Grown(prefix), "--final", "--state", state}, env);
+  }
+  // A clean run of parts 1..last with one DIR kept.
+  std::map<std::string, std::string> CleanParts(size_t last) {
+    EXPECT_EQ(Run({"init", Root("clean")}).exit_code, 0);
+    for (size_t part = 1; part <= last; ++part) {
+      RunResult r = RunPart("clean", dir_.path() + "/clean-state", part);
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+    }
+    return Published("clean");
+  }
+  // generation -> the parent its checkpoint names (0: a base).
+  std::map<uint64_t, uint64_t> Parents(const std::string& prefix) {
+    std::map<uint64_t, uint64_t> out;
+    for (const auto& [key, bytes] : Objects(prefix)) {
+      if (key.rfind("checkpoints/", 0) != 0) continue;
+      const size_t at = bytes.find("\nparent ");
+      EXPECT_NE(at, std::string::npos) << key << " names no parent";
+      out[std::stoull(key.substr(12))] = at == std::string::npos ? ~0ull : std::stoull(bytes.substr(at + 8));
+    }
+    return out;
+  }
+  static constexpr size_t kParts = 6;
+};
+
+// Each publish puts a delta on the checkpoint before it, up to two, then a
+// new base. An empty DIR restores a base and two deltas, and later a base
+// and a delta across the rollover; the bucket equals a clean run's, and
+// only the chains of the newest two checkpoints are kept.
+TEST_F(BucketRootStateChain, AnEmptyStateRestoresABaseAndItsDeltasAcrossARollover) {
+  const auto clean = CleanParts(kParts);
+  ASSERT_EQ(Run({"init", Root("orders")}).exit_code, 0);
+  for (size_t part = 1; part <= 3; ++part) ASSERT_EQ(RunPart("orders", dir_.path() + "/a", part).exit_code, 0);
+  EXPECT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{1, 0}, {2, 1}, {3, 2}}));
+  for (size_t part = 4; part <= 5; ++part) {
+    RunResult r = RunPart("orders", dir_.path() + "/b", part);  // 4: restored from 1, 2, 3
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{4, 0}, {5, 4}}));  // 4 a new base
+  RunResult r = RunPart("orders", dir_.path() + "/c", 6);  // restored from 4, 5
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{4, 0}, {5, 4}, {6, 5}}));
+  EXPECT_EQ(Published("orders"), clean);
+  RunResult v = Run({"verify", Root("orders"), "--state", dir_.path() + "/c"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// Killed at a delta's steps (not yet PUT; PUT, the local copy not yet
+// moved on), then run again on that DIR: the next checkpoint is a delta on
+// the one the copy holds, an empty DIR restores it, and the bucket equals a
+// clean run's.
+TEST_F(BucketRootStateChain, KilledAtADeltaStepThenRunAgainEqualsACleanRun) {
+  const auto clean = CleanParts(4);
+  for (const std::string point : {"publish.state_checkpoint", "publish.state_checkpoint_copy"}) {
+    const std::string prefix = "orders-" + point, state = dir_.path() + "/" + point;
+    ASSERT_EQ(Run({"init", Root(prefix)}).exit_code, 0);
+    ASSERT_EQ(RunPart(prefix, state, 1).exit_code, 0);
+    RunResult killed = RunPart(prefix, state, 2, {{"SNAPSINK_CRASH_AT", point}});
+    ASSERT_EQ(killed.exit_code, 99) << point << ": " << killed.err;
+    for (size_t part = 2; part <= 3; ++part) {
+      RunResult r = RunPart(prefix, state, part);
+      ASSERT_EQ(r.exit_code, 0) << point << ": " << r.err;
+    }
+    // Put before the copy moved on, 2 is left out of the chain that follows
+    // (and removed).
+    const std::map<uint64_t, uint64_t> want = point == "publish.state_checkpoint"
+                                                  ? std::map<uint64_t, uint64_t>{{1, 0}, {2, 1}, {3, 2}}
+                                                  : std::map<uint64_t, uint64_t>{{1, 0}, {3, 1}};
+    EXPECT_EQ(Parents(prefix), want) << point;
+    RunResult r = RunPart(prefix, dir_.path() + "/empty-" + point, 4);
+    ASSERT_EQ(r.exit_code, 0) << point << ": " << r.err;
+    EXPECT_EQ(Published(prefix), clean) << point;
+  }
+}
+
+// A chain missing a link: a writer with an empty DIR is refused with one
+// line naming the missing checkpoint and the delta on it (exit 10, the
+// bucket lost an object), and nothing in the bucket changes.
+TEST_F(BucketRootStateChain, AChainMissingALinkIsRefused) {
+  ASSERT_EQ(Run({"init", Root("orders")}).exit_code, 0);
+  for (size_t part = 1; part <= 2; ++part) ASSERT_EQ(RunPart("orders", dir_.path() + "/a", part).exit_code, 0);
+  ASSERT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{1, 0}, {2, 1}}));
+  ASSERT_TRUE(client_->Delete(bucket_, "orders/checkpoints/00000000000000000001").ok());
+  const auto published = Published("orders");
+  RunResult refused = RunPart("orders", dir_.path() + "/empty", 3);
+  EXPECT_EQ(refused.exit_code, 10) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_NE(refused.err.find(Root("orders") + "/checkpoints/00000000000000000001 is missing: " + Root("orders") +
+                             "/checkpoints/00000000000000000002 is a delta on it"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(Published("orders"), published);
+}
+
 // What a publish asks of the bucket (SNAPSINK_S3_REQUEST_LOG): a bucket has
 // no directories, so nothing asks whether one exists (no listing of the
 // bucket to tell a missing one, no HEAD of a snapshot's or a part's
