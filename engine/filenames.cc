@@ -281,6 +281,10 @@ FileKind ClassifyRootPath(std::string_view relative) {
                                                     p[1].find_first_not_of("0123456789") == std::string_view::npos))) {
     return FileKind::kState;
   }
+  // The local copy of the state the last of them makes (in --state DIR).
+  if (p[0] == "state.checkpoint" && (p.size() == 1 || (p.size() == 2 && (p[1] == "data.mdb" || p[1] == "lock.mdb")))) {
+    return FileKind::kState;
+  }
   uint64_t epoch;
   if (p[0] == "writers" && (p.size() == 1 || (p.size() == 2 && ParseOwnerClaimName(p[1], &epoch)))) {
     return FileKind::kLock;
