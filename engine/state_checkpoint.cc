@@ -131,8 +131,8 @@ std::string EncodeNote(const CopyNote& n) {
 bool DecodeNote(std::string_view text, CopyNote* n) {
   const size_t at = text.find("chain ");
   std::vector<uint64_t> v;
-  if (at == std::string_view::npos || !ParseFields(text.substr(0, at), {"generation", "base_bytes", "delta_bytes"}, &v) ||
-      text.back() != '\n') {
+  if (at == std::string_view::npos || text.back() != '\n' ||
+      !ParseFields(text.substr(0, at), {"generation", "base_bytes", "delta_bytes"}, &v)) {
     return false;
   }
   n->generation = v[0], n->base_bytes = v[1], n->delta_bytes = v[2];

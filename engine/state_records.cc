@@ -122,7 +122,9 @@ Status ApplyStateRecords(Txn* txn, std::string_view data, uint64_t records) {
     if (table >= kNumTables) return bad("no table " + std::to_string(table));
     if (op != '+' && op != '-') return bad("neither a put nor a delete");
     uint64_t klen = 0, vlen = 0;
-    if (!coding::GetVarint64(&p, end, &klen) || klen > static_cast<uint64_t>(end - p)) return bad("its key is cut short");
+    if (!coding::GetVarint64(&p, end, &klen) || klen > static_cast<uint64_t>(end - p)) {
+      return bad("its key is cut short");
+    }
     const std::string_view key(p, klen);
     p += klen;
     if (table < last_table || (table == last_table && key <= last_key)) return bad("out of key order");
@@ -132,11 +134,15 @@ Status ApplyStateRecords(Txn* txn, std::string_view data, uint64_t records) {
       SNAPSINK_RETURN_IF_ERROR(txn->Del(static_cast<Table>(table), key));
       continue;
     }
-    if (!coding::GetVarint64(&p, end, &vlen) || vlen > static_cast<uint64_t>(end - p)) return bad("its value is cut short");
+    if (!coding::GetVarint64(&p, end, &vlen) || vlen > static_cast<uint64_t>(end - p)) {
+      return bad("its value is cut short");
+    }
     SNAPSINK_RETURN_IF_ERROR(txn->Put(static_cast<Table>(table), key, std::string_view(p, vlen)));
     p += vlen;
   }
-  if (n != records) return Status::Corruption(std::to_string(n) + " records, its header says " + std::to_string(records));
+  if (n != records) {
+    return Status::Corruption(std::to_string(n) + " records, its header says " + std::to_string(records));
+  }
   return Status::OK();
 }
 
