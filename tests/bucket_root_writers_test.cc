@@ -384,6 +384,42 @@ TEST_F(BucketRootStateChain, AChainMissingALinkIsRefused) {
   EXPECT_EQ(Published("orders"), published);
 }
 
+// rollback and backfill put the checkpoint of the generation they publish,
+// so an empty DIR restores it. Killed at publish.state_checkpoint (the
+// generation published, its checkpoint not yet PUT), the same command run
+// again finds its work done and puts it; the bucket then equals a clean
+// run's. Before, neither put one, and an empty DIR was refused.
+TEST_F(BucketRootStateChain, RollbackAndBackfillPutTheCheckpointOfTheirGeneration) {
+  const std::string archive = dir_.path() + "/archive.ndjson";
+  {
+    const std::vector<std::string> lines = EventLines();
+    std::ofstream out(archive);
+    for (size_t i = 0; i < lines.size() / 3; i += 4) out << lines[i];
+  }
+  auto steps = [&](const std::string& prefix, const std::string& state, const std::string& crash_at) {
+    ASSERT_EQ(Run({"init", Root(prefix)}).exit_code, 0);
+    for (size_t part = 1; part <= 2; ++part) ASSERT_EQ(RunPart(prefix, state, part).exit_code, 0);
+    for (const std::vector<std::string>& cmd :
+         {std::vector<std::string>{"rollback", Root(prefix), "--generation", "1", "--state", state},
+          std::vector<std::string>{"backfill", Root(prefix), "--version", "5", archive, "--quiet", "--state", state}}) {
+      if (!crash_at.empty()) {
+        RunResult killed = Run(cmd, {{"SNAPSINK_CRASH_AT", crash_at}});
+        ASSERT_EQ(killed.exit_code, 99) << cmd[0] << ": " << killed.err;
+      }
+      RunResult r = Run(cmd);
+      ASSERT_EQ(r.exit_code, 0) << cmd[0] << ": " << r.err;
+    }
+  };
+  steps("clean", dir_.path() + "/clean-state", "");
+  ASSERT_EQ(RunPart("clean", dir_.path() + "/clean-state", 3).exit_code, 0);
+  steps("orders", dir_.path() + "/a", "publish.state_checkpoint");
+  EXPECT_EQ(Parents("orders").count(3), 1u) << "the rollback's generation";
+  EXPECT_EQ(Parents("orders").count(4), 1u) << "the backfill's generation";
+  RunResult r = RunPart("orders", dir_.path() + "/empty", 3);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Published("orders"), Published("clean"));
+}
+
 // What a publish asks of the bucket (SNAPSINK_S3_REQUEST_LOG): a bucket has
 // no directories, so nothing asks whether one exists (no listing of the
 // bucket to tell a missing one, no HEAD of a snapshot's or a part's
