@@ -316,14 +316,18 @@ class BucketRootStateChain : public BucketRootRestore {
 };
 
 // Each publish puts a delta on the checkpoint before it, up to two, then a
-// new base. An empty DIR restores a base and two deltas, and later a base
-// and a delta across the rollover; the bucket equals a clean run's, and
-// only the chains of the newest two checkpoints are kept.
+// new base. An empty DIR restores a base and two deltas (killed once at
+// state.restore, then run again), and later a base and a delta across the
+// rollover; the bucket equals a clean run's, and only the chains of the
+// newest two checkpoints are kept.
 TEST_F(BucketRootStateChain, AnEmptyStateRestoresABaseAndItsDeltasAcrossARollover) {
   const auto clean = CleanParts(kParts);
   ASSERT_EQ(Run({"init", Root("orders")}).exit_code, 0);
   for (size_t part = 1; part <= 3; ++part) ASSERT_EQ(RunPart("orders", dir_.path() + "/a", part).exit_code, 0);
   EXPECT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{1, 0}, {2, 1}, {3, 2}}));
+  // Killed once with the chain's state written, not yet renamed into place.
+  RunResult killed = RunPart("orders", dir_.path() + "/b", 4, {{"SNAPSINK_CRASH_AT", "state.restore"}});
+  ASSERT_EQ(killed.exit_code, 99) << killed.err;
   for (size_t part = 4; part <= 5; ++part) {
     RunResult r = RunPart("orders", dir_.path() + "/b", part);  // 4: restored from 1, 2, 3
     ASSERT_EQ(r.exit_code, 0) << r.err;
