@@ -256,7 +256,7 @@ uint64_t FileSize(const std::string& path) {
 // retries included); *listed: the bytes of the objects the listing shows
 // new or changed, as a cross-check.
 uint64_t BytesOfOneNewWindow(S3Client* client, const std::string& bucket, const ScratchDir& work, uint64_t n,
-                             uint64_t* listed, uint64_t* puts, uint64_t* state) {
+                             uint64_t* listed, uint64_t* puts, uint64_t* state, double* publish_s) {
   const std::string prefix = "history-" + std::to_string(n);
   const std::string root = "s3://" + bucket + "/" + prefix;
   CheckOk(SetBucketStateDir(root, work / ("state-" + std::to_string(n))), "state dir");
@@ -324,7 +324,9 @@ uint64_t BytesOfOneNewWindow(S3Client* client, const std::string& bucket, const 
   std::vector<SealedWindow> sealed;
   CheckOk(SealWindows(target, dirty, &sealed), "seal");
   PublishResult result;
+  const auto t0 = std::chrono::steady_clock::now();
   CheckOk(PublishStaged(r->env(), r->path(), r->store(), r->config(), &result), "publish");
+  *publish_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (result.windows != 1) Die("window: expected one published window");
   Changed(before, Listing(client, bucket, prefix), listed);
   return LoggedPutBytes(log, log_from, puts, state);
@@ -333,18 +335,21 @@ uint64_t BytesOfOneNewWindow(S3Client* client, const std::string& bucket, const 
 void BenchWindow(const Flags& f, S3Client* client, const std::string& bucket, const ScratchDir& work) {
   const uint64_t small = 100;
   uint64_t big_listed = 0, small_listed = 0, big_puts = 0, small_puts = 0, big_state = 0, small_state = 0;
-  const uint64_t big_bytes = BytesOfOneNewWindow(client, bucket, work, f.windows, &big_listed, &big_puts, &big_state);
+  double big_s = 0, small_s = 0;
+  const uint64_t big_bytes =
+      BytesOfOneNewWindow(client, bucket, work, f.windows, &big_listed, &big_puts, &big_state, &big_s);
   const uint64_t small_bytes =
-      BytesOfOneNewWindow(client, bucket, work, small, &small_listed, &small_puts, &small_state);
+      BytesOfOneNewWindow(client, bucket, work, small, &small_listed, &small_puts, &small_state, &small_s);
   std::printf("bucket_one_window_bytes_ratio: %.2fx (%s in %" PRIu64 " PUTs into a root of %" PRIu64
               " windows vs %s in %" PRIu64 " PUTs into %" PRIu64
-              "; of them the state checkpoint %s vs %s; new objects by listing %s vs %s): one new window writes "
-              "O(change) bytes (goal <= 2x)\n",
+              "; of them the state checkpoint %s vs %s; new objects by listing %s vs %s; the publish %.3f s vs "
+              "%.3f s): one new window writes O(change) bytes (goal <= 2x)\n",
               static_cast<double>(big_bytes) / static_cast<double>(small_bytes),
               HumanBytes(static_cast<double>(big_bytes)).c_str(), big_puts, f.windows,
               HumanBytes(static_cast<double>(small_bytes)).c_str(), small_puts, small,
               HumanBytes(static_cast<double>(big_state)).c_str(), HumanBytes(static_cast<double>(small_state)).c_str(),
-              HumanBytes(static_cast<double>(big_listed)).c_str(), HumanBytes(static_cast<double>(small_listed)).c_str());
+              HumanBytes(static_cast<double>(big_listed)).c_str(), HumanBytes(static_cast<double>(small_listed)).c_str(),
+              big_s, small_s);
 }
 
 }  // namespace
