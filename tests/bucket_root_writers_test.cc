@@ -4,6 +4,7 @@
 // --state DIR give the same published rows as on a local root.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -254,6 +255,31 @@ TEST_F(BucketRootRestore, WithoutTheCheckpointOfCurrentAWriterWithAnEmptyStateIs
         << refused.err;
     EXPECT_EQ(Published("orders"), published) << cmd;
   }
+}
+
+// A checkpoint of an older snapsink (format 1: LMDB's data file whole) is
+// still restored, as a base: the writer reads on and the bucket equals a
+// clean run's.
+TEST_F(BucketRootRestore, AFormatOneCheckpointIsStillRestored) {
+  const auto clean = Clean();
+  FirstHalf("orders", dir_.path() + "/old");
+  const std::string data = ReadAll(dir_.path() + "/old/state/data.mdb");
+  ASSERT_FALSE(data.empty());
+  std::string object = "snapsink state checkpoint 1\ngeneration 1\ndata " + std::to_string(data.size()) + "\n\n" + data;
+  char trailer[32];
+  std::snprintf(trailer, sizeof trailer, "xxh64 %016llx\n",
+                static_cast<unsigned long long>(XXH64(object.data(), object.size(), 0)));
+  object += trailer;
+  const std::string key = "orders/checkpoints/00000000000000000001";
+  ASSERT_TRUE(client_->Delete(bucket_, key).ok());
+  S3PutOutcome outcome;
+  std::string etag;
+  ASSERT_TRUE(client_->PutCreateOnly(bucket_, key, object, &outcome, &etag).ok());
+  RunResult r = SecondHalf("orders", dir_.path() + "/new");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Published("orders"), clean);
+  // The next checkpoint is a format 2 base (no local copy of a format 1 state).
+  EXPECT_EQ(Object("orders", "checkpoints/00000000000000000002").rfind("snapsink state checkpoint 2\n", 0), 0u);
 }
 
 // Killed at each new durable step, then run again: at publish.state_checkpoint
