@@ -353,6 +353,9 @@ Status RestoreStateCheckpoint(Env* env, const std::string& root, uint64_t genera
   bool found = false;
   SNAPSINK_RETURN_IF_ERROR(ReadChain(env, root, generation, &chain, &found));
   if (!found) return Status::OK();
+  if (chain.front().lmdb_copy && chain.size() > 1) {  // only a base can be format 1
+    return Status::Corruption(StateCheckpointFile(root, chain[1].generation) + ": a delta on a format 1 checkpoint");
+  }
   SNAPSINK_RETURN_IF_ERROR(Root::InitWithState(env, root, [&](const std::string& dir) {
     if (chain.front().lmdb_copy) {
       SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
