@@ -46,6 +46,10 @@
 #include "engine/root_bucket.h"
 #include "engine/s3/s3_client.h"
 #include "engine/filenames.h"
+#include "engine/state_checkpoint.h"
+#include "engine/state_codec.h"
+#include "engine/window_records.h"
+#include "publish/current_file.h"
 #include "publish/generation_manifest.h"
 #include "publish/publisher.h"
 #include "publish/seal.h"
@@ -247,16 +251,19 @@ void BenchQuery(const Flags& f, const ScratchDir& work, const std::map<std::stri
 }
 
 // The bytes of the PUT bodies (sent=N) and the PUTs logged in the request
-// log (SNAPSINK_S3_REQUEST_LOG) past its first `from` bytes.
-uint64_t LoggedPutBytes(const std::string& log, uint64_t from, uint64_t* puts) {
+// log (SNAPSINK_S3_REQUEST_LOG) past its first `from` bytes; *state: those
+// of the writer's state checkpoint (checkpoints/<generation>).
+uint64_t LoggedPutBytes(const std::string& log, uint64_t from, uint64_t* puts, uint64_t* state) {
   std::ifstream in(log);
   in.seekg(static_cast<std::streamoff>(from));
   uint64_t bytes = 0;
-  *puts = 0;
+  *puts = 0, *state = 0;
   for (std::string line; std::getline(in, line);) {
     const size_t at = line.find(" sent=");
     if (line.rfind("PUT ", 0) != 0 || at == std::string::npos) continue;
-    bytes += std::strtoull(line.c_str() + at + 6, nullptr, 10);
+    const uint64_t sent = std::strtoull(line.c_str() + at + 6, nullptr, 10);
+    bytes += sent;
+    if (line.find("/checkpoints/") != std::string::npos) *state += sent;
     ++*puts;
   }
   return bytes;
@@ -272,7 +279,7 @@ uint64_t FileSize(const std::string& path) {
 // retries included); *listed: the bytes of the objects the listing shows
 // new or changed, as a cross-check.
 uint64_t BytesOfOneNewWindow(S3Client* client, const std::string& bucket, const ScratchDir& work, uint64_t n,
-                             uint64_t* listed, uint64_t* puts) {
+                             uint64_t* listed, uint64_t* puts, uint64_t* state, double* publish_s) {
   const std::string prefix = "history-" + std::to_string(n);
   const std::string root = "s3://" + bucket + "/" + prefix;
   CheckOk(SetBucketStateDir(root, work / ("state-" + std::to_string(n))), "state dir");
@@ -291,8 +298,29 @@ uint64_t BytesOfOneNewWindow(S3Client* client, const std::string& bucket, const 
   for (uint64_t w = 0; w < n; ++w) {
     gm.windows.push_back({kWindow + static_cast<int64_t>(w) * kMinuteMs, 1, w * 0x9e3779b97f4a7c15ull});
   }
-  CheckOk(CommitGeneration(r->env(), root, r->store(), &gm, [](Txn*) { return Status::OK(); }, "bench"),
-          "history of " + root);
+  // The state a writer keeps of each window it sealed and published: its
+  // window state and its seal record (with the ledger of one metric).
+  CheckOk(CommitGeneration(r->env(), root, r->store(), &gm, [&](Txn* txn) {
+    SealRecord seal;
+    seal.state = SealState::kPublished;
+    seal.rows = 100;
+    seal.ledger.push_back({"m", {}});
+    seal.ledger.back().totals.count = 100;
+    for (const auto& w : gm.windows) {
+      SNAPSINK_RETURN_IF_ERROR(WriteWindowState(txn, w.window_ms, WindowState{1, false}));
+      SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kSeals, codec::SealKey(w.window_ms, 1), codec::Encode(seal)));
+    }
+    return Status::OK();
+  }, "bench"), "history of " + root);
+  // That writer's state checkpoint of its last publish (not counted).
+  {
+    std::unique_ptr<Txn> read;
+    CurrentPointer current;
+    CheckOk(r->store()->BeginRead(&read), "read");
+    CheckOk(RecordedCurrent(read.get(), &current), "current");
+    read.reset();
+    CheckOk(WriteStateCheckpoint(r->env(), root, r->store(), current.generation), "state checkpoint");
+  }
   const std::string events = work / "window.ndjson";
   {
     std::ofstream out(events, std::ios::trunc);
@@ -319,24 +347,32 @@ uint64_t BytesOfOneNewWindow(S3Client* client, const std::string& bucket, const 
   std::vector<SealedWindow> sealed;
   CheckOk(SealWindows(target, dirty, &sealed), "seal");
   PublishResult result;
+  const auto t0 = std::chrono::steady_clock::now();
   CheckOk(PublishStaged(r->env(), r->path(), r->store(), r->config(), &result), "publish");
+  *publish_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (result.windows != 1) Die("window: expected one published window");
   Changed(before, Listing(client, bucket, prefix), listed);
-  return LoggedPutBytes(log, log_from, puts);
+  return LoggedPutBytes(log, log_from, puts, state);
 }
 
 void BenchWindow(const Flags& f, S3Client* client, const std::string& bucket, const ScratchDir& work) {
   const uint64_t small = 100;
-  uint64_t big_listed = 0, small_listed = 0, big_puts = 0, small_puts = 0;
-  const uint64_t big_bytes = BytesOfOneNewWindow(client, bucket, work, f.windows, &big_listed, &big_puts);
-  const uint64_t small_bytes = BytesOfOneNewWindow(client, bucket, work, small, &small_listed, &small_puts);
+  uint64_t big_listed = 0, small_listed = 0, big_puts = 0, small_puts = 0, big_state = 0, small_state = 0;
+  double big_s = 0, small_s = 0;
+  const uint64_t big_bytes =
+      BytesOfOneNewWindow(client, bucket, work, f.windows, &big_listed, &big_puts, &big_state, &big_s);
+  const uint64_t small_bytes =
+      BytesOfOneNewWindow(client, bucket, work, small, &small_listed, &small_puts, &small_state, &small_s);
   std::printf("bucket_one_window_bytes_ratio: %.2fx (%s in %" PRIu64 " PUTs into a root of %" PRIu64
               " windows vs %s in %" PRIu64 " PUTs into %" PRIu64
-              "; new objects by listing %s vs %s): one new window writes O(change) bytes (goal <= 2x)\n",
+              "; of them the state checkpoint %s vs %s; new objects by listing %s vs %s; the publish %.3f s vs "
+              "%.3f s): one new window writes O(change) bytes (goal <= 2x)\n",
               static_cast<double>(big_bytes) / static_cast<double>(small_bytes),
               HumanBytes(static_cast<double>(big_bytes)).c_str(), big_puts, f.windows,
               HumanBytes(static_cast<double>(small_bytes)).c_str(), small_puts, small,
-              HumanBytes(static_cast<double>(big_listed)).c_str(), HumanBytes(static_cast<double>(small_listed)).c_str());
+              HumanBytes(static_cast<double>(big_state)).c_str(), HumanBytes(static_cast<double>(small_state)).c_str(),
+              HumanBytes(static_cast<double>(big_listed)).c_str(), HumanBytes(static_cast<double>(small_listed)).c_str(),
+              big_s, small_s);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/line_reader.cc
   engine/object_cache.cc
   engine/state_checkpoint.cc
+  engine/state_records.cc
   engine/parse_ahead.cc
   engine/long_key.cc
   engine/source_scan.cc
@@ -322,6 +323,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/state_codec_test.cc
   tests/status_test.cc
   tests/storable_test.cc
+  tests/state_records_test.cc
   tests/store_test.cc
   tests/store_unit_test.cc
   tests/table_cache_test.cc

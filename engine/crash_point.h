@@ -27,7 +27,8 @@
 // bucket.after_swap_put (the two PUT kinds of a root in a bucket, engine/env_bucket.h);
 // bucket.claimed_epoch, bucket.upload_file (a writer into a root in a bucket, engine/env_bucket_root.h).
 // cache.before_rename (a reader's cache entry written under its temporary name, engine/object_cache.h).
-// publish.state_checkpoint, state.restore (a file writer's state checkpoint in a bucket, engine/state_checkpoint.h).
+// publish.state_checkpoint, publish.state_checkpoint_copy, state.restore (a file writer's state checkpoint in a
+// bucket, engine/state_checkpoint.h).
 //
 // Test-only pause hook at the same points: when SNAPSINK_PAUSE_AT names
 // `point`, the N-th call of MaybeCrash(point) (N = SNAPSINK_PAUSE_HIT,

@@ -32,7 +32,8 @@ constexpr size_t kUploadsInFlight = 4;
 
 // The first component of a path under a root that lives on the local disk.
 bool LocalEntry(std::string_view first) {
-  for (std::string_view n : {"state", "state.init-tmp", "staging", "LOCK", "LOCK.follower", "LOCK.queue", "rejects"}) {
+  for (std::string_view n :
+       {"state", "state.init-tmp", "state.checkpoint", "staging", "LOCK", "LOCK.follower", "LOCK.queue", "rejects"}) {
     if (first == n) return true;
   }
   return false;

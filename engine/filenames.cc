@@ -159,6 +159,7 @@ std::string BucketSettings(const std::string& root) { return root + "/settings";
 std::string WritersDir(const std::string& root) { return root + "/writers"; }
 std::string MergedInputsDir(const std::string& root) { return root + "/merged"; }
 std::string StateCheckpointsDir(const std::string& root) { return root + "/checkpoints"; }
+std::string StateCheckpointCopyDir(const std::string& root) { return Join(root, "state.checkpoint"); }
 std::string MergedInputsFile(const std::string& root, const std::string& topic, int64_t window_ms, uint64_t version) {
   return MergedInputsDir(root) + "/" + topic + "/" + std::to_string(window_ms) + "-v" + std::to_string(version);
 }
@@ -168,7 +169,7 @@ bool IsRootEntry(std::string_view name) {
   for (const std::string& p : {LockFile("r"), StateDir("r"), InitStateDir("r"), StagingDir("r"), SnapshotsDir("r"),
                                ManifestsDir("r"), Current("r"), RejectsDir("r"), OwnersDir("r"),
                                PartitionsDir("r"), BucketSettings("r"), WritersDir("r"), MergedInputsDir("r"),
-                               StateCheckpointsDir("r")}) {
+                               StateCheckpointsDir("r"), StateCheckpointCopyDir("r")}) {
     if (std::string_view(p).substr(2) == name) return true;
   }
   return false;
@@ -278,6 +279,10 @@ FileKind ClassifyRootPath(std::string_view relative) {
   // A file writer's state checkpoints (engine/state_checkpoint.h): copies of state/.
   if (p[0] == "checkpoints" && (p.size() == 1 || (p.size() == 2 && p[1].size() == 20 &&
                                                     p[1].find_first_not_of("0123456789") == std::string_view::npos))) {
+    return FileKind::kState;
+  }
+  // The local copy of the state the last of them makes (in --state DIR).
+  if (p[0] == "state.checkpoint" && (p.size() == 1 || (p.size() == 2 && (p[1] == "data.mdb" || p[1] == "lock.mdb")))) {
     return FileKind::kState;
   }
   uint64_t epoch;

@@ -82,6 +82,10 @@ std::string MergedInputsDir(const std::string& root);
 // checkpoints/: a file writer's state at each generation it published, in a
 // root in a bucket (engine/state_checkpoint.h).
 std::string StateCheckpointsDir(const std::string& root);
+// "<root>/state.checkpoint": on the writer's disk (in its --state DIR), an
+// LMDB copy of the state its newest checkpoint in the bucket makes, the
+// state the next checkpoint is a delta against (engine/state_checkpoint.h).
+std::string StateCheckpointCopyDir(const std::string& root);
 std::string MergedInputsFile(const std::string& root, const std::string& topic, int64_t window_ms, uint64_t version);
 std::string RejectsDir(const std::string& root);
 // Owner epochs of partitions shared by many processes (SPEC 12):

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <set>
 #include <vector>
 
 #include "engine/crash_point.h"
@@ -12,16 +16,20 @@
 #include "engine/filenames.h"
 #include "engine/root.h"
 #include "engine/s3/s3_uri.h"
+#include "engine/state_records.h"
 
 namespace snapsink {
 
 namespace {
 
-constexpr std::string_view kMagic = "snapsink state checkpoint 1\n";
+constexpr std::string_view kMagic1 = "snapsink state checkpoint 1\n";  // LMDB's copy, read only
+constexpr std::string_view kMagic = "snapsink state checkpoint 2\n";
 constexpr size_t kTrailer = 23;  // "xxh64 " + 16 hex digits + "\n"
-// Checkpoints kept: CURRENT's and the one before (a restorer that read
-// CURRENT just before the swap still finds its own).
-constexpr uint64_t kKeep = 2;
+// A chain is at most a base and this many deltas, and its deltas' bytes at
+// most half its base's; past either the next checkpoint is a new base.
+// SNAPSINK_STATE_CHECKPOINT_DELTAS (tests) sets the count and drops the
+// bytes rule.
+constexpr uint64_t kMaxDeltas = 32;
 
 std::string Trailer(uint64_t hash) {
   char buf[kTrailer + 1];
@@ -29,31 +37,71 @@ std::string Trailer(uint64_t hash) {
   return std::string(buf, kTrailer);
 }
 
-bool ParseU64(std::string_view text, uint64_t* v) {
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), *v);
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+bool ParseU64(std::string_view text, uint64_t* v, int base = 10) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), *v, base);
   return !text.empty() && ec == std::errc() && p == text.data() + text.size();
 }
 
-std::string Header(uint64_t generation, uint64_t data_bytes) {
-  return std::string(kMagic) + "generation " + std::to_string(generation) + "\ndata " + std::to_string(data_bytes) +
-         "\n\n";
+// Reads "name value\n" lines, the names in order, into values (hex for
+// `state`); false when they are not exactly those.
+bool ParseFields(std::string_view text, const std::vector<std::string_view>& names, std::vector<uint64_t>* values) {
+  values->clear();
+  for (std::string_view name : names) {
+    const size_t nl = text.find('\n');
+    if (nl == std::string_view::npos || text.substr(0, name.size() + 1) != std::string(name) + " ") return false;
+    uint64_t v = 0;
+    if (!ParseU64(text.substr(name.size() + 1, nl - name.size() - 1), &v, name == "state" ? 16 : 10)) return false;
+    values->push_back(v);
+    text.remove_prefix(nl + 1);
+  }
+  return text.empty();
 }
 
-// The LMDB data of a checkpoint object, checked whole.
-Status Decode(const std::string& path, const std::string& bytes, uint64_t generation, std::string_view* data) {
+// One checkpoint object, checked whole.
+struct Link {
+  bool lmdb_copy = false;  // format 1: data is LMDB's data.mdb
+  uint64_t generation = 0, base = 0, parent = 0, records = 0, digest = 0;
+  std::string bytes;
+  std::string_view data;
+};
+
+std::string Header(const Link& l, size_t data_bytes) {
+  return std::string(kMagic) + "generation " + std::to_string(l.generation) + "\nbase " + std::to_string(l.base) +
+         "\nparent " + std::to_string(l.parent) + "\nrecords " + std::to_string(l.records) + "\nstate " +
+         Hex(l.digest) + "\ndata " + std::to_string(data_bytes) + "\n\n";
+}
+
+Status Decode(const std::string& path, uint64_t generation, Link* l) {
+  const std::string& bytes = l->bytes;
   auto bad = [&](const std::string& why) { return Status::Corruption(path + ": not a state checkpoint: " + why); };
-  if (bytes.compare(0, kMagic.size(), kMagic) != 0) return bad("no 'snapsink state checkpoint 1' line");
+  l->lmdb_copy = bytes.compare(0, kMagic1.size(), kMagic1) == 0;
+  if (!l->lmdb_copy && bytes.compare(0, kMagic.size(), kMagic) != 0) {
+    return bad("no 'snapsink state checkpoint 2' line");
+  }
   const size_t end = bytes.find("\n\n", kMagic.size() - 1);
   if (end == std::string::npos) return bad("its header does not end");
   const std::string_view head = std::string_view(bytes).substr(kMagic.size(), end + 1 - kMagic.size());
-  const size_t nl = head.find('\n');
-  uint64_t g = 0, n = 0;
-  if (head.substr(0, 11) != "generation " || nl == std::string_view::npos || !ParseU64(head.substr(11, nl - 11), &g) ||
-      head.substr(nl + 1, 5) != "data " || !ParseU64(head.substr(nl + 6, head.size() - nl - 7), &n)) {
-    return bad("its header fields are not generation, data");
+  std::vector<uint64_t> v;
+  if (l->lmdb_copy) {
+    if (!ParseFields(head, {"generation", "data"}, &v)) return bad("its header fields are not generation, data");
+    v = {v[0], v[0], 0, 0, 0, v[1]};
+  } else if (!ParseFields(head, {"generation", "base", "parent", "records", "state", "data"}, &v)) {
+    return bad("its header fields are not generation, base, parent, records, state, data");
   }
-  if (g != generation) return bad("it names generation " + std::to_string(g));
+  l->generation = v[0], l->base = v[1], l->parent = v[2], l->records = v[3], l->digest = v[4];
+  if (l->generation != generation) return bad("it names generation " + std::to_string(l->generation));
+  if ((l->parent == 0) != (l->base == generation) || (l->parent != 0 && l->parent >= generation) ||
+      l->base > generation) {
+    return bad("its base " + std::to_string(l->base) + " and parent " + std::to_string(l->parent) + " do not hold");
+  }
   const size_t start = end + 2;
+  const uint64_t n = v[5];
   if (bytes.size() != start + n + kTrailer) {
     return Status::Corruption(path + ": " + std::to_string(bytes.size()) + " bytes, its header says " +
                               std::to_string(start + n + kTrailer));
@@ -61,22 +109,165 @@ Status Decode(const std::string& path, const std::string& bytes, uint64_t genera
   if (bytes.compare(start + n, kTrailer, Trailer(XXH64(bytes.data(), start + n, 0))) != 0) {
     return Status::Corruption(path + ": checksum mismatch");
   }
-  *data = std::string_view(bytes).substr(start, n);
+  l->data = std::string_view(bytes).substr(start, n);
   return Status::OK();
 }
 
-// Removes the checkpoints of generations below generation + 1 - kKeep.
-Status Prune(Env* env, const std::string& root, uint64_t generation) {
+// What the local copy of the state (filenames::StateCheckpointCopyDir) is:
+// the state of `generation`'s checkpoint, whose chain is `chain` (its base
+// first), with the bytes of its base's records and of its deltas'.
+struct CopyNote {
+  uint64_t generation = 0, base_bytes = 0, delta_bytes = 0;
+  std::vector<uint64_t> chain;
+};
+
+std::string EncodeNote(const CopyNote& n) {
+  std::string out = "generation " + std::to_string(n.generation) + "\nbase_bytes " + std::to_string(n.base_bytes) +
+                    "\ndelta_bytes " + std::to_string(n.delta_bytes) + "\nchain";
+  for (uint64_t g : n.chain) out += " " + std::to_string(g);
+  return out + "\n";
+}
+
+bool DecodeNote(std::string_view text, CopyNote* n) {
+  const size_t at = text.find("chain ");
+  std::vector<uint64_t> v;
+  if (at == std::string_view::npos || text.back() != '\n' ||
+      !ParseFields(text.substr(0, at), {"generation", "base_bytes", "delta_bytes"}, &v)) {
+    return false;
+  }
+  n->generation = v[0], n->base_bytes = v[1], n->delta_bytes = v[2];
+  std::string_view rest = text.substr(at + 6, text.size() - at - 7);
+  n->chain.clear();
+  while (!rest.empty()) {
+    const size_t sp = rest.find(' ');
+    uint64_t g = 0;
+    if (!ParseU64(rest.substr(0, sp), &g) || (!n->chain.empty() && g <= n->chain.back())) return false;
+    n->chain.push_back(g);
+    rest.remove_prefix(sp == std::string_view::npos ? rest.size() : sp + 1);
+  }
+  return !n->chain.empty() && n->chain.back() == n->generation;
+}
+
+// One write transaction of fn on store, redone after the map grew.
+Status WriteTxn(Store* store, const std::function<Status(Txn*)>& fn) {
+  for (;;) {
+    std::unique_ptr<Txn> txn;
+    SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
+    Status s = fn(txn.get());
+    if (s.ok()) s = txn->Commit();
+    txn.reset();
+    if (s.ok() || !store->map_full()) return s;
+    SNAPSINK_RETURN_IF_ERROR(store->GrowAfterMapFull());
+  }
+}
+
+// The local copy and what it is a copy of; false when there is none whole.
+bool OpenCopy(const std::string& dir, std::unique_ptr<Store>* copy, CopyNote* note) {
+  if (!Store::Open(dir, /*create=*/false, copy).ok()) return false;
+  std::unique_ptr<Txn> txn;
+  std::string_view v;
+  if (!(*copy)->BeginRead(&txn).ok() || !txn->Get(Table::kMeta, kCheckpointCopyKey, &v).ok()) return false;
+  return DecodeNote(v, note);
+}
+
+// Makes dir the local copy of store's state, noted as `note`: *copy opened on it.
+Status MakeCopy(Env* env, const std::string& dir, Store* store, std::unique_ptr<Store>* copy) {
+  copy->reset();
+  SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(dir));
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(dir));
+  SNAPSINK_RETURN_IF_ERROR(store->CopyCompact(env->LocalPath(dir)));
+  return Store::Open(env->LocalPath(dir), /*create=*/false, copy);
+}
+
+Status NoteCopy(Store* copy, const CopyNote& note, std::string_view delta, uint64_t records) {
+  return WriteTxn(copy, [&](Txn* txn) {
+    if (!delta.empty()) SNAPSINK_RETURN_IF_ERROR(ApplyStateRecords(txn, delta, records));
+    return txn->Put(Table::kMeta, kCheckpointCopyKey, EncodeNote(note));
+  });
+}
+
+uint64_t MaxDeltas(bool* bytes_rule) {
+  const char* v = std::getenv("SNAPSINK_STATE_CHECKPOINT_DELTAS");
+  uint64_t n = 0;
+  *bytes_rule = v == nullptr || !ParseU64(v, &n);
+  return *bytes_rule ? kMaxDeltas : n;
+}
+
+// Removes the checkpoints of generations below `generation` that `keep` does not name.
+Status Prune(Env* env, const std::string& root, uint64_t generation, const std::set<uint64_t>& keep) {
   std::vector<std::string> names;
   Status s = env->GetChildren(filenames::StateCheckpointsDir(root), &names);
   if (s.IsNotFound()) return Status::OK();
   SNAPSINK_RETURN_IF_ERROR(s);
   for (const std::string& n : names) {
     uint64_t g = 0;
-    if (n.size() != 20 || !ParseU64(n, &g) || g + kKeep > generation) continue;
+    if (n.size() != 20 || !ParseU64(n, &g) || g >= generation || keep.count(g) != 0) continue;
     SNAPSINK_RETURN_IF_ERROR(env->RemoveFile(StateCheckpointFile(root, g)));
   }
   return Status::OK();
+}
+
+// The checkpoint of `generation` and its parents down to their base, base first.
+Status ReadChain(Env* env, const std::string& root, uint64_t generation, std::vector<Link>* chain, bool* found) {
+  *found = false;
+  for (uint64_t g = generation; g != 0;) {
+    const std::string path = StateCheckpointFile(root, g);
+    Link l;
+    Status s = env->ReadFileToString(path, &l.bytes);
+    if (s.IsNotFound() && g == generation) return Status::OK();
+    if (s.IsNotFound()) {
+      return Status::Corruption(path + " is missing: " + StateCheckpointFile(root, chain->back().generation) +
+                                " is a delta on it, so the state of generation " + std::to_string(generation) +
+                                " cannot be restored; give the --state DIR that published it");
+    }
+    SNAPSINK_RETURN_IF_ERROR(s);
+    SNAPSINK_RETURN_IF_ERROR(Decode(path, g, &l));
+    if (!chain->empty() && l.base != chain->back().base) {
+      return Status::Corruption(path + ": its base is " + std::to_string(l.base) + ", its delta " +
+                                StateCheckpointFile(root, chain->back().generation) + " names " +
+                                std::to_string(chain->back().base));
+    }
+    g = l.parent;
+    chain->push_back(std::move(l));
+  }
+  std::reverse(chain->begin(), chain->end());
+  *found = true;
+  return Status::OK();
+}
+
+// Builds the state of chain's last link in dir, and the local copy of it.
+Status BuildFromChain(Env* env, const std::string& root, const std::string& dir, const std::vector<Link>& chain) {
+  SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
+  const Link& last = chain.back();
+  const std::string path = StateCheckpointFile(root, last.generation);
+  CopyNote note;
+  note.generation = last.generation;
+  {
+    std::unique_ptr<Store> store;
+    SNAPSINK_RETURN_IF_ERROR(Store::Open(env->LocalPath(dir), /*create=*/true, &store));
+    for (const Link& l : chain) {
+      SNAPSINK_RETURN_IF_ERROR(WriteTxn(store.get(), [&](Txn* txn) {
+        return ApplyStateRecords(txn, l.data, l.records).Prefixed(StateCheckpointFile(root, l.generation) + ": ");
+      }));
+      (l.parent == 0 ? note.base_bytes : note.delta_bytes) += l.data.size();
+      note.chain.push_back(l.generation);
+    }
+    std::unique_ptr<Txn> read;
+    uint64_t digest = 0;
+    SNAPSINK_RETURN_IF_ERROR(store->BeginRead(&read));
+    SNAPSINK_RETURN_IF_ERROR(StateDigest(read.get(), &digest));
+    read.reset();
+    if (digest != last.digest) {
+      return Status::Corruption(path + ": the state its chain of " + std::to_string(chain.size()) +
+                                " checkpoints makes is not the one it names (state " + Hex(digest) + ", not " +
+                                Hex(last.digest) + ")");
+    }
+    std::unique_ptr<Store> copy;
+    const std::string copy_dir = filenames::StateCheckpointCopyDir(root);
+    SNAPSINK_RETURN_IF_ERROR(MakeCopy(env, copy_dir, store.get(), &copy));
+    SNAPSINK_RETURN_IF_ERROR(NoteCopy(copy.get(), note, {}, 0));
+  }
+  return env->SyncDir(dir);
 }
 
 }  // namespace
@@ -96,47 +287,87 @@ Status WriteStateCheckpoint(Env* env, const std::string& root, Store* live, uint
   bool there = false;
   SNAPSINK_RETURN_IF_ERROR(env->Exists(path, &there));
   if (there) return Status::OK();
-  const std::string copy = filenames::CheckpointCopyDir(root);  // on this disk (a .tmp)
-  SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(copy));             // a crashed checkpoint's
-  SNAPSINK_RETURN_IF_ERROR(env->CreateDirs(copy));
-  std::string data;
-  Status s = live->CopyCompact(env->LocalPath(copy));
-  if (s.ok()) s = env->ReadFileToString(filenames::LmdbDataFile(copy), &data);
-  (void)env->RemoveTree(copy);
-  SNAPSINK_RETURN_IF_ERROR(s.Prefixed(path + ": "));
-  std::string bytes = Header(generation, data.size());
-  bytes += data;
-  data.clear();
-  data.shrink_to_fit();
+  const std::string copy_dir = filenames::StateCheckpointCopyDir(root);
+  std::unique_ptr<Store> copy;
+  CopyNote prev;
+  bool have = env->FileExists(copy_dir) && OpenCopy(env->LocalPath(copy_dir), &copy, &prev) &&
+              prev.generation < generation;
+  if (have) SNAPSINK_RETURN_IF_ERROR(env->Exists(StateCheckpointFile(root, prev.generation), &have));
+  StateRecords records;
+  bool bytes_rule = true;
+  const uint64_t max_deltas = MaxDeltas(&bytes_rule);
+  bool base = !have || prev.chain.size() > max_deltas;
+  if (!base) {
+    std::unique_ptr<Txn> from, to;
+    SNAPSINK_RETURN_IF_ERROR(copy->BeginRead(&from));
+    SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&to));
+    SNAPSINK_RETURN_IF_ERROR(EncodeStateDelta(from.get(), to.get(), &records).Prefixed(path + ": "));
+    base = bytes_rule && 2 * (prev.delta_bytes + records.data.size()) > prev.base_bytes;
+  }
+  if (base) {
+    SNAPSINK_RETURN_IF_ERROR(MakeCopy(env, copy_dir, live, &copy).Prefixed(path + ": "));
+    std::unique_ptr<Txn> txn;
+    SNAPSINK_RETURN_IF_ERROR(copy->BeginRead(&txn));
+    SNAPSINK_RETURN_IF_ERROR(EncodeStateBase(txn.get(), &records).Prefixed(path + ": "));
+  }
+  Link l;
+  l.generation = generation;
+  l.base = base ? generation : prev.chain.front();
+  l.parent = base ? 0 : prev.generation;
+  l.records = records.records;
+  l.digest = records.digest;
+  std::string bytes = Header(l, records.data.size());
+  bytes += records.data;
   bytes += Trailer(XXH64(bytes.data(), bytes.size(), 0));
   MaybeCrash("publish.state_checkpoint");
   std::unique_ptr<WritableFile> f;
   SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(path, &f));
   SNAPSINK_RETURN_IF_ERROR(f->Append(bytes));
-  s = f->Close();
-  // Another writer's checkpoint of this generation (its bytes are another
-  // copy of the same state): one is enough.
-  if (!s.ok() && !s.IsLocked()) return s;
-  return Prune(env, root, generation);
+  bytes.clear();
+  Status s = f->Close();
+  // Another writer's checkpoint of this generation: one is enough, and the
+  // local copy stays the state of the one before.
+  if (s.IsLocked()) return Status::OK();
+  SNAPSINK_RETURN_IF_ERROR(s);
+  MaybeCrash("publish.state_checkpoint_copy");
+  CopyNote next = base ? CopyNote{generation, records.data.size(), 0, {generation}} : prev;
+  if (!base) {
+    next.generation = generation;
+    next.delta_bytes += records.data.size();
+    next.chain.push_back(generation);
+  }
+  SNAPSINK_RETURN_IF_ERROR(
+      NoteCopy(copy.get(), next, base ? std::string_view() : records.data, records.records).Prefixed(path + ": "));
+  // Kept: the chain of this checkpoint and of the one before it (a
+  // restorer that read CURRENT just before the swap still finds its own);
+  // when the one before is not known, everything until the next publish.
+  if (!have) return Status::OK();
+  std::set<uint64_t> keep(next.chain.begin(), next.chain.end());
+  keep.insert(prev.chain.begin(), prev.chain.end());
+  return Prune(env, root, generation, keep);
 }
 
 Status RestoreStateCheckpoint(Env* env, const std::string& root, uint64_t generation, bool* restored) {
   *restored = false;
-  const std::string path = StateCheckpointFile(root, generation);
-  std::string bytes;
-  Status s = env->ReadFileToString(path, &bytes);
-  if (s.IsNotFound()) return Status::OK();
-  SNAPSINK_RETURN_IF_ERROR(s);
-  std::string_view data;
-  SNAPSINK_RETURN_IF_ERROR(Decode(path, bytes, generation, &data));
+  std::vector<Link> chain;
+  bool found = false;
+  SNAPSINK_RETURN_IF_ERROR(ReadChain(env, root, generation, &chain, &found));
+  if (!found) return Status::OK();
+  if (chain.front().lmdb_copy && chain.size() > 1) {  // only a base can be format 1
+    return Status::Corruption(StateCheckpointFile(root, chain[1].generation) + ": a delta on a format 1 checkpoint");
+  }
   SNAPSINK_RETURN_IF_ERROR(Root::InitWithState(env, root, [&](const std::string& dir) {
-    SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
-    std::unique_ptr<WritableFile> out;
-    SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(filenames::LmdbDataFile(dir), &out));
-    SNAPSINK_RETURN_IF_ERROR(out->Append(data));
-    SNAPSINK_RETURN_IF_ERROR(out->Sync());
-    SNAPSINK_RETURN_IF_ERROR(out->Close());
-    SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
+    if (chain.front().lmdb_copy) {
+      SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
+      std::unique_ptr<WritableFile> out;
+      SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(filenames::LmdbDataFile(dir), &out));
+      SNAPSINK_RETURN_IF_ERROR(out->Append(chain.front().data));
+      SNAPSINK_RETURN_IF_ERROR(out->Sync());
+      SNAPSINK_RETURN_IF_ERROR(out->Close());
+      SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
+    } else {
+      SNAPSINK_RETURN_IF_ERROR(BuildFromChain(env, root, dir, chain));
+    }
     MaybeCrash("state.restore");
     return Status::OK();
   }));

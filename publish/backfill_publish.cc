@@ -101,13 +101,14 @@ Status SealAndPublish(Root* root, Store* bf, uint64_t version, BackfillResult* r
   }
   result->generation = pr.generation;
   result->published_windows = pr.windows;
-  return Status::OK();
+  return CheckpointState(env, path, root->store());
 }
 
 // It may have stopped after its commit.
 Status FinishDone(Root* root, uint64_t version, BackfillResult* result) {
   result->already_done = true;
   SNAPSINK_RETURN_IF_ERROR(FinishPublish(root->env(), root->path(), root->store()));
+  SNAPSINK_RETURN_IF_ERROR(CheckpointState(root->env(), root->path(), root->store()));  // one that stopped before it
   return RemoveBackfillState(root->env(), root->path(), version);
 }
 

@@ -527,9 +527,14 @@ Status PublishStaged(Env* env, const std::string& root, Store* live, const RootC
     }
     return Status::OK();
   }, result));
+  return CheckpointState(env, root, live);
+}
+
+Status CheckpointState(Env* env, const std::string& root, Store* live) {
   if (!IsBucketPath(root)) return Status::OK();
   // In a bucket: the state as of the current generation, for a writer whose
-  // --state DIR is lost (also after a publish that stopped before it).
+  // --state DIR is lost (also after a command that stopped before it).
+  std::vector<PendingSnapshot> pending;
   SNAPSINK_RETURN_IF_ERROR(StagedSeals(live, &pending));
   if (!pending.empty()) return Status::OK();
   std::unique_ptr<Txn> read;

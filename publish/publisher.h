@@ -107,8 +107,16 @@ std::string UnpublishedGenerationKey(uint64_t g);
 void LeaveOutBeyondRetention(std::optional<int64_t> oldest_kept, std::vector<GenerationEntry>* windows,
                              std::vector<int64_t>* left_out);
 
-// Publishes everything staged in live state: StagedSeals + PublishSnapshots.
+// Publishes everything staged in live state: StagedSeals + PublishSnapshots,
+// then CheckpointState.
 Status PublishStaged(Env* env, const std::string& root, Store* live, const RootConfig& config, PublishResult* result);
+
+// In a root in a bucket, when nothing sealed is left unpublished in live:
+// the writer's state checkpoint of the generation live records as current
+// (engine/state_checkpoint.h), unless the bucket has it already (so a
+// command that stopped before it puts it when run again). Nothing for a
+// local root. Run by publish, rollback and backfill after their commit.
+Status CheckpointState(Env* env, const std::string& root, Store* live);
 
 // manifests/<generation>, decoded and checked to name that generation, with
 // every window of its parts (out->windows).

@@ -179,7 +179,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
   }
   if (result->changes.empty()) {
     result->nothing_to_do = true;
-    return Status::OK();
+    return dry_run ? Status::OK() : CheckpointState(env, root, live);  // one that stopped before it
   }
   if (dry_run) return Status::OK();
 
@@ -199,7 +199,7 @@ Status Rollback(Env* env, const std::string& root, Store* live, uint64_t generat
     SNAPSINK_RETURN_IF_ERROR(env->RemoveTree(filenames::StagingSnapshotDir(root, w, ver)));
   }
   result->generation = gm.generation;
-  return Status::OK();
+  return CheckpointState(env, root, live);
 }
 
 }  // namespace snapsink

@@ -49,8 +49,8 @@ class BucketRootTest : public ::testing::Test {
     return out;
   }
   // The published objects: all but the writer epochs (they name a pid and a
-  // directory) and the file writer's state checkpoints (copies of its LMDB
-  // state, whose pages need not fall alike in two runs).
+  // directory) and the file writer's state checkpoints (their chains differ
+  // between a writer that kept its DIR and one that restored).
   std::map<std::string, std::string> Published(const std::string& prefix) {
     auto all = Objects(prefix);
     for (auto it = all.begin(); it != all.end();) {

@@ -4,6 +4,7 @@
 // --state DIR give the same published rows as on a local root.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -329,6 +330,31 @@ TEST_F(BucketRootRestore, WithoutTheCheckpointOfCurrentAWriterWithAnEmptyStateIs
   }
 }
 
+// A checkpoint of an older snapsink (format 1: LMDB's data file whole) is
+// still restored, as a base: the writer reads on and the bucket equals a
+// clean run's.
+TEST_F(BucketRootRestore, AFormatOneCheckpointIsStillRestored) {
+  const auto clean = Clean();
+  FirstHalf("orders", dir_.path() + "/old");
+  const std::string data = ReadAll(dir_.path() + "/old/state/data.mdb");
+  ASSERT_FALSE(data.empty());
+  std::string object = "snapsink state checkpoint 1\ngeneration 1\ndata " + std::to_string(data.size()) + "\n\n" + data;
+  char trailer[32];
+  std::snprintf(trailer, sizeof trailer, "xxh64 %016llx\n",
+                static_cast<unsigned long long>(XXH64(object.data(), object.size(), 0)));
+  object += trailer;
+  const std::string key = "orders/checkpoints/00000000000000000001";
+  ASSERT_TRUE(client_->Delete(bucket_, key).ok());
+  S3PutOutcome outcome;
+  std::string etag;
+  ASSERT_TRUE(client_->PutCreateOnly(bucket_, key, object, &outcome, &etag).ok());
+  RunResult r = SecondHalf("orders", dir_.path() + "/new");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Published("orders"), clean);
+  // The next checkpoint is a format 2 base (no local copy of a format 1 state).
+  EXPECT_EQ(Object("orders", "checkpoints/00000000000000000002").rfind("snapsink state checkpoint 2\n", 0), 0u);
+}
+
 // Killed at each new durable step, then run again: at publish.state_checkpoint
 // (generation 1 published, its checkpoint not yet PUT) the rerun on the same
 // DIR puts it; at state.restore (the restored state written, not yet
@@ -349,6 +375,152 @@ TEST_F(BucketRootRestore, KilledAtACheckpointStepThenRunAgainEqualsACleanRun) {
   EXPECT_EQ(Published("orders"), clean);
   RunResult v = Run({"verify", Root("orders"), "--state", dir_.path() + "/b"});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// The sample in `parts` parts, run one part more each time: the writer of
+// Root(prefix) reads on in the grown file and publishes a generation.
+class BucketRootStateChain : public BucketRootRestore {
+ protected:
+  RunResult RunPart(const std::string& prefix, const std::string& state, size_t part,
+                    std::map<std::string, std::string> env = {}) {
+    const std::vector<std::string> lines = EventLines();
+    {
+      std::ofstream out(Grown(prefix), std::ios::trunc);
+      for (size_t i = 0; i < lines.size() * part / kParts; ++i) out << lines[i];
+    }
+    env["SNAPSINK_STATE_CHECKPOINT_DELTAS"] = "2";  // a base and at most 2 deltas
+    return Run({"run", Root(prefix), Grown(prefix), "--final", "--state", state}, env);
+  }
+  // A clean run of parts 1..last with one DIR kept.
+  std::map<std::string, std::string> CleanParts(size_t last) {
+    EXPECT_EQ(Run({"init", Root("clean")}).exit_code, 0);
+    for (size_t part = 1; part <= last; ++part) {
+      RunResult r = RunPart("clean", dir_.path() + "/clean-state", part);
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+    }
+    return Published("clean");
+  }
+  // generation -> the parent its checkpoint names (0: a base).
+  std::map<uint64_t, uint64_t> Parents(const std::string& prefix) {
+    std::map<uint64_t, uint64_t> out;
+    for (const auto& [key, bytes] : Objects(prefix)) {
+      if (key.rfind("checkpoints/", 0) != 0) continue;
+      const size_t at = bytes.find("\nparent ");
+      EXPECT_NE(at, std::string::npos) << key << " names no parent";
+      out[std::stoull(key.substr(12))] = at == std::string::npos ? ~0ull : std::stoull(bytes.substr(at + 8));
+    }
+    return out;
+  }
+  static constexpr size_t kParts = 6;
+};
+
+// Each publish puts a delta on the checkpoint before it, up to two, then a
+// new base. An empty DIR restores a base and two deltas (killed once at
+// state.restore, then run again), and later a base and a delta across the
+// rollover; the bucket equals a clean run's, and only the chains of the
+// newest two checkpoints are kept.
+TEST_F(BucketRootStateChain, AnEmptyStateRestoresABaseAndItsDeltasAcrossARollover) {
+  const auto clean = CleanParts(kParts);
+  ASSERT_EQ(Run({"init", Root("orders")}).exit_code, 0);
+  for (size_t part = 1; part <= 3; ++part) ASSERT_EQ(RunPart("orders", dir_.path() + "/a", part).exit_code, 0);
+  EXPECT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{1, 0}, {2, 1}, {3, 2}}));
+  // Killed once with the chain's state written, not yet renamed into place.
+  RunResult killed = RunPart("orders", dir_.path() + "/b", 4, {{"SNAPSINK_CRASH_AT", "state.restore"}});
+  ASSERT_EQ(killed.exit_code, 99) << killed.err;
+  for (size_t part = 4; part <= 5; ++part) {
+    RunResult r = RunPart("orders", dir_.path() + "/b", part);  // 4: restored from 1, 2, 3
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{4, 0}, {5, 4}}));  // 4 a new base
+  RunResult r = RunPart("orders", dir_.path() + "/c", 6);  // restored from 4, 5
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{4, 0}, {5, 4}, {6, 5}}));
+  EXPECT_EQ(Published("orders"), clean);
+  RunResult v = Run({"verify", Root("orders"), "--state", dir_.path() + "/c"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// Killed at a delta's steps (not yet PUT; PUT, the local copy not yet
+// moved on), then run again on that DIR: the next checkpoint is a delta on
+// the one the copy holds, an empty DIR restores it, and the bucket equals a
+// clean run's.
+TEST_F(BucketRootStateChain, KilledAtADeltaStepThenRunAgainEqualsACleanRun) {
+  const auto clean = CleanParts(4);
+  for (const std::string point : {"publish.state_checkpoint", "publish.state_checkpoint_copy"}) {
+    const std::string prefix = "orders-" + point, state = dir_.path() + "/" + point;
+    ASSERT_EQ(Run({"init", Root(prefix)}).exit_code, 0);
+    ASSERT_EQ(RunPart(prefix, state, 1).exit_code, 0);
+    RunResult killed = RunPart(prefix, state, 2, {{"SNAPSINK_CRASH_AT", point}});
+    ASSERT_EQ(killed.exit_code, 99) << point << ": " << killed.err;
+    for (size_t part = 2; part <= 3; ++part) {
+      RunResult r = RunPart(prefix, state, part);
+      ASSERT_EQ(r.exit_code, 0) << point << ": " << r.err;
+    }
+    // Put before the copy moved on, 2 is left out of the chain that follows
+    // (and removed).
+    const std::map<uint64_t, uint64_t> want = point == "publish.state_checkpoint"
+                                                  ? std::map<uint64_t, uint64_t>{{1, 0}, {2, 1}, {3, 2}}
+                                                  : std::map<uint64_t, uint64_t>{{1, 0}, {3, 1}};
+    EXPECT_EQ(Parents(prefix), want) << point;
+    RunResult r = RunPart(prefix, dir_.path() + "/empty-" + point, 4);
+    ASSERT_EQ(r.exit_code, 0) << point << ": " << r.err;
+    EXPECT_EQ(Published(prefix), clean) << point;
+  }
+}
+
+// A chain missing a link: a writer with an empty DIR is refused with one
+// line naming the missing checkpoint and the delta on it (exit 10, the
+// bucket lost an object), and nothing in the bucket changes.
+TEST_F(BucketRootStateChain, AChainMissingALinkIsRefused) {
+  ASSERT_EQ(Run({"init", Root("orders")}).exit_code, 0);
+  for (size_t part = 1; part <= 2; ++part) ASSERT_EQ(RunPart("orders", dir_.path() + "/a", part).exit_code, 0);
+  ASSERT_EQ(Parents("orders"), (std::map<uint64_t, uint64_t>{{1, 0}, {2, 1}}));
+  ASSERT_TRUE(client_->Delete(bucket_, "orders/checkpoints/00000000000000000001").ok());
+  const auto published = Published("orders");
+  RunResult refused = RunPart("orders", dir_.path() + "/empty", 3);
+  EXPECT_EQ(refused.exit_code, 10) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_NE(refused.err.find(Root("orders") + "/checkpoints/00000000000000000001 is missing: " + Root("orders") +
+                             "/checkpoints/00000000000000000002 is a delta on it"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(Published("orders"), published);
+}
+
+// rollback and backfill put the checkpoint of the generation they publish,
+// so an empty DIR restores it. Killed at publish.state_checkpoint (the
+// generation published, its checkpoint not yet PUT), the same command run
+// again finds its work done and puts it; the bucket then equals a clean
+// run's. Before, neither put one, and an empty DIR was refused.
+TEST_F(BucketRootStateChain, RollbackAndBackfillPutTheCheckpointOfTheirGeneration) {
+  const std::string archive = dir_.path() + "/archive.ndjson";
+  {
+    const std::vector<std::string> lines = EventLines();
+    std::ofstream out(archive);
+    for (size_t i = 0; i < lines.size() / 3; i += 4) out << lines[i];
+  }
+  auto steps = [&](const std::string& prefix, const std::string& state, const std::string& crash_at) {
+    ASSERT_EQ(Run({"init", Root(prefix)}).exit_code, 0);
+    for (size_t part = 1; part <= 2; ++part) ASSERT_EQ(RunPart(prefix, state, part).exit_code, 0);
+    for (const std::vector<std::string>& cmd :
+         {std::vector<std::string>{"rollback", Root(prefix), "--generation", "1", "--state", state},
+          std::vector<std::string>{"backfill", Root(prefix), "--version", "5", archive, "--quiet", "--state", state}}) {
+      if (!crash_at.empty()) {
+        RunResult killed = Run(cmd, {{"SNAPSINK_CRASH_AT", crash_at}});
+        ASSERT_EQ(killed.exit_code, 99) << cmd[0] << ": " << killed.err;
+      }
+      RunResult r = Run(cmd);
+      ASSERT_EQ(r.exit_code, 0) << cmd[0] << ": " << r.err;
+    }
+  };
+  steps("clean", dir_.path() + "/clean-state", "");
+  ASSERT_EQ(RunPart("clean", dir_.path() + "/clean-state", 3).exit_code, 0);
+  steps("orders", dir_.path() + "/a", "publish.state_checkpoint");
+  EXPECT_EQ(Parents("orders").count(3), 1u) << "the rollback's generation";
+  EXPECT_EQ(Parents("orders").count(4), 1u) << "the backfill's generation";
+  RunResult r = RunPart("orders", dir_.path() + "/empty", 3);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Published("orders"), Published("clean"));
 }
 
 // What a publish asks of the bucket (SNAPSINK_S3_REQUEST_LOG): a bucket has

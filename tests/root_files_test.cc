@@ -20,6 +20,9 @@ TEST(RootFilesTest, ClassifiesEveryPathSnapsinkWrites) {
   EXPECT_EQ(ClassifyRootPath("state"), FileKind::kState);
   EXPECT_EQ(ClassifyRootPath("state/data.mdb"), FileKind::kState);
   EXPECT_EQ(ClassifyRootPath("state/backfill-v3/LOCK"), FileKind::kState);
+  EXPECT_EQ(ClassifyRootPath("checkpoints/00000000000000000007"), FileKind::kState);
+  EXPECT_EQ(ClassifyRootPath("state.checkpoint"), FileKind::kState);
+  EXPECT_EQ(ClassifyRootPath("state.checkpoint/data.mdb"), FileKind::kState);
   EXPECT_EQ(ClassifyRootPath("staging/20261021T100000Z/v2/data"), FileKind::kStaging);
   EXPECT_EQ(ClassifyRootPath("snapshots/20261021T100000Z/v1/manifest.json"), FileKind::kSnapshots);
   EXPECT_EQ(ClassifyRootPath("manifests/12"), FileKind::kManifests);

@@ -1,0 +1,125 @@
+// A state's records as a checkpoint holds them (engine/state_records.h):
+// a delta between two states, applied to the first, makes the second (same
+// digest, same records); a base rebuilds a state; records out of order or
+// cut short are Corruption.
+#include "engine/state_records.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace snapsink {
+namespace {
+
+using Records = std::map<std::pair<int, std::string>, std::string>;
+
+class StateRecordsTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Store> Make(const std::string& name, const Records& records) {
+    std::unique_ptr<Store> store;
+    std::filesystem::create_directories(dir_.path() + "/" + name);
+    EXPECT_TRUE(Store::Open(dir_.path() + "/" + name, /*create=*/true, &store).ok());
+    Apply(store.get(), [&](Txn* txn) {
+      for (const auto& [k, v] : records) EXPECT_TRUE(txn->Put(static_cast<Table>(k.first), k.second, v).ok());
+      return Status::OK();
+    });
+    return store;
+  }
+  void Apply(Store* store, const std::function<Status(Txn*)>& fn) {
+    std::unique_ptr<Txn> txn;
+    ASSERT_TRUE(store->BeginWrite(&txn).ok());
+    Status s = fn(txn.get());
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(txn->Commit().ok());
+  }
+  Records All(Store* store) {
+    std::unique_ptr<Txn> txn;
+    EXPECT_TRUE(store->BeginRead(&txn).ok());
+    Records out;
+    for (int t = 0; t < kNumTables; ++t) {
+      EXPECT_TRUE(txn->Scan(static_cast<Table>(t), "", [&](std::string_view k, std::string_view v) {
+                       out[{t, std::string(k)}] = std::string(v);
+                       return true;
+                     }).ok());
+    }
+    return out;
+  }
+  uint64_t Digest(Store* store) {
+    std::unique_ptr<Txn> txn;
+    EXPECT_TRUE(store->BeginRead(&txn).ok());
+    uint64_t d = 0;
+    EXPECT_TRUE(StateDigest(txn.get(), &d).ok());
+    return d;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(StateRecordsTest, ADeltaAppliedToTheOldStateMakesTheNewOne) {
+  const Records before = {{{0, "format"}, "8"}, {{1, "p1"}, "seq 4"}, {{1, "p2"}, "seq 9"}, {{6, "w1"}, "v1"},
+                          {{6, "w3"}, "v1"}, {{7, "w1|1"}, "sealed"}};
+  Records after = before;
+  after[{1, "p1"}] = "seq 5";  // changed
+  after.erase({1, "p2"});      // deleted, before a put in the same table
+  after[{1, "p3"}] = "seq 1";  // new
+  after.erase({6, "w1"});
+  after[{6, "w2"}] = "v1";
+  after[{15, "run"}] = std::string(3000, 'x');
+  auto from = Make("from", before), to = Make("to", after), copy = Make("copy", before);
+  StateRecords delta;
+  {
+    std::unique_ptr<Txn> a, b;
+    ASSERT_TRUE(from->BeginRead(&a).ok());
+    ASSERT_TRUE(to->BeginRead(&b).ok());
+    ASSERT_TRUE(EncodeStateDelta(a.get(), b.get(), &delta).ok());
+  }
+  EXPECT_EQ(delta.records, 6u);  // 4 puts, 2 deletes; the unchanged records are not in it
+  EXPECT_LT(delta.data.size(), 3100u);
+  EXPECT_EQ(delta.digest, Digest(to.get()));
+  Apply(copy.get(), [&](Txn* txn) { return ApplyStateRecords(txn, delta.data, delta.records); });
+  EXPECT_EQ(All(copy.get()), after);
+  EXPECT_EQ(Digest(copy.get()), Digest(to.get()));
+  EXPECT_NE(Digest(from.get()), Digest(to.get()));
+}
+
+TEST_F(StateRecordsTest, ABaseRebuildsTheStateAndTheCopysNoteIsNoRecord) {
+  const Records state = {{{0, "format"}, "8"}, {{4, std::string("k\0\xff", 3)}, "agg"}, {{8, "id"}, ""}};
+  Records noted = state;
+  noted[{0, std::string(kCheckpointCopyKey)}] = "generation 3";
+  auto live = Make("live", state), copy = Make("copy", noted), empty = Make("empty", {});
+  StateRecords base;
+  {
+    std::unique_ptr<Txn> txn;
+    ASSERT_TRUE(copy->BeginRead(&txn).ok());
+    ASSERT_TRUE(EncodeStateBase(txn.get(), &base).ok());
+  }
+  EXPECT_EQ(base.records, 3u);
+  EXPECT_EQ(base.digest, Digest(live.get()));
+  EXPECT_EQ(Digest(copy.get()), Digest(live.get()));
+  Apply(empty.get(), [&](Txn* txn) { return ApplyStateRecords(txn, base.data, base.records); });
+  EXPECT_EQ(All(empty.get()), state);
+}
+
+TEST_F(StateRecordsTest, RecordsOutOfOrderOrCutShortAreCorruption) {
+  auto store = Make("s", {});
+  std::unique_ptr<Txn> txn;
+  ASSERT_TRUE(store->BeginWrite(&txn).ok());
+  const std::string b_then_a = std::string("\x01+\x01" "b\x01" "1", 6) + std::string("\x01+\x01" "a\x01" "1", 6);
+  Status s = ApplyStateRecords(txn.get(), b_then_a, 2);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("record 2 of 2: out of key order"), std::string::npos) << s.ToString();
+  s = ApplyStateRecords(txn.get(), std::string("\x01+\x05" "ab", 5), 1);
+  EXPECT_NE(s.ToString().find("record 1 of 1: its key is cut short"), std::string::npos) << s.ToString();
+  s = ApplyStateRecords(txn.get(), std::string("\x10+\x01" "a\x01" "1", 6), 1);
+  EXPECT_NE(s.ToString().find("no table 16"), std::string::npos) << s.ToString();
+  s = ApplyStateRecords(txn.get(), std::string("\x01+\x01" "a\x01" "1", 6), 2);
+  EXPECT_NE(s.ToString().find("1 records, its header says 2"), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace snapsink
