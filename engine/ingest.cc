@@ -119,7 +119,7 @@ void Ingester::Impl::Reset() {
 
 Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id, uint64_t h) {
   ProducerSlot& slot = producer_front[h & (kProducerSlots - 1)];
-  if (slot.p != nullptr && slot.hash == h && slot.id == id) return slot.p;
+  if (slot.Holds(h, id)) return slot.p;
   auto it = producers.find(id);
   if (it != producers.end()) {
     slot = ProducerSlot{h, it->first, &it->second};
