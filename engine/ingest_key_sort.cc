@@ -2,11 +2,19 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 namespace snapsink {
 namespace {
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "words are read with native loads");
+
 constexpr size_t kWord = 8;
+// From this many keys (a batch of mostly new keys), the two halves are
+// sorted on two threads and merged: the ingest thread's commit is the bound
+// there, and the parse thread mostly waits for it.
+constexpr size_t kSortOnTwoThreads = 4096;
 
 struct Item {
   uint64_t word;  // the key's bytes [depth, depth + 8), big-endian, zeros past its end
@@ -15,9 +23,13 @@ struct Item {
 };
 
 uint64_t WordAt(std::string_view k, size_t depth) {
-  unsigned char b[kWord] = {};
-  if (k.size() > depth) std::memcpy(b, k.data() + depth, std::min(kWord, k.size() - depth));
   uint64_t w = 0;
+  if (k.size() >= depth + kWord) {
+    std::memcpy(&w, k.data() + depth, kWord);
+    return __builtin_bswap64(w);  // x86: bytes in memory order become the most significant first
+  }
+  unsigned char b[kWord] = {};
+  if (k.size() > depth) std::memcpy(b, k.data() + depth, k.size() - depth);
   for (unsigned char c : b) w = (w << 8) | c;
   return w;
 }
@@ -58,10 +70,32 @@ void SortFrom(const std::vector<std::pair<std::string_view, uint32_t>>& keys, It
 void SortByKey(std::vector<std::pair<std::string_view, uint32_t>>* keys) {
   std::vector<Item> items(keys->size());
   for (size_t i = 0; i < items.size(); ++i) items[i].at = static_cast<uint32_t>(i);
-  SortFrom(*keys, items.data(), items.data() + items.size(), 0);
+  Item* const begin = items.data();
+  Item* const end = begin + items.size();
+  Item* const mid = begin + items.size() / 2;
+  std::thread other;
+  if (items.size() >= kSortOnTwoThreads) {
+    try {
+      other = std::thread([&] { SortFrom(*keys, begin, mid, 0); });
+    } catch (const std::system_error&) {
+      // no thread to be had: one sort here
+    }
+  }
   std::vector<std::pair<std::string_view, uint32_t>> sorted;
   sorted.reserve(keys->size());
-  for (const Item& i : items) sorted.push_back((*keys)[i.at]);
+  if (!other.joinable()) {
+    SortFrom(*keys, begin, end, 0);
+    for (const Item* i = begin; i != end; ++i) sorted.push_back((*keys)[i->at]);
+  } else {
+    SortFrom(*keys, mid, end, 0);
+    other.join();
+    // The two sorted halves merged; distinct keys: one order.
+    const Item *a = begin, *b = mid;
+    while (a != mid || b != end) {
+      const bool take_a = b == end || (a != mid && (*keys)[a->at].first < (*keys)[b->at].first);
+      sorted.push_back((*keys)[(take_a ? a++ : b++)->at]);
+    }
+  }
   keys->swap(sorted);
 }
 
