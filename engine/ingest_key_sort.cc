@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <system_error>
-#include <thread>
 
 namespace snapsink {
 namespace {
@@ -11,10 +9,6 @@ namespace {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "words are read with native loads");
 
 constexpr size_t kWord = 8;
-// From this many keys (a batch of mostly new keys), the two halves are
-// sorted on two threads and merged: the ingest thread's commit is the bound
-// there, and the parse thread mostly waits for it.
-constexpr size_t kSortOnTwoThreads = 4096;
 
 struct Item {
   uint64_t word;  // the key's bytes [depth, depth + 8), big-endian, zeros past its end
@@ -70,32 +64,10 @@ void SortFrom(const std::vector<std::pair<std::string_view, uint32_t>>& keys, It
 void SortByKey(std::vector<std::pair<std::string_view, uint32_t>>* keys) {
   std::vector<Item> items(keys->size());
   for (size_t i = 0; i < items.size(); ++i) items[i].at = static_cast<uint32_t>(i);
-  Item* const begin = items.data();
-  Item* const end = begin + items.size();
-  Item* const mid = begin + items.size() / 2;
-  std::thread other;
-  if (items.size() >= kSortOnTwoThreads) {
-    try {
-      other = std::thread([&] { SortFrom(*keys, begin, mid, 0); });
-    } catch (const std::system_error&) {
-      // no thread to be had: one sort here
-    }
-  }
+  SortFrom(*keys, items.data(), items.data() + items.size(), 0);
   std::vector<std::pair<std::string_view, uint32_t>> sorted;
   sorted.reserve(keys->size());
-  if (!other.joinable()) {
-    SortFrom(*keys, begin, end, 0);
-    for (const Item* i = begin; i != end; ++i) sorted.push_back((*keys)[i->at]);
-  } else {
-    SortFrom(*keys, mid, end, 0);
-    other.join();
-    // The two sorted halves merged; distinct keys: one order.
-    const Item *a = begin, *b = mid;
-    while (a != mid || b != end) {
-      const bool take_a = b == end || (a != mid && (*keys)[a->at].first < (*keys)[b->at].first);
-      sorted.push_back((*keys)[(take_a ? a++ : b++)->at]);
-    }
-  }
+  for (const Item& i : items) sorted.push_back((*keys)[i.at]);
   keys->swap(sorted);
 }
 

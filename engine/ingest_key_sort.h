@@ -7,8 +7,7 @@
 // sorted 8 bytes at a time: by the big-endian word at a depth (and how many
 // of its bytes the key has), then each run of ties by the next word, which
 // compares integers, not strings. Distinct keys come out in exactly the
-// order a comparison sort gives them. A batch of many keys is sorted in two
-// halves on two threads, then merged.
+// order a comparison sort gives them.
 #pragma once
 
 #include <cstdint>
