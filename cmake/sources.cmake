@@ -19,6 +19,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/id_dedup.cc
   engine/ingest.cc
   engine/ingest_batch.cc
+  engine/ingest_key_sort.cc
   engine/json_escape.cc
   engine/line_reader.cc
   engine/object_cache.cc
@@ -269,6 +270,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/ingest_cli_test.cc
   tests/ingest_crash_test.cc
   tests/ingest_agg_table_test.cc
+  tests/ingest_key_sort_test.cc
   tests/ingest_batch_test.cc
   tests/live_root_test.cc
   tests/ingest_model_test.cc

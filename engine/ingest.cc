@@ -18,6 +18,7 @@
 #include "engine/filenames.h"
 #include "engine/id_dedup.h"
 #include "engine/ingest_impl.h"
+#include "engine/ingest_key_sort.h"
 #include "engine/gap_acceptance.h"
 #include "engine/gap_spill.h"
 #include "engine/json_escape.h"
@@ -119,7 +120,7 @@ void Ingester::Impl::Reset() {
 
 Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id, uint64_t h) {
   ProducerSlot& slot = producer_front[h & (kProducerSlots - 1)];
-  if (slot.p != nullptr && slot.hash == h && slot.id == id) return slot.p;
+  if (slot.Holds(h, id)) return slot.p;
   auto it = producers.find(id);
   if (it != producers.end()) {
     slot = ProducerSlot{h, it->first, &it->second};
@@ -466,7 +467,7 @@ Status Ingester::Impl::CommitBatch() {
   for (size_t i = 0; i < aggs.size(); ++i) {
     if (aggs.value(i).delta.events != 0) sorted_aggs.emplace_back(aggs.key(i), static_cast<uint32_t>(i));
   }
-  std::sort(sorted_aggs.begin(), sorted_aggs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  SortByKey(&sorted_aggs);
   for (size_t i = 0; i < sorted_aggs.size();) {
     const std::string_view window_key = sorted_aggs[i].first.substr(0, 8);
     run_scratch.clear();

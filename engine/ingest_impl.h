@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,11 +85,25 @@ struct Ingester::Impl {
   // count and walks a chain (measured on a seq event's one producer lookup,
   // 1000 producers interleaved). Map nodes do not move, so a slot's
   // pointers stay valid until its producer is erased (ForgetProducers).
-  struct ProducerSlot {
+  // An id of up to kHeadBytes is compared against the slot's own copy, in
+  // the slot's one cache line (prefetched ahead), not against the node's
+  // key, a heap string elsewhere.
+  struct alignas(64) ProducerSlot {
+    static constexpr size_t kHeadBytes = 32;
     uint64_t hash = 0;
     std::string_view id;  // the map node's key
     CachedProducer* p = nullptr;
+    char head[kHeadBytes] = {};  // id's first bytes
+    ProducerSlot() = default;
+    ProducerSlot(uint64_t h, std::string_view key, CachedProducer* producer) : hash(h), id(key), p(producer) {
+      std::memcpy(head, key.data(), std::min(key.size(), kHeadBytes));
+    }
+    bool Holds(uint64_t h, std::string_view want) const {
+      if (p == nullptr || hash != h || id.size() != want.size()) return false;
+      return want.size() <= kHeadBytes ? std::memcmp(head, want.data(), want.size()) == 0 : id == want;
+    }
   };
+  static_assert(sizeof(ProducerSlot) == 64, "a front slot is one cache line");
   static constexpr size_t kProducerSlots = 4096;
   std::vector<ProducerSlot> producer_front = std::vector<ProducerSlot>(kProducerSlots);
   void ForgetProducers() { std::fill(producer_front.begin(), producer_front.end(), ProducerSlot{}); }
@@ -107,7 +122,7 @@ struct Ingester::Impl {
     const ProducerSlot& slot = producer_front[p->producer_hash & (kProducerSlots - 1)];
     if (slot.p == nullptr || slot.hash != p->producer_hash) return;
     __builtin_prefetch(slot.p);
-    __builtin_prefetch(slot.id.data());
+    if (slot.id.size() > ProducerSlot::kHeadBytes) __builtin_prefetch(slot.id.data());
   }
   BatchAggTable aggs;  // this batch's touched aggregates
   // The runs of the windows this batch looked keys up in, as the open

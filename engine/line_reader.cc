@@ -173,6 +173,25 @@ bool LineReader::Next(Line* line) {
   }
 }
 
+bool LineReader::NextInBuffer(Line* line) {
+  if (!bom_checked_) return false;
+  char* base = buf_.get();
+  const char* nl = static_cast<const char*>(std::memchr(base + begin_, '\n', end_ - begin_));
+  if (nl == nullptr) return false;
+  const size_t len = static_cast<size_t>(nl - (base + begin_));
+  const size_t content = len > 0 && base[begin_ + len - 1] == '\r' ? len - 1 : len;
+  if (content > kMaxLineBytes) return false;  // Next hands it out as overlong
+  line->data = base + begin_;
+  line->size = len;
+  line->capacity = cap_ + kLinePadding - begin_;
+  line->offset = position();
+  line->overlong = false;
+  line->terminated = true;
+  begin_ += len + 1;
+  line->end_offset = position();
+  return true;
+}
+
 // The line at begin_ has no '\n' within kMaxLineBytes + 1: keep its head,
 // drop the rest up to the next '\n'.
 bool LineReader::SkipOverlong(Line* line) {

@@ -68,6 +68,13 @@ class LineReader {
 
   // Next line into *line; false at the end of input (check status()).
   bool Next(Line* line);
+  // Next, only for a line that lies whole in the bytes already read (its
+  // '\n' found, not overlong, the byte order mark already checked): false,
+  // and nothing consumed, where Next would read more or take another path.
+  // The line handed out is the one Next would give; while this returns
+  // true the buffer does not move, so consecutive lines lie back to back
+  // (ParseAhead copies them in one piece).
+  bool NextInBuffer(Line* line);
   const Status& status() const { return status_; }
   uint64_t position() const { return file_pos_ - (end_ - begin_); }
 

@@ -70,23 +70,42 @@ void ParseAhead::AwaitHead() {
 
 void ParseAhead::Fill(Chunk* c) {
   c->bytes.clear();
-  c->lines.clear();
+  c->count = 0;
+  // The lines that lie back to back in the reader's buffer are copied in one
+  // piece: [run, run + run_len) is the part not copied yet. Each line's
+  // capacity holds its offset in bytes until the copy stops moving.
+  const char* run = nullptr;
+  size_t run_len = 0;
+  auto copy_run = [&] {
+    if (run == nullptr) return;
+    c->bytes.append(run, run_len);
+    c->bytes.append(kLinePadding, '\0');
+    run = nullptr;
+    run_len = 0;
+  };
   Line line;
-  while (!reader_done_ && c->lines.size() < kChunkLines && c->bytes.size() < kChunkBytes) {
-    if (!reader_->Next(&line)) {
-      reader_done_ = true;
-      break;
+  while (!reader_done_ && c->count < kChunkLines && c->bytes.size() + run_len < kChunkBytes) {
+    if (run == nullptr || !reader_->NextInBuffer(&line)) {
+      copy_run();  // before Next, which may move the reader's buffer
+      if (!reader_->Next(&line)) {
+        reader_done_ = true;
+        break;
+      }
+      run = line.data;
     }
-    ParsedLine& p = c->lines.emplace_back();
+    if (c->count == c->lines.size()) c->lines.emplace_back();
+    ParsedLine& p = c->lines[c->count++];
     p.line = line;
     p.line.data = nullptr;
-    p.line.capacity = c->bytes.size();  // its offset in bytes until the copy stops moving
-    c->bytes.append(line.data, line.size);
-    c->bytes.append(kLinePadding, '\0');
+    p.line.capacity = c->bytes.size() + static_cast<size_t>(line.data - run);
+    run_len = static_cast<size_t>(line.data - run) + line.size;
+    if (line.overlong || !line.terminated) copy_run();  // not in the reader's buffer, or its last line
   }
-  for (ParsedLine& p : c->lines) {
+  copy_run();
+  for (size_t i = 0; i < c->count; ++i) {
+    ParsedLine& p = c->lines[i];
     p.line.data = c->bytes.data() + p.line.capacity;
-    p.line.capacity = p.line.size + kLinePadding;
+    p.line.capacity = c->bytes.size() - p.line.capacity;
   }
 }
 
@@ -97,9 +116,9 @@ void ParseAhead::Parse(Chunk* c) {
   struct Spans {
     size_t producer, metric, key, id;
   };
-  std::vector<Spans> spans(c->lines.size());
+  std::vector<Spans> spans(c->count);
   c->strings.clear();
-  for (size_t i = 0; i < c->lines.size(); ++i) {
+  for (size_t i = 0; i < c->count; ++i) {
     ParsedLine& p = c->lines[i];
     p.reason.clear();
     p.ok = !p.line.overlong && c->parser.Parse(p.line.data, p.line.size, p.line.capacity, &p.event, &p.reason);
@@ -114,7 +133,7 @@ void ParseAhead::Parse(Chunk* c) {
     spans[i].id = c->strings.size();
     c->strings.append(p.event.id);
   }
-  for (size_t i = 0; i < c->lines.size(); ++i) {
+  for (size_t i = 0; i < c->count; ++i) {
     ParsedLine& p = c->lines[i];
     if (!p.ok) continue;
     const char* base = c->strings.data();
@@ -152,7 +171,7 @@ void ParseAhead::Launch(size_t slot) {
 const ParsedLine* ParseAhead::Next() {
   for (;;) {
     if (handing_out_) {
-      if (next_ < chunks_[head_].lines.size()) return &chunks_[head_].lines[next_++];
+      if (next_ < chunks_[head_].count) return &chunks_[head_].lines[next_++];
       handing_out_ = false;  // all handed out: the slot is free again
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -167,7 +186,7 @@ const ParsedLine* ParseAhead::Next() {
       ++inflight_;
     }
     AwaitHead();
-    if (chunks_[head_].lines.empty()) {
+    if (chunks_[head_].count == 0) {
       end_ = true;  // the chunks queued behind it come back empty too; Stop drops them
       return nullptr;
     }

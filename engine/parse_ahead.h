@@ -71,8 +71,8 @@ class ParseAhead {
   // looking ahead (prefetching), never for applying out of order.
   const ParsedLine* Ahead(size_t k) const {
     if (!handing_out_) return nullptr;
-    const std::vector<ParsedLine>& lines = chunks_[head_].lines;
-    return next_ - 1 + k < lines.size() ? &lines[next_ - 1 + k] : nullptr;
+    const Chunk& c = chunks_[head_];
+    return next_ - 1 + k < c.count ? &c.lines[next_ - 1 + k] : nullptr;
   }
 
   // Stops and joins the helper thread: the reader is the caller's again
@@ -81,9 +81,14 @@ class ParseAhead {
 
  private:
   struct Chunk {
-    std::string bytes;    // the lines, each followed by kLinePadding bytes
+    // The lines as they lay in the reader's buffer: each run of lines read
+    // back to back in one piece, followed by kLinePadding bytes.
+    std::string bytes;
     std::string strings;  // producer, metric and key of each parsed line
+    // lines[0, count) are the chunk's; those past count are kept from an
+    // earlier use, so a chunk's lines are not built and destroyed each time.
     std::vector<ParsedLine> lines;
+    size_t count = 0;
     EventParser parser;
   };
   // A slot's way: kFree -> kQueued (to be filled) -> kFilled (read and

@@ -9,7 +9,9 @@ namespace snapsink::codec {
 
 void AppendWindowKey(std::string* dst, int64_t window_ms) {
   uint64_t u = static_cast<uint64_t>(window_ms) ^ (uint64_t{1} << 63);
-  for (int shift = 56; shift >= 0; shift -= 8) dst->push_back(static_cast<char>((u >> shift) & 0xff));
+  char bytes[8];  // one append, not eight push_backs: every event's aggregate key starts here
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((u >> (56 - 8 * i)) & 0xff);
+  dst->append(bytes, sizeof(bytes));
 }
 
 int64_t DecodeWindowKey(std::string_view src) {

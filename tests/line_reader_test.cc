@@ -35,6 +35,66 @@ std::vector<Got> ReadAll(const std::string& path) {
   return out;
 }
 
+// NextInBuffer, tried before each Next as ParseAhead does, hands out the
+// lines Next alone would, with the same offsets and flags: across the
+// reader's 4 MiB blocks, after a byte order mark, with CRLF and empty lines,
+// a line of exactly 1 MiB plus its '\r', an overlong one, and a last line
+// without '\n'. Lines it gives back to back lie back to back.
+TEST(LineReaderTest, NextInBufferGivesTheLinesNextWould) {
+  TempDir d;
+  std::string in = "\xef\xbb\xbf";
+  for (int i = 0; i < 120000; ++i) {
+    if (i % 1000 == 7) {
+      in += "\n";
+    } else if (i == 50000) {
+      in.append(kMaxLineBytes, 'm');
+      in += "\r\n";  // within the limit: the '\r' does not count
+    } else if (i == 90000) {
+      in.append(kMaxLineBytes + 5, 'o');
+      in += "\n";
+    } else {
+      in += "{\"line\":" + std::to_string(i) + "}" + (i % 3 == 0 ? "\r\n" : "\n");
+    }
+  }
+  in += "tail";
+  WriteFile(d / "in", in);
+  const std::vector<Got> expected = ReadAll(d / "in");
+  std::unique_ptr<LineReader> r;
+  ASSERT_STATUS_OK(LineReader::Open(d / "in", &r));
+  std::vector<Got> got;
+  size_t in_buffer = 0;
+  const char* after_last = nullptr;  // just past the '\n' of the last line NextInBuffer gave
+  Line line;
+  for (;;) {
+    if (r->NextInBuffer(&line)) {
+      ++in_buffer;
+      if (after_last != nullptr) {
+        EXPECT_EQ(line.data, after_last) << "line " << got.size();
+      }
+      after_last = line.data + line.size + 1;
+    } else if (r->Next(&line)) {
+      after_last = line.terminated && !line.overlong ? line.data + line.size + 1 : nullptr;
+    } else {
+      break;
+    }
+    EXPECT_GE(line.capacity, line.size + kLinePadding);
+    got.push_back({std::string(line.data, line.size), line.offset, line.end_offset, line.overlong, line.terminated});
+  }
+  EXPECT_STATUS_OK(r->status());
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].text, expected[i].text) << "line " << i;
+    EXPECT_EQ(got[i].offset, expected[i].offset) << "line " << i;
+    EXPECT_EQ(got[i].end_offset, expected[i].end_offset) << "line " << i;
+    EXPECT_EQ(got[i].overlong, expected[i].overlong) << "line " << i;
+    EXPECT_EQ(got[i].terminated, expected[i].terminated) << "line " << i;
+  }
+  EXPECT_GT(in_buffer, got.size() * 9 / 10);  // most lines come from the buffer
+  EXPECT_TRUE(expected[90000].overlong);
+  EXPECT_FALSE(expected[50000].overlong);
+  EXPECT_FALSE(expected.back().terminated);
+}
+
 TEST(LineReaderTest, LinesAndOffsets) {
   TempDir d;
   WriteFile(d / "in", "ab\n\ncde\nlast");
