@@ -203,4 +203,12 @@ Status Reader::ScanFrom(int64_t window_ms, std::string_view metric, std::string_
   return s->ScanFrom(metric, key, fn);
 }
 
+Status Reader::ScanFrom(int64_t window_ms, std::string_view metric, std::string_view key,
+                        const std::function<SnapshotReader::ScanNext(const RowView&, SnapshotReader::SeekTo*)>& fn,
+                        SnapshotReader::ScanPosition* pos, SnapshotReader::ScanBuffers* buffers) {
+  std::shared_ptr<const SnapshotReader> s;
+  SNAPSINK_RETURN_IF_ERROR(Snapshot(window_ms, &s));
+  return s->ScanFrom(metric, key, fn, pos, buffers);
+}
+
 }  // namespace snapsink

@@ -74,6 +74,11 @@ class Reader {
   // window is not in the generation.
   Status ScanFrom(int64_t window_ms, std::string_view metric, std::string_view key,
                   const std::function<SnapshotReader::ScanNext(const RowView&, SnapshotReader::SeekTo*)>& fn);
+  // The same in several goes: from *pos when it is set, recording where it
+  // stops there (SnapshotReader::ScanPosition); buffers may be null.
+  Status ScanFrom(int64_t window_ms, std::string_view metric, std::string_view key,
+                  const std::function<SnapshotReader::ScanNext(const RowView&, SnapshotReader::SeekTo*)>& fn,
+                  SnapshotReader::ScanPosition* pos, SnapshotReader::ScanBuffers* buffers);
 
  private:
   Reader() = default;

@@ -30,10 +30,13 @@ Status SelectWindows(Reader* reader, const QuerySpec& q, std::vector<GenerationE
 
 // Calls emit for every row of window e that q's metric, key and prefixes
 // select, in (metric, key) order, until it returns false (*stopped); with
-// from, only the rows at or after it.
+// from, only the rows at or after it. With pos (a range scan's place,
+// SnapshotReader::ScanPosition): from where it is when set (from is then
+// not searched), and the row emit stopped at recorded there.
 Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
                   const std::function<bool(const RowView&)>& emit, bool* stopped = nullptr,
-                  const RowKey* from = nullptr) {
+                  const RowKey* from = nullptr, SnapshotReader::ScanPosition* pos = nullptr,
+                  SnapshotReader::ScanBuffers* buffers = nullptr) {
   if (!q.metric.empty() && q.key && q.metric_prefix.empty() && q.key_prefix.empty()) {
     Row row;  // a point lookup: the filter, then at most one block
     if (from && std::tie(q.metric, *q.key) < std::tie(from->first, from->second)) return Status::OK();
@@ -75,7 +78,7 @@ Status SelectRows(Reader* reader, const GenerationEntry& e, const QuerySpec& q,
     if (emit(v)) return ScanNext::kNext;
     if (stopped != nullptr) *stopped = true;
     return ScanNext::kStop;
-  });
+  }, pos, buffers);
 }
 
 // Each of q's quantiles answered from sketch (rounded to a micro).
@@ -217,6 +220,120 @@ Status AddInto(const QuerySpec& q, const RowView& v, Sums* t) {
   return Status::OK();
 }
 
+// A window's rows are read a chunk at a time (RollupEach): each chunk ends
+// at a place kept, so that a pass whose range ends before rows it read goes
+// back no further than a chunk. The block a chunk ends in is kept for the
+// next (SnapshotReader::ScanBuffers).
+constexpr size_t kChunkRows = 64;
+
+// Where a roll-up's passes left a window (RollupEach).
+struct Place {
+  SnapshotReader::ScanPosition pos;  // the row the last read stopped at
+  bool done = false;                 // no row left to read
+  bool added = false;                // the pass added a row of it, last_added the last one
+  RowKey last_added;
+  // The places this pass's chunks started at, with the last row added
+  // before each (if any): where a range that ends early goes back to.
+  struct Mark {
+    SnapshotReader::ScanPosition pos;
+    bool added = false;
+    RowKey last_added;
+  };
+  std::vector<Mark> marks;
+};
+
+// One pass of a bucket's merge: the sums of the rows after `after` (all,
+// if unset) up to `upto`, which it lowers to stay within budget bytes.
+struct Pass {
+  const QuerySpec& q;
+  size_t budget;
+  const std::optional<RowKey>& after;  // the last row answered by the passes before
+  std::map<RowKey, Sums>* sums;
+  std::optional<RowKey> upto;  // rows after it are left for the next pass
+  size_t held = 0;
+  RowKey k;
+
+  // Adds row v; false if it is past upto (the window's rows from it on are
+  // left for the next pass).
+  Status Add(const RowView& v, bool* kept) {
+    *kept = false;
+    if (upto && After(*upto, v)) return Status::OK();
+    k.first.assign(v.metric);
+    k.second.assign(v.key);
+    auto it = sums->find(k);
+    if (it == sums->end()) {
+      it = sums->emplace(k, Sums{}).first;
+      it->second.bytes = sizeof(*it) + 64 + k.first.size() + k.second.size();
+      held += it->second.bytes;
+    }
+    const size_t before = it->second.bytes;
+    Status st = AddInto(q, v, &it->second);
+    held += it->second.bytes - before;
+    SNAPSINK_RETURN_IF_ERROR(st);
+    while (held > budget && sums->size() > 1) {
+      held -= std::prev(sums->end())->second.bytes;
+      sums->erase(std::prev(sums->end()));
+      upto = std::prev(sums->end())->first;
+    }
+    *kept = !(upto && After(*upto, v));  // else this row was dropped: the rest of the window is past upto
+    return Status::OK();
+  }
+
+  // Reads window e from *place (from `after` when its place is not set)
+  // until a row past upto or its end, a chunk at a time.
+  Status Read(Reader* reader, const GenerationEntry& e, Place* place, SnapshotReader::ScanBuffers* buffers) {
+    std::optional<RowKey> from;
+    if (after) {
+      from = *after;
+      from->second.push_back('\0');  // the least row after it
+    }
+    for (;;) {
+      if (place->pos.set) place->marks.push_back({place->pos, place->added, place->last_added});
+      size_t n = 0;
+      bool stopped = false, chunk_end = false;
+      Status st;
+      SNAPSINK_RETURN_IF_ERROR(SelectRows(
+          reader, e, q,
+          [&](const RowView& v) {
+            if (after && !After(*after, v)) return true;  // answered already (read again after going back to a mark)
+            if (n == kChunkRows) {
+              chunk_end = true;
+              return false;
+            }
+            ++n;
+            bool kept = false;
+            st = Add(v, &kept);
+            if (!st.ok() || !kept) return false;  // st is returned
+            place->added = true;
+            place->last_added.first.assign(v.metric);
+            place->last_added.second.assign(v.key);
+            return true;
+          },
+          &stopped, from ? &*from : nullptr, &place->pos, buffers));
+      SNAPSINK_RETURN_IF_ERROR(st);
+      if (!stopped) place->done = true;
+      if (!chunk_end) return Status::OK();
+    }
+  }
+
+  // After every window is read: a window that added a row past the final
+  // upto (pushed out by a later window's rows) goes back to the last mark
+  // before it, or to `after` when there is none.
+  static void GoBack(const RowKey& upto, Place* place) {
+    if (!place->added || place->last_added <= upto) return;
+    place->done = false;
+    while (!place->marks.empty()) {
+      const Place::Mark& m = place->marks.back();
+      if (!m.added || m.last_added <= upto) {
+        place->pos = m.pos;
+        return;
+      }
+      place->marks.pop_back();
+    }
+    place->pos = SnapshotReader::ScanPosition{};
+  }
+};
+
 }  // namespace
 
 // A bucket's windows are merged by (metric, key) in passes: each pass
@@ -229,7 +346,9 @@ Status AddInto(const QuerySpec& q, const RowView& v, Sums* t) {
 // answers at least one row, and the rows and their sums are the ones a
 // single pass over every window would make (each (metric, key) is added
 // over the same windows in the same order), so the answer does not depend
-// on the budget, only its memory does.
+// on the budget, only its memory does. Each window goes on from where the
+// last pass stopped reading it (no row decoded twice), unless that pass read
+// past its final upto: then from the last chunk's start before it.
 Status RollupEach(Reader* reader, const QuerySpec& q, const std::function<bool(const api::RollupRow&)>& fn,
                   size_t budget_bytes) {
   if (!q.rollup_ms || *q.rollup_ms < 0) return Status::InvalidArgument("a roll-up needs a bucket size (0: all)");
@@ -238,44 +357,25 @@ Status RollupEach(Reader* reader, const QuerySpec& q, const std::function<bool(c
   std::vector<GenerationEntry> windows;
   SNAPSINK_RETURN_IF_ERROR(SelectWindows(reader, q, &windows));
   std::map<RowKey, Sums> sums;
-  RowKey k;
   api::RollupRow r;
+  SnapshotReader::ScanBuffers buffers;  // one decompressed block at a time, whatever the windows
   for (size_t i = 0; i < windows.size();) {
     // Windows are sorted by start, so a bucket's windows are adjacent.
     const int64_t bucket = bucket_of(windows[i].window_ms);
     size_t j = i;
     while (j < windows.size() && bucket_of(windows[j].window_ms) == bucket) ++j;
-    std::optional<RowKey> from;  // past every row answered
+    std::optional<RowKey> after;  // the last row answered
+    std::vector<Place> places(j - i);
     for (;;) {
-      std::optional<RowKey> upto;  // rows after it are left for the next pass
-      size_t held = 0;
-      Status st;
+      Pass pass{q, budget_bytes, after, &sums, std::nullopt, 0, {}};
       for (size_t w = i; w < j; ++w) {
-        SNAPSINK_RETURN_IF_ERROR(SelectRows(
-            reader, windows[w], q,
-            [&](const RowView& v) {
-              if (upto && After(*upto, v)) return false;
-              k.first.assign(v.metric);
-              k.second.assign(v.key);
-              auto it = sums.find(k);
-              if (it == sums.end()) {
-                it = sums.emplace(k, Sums{}).first;
-                it->second.bytes = sizeof(*it) + 64 + k.first.size() + k.second.size();
-                held += it->second.bytes;
-              }
-              const size_t before = it->second.bytes;
-              st = AddInto(q, v, &it->second);
-              held += it->second.bytes - before;
-              if (!st.ok()) return false;  // stops the visit; st is returned
-              while (held > budget_bytes && sums.size() > 1) {
-                held -= std::prev(sums.end())->second.bytes;
-                sums.erase(std::prev(sums.end()));
-                upto = std::prev(sums.end())->first;
-              }
-              return !(upto && After(*upto, v));  // this row was dropped: the rest of the window is past upto
-            },
-            nullptr, from ? &*from : nullptr));
-        SNAPSINK_RETURN_IF_ERROR(st);
+        Place& place = places[w - i];
+        place.added = false;
+        place.marks.clear();
+        if (!place.done) SNAPSINK_RETURN_IF_ERROR(pass.Read(reader, windows[w], &place, &buffers));
+      }
+      if (pass.upto) {
+        for (Place& place : places) Pass::GoBack(*pass.upto, &place);
       }
       if (sums.empty()) break;
       for (auto& [mk, s] : sums) {
@@ -293,9 +393,8 @@ Status RollupEach(Reader* reader, const QuerySpec& q, const std::function<bool(c
         if (!fn(r)) return Status::OK();
       }
       sums.clear();
-      if (!upto) break;
-      from = std::move(*upto);
-      from->second.push_back('\0');  // the least row after it
+      if (!pass.upto) break;
+      after = std::move(*pass.upto);
     }
     i = j;
   }

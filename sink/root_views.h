@@ -47,7 +47,9 @@ Status RollupRows(Reader* reader, const QuerySpec& q, std::vector<api::RollupRow
 // only) until fn returns false. A bucket is merged in passes over its
 // windows holding at most about budget_bytes of sums (and one decompressed
 // block) at a time, whatever the number of rows or windows: the rows are
-// the same for any budget, a smaller one only reads the windows more times.
+// the same for any budget. Each window is read on from where the last pass
+// stopped (a chunk of rows at most read again), so a smaller budget costs
+// more passes, not more rows read.
 constexpr size_t kRollupPassBytes = 1 << 20;
 Status RollupEach(Reader* reader, const QuerySpec& q, const std::function<bool(const api::RollupRow&)>& fn,
                   size_t budget_bytes = kRollupPassBytes);

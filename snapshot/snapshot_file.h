@@ -233,6 +233,9 @@ uint64_t SnapshotKeyHash(std::string_view metric, std::string_view key);
 // the slot, not the cache); Scan and VerifyAll use their own. `fn`
 // of Scan may call back into the reader.
 class SnapshotReader {
+  // Decompression scratch reused across the blocks of one call.
+  struct Scratch;
+
  public:
   static Status Open(Env* env, const std::string& path, std::unique_ptr<SnapshotReader>* out);
   ~SnapshotReader();
@@ -295,6 +298,39 @@ class SnapshotReader {
   };
   Status ScanFrom(std::string_view metric, std::string_view key,
                   const std::function<ScanNext(const RowView&, SeekTo* to)>& fn) const;
+  // A scan made in several goes keeps its place here between them: the row
+  // fn answered kStop for (in block `block`, at `offset` of its rows, row
+  // `row` of it), or `end` when no row is left. A ScanFrom given a set
+  // position starts at that row (metric and key are not searched): its
+  // block is read and checked again, but no row before it is decoded again.
+  struct ScanPosition {
+    bool set = false, end = false;
+    size_t block = 0;
+    uint32_t offset = 0, row = 0;
+    std::string prev_metric, prev_key;  // the row before it in its block (row > 0), whose order is checked
+  };
+  // Decompression buffers that a caller scanning in many goes (of any
+  // files, one at a time) keeps, so that each go does not make them again;
+  // a go that starts in the block the last one ended in does not read it
+  // again.
+  class ScanBuffers {
+   public:
+    ScanBuffers();
+    ~ScanBuffers();
+    ScanBuffers(const ScanBuffers&) = delete;
+    ScanBuffers& operator=(const ScanBuffers&) = delete;
+
+   private:
+    friend class SnapshotReader;
+    std::unique_ptr<Scratch> scratch_;
+    uint64_t reader_ = 0;  // the cache_id_ of the reader whose block `block_` scratch_ holds decompressed (0: none)
+    size_t block_ = 0;
+  };
+  // ScanFrom from *pos when it is set, recording where it stops in *pos;
+  // buffers may be null.
+  Status ScanFrom(std::string_view metric, std::string_view key,
+                  const std::function<ScanNext(const RowView&, SeekTo* to)>& fn, ScanPosition* pos,
+                  ScanBuffers* buffers) const;
 
   // Full check: XXH64 of the whole file (equal to expected_xxh64 unless that
   // is 0), the footer's prefix checksum, every block's checksum and decoding,
@@ -315,8 +351,6 @@ class SnapshotReader {
     uint64_t xxh64 = 0;
     std::string_view first_metric, first_key;  // into index_bytes_
   };
-  // Decompression scratch reused across the blocks of one call.
-  struct Scratch;
   // Where a section (filter, stats) lies, from the index header.
   struct Section {
     uint64_t offset = 0, size = 0, xxh64 = 0;
@@ -331,6 +365,10 @@ class SnapshotReader {
   // returns false to stop early. Checks order, count and first key.
   template <typename Fn>
   Status DecodeBlock(size_t i, std::string_view plain, Fn&& fn) const;
+  // The same from *at (its offset, row and the row before it) when at->set;
+  // when fn stops, *at becomes the row it stopped at.
+  template <typename Fn>
+  Status DecodeBlock(size_t i, std::string_view plain, ScanPosition* at, Fn&& fn) const;
   // Index of the last block whose first (metric, key) <= (metric, key), or
   // blocks() when every block starts after it.
   size_t FindBlock(std::string_view metric, std::string_view key) const;

@@ -237,6 +237,11 @@ Status SnapshotReader::LoadBlock(size_t i, Scratch* scratch) const {
 
 template <typename Fn>
 Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) const {
+  return DecodeBlock(i, plain, nullptr, std::forward<Fn>(fn));
+}
+
+template <typename Fn>
+Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, ScanPosition* at, Fn&& fn) const {
   const IndexEntry& e = index_[i];
   BlockParts parts;
   if (!SplitBlock(plain, e.rows, version_, &parts)) {
@@ -247,7 +252,17 @@ Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) co
   const char* const end = p + parts.rows.size();
   RowView prev, cur;
   uint32_t n = 0;
+  if (at != nullptr && at->set) {  // from a row decoded (and checked) by an earlier go, in a block that checksums the same
+    if (at->offset > parts.rows.size() || at->row >= e.rows) {
+      return Corrupt(e.offset, fmt::format("block {}: no row {} at offset {}", i, at->row, at->offset));
+    }
+    p = begin + at->offset;
+    n = at->row;
+    prev.metric = at->prev_metric;
+    prev.key = at->prev_key;
+  }
   while (p < end) {
+    const char* const row_start = p;
     if (n % kBlockRestartInterval == 0 && (n / kBlockRestartInterval >= parts.num ||
                                            DecodeFixed32(parts.restarts + 4 * (n / kBlockRestartInterval)) !=
                                                static_cast<uint64_t>(p - begin))) {
@@ -267,7 +282,15 @@ Status SnapshotReader::DecodeBlock(size_t i, std::string_view plain, Fn&& fn) co
       return Corrupt(e.offset, fmt::format("block {}: row {} out of order", i, n));
     }
     if (++n > e.rows) return Corrupt(e.offset, fmt::format("block {}: more rows than the index says", i));
-    if (!fn(cur)) return Status::OK();
+    if (!fn(cur)) {
+      if (at != nullptr) {
+        at->offset = static_cast<uint32_t>(row_start - begin);
+        at->row = n - 1;
+        at->prev_metric.assign(prev.metric);  // before `at` is reused: prev may point into it
+        at->prev_key.assign(prev.key);
+      }
+      return Status::OK();
+    }
     prev = cur;
   }
   if (n != e.rows) return Corrupt(e.offset, fmt::format("block {}: fewer rows than the index says", i));
@@ -443,17 +466,39 @@ Status SnapshotReader::ReadBlockRows(size_t i, std::vector<Row>* rows) const {
 
 Status SnapshotReader::ScanFrom(std::string_view metric, std::string_view key,
                                 const std::function<ScanNext(const RowView&, SeekTo*)>& fn) const {
-  SeekTo to{std::string(metric), std::string(key)};
-  size_t i = FindBlock(to.metric, to.key);
-  if (i == index_.size()) i = 0;  // every block starts after it: from the first
-  Scratch scratch;
-  if (scratch.dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
-  bool seeking = true;  // rows before `to` are skipped
+  return ScanFrom(metric, key, fn, nullptr, nullptr);
+}
+
+SnapshotReader::ScanBuffers::ScanBuffers() : scratch_(new Scratch) {}
+SnapshotReader::ScanBuffers::~ScanBuffers() = default;
+
+Status SnapshotReader::ScanFrom(std::string_view metric, std::string_view key,
+                                const std::function<ScanNext(const RowView&, SeekTo*)>& fn, ScanPosition* pos,
+                                ScanBuffers* buffers) const {
+  if (pos != nullptr && pos->set && pos->end) return Status::OK();
+  const bool resume = pos != nullptr && pos->set;
+  SeekTo to{std::string(resume ? std::string_view() : metric), std::string(resume ? std::string_view() : key)};
+  size_t i = resume ? pos->block : FindBlock(to.metric, to.key);
+  if (i == index_.size() && !resume) i = 0;  // every block starts after it: from the first
+  std::unique_ptr<Scratch> own;
+  Scratch* scratch = buffers != nullptr ? buffers->scratch_.get() : (own = std::make_unique<Scratch>()).get();
+  if (scratch->dctx == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
+  bool seeking = !resume;  // rows before `to` are skipped
   bool stop = false;
+  ScanPosition* at = resume ? pos : nullptr;  // where the first block's decoding starts
   while (i < index_.size() && !stop) {
     size_t next = i + 1;
-    SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
-    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
+    if (buffers == nullptr || buffers->reader_ != cache_id_ || buffers->block_ != i) {
+      if (buffers != nullptr) buffers->reader_ = 0;
+      SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, scratch));
+      if (buffers != nullptr) {
+        buffers->reader_ = cache_id_;
+        buffers->block_ = i;
+      }
+    }
+    ScanPosition start;
+    if (at == nullptr) at = &start;  // from the block's first row
+    SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch->plain, at, [&](const RowView& v) {
       if (seeking) {
         if (CompareKeys(v.metric, v.key, to.metric, to.key) < 0) return true;
         seeking = false;
@@ -469,7 +514,19 @@ Status SnapshotReader::ScanFrom(std::string_view metric, std::string_view key,
       next = j;
       return false;
     }));
+    if (stop && pos != nullptr) {  // at is the row fn stopped at
+      if (at != pos) *pos = std::move(*at);
+      pos->set = true;
+      pos->end = false;
+      pos->block = i;
+      return Status::OK();
+    }
+    at = nullptr;
     i = next;
+  }
+  if (pos != nullptr) {
+    pos->set = true;
+    pos->end = true;
   }
   return Status::OK();
 }

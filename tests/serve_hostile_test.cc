@@ -81,8 +81,9 @@ class ServeHostileTest : public ServeFixture {};
 
 // 200 connections each sending a request head a byte every 250 ms: a
 // well-behaved client's /healthz and point query are still answered at
-// once (here: within 3 s, a bound for a busy machine; the server used to
-// answer nothing while they kept sending), and every slow connection is
+// once (the median of ten tries within 100 ms, the worst within 3 s, a
+// bound for a busy machine; the server used to answer nothing while they
+// kept sending), and every slow connection is
 // closed with 408 once --header-timeout has passed although it never fell
 // silent.
 TEST_F(ServeHostileTest, SlowHeadsDoNotStarveOthersAndAreCutAtTheHeaderDeadline) {
@@ -101,6 +102,7 @@ TEST_F(ServeHostileTest, SlowHeadsDoNotStarveOthersAndAreCutAtTheHeaderDeadline)
   std::vector<bool> closed(kSlow, false);
   std::vector<std::string> got(kSlow);
   double worst_ms = 0;
+  std::vector<double> tries_ms;
   size_t sent = 0;
   for (int tick = 0; tick < 40; ++tick) {  // 10 s: the deadline (3 s) and then some
     for (int i = 0; i < kSlow; ++i) {
@@ -116,6 +118,7 @@ TEST_F(ServeHostileTest, SlowHeadsDoNotStarveOthersAndAreCutAtTheHeaderDeadline)
       auto q = c.Get("/v1/query?window=2026-10-21T11:00:00Z&metric=orders&key=eu&format=csv");
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       worst_ms = std::max(worst_ms, ms);
+      tries_ms.push_back(ms);
       ASSERT_TRUE(h) << "healthz not answered with " << kSlow << " slow connections open, tick " << tick;
       EXPECT_EQ(h->status, 200);
       ASSERT_TRUE(q);
@@ -128,6 +131,10 @@ TEST_F(ServeHostileTest, SlowHeadsDoNotStarveOthersAndAreCutAtTheHeaderDeadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   EXPECT_LT(worst_ms, 3000) << "a well-behaved client waited this long (ms)";
+  std::sort(tries_ms.begin(), tries_ms.end());
+  ASSERT_EQ(tries_ms.size(), 10u);
+  EXPECT_LT(tries_ms[tries_ms.size() / 2], 100) << "median ms of /healthz and a point query, with " << kSlow
+                                                << " slow connections open";
   int cut = 0;
   for (int i = 0; i < kSlow; ++i) {
     if (closed[i]) ++cut;

@@ -101,7 +101,8 @@ TEST_F(ServePolicyTest, Tls12OffersOnlyEcdheWithAeadSuites) {
     if (up != 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_EQ(up, 0) << "no TLS 1.3 handshake";
-  for (const char* refused : {"AES128-SHA", "AES256-SHA", "ECDHE-RSA-AES128-SHA", "AES128-GCM-SHA256"}) {
+  for (const char* refused :
+       {"AES128-SHA", "AES256-SHA", "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA", "AES128-GCM-SHA256"}) {
     EXPECT_NE(ShellStatus("echo | " + connect + "-tls1_2 -cipher " + refused + " >/dev/null 2>&1"), 0)
         << refused << " was accepted";
   }

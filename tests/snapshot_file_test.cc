@@ -178,6 +178,68 @@ TEST_F(SnapshotFileTest, ManyBlocks) {
   EXPECT_TRUE(r->Get("metric10", "", &row).IsNotFound());
 }
 
+// A range scan made in goes (ScanFrom with a ScanPosition): each go stops
+// after a few rows and the next goes on from that row, with one set of
+// buffers for two files read by turns (the same keys, other counts: a go's
+// block is often the same block number of the other file, which the
+// buffers hold), a seek over some rows in each; together the goes visit
+// exactly the rows of one scan, and the position ends set to `end`.
+TEST_F(SnapshotFileTest, AScanInGoesVisitsTheRowsOfOneScan) {
+  const std::vector<Row> rows = MakeRows(3000);
+  SnapshotWriterOptions small;
+  small.block_bytes = 512;  // many blocks, so goes cross block boundaries
+  SnapshotFileInfo info;
+  Write(Path("a"), rows, &info, small);
+  std::vector<Row> other_rows = rows;
+  for (Row& r : other_rows) r.count = -r.count - 1;  // as many bytes, other numbers
+  Write(Path("b"), other_rows, &info, small);
+  auto a = OpenOrDie(Path("a"));
+  auto b = OpenOrDie(Path("b"));
+  ASSERT_GT(a->blocks(), 20u);
+  // The rows a scan from metric03 visits, skipping keys ending in 5 by a seek
+  // to the next row (as a filter that skips runs does).
+  auto visit = [](std::vector<std::string>* seen, size_t* left) {
+    return [seen, left](const RowView& v, SnapshotReader::SeekTo* to) {
+      if (left != nullptr && (*left)-- == 0) return SnapshotReader::ScanNext::kStop;
+      if (v.key.ends_with("5")) {
+        to->metric.assign(v.metric);
+        to->key.assign(v.key);
+        to->key.push_back('\0');
+        return SnapshotReader::ScanNext::kSeek;
+      }
+      seen->push_back(std::string(v.metric) + "/" + std::string(v.key) + "/" + std::to_string(v.count));
+      return SnapshotReader::ScanNext::kNext;
+    };
+  };
+  std::vector<std::string> whole;
+  ASSERT_STATUS_OK(a->ScanFrom("metric03", "", visit(&whole, nullptr)));
+  ASSERT_GT(whole.size(), 1000u);
+  std::vector<std::string> whole_b;
+  ASSERT_STATUS_OK(b->ScanFrom("metric03", "", visit(&whole_b, nullptr)));
+  ASSERT_NE(whole_b, whole);
+  for (size_t go_rows : {size_t{1}, size_t{7}, size_t{100}}) {
+    std::vector<std::string> seen, other;
+    SnapshotReader::ScanPosition pos, pos_b;
+    SnapshotReader::ScanBuffers buffers;
+    for (int go = 0; !pos.end; ++go) {
+      ASSERT_LT(go, 10000) << "the goes do not end";
+      size_t left = go_rows;
+      ASSERT_STATUS_OK(a->ScanFrom("metric03", "", visit(&seen, &left), &pos, &buffers));
+      left = go_rows;
+      if (!pos_b.end) {
+        ASSERT_STATUS_OK(b->ScanFrom("metric03", "", visit(&other, &left), &pos_b, &buffers));
+      }
+    }
+    while (!pos_b.end) {
+      size_t left = go_rows;
+      ASSERT_STATUS_OK(b->ScanFrom("metric03", "", visit(&other, &left), &pos_b, &buffers));
+    }
+    EXPECT_EQ(seen, whole) << "goes of " << go_rows << " rows";
+    EXPECT_EQ(other, whole_b) << "goes of " << go_rows << " rows";
+    EXPECT_TRUE(pos.set);
+  }
+}
+
 // Every row and the absent keys beside each one, with small blocks so that
 // lookups cross many block boundaries and land on, before and after every
 // restart point (rows 0, 16, 32, ... of a block) and between them.

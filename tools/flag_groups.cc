@@ -279,7 +279,8 @@ void AddServeLimits(CLI::App* c, ServeArgs* a) {
                 "A request head (line and headers) must be complete this long after its first byte; else 408 and "
                 "closed (default 10s)");
   c->add_option("--body-timeout", a->body_timeout,
-                "A request body must be complete this long after its head; else 408 and closed (default 10s)");
+                "Accepted for compatibility, no effect: no endpoint reads a request body (one declared is refused "
+                "at once, unread)");
   c->add_option("--read-timeout", a->read_timeout,
                 "A client silent this long mid-request is answered 400, then closed after the keep-alive timeout "
                 "(default 5s)");

@@ -159,8 +159,9 @@ class Reader {
   // RollupEach returns OK). A bucket's windows are merged a key range at a
   // time (each range read from every window of the bucket, about 1 MiB of
   // sums held), so memory stays bounded however many rows or windows a
-  // bucket has (what `serve` streams a roll-up from); a large bucket's
-  // windows are read once per range.
+  // bucket has (what `serve` streams a roll-up from); each range goes on
+  // reading every window where the last one stopped, so a row is read
+  // about once whatever the number of ranges.
   // Errors: as Rollup.
   Status RollupEach(const QuerySpec& q, const std::function<bool(const RollupRow&)>& fn);
 

@@ -47,12 +47,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class Phase { kHead, kBody, kWork };
+enum class Phase { kHead, kWork };
 
 struct Conn {
   int fd = -1;  // a dup of httplib's socket: never reused while the pool holds it
   Phase phase = Phase::kHead;
-  Clock::time_point deadline;  // of kHead and kBody
+  Clock::time_point deadline;  // of kHead
   uint64_t head_start_bytes = 0;  // bytes received when the connection began waiting for a head
   bool started = false;           // kHead: a byte of the head has come (the deadline runs)
   bool cut = false;
@@ -154,11 +154,10 @@ struct ConnectionPool::State {
           ::shutdown(c.fd, SHUT_RD);
           c.read_open = false;
         }
-        if (c.cut || c.phase == Phase::kWork) continue;
-        const bool head = c.phase == Phase::kHead;
+        if (c.cut || c.phase == Phase::kWork) continue;  // else reading a head
         uint64_t bytes = 0;
-        const bool counted = head && TcpBytesReceived(c.fd, &bytes);
-        if (head && !c.started) {
+        const bool counted = TcpBytesReceived(c.fd, &bytes);
+        if (!c.started) {
           // Idle (a new or keep-alive connection with nothing sent yet):
           // httplib closes it after the keep-alive timeout. The head's
           // deadline runs from its first byte.
@@ -176,10 +175,8 @@ struct ConnectionPool::State {
           reports.emplace_back(c.fd, 431);
         } else if (now >= c.deadline) {
           Cut(c, 408, "Request Timeout",
-              head ? "request head not complete within " + std::to_string(limits.header_timeout_ms) +
-                         " ms of its first byte (--header-timeout)"
-                   : "request body not complete within " + std::to_string(limits.body_timeout_ms) +
-                         " ms of its head (--body-timeout)",
+              "request head not complete within " + std::to_string(limits.header_timeout_ms) +
+                  " ms of its first byte (--header-timeout)",
               /*grace=*/true);
           reports.emplace_back(c.fd, 408);
         }
@@ -223,14 +220,7 @@ void SetPhase(Phase p, Clock::duration within) {
 }
 }  // namespace
 
-void ConnectionHeadRead(bool body) {
-  if (t_state == nullptr) return;
-  if (body) {
-    SetPhase(Phase::kBody, std::chrono::milliseconds(t_state->limits.body_timeout_ms));
-  } else {
-    SetPhase(Phase::kWork, {});
-  }
-}
+void ConnectionHeadRead() { SetPhase(Phase::kWork, {}); }
 
 void ConnectionWorking() { SetPhase(Phase::kWork, {}); }
 

@@ -12,9 +12,10 @@
 //    by WorkSlots;
 //  - a watchdog thread answers 408 (plain HTTP) and closes a connection
 //    whose request head is not complete header_timeout after its first
-//    byte, or whose body is not read body_timeout after its head: a
-//    deadline, not an idle timeout (an idle connection, before its first
-//    byte, is httplib's: closed after the keep-alive timeout);
+//    byte: a deadline, not an idle timeout (an idle connection, before its
+//    first byte, is httplib's: closed after the keep-alive timeout). No
+//    body is ever read: a request that declares one is refused once its
+//    head is read;
 //  - a connection that sends far more than max_head_bytes (twice, plus 16
 //    KiB for TLS) before its head is complete is answered 431 (plain HTTP)
 //    and closed while the bytes arrive (TCP_INFO's byte count, every 50 ms),
@@ -46,7 +47,6 @@ bool ConnectionTrackingWorks();
 struct ConnectionLimits {
   int max_connections = 512;
   int header_timeout_ms = 10000;
-  int body_timeout_ms = 10000;
   size_t max_head_bytes = 64 * 1024;
   bool tls = false;  // no plaintext 503/408/431 is written to a TLS connection: it is closed
   // Called for each connection refused or cut (503, 408, 431) with its
@@ -56,8 +56,9 @@ struct ConnectionLimits {
 
 // What the request on the calling thread's connection is doing (called from
 // httplib's handlers, on the connection's thread; no-ops elsewhere).
-// The head is read: the body (if body) must arrive within body_timeout.
-void ConnectionHeadRead(bool body);
+// The head is read: no deadline until the answer is written (the handlers
+// refuse a declared body at once, unread).
+void ConnectionHeadRead();
 // A handler works on the answer: no deadline (the write timeout applies).
 void ConnectionWorking();
 // The answer is written: the next head must be complete within

@@ -964,7 +964,6 @@ struct HttpServer::Impl {
       ConnectionLimits limits;
       limits.max_connections = options.max_connections;
       limits.header_timeout_ms = options.header_timeout_ms;
-      limits.body_timeout_ms = options.body_timeout_ms;
       limits.max_head_bytes = options.max_header_bytes;
       limits.tls = !options.tls_cert_file.empty();
       limits.on_refused = [this](const std::string& addr, int peer_port, int status) { Refused(addr, peer_port, status); };
@@ -987,7 +986,7 @@ struct HttpServer::Impl {
       t_request_start = std::chrono::steady_clock::now();
       t_token_name.clear();
       t_routed = true;
-      ConnectionHeadRead(ExpectsBody(req));
+      ConnectionHeadRead();
       // Refusals that need no token, checked first and answered at once,
       // without reading a body; the connection is then closed (logger).
       if (const size_t head = HeadBytes(req); head > options.max_header_bytes) {

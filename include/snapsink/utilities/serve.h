@@ -81,10 +81,13 @@ struct ServeOptions {
   // Connections in service, a thread each; beyond, a new one is answered 503
   // and closed without being read.
   int max_connections = 512;
-  // Deadlines, not idle timeouts: a request head must be complete within
-  // header_timeout_ms of its first byte, a body within body_timeout_ms of
-  // its head; else 408 and closed.
+  // A deadline, not an idle timeout: a request head must be complete within
+  // header_timeout_ms of its first byte; else 408 and closed.
   int header_timeout_ms = 10000;
+  // Accepted (it must be positive) and without effect: no endpoint reads a
+  // request body, and one a request declares is refused once its head is
+  // read (405 for a method other than GET or HEAD, 400 for a GET, 413 if
+  // over max_request_bytes), unread.
   int body_timeout_ms = 10000;
   int read_timeout_ms = 5000;      // longest wait for the next bytes of a request
   int write_timeout_ms = 5000;     // longest wait for a client to take answer bytes
