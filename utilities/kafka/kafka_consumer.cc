@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -25,6 +26,14 @@ constexpr int64_t kClaimRetryFirstMs = 250;
 constexpr int64_t kClaimRetryMaxMs = 4000;
 // Round takes up to this many queued messages per rd_kafka_consume_batch_queue call.
 constexpr size_t kBatchMessages = 1000;
+
+// Test hook: SNAPSINK_KAFKA_REFETCH_EVERY=N treats every N-th batch call as
+// if a rebalance had been served inside it (its batch dropped, every
+// partition fetched again from its next offset), which a test cannot time.
+uint64_t RefetchEvery() {
+  const char* e = std::getenv("SNAPSINK_KAFKA_REFETCH_EVERY");
+  return e != nullptr ? std::strtoull(e, nullptr, 10) : 0;
+}
 
 int64_t SteadyMs() {  // only how long to wait for a broker, never what is written
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -113,6 +122,8 @@ struct Consumer::Impl {
   using Partition = PartitionWriter::Partition;
   rd_kafka_queue_t* queue = nullptr;  // the consumer queue, which Round takes batches from
   uint64_t rebalances = 0;            // OnRebalance calls so far
+  uint64_t batch_calls = 0;
+  const uint64_t refetch_every = RefetchEvery();
   std::vector<rd_kafka_message_t*> taken;  // Round's batch
 
   void Note(const std::string& m) const {
@@ -592,7 +603,8 @@ Status Consumer::Round(RoundResult* result) {
     const ssize_t got = rd_kafka_consume_batch_queue(m.queue, 0, m.taken.data(), want);
     if (got <= 0) break;
     const size_t n = static_cast<size_t>(got);
-    if (m.rebalances != rebalances || !m.error.ok()) {
+    const bool forced = m.refetch_every > 0 && ++m.batch_calls % m.refetch_every == 0;
+    if (m.rebalances != rebalances || !m.error.ok() || forced) {
       Status refetched = m.RefetchAll(0, n);
       if (m.error.ok()) s = refetched;
       break;
