@@ -14,8 +14,10 @@
 //   snapsink_kafka_path_bench [--events=N] [--partitions=P] [--reps=R] [--snapsink=PATH]
 //                             [--kafka-prefix="perf record -g -o k.data --"] [--file-prefix=...] [--quick]
 //                             [--kafka-config=K=V ...] [--compression=lz4|zstd|snappy|gzip|none]
-//                             [--bare-batch=N]   (the bare consumer takes N at a time by rd_kafka_consume_batch_queue)
+//                             [--bare-batch=N]   (the bare consumer takes N at a time by rd_kafka_consume_batch_queue,
+//                                                 as snapsink does: 1000; 0: one rd_kafka_consumer_poll per message)
 #include <fcntl.h>
+#include <malloc.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -122,11 +124,16 @@ Usage Spawn(const std::vector<std::string>& args, const std::string& dir, const 
 
 // --consume-only BROKERS TOPIC GROUP RECORDS [K=V...]: librdkafka alone, as
 // snapsink's consumer configures it (read_committed, partition EOFs, no
-// auto commit) and polls it (rd_kafka_consumer_poll, one message at a
-// time): subscribes, takes RECORDS messages and leaves. Its CPU is what
-// librdkafka costs per record on this path, whatever snapsink does with them.
+// auto commit, malloc as `run --kafka` sets it) and takes its messages
+// (@batch=N: rd_kafka_consume_batch_queue; none: rd_kafka_consumer_poll,
+// one message at a time): subscribes, takes RECORDS messages and leaves.
+// Its CPU is what librdkafka costs per record on this path, whatever
+// snapsink does with them.
 int ConsumeOnly(int argc, char** argv) {
   if (argc < 6) return 2;
+  mallopt(M_ARENA_MAX, 1);  // as tools/cmd_run_kafka.cc (KeepFetchMemory)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   std::vector<std::pair<std::string, std::string>> kv = {
@@ -258,7 +265,7 @@ int main(int argc, char** argv) {
   const int partitions = static_cast<int>(Flag(argc, argv, "--partitions", 8));
   const int reps = static_cast<int>(Flag(argc, argv, "--reps", quick ? 1 : 3));
   const std::string snapsink = FlagText(argc, argv, "--snapsink", SNAPSINK_BINARY);
-  const uint64_t bare_batch = Flag(argc, argv, "--bare-batch", 0);
+  const uint64_t bare_batch = Flag(argc, argv, "--bare-batch", 1000);
   const std::string compression = FlagText(argc, argv, "--compression", "lz4");
   const std::vector<std::string> kafka_prefix = Words(FlagText(argc, argv, "--kafka-prefix", ""));
   const std::vector<std::string> file_prefix = Words(FlagText(argc, argv, "--file-prefix", ""));
@@ -358,7 +365,7 @@ int main(int argc, char** argv) {
         rep, k.cpu_s, k.user_s, k.sys_s, static_cast<double>(k.max_rss_kb) / 1024, k.wall_s, f.cpu_s, f.user_s,
         f.sys_s, static_cast<double>(f.max_rss_kb) / 1024, f.wall_s);
     std::fflush(stdout);
-    std::printf("rep %d: librdkafka alone (poll and drop every record) %.2f CPU-s (user %.2f, sys %.2f), %.0f MB RSS\n",
+    std::printf("rep %d: librdkafka alone (take and drop every record) %.2f CPU-s (user %.2f, sys %.2f), %.0f MB RSS\n",
                 rep, b.cpu_s, b.user_s, b.sys_s, static_cast<double>(b.max_rss_kb) / 1024);
     bare_cpu.push_back(b.cpu_s);
     bare_rss.push_back(static_cast<double>(b.max_rss_kb) / 1024);

@@ -83,6 +83,30 @@ TEST_F(KafkaMock, RunFinalPublishesWhatAFileRunPublishes) {
   CheckAccounting(root, s.lines);
 }
 
+// A rebalance served inside a batch call drops that batch untaken and
+// fetches every partition again from its next offset. A test cannot time a
+// rebalance into a batch call, so the hook makes every third one act as if
+// one had come: each of the eager and the cooperative protocol (whose
+// restarts differ) must publish what the file run publishes, each offset
+// once.
+TEST_F(KafkaMock, BatchDroppedForARebalanceIsFetchedAgainSameResult) {
+  const EventStream s = GenerateEvents(kPartitions, 3000, 9);
+  ProduceStream(s);
+  const std::string expected = FileQuery({&s});
+  ASSERT_FALSE(expected.empty());
+  int n = 0;
+  for (const char* strategy : {"range", "cooperative-sticky"}) {
+    const std::string root = NewRoot("kafka-root-" + std::to_string(n));
+    ChildResult r = Snapsink(RunArgs(root, "g-refetch-" + std::to_string(n++),
+                                     {"--final", "--kafka-config", std::string("partition.assignment.strategy=") + strategy,
+                                      "--kafka-config", "max.partition.fetch.bytes=8192"}),
+                             {"SNAPSINK_KAFKA_REFETCH_EVERY=3"});
+    ASSERT_EQ(r.exit_code, 0) << strategy << "\n" << r.err;
+    EXPECT_EQ(Query(root), expected) << strategy;
+    CheckAccounting(root, s.lines);
+  }
+}
+
 TEST_F(KafkaMock, KilledAtIngestCrashPointsThenRestartedSameResult) {
   const EventStream s = GenerateEvents(kPartitions, 400, 2);
   ProduceStream(s);

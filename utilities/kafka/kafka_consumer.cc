@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -23,6 +24,16 @@ constexpr int kReachableProbeMs = 1000;  // the metadata request that tells "no 
 // again after this long, doubled each time up to kClaimRetryMaxMs.
 constexpr int64_t kClaimRetryFirstMs = 250;
 constexpr int64_t kClaimRetryMaxMs = 4000;
+// Round takes up to this many queued messages per rd_kafka_consume_batch_queue call.
+constexpr size_t kBatchMessages = 1000;
+
+// Test hook: SNAPSINK_KAFKA_REFETCH_EVERY=N treats every N-th batch call as
+// if a rebalance had been served inside it (its batch dropped, every
+// partition fetched again from its next offset), which a test cannot time.
+uint64_t RefetchEvery() {
+  const char* e = std::getenv("SNAPSINK_KAFKA_REFETCH_EVERY");
+  return e != nullptr ? std::strtoull(e, nullptr, 10) : 0;
+}
 
 int64_t SteadyMs() {  // only how long to wait for a broker, never what is written
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -109,6 +120,11 @@ struct Consumer::Impl {
   };
   std::map<int32_t, Waiting> waiting;
   using Partition = PartitionWriter::Partition;
+  rd_kafka_queue_t* queue = nullptr;  // the consumer queue, which Round takes batches from
+  uint64_t rebalances = 0;            // OnRebalance calls so far
+  uint64_t batch_calls = 0;
+  const uint64_t refetch_every = RefetchEvery();
+  std::vector<rd_kafka_message_t*> taken;  // Round's batch
 
   void Note(const std::string& m) const {
     if (o.on_note) o.on_note(m);  // the library never prints
@@ -265,6 +281,7 @@ struct Consumer::Impl {
   }
 
   void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* list) {
+    ++rebalances;  // Round: what a batch took before this is not taken
     // NULL once the consumer has left the group (a revoke while closing).
     const char* protocol = rd_kafka_rebalance_protocol(rk);
     const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
@@ -386,6 +403,22 @@ struct Consumer::Impl {
       Status s = Status::IOError(Source(p) + ": cannot restart its fetch: " + rd_kafka_error_string(e));
       rd_kafka_error_destroy(e);
       return s;
+    }
+    return Status::OK();
+  }
+
+  // Round's batch from `from` on is dropped untaken (a rebalance was served
+  // inside the batch call, so some may be from before it; or the round
+  // stopped at an error), and every partition taken here is fetched again
+  // from its next offset: nothing librdkafka handed over is skipped.
+  Status RefetchAll(size_t from, size_t n) {
+    for (size_t i = from; i < n; ++i) rd_kafka_message_destroy(taken[i]);
+    const char* protocol = rd_kafka_rebalance_protocol(rk);
+    const bool cooperative = protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
+    for (const auto& [p, part] : w.partitions()) {
+      if (!part.assigned) continue;
+      SNAPSINK_RETURN_IF_ERROR(Reassign(p));
+      if (!cooperative) break;  // eager: Reassign gave the whole assignment again
     }
     return Status::OK();
   }
@@ -532,6 +565,8 @@ Result<std::unique_ptr<Consumer>> Consumer::Create(api::Sink* sink, ConsumerOpti
   }
   rd_kafka_set_log_queue(impl->rk, nullptr);  // the main queue, which the consumer's poll serves
   rd_kafka_poll_set_consumer(impl->rk);
+  impl->queue = rd_kafka_queue_get_consumer(impl->rk);
+  impl->taken.resize(kBatchMessages);
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(topics, o.topic.c_str(), RD_KAFKA_PARTITION_UA);
   rd_kafka_resp_err_t e = rd_kafka_subscribe(impl->rk, topics);
@@ -550,16 +585,40 @@ Status Consumer::Round(RoundResult* result) {
     return retried;
   }
   size_t records = 0, bytes = 0;
-  int timeout = m.o.poll_timeout_ms;
   Status s;
-  while (records < m.o.max_round_records && bytes < m.o.max_round_bytes) {
-    rd_kafka_message_t* msg = rd_kafka_consumer_poll(m.rk, timeout);
-    if (!msg) break;
-    timeout = 0;
-    if (!msg->err) ++records;
-    s = m.Take(msg, &bytes);
-    rd_kafka_message_destroy(msg);
-    if (!s.ok() || !m.error.ok()) break;
+  // The first message waits up to poll_timeout_ms; the rest come a batch
+  // at a time, as many as are queued (one call per batch instead of one
+  // poll per record). A rebalance served inside a batch call drops that
+  // batch and fetches again (RefetchAll).
+  rd_kafka_message_t* first = rd_kafka_consumer_poll(m.rk, m.o.poll_timeout_ms);
+  if (first != nullptr) {
+    if (!first->err) ++records;
+    s = m.Take(first, &bytes);
+    rd_kafka_message_destroy(first);
+  }
+  while (first != nullptr && s.ok() && m.error.ok() && records < m.o.max_round_records &&
+         bytes < m.o.max_round_bytes) {
+    const uint64_t rebalances = m.rebalances;
+    const size_t want = std::min(m.taken.size(), m.o.max_round_records - records);
+    const ssize_t got = rd_kafka_consume_batch_queue(m.queue, 0, m.taken.data(), want);
+    if (got <= 0) break;
+    const size_t n = static_cast<size_t>(got);
+    const bool forced = m.refetch_every > 0 && ++m.batch_calls % m.refetch_every == 0;
+    if (m.rebalances != rebalances || !m.error.ok() || forced) {
+      Status refetched = m.RefetchAll(0, n);
+      if (m.error.ok()) s = refetched;
+      break;
+    }
+    size_t i = 0;
+    for (; i < n && s.ok() && m.error.ok(); ++i) {
+      if (!m.taken[i]->err) ++records;
+      s = m.Take(m.taken[i], &bytes);
+      rd_kafka_message_destroy(m.taken[i]);
+    }
+    if (i < n) {  // stopped at an error: the rest are not taken
+      (void)m.RefetchAll(i, n);
+      break;
+    }
   }
   RoundResult r;
   r.records = records;
@@ -659,6 +718,8 @@ Result<std::vector<int64_t>> Consumer::GroupOffsets(int32_t n) {
 Status Consumer::Close() {
   Impl& m = *impl_;
   if (m.closed || !m.rk) return Status::OK();
+  if (m.queue != nullptr) rd_kafka_queue_destroy(m.queue);
+  m.queue = nullptr;
   const rd_kafka_resp_err_t e = rd_kafka_consumer_close(m.rk);  // revokes through the callback, which flushes
   m.closed = true;
   rd_kafka_destroy(m.rk);

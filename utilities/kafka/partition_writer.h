@@ -2,7 +2,7 @@
 // a pending api::WriteBatch of the records read since the last commit, and
 // the next offset; Flush writes each partition's batch with its position
 // (the next offset, decimal text) and progress (next offset, high watermark)
-// through Sink::Write. The Consumer feeds it from rd_kafka_consumer_poll; the
+// through Sink::Write. The Consumer feeds it from librdkafka's messages; the
 // benchmark (bench/kafka_bench.cc) from memory.
 #pragma once
 
