@@ -142,6 +142,12 @@ void BenchPublish(const Flags& f, S3Client* client, const std::string& bucket, c
     const auto after = Listing(client, bucket, "wide");
     const std::vector<std::string> keys = Changed(before, after, &bytes);
     objects = keys.size();
+    for (const std::string& k : keys) {
+      if (k.find("/checkpoints/") == std::string::npos) continue;
+      std::printf("bucket publish rep %d: the state checkpoint %s (%s), the publish step %.3f s wall, %.3f s cpu\n",
+                  rep + 1, k.substr(k.rfind('/') + 1).c_str(),
+                  HumanBytes(static_cast<double>(after.at(k).first)).c_str(), b2.wall, b2.cpu);
+    }
     // The same bytes, uploaded by one curl process.
     std::vector<std::string> argv = {"curl", "-sS", "--fail", "-K", curl_config, "--aws-sigv4",
                                      "aws:amz:" + cfg.region + ":s3", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"};

@@ -1,6 +1,7 @@
 #include "engine/state_checkpoint.h"
 
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -23,7 +24,16 @@ namespace snapsink {
 namespace {
 
 constexpr std::string_view kMagic1 = "snapsink state checkpoint 1\n";  // LMDB's copy, read only
-constexpr std::string_view kMagic = "snapsink state checkpoint 2\n";
+constexpr std::string_view kMagic2 = "snapsink state checkpoint 2\n";  // records uncompressed, read only
+constexpr std::string_view kMagic = "snapsink state checkpoint 3\n";
+// The records go in zstd frames of whole records, each at most kFrame
+// bytes before compression (or one record longer than that), at level 1:
+// the checkpoint is PUT on the publish's path; on the 1M-row window's
+// state level 1 made 19.2 MB of 72 MB and level 3 20.6 MB for more CPU
+// (bench/RESULTS.md). Frames bound the memory of a restore's
+// decompression; the same records give the same bytes.
+constexpr int kZstdLevel = 1;
+constexpr size_t kFrame = size_t{1} << 20;
 constexpr size_t kTrailer = 23;  // "xxh64 " + 16 hex digits + "\n"
 // A chain is at most a base and this many deltas, and its deltas' bytes at
 // most half its base's; past either the next checkpoint is a new base.
@@ -65,8 +75,10 @@ bool ParseFields(std::string_view text, const std::vector<std::string_view>& nam
 
 // One checkpoint object, checked whole.
 struct Link {
-  bool lmdb_copy = false;  // format 1: data is LMDB's data.mdb
+  bool lmdb_copy = false;   // format 1: data is LMDB's data.mdb
+  bool compressed = false;  // format 3: data is zstd frames of records
   uint64_t generation = 0, base = 0, parent = 0, records = 0, digest = 0;
+  uint64_t raw = 0;  // the records' bytes before compression
   std::string bytes;
   std::string_view data;
 };
@@ -74,15 +86,16 @@ struct Link {
 std::string Header(const Link& l, size_t data_bytes) {
   return std::string(kMagic) + "generation " + std::to_string(l.generation) + "\nbase " + std::to_string(l.base) +
          "\nparent " + std::to_string(l.parent) + "\nrecords " + std::to_string(l.records) + "\nstate " +
-         Hex(l.digest) + "\ndata " + std::to_string(data_bytes) + "\n\n";
+         Hex(l.digest) + "\nraw " + std::to_string(l.raw) + "\ndata " + std::to_string(data_bytes) + "\n\n";
 }
 
 Status Decode(const std::string& path, uint64_t generation, Link* l) {
   const std::string& bytes = l->bytes;
   auto bad = [&](const std::string& why) { return Status::Corruption(path + ": not a state checkpoint: " + why); };
   l->lmdb_copy = bytes.compare(0, kMagic1.size(), kMagic1) == 0;
-  if (!l->lmdb_copy && bytes.compare(0, kMagic.size(), kMagic) != 0) {
-    return bad("no 'snapsink state checkpoint 2' line");
+  l->compressed = bytes.compare(0, kMagic.size(), kMagic) == 0;
+  if (!l->lmdb_copy && !l->compressed && bytes.compare(0, kMagic2.size(), kMagic2) != 0) {
+    return bad("no 'snapsink state checkpoint 3' line");
   }
   const size_t end = bytes.find("\n\n", kMagic.size() - 1);
   if (end == std::string::npos) return bad("its header does not end");
@@ -91,17 +104,21 @@ Status Decode(const std::string& path, uint64_t generation, Link* l) {
   if (l->lmdb_copy) {
     if (!ParseFields(head, {"generation", "data"}, &v)) return bad("its header fields are not generation, data");
     v = {v[0], v[0], 0, 0, 0, v[1]};
-  } else if (!ParseFields(head, {"generation", "base", "parent", "records", "state", "data"}, &v)) {
+  } else if (!l->compressed && !ParseFields(head, {"generation", "base", "parent", "records", "state", "data"}, &v)) {
     return bad("its header fields are not generation, base, parent, records, state, data");
+  } else if (!l->compressed) {
+    v.push_back(v.back());  // raw: the data itself
+  } else if (!ParseFields(head, {"generation", "base", "parent", "records", "state", "raw", "data"}, &v)) {
+    return bad("its header fields are not generation, base, parent, records, state, raw, data");
   }
-  l->generation = v[0], l->base = v[1], l->parent = v[2], l->records = v[3], l->digest = v[4];
+  l->generation = v[0], l->base = v[1], l->parent = v[2], l->records = v[3], l->digest = v[4], l->raw = v[5];
   if (l->generation != generation) return bad("it names generation " + std::to_string(l->generation));
   if ((l->parent == 0) != (l->base == generation) || (l->parent != 0 && l->parent >= generation) ||
       l->base > generation) {
     return bad("its base " + std::to_string(l->base) + " and parent " + std::to_string(l->parent) + " do not hold");
   }
   const size_t start = end + 2;
-  const uint64_t n = v[5];
+  const uint64_t n = v.back();
   if (bytes.size() != start + n + kTrailer) {
     return Status::Corruption(path + ": " + std::to_string(bytes.size()) + " bytes, its header says " +
                               std::to_string(start + n + kTrailer));
@@ -111,6 +128,59 @@ Status Decode(const std::string& path, uint64_t generation, Link* l) {
   }
   l->data = std::string_view(bytes).substr(start, n);
   return Status::OK();
+}
+
+// records in zstd frames of whole records (kFrame).
+Status Compress(std::string_view records, std::string* out) {
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (cctx == nullptr) return Status::IOError("zstd: cannot make a compression context");
+  std::string frame;
+  for (size_t at = 0; at < records.size();) {
+    const size_t cut = StateRecordsCut(records.substr(at), kFrame);
+    if (cut == 0) return Status::Corruption("record bytes at " + std::to_string(at) + " are cut short");
+    frame.resize(ZSTD_compressBound(cut));
+    const size_t n = ZSTD_compressCCtx(cctx.get(), frame.data(), frame.size(), records.data() + at, cut, kZstdLevel);
+    if (ZSTD_isError(n)) return Status::IOError(std::string("zstd: ") + ZSTD_getErrorName(n));
+    out->append(frame.data(), n);
+    at += cut;
+  }
+  return Status::OK();
+}
+
+// Applies l's records to txn, a frame at a time when they are compressed.
+Status ApplyLink(Txn* txn, const Link& l) {
+  if (!l.compressed) return ApplyStateRecords(txn, l.data, l.records);
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (dctx == nullptr) return Status::IOError("zstd: cannot make a decompression context");
+  StateRecordsApplier applier(txn, l.records);
+  std::string frame;
+  uint64_t raw = 0;
+  for (std::string_view in = l.data; !in.empty();) {
+    const uint64_t at = l.data.size() - in.size();
+    auto bad = [&](const std::string& why) {
+      return Status::Corruption("its zstd frame at byte " + std::to_string(at) + " of its records " + why +
+                                "; the checkpoint is damaged: give the --state DIR that published it");
+    };
+    const size_t n = ZSTD_findFrameCompressedSize(in.data(), in.size());
+    if (ZSTD_isError(n)) return bad(std::string("is not whole (") + ZSTD_getErrorName(n) + ")");
+    const unsigned long long size = ZSTD_getFrameContentSize(in.data(), n);
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > l.raw - raw) {
+      return bad("names no size within the header's raw " + std::to_string(l.raw));
+    }
+    frame.resize(size);
+    const size_t got = ZSTD_decompressDCtx(dctx.get(), frame.data(), frame.size(), in.data(), n);
+    if (ZSTD_isError(got) || got != size) {
+      return bad(std::string("does not decompress (") + (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short") + ")");
+    }
+    SNAPSINK_RETURN_IF_ERROR(applier.Apply(frame));
+    raw += size;
+    in.remove_prefix(n);
+  }
+  if (raw != l.raw) {
+    return Status::Corruption("its records are " + std::to_string(raw) + " bytes, its header says " +
+                              std::to_string(l.raw));
+  }
+  return applier.Finish();
 }
 
 // What the local copy of the state (filenames::StateCheckpointCopyDir) is:
@@ -247,9 +317,9 @@ Status BuildFromChain(Env* env, const std::string& root, const std::string& dir,
     SNAPSINK_RETURN_IF_ERROR(Store::Open(env->LocalPath(dir), /*create=*/true, &store));
     for (const Link& l : chain) {
       SNAPSINK_RETURN_IF_ERROR(WriteTxn(store.get(), [&](Txn* txn) {
-        return ApplyStateRecords(txn, l.data, l.records).Prefixed(StateCheckpointFile(root, l.generation) + ": ");
+        return ApplyLink(txn, l).Prefixed(StateCheckpointFile(root, l.generation) + ": ");
       }));
-      (l.parent == 0 ? note.base_bytes : note.delta_bytes) += l.data.size();
+      (l.parent == 0 ? note.base_bytes : note.delta_bytes) += l.raw;
       note.chain.push_back(l.generation);
     }
     std::unique_ptr<Txn> read;
@@ -316,8 +386,13 @@ Status WriteStateCheckpoint(Env* env, const std::string& root, Store* live, uint
   l.parent = base ? 0 : prev.generation;
   l.records = records.records;
   l.digest = records.digest;
-  std::string bytes = Header(l, records.data.size());
-  bytes += records.data;
+  l.raw = records.data.size();
+  std::string data;
+  SNAPSINK_RETURN_IF_ERROR(Compress(records.data, &data).Prefixed(path + ": "));
+  std::string bytes = Header(l, data.size());
+  bytes += data;
+  data.clear();
+  data.shrink_to_fit();
   bytes += Trailer(XXH64(bytes.data(), bytes.size(), 0));
   MaybeCrash("publish.state_checkpoint");
   std::unique_ptr<WritableFile> f;

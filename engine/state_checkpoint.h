@@ -7,7 +7,8 @@
 // a base (every record, engine/state_records.h) or a delta (the puts and
 // deletes since its parent, the checkpoint before it), taken against
 // <DIR>/state.checkpoint/, an LMDB copy of the state the last checkpoint
-// put makes. A chain is a base and at most 32 deltas whose bytes stay
+// put makes; its records go in zstd frames of at most 1 MiB of records
+// each. A chain is a base and at most 32 deltas whose bytes stay
 // within half the base's. A writer with an empty DIR on a root that has
 // published restores the chain of the generation CURRENT names (each
 // object checked whole, the state made checked against the digest the last
@@ -49,8 +50,9 @@ Status WriteStateCheckpoint(Env* env, const std::string& root, Store* live, uint
 // Makes root's local state (and the local copy) from the checkpoint of
 // `generation` and its chain when the bucket holds it (*restored = true);
 // *restored = false when it holds none. Corruption naming the object when
-// a link is missing, or its header, size or checksum do not hold, or the
-// state made is not the one the checkpoint names.
+// a link is missing, or its header, size or checksum do not hold, or a
+// zstd frame does not decompress, or the state made is not the one the
+// checkpoint names.
 Status RestoreStateCheckpoint(Env* env, const std::string& root, uint64_t generation, bool* restored);
 
 }  // namespace snapsink

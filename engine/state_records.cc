@@ -105,16 +105,40 @@ Status EncodeStateDelta(Txn* from, Txn* to, StateRecords* out) {
   return Status::OK();
 }
 
+namespace {
+
+// One record at *p before end: false when it is cut short.
+bool NextRecord(const char** p, const char* end, int* table, char* op, std::string_view* key, std::string_view* value) {
+  if (end - *p < 2) return false;
+  *table = static_cast<unsigned char>((*p)[0]);
+  *op = (*p)[1];
+  *p += 2;
+  uint64_t klen = 0, vlen = 0;
+  if (!coding::GetVarint64(p, end, &klen) || klen > static_cast<uint64_t>(end - *p)) return false;
+  *key = std::string_view(*p, klen);
+  *p += klen;
+  if (*op != '+') return true;
+  if (!coding::GetVarint64(p, end, &vlen) || vlen > static_cast<uint64_t>(end - *p)) return false;
+  *value = std::string_view(*p, vlen);
+  *p += vlen;
+  return true;
+}
+
+}  // namespace
+
 Status ApplyStateRecords(Txn* txn, std::string_view data, uint64_t records) {
+  StateRecordsApplier applier(txn, records);
+  SNAPSINK_RETURN_IF_ERROR(applier.Apply(data));
+  return applier.Finish();
+}
+
+Status StateRecordsApplier::Apply(std::string_view data) {
   const char* p = data.data();
   const char* end = p + data.size();
-  int last_table = -1;
-  std::string last_key;
-  uint64_t n = 0;
   auto bad = [&](const std::string& why) {
-    return Status::Corruption("record " + std::to_string(n + 1) + " of " + std::to_string(records) + ": " + why);
+    return Status::Corruption("record " + std::to_string(n_ + 1) + " of " + std::to_string(records_) + ": " + why);
   };
-  for (; p < end; ++n) {
+  for (; p < end; ++n_) {
     if (end - p < 2) return bad("cut short");
     const int table = static_cast<unsigned char>(p[0]);
     const char op = p[1];
@@ -127,23 +151,43 @@ Status ApplyStateRecords(Txn* txn, std::string_view data, uint64_t records) {
     }
     const std::string_view key(p, klen);
     p += klen;
-    if (table < last_table || (table == last_table && key <= last_key)) return bad("out of key order");
-    last_table = table;
-    last_key.assign(key);
+    if (table < last_table_ || (table == last_table_ && key <= last_key_)) return bad("out of key order");
+    last_table_ = table;
+    last_key_.assign(key);
     if (op == '-') {
-      SNAPSINK_RETURN_IF_ERROR(txn->Del(static_cast<Table>(table), key));
+      SNAPSINK_RETURN_IF_ERROR(txn_->Del(static_cast<Table>(table), key));
       continue;
     }
     if (!coding::GetVarint64(&p, end, &vlen) || vlen > static_cast<uint64_t>(end - p)) {
       return bad("its value is cut short");
     }
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(static_cast<Table>(table), key, std::string_view(p, vlen)));
+    SNAPSINK_RETURN_IF_ERROR(txn_->Put(static_cast<Table>(table), key, std::string_view(p, vlen)));
     p += vlen;
   }
-  if (n != records) {
-    return Status::Corruption(std::to_string(n) + " records, its header says " + std::to_string(records));
+  return Status::OK();
+}
+
+Status StateRecordsApplier::Finish() const {
+  if (n_ != records_) {
+    return Status::Corruption(std::to_string(n_) + " records, its header says " + std::to_string(records_));
   }
   return Status::OK();
+}
+
+size_t StateRecordsCut(std::string_view data, size_t limit) {
+  const char* p = data.data();
+  const char* end = p + data.size();
+  size_t cut = 0;
+  while (p < end) {
+    int table = 0;
+    char op = 0;
+    std::string_view key, value;
+    if (!NextRecord(&p, end, &table, &op, &key, &value)) break;
+    const size_t at = static_cast<size_t>(p - data.data());
+    if (at > limit && cut != 0) break;
+    cut = at;
+  }
+  return cut;
 }
 
 Status StateDigest(Txn* txn, uint64_t* digest) {

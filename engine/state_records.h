@@ -40,6 +40,29 @@ Status EncodeStateDelta(Txn* from, Txn* to, StateRecords* out);
 // Errors: Corruption when data is not that many records in order; LMDB's.
 Status ApplyStateRecords(Txn* txn, std::string_view data, uint64_t records);
 
+// Applies `records` encoded records to txn in pieces, each of whole
+// records, the order checked across them (a checkpoint's zstd frames).
+class StateRecordsApplier {
+ public:
+  StateRecordsApplier(Txn* txn, uint64_t records) : txn_(txn), records_(records) {}
+  // Errors: Corruption when data is not whole records following those
+  // before in order; LMDB's.
+  Status Apply(std::string_view data);
+  // Errors: Corruption when not `records` records were applied.
+  Status Finish() const;
+
+ private:
+  Txn* txn_;
+  uint64_t records_, n_ = 0;
+  int last_table_ = -1;
+  std::string last_key_;
+};
+
+// The length of the longest run of whole records at the front of data no
+// longer than limit, or of its first record when that alone is longer; 0
+// when data does not start with a whole record.
+size_t StateRecordsCut(std::string_view data, size_t limit);
+
 // The digest of txn's state.
 // Errors: LMDB's.
 Status StateDigest(Txn* txn, uint64_t* digest);

@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -103,6 +105,44 @@ TEST_F(StateRecordsTest, ABaseRebuildsTheStateAndTheCopysNoteIsNoRecord) {
   EXPECT_EQ(Digest(copy.get()), Digest(live.get()));
   Apply(empty.get(), [&](Txn* txn) { return ApplyStateRecords(txn, base.data, base.records); });
   EXPECT_EQ(All(empty.get()), state);
+}
+
+// A checkpoint's zstd frames hold whole records (StateRecordsCut): cut at
+// a limit, pieces end on record boundaries (a record longer than the limit
+// alone), and applied piece by piece they make the state; a piece out of
+// order with the one before is Corruption.
+TEST_F(StateRecordsTest, RecordsCutIntoPiecesMakeTheStatePieceByPiece) {
+  Records state;
+  for (int i = 0; i < 50; ++i) state[{4, "key" + std::to_string(100 + i)}] = std::string(i == 7 ? 300 : 20, 'v');
+  auto live = Make("live", state), empty = Make("empty", {});
+  StateRecords base;
+  {
+    std::unique_ptr<Txn> txn;
+    ASSERT_TRUE(live->BeginRead(&txn).ok());
+    ASSERT_TRUE(EncodeStateBase(txn.get(), &base).ok());
+  }
+  std::vector<std::string_view> pieces;
+  for (std::string_view rest = base.data; !rest.empty();) {
+    const size_t cut = StateRecordsCut(rest, 100);
+    ASSERT_GT(cut, 0u);
+    EXPECT_TRUE(cut <= 100 || pieces.size() == 3) << "piece " << pieces.size() << " is " << cut << " bytes";
+    pieces.push_back(rest.substr(0, cut));
+    rest.remove_prefix(cut);
+  }
+  EXPECT_GT(pieces.size(), 10u);
+  EXPECT_EQ(StateRecordsCut(std::string_view(base.data).substr(0, 5), 100), 0u);  // no whole record
+  Apply(empty.get(), [&](Txn* txn) {
+    StateRecordsApplier applier(txn, base.records);
+    for (std::string_view p : pieces) SNAPSINK_RETURN_IF_ERROR(applier.Apply(p));
+    return applier.Finish();
+  });
+  EXPECT_EQ(All(empty.get()), state);
+  std::unique_ptr<Txn> txn;
+  ASSERT_TRUE(empty->BeginWrite(&txn).ok());
+  StateRecordsApplier applier(txn.get(), base.records);
+  ASSERT_TRUE(applier.Apply(pieces[1]).ok());
+  Status s = applier.Apply(pieces[0]);
+  EXPECT_NE(s.ToString().find("out of key order"), std::string::npos) << s.ToString();
 }
 
 TEST_F(StateRecordsTest, RecordsOutOfOrderOrCutShortAreCorruption) {
