@@ -4,6 +4,8 @@
 # library, the libFuzzer targets (clang, a bounded number of inputs each, from
 # the seed corpus in fuzz/corpus/), then ctest again under AddressSanitizer + UBSan. Every part runs
 # even when an earlier one failed; the exit status is non-zero if any did.
+# ctest runs a failed test once more; the summary line names every test that
+# failed, and every test that failed once and then passed.
 # The normal build is the same `build` directory, with the same flags, as
 # README command 1. The bucket tests' local S3 server (tests/rgw.sh) is
 # started and stopped by ctest itself, once per ctest run (fixture rgw).
@@ -33,7 +35,7 @@ ctest_part() {
   shift 2
   log=$(mktemp)
   echo "== $name"
-  (cd "$dir" && ctest -j2 --output-on-failure --no-tests=error "$@") 2>&1 | tee "$log"
+  (cd "$dir" && ctest -j2 --output-on-failure --no-tests=error --repeat until-pass:2 "$@") 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   ctest_result "$name" "$log" "$rc" "$start"
 }
@@ -48,6 +50,20 @@ ctest_result() {
   else
     note=" (0 skipped)"
   fi
+  # A failure names its tests on the summary line, which is what a CI log's
+  # tail shows.
+  if [ "$rc" -ne 0 ]; then
+    names=$(sed -n '/The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' |
+      sed -E 's/^[[:space:]]*[0-9]+ - //; s/ \([^)]*\)$//' | paste -sd, - | sed 's/,/, /g')
+    [ -n "$names" ] && note="$note (failed: $names)"
+  fi
+  # A test that failed once and passed when ctest ran it again is named too:
+  # a flaky test is a bug to find, never a silent pass.
+  names=$(grep -E 'Test +#[0-9]+: .*\*\*\*' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*/\1/' |
+    sort -u | while read -r t; do
+      sed -n '/The following tests FAILED:/,$p' "$log" | grep -qF " - $t " || echo "$t"
+    done | paste -sd, - | sed 's/,/, /g')
+  [ -n "$names" ] && note="$note (failed once, passed when run again: $names)"
   rm -f "$log"
   note="$note [$((SECONDS - start)) s]"
   if [ "$rc" -eq 0 ]; then
@@ -65,7 +81,7 @@ ctest_bg_start() {
   bg_name=$1 bg_dir=$2 bg_start=$SECONDS
   shift 2
   bg_log=$(mktemp)
-  (cd "$bg_dir" && ctest -j1 --output-on-failure --no-tests=error "$@") >"$bg_log" 2>&1 &
+  (cd "$bg_dir" && ctest -j1 --output-on-failure --no-tests=error --repeat until-pass:2 "$@") >"$bg_log" 2>&1 &
   bg_pid=$!
 }
 ctest_bg_wait() {
