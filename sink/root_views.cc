@@ -22,7 +22,16 @@ Status ListPublished(Env* env, const std::string& root, std::vector<api::Generat
     uint64_t g;
     if (!filenames::ParseGenerationName(n, &g)) continue;
     Status read = ReadGenerationManifest(env, root, g, &generations[g]);
-    if (read.IsNotFound()) {  // gc removed it since the listing: not shown
+    // gc removed it since the listing: not shown. gc removes a generation's
+    // top manifest before the parts only it names, so a part found missing
+    // while the top is gone is that removal, not damage.
+    bool removed = read.IsNotFound();
+    if (!read.ok() && !removed) {
+      bool exists = true;
+      SNAPSINK_RETURN_IF_ERROR(env->Exists(filenames::GenerationManifest(root, g), &exists));
+      removed = !exists;
+    }
+    if (removed) {
       generations.erase(g);
       continue;
     }

@@ -86,7 +86,7 @@ class KafkaBucket : public KafkaMock {
   // session of 10 s, not the fixture's 3 s, keeps a loaded machine's
   // processes in the group. A member killed inside a rebalance leaves the
   // group only after the rebalance timeout, max.poll.interval.ms: 20 s
-  // here, not librdkafka's 300 s, or the others' --final bound (30 s) ends
+  // here, not librdkafka's 300 s, or the others' --final bound (45 s) ends
   // before they are given its partitions.
   std::vector<std::string> FinalArgs(const std::string& root, const std::string& group, const std::string& state) {
     return RunArgs(root, group, {"--state", dir_ + "/" + state, "--final", "--kafka-config",
@@ -175,11 +175,13 @@ TEST_F(KafkaBucket, ThreeOwnersOneKilledPublishIntoOneBucketEqualToAFileRun) {
 }
 
 // The same with a real kill -9 at no chosen point: once all three hold
-// partitions, C is killed a second later, mid-read or mid-commit; A and B
-// take its partitions over from the bucket and finish the topic: the rows
-// equal a file run.
+// partitions, C is killed a quarter of a second later, mid-read or
+// mid-commit (with 400 events a partition, a loaded machine once saw all
+// three finish the topic within the second the test used to wait); A and
+// B take its partitions over from the bucket and finish the topic: the
+// rows equal a file run.
 TEST_F(KafkaBucket, ThreeOwnersOneKilledWithSigkillMidRunEqualToAFileRun) {
-  const EventStream events = GenerateEvents(kPartitions, 400, 96);
+  const EventStream events = GenerateEvents(kPartitions, 2000, 96);
   ProduceStream(events);
   const std::string root = BucketRoot("orders");
   auto args = [&](const std::string& state) { return FinalArgs(root, "gb4", state); };
@@ -191,7 +193,7 @@ TEST_F(KafkaBucket, ThreeOwnersOneKilledWithSigkillMidRunEqualToAFileRun) {
   while (!(took(*a) && took(*b) && took(*c)) && c->Running() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   const bool killed_running = c->Running();
   c->Signal(SIGKILL);
   ChildResult rc = c->Wait(30);

@@ -28,7 +28,8 @@
 //   one more merged publish (whoever recorded the last round may have died
 //   before publishing it). IOError naming the partitions left when nothing
 //   moved them (their progress, claims, checkpoints and the group's
-//   committed offsets) for twice the session timeout (at least 30 s), or
+//   committed offsets) for three times the session timeout (at least
+//   45 s), or
 //   when stopped first.
 //
 // Built on the public API only. Not thread-safe.
