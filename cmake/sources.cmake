@@ -334,6 +334,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/upgrade_test.cc
   tests/format_bounds_test.cc
   tests/generation_view.cc
+  tests/delivered_lines.cc
   tests/test_util.cc
   tests/timeutil_test.cc
   tests/verify_messages_test.cc
