@@ -3,6 +3,7 @@
 
 # The engine: a static library, installed with the public headers.
 set(SNAPSINK_LIB_SOURCES
+  engine/checkpoint_text.cc
   engine/coding.cc
   engine/crash_point.cc
   engine/ddsketch.cc
@@ -250,6 +251,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/init_kinds_test.cc
   tests/distinct_kind_test.cc
   tests/coding_test.cc
+  tests/checkpoint_text_test.cc
   tests/ddsketch_test.cc
   tests/hyperloglog_test.cc
   tests/corruption_test.cc
@@ -332,6 +334,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/upgrade_test.cc
   tests/format_bounds_test.cc
   tests/generation_view.cc
+  tests/delivered_lines.cc
   tests/test_util.cc
   tests/timeutil_test.cc
   tests/verify_messages_test.cc

@@ -4,7 +4,6 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -12,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "engine/checkpoint_text.h"
 #include "engine/crash_point.h"
 #include "engine/env_bucket_root.h"
 #include "engine/filenames.h"
@@ -34,28 +34,16 @@ constexpr std::string_view kMagic = "snapsink state checkpoint 3\n";
 // decompression; the same records give the same bytes.
 constexpr int kZstdLevel = 1;
 constexpr size_t kFrame = size_t{1} << 20;
-constexpr size_t kTrailer = 23;  // "xxh64 " + 16 hex digits + "\n"
 // A chain is at most a base and this many deltas, and its deltas' bytes at
 // most half its base's; past either the next checkpoint is a new base.
 // SNAPSINK_STATE_CHECKPOINT_DELTAS (tests) sets the count and drops the
 // bytes rule.
 constexpr uint64_t kMaxDeltas = 32;
 
-std::string Trailer(uint64_t hash) {
-  char buf[kTrailer + 1];
-  std::snprintf(buf, sizeof buf, "xxh64 %016llx\n", static_cast<unsigned long long>(hash));
-  return std::string(buf, kTrailer);
-}
-
 std::string Hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-bool ParseU64(std::string_view text, uint64_t* v, int base = 10) {
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), *v, base);
-  return !text.empty() && ec == std::errc() && p == text.data() + text.size();
 }
 
 // Reads "name value\n" lines, the names in order, into values (hex for
@@ -119,11 +107,11 @@ Status Decode(const std::string& path, uint64_t generation, Link* l) {
   }
   const size_t start = end + 2;
   const uint64_t n = v.back();
-  if (bytes.size() != start + n + kTrailer) {
+  if (bytes.size() != start + n + kChecksumTrailerSize) {
     return Status::Corruption(path + ": " + std::to_string(bytes.size()) + " bytes, its header says " +
-                              std::to_string(start + n + kTrailer));
+                              std::to_string(start + n + kChecksumTrailerSize));
   }
-  if (bytes.compare(start + n, kTrailer, Trailer(XXH64(bytes.data(), start + n, 0))) != 0) {
+  if (bytes.compare(start + n, kChecksumTrailerSize, ChecksumTrailer(XXH64(bytes.data(), start + n, 0))) != 0) {
     return Status::Corruption(path + ": checksum mismatch");
   }
   l->data = std::string_view(bytes).substr(start, n);
@@ -393,7 +381,7 @@ Status WriteStateCheckpoint(Env* env, const std::string& root, Store* live, uint
   bytes += data;
   data.clear();
   data.shrink_to_fit();
-  bytes += Trailer(XXH64(bytes.data(), bytes.size(), 0));
+  bytes += ChecksumTrailer(XXH64(bytes.data(), bytes.size(), 0));
   MaybeCrash("publish.state_checkpoint");
   std::unique_ptr<WritableFile> f;
   SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(path, &f));

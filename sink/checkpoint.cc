@@ -11,12 +11,11 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <utility>
 
+#include "engine/checkpoint_text.h"
 #include "engine/crash_point.h"
 #include "engine/filenames.h"
 #include "engine/long_key.h"
@@ -31,7 +30,6 @@ namespace {
 constexpr std::string_view kMagic = "snapsink checkpoint 1\n";
 constexpr size_t kChunk = size_t{1} << 20;
 constexpr size_t kMaxHeader = 64 << 10;
-constexpr size_t kTrailer = 23;  // "xxh64 " + 16 hex digits + "\n"
 
 struct Header {
   std::string source;
@@ -43,11 +41,6 @@ struct Header {
 std::string EncodeHeader(const Header& h) {
   return std::string(kMagic) + "source " + h.source + "\nepoch " + std::to_string(h.epoch) + "\nposition " +
          h.position + "\ndata " + std::to_string(h.data_bytes) + "\n\n";
-}
-
-bool ParseU64(std::string_view text, uint64_t* v) {
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), *v);
-  return !text.empty() && ec == std::errc() && p == text.data() + text.size();
 }
 
 // The header at the start of `head`; *size gets its length.
@@ -72,12 +65,6 @@ Status DecodeHeader(std::string_view head, const std::string& path, Header* h, s
   }
   if (!ParseU64(epoch, &h->epoch) || !ParseU64(data, &h->data_bytes)) return bad("epoch or data is not a number");
   return Status::OK();
-}
-
-std::string Trailer(uint64_t hash) {
-  char buf[kTrailer + 1];
-  std::snprintf(buf, sizeof buf, "xxh64 %016llx\n", static_cast<unsigned long long>(hash));
-  return std::string(buf, kTrailer);
 }
 
 struct Hasher {
@@ -120,9 +107,9 @@ Status VerifyCheckpoint(Env* env, const std::string& path, Header* h,
   SNAPSINK_RETURN_IF_ERROR(f->Read(0, std::min<uint64_t>(f->Size(), kMaxHeader), &head));
   size_t header_size = 0;
   SNAPSINK_RETURN_IF_ERROR(DecodeHeader(head, path, h, &header_size));
-  if (f->Size() != header_size + h->data_bytes + kTrailer) {
+  if (f->Size() != header_size + h->data_bytes + kChecksumTrailerSize) {
     return Status::Corruption(path + ": checkpoint is " + std::to_string(f->Size()) + " bytes, its header says " +
-                              std::to_string(header_size + h->data_bytes + kTrailer));
+                              std::to_string(header_size + h->data_bytes + kChecksumTrailerSize));
   }
   Hasher hash;
   hash.Update(std::string_view(head).substr(0, header_size));
@@ -134,8 +121,8 @@ Status VerifyCheckpoint(Env* env, const std::string& path, Header* h,
     hash.Update(chunk);
   }
   std::string trailer;
-  SNAPSINK_RETURN_IF_ERROR(f->Read(end, kTrailer, &trailer));
-  if (trailer != Trailer(hash.Digest())) return Status::Corruption(path + ": checkpoint checksum mismatch");
+  SNAPSINK_RETURN_IF_ERROR(f->Read(end, kChecksumTrailerSize, &trailer));
+  if (trailer != ChecksumTrailer(hash.Digest())) return Status::Corruption(path + ": checkpoint checksum mismatch");
   if (!sink) return Status::OK();
   for (uint64_t at = header_size; at < end; at += chunk.size()) {
     SNAPSINK_RETURN_IF_ERROR(f->Read(at, std::min<uint64_t>(kChunk, end - at), &chunk));
@@ -196,10 +183,10 @@ Result<CheckpointInfo> WriteCheckpoint(ReadOnlySink& handle, const Sink& state, 
       if (s.ok()) hash.Update(chunk);
       if (s.ok()) s = out->Append(chunk);
     }
-    if (s.ok()) s = out->Append(Trailer(hash.Digest()));
+    if (s.ok()) s = out->Append(ChecksumTrailer(hash.Digest()));
     if (s.ok()) s = out->Sync();
     if (s.ok()) s = out->Close();
-    info.bytes = header.size() + h.data_bytes + kTrailer;
+    info.bytes = header.size() + h.data_bytes + kChecksumTrailerSize;
   }
   (void)env->RemoveTree(copy);
   if (s.ok()) MaybeCrash("checkpoint.before_rename");

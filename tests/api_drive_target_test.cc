@@ -12,8 +12,11 @@
 // publish_every_ms, and a publish at every publish point (the partitions).
 #include <gtest/gtest.h>
 
-#include <atomic>
+#include <sys/resource.h>
+
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "snapsink/drive.h"
 #include "snapsink/sink.h"
@@ -206,8 +209,8 @@ TEST(ApiDriveTarget, FinalWithoutAnEndIsRefused) {
 TEST(ApiDriveTarget, FollowingPartitionsPublishAfterEveryWithNothingPendingAndReadNothingLast) {
   kafka::RunOptions o;
   o.follow = true;
-  api::FollowStop drive_stop;
-  kafka::PartitionsTarget t(o, nullptr, nullptr, {}, nullptr, &drive_stop, nullptr);
+  kafka::RunStop none;
+  kafka::PartitionsTarget t(o, nullptr, nullptr, {}, &none, nullptr);
   EXPECT_FALSE(t.HasEnd());
   EXPECT_TRUE(t.FirstPublishAfterEvery());
   EXPECT_TRUE(t.BeginStep(/*last=*/false, [] { return false; }).ok());
@@ -219,18 +222,53 @@ TEST(ApiDriveTarget, FollowingPartitionsPublishAfterEveryWithNothingPendingAndRe
   EXPECT_FALSE(more) << "the last step reads no round";
   EXPECT_FALSE(t.WantsPublish());
 
-  std::atomic<bool> stop{true};  // a signal's stop is passed on at the next poll, which reads nothing
-  kafka::PartitionsTarget stopped(o, nullptr, nullptr, {}, &stop, &drive_stop, nullptr);
+  kafka::RunStop stop;  // after a stop the next poll reads nothing
+  stop.Stop();
+  kafka::PartitionsTarget stopped(o, nullptr, nullptr, {}, &stop, nullptr);
   more = true;
   ASSERT_TRUE(stopped.Poll(/*last=*/false, &more).ok());
   EXPECT_FALSE(more);
 }
 
+// Voluntary context switches of this thread so far.
+long ThreadSwitches() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nvcsw;
+}
+
+// The target's Wait sleeps until its timeout or the run's stop, which comes
+// from another thread (the one that waits for SIGTERM): it does not wake to
+// look for the stop (an idle run uses no CPU there), and a stop ends it, and
+// every later Wait, at once.
+TEST(ApiDriveTarget, PartitionsWaitAsleepUntilAStopFromAnotherThread) {
+  kafka::RunOptions o;
+  o.follow = true;
+  kafka::RunStop stop;
+  kafka::PartitionsTarget t(o, nullptr, nullptr, {}, &stop, nullptr);
+  const long before = ThreadSwitches();
+  const auto start = std::chrono::steady_clock::now();
+  t.Wait(300);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
+  EXPECT_LE(ThreadSwitches() - before, 5) << "woke to look for a stop while waiting";
+  std::thread signal([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop.Stop();
+  });
+  const auto waited = std::chrono::steady_clock::now();
+  t.Wait(60000);
+  EXPECT_LT(std::chrono::steady_clock::now() - waited, std::chrono::seconds(30)) << "the stop did not wake the wait";
+  signal.join();
+  const auto after = std::chrono::steady_clock::now();
+  t.Wait(60000);
+  EXPECT_LT(std::chrono::steady_clock::now() - after, std::chrono::seconds(1));
+}
+
 // Without --follow the partitions are a source with an end (one step).
 TEST(ApiDriveTarget, PartitionsToTheirEndAreASourceWithAnEnd) {
   kafka::RunOptions o;
-  api::FollowStop drive_stop;
-  kafka::PartitionsTarget t(o, nullptr, nullptr, {}, nullptr, &drive_stop, nullptr);
+  kafka::RunStop none;
+  kafka::PartitionsTarget t(o, nullptr, nullptr, {}, &none, nullptr);
   EXPECT_TRUE(t.HasEnd());
 }
 

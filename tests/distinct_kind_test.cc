@@ -18,6 +18,7 @@
 #include "snapshot/snapshot_format.h"
 #include "snapsink/reader.h"
 #include "snapsink/sink.h"
+#include "tests/delivered_lines.h"
 #include "tests/file_util.h"
 #include "tests/serve_util.h"
 #include "tests/test_util.h"
@@ -63,24 +64,6 @@ std::vector<std::string> Lines() {
   return lines;
 }
 
-std::string Join(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const std::string& l : lines) s += l;
-  return s;
-}
-
-// Lines with every 7th redelivered right away and every 13th again later.
-std::string Redelivered() {
-  const std::vector<std::string> lines = Lines();
-  std::string s;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    s += lines[i];
-    if (i % 7 == 0) s += lines[i];
-    if (i % 13 == 0 && i >= 20) s += lines[i - 20];
-  }
-  return s;
-}
-
 std::string Query(const std::vector<std::string>& args) {
   RunResult r = Snapsink(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -92,7 +75,7 @@ TEST(DistinctKind, RedeliveriesCrashesAndBatchSizesGiveTheSameBytes) {
   const std::string clean_in = d / "clean.ndjson";
   const std::string in = d / "in.ndjson";
   WriteFile(clean_in, Join(Lines()));
-  WriteFile(in, Redelivered());
+  WriteFile(in, Redelivered(Lines()));
   const std::string clean = NewRoot(d, "clean");
   ASSERT_EQ(Snapsink({"run", clean, clean_in, "--final"}).exit_code, 0);
   const std::string want = ReadFile(clean + kData);
@@ -367,15 +350,6 @@ TEST(DistinctKind, BackfillVersionEqualsAFreshRun) {
     const size_t at = corrected[i].find("\"item\":\"user-");
     if (at != std::string::npos) corrected[i].insert(at + 8, "fixed-");
   }
-  const auto delivered = [](const std::vector<std::string>& lines) {
-    std::string s;
-    for (size_t i = 0; i < lines.size(); ++i) {
-      s += lines[i];
-      if (i % 7 == 0) s += lines[i];
-      if (i % 13 == 0 && i >= 20) s += lines[i - 20];
-    }
-    return s;
-  };
   const auto run = [&](const std::string& name, const std::string& events) {
     const std::string root = NewRoot(d, name), in = d / (name + ".ndjson");
     WriteFile(in, events);
@@ -383,12 +357,12 @@ TEST(DistinctKind, BackfillVersionEqualsAFreshRun) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return root;
   };
-  const std::string live = run("live", delivered(Lines()));
+  const std::string live = run("live", Redelivered(Lines()));
   const std::string archive = d / "archive.ndjson";
   WriteFile(archive, Join(corrected));
   RunResult r = Snapsink({"backfill", live, "--version", "2", archive});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string fresh = run("fresh", delivered(corrected));
+  const std::string fresh = run("fresh", Redelivered(corrected));
   const std::string want = ReadFile(fresh + kData);
   ASSERT_FALSE(want.empty());
   const std::string v2 = std::string(kData).replace(std::string(kData).find("/v1/"), 4, "/v2/");
@@ -398,9 +372,10 @@ TEST(DistinctKind, BackfillVersionEqualsAFreshRun) {
 }
 
 // The write path (api::Sink::Write, batches of 1, 9 and 1,000 records) fed
-// the lines with redeliveries and every 11th line from 30 on held back to
-// the end (a gap filled late) publishes the bytes of a file run over each
-// line once, in both windows, and the same query answer.
+// the lines with redeliveries, late and at the end, and every 11th line
+// from 30 on held back to the end (a gap filled late; Delivered) publishes
+// the bytes of a file run over each line once, in both windows, and the
+// same query answer.
 TEST(DistinctKind, WritePathEqualsTheFilePath) {
   TempDir d;
   const std::vector<std::string> lines = Lines();
@@ -411,16 +386,7 @@ TEST(DistinctKind, WritePathEqualsTheFilePath) {
   const std::string want = ReadFile(file_root + kData), want_second = ReadFile(file_root + second);
   ASSERT_FALSE(want.empty());
   ASSERT_FALSE(want_second.empty());
-  std::vector<std::string> delivered, late;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i >= 30 && i % 11 == 0) {
-      late.push_back(lines[i]);
-      continue;
-    }
-    delivered.push_back(lines[i]);
-    if (i % 7 == 0) delivered.push_back(lines[i]);
-  }
-  delivered.insert(delivered.end(), late.begin(), late.end());
+  const std::vector<std::string> delivered = Delivered(lines);
   for (size_t batch : {1, 9, 1000}) {
     const std::string root = d / ("write" + std::to_string(batch));
     api::InitOptions o;
@@ -428,15 +394,7 @@ TEST(DistinctKind, WritePathEqualsTheFilePath) {
     ASSERT_STATUS_OK(api::Sink::Create(root, o));
     auto sink = api::Sink::Open(root);
     ASSERT_STATUS_OK(sink);
-    api::WriteBatch b("users-topic");
-    for (size_t i = 0; i < delivered.size(); ++i) {
-      b.Add(std::string_view(delivered[i]).substr(0, delivered[i].size() - 1));
-      if (b.records() == batch || i + 1 == delivered.size()) {
-        b.SetPosition(std::to_string(i + 1));
-        ASSERT_STATUS_OK((*sink)->Write(b));
-        b.Clear();
-      }
-    }
+    ASSERT_STATUS_OK(WriteInBatches(**sink, "users-topic", delivered, batch));
     ASSERT_STATUS_OK((*sink)->Seal({.windows = {}, .all = true}));
     ASSERT_STATUS_OK((*sink)->Publish());
     sink->reset();

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "snapsink/sink.h"
+#include "tests/delivered_lines.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -41,30 +42,6 @@ std::vector<std::string> Lines(int shift) {
   return lines;
 }
 
-std::string Join(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const std::string& l : lines) s += l;
-  return s;
-}
-
-// The lines as a source that redelivers and holds some back: every 7th line
-// twice, every 11th (from 30 on) held back until the end (its producer's gap
-// filled late), every 5th line of the first 100 again at the end.
-std::vector<std::string> Delivered(const std::vector<std::string>& lines) {
-  std::vector<std::string> out, late;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i >= 30 && i % 11 == 0) {
-      late.push_back(lines[i]);
-      continue;
-    }
-    out.push_back(lines[i]);
-    if (i % 7 == 0) out.push_back(lines[i]);
-  }
-  out.insert(out.end(), late.begin(), late.end());
-  for (size_t i = 0; i < 100; i += 5) out.push_back(lines[i]);
-  return out;
-}
-
 std::string FileRoot(const TempDir& d, const std::string& name, const std::string& events) {
   const std::string root = d / name, in = d / (name + ".ndjson");
   WriteFile(in, events);
@@ -87,18 +64,7 @@ TEST(QuantilesExactlyOnce, WritePathEqualsTheFilePath) {
     ASSERT_STATUS_OK(api::Sink::Create(root, o));
     auto sink = api::Sink::Open(root);
     ASSERT_STATUS_OK(sink);
-    const std::vector<std::string> delivered = Delivered(lines);
-    api::WriteBatch b("orders-topic");
-    for (size_t i = 0; i < delivered.size(); ++i) {
-      std::string record = delivered[i];
-      record.pop_back();
-      b.Add(record);
-      if (b.records() == batch || i + 1 == delivered.size()) {
-        b.SetPosition(std::to_string(i + 1));
-        ASSERT_STATUS_OK((*sink)->Write(b));
-        b.Clear();
-      }
-    }
+    ASSERT_STATUS_OK(WriteInBatches(**sink, "orders-topic", Delivered(lines), batch));
     ASSERT_STATUS_OK((*sink)->Seal({.windows = {}, .all = true}));
     ASSERT_STATUS_OK((*sink)->Publish());
     sink->reset();

@@ -21,6 +21,7 @@
 #include "snapsink/utilities/table.h"
 #include "tests/file_util.h"
 #include "tests/serve_util.h"
+#include "tests/delivered_lines.h"
 #include "tests/test_util.h"
 
 namespace snapsink::testing {
@@ -47,7 +48,7 @@ int64_t Micros(const std::string& v) {
 }
 
 // latency (quantiles) on keys a and b over two windows, with retracts,
-// zeros and negatives; orders (sum). Each line once; Redelivered() adds
+// zeros and negatives; orders (sum). Each line once; Redelivered adds
 // copies.
 std::vector<std::string> Lines() {
   std::vector<std::string> lines;
@@ -70,30 +71,12 @@ std::vector<std::string> Lines() {
   return lines;
 }
 
-std::string Join(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const std::string& l : lines) s += l;
-  return s;
-}
-
-// Lines with every 7th redelivered right away and every 13th again later.
-std::string Redelivered() {
-  const std::vector<std::string> lines = Lines();
-  std::string s;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    s += lines[i];
-    if (i % 7 == 0) s += lines[i];
-    if (i % 13 == 0 && i >= 20) s += lines[i - 20];
-  }
-  return s;
-}
-
 TEST(QuantilesKind, RedeliveriesCrashesAndBatchSizesGiveTheSameBytes) {
   TempDir d;
   const std::string clean_in = d / "clean.ndjson";
   const std::string in = d / "in.ndjson";
   WriteFile(clean_in, Join(Lines()));
-  WriteFile(in, Redelivered());
+  WriteFile(in, Redelivered(Lines()));
   const std::string clean = NewRoot(d, "clean");
   ASSERT_EQ(Snapsink({"run", clean, clean_in, "--final"}).exit_code, 0);
   const std::string want = ReadFile(clean + kData);

@@ -3,7 +3,6 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
 
@@ -125,8 +124,8 @@ Status CmdRunKafka(const RunArgs& a) {
     sink = std::move(*opened);
     SNAPSINK_RETURN_IF_ERROR(api::CheckOneKindOfSource(*sink, ""));
   }
-  std::atomic<bool> stop{false};
-  signals.OnSignal([&] { stop.store(true); });
+  kafka::RunStop stop;
+  signals.OnSignal([&] { stop.Stop(); });  // the signal's own thread (sigwait), not a handler
   kafka::RunTotals totals;
   // The library names the options' fields; kafka_config's items came from --kafka-config.
   Status s = NameFlags(kafka::Run(sink.get(), o, &stop, &totals), {{"ConsumerOptions::user_config", "--kafka-config"},

@@ -1,10 +1,8 @@
 #include "utilities/kafka/kafka_run.h"
 
-#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <string>
-#include <thread>
 
 #include "utilities/kafka/merged_publish.h"
 #include "utilities/kafka/partitions_target.h"
@@ -18,6 +16,21 @@ void AddRound(const RoundResult& r, RunTotals* totals) {
   totals->lines += r.lines;
 }
 
+void RunStop::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);  // a WaitFor between its check and its sleep still wakes
+    stopped_ = true;
+  }
+  woken_.notify_all();
+  drive_stop_.Stop();
+}
+
+void RunStop::WaitFor(int64_t timeout_ms) {
+  if (timeout_ms <= 0) return;
+  std::unique_lock<std::mutex> l(mu_);
+  woken_.wait_for(l, std::chrono::milliseconds(timeout_ms), [this] { return stopped_.load(); });
+}
+
 namespace {
 
 // --state: api::Drive over the partitions' own states (PartitionsTarget):
@@ -26,7 +39,7 @@ namespace {
 // round in ROOT, and the windows every partition is past are published
 // merged (utilities/kafka/merged_publish.h). With final, the run ends only
 // when the whole topic is done.
-Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+Status RunStates(const RunOptions& o, RunStop* stop, RunTotals* totals) {
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(nullptr, o.consumer));
   MergedPublisher merged(o.consumer.states->root(), o.consumer.topic, o.consumer.states);
   if (o.consumer.on_note) merged.set_on_note(o.consumer.on_note);
@@ -47,9 +60,8 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
   d.on_note = [&o](const std::string& note) {
     if (o.consumer.on_note) o.consumer.on_note(note);
   };
-  api::FollowStop drive_stop;
-  PartitionsTarget target(o, consumer.get(), &merged, std::move(ends), stop, &drive_stop, totals);
-  Status s = api::Drive(target, d, &drive_stop);
+  PartitionsTarget target(o, consumer.get(), &merged, std::move(ends), stop, totals);
+  Status s = api::Drive(target, d, stop->drive_stop());
   if (!s.ok()) {
     (void)consumer->Close();
     return s;
@@ -62,16 +74,15 @@ Status RunStates(const RunOptions& o, const std::atomic<bool>* stop, RunTotals* 
 // Following (--follow), the last poll leaves the group. To its end (without
 // --follow: a source with an end, one step), the poll that finds every
 // partition read up to the end offsets seen at start (Consumer::CaughtUp),
-// or *stop set, leaves the group. The rebalance callbacks write only inside
+// or a stop, leaves the group. The rebalance callbacks write only inside
 // a poll, so inside a step. Consumer::Round waits in the broker's poll, so
-// there is always more at once; Wait only sleeps while Drive waits for LOCK.
-// A stop set in *stop (a signal's thread) is passed on to Drive at the next
-// poll or wait.
+// there is always more at once; Wait only sleeps (RunStop::WaitFor) while
+// Drive waits for LOCK. Drive hears of a stop from RunStop itself, whose
+// Stop ends that wait.
 class ConsumerSource : public api::Source {
  public:
-  ConsumerSource(Consumer* consumer, bool to_end, const std::atomic<bool>* stop, api::FollowStop* drive_stop,
-                 RunTotals* totals)
-      : consumer_(consumer), to_end_(to_end), stop_(stop), drive_stop_(drive_stop), totals_(totals) {}
+  ConsumerSource(Consumer* consumer, bool to_end, RunStop* stop, RunTotals* totals)
+      : consumer_(consumer), to_end_(to_end), stop_(stop), totals_(totals) {}
   Status Poll(api::Sink&, bool last, bool* more) override {
     *more = false;
     if (to_end_ ? Stopped() : last) return consumer_->Close();  // leaves the group; every round was committed
@@ -83,24 +94,15 @@ class ConsumerSource : public api::Source {
     *more = true;
     return s;
   }
-  void Wait(int64_t timeout_ms) override {
-    for (int64_t left = timeout_ms; left > 0 && !Stopped(); left -= 5) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left, 5)));
-    }
-  }
-  void Wake() override {}
+  void Wait(int64_t timeout_ms) override { stop_->WaitFor(timeout_ms); }
+  void Wake() override {}  // Drive wakes at a stop only, and RunStop::Stop ended the wait already
   bool HasEnd() const override { return to_end_; }
 
  private:
-  bool Stopped() {
-    if (stop_ == nullptr || !stop_->load()) return false;
-    drive_stop_->Stop();
-    return true;
-  }
+  bool Stopped() const { return stop_->stopped(); }
   Consumer* consumer_;
   bool to_end_;
-  const std::atomic<bool>* stop_;
-  api::FollowStop* drive_stop_;
+  RunStop* stop_;
   RunTotals* totals_;
 };
 
@@ -116,7 +118,7 @@ class ConsumerSource : public api::Source {
 // source with an end: one step (the Sink from Open holds LOCK), its rounds
 // until caught up, then the seal (every window with final) and the publish,
 // each said also when there was nothing; no gc.
-Status RunDrive(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+Status RunDrive(api::Sink* sink, const RunOptions& o, RunStop* stop, RunTotals* totals) {
   SNAPSINK_ASSIGN_OR_RETURN(auto consumer, Consumer::Create(sink, o.consumer));
   api::DriveOptions d = o.drive;
   d.final = o.final;
@@ -124,17 +126,18 @@ Status RunDrive(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* s
   d.on_note = [&o](const std::string& note) {  // a failed gc (following goes on)
     if (o.consumer.on_note) o.consumer.on_note(note);
   };
-  api::FollowStop drive_stop;
-  ConsumerSource source(consumer.get(), /*to_end=*/!o.follow, stop, &drive_stop, totals);
-  Status s = api::Drive(*sink, source, d, &drive_stop);
+  ConsumerSource source(consumer.get(), /*to_end=*/!o.follow, stop, totals);
+  Status s = api::Drive(*sink, source, d, stop->drive_stop());
   if (!s.ok()) (void)consumer->Close();  // every round flushed: leaving writes nothing
   return s;
 }
 
 }  // namespace
 
-Status Run(api::Sink* sink, const RunOptions& o, const std::atomic<bool>* stop, RunTotals* totals) {
+Status Run(api::Sink* sink, const RunOptions& o, RunStop* stop, RunTotals* totals) {
   if (o.follow && o.final) return Status::InvalidArgument("RunOptions::final and RunOptions::follow exclude each other");
+  RunStop none;  // no stop can come
+  if (stop == nullptr) stop = &none;
   if (o.consumer.states != nullptr) return RunStates(o, stop, totals);
   return RunDrive(sink, o, stop, totals);
 }

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "snapsink/drive.h"
@@ -17,7 +20,7 @@ namespace snapsink::kafka {
 
 struct RunOptions {
   ConsumerOptions consumer;
-  bool follow = false;  // go on until *stop; else end once caught up (Consumer::CaughtUp)
+  bool follow = false;  // go on until a stop (RunStop); else end once caught up (Consumer::CaughtUp)
   bool final = false;   // at the end, seal every window (not with follow)
   // The cadence and reports (snapsink/drive.h): publish_every_ms (with
   // follow, and --state's publish points), on_sealed, on_published (each
@@ -40,12 +43,35 @@ struct RunTotals {
 // Adds a round's counts to totals (if not null).
 void AddRound(const RoundResult& r, RunTotals* totals);
 
-// Runs until caught up (or *stop, or an error). With follow, each publish
-// of a generation is followed by gc (keep_generations). On *stop (set from any
-// thread, e.g. at SIGTERM): finishes the round, commits, seals the closed
-// windows, publishes, leaves the group, returns OK. A Gap (a position that
-// retention deleted) or a write error returns after committing what came
-// before, without sealing.
+// The stop of one Run, asked for from another thread: one that waits for
+// SIGTERM in sigwait (tools/stop_signals.h), never a signal handler (Stop
+// takes a lock and wakes a condition variable). Thread-safe.
+class RunStop {
+ public:
+  // Stops the run (Run below says how it ends): ends at once the wait in
+  // progress and every later one, and stops the api::Drive in progress (or
+  // the one still to start).
+  void Stop();
+  bool stopped() const { return stopped_.load(); }
+  // Blocks, asleep, until Stop or timeout_ms has passed; at once after a
+  // stop, or for timeout_ms <= 0. Where Run's sources wait between rounds.
+  void WaitFor(int64_t timeout_ms);
+  // The FollowStop that Run gives api::Drive; Stop stops it.
+  api::FollowStop* drive_stop() { return &drive_stop_; }
+
+ private:
+  std::atomic<bool> stopped_{false};
+  std::mutex mu_;
+  std::condition_variable woken_;
+  api::FollowStop drive_stop_;
+};
+
+// Runs until caught up (or a stop, or an error). With follow, each publish
+// of a generation is followed by gc (keep_generations). On stop->Stop() (from
+// any thread, e.g. at SIGTERM; stop may be null: none comes): finishes the
+// round, commits, seals the closed windows, publishes, leaves the group,
+// returns OK. A Gap (a position that retention deleted) or a write error
+// returns after committing what came before, without sealing.
 // The run is api::Drive over the consumer (snapsink/drive.h). With follow,
 // sink should come from api::Sink::OpenFollower: it then holds LOCK one
 // step at a time (a round and the seal, publish and gc due after it), and gc,
@@ -58,6 +84,6 @@ void AddRound(const RoundResult& r, RunTotals* totals);
 // (utilities/kafka/merged_publish.h); on_published then reports the merged
 // windows (generation and count). That run is api::Drive too, over the
 // partitions' states (utilities/kafka/partitions_target.h).
-Status Run(api::Sink* sink, const RunOptions& options, const std::atomic<bool>* stop, RunTotals* totals);
+Status Run(api::Sink* sink, const RunOptions& options, RunStop* stop, RunTotals* totals);
 
 }  // namespace snapsink::kafka

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "snapsink/utilities/partitions.h"
 #include "utilities/status_macros.h"
@@ -55,14 +54,12 @@ std::string OwnedSignature(const Consumer& c) {
 }  // namespace
 
 PartitionsTarget::PartitionsTarget(const RunOptions& o, Consumer* consumer, MergedPublisher* merged,
-                                   std::vector<int64_t> ends, const std::atomic<bool>* stop,
-                                   api::FollowStop* drive_stop, RunTotals* totals)
+                                   std::vector<int64_t> ends, RunStop* stop, RunTotals* totals)
     : o_(o),
       consumer_(consumer),
       merged_(merged),
       ends_(std::move(ends)),
       stop_(stop),
-      drive_stop_(drive_stop),
       totals_(totals),
       bound_ms_(FinalWaitMs(o.consumer)) {}
 
@@ -70,18 +67,9 @@ void PartitionsTarget::Note(const std::string& m) const {
   if (o_.consumer.on_note) o_.consumer.on_note(m);  // the library never prints
 }
 
-bool PartitionsTarget::Stopped() {
-  if (stop_ == nullptr || !stop_->load()) return false;
-  drive_stop_->Stop();
-  return true;
-}
+bool PartitionsTarget::Stopped() const { return stop_->stopped(); }
 
-void PartitionsTarget::Wait(int64_t timeout_ms) {
-  if (Stopped()) return;
-  for (int64_t left = timeout_ms; left > 0 && !Stopped(); left -= 5) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left, 5)));
-  }
-}
+void PartitionsTarget::Wait(int64_t timeout_ms) { stop_->WaitFor(timeout_ms); }
 
 bool PartitionsTarget::WantsPublish() {
   const bool wants = wants_publish_;

@@ -35,7 +35,6 @@
 // Built on the public API only. Not thread-safe.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,17 +50,18 @@ class PartitionsTarget : public api::DriveTarget {
  public:
   // o: the run (follow, final, the consumer's topic, group, on_note and
   // session timeout); ends: every partition's end offset as of the start
-  // (final only). A stop set in *stop (a signal's thread) is passed on to
-  // drive_stop (the FollowStop given to api::Drive) at the next poll or
-  // wait. consumer, merged and totals (may be null) outlive the target.
+  // (final only). stop: the run's (not null); api::Drive is given its
+  // drive_stop(), so Drive hears of a stop from it, and Wait sleeps in it
+  // until the stop or the timeout. consumer, merged, stop and totals
+  // outlive the target (totals may be null).
   PartitionsTarget(const RunOptions& o, Consumer* consumer, MergedPublisher* merged, std::vector<int64_t> ends,
-                   const std::atomic<bool>* stop, api::FollowStop* drive_stop, RunTotals* totals);
+                   RunStop* stop, RunTotals* totals);
 
   // Errors: what Consumer::Round returns; under final, IOError when the
   //   topic cannot be finished (above), and what FinishOfTopic returns.
   Status Poll(bool last, bool* more) override;
   void Wait(int64_t timeout_ms) override;
-  void Wake() override {}
+  void Wake() override {}  // Drive wakes at a stop only, and RunStop::Stop ended the wait already
   bool HasEnd() const override { return !o_.follow; }
   // Errors: none.
   Status AfterPoll(const api::DriveOptions&, bool* pending) override {
@@ -81,15 +81,14 @@ class PartitionsTarget : public api::DriveTarget {
   Status LookAtTheTopic(bool settled, bool* done);
   Status PublishMerged(const api::DriveOptions& options);
   bool OwnedReadToEnds() const;
-  bool Stopped();
+  bool Stopped() const;
   void Note(const std::string& m) const;
 
   const RunOptions& o_;
   Consumer* consumer_;
   MergedPublisher* merged_;
   std::vector<int64_t> ends_;
-  const std::atomic<bool>* stop_;
-  api::FollowStop* drive_stop_;
+  RunStop* stop_;
   RunTotals* totals_;
   bool wants_publish_ = false;
   bool finishing_ = false;  // final: this process's partitions are done; the topic's wait
