@@ -194,18 +194,21 @@ class LinkReader {
   std::string chunk_;
 };
 
-// records in zstd frames of whole records (kFrame), compressed by up to
-// kCompressThreads threads, each frame on its own: the same bytes as one
-// thread makes.
-Status Compress(std::string_view records, std::string* out) {
+// records in zstd frames of whole records (kFrame), each its own string,
+// compressed by up to kCompressThreads threads: the same bytes as one
+// thread makes. Each thread compresses into one buffer of its own and keeps
+// only the frame's bytes (a fresh buffer per frame costs its pages zeroed).
+Status Compress(std::string_view records, std::vector<std::string>* frames) {
   std::vector<std::pair<size_t, size_t>> cuts;  // each frame's records: start, length
+  size_t longest = 0;
   for (size_t at = 0; at < records.size();) {
     const size_t cut = StateRecordsCut(records.substr(at), kFrame);
     if (cut == 0) return Status::Corruption("record bytes at " + std::to_string(at) + " are cut short");
     cuts.emplace_back(at, cut);
+    longest = std::max(longest, cut);
     at += cut;
   }
-  std::vector<std::string> frames(cuts.size());
+  frames->assign(cuts.size(), std::string());
   std::vector<Status> failed(kCompressThreads);
   std::atomic<size_t> next{0};
   auto work = [&](size_t worker) {
@@ -214,16 +217,15 @@ Status Compress(std::string_view records, std::string* out) {
       failed[worker] = Status::IOError("zstd: cannot make a compression context");
       return;
     }
+    std::string buf(ZSTD_compressBound(longest), '\0');
     for (size_t i = next++; i < cuts.size(); i = next++) {
-      std::string& frame = frames[i];
-      frame.resize(ZSTD_compressBound(cuts[i].second));
-      const size_t n = ZSTD_compressCCtx(cctx.get(), frame.data(), frame.size(), records.data() + cuts[i].first,
+      const size_t n = ZSTD_compressCCtx(cctx.get(), buf.data(), buf.size(), records.data() + cuts[i].first,
                                          cuts[i].second, kZstdLevel);
       if (ZSTD_isError(n)) {
         failed[worker] = Status::IOError(std::string("zstd: ") + ZSTD_getErrorName(n));
         return;
       }
-      frame.resize(n);
+      (*frames)[i].assign(buf.data(), n);
     }
   };
   std::vector<std::thread> threads;
@@ -231,10 +233,6 @@ Status Compress(std::string_view records, std::string* out) {
   work(0);
   for (std::thread& t : threads) t.join();
   for (const Status& s : failed) SNAPSINK_RETURN_IF_ERROR(s);
-  size_t bytes = 0;
-  for (const std::string& f : frames) bytes += f.size();
-  out->reserve(out->size() + bytes);
-  for (const std::string& f : frames) out->append(f);
   return Status::OK();
 }
 
@@ -512,12 +510,16 @@ Status WriteStateCheckpoint(Env* env, const std::string& root, Store* live, uint
   l.records = records.records;
   l.digest = records.digest;
   l.raw = records.data.size();
-  std::string data;
-  SNAPSINK_RETURN_IF_ERROR(Compress(records.data, &data).Prefixed(path + ": "));
-  std::string bytes = Header(l, data.size());
-  bytes += data;
-  data.clear();
-  data.shrink_to_fit();
+  std::vector<std::string> frames;
+  SNAPSINK_RETURN_IF_ERROR(Compress(records.data, &frames).Prefixed(path + ": "));
+  size_t data_bytes = 0;
+  for (const std::string& f : frames) data_bytes += f.size();
+  std::string bytes = Header(l, data_bytes);
+  bytes.reserve(bytes.size() + data_bytes + kTrailer);
+  for (std::string& f : frames) {
+    bytes += f;
+    std::string().swap(f);
+  }
   bytes += Trailer(XXH64(bytes.data(), bytes.size(), 0));
   MaybeCrash("publish.state_checkpoint");
   std::unique_ptr<WritableFile> f;

@@ -66,6 +66,15 @@ bool NextRecord(const char** p, const char* end, int* table, char* op, std::stri
 Status EncodeStateBase(Txn* txn, StateRecords* out) {
   *out = StateRecords();
   HashState hs;
+  // The tables' page bytes bound the records' (keys, values and a few
+  // bytes each): one allocation, not a doubling string copied each time.
+  uint64_t pages = 0;
+  for (int t = 0; t < kNumTables; ++t) {
+    uint64_t entries = 0, bytes = 0;
+    SNAPSINK_RETURN_IF_ERROR(txn->Stat(static_cast<Table>(t), &entries, &bytes));
+    pages += bytes;
+  }
+  out->data.reserve(pages);
   for (int t = 0; t < kNumTables; ++t) {
     SNAPSINK_RETURN_IF_ERROR(txn->Scan(static_cast<Table>(t), "", [&](std::string_view k, std::string_view v) {
       if (Skipped(t, k)) return true;
