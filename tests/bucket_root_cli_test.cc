@@ -315,7 +315,8 @@ INSTANTIATE_TEST_SUITE_P(Points, BucketRootCrash,
                                            // a snapshot's upload and the parts' PUTs run at once: a
                                            // crash at either leaves the other part way
                                            "publish.after_rename", "publish.part_written",
-                                           "publish.manifest_written", "publish.before_current"),
+                                           "publish.manifest_written", "publish.before_current",
+                                           "publish.after_commit"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n) c = (c == '.' ? '_' : c);
