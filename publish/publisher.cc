@@ -139,6 +139,25 @@ Status SettleHalfRenamed(Env* env, const std::string& root, const PendingSnapsho
   return env->SyncDir(filenames::SnapshotWindowDir(root, p.window_ms));
 }
 
+
+// In a bucket a staged snapshot is uploaded whole, then its local copy is
+// removed, manifest.json first: a staged copy without its manifest.json
+// whose manifest.json is in the bucket was uploaded whole by a crashed
+// attempt (killed part way through the removal). What is left of it goes,
+// and *staged becomes false (the bucket's copy is reconciled). Otherwise
+// (the bucket lacks it too: damage) nothing is touched.
+Status SettleHalfRemoved(Env* env, const std::string& root, const PendingSnapshot& p, bool* staged) {
+  if (!*staged || !IsBucketPath(root)) return Status::OK();
+  const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
+  if (env->FileExists(filenames::Join(staging, filenames::kSnapshotManifestFile))) return Status::OK();
+  bool uploaded = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(
+      filenames::Join(filenames::SnapshotDir(root, p.window_ms, p.version), filenames::kSnapshotManifestFile),
+      &uploaded));
+  if (!uploaded) return Status::OK();
+  *staged = false;
+  return env->RemoveTree(staging);
+}
 }  // namespace
 
 Status FinishPublish(Env* env, const std::string& root, Store* live) {
@@ -467,7 +486,9 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
   for (size_t i = 0; i < pending.size(); ++i) {
     const PendingSnapshot& p = pending[i];
     const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
-    staged[i] = env->FileExists(staging);
+    bool whole_here = env->FileExists(staging);
+    SNAPSINK_RETURN_IF_ERROR(SettleHalfRemoved(env, root, p, &whole_here));
+    staged[i] = whole_here;
     // A crashed attempt may already have moved it.
     const std::string dir = staged[i] ? staging : filenames::SnapshotDir(root, p.window_ms, p.version);
     bool placed = staged[i];
