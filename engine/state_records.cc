@@ -33,11 +33,19 @@ void PutRecord(std::string* out, int table, bool put, std::string_view key, std:
   out->append(value);
 }
 
-// Adds one record, as a put, to the digest.
+// Adds one record, as a put, to the digest: its encoding hashed piece by
+// piece (a value of many megabytes, an aggregate run, is not copied first).
 void Hash(HashState* hs, std::string* scratch, int table, std::string_view key, std::string_view value) {
   scratch->clear();
-  PutRecord(scratch, table, true, key, value);
+  scratch->push_back(static_cast<char>(table));
+  scratch->push_back('+');
+  coding::PutVarint64(scratch, key.size());
   XXH64_update(hs->h, scratch->data(), scratch->size());
+  XXH64_update(hs->h, key.data(), key.size());
+  scratch->clear();
+  coding::PutVarint64(scratch, value.size());
+  XXH64_update(hs->h, scratch->data(), scratch->size());
+  XXH64_update(hs->h, value.data(), value.size());
 }
 
 }  // namespace
