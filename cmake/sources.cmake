@@ -328,6 +328,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/status_test.cc
   tests/storable_test.cc
   tests/state_records_test.cc
+  tests/state_checkpoint_restore_test.cc
   tests/store_test.cc
   tests/store_unit_test.cc
   tests/table_cache_test.cc

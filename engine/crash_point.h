@@ -25,7 +25,8 @@
 // upgrade.backfill_state (each step of `upgrade`, listed in publish/upgrade.h);
 // bucket.before_create_put, bucket.after_create_put, bucket.before_swap_put,
 // bucket.after_swap_put (the two PUT kinds of a root in a bucket, engine/env_bucket.h);
-// bucket.claimed_epoch, bucket.upload_file (a writer into a root in a bucket, engine/env_bucket_root.h).
+// bucket.claimed_epoch, bucket.upload_file, bucket.removing_upload (a writer into a root in a bucket,
+// engine/env_bucket_root.h).
 // cache.before_rename (a reader's cache entry written under its temporary name, engine/object_cache.h).
 // publish.state_checkpoint, publish.state_checkpoint_copy, state.restore (a file writer's state checkpoint in a
 // bucket, engine/state_checkpoint.h).

@@ -266,6 +266,11 @@ Status BucketRootEnv::Upload(const std::string& local, const std::string& to) {
     });
     SNAPSINK_RETURN_IF_ERROR(UploadFiles(local, to, {files.begin(), last}));
     SNAPSINK_RETURN_IF_ERROR(UploadFiles(local, to, {last, files.end()}));
+    // The local copy goes, its manifest.json or seal.json first: a copy
+    // left without it (a crash part way through the removal) is one the
+    // bucket holds whole (the publish's rerun asks the bucket then).
+    for (auto it = last; it != files.end(); ++it) SNAPSINK_RETURN_IF_ERROR(disk->RemoveFile(local + "/" + *it));
+    MaybeCrash("bucket.removing_upload");
     return disk->RemoveTree(local);
   }
   if (to == root_ + "/CURRENT") {

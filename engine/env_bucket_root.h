@@ -32,7 +32,9 @@
 //
 // Crash points (engine/crash_point.h): bucket.upload_file (after each file
 // of a directory uploaded into the bucket; up to four go up at once, its
-// manifest.json or seal.json after all of them), bucket.claimed_epoch (a writer
+// manifest.json or seal.json after all of them), bucket.removing_upload (a
+// directory uploaded, its local manifest.json or seal.json removed, the rest
+// not yet), bucket.claimed_epoch (a writer
 // epoch stored, the local lock held), plus those of engine/env_bucket.h.
 #pragma once
 

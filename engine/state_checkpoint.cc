@@ -2,13 +2,17 @@
 
 #include <xxhash.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
+#include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "engine/checkpoint_text.h"
@@ -34,6 +38,14 @@ constexpr std::string_view kMagic = "snapsink state checkpoint 3\n";
 // decompression; the same records give the same bytes.
 constexpr int kZstdLevel = 1;
 constexpr size_t kFrame = size_t{1} << 20;
+// Frames are compressed by this many threads at once (the base of the 1M-row
+// window's state: 72 MB of records, about 70 frames).
+constexpr size_t kCompressThreads = 2;
+// A restore reads a checkpoint object this many bytes at a time (ranged
+// GETs in a bucket), so that it holds a frame and a piece, never the object.
+constexpr size_t kRead = size_t{1} << 20;
+constexpr size_t kHeadRead = 4096;  // a header is about 150 bytes
+constexpr size_t kTrailer = kChecksumTrailerSize;
 // A chain is at most a base and this many deltas, and its deltas' bytes at
 // most half its base's; past either the next checkpoint is a new base.
 // SNAPSINK_STATE_CHECKPOINT_DELTAS (tests) sets the count and drops the
@@ -61,14 +73,16 @@ bool ParseFields(std::string_view text, const std::vector<std::string_view>& nam
   return text.empty();
 }
 
-// One checkpoint object, checked whole.
+// One checkpoint object: its header, read first; its data and trailer are
+// read in pieces as its records are applied (LinkReader).
 struct Link {
   bool lmdb_copy = false;   // format 1: data is LMDB's data.mdb
   bool compressed = false;  // format 3: data is zstd frames of records
   uint64_t generation = 0, base = 0, parent = 0, records = 0, digest = 0;
-  uint64_t raw = 0;  // the records' bytes before compression
-  std::string bytes;
-  std::string_view data;
+  uint64_t raw = 0;             // the records' bytes before compression
+  uint64_t start = 0, size = 0;  // where its data starts, its data's bytes
+  std::string path;
+  std::unique_ptr<RandomAccessFile> file;
 };
 
 std::string Header(const Link& l, size_t data_bytes) {
@@ -77,26 +91,26 @@ std::string Header(const Link& l, size_t data_bytes) {
          Hex(l.digest) + "\nraw " + std::to_string(l.raw) + "\ndata " + std::to_string(data_bytes) + "\n\n";
 }
 
-Status Decode(const std::string& path, uint64_t generation, Link* l) {
-  const std::string& bytes = l->bytes;
+// Decodes l's header from head, the first bytes of its object of `bytes` bytes.
+Status DecodeHead(const std::string& path, uint64_t generation, std::string_view head, uint64_t bytes, Link* l) {
   auto bad = [&](const std::string& why) { return Status::Corruption(path + ": not a state checkpoint: " + why); };
-  l->lmdb_copy = bytes.compare(0, kMagic1.size(), kMagic1) == 0;
-  l->compressed = bytes.compare(0, kMagic.size(), kMagic) == 0;
-  if (!l->lmdb_copy && !l->compressed && bytes.compare(0, kMagic2.size(), kMagic2) != 0) {
+  l->lmdb_copy = head.substr(0, kMagic1.size()) == kMagic1;
+  l->compressed = head.substr(0, kMagic.size()) == kMagic;
+  if (!l->lmdb_copy && !l->compressed && head.substr(0, kMagic2.size()) != kMagic2) {
     return bad("no 'snapsink state checkpoint 3' line");
   }
-  const size_t end = bytes.find("\n\n", kMagic.size() - 1);
+  const size_t end = head.find("\n\n", kMagic.size() - 1);
   if (end == std::string::npos) return bad("its header does not end");
-  const std::string_view head = std::string_view(bytes).substr(kMagic.size(), end + 1 - kMagic.size());
+  const std::string_view fields = head.substr(kMagic.size(), end + 1 - kMagic.size());
   std::vector<uint64_t> v;
   if (l->lmdb_copy) {
-    if (!ParseFields(head, {"generation", "data"}, &v)) return bad("its header fields are not generation, data");
+    if (!ParseFields(fields, {"generation", "data"}, &v)) return bad("its header fields are not generation, data");
     v = {v[0], v[0], 0, 0, 0, v[1]};
-  } else if (!l->compressed && !ParseFields(head, {"generation", "base", "parent", "records", "state", "data"}, &v)) {
+  } else if (!l->compressed && !ParseFields(fields, {"generation", "base", "parent", "records", "state", "data"}, &v)) {
     return bad("its header fields are not generation, base, parent, records, state, data");
   } else if (!l->compressed) {
     v.push_back(v.back());  // raw: the data itself
-  } else if (!ParseFields(head, {"generation", "base", "parent", "records", "state", "raw", "data"}, &v)) {
+  } else if (!ParseFields(fields, {"generation", "base", "parent", "records", "state", "raw", "data"}, &v)) {
     return bad("its header fields are not generation, base, parent, records, state, raw, data");
   }
   l->generation = v[0], l->base = v[1], l->parent = v[2], l->records = v[3], l->digest = v[4], l->raw = v[5];
@@ -105,70 +119,177 @@ Status Decode(const std::string& path, uint64_t generation, Link* l) {
       l->base > generation) {
     return bad("its base " + std::to_string(l->base) + " and parent " + std::to_string(l->parent) + " do not hold");
   }
-  const size_t start = end + 2;
-  const uint64_t n = v.back();
-  if (bytes.size() != start + n + kChecksumTrailerSize) {
-    return Status::Corruption(path + ": " + std::to_string(bytes.size()) + " bytes, its header says " +
-                              std::to_string(start + n + kChecksumTrailerSize));
+  l->start = end + 2;
+  l->size = v.back();
+  if (l->size > bytes || bytes - l->size != l->start + kTrailer) {
+    return Status::Corruption(path + ": " + std::to_string(bytes) + " bytes, its header says " +
+                              std::to_string(l->start + l->size + kTrailer));
   }
-  if (bytes.compare(start + n, kChecksumTrailerSize, ChecksumTrailer(XXH64(bytes.data(), start + n, 0))) != 0) {
-    return Status::Corruption(path + ": checksum mismatch");
-  }
-  l->data = std::string_view(bytes).substr(start, n);
   return Status::OK();
 }
 
-// records in zstd frames of whole records (kFrame).
-Status Compress(std::string_view records, std::string* out) {
-  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  if (cctx == nullptr) return Status::IOError("zstd: cannot make a compression context");
-  std::string frame;
+// Reads a checkpoint object from its first byte, at most kRead bytes at a
+// time, and checks its trailer against the XXH64 of what came before.
+class LinkReader {
+ public:
+  explicit LinkReader(const Link& l) : l_(l), hash_(XXH64_createState()) { XXH64_reset(hash_, 0); }
+  ~LinkReader() { XXH64_freeState(hash_); }
+  LinkReader(const LinkReader&) = delete;
+  LinkReader& operator=(const LinkReader&) = delete;
+
+  // Whether data bytes are left to read.
+  bool more() const { return at_ < l_.start + l_.size; }
+  // Appends the data's next bytes (at most kRead) to *out; the header's
+  // bytes are read and hashed first.
+  Status Next(std::string* out) {
+    if (at_ < l_.start) SNAPSINK_RETURN_IF_ERROR(Read(l_.start - at_, &chunk_));
+    if (!more()) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(Read(std::min<uint64_t>(kRead, l_.start + l_.size - at_), &chunk_));
+    out->append(chunk_);
+    return Status::OK();
+  }
+  // Reads what is left of the data and the trailer: Corruption naming the
+  // object when its checksum does not hold (checked before anything else is
+  // said of the records it read, so a damaged object is named as such).
+  Status Finish() {
+    while (more() || at_ < l_.start) {
+      SNAPSINK_RETURN_IF_ERROR(Next(&chunk_));
+      chunk_.clear();
+    }
+    std::string trailer;
+    SNAPSINK_RETURN_IF_ERROR(l_.file->Read(at_, kTrailer, &trailer));
+    if (trailer != ChecksumTrailer(XXH64_digest(hash_))) return Status::Corruption("checksum mismatch");
+    return Status::OK();
+  }
+  // Finish, or when its checksum holds, why the records do not.
+  Status Fail(const Status& why) {
+    Status s = Finish();
+    return s.ok() ? why : s;
+  }
+
+ private:
+  Status Read(uint64_t n, std::string* out) {
+    out->clear();
+    if (n == 0) return Status::OK();
+    SNAPSINK_RETURN_IF_ERROR(l_.file->Read(at_, n, out));
+    if (out->size() != n) return Status::Corruption("read short at byte " + std::to_string(at_));
+    XXH64_update(hash_, out->data(), out->size());
+    at_ += n;
+    return Status::OK();
+  }
+
+  const Link& l_;
+  XXH64_state_t* hash_;
+  uint64_t at_ = 0;
+  std::string chunk_;
+};
+
+// records in zstd frames of whole records (kFrame), each its own string,
+// compressed by up to kCompressThreads threads: the same bytes as one
+// thread makes. Each thread compresses into one buffer of its own and keeps
+// only the frame's bytes (a fresh buffer per frame costs its pages zeroed).
+Status Compress(std::string_view records, std::vector<std::string>* frames) {
+  std::vector<std::pair<size_t, size_t>> cuts;  // each frame's records: start, length
+  size_t longest = 0;
   for (size_t at = 0; at < records.size();) {
     const size_t cut = StateRecordsCut(records.substr(at), kFrame);
     if (cut == 0) return Status::Corruption("record bytes at " + std::to_string(at) + " are cut short");
-    frame.resize(ZSTD_compressBound(cut));
-    const size_t n = ZSTD_compressCCtx(cctx.get(), frame.data(), frame.size(), records.data() + at, cut, kZstdLevel);
-    if (ZSTD_isError(n)) return Status::IOError(std::string("zstd: ") + ZSTD_getErrorName(n));
-    out->append(frame.data(), n);
+    cuts.emplace_back(at, cut);
+    longest = std::max(longest, cut);
     at += cut;
   }
+  frames->assign(cuts.size(), std::string());
+  std::vector<Status> failed(kCompressThreads);
+  std::atomic<size_t> next{0};
+  auto work = [&](size_t worker) {
+    std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+    if (cctx == nullptr) {
+      failed[worker] = Status::IOError("zstd: cannot make a compression context");
+      return;
+    }
+    std::string buf(ZSTD_compressBound(longest), '\0');
+    for (size_t i = next++; i < cuts.size(); i = next++) {
+      const size_t n = ZSTD_compressCCtx(cctx.get(), buf.data(), buf.size(), records.data() + cuts[i].first,
+                                         cuts[i].second, kZstdLevel);
+      if (ZSTD_isError(n)) {
+        failed[worker] = Status::IOError(std::string("zstd: ") + ZSTD_getErrorName(n));
+        return;
+      }
+      (*frames)[i].assign(buf.data(), n);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(kCompressThreads, cuts.size()); ++t) threads.emplace_back(work, t);
+  work(0);
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : failed) SNAPSINK_RETURN_IF_ERROR(s);
   return Status::OK();
 }
 
-// Applies l's records to txn, a frame at a time when they are compressed.
+// Applies the records of a format 2 link (uncompressed), whole records at a time.
+Status ApplyRecords(Txn* txn, const Link& l, LinkReader* in) {
+  StateRecordsApplier applier(txn, l.records);
+  std::string pending;
+  while (in->more()) {
+    SNAPSINK_RETURN_IF_ERROR(in->Next(&pending));
+    const size_t cut = StateRecordsCut(pending, pending.size());
+    if (cut == 0 && in->more()) continue;  // one record longer than what was read yet
+    Status s = applier.Apply(std::string_view(pending).substr(0, cut == 0 ? pending.size() : cut));
+    if (!s.ok()) return in->Fail(s);
+    pending.erase(0, cut == 0 ? pending.size() : cut);
+  }
+  Status s = pending.empty() ? Status::OK() : applier.Apply(pending);
+  if (s.ok()) s = applier.Finish();
+  return s.ok() ? in->Finish() : in->Fail(s);
+}
+
+// Applies l's records to txn, a zstd frame at a time when they are
+// compressed: what is held is one frame and what was read past it, never
+// the whole object.
 Status ApplyLink(Txn* txn, const Link& l) {
-  if (!l.compressed) return ApplyStateRecords(txn, l.data, l.records);
+  LinkReader in(l);
+  if (!l.compressed) return ApplyRecords(txn, l, &in);
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   if (dctx == nullptr) return Status::IOError("zstd: cannot make a decompression context");
   StateRecordsApplier applier(txn, l.records);
-  std::string frame;
+  std::string pending, frame;
+  size_t used = 0;      // of pending
+  uint64_t taken = 0;   // compressed bytes before pending[used]
   uint64_t raw = 0;
-  for (std::string_view in = l.data; !in.empty();) {
-    const uint64_t at = l.data.size() - in.size();
+  SNAPSINK_RETURN_IF_ERROR(in.Next(&pending));
+  while (used < pending.size() || in.more()) {
     auto bad = [&](const std::string& why) {
-      return Status::Corruption("its zstd frame at byte " + std::to_string(at) + " of its records " + why +
-                                "; the checkpoint is damaged: give the --state DIR that published it");
+      return in.Fail(Status::Corruption("its zstd frame at byte " + std::to_string(taken) + " of its records " + why +
+                                        "; the checkpoint is damaged: give the --state DIR that published it"));
     };
-    const size_t n = ZSTD_findFrameCompressedSize(in.data(), in.size());
+    const std::string_view rest = std::string_view(pending).substr(used);
+    const size_t n = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+    if (ZSTD_isError(n) && ZSTD_getErrorCode(n) == ZSTD_error_srcSize_wrong && in.more()) {
+      pending.erase(0, used);  // the frame's bytes read so far, and the next piece
+      used = 0;
+      SNAPSINK_RETURN_IF_ERROR(in.Next(&pending));
+      continue;
+    }
     if (ZSTD_isError(n)) return bad(std::string("is not whole (") + ZSTD_getErrorName(n) + ")");
-    const unsigned long long size = ZSTD_getFrameContentSize(in.data(), n);
+    const unsigned long long size = ZSTD_getFrameContentSize(rest.data(), n);
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > l.raw - raw) {
       return bad("names no size within the header's raw " + std::to_string(l.raw));
     }
     frame.resize(size);
-    const size_t got = ZSTD_decompressDCtx(dctx.get(), frame.data(), frame.size(), in.data(), n);
+    const size_t got = ZSTD_decompressDCtx(dctx.get(), frame.data(), frame.size(), rest.data(), n);
     if (ZSTD_isError(got) || got != size) {
       return bad(std::string("does not decompress (") + (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short") + ")");
     }
-    SNAPSINK_RETURN_IF_ERROR(applier.Apply(frame));
+    Status s = applier.Apply(frame);
+    if (!s.ok()) return in.Fail(s);
     raw += size;
-    in.remove_prefix(n);
+    used += n;
+    taken += n;
   }
-  if (raw != l.raw) {
-    return Status::Corruption("its records are " + std::to_string(raw) + " bytes, its header says " +
-                              std::to_string(l.raw));
-  }
-  return applier.Finish();
+  Status s = raw == l.raw ? applier.Finish()
+                          : Status::Corruption("its records are " + std::to_string(raw) + " bytes, its header says " +
+                                               std::to_string(l.raw));
+  return s.ok() ? in.Finish() : in.Fail(s);
 }
 
 // What the local copy of the state (filenames::StateCheckpointCopyDir) is:
@@ -271,7 +392,8 @@ Status ReadChain(Env* env, const std::string& root, uint64_t generation, std::ve
   for (uint64_t g = generation; g != 0;) {
     const std::string path = StateCheckpointFile(root, g);
     Link l;
-    Status s = env->ReadFileToString(path, &l.bytes);
+    l.path = path;
+    Status s = env->NewRandomAccessFile(path, &l.file);
     if (s.IsNotFound() && g == generation) return Status::OK();
     if (s.IsNotFound()) {
       return Status::Corruption(path + " is missing: " + StateCheckpointFile(root, chain->back().generation) +
@@ -279,7 +401,10 @@ Status ReadChain(Env* env, const std::string& root, uint64_t generation, std::ve
                                 " cannot be restored; give the --state DIR that published it");
     }
     SNAPSINK_RETURN_IF_ERROR(s);
-    SNAPSINK_RETURN_IF_ERROR(Decode(path, g, &l));
+    std::string head;
+    const uint64_t bytes = l.file->Size();
+    SNAPSINK_RETURN_IF_ERROR(l.file->Read(0, std::min<uint64_t>(bytes, kHeadRead), &head));
+    SNAPSINK_RETURN_IF_ERROR(DecodeHead(path, g, head, bytes, &l));
     if (!chain->empty() && l.base != chain->back().base) {
       return Status::Corruption(path + ": its base is " + std::to_string(l.base) + ", its delta " +
                                 StateCheckpointFile(root, chain->back().generation) + " names " +
@@ -375,12 +500,16 @@ Status WriteStateCheckpoint(Env* env, const std::string& root, Store* live, uint
   l.records = records.records;
   l.digest = records.digest;
   l.raw = records.data.size();
-  std::string data;
-  SNAPSINK_RETURN_IF_ERROR(Compress(records.data, &data).Prefixed(path + ": "));
-  std::string bytes = Header(l, data.size());
-  bytes += data;
-  data.clear();
-  data.shrink_to_fit();
+  std::vector<std::string> frames;
+  SNAPSINK_RETURN_IF_ERROR(Compress(records.data, &frames).Prefixed(path + ": "));
+  size_t data_bytes = 0;
+  for (const std::string& f : frames) data_bytes += f.size();
+  std::string bytes = Header(l, data_bytes);
+  bytes.reserve(bytes.size() + data_bytes + kTrailer);
+  for (std::string& f : frames) {
+    bytes += f;
+    std::string().swap(f);
+  }
   bytes += ChecksumTrailer(XXH64(bytes.data(), bytes.size(), 0));
   MaybeCrash("publish.state_checkpoint");
   std::unique_ptr<WritableFile> f;
@@ -424,7 +553,12 @@ Status RestoreStateCheckpoint(Env* env, const std::string& root, uint64_t genera
       SNAPSINK_RETURN_IF_ERROR(env->CreateDir(dir));
       std::unique_ptr<WritableFile> out;
       SNAPSINK_RETURN_IF_ERROR(env->NewWritableFile(filenames::LmdbDataFile(dir), &out));
-      SNAPSINK_RETURN_IF_ERROR(out->Append(chain.front().data));
+      LinkReader in(chain.front());
+      for (std::string piece; in.more(); piece.clear()) {
+        SNAPSINK_RETURN_IF_ERROR(in.Next(&piece).Prefixed(chain.front().path + ": "));
+        SNAPSINK_RETURN_IF_ERROR(out->Append(piece));
+      }
+      SNAPSINK_RETURN_IF_ERROR(in.Finish().Prefixed(chain.front().path + ": "));
       SNAPSINK_RETURN_IF_ERROR(out->Sync());
       SNAPSINK_RETURN_IF_ERROR(out->Close());
       SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));

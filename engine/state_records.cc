@@ -33,77 +33,22 @@ void PutRecord(std::string* out, int table, bool put, std::string_view key, std:
   out->append(value);
 }
 
-// Adds one record, as a put, to the digest.
+// Adds one record, as a put, to the digest: its encoding hashed piece by
+// piece (a value of many megabytes, an aggregate run, is not copied first).
 void Hash(HashState* hs, std::string* scratch, int table, std::string_view key, std::string_view value) {
   scratch->clear();
-  PutRecord(scratch, table, true, key, value);
+  scratch->push_back(static_cast<char>(table));
+  scratch->push_back('+');
+  coding::PutVarint64(scratch, key.size());
   XXH64_update(hs->h, scratch->data(), scratch->size());
+  XXH64_update(hs->h, key.data(), key.size());
+  scratch->clear();
+  coding::PutVarint64(scratch, value.size());
+  XXH64_update(hs->h, scratch->data(), scratch->size());
+  XXH64_update(hs->h, value.data(), value.size());
 }
 
 }  // namespace
-
-Status EncodeStateBase(Txn* txn, StateRecords* out) {
-  *out = StateRecords();
-  HashState hs;
-  std::string scratch;
-  for (int t = 0; t < kNumTables; ++t) {
-    SNAPSINK_RETURN_IF_ERROR(txn->Scan(static_cast<Table>(t), "", [&](std::string_view k, std::string_view v) {
-      if (Skipped(t, k)) return true;
-      PutRecord(&out->data, t, true, k, v);
-      Hash(&hs, &scratch, t, k, v);
-      ++out->records;
-      return true;
-    }));
-  }
-  out->digest = XXH64_digest(hs.h);
-  return Status::OK();
-}
-
-Status EncodeStateDelta(Txn* from, Txn* to, StateRecords* out) {
-  *out = StateRecords();
-  HashState hs;
-  std::string scratch;
-  for (int t = 0; t < kNumTables; ++t) {
-    const Table table = static_cast<Table>(t);
-    Status inner;
-    std::vector<std::string> gone;  // in key order
-    SNAPSINK_RETURN_IF_ERROR(from->Scan(table, "", [&](std::string_view k, std::string_view) {
-      if (Skipped(t, k)) return true;
-      std::string_view v;
-      Status s = to->Get(table, k, &v);
-      if (s.IsNotFound()) gone.emplace_back(k);
-      else if (!s.ok()) inner = s;
-      return inner.ok();
-    }));
-    SNAPSINK_RETURN_IF_ERROR(inner);
-    size_t next_gone = 0;
-    auto deletes_before = [&](const std::string_view* key) {
-      for (; next_gone < gone.size() && (key == nullptr || gone[next_gone] < *key); ++next_gone) {
-        PutRecord(&out->data, t, false, gone[next_gone], {});
-        ++out->records;
-      }
-    };
-    SNAPSINK_RETURN_IF_ERROR(to->Scan(table, "", [&](std::string_view k, std::string_view v) {
-      if (Skipped(t, k)) return true;
-      Hash(&hs, &scratch, t, k, v);
-      std::string_view was;
-      Status s = from->Get(table, k, &was);
-      if (s.ok() && was == v) return true;
-      if (!s.ok() && !s.IsNotFound()) {
-        inner = s;
-        return false;
-      }
-      deletes_before(&k);
-      PutRecord(&out->data, t, true, k, v);
-      ++out->records;
-      return true;
-    }));
-    SNAPSINK_RETURN_IF_ERROR(inner);
-    deletes_before(nullptr);
-  }
-  out->digest = XXH64_digest(hs.h);
-  return Status::OK();
-}
 
 namespace {
 
@@ -125,6 +70,128 @@ bool NextRecord(const char** p, const char* end, int* table, char* op, std::stri
 }
 
 }  // namespace
+
+Status EncodeStateBase(Txn* txn, StateRecords* out) {
+  *out = StateRecords();
+  HashState hs;
+  // The tables' page bytes bound the records' (keys, values and a few
+  // bytes each): one allocation, not a doubling string copied each time.
+  uint64_t pages = 0;
+  for (int t = 0; t < kNumTables; ++t) {
+    uint64_t entries = 0, bytes = 0;
+    SNAPSINK_RETURN_IF_ERROR(txn->Stat(static_cast<Table>(t), &entries, &bytes));
+    pages += bytes;
+  }
+  out->data.reserve(pages);
+  for (int t = 0; t < kNumTables; ++t) {
+    SNAPSINK_RETURN_IF_ERROR(txn->Scan(static_cast<Table>(t), "", [&](std::string_view k, std::string_view v) {
+      if (Skipped(t, k)) return true;
+      const size_t at = out->data.size();
+      PutRecord(&out->data, t, true, k, v);
+      // A base's records are the digest's own encoding: hashed as written.
+      XXH64_update(hs.h, out->data.data() + at, out->data.size() - at);
+      ++out->records;
+      return true;
+    }));
+  }
+  out->digest = XXH64_digest(hs.h);
+  return Status::OK();
+}
+
+namespace {
+
+// Whether from's table t holds a key to's does not, given that `matched`
+// of to's keys are in it: only when it holds more than `matched` records
+// (not counting the copy's note, Skipped) is it scanned for them.
+Result<bool> HasGone(Txn* from, Table table, uint64_t matched) {
+  uint64_t entries = 0, bytes = 0;
+  SNAPSINK_RETURN_IF_ERROR(from->Stat(table, &entries, &bytes));
+  if (table == Table::kMeta) {
+    std::string_view v;
+    Status s = from->Get(table, kCheckpointCopyKey, &v);
+    if (s.ok()) --entries;
+    else if (!s.IsNotFound()) return s;
+  }
+  return entries > matched;
+}
+
+// The keys of from's table t that to's does not hold, in key order.
+Status GoneKeys(Txn* from, Txn* to, Table table, std::vector<std::string>* gone) {
+  Status inner;
+  SNAPSINK_RETURN_IF_ERROR(from->Scan(table, "", [&](std::string_view k, std::string_view) {
+    if (Skipped(static_cast<int>(table), k)) return true;
+    std::string_view v;
+    Status s = to->Get(table, k, &v);
+    if (s.IsNotFound()) gone->emplace_back(k);
+    else if (!s.ok()) inner = s;
+    return inner.ok();
+  }));
+  return inner;
+}
+
+}  // namespace
+
+Status EncodeStateDelta(Txn* from, Txn* to, StateRecords* out) {
+  *out = StateRecords();
+  HashState hs;
+  std::string scratch, puts;
+  for (int t = 0; t < kNumTables; ++t) {
+    const Table table = static_cast<Table>(t);
+    // The puts first, into `puts`: to's records that from lacks or holds
+    // otherwise, and how many of to's keys from holds.
+    Status inner;
+    uint64_t matched = 0, put_records = 0;
+    puts.clear();
+    SNAPSINK_RETURN_IF_ERROR(to->Scan(table, "", [&](std::string_view k, std::string_view v) {
+      if (Skipped(t, k)) return true;
+      Hash(&hs, &scratch, t, k, v);
+      std::string_view was;
+      Status s = from->Get(table, k, &was);
+      if (s.ok()) ++matched;
+      if (s.ok() && was == v) return true;
+      if (!s.ok() && !s.IsNotFound()) {
+        inner = s;
+        return false;
+      }
+      PutRecord(&puts, t, true, k, v);
+      ++put_records;
+      return true;
+    }));
+    SNAPSINK_RETURN_IF_ERROR(inner);
+    // Then the deletes, merged in key order: from is scanned for them only
+    // when it holds keys to does not (a table only added to is not).
+    SNAPSINK_ASSIGN_OR_RETURN(bool any_gone, HasGone(from, table, matched));
+    std::vector<std::string> gone;
+    if (any_gone) SNAPSINK_RETURN_IF_ERROR(GoneKeys(from, to, table, &gone));
+    size_t next_gone = 0;
+    auto deletes_before = [&](const std::string_view* key) {
+      for (; next_gone < gone.size() && (key == nullptr || gone[next_gone] < *key); ++next_gone) {
+        PutRecord(&out->data, t, false, gone[next_gone], {});
+        ++out->records;
+      }
+    };
+    if (gone.empty()) {
+      out->data += puts;
+    } else {
+      const char* p = puts.data();
+      const char* end = p + puts.size();
+      while (p < end) {
+        const char* record = p;
+        int table_no = 0;
+        char op = 0;
+        std::string_view key, value;
+        if (!NextRecord(&p, end, &table_no, &op, &key, &value)) return Status::Corruption("delta puts cut short");
+        deletes_before(&key);
+        out->data.append(record, static_cast<size_t>(p - record));
+      }
+    }
+    out->records += put_records;
+    deletes_before(nullptr);
+  }
+  out->digest = XXH64_digest(hs.h);
+  return Status::OK();
+}
+
 
 Status ApplyStateRecords(Txn* txn, std::string_view data, uint64_t records) {
   StateRecordsApplier applier(txn, records);

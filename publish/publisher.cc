@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <thread>
 
 #include "engine/crash_point.h"
 #include "engine/decimal.h"
@@ -138,6 +139,25 @@ Status SettleHalfRenamed(Env* env, const std::string& root, const PendingSnapsho
   return env->SyncDir(filenames::SnapshotWindowDir(root, p.window_ms));
 }
 
+
+// In a bucket a staged snapshot is uploaded whole, then its local copy is
+// removed, manifest.json first: a staged copy without its manifest.json
+// whose manifest.json is in the bucket was uploaded whole by a crashed
+// attempt (killed part way through the removal). What is left of it goes,
+// and *staged becomes false (the bucket's copy is reconciled). Otherwise
+// (the bucket lacks it too: damage) nothing is touched.
+Status SettleHalfRemoved(Env* env, const std::string& root, const PendingSnapshot& p, bool* staged) {
+  if (!*staged || !IsBucketPath(root)) return Status::OK();
+  const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
+  if (env->FileExists(filenames::Join(staging, filenames::kSnapshotManifestFile))) return Status::OK();
+  bool uploaded = false;
+  SNAPSINK_RETURN_IF_ERROR(env->Exists(
+      filenames::Join(filenames::SnapshotDir(root, p.window_ms, p.version), filenames::kSnapshotManifestFile),
+      &uploaded));
+  if (!uploaded) return Status::OK();
+  *staged = false;
+  return env->RemoveTree(staging);
+}
 }  // namespace
 
 Status FinishPublish(Env* env, const std::string& root, Store* live) {
@@ -312,13 +332,14 @@ Status CommitGeneration(Env* env, const std::string& root, Store* live, Generati
 
 Status CommitGenerationParts(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
                              const std::vector<std::string>& new_parts, const std::function<Status(Txn*)>& bookkeeping,
-                             const std::string& crash_prefix) {
+                             const std::string& crash_prefix, const std::function<Status()>& parts_written) {
   std::unique_ptr<Txn> read;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
   SNAPSINK_ASSIGN_OR_RETURN(auto last, Root::GetMetaU64(read.get(), meta::kLastGeneration));
   read.reset();
   // The parts first, each whole before the top manifest names it.
   SNAPSINK_RETURN_IF_ERROR(WriteParts(env, root, new_parts, crash_prefix));
+  if (parts_written) SNAPSINK_RETURN_IF_ERROR(parts_written());
   std::string bytes;
   SNAPSINK_RETURN_IF_ERROR(NextGeneration(env, root, last.value_or(0), gm, &bytes));
   const CurrentPointer next{gm->generation, XXH64(bytes.data(), bytes.size(), 0)};
@@ -375,6 +396,59 @@ Result<bool> RetentionDue(Env* env, const std::string& root, Txn* txn, std::opti
 
 }  // namespace
 
+namespace {
+
+// Moves each of to_move out of staging (into a bucket: uploads, a few at
+// once), then syncs every pending window's directory: a crashed attempt's
+// renames too, not only those made here.
+Status PlaceSnapshots(Env* env, const std::string& root, const std::vector<PendingSnapshot>& pending,
+                      const std::vector<const PendingSnapshot*>& to_move) {
+  auto move = [&](size_t i) {
+    const PendingSnapshot& p = *to_move[i];
+    SNAPSINK_RETURN_IF_ERROR(env->RenameFile(filenames::StagingSnapshotDir(root, p.window_ms, p.version),
+                                             filenames::SnapshotDir(root, p.window_ms, p.version)));
+    MaybeCrash("publish.after_rename");
+    return Status::OK();
+  };
+  if (IsBucketPath(root)) {
+    SNAPSINK_RETURN_IF_ERROR(UploadEach(to_move.size(), move));
+  } else {
+    for (size_t i = 0; i < to_move.size(); ++i) SNAPSINK_RETURN_IF_ERROR(move(i));
+  }
+  std::vector<std::string> window_dirs;
+  for (const PendingSnapshot& p : pending) window_dirs.push_back(filenames::SnapshotWindowDir(root, p.window_ms));
+  std::sort(window_dirs.begin(), window_dirs.end());
+  window_dirs.erase(std::unique(window_dirs.begin(), window_dirs.end()), window_dirs.end());
+  for (const std::string& dir : window_dirs) SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
+  return Status::OK();
+}
+
+// Work run on a thread of its own; Join waits for it and gives its Status
+// (OK when nothing was started). Joined on destruction too, so an early
+// return never leaves it running.
+class Background {
+ public:
+  Background() = default;
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  ~Background() {
+    if (thread_.joinable()) thread_.join();
+  }
+  void Start(std::function<Status()> fn) {
+    thread_ = std::thread([this, fn = std::move(fn)] { status_ = fn(); });
+  }
+  Status Join() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+ private:
+  std::thread thread_;
+  Status status_;
+};
+
+}  // namespace
+
 Result<bool> RetentionDue(Env* env, const std::string& root, Store* live, const RootConfig& config) {
   std::unique_ptr<Txn> read;
   SNAPSINK_RETURN_IF_ERROR(live->BeginRead(&read));
@@ -412,7 +486,9 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
   for (size_t i = 0; i < pending.size(); ++i) {
     const PendingSnapshot& p = pending[i];
     const std::string staging = filenames::StagingSnapshotDir(root, p.window_ms, p.version);
-    staged[i] = env->FileExists(staging);
+    bool whole_here = env->FileExists(staging);
+    SNAPSINK_RETURN_IF_ERROR(SettleHalfRemoved(env, root, p, &whole_here));
+    staged[i] = whole_here;
     // A crashed attempt may already have moved it.
     const std::string dir = staged[i] ? staging : filenames::SnapshotDir(root, p.window_ms, p.version);
     bool placed = staged[i];
@@ -453,27 +529,16 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
   for (size_t i = 0; i < pending.size(); ++i) {
     if (staged[i]) to_move.push_back(&pending[i]);
   }
-  auto move = [&](size_t i) {
-    const PendingSnapshot& p = *to_move[i];
-    SNAPSINK_RETURN_IF_ERROR(env->RenameFile(filenames::StagingSnapshotDir(root, p.window_ms, p.version),
-                                             filenames::SnapshotDir(root, p.window_ms, p.version)));
-    MaybeCrash("publish.after_rename");
-    return Status::OK();
-  };
+  // Into a bucket a rename is an upload: a few windows' at once, on a
+  // thread of their own beside step 3 and the parts of step 4 (reads and
+  // create-only PUTs of other objects), all answered before the generation
+  // manifest names any of them (CommitGenerationParts waits for them).
+  Background uploads;
   if (IsBucketPath(root)) {
-    // Into a bucket a rename is an upload: a few windows' at once, all
-    // answered before the generation manifest names any of them.
-    SNAPSINK_RETURN_IF_ERROR(UploadEach(to_move.size(), move));
+    uploads.Start([&] { return PlaceSnapshots(env, root, pending, to_move); });
   } else {
-    for (size_t i = 0; i < to_move.size(); ++i) SNAPSINK_RETURN_IF_ERROR(move(i));
+    SNAPSINK_RETURN_IF_ERROR(PlaceSnapshots(env, root, pending, to_move));
   }
-  // A crashed attempt's renames are synced here too: the rerun syncs every
-  // pending window's directory, not only those it renamed itself.
-  window_dirs.clear();
-  for (const PendingSnapshot& p : pending) window_dirs.push_back(filenames::SnapshotWindowDir(root, p.window_ms));
-  std::sort(window_dirs.begin(), window_dirs.end());
-  window_dirs.erase(std::unique(window_dirs.begin(), window_dirs.end()), window_dirs.end());
-  for (const std::string& dir : window_dirs) SNAPSINK_RETURN_IF_ERROR(env->SyncDir(dir));
 
   // 3. The new generation: the current one with these windows replaced.
   std::unique_ptr<Txn> read;
@@ -506,7 +571,7 @@ Status PublishSnapshots(Env* env, const std::string& root, Store* live, const Ro
     SNAPSINK_RETURN_IF_ERROR(bookkeeping(txn));
     dropped.clear();
     return oldest_kept ? DropWindowsBefore(txn, *oldest_kept, &dropped) : Status::OK();
-  }, "publish"));
+  }, "publish", [&] { return uploads.Join(); }));
 
   SNAPSINK_RETURN_IF_ERROR(RemoveEmptyStagingWindows(env, root));
   result->generation = gm.generation;

@@ -87,9 +87,12 @@ Status CommitGeneration(Env* env, const std::string& root, Store* live, Generati
                         const std::function<Status(Txn*)>& bookkeeping, const std::string& crash_prefix);
 // The same for a gm whose parts are set (publish/generation_parts.h
 // UpdateParts): new_parts are the bytes of those not on disk yet.
+// parts_written, when given, runs once the parts are written and before the
+// top manifest (a publish waits there for its snapshots' uploads): its error
+// stops the commit before anything names them.
 Status CommitGenerationParts(Env* env, const std::string& root, Store* live, GenerationManifest* gm,
                              const std::vector<std::string>& new_parts, const std::function<Status(Txn*)>& bookkeeping,
-                             const std::string& crash_prefix);
+                             const std::string& crash_prefix, const std::function<Status()>& parts_written = {});
 
 // The work after a commit point, for a command that stopped there:
 // FinishCurrent, then the staging directories of superseded seals and empty

@@ -311,7 +311,13 @@ TEST_P(BucketRootCrash, KilledAtABucketStepThenRunAgainEqualsACleanRun) {
 INSTANTIATE_TEST_SUITE_P(Points, BucketRootCrash,
                          ::testing::Values("bucket.claimed_epoch", "bucket.before_create_put",
                                            "bucket.after_create_put", "bucket.upload_file",
-                                           "bucket.before_swap_put", "bucket.after_swap_put"),
+                                           "bucket.before_swap_put", "bucket.after_swap_put",
+                                           "bucket.removing_upload",
+                                           // a snapshot's upload and the parts' PUTs run at once: a
+                                           // crash at either leaves the other part way
+                                           "publish.after_rename", "publish.part_written",
+                                           "publish.manifest_written", "publish.before_current",
+                                           "publish.after_commit"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n) c = (c == '.' ? '_' : c);

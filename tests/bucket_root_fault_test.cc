@@ -209,6 +209,49 @@ INSTANTIATE_TEST_SUITE_P(
                       LostAnswer{"CurrentSwapAnswered500", "/CURRENT", testing::FaultProxy::Fault::kAnswer500}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The snapshots' uploads run beside the manifest parts' PUTs, but the
+// generation manifest that names them is PUT only once every snapshot
+// object's PUT was answered: with each snapshot's data answer held 1.5 s by
+// the proxy, the request log (each line written when its answer came)
+// shows every data and manifest.json PUT before manifests/1 and CURRENT,
+// and the run ends equal to a clean run.
+TEST_F(BucketRootFaults, TheGenerationManifestWaitsForEverySnapshotUpload) {
+  const auto clean = CleanRun();
+  testing::FaultProxy proxy(config_.endpoint);
+  ASSERT_TRUE(proxy.ok());
+  ASSERT_EQ(Run({"init", Root("slow")}).exit_code, 0);
+  proxy.DelayAnswers("/data", 1500);
+  testing::TempDir state;
+  const std::string log = state.path() + "/requests.log";
+  RunResult r = Run({"run", Root("slow"), Events(), "--final", "--state", state.path() + "/s"},
+                    {{"AWS_ENDPOINT_URL", proxy.endpoint()}, {"SNAPSINK_S3_REQUEST_LOG", log}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> puts;
+  std::istringstream in(ReadAll(log));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("PUT ", 0) == 0) puts.push_back(line.substr(4, line.find(' ', 4) - 4));
+  }
+  // The index of the first (or last) PUT whose key ends with suffix; -1 when none.
+  auto at = [&](const std::string& suffix, bool last_one) {
+    int found = -1;
+    for (size_t i = 0; i < puts.size(); ++i) {
+      const std::string& k = puts[i];
+      if (k.size() < suffix.size() || k.compare(k.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+      found = static_cast<int>(i);
+      if (!last_one) break;
+    }
+    return found;
+  };
+  auto first = [&](const std::string& suffix) { return at(suffix, false); };
+  auto last = [&](const std::string& suffix) { return at(suffix, true); };
+  ASSERT_GE(last("/data"), 0) << ReadAll(log);
+  ASSERT_GE(first("/manifests/1"), 0) << ReadAll(log);
+  EXPECT_LT(last("/data"), first("/manifests/1")) << ReadAll(log);
+  EXPECT_LT(last("/manifest.json"), first("/manifests/1")) << ReadAll(log);
+  EXPECT_LT(first("/manifests/1"), first("/CURRENT")) << ReadAll(log);
+  EXPECT_EQ(Published("slow"), clean);
+}
+
 // Whether CURRENT exists decides whether a writer with an empty --state may
 // start afresh: a HEAD of it answered 403 (refused), or 503 past the retry
 // time, is an error, never "missing". The writer stops with one line naming

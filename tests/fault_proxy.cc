@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -99,6 +100,12 @@ void FaultProxy::LoseAnswerOnce(const std::string& suffix, Fault fault) {
   armed_ = true;
 }
 
+void FaultProxy::DelayAnswers(const std::string& suffix, int ms) {
+  std::lock_guard<std::mutex> l(mu_);
+  delay_suffix_ = suffix;
+  delay_ms_ = ms;
+}
+
 void FaultProxy::AnswerEvery(const std::string& method, const std::string& suffix, int status) {
   std::lock_guard<std::mutex> l(mu_);
   every_method_ = method;
@@ -123,6 +130,10 @@ bool FaultProxy::Observe(const std::string& method, const std::string& path, Fau
   }
   if (method != "PUT") return false;
   puts_.push_back(bare);
+  if (delay_ms_ > 0 && EndsWith(bare, delay_suffix_)) {
+    *fault = Fault::kDelay;
+    return true;
+  }
   if (!armed_ || !EndsWith(bare, armed_suffix_)) return false;
   armed_ = false;
   *fault = armed_fault_;
@@ -208,6 +219,18 @@ void FaultProxy::Serve(int client) {
         break;
       }
       if (!lose_now) continue;
+      if (fault == Fault::kDelay) {  // held, then forwarded: the connection goes on
+        int ms = 0;
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          ms = delay_ms_;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        if (!WriteAll(client, answer.data(), answer.size())) break;
+        answer.clear();
+        losing = false;
+        continue;
+      }
       if (fault == Fault::kAnswer500) {
         static const char k500[] =
             "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";

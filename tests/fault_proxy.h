@@ -6,7 +6,8 @@
 // reset after a successful PUT), or a 500 is sent in its place (what RGW
 // answers to many losers of an If-Match race); or answer every request of
 // one method and path with a status of its choosing (a gateway refusing or
-// failing HEADs).
+// failing HEADs); or hold the answers of the PUTs of some objects for a
+// while (a slow upload) and then forward them.
 #pragma once
 
 #include <atomic>
@@ -20,7 +21,7 @@ namespace snapsink::testing {
 
 class FaultProxy {
  public:
-  enum class Fault { kCloseConnection, kAnswer500, kAnswerStatus };
+  enum class Fault { kCloseConnection, kAnswer500, kAnswerStatus, kDelay };
 
   // Listens on 127.0.0.1 (a free port) and forwards to upstream
   // ("http://HOST:PORT").
@@ -38,6 +39,9 @@ class FaultProxy {
   // From now on every request of method (e.g. "HEAD") whose path ends with
   // suffix is answered with HTTP status (after the server answered it).
   void AnswerEvery(const std::string& method, const std::string& suffix, int status);
+  // From now on the answer to every PUT whose path ends with suffix is held
+  // ms milliseconds after the server gave it, then forwarded.
+  void DelayAnswers(const std::string& suffix, int ms);
   // How many answers were lost so far, and the path of the PUT whose
   // answer was lost last ("/BUCKET/KEY").
   int lost() const { return lost_.load(); }
@@ -68,6 +72,8 @@ class FaultProxy {
   bool armed_ = false;
   std::string every_method_, every_suffix_;
   int every_status_ = 0;
+  std::string delay_suffix_;
+  int delay_ms_ = 0;
   std::string lost_path_;
 };
 

@@ -234,6 +234,49 @@ TEST_F(KafkaBucket, AProcessWithAnEmptyStateRestoresFromTheCheckpointsInTheBucke
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// Metric kinds declared at init (`init s3://... --metric NAME:KIND`, kept in
+// the bucket's settings object) reach the state of every `run --kafka`
+// process with an empty --state DIR: A reads the topic from an empty DIR,
+// B (another empty DIR) takes every partition from A's checkpoints and
+// reads on. The rows equal a file run over the same events into a local
+// root declared alike (clicks as minmax: a retract of a click is rejected;
+// orders as quantiles), and differ from a root without the kinds.
+TEST_F(KafkaBucket, InitMetricKindsReachEveryEmptyStateOfRunKafka) {
+  const EventStream first = GenerateEvents(kPartitions, 150, 94);
+  const EventStream second = GenerateEvents(kPartitions, 150, 95, 150);
+  ProduceStream(first);
+  const std::vector<std::string> kinds = {"--metric", "orders:quantiles:0.02", "--metric", "clicks:minmax"};
+  const std::string root = "s3://" + bucket_ + "/kinds";
+  std::vector<std::string> init = {"init", root};
+  init.insert(init.end(), kinds.begin(), kinds.end());
+  ChildResult ri = Snapsink(init, env_);
+  ASSERT_EQ(ri.exit_code, 0) << ri.err;
+  ChildResult ra = Snapsink(FinalArgs(root, "gk1", "state-a"), env_, 180);
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ProduceStream(second);
+  ChildResult rb = Snapsink(FinalArgs(root, "gk1", "state-b"), env_, 180);
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_NE(rb.err.find("(restored from the checkpoint of epoch 1"), std::string::npos) << rb.err;
+  // The same events as one file into local roots, with and without the kinds.
+  WriteFile(dir_ + "/all.ndjson", AsFile(first) + AsFile(second));
+  std::vector<std::string> init_local = {"init", dir_ + "/local-kinds"};
+  init_local.insert(init_local.end(), kinds.begin(), kinds.end());
+  ASSERT_EQ(Snapsink(init_local).exit_code, 0);
+  const std::string plain = NewRoot("local-plain");
+  for (const std::string& local : {dir_ + "/local-kinds", plain}) {
+    ChildResult r = Snapsink({"run", local, dir_ + "/all.ndjson", "--final", "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string want = Rows(Query(dir_ + "/local-kinds"));
+  ASSERT_NE(want, Rows(Query(plain))) << "the kinds change no row: the test would see nothing";
+  EXPECT_EQ(Rows(BucketQuery(root)), want) << ra.err << rb.err;
+  ChildResult ml = Snapsink({"metric", dir_ + "/local-kinds", "list"});
+  ChildResult mb = Snapsink({"metric", root, "list", "--state", dir_ + "/state-b"}, env_);
+  EXPECT_EQ(mb.out, ml.out) << mb.err;
+  ChildResult v = Snapsink({"verify", root}, env_);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
 // gc in a bucket root removes what no kept generation needs of the merged
 // publish: merged/<topic>/<window>-v<version> of window versions no kept
 // generation names, and partitions' seal records a newer seal of their

@@ -89,6 +89,41 @@ TEST_F(StateRecordsTest, ADeltaAppliedToTheOldStateMakesTheNewOne) {
   EXPECT_NE(Digest(from.get()), Digest(to.get()));
 }
 
+// The deletes of a delta are found only in tables where the old state
+// holds more keys than the new one shares with it; the copy's note in the
+// old state is not one of them. A delete after a table's last put, a table
+// whose keys all stay (one changed), and a table only added to each come
+// out in key order and make the new state.
+TEST_F(StateRecordsTest, ADeltaFindsEveryDeleteBesideTheCopysNote) {
+  Records before = {{{0, "format"}, "8"},       {{0, std::string(kCheckpointCopyKey)}, "generation 1"},
+                    {{1, "p1"}, "seq 4"},       {{1, "p2"}, "seq 9"},
+                    {{4, "w1|a"}, "1"},         {{4, "w1|b"}, "2"},
+                    {{4, "w1|c"}, "3"}};
+  Records after = before;
+  after.erase({0, std::string(kCheckpointCopyKey)});
+  after[{0, "format"}] = "9";    // kMeta: every key stays but the note
+  after.erase({1, "p2"});        // a delete after the table's last put
+  after[{1, "p1"}] = "seq 5";
+  after.erase({4, "w1|a"});      // a delete before a put
+  after[{4, "w1|b"}] = "20";
+  after[{6, "w1"}] = "v1";       // a table only added to
+  auto from = Make("from", before), to = Make("to", after);
+  StateRecords delta;
+  {
+    std::unique_ptr<Txn> a, b;
+    ASSERT_TRUE(from->BeginRead(&a).ok());
+    ASSERT_TRUE(to->BeginRead(&b).ok());
+    ASSERT_TRUE(EncodeStateDelta(a.get(), b.get(), &delta).ok());
+  }
+  EXPECT_EQ(delta.records, 6u);  // 4 puts, 2 deletes
+  Records without_note = before;
+  without_note.erase({0, std::string(kCheckpointCopyKey)});
+  auto copy = Make("copy", without_note);
+  Apply(copy.get(), [&](Txn* txn) { return ApplyStateRecords(txn, delta.data, delta.records); });
+  EXPECT_EQ(All(copy.get()), after);
+  EXPECT_EQ(Digest(copy.get()), delta.digest);
+}
+
 TEST_F(StateRecordsTest, ABaseRebuildsTheStateAndTheCopysNoteIsNoRecord) {
   const Records state = {{{0, "format"}, "8"}, {{4, std::string("k\0\xff", 3)}, "agg"}, {{8, "id"}, ""}};
   Records noted = state;
