@@ -61,7 +61,9 @@ class EventParser {
   // anything). With less, the line is first copied to an internal buffer.
   // Returns true and fills every field of *ev (defaults for absent ones), or
   // false and sets *reason (if not null); *ev is then unspecified.
-  // The views in *ev stay valid until the next call of Parse().
+  // The views in *ev point into data[0..len) (a string without an escape,
+  // not copied) or into the parser's own buffers, and stay valid until the
+  // next call of Parse() while data's bytes stay as they are.
   bool Parse(const char* data, size_t len, size_t capacity, Event* ev, std::string* reason);
 
   // Accept events with neither seq nor id (ingest --id-from-content).

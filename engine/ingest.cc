@@ -55,7 +55,7 @@ std::string GapText(const Gap& g) {
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
   txn.reset();  // never two write transactions in one thread: LMDB would wait on itself
   window_runs.clear();  // views into the last transaction's pages
-  bounds.clear();
+  ClearBounds();
   SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
   batch_lines = 0;
   if (!wm_loaded) {
@@ -102,7 +102,7 @@ Status Ingester::Impl::LoadCursor(const std::string& source_name, const std::str
 void Ingester::Impl::Reset() {
   txn.reset();
   window_runs.clear();
-  bounds.clear();
+  ClearBounds();
   producers.clear();
   ForgetProducers();
   aggs.Clear();
@@ -180,9 +180,12 @@ Status Ingester::Impl::MakeLive(int64_t window, const std::string& key, CachedAg
 }
 
 Result<Ingester::Impl::SumBound*> Ingester::Impl::Bound(int64_t window) {
+  if (last_bound != nullptr && last_bound_window == window) return last_bound;
   auto [it, first] = bounds.try_emplace(window);
   if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(ReadSumBound(txn.get(), window, &it->second.bound, &it->second.known)));
-  return &it->second;
+  last_bound_window = window;
+  last_bound = &it->second;
+  return last_bound;
 }
 
 // An event without seq: a duplicate if its id was seen within the horizon.
@@ -451,7 +454,7 @@ Status Ingester::Impl::CommitBatch() {
   // idle key only when the last-seen time left the key's bucket.
   const int64_t idle_bucket_ms = IdleBucketMs(config.producer_retention_ms);
   for (auto& [id, p] : producers) {
-    SNAPSINK_RETURN_IF_ERROR(CommitProducer(txn.get(), id, p.state, p.dirty, &p.life, idle_bucket_ms));
+    SNAPSINK_RETURN_IF_ERROR(CommitProducer(txn.get(), id, p.state, p.dirty, &p.life, idle_bucket_ms, &value));
     p.dirty = false;
   }
   // The watermark moved: drop expired ids and retire idle producers.
@@ -483,7 +486,7 @@ Status Ingester::Impl::CommitBatch() {
   for (const auto& [w, b] : bounds) {
     if (b.known && b.dirty) SNAPSINK_RETURN_IF_ERROR(WriteSumBound(txn.get(), w, b.bound));
   }
-  bounds.clear();
+  ClearBounds();
   for (const auto& [key, t] : ledger) {
     if (t.agg.events == 0) continue;
     codec::EncodeInto(&value, t.agg);

@@ -135,6 +135,14 @@ struct Ingester::Impl {
     bool dirty = false;
   };
   std::unordered_map<int64_t, SumBound> bounds;  // windows this batch applied values to
+  // The entry Bound() last returned (nodes do not move): most events fall
+  // in the window of the event before.
+  int64_t last_bound_window = 0;
+  SumBound* last_bound = nullptr;
+  void ClearBounds() {
+    bounds.clear();
+    last_bound = nullptr;
+  }
   std::vector<std::pair<std::string_view, uint32_t>> sorted_aggs;  // Commit's scratch: keys and indices of aggs
   struct CachedTotals {
     Aggregate agg;

@@ -1,5 +1,7 @@
 #include "engine/parse_ahead.h"
 
+#include <cstdint>
+#include <iterator>
 #include <system_error>
 
 namespace snapsink {
@@ -110,37 +112,34 @@ void ParseAhead::Fill(Chunk* c) {
 }
 
 void ParseAhead::Parse(Chunk* c) {
-  // The parser's views die at its next Parse: keep every string_view field of
-  // each line's Event as an offset into c->strings, and point the views there
-  // once it stops growing.
-  struct Spans {
-    size_t producer, metric, key, id;
-  };
-  std::vector<Spans> spans(c->count);
+  // An event's string fields point into the chunk's bytes when they hold no
+  // escape (EventParser::Parse): they live as long as the chunk. The others
+  // point into the parser's buffers, which its next Parse reuses: those are
+  // copied into c->strings, kept as offsets until it stops growing, and
+  // pointed there at the end.
+  static constexpr std::string_view Event::*kFields[] = {&Event::producer, &Event::metric, &Event::key, &Event::id};
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(c->bytes.data());
+  const uintptr_t hi = lo + c->bytes.size();
   c->strings.clear();
+  c->copied.clear();
   for (size_t i = 0; i < c->count; ++i) {
     ParsedLine& p = c->lines[i];
     p.reason.clear();
     p.ok = !p.line.overlong && c->parser.Parse(p.line.data, p.line.size, p.line.capacity, &p.event, &p.reason);
     if (!p.ok) continue;
     p.producer_hash = ProducerHash(p.event.producer);
-    spans[i] = {c->strings.size(), 0, 0, 0};
-    c->strings.append(p.event.producer);
-    spans[i].metric = c->strings.size();
-    c->strings.append(p.event.metric);
-    spans[i].key = c->strings.size();
-    c->strings.append(p.event.key);
-    spans[i].id = c->strings.size();
-    c->strings.append(p.event.id);
+    for (uint32_t f = 0; f < std::size(kFields); ++f) {
+      const std::string_view v = p.event.*kFields[f];
+      const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
+      if (v.empty() || (at >= lo && at + v.size() <= hi)) continue;
+      c->copied.push_back({i, f, c->strings.size()});
+      c->strings.append(v);
+    }
   }
-  for (size_t i = 0; i < c->count; ++i) {
-    ParsedLine& p = c->lines[i];
-    if (!p.ok) continue;
-    const char* base = c->strings.data();
-    p.event.producer = std::string_view(base + spans[i].producer, p.event.producer.size());
-    p.event.metric = std::string_view(base + spans[i].metric, p.event.metric.size());
-    p.event.key = std::string_view(base + spans[i].key, p.event.key.size());
-    p.event.id = std::string_view(base + spans[i].id, p.event.id.size());
+  const char* base = c->strings.data();
+  for (const Chunk::Copied& k : c->copied) {
+    std::string_view& v = c->lines[k.line].event.*kFields[k.field];
+    v = std::string_view(base + k.offset, v.size());
   }
 }
 

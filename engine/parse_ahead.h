@@ -43,7 +43,7 @@ namespace snapsink {
 struct ParsedLine {
   Line line;           // data points into the chunk's copy, padded for simdjson
   bool ok = false;     // the line parsed as an event (never for an overlong line)
-  Event event;         // when ok; views into the chunk
+  Event event;         // when ok; views into the chunk (its bytes, or its strings)
   std::string reason;  // when !ok and !line.overlong: why it did not parse
   uint64_t producer_hash = 0;  // when ok: ProducerHash(event.producer), taken off the caller's thread
 };
@@ -84,7 +84,15 @@ class ParseAhead {
     // The lines as they lay in the reader's buffer: each run of lines read
     // back to back in one piece, followed by kLinePadding bytes.
     std::string bytes;
-    std::string strings;  // producer, metric and key of each parsed line
+    // The string fields that do not lie in `bytes` (an escape was
+    // unescaped): where each one's copy in `strings` begins.
+    std::string strings;
+    struct Copied {
+      size_t line;
+      uint32_t field;  // in ParseAhead::Parse's kFields
+      size_t offset;
+    };
+    std::vector<Copied> copied;
     // lines[0, count) are the chunk's; those past count are kept from an
     // earlier use, so a chunk's lines are not built and destroyed each time.
     std::vector<ParsedLine> lines;
