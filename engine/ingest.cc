@@ -119,8 +119,17 @@ void Ingester::Impl::Reset() {
 }
 
 Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id, uint64_t h) {
-  ProducerSlot& slot = producer_front[h & (kProducerSlots - 1)];
-  if (slot.Holds(h, id)) return slot.p;
+  ProducerSlot* set = FrontSet(h);
+  if (set[0].Holds(h, id)) return set[0].p;
+  if (set[1].Holds(h, id)) return set[1].p;
+  // A miss fills an empty way, else the way this id's hash names (two ids
+  // of one set that both send often then keep their own ways).
+  return ProducerMiss(id, h, set[0].p == nullptr ? &set[0] : set[1].p == nullptr ? &set[1] : &set[(h >> 32) & 1]);
+}
+
+// Out of line: the front's hit path stays small (no frame for a Status).
+Result<CachedProducer*> Ingester::Impl::ProducerMiss(std::string_view id, uint64_t h, ProducerSlot* victim) {
+  ProducerSlot& slot = *victim;
   auto it = producers.find(id);
   if (it != producers.end()) {
     slot = ProducerSlot{h, it->first, &it->second};
@@ -345,7 +354,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       why = "field ts: its window would start before 0000-01-01T00:00:00Z";
     } else if (d.outcome == SeqOutcome::kApply && in_range && EventTooFarAhead(event.ts_ms, wm.confirmed, config.max_ahead_ms)) {
       why = kBeyondMaxAhead;  // one clock gone wrong moves no watermark (engine/watermark.h)
-    } else if (auto oldest = OldestKeptWindow(config, wm.confirmed, retained_from);
+    } else if (auto oldest = config.retain_ms <= 0 ? retained_from  // OldestKeptWindow's answer without --retain
+                                                   : OldestKeptWindow(config, wm.confirmed, retained_from);
                d.outcome == SeqOutcome::kApply && in_range && oldest && window < *oldest) {
       why = kBeyondRetention;  // its window left the generations and the state (engine/window_retention.h)
     } else if (event.retract && event.value_micros == INT64_MIN) {
