@@ -393,8 +393,9 @@ bool ClassifyKey(od::field& field, int* id, std::string* reason) {
   return true;
 }
 
-// raw: the line holds no backslash, so its strings are taken where they lie
-// (RawString), not unescaped into the parser's buffer.
+// raw: SetViewsIntoLine(true) and the line holds no backslash, so its
+// strings are taken where they lie (RawString), not unescaped into the
+// parser's buffer.
 bool ParseKnownField(int id, od::value& v, Event* out, std::string* id_error, std::string* reason, bool raw) {
   switch (id) {
     case kProducer: return ParseProducer(v, out, reason, raw);
@@ -501,7 +502,7 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
   }
 
   Event out;
-  const bool raw = std::memchr(data, '\\', len) == nullptr;
+  const bool raw = views_into_line_ && std::memchr(data, '\\', len) == nullptr;
   unsigned seen = 0;
   std::string id_error;  // only an error when the event has no seq
   for (auto field_result : obj) {

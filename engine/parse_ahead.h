@@ -56,7 +56,10 @@ class ParseAhead {
 
   // content_ids: EventParser::SetContentIds for every line.
   explicit ParseAhead(LineReader* reader, bool content_ids = false) : reader_(reader) {
-    for (Chunk& c : chunks_) c.parser.SetContentIds(content_ids);
+    for (Chunk& c : chunks_) {
+      c.parser.SetContentIds(content_ids);
+      c.parser.SetViewsIntoLine(true);  // a chunk's lines outlive its parser's next Parse
+    }
   }
   ~ParseAhead() { Stop(); }
   ParseAhead(const ParseAhead&) = delete;

@@ -96,10 +96,12 @@ TEST_F(EventParserTest, CrlfIsStripped) {
   ASSERT_TRUE(Parse(With("") + " \r")) << reason_;
 }
 
-// A line without a backslash: its strings are taken where they lie in the
-// line, not copied (ParseAhead then keeps them without a copy of its own).
-// A line with one anywhere: each string is unescaped, whichever held it.
+// SetViewsIntoLine: a line without a backslash has its strings taken where
+// they lie in the line, not copied (ParseAhead then keeps them without a
+// copy of its own). A line with one anywhere: each string is unescaped,
+// whichever held it.
 TEST_F(EventParserTest, StringsOfALineWithoutEscapesPointIntoIt) {
+  parser_.SetViewsIntoLine(true);
   auto inside = [&](std::string_view v) {
     const auto at = reinterpret_cast<uintptr_t>(v.data()), lo = reinterpret_cast<uintptr_t>(buf_.data());
     return at >= lo && at + v.size() <= lo + buf_.size();
