@@ -1,11 +1,9 @@
 // One input event (SPEC 1), as parsed from an NDJSON line.
 //
 // The string fields are views into storage owned by the EventParser that
-// produced the event, or into the parsed line (EventParser::SetViewsIntoLine),
-// and stay valid only until that parser's next Parse() and while the line's
-// bytes do; copy them to keep them longer
-// (engine/parse_ahead.cc copies those not in its chunk's bytes: a new
-// string field must be added there too).
+// produced the event and stay valid only until that parser's next Parse();
+// copy them to keep them longer (engine/parse_ahead.cc copies each one: a
+// new string field must be added there too).
 #pragma once
 
 #include <cstdint>

@@ -219,29 +219,13 @@ const char* JsonErrorReason(simdjson::error_code e) {
   }
 }
 
-// A string value as it lies in a line that holds no backslash: its bytes
-// are then the string itself (stage 1 has checked the whole line's UTF-8 and
-// its control characters), so nothing is copied and the view lives as long
-// as the line. The token runs from its opening quote to the next structural
-// character, past its closing quote and any spaces. False when the value is
-// not a string (get_string then says what is wrong).
-bool RawString(od::value& v, std::string_view* out) {
-  const std::string_view t = TrimRight(v.raw_json_token());
-  od::raw_json_string raw;
-  if (v.get_raw_json_string().get(raw)) return false;
-  *out = t.substr(1, t.size() - 2);
-  return true;
-}
-
 // A string field whose unescaped length must lie in [min_len, max_len].
 bool GetString(od::value& v, int field, size_t min_len, size_t max_len, std::string_view* out,
-               std::string* reason, bool raw) {
+               std::string* reason) {
   std::string_view s;
-  if (!raw || !RawString(v, &s)) {
-    const simdjson::error_code e = v.get_string().get(s);
-    if (e == simdjson::INCORRECT_TYPE) return FieldFail(reason, field, "expected string");
-    if (e) return FieldFail(reason, field, "invalid UTF-8 or escape");
-  }
+  const simdjson::error_code e = v.get_string().get(s);
+  if (e == simdjson::INCORRECT_TYPE) return FieldFail(reason, field, "expected string");
+  if (e) return FieldFail(reason, field, "invalid UTF-8 or escape");
   if (s.size() < min_len || s.size() > max_len) {
     if (reason != nullptr) {
       *reason = std::string("field ") + kFieldNames[field] + ": length " +
@@ -257,16 +241,16 @@ bool GetString(od::value& v, int field, size_t min_len, size_t max_len, std::str
 // One helper per known field: each converts the field's value into *out or
 // sets *reason (naming the field) and returns false.
 
-bool ParseProducer(od::value& v, Event* out, std::string* reason, bool raw) {
-  return GetString(v, kProducer, 1, 128, &out->producer, reason, raw);
+bool ParseProducer(od::value& v, Event* out, std::string* reason) {
+  return GetString(v, kProducer, 1, 128, &out->producer, reason);
 }
 
-bool ParseMetric(od::value& v, Event* out, std::string* reason, bool raw) {
-  return GetString(v, kMetric, 1, 128, &out->metric, reason, raw);
+bool ParseMetric(od::value& v, Event* out, std::string* reason) {
+  return GetString(v, kMetric, 1, 128, &out->metric, reason);
 }
 
-bool ParseKey(od::value& v, Event* out, std::string* reason, bool raw) {
-  return GetString(v, kKey, 0, 256, &out->key, reason, raw);
+bool ParseKey(od::value& v, Event* out, std::string* reason) {
+  return GetString(v, kKey, 0, 256, &out->key, reason);
 }
 
 bool ParseEpoch(od::value& v, Event* out, std::string* reason) {
@@ -288,13 +272,13 @@ bool ParseSeq(od::value& v, Event* out, std::string* reason) {
 }
 
 // An RFC 3339 string or integer milliseconds, within years 0000..9999.
-bool ParseTs(od::value& v, Event* out, std::string* reason, bool raw) {
+bool ParseTs(od::value& v, Event* out, std::string* reason) {
   od::json_type type;
   if (v.type().get(type)) return Fail(reason, "invalid JSON");
   int64_t ms;
   if (type == od::json_type::string) {
     std::string_view s;
-    if (!(raw && RawString(v, &s)) && v.get_string().get(s)) return FieldFail(reason, kTs, "invalid UTF-8 or escape");
+    if (v.get_string().get(s)) return FieldFail(reason, kTs, "invalid UTF-8 or escape");
     if (!ParseRfc3339Ms(s, &ms)) return FieldFail(reason, kTs, "invalid RFC 3339 time");
   } else if (type == od::json_type::number) {
     if (v.get_int64().get(ms)) {
@@ -336,14 +320,14 @@ bool ParseOp(od::value& v, Event* out, std::string* reason) {
 // Not yet known whether seq follows: a well-formed id goes to out->id, a bad
 // one (wrong type or length) to *id_error, which is an error only for an
 // event without seq. Invalid JSON fails at once.
-bool ParseId(od::value& v, Event* out, std::string* id_error, std::string* reason, bool raw) {
+bool ParseId(od::value& v, Event* out, std::string* id_error, std::string* reason) {
   od::json_type type;
   if (v.type().get(type)) return Fail(reason, "invalid JSON");
   if (type != od::json_type::string) {
     bool too_deep = false;
     if (!ValidateValue(v, 1, &too_deep)) return Fail(reason, too_deep ? kTooDeep : "invalid JSON");
     *id_error = "field id: expected string";
-  } else if (!GetString(v, kId, 1, 128, &out->id, id_error, raw)) {
+  } else if (!GetString(v, kId, 1, 128, &out->id, id_error)) {
     if (id_error->find("length") == std::string::npos) return Fail(reason, "invalid JSON");
   }
   return true;
@@ -352,7 +336,7 @@ bool ParseId(od::value& v, Event* out, std::string* id_error, std::string* reaso
 // Not yet known whether the metric is distinct: the item's hash and what is
 // wrong with it go to *out (an error only for a distinct metric). Invalid
 // JSON fails at once, as for an unknown field.
-bool ParseItem(od::value& v, Event* out, std::string* reason, bool raw) {
+bool ParseItem(od::value& v, Event* out, std::string* reason) {
   od::json_type type;
   if (v.type().get(type)) return Fail(reason, "invalid JSON");
   if (type != od::json_type::string) {
@@ -362,7 +346,7 @@ bool ParseItem(od::value& v, Event* out, std::string* reason, bool raw) {
     return true;
   }
   std::string_view s;
-  if (!(raw && RawString(v, &s)) && v.get_string().get(s)) return Fail(reason, "invalid JSON");
+  if (v.get_string().get(s)) return Fail(reason, "invalid JSON");
   out->item_length = static_cast<uint32_t>(s.size());
   if (s.empty() || s.size() > kMaxItemBytes) {
     out->item = ItemField::kBadLength;
@@ -393,21 +377,18 @@ bool ClassifyKey(od::field& field, int* id, std::string* reason) {
   return true;
 }
 
-// raw: SetViewsIntoLine(true) and the line holds no backslash, so its
-// strings are taken where they lie (RawString), not unescaped into the
-// parser's buffer.
-bool ParseKnownField(int id, od::value& v, Event* out, std::string* id_error, std::string* reason, bool raw) {
+bool ParseKnownField(int id, od::value& v, Event* out, std::string* id_error, std::string* reason) {
   switch (id) {
-    case kProducer: return ParseProducer(v, out, reason, raw);
+    case kProducer: return ParseProducer(v, out, reason);
     case kEpoch: return ParseEpoch(v, out, reason);
     case kSeq: return ParseSeq(v, out, reason);
-    case kTs: return ParseTs(v, out, reason, raw);
-    case kMetric: return ParseMetric(v, out, reason, raw);
-    case kKey: return ParseKey(v, out, reason, raw);
+    case kTs: return ParseTs(v, out, reason);
+    case kMetric: return ParseMetric(v, out, reason);
+    case kKey: return ParseKey(v, out, reason);
     case kValue: return ParseValue(v, out, reason);
     case kOp: return ParseOp(v, out, reason);
-    case kId: return ParseId(v, out, id_error, reason, raw);
-    case kItem: return ParseItem(v, out, reason, raw);
+    case kId: return ParseId(v, out, id_error, reason);
+    case kItem: return ParseItem(v, out, reason);
   }
   return true;
 }
@@ -502,7 +483,6 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
   }
 
   Event out;
-  const bool raw = views_into_line_ && std::memchr(data, '\\', len) == nullptr;
   unsigned seen = 0;
   std::string id_error;  // only an error when the event has no seq
   for (auto field_result : obj) {
@@ -526,7 +506,7 @@ bool EventParser::Parse(const char* data, size_t len, size_t capacity, Event* ev
       return false;
     }
     seen |= 1u << id;
-    if (!ParseKnownField(id, v, &out, &id_error, reason, raw)) return false;
+    if (!ParseKnownField(id, v, &out, &id_error, reason)) return false;
   }
 
   // Trailing content such as the second object of "{}{}" (simdjson already

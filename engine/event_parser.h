@@ -61,21 +61,11 @@ class EventParser {
   // anything). With less, the line is first copied to an internal buffer.
   // Returns true and fills every field of *ev (defaults for absent ones), or
   // false and sets *reason (if not null); *ev is then unspecified.
-  // The views in *ev point into the parser's own buffers, or (with
-  // SetViewsIntoLine) into data[0..len), and stay valid until the next call
-  // of Parse() while data's bytes stay as they are.
+  // The views in *ev stay valid until the next call of Parse().
   bool Parse(const char* data, size_t len, size_t capacity, Event* ev, std::string* reason);
 
   // Accept events with neither seq nor id (ingest --id-from-content).
   void SetContentIds(bool on) { content_ids_ = on; }
-
-  // The string fields of a line that holds no backslash are views into the
-  // line itself rather than unescaped copies in the parser's buffer: for a
-  // caller that keeps the line's bytes beyond the next Parse (ParseAhead,
-  // which then copies nothing). Off by default: for a caller done with each
-  // event before the next line, the copy costs less than finding the
-  // strings' ends and the line's backslashes.
-  void SetViewsIntoLine(bool on) { views_into_line_ = on; }
 
  private:
   // Points *data at a padded copy when *capacity leaves less than
@@ -83,7 +73,6 @@ class EventParser {
   bool PrepareBuffer(const char** data, size_t len, size_t* capacity, std::string* reason);
 
   bool content_ids_ = false;
-  bool views_into_line_ = false;
   simdjson::ondemand::parser parser_;
   std::string strbuf_;  // padded copy of a line given without enough padding
 };

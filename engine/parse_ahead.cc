@@ -1,7 +1,6 @@
 #include "engine/parse_ahead.h"
 
-#include <cstdint>
-#include <iterator>
+#include <cassert>
 #include <system_error>
 
 namespace snapsink {
@@ -112,34 +111,30 @@ void ParseAhead::Fill(Chunk* c) {
 }
 
 void ParseAhead::Parse(Chunk* c) {
-  // An event's string fields point into the chunk's bytes when they hold no
-  // escape (EventParser::Parse): they live as long as the chunk. The others
-  // point into the parser's buffers, which its next Parse reuses: those are
-  // copied into c->strings, kept as offsets until it stops growing, and
-  // pointed there at the end.
-  static constexpr std::string_view Event::*kFields[] = {&Event::producer, &Event::metric, &Event::key, &Event::id};
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(c->bytes.data());
-  const uintptr_t hi = lo + c->bytes.size();
+  // The parser's views die at its next Parse: each string field of each
+  // line's Event is copied into c->strings and pointed there at once.
+  // c->strings is reserved up front for all of them (a field's unescaped
+  // bytes are never more than its bytes in the line, and the fields of the
+  // chunk's lines lie apart in c->bytes), so it never moves: one pass over
+  // the lines, not a second one to point the views once it stops growing.
   c->strings.clear();
-  c->copied.clear();
+  c->strings.reserve(c->bytes.size());
+  auto keep = [c](std::string_view* v) {
+    assert(c->strings.capacity() - c->strings.size() >= v->size());
+    const size_t at = c->strings.size();
+    c->strings.append(*v);
+    *v = std::string_view(c->strings.data() + at, v->size());
+  };
   for (size_t i = 0; i < c->count; ++i) {
     ParsedLine& p = c->lines[i];
     p.reason.clear();
     p.ok = !p.line.overlong && c->parser.Parse(p.line.data, p.line.size, p.line.capacity, &p.event, &p.reason);
     if (!p.ok) continue;
     p.producer_hash = ProducerHash(p.event.producer);
-    for (uint32_t f = 0; f < std::size(kFields); ++f) {
-      const std::string_view v = p.event.*kFields[f];
-      const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
-      if (v.empty() || (at >= lo && at + v.size() <= hi)) continue;
-      c->copied.push_back({i, f, c->strings.size()});
-      c->strings.append(v);
-    }
-  }
-  const char* base = c->strings.data();
-  for (const Chunk::Copied& k : c->copied) {
-    std::string_view& v = c->lines[k.line].event.*kFields[k.field];
-    v = std::string_view(base + k.offset, v.size());
+    keep(&p.event.producer);
+    keep(&p.event.metric);
+    keep(&p.event.key);
+    keep(&p.event.id);
   }
 }
 

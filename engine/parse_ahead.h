@@ -43,7 +43,7 @@ namespace snapsink {
 struct ParsedLine {
   Line line;           // data points into the chunk's copy, padded for simdjson
   bool ok = false;     // the line parsed as an event (never for an overlong line)
-  Event event;         // when ok; views into the chunk (its bytes, or its strings)
+  Event event;         // when ok; views into the chunk
   std::string reason;  // when !ok and !line.overlong: why it did not parse
   uint64_t producer_hash = 0;  // when ok: ProducerHash(event.producer), taken off the caller's thread
 };
@@ -56,10 +56,7 @@ class ParseAhead {
 
   // content_ids: EventParser::SetContentIds for every line.
   explicit ParseAhead(LineReader* reader, bool content_ids = false) : reader_(reader) {
-    for (Chunk& c : chunks_) {
-      c.parser.SetContentIds(content_ids);
-      c.parser.SetViewsIntoLine(true);  // a chunk's lines outlive its parser's next Parse
-    }
+    for (Chunk& c : chunks_) c.parser.SetContentIds(content_ids);
   }
   ~ParseAhead() { Stop(); }
   ParseAhead(const ParseAhead&) = delete;
@@ -87,15 +84,7 @@ class ParseAhead {
     // The lines as they lay in the reader's buffer: each run of lines read
     // back to back in one piece, followed by kLinePadding bytes.
     std::string bytes;
-    // The string fields that do not lie in `bytes` (an escape was
-    // unescaped): where each one's copy in `strings` begins.
-    std::string strings;
-    struct Copied {
-      size_t line;
-      uint32_t field;  // in ParseAhead::Parse's kFields
-      size_t offset;
-    };
-    std::vector<Copied> copied;
+    std::string strings;  // producer, metric, key and id of each parsed line
     // lines[0, count) are the chunk's; those past count are kept from an
     // earlier use, so a chunk's lines are not built and destroyed each time.
     std::vector<ParsedLine> lines;

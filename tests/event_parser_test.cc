@@ -96,42 +96,6 @@ TEST_F(EventParserTest, CrlfIsStripped) {
   ASSERT_TRUE(Parse(With("") + " \r")) << reason_;
 }
 
-// SetViewsIntoLine: a line without a backslash has its strings taken where
-// they lie in the line, not copied (ParseAhead then keeps them without a
-// copy of its own). A line with one anywhere: each string is unescaped,
-// whichever held it.
-TEST_F(EventParserTest, StringsOfALineWithoutEscapesPointIntoIt) {
-  parser_.SetViewsIntoLine(true);
-  auto inside = [&](std::string_view v) {
-    const auto at = reinterpret_cast<uintptr_t>(v.data()), lo = reinterpret_cast<uintptr_t>(buf_.data());
-    return at >= lo && at + v.size() <= lo + buf_.size();
-  };
-  ASSERT_TRUE(Parse(R"({"producer":"p1" ,"seq":7,"ts":"2026-10-21T10:15:03Z","metric":"m.x","key":"k 1","item":"i"})"))
-      << reason_;
-  EXPECT_EQ(ev_.producer, "p1");
-  EXPECT_EQ(ev_.metric, "m.x");
-  EXPECT_EQ(ev_.key, "k 1");
-  EXPECT_EQ(ev_.ts_ms, k20261021T101503);
-  EXPECT_EQ(ev_.item, ItemField::kOk);
-  EXPECT_TRUE(inside(ev_.producer));
-  EXPECT_TRUE(inside(ev_.metric));
-  EXPECT_TRUE(inside(ev_.key));
-  ASSERT_TRUE(Parse(R"({"id":"a-1","ts":1,"metric":"m","key":""})")) << reason_;
-  EXPECT_EQ(ev_.id, "a-1");
-  EXPECT_TRUE(inside(ev_.id));
-
-  ASSERT_TRUE(Parse(R"({"producer":"p\u0031","seq":7,"ts":"2026-10-21T10:15:03Z","metric":"m","key":"k\"q"})"))
-      << reason_;
-  EXPECT_EQ(ev_.producer, "p1");
-  EXPECT_EQ(ev_.metric, "m");
-  EXPECT_EQ(ev_.key, "k\"q");
-  ASSERT_TRUE(Parse(R"({"producer":"p","seq":7,"ts":"2026-10-21T10:15:03\u005a","metric":"m\/"})")) << reason_;
-  EXPECT_EQ(ev_.ts_ms, k20261021T101503);
-  EXPECT_EQ(ev_.metric, "m/");
-  ExpectReject(R"({"producer":7,"seq":7,"ts":1,"metric":"m"})", "field producer: expected string");
-  ExpectReject(R"({"producer":"","seq":7,"ts":1,"metric":"m"})", "field producer: length 0 not in 1..128");
-}
-
 TEST_F(EventParserTest, EmptyLine) {
   ExpectReject("", "empty line");
   ExpectReject("\r", "empty line");

@@ -131,44 +131,6 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
   EXPECT_GT(events, 2 * ParseAhead::kChunkLines);
 }
 
-// Lines with and without escapes, across chunks: the strings of a line
-// without one are the line's own bytes (not copied); the unescaped strings
-// of the others are copied, and stay right while later lines are parsed.
-TEST(ParseAheadTest, StringsWithoutEscapesStayInTheLine) {
-  TempDir dir;
-  const std::string path = dir.path() + "/in.ndjson";
-  std::string in;
-  const size_t n = ParseAhead::kChunkLines + 500;
-  for (size_t i = 0; i < n; ++i) {
-    const std::string k = std::to_string(i);
-    if (i % 3 == 0) {
-      in += "{\"producer\":\"p\\u00e9" + k + "\",\"seq\":1,\"ts\":1,\"metric\":\"m\\\"" + k +
-            "\",\"key\":\"k" + k + "\"}\n";
-    } else {
-      in += "{\"producer\":\"p" + k + "\",\"seq\":1,\"ts\":1,\"metric\":\"m" + k + "\",\"key\":\"k" + k + "\"}\n";
-    }
-  }
-  WriteFile(path, in);
-  std::unique_ptr<LineReader> reader;
-  ASSERT_STATUS_OK(LineReader::Open(path, &reader));
-  ParseAhead ahead(reader.get());
-  size_t i = 0;
-  for (const ParsedLine* p = ahead.Next(); p != nullptr; p = ahead.Next(), ++i) {
-    ASSERT_TRUE(p->ok) << p->reason;
-    const std::string k = std::to_string(i);
-    const bool escaped = i % 3 == 0;
-    EXPECT_EQ(p->event.producer, (escaped ? "p\u00e9" : "p") + k);
-    EXPECT_EQ(p->event.metric, (escaped ? "m\"" : "m") + k);
-    EXPECT_EQ(p->event.key, "k" + k);
-    const auto lo = reinterpret_cast<uintptr_t>(p->line.data);
-    for (std::string_view v : {p->event.producer, p->event.metric, p->event.key}) {
-      const auto at = reinterpret_cast<uintptr_t>(v.data());
-      EXPECT_EQ(at >= lo && at + v.size() <= lo + p->line.size, !escaped) << "line " << i << ": " << v;
-    }
-  }
-  EXPECT_EQ(i, n);
-}
-
 // The helper thread is stopped and joined when a ParseAhead goes away with
 // chunks still queued or being parsed (an ingest that stops at a bad line).
 TEST(ParseAheadTest, DestroyedMidInputWithChunksQueued) {
