@@ -284,7 +284,11 @@ Status Ingester::Impl::GapStop(const SeqDecision& d) const {
 // producer's state (a retired producer back at a higher epoch starts afresh).
 Status Ingester::Impl::TakeSeq(bool by_id, CachedProducer* producer) {
   if (by_id) return ids.Insert(txn.get(), id_key, event.ts_ms);
-  SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
+  if (InOrder(producer->state)) {
+    producer->state.next_seq = event.seq + 1;  // all AcceptWithSpill does with it
+  } else {
+    SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
+  }
   producer->dirty = true;
   HeardAt(&producer->life, event.ts_ms);
   if (producer->life.retired) {
@@ -331,7 +335,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer, h));
     if (producer_check != nullptr) NoteForCheck(producer, event.producer);
     SNAPSINK_RETURN_IF_ERROR(CheckRetired(producer, &why));
-    if (why.empty()) {
+    if (why.empty() && !InOrder(producer->state)) {  // in order: Decide's kApply, without the call
       SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,
                                                    event.seq, stop_on_gap));
       if (d.outcome == SeqOutcome::kGapStop) {

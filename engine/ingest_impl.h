@@ -223,6 +223,12 @@ struct Ingester::Impl {
   std::string ParseLine(const char* data, size_t size, size_t capacity, bool overlong);
   Status GapStop(const SeqDecision& d) const;
   Status TakeSeq(bool by_id, CachedProducer* producer);
+  // The event being applied is its producer's next seq of its epoch, with
+  // no more gaps open than a record holds: Decide says kApply, and
+  // AcceptWithSpill only moves next_seq (no gap opened, filled or spilled).
+  bool InOrder(const ProducerState& state) const {
+    return event.epoch == state.epoch && event.seq == state.next_seq && state.gaps.size() <= kMaxOpenGaps;
+  }
   // The kind of the event's metric into cached->kind (looked up once per
   // entry), and the entry's batch sketch made for a quantiles or distinct one.
   void TakeKind(CachedAgg* cached);
