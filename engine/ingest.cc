@@ -104,6 +104,7 @@ void Ingester::Impl::Reset() {
   window_runs.clear();
   ClearBounds();
   producers.clear();
+  producer_order.clear();
   ForgetProducers();
   aggs.Clear();
   ledger.clear();
@@ -146,6 +147,7 @@ Result<CachedProducer*> Ingester::Impl::ProducerMiss(std::string_view id, uint64
   }
   SNAPSINK_RETURN_IF_ERROR(LoadProducerLife(txn.get(), id, seen, &p.life));
   const auto added = producers.emplace(std::string(id), std::move(p)).first;
+  producer_order.clear();
   slot = ProducerSlot{h, added->first, &added->second};
   return &added->second;
 }
@@ -467,8 +469,17 @@ Status Ingester::Impl::CommitBatch() {
   // One record per producer that sent (its state and last-seen time); its
   // idle key only when the last-seen time left the key's bucket.
   const int64_t idle_bucket_ms = IdleBucketMs(config.producer_retention_ms);
-  for (auto& [id, p] : producers) {
-    SNAPSINK_RETURN_IF_ERROR(CommitProducer(txn.get(), id, p.state, p.dirty, &p.life, idle_bucket_ms, &value));
+  // In key order: each record's put then searches little more than the
+  // leaf page of the one before (Txn::PutInOrder).
+  if (producer_order.size() != producers.size()) {
+    producer_order.clear();
+    for (auto& entry : producers) producer_order.push_back(&entry);
+    std::sort(producer_order.begin(), producer_order.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+  }
+  for (auto* entry : producer_order) {
+    CachedProducer& p = entry->second;
+    SNAPSINK_RETURN_IF_ERROR(CommitProducer(txn.get(), entry->first, p.state, p.dirty, &p.life, idle_bucket_ms, &value));
     p.dirty = false;
   }
   // The watermark moved: drop expired ids and retire idle producers.
@@ -542,6 +553,7 @@ Status Ingester::Impl::CommitBatch() {
   txn.reset();
   if (!retired.empty()) ForgetProducers();
   for (const std::string& id : retired) producers.erase(id);  // reloaded as retired on next touch
+  if (!retired.empty()) producer_order.clear();
   MaybeCrash("ingest.after_commit");
   aggs.Clear();
   ledger.clear();

@@ -80,6 +80,9 @@ struct Ingester::Impl {
   IdIndex ids;
 
   StringMap<CachedProducer> producers;  // for the whole run: we hold the writer lock
+  // producers' entries in key order, for the commit: cleared wherever the
+  // map gains or loses an entry, rebuilt by the commit after that.
+  std::vector<StringMap<CachedProducer>::value_type*> producer_order;
   // A two-way set-associative front of `producers`, by the id's hash: a
   // hit is one of a set's two slots and one key compare, where the node map
   // divides by its bucket count, hashes the id again and walks a chain

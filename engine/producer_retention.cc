@@ -140,10 +140,10 @@ Status CommitProducer(Txn* txn, std::string_view producer, const ProducerState& 
     if (!was_new_form) SNAPSINK_RETURN_IF_ERROR(Root::RaiseFormat(txn));
     const ProducerSeen seen{*life->last_seen, *idle};
     codec::EncodeProducerInto(&value, state, seen);
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, producer, value));
+    SNAPSINK_RETURN_IF_ERROR(txn->PutInOrder(Table::kProducers, producer, value));
   } else {  // never heard (a record of an old format without a last-seen time)
     codec::EncodeProducerInto(&value, state, std::nullopt);
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, producer, value));
+    SNAPSINK_RETURN_IF_ERROR(txn->PutInOrder(Table::kProducers, producer, value));
   }
   if (life->legacy_seen) {
     SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducerSeen, producer));
