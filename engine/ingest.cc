@@ -55,7 +55,7 @@ std::string GapText(const Gap& g) {
 Status Ingester::Impl::Begin(const std::string& source_name, const std::string& rejects_path) {
   txn.reset();  // never two write transactions in one thread: LMDB would wait on itself
   window_runs.clear();  // views into the last transaction's pages
-  bounds.clear();
+  ClearBounds();
   SNAPSINK_RETURN_IF_ERROR(store->BeginWrite(&txn));
   batch_lines = 0;
   if (!wm_loaded) {
@@ -102,8 +102,9 @@ Status Ingester::Impl::LoadCursor(const std::string& source_name, const std::str
 void Ingester::Impl::Reset() {
   txn.reset();
   window_runs.clear();
-  bounds.clear();
+  ClearBounds();
   producers.clear();
+  producer_order.clear();
   ForgetProducers();
   aggs.Clear();
   ledger.clear();
@@ -119,8 +120,17 @@ void Ingester::Impl::Reset() {
 }
 
 Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id, uint64_t h) {
-  ProducerSlot& slot = producer_front[h & (kProducerSlots - 1)];
-  if (slot.Holds(h, id)) return slot.p;
+  ProducerSlot* set = FrontSet(h);
+  if (set[0].Holds(h, id)) return set[0].p;
+  if (set[1].Holds(h, id)) return set[1].p;
+  // A miss fills an empty way, else the way this id's hash names (two ids
+  // of one set that both send often then keep their own ways).
+  return ProducerMiss(id, h, set[0].p == nullptr ? &set[0] : set[1].p == nullptr ? &set[1] : &set[(h >> 32) & 1]);
+}
+
+// Out of line: the front's hit path stays small (no frame for a Status).
+Result<CachedProducer*> Ingester::Impl::ProducerMiss(std::string_view id, uint64_t h, ProducerSlot* victim) {
+  ProducerSlot& slot = *victim;
   auto it = producers.find(id);
   if (it != producers.end()) {
     slot = ProducerSlot{h, it->first, &it->second};
@@ -137,6 +147,7 @@ Result<CachedProducer*> Ingester::Impl::Producer(std::string_view id, uint64_t h
   }
   SNAPSINK_RETURN_IF_ERROR(LoadProducerLife(txn.get(), id, seen, &p.life));
   const auto added = producers.emplace(std::string(id), std::move(p)).first;
+  producer_order.clear();
   slot = ProducerSlot{h, added->first, &added->second};
   return &added->second;
 }
@@ -180,9 +191,12 @@ Status Ingester::Impl::MakeLive(int64_t window, const std::string& key, CachedAg
 }
 
 Result<Ingester::Impl::SumBound*> Ingester::Impl::Bound(int64_t window) {
+  if (last_bound != nullptr && last_bound_window == window) return last_bound;
   auto [it, first] = bounds.try_emplace(window);
   if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(ReadSumBound(txn.get(), window, &it->second.bound, &it->second.known)));
-  return &it->second;
+  last_bound_window = window;
+  last_bound = &it->second;
+  return last_bound;
 }
 
 // An event without seq: a duplicate if its id was seen within the horizon.
@@ -272,7 +286,11 @@ Status Ingester::Impl::GapStop(const SeqDecision& d) const {
 // producer's state (a retired producer back at a higher epoch starts afresh).
 Status Ingester::Impl::TakeSeq(bool by_id, CachedProducer* producer) {
   if (by_id) return ids.Insert(txn.get(), id_key, event.ts_ms);
-  SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
+  if (InOrder(producer->state)) {
+    producer->state.next_seq = event.seq + 1;  // all AcceptWithSpill does with it
+  } else {
+    SNAPSINK_RETURN_IF_ERROR(AtLine(AcceptWithSpill(txn.get(), event.producer, &producer->state, event.epoch, event.seq)));
+  }
   producer->dirty = true;
   HeardAt(&producer->life, event.ts_ms);
   if (producer->life.retired) {
@@ -319,7 +337,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
     SNAPSINK_ASSIGN_OR_RETURN(producer, Producer(event.producer, h));
     if (producer_check != nullptr) NoteForCheck(producer, event.producer);
     SNAPSINK_RETURN_IF_ERROR(CheckRetired(producer, &why));
-    if (why.empty()) {
+    if (why.empty() && !InOrder(producer->state)) {  // in order: Decide's kApply, without the call
       SNAPSINK_ASSIGN_OR_RETURN(d, DecideWithSpill(txn.get(), event.producer, producer->state, event.epoch,
                                                    event.seq, stop_on_gap));
       if (d.outcome == SeqOutcome::kGapStop) {
@@ -342,7 +360,8 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       why = "field ts: its window would start before 0000-01-01T00:00:00Z";
     } else if (d.outcome == SeqOutcome::kApply && in_range && EventTooFarAhead(event.ts_ms, wm.confirmed, config.max_ahead_ms)) {
       why = kBeyondMaxAhead;  // one clock gone wrong moves no watermark (engine/watermark.h)
-    } else if (auto oldest = OldestKeptWindow(config, wm.confirmed, retained_from);
+    } else if (auto oldest = config.retain_ms <= 0 ? retained_from  // OldestKeptWindow's answer without --retain
+                                                   : OldestKeptWindow(config, wm.confirmed, retained_from);
                d.outcome == SeqOutcome::kApply && in_range && oldest && window < *oldest) {
       why = kBeyondRetention;  // its window left the generations and the state (engine/window_retention.h)
     } else if (event.retract && event.value_micros == INT64_MIN) {
@@ -450,8 +469,17 @@ Status Ingester::Impl::CommitBatch() {
   // One record per producer that sent (its state and last-seen time); its
   // idle key only when the last-seen time left the key's bucket.
   const int64_t idle_bucket_ms = IdleBucketMs(config.producer_retention_ms);
-  for (auto& [id, p] : producers) {
-    SNAPSINK_RETURN_IF_ERROR(CommitProducer(txn.get(), id, p.state, p.dirty, &p.life, idle_bucket_ms));
+  // In key order: each record's put then searches little more than the
+  // leaf page of the one before (Txn::PutInOrder).
+  if (producer_order.size() != producers.size()) {
+    producer_order.clear();
+    for (auto& entry : producers) producer_order.push_back(&entry);
+    std::sort(producer_order.begin(), producer_order.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+  }
+  for (auto* entry : producer_order) {
+    CachedProducer& p = entry->second;
+    SNAPSINK_RETURN_IF_ERROR(CommitProducer(txn.get(), entry->first, p.state, p.dirty, &p.life, idle_bucket_ms, &value));
     p.dirty = false;
   }
   // The watermark moved: drop expired ids and retire idle producers.
@@ -483,7 +511,7 @@ Status Ingester::Impl::CommitBatch() {
   for (const auto& [w, b] : bounds) {
     if (b.known && b.dirty) SNAPSINK_RETURN_IF_ERROR(WriteSumBound(txn.get(), w, b.bound));
   }
-  bounds.clear();
+  ClearBounds();
   for (const auto& [key, t] : ledger) {
     if (t.agg.events == 0) continue;
     codec::EncodeInto(&value, t.agg);
@@ -525,6 +553,7 @@ Status Ingester::Impl::CommitBatch() {
   txn.reset();
   if (!retired.empty()) ForgetProducers();
   for (const std::string& id : retired) producers.erase(id);  // reloaded as retired on next touch
+  if (!retired.empty()) producer_order.clear();
   MaybeCrash("ingest.after_commit");
   aggs.Clear();
   ledger.clear();

@@ -1,5 +1,6 @@
 #include "engine/parse_ahead.h"
 
+#include <cassert>
 #include <system_error>
 
 namespace snapsink {
@@ -110,37 +111,30 @@ void ParseAhead::Fill(Chunk* c) {
 }
 
 void ParseAhead::Parse(Chunk* c) {
-  // The parser's views die at its next Parse: keep every string_view field of
-  // each line's Event as an offset into c->strings, and point the views there
-  // once it stops growing.
-  struct Spans {
-    size_t producer, metric, key, id;
-  };
-  std::vector<Spans> spans(c->count);
+  // The parser's views die at its next Parse: each string field of each
+  // line's Event is copied into c->strings and pointed there at once.
+  // c->strings is reserved up front for all of them (a field's unescaped
+  // bytes are never more than its bytes in the line, and the fields of the
+  // chunk's lines lie apart in c->bytes), so it never moves: one pass over
+  // the lines, not a second one to point the views once it stops growing.
   c->strings.clear();
+  c->strings.reserve(c->bytes.size());
+  auto keep = [c](std::string_view* v) {
+    assert(c->strings.capacity() - c->strings.size() >= v->size());
+    const size_t at = c->strings.size();
+    c->strings.append(*v);
+    *v = std::string_view(c->strings.data() + at, v->size());
+  };
   for (size_t i = 0; i < c->count; ++i) {
     ParsedLine& p = c->lines[i];
     p.reason.clear();
     p.ok = !p.line.overlong && c->parser.Parse(p.line.data, p.line.size, p.line.capacity, &p.event, &p.reason);
     if (!p.ok) continue;
     p.producer_hash = ProducerHash(p.event.producer);
-    spans[i] = {c->strings.size(), 0, 0, 0};
-    c->strings.append(p.event.producer);
-    spans[i].metric = c->strings.size();
-    c->strings.append(p.event.metric);
-    spans[i].key = c->strings.size();
-    c->strings.append(p.event.key);
-    spans[i].id = c->strings.size();
-    c->strings.append(p.event.id);
-  }
-  for (size_t i = 0; i < c->count; ++i) {
-    ParsedLine& p = c->lines[i];
-    if (!p.ok) continue;
-    const char* base = c->strings.data();
-    p.event.producer = std::string_view(base + spans[i].producer, p.event.producer.size());
-    p.event.metric = std::string_view(base + spans[i].metric, p.event.metric.size());
-    p.event.key = std::string_view(base + spans[i].key, p.event.key.size());
-    p.event.id = std::string_view(base + spans[i].id, p.event.id.size());
+    keep(&p.event.producer);
+    keep(&p.event.metric);
+    keep(&p.event.key);
+    keep(&p.event.id);
   }
 }
 

@@ -84,7 +84,7 @@ class ParseAhead {
     // The lines as they lay in the reader's buffer: each run of lines read
     // back to back in one piece, followed by kLinePadding bytes.
     std::string bytes;
-    std::string strings;  // producer, metric and key of each parsed line
+    std::string strings;  // producer, metric, key and id of each parsed line
     // lines[0, count) are the chunk's; those past count are kept from an
     // earlier use, so a chunk's lines are not built and destroyed each time.
     std::vector<ParsedLine> lines;

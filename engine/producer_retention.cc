@@ -107,7 +107,9 @@ bool RetireIfIdle(ProducerLife* life, const ProducerState& state, int64_t cutoff
 }
 
 Status CommitProducer(Txn* txn, std::string_view producer, const ProducerState& state, bool state_dirty,
-                      ProducerLife* life, int64_t bucket_ms) {
+                      ProducerLife* life, int64_t bucket_ms, std::string* scratch) {
+  std::string own;
+  std::string& value = scratch != nullptr ? *scratch : own;
   if (life->tombstone_dirty) {
     if (life->retired) {
       SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kRetired, producer, EncodeTombstone(*life->retired)));
@@ -137,9 +139,11 @@ Status CommitProducer(Txn* txn, std::string_view producer, const ProducerState& 
     const bool was_new_form = life->stored_seen && !life->legacy_seen;
     if (!was_new_form) SNAPSINK_RETURN_IF_ERROR(Root::RaiseFormat(txn));
     const ProducerSeen seen{*life->last_seen, *idle};
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, producer, codec::EncodeProducer(state, seen)));
+    codec::EncodeProducerInto(&value, state, seen);
+    SNAPSINK_RETURN_IF_ERROR(txn->PutInOrder(Table::kProducers, producer, value));
   } else {  // never heard (a record of an old format without a last-seen time)
-    SNAPSINK_RETURN_IF_ERROR(txn->Put(Table::kProducers, producer, codec::EncodeProducer(state, std::nullopt)));
+    codec::EncodeProducerInto(&value, state, std::nullopt);
+    SNAPSINK_RETURN_IF_ERROR(txn->PutInOrder(Table::kProducers, producer, value));
   }
   if (life->legacy_seen) {
     SNAPSINK_RETURN_IF_ERROR(txn->Del(Table::kProducerSeen, producer));

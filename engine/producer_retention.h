@@ -92,9 +92,12 @@ inline void HeardAt(ProducerLife* life, int64_t ts) {
 }
 
 // Writes what changed of one producer: its record (state_dirty, or its
-// last-seen time moved), idle key and tombstone.
+// last-seen time moved), idle key and tombstone. scratch (if not null): a
+// buffer for the record's bytes, reused from one call to the next. The
+// record goes in through Txn::PutInOrder: calls in producer order search
+// little of the table.
 Status CommitProducer(Txn* txn, std::string_view producer, const ProducerState& state, bool state_dirty,
-                      ProducerLife* life, int64_t bucket_ms);
+                      ProducerLife* life, int64_t bucket_ms, std::string* scratch = nullptr);
 
 // Retires every producer with a last-seen time before cutoff; appends their
 // ids to *retired (if not null).

@@ -53,17 +53,38 @@ bool SplitEscapedMetric(std::string_view src, std::string* metric, std::string_v
   return false;
 }
 
+namespace {
+// The window key, the escaped metric and `key` written into *dst in one
+// pass (every event's aggregate key is built here): sized once, copied with
+// memcpy. A metric holding a zero byte takes the escaping path.
+void WindowMetricKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key) {
+  if (std::memchr(metric.data(), '\0', metric.size()) != nullptr) {
+    dst->clear();
+    AppendWindowKey(dst, window_ms);
+    AppendEscapedMetric(dst, metric);
+    dst->append(key);
+    return;
+  }
+  dst->resize(8 + metric.size() + 2 + key.size());
+  char* out = dst->data();
+  const uint64_t u = static_cast<uint64_t>(window_ms) ^ (uint64_t{1} << 63);
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((u >> (56 - 8 * i)) & 0xff);
+  out += 8;
+  if (!metric.empty()) std::memcpy(out, metric.data(), metric.size());
+  out += metric.size();
+  out[0] = '\0';
+  out[1] = '\0';
+  out += 2;
+  if (!key.empty()) std::memcpy(out, key.data(), key.size());
+}
+}  // namespace
+
 void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key) {
-  dst->clear();
-  AppendWindowKey(dst, window_ms);
-  AppendEscapedMetric(dst, metric);
-  dst->append(key);
+  WindowMetricKeyInto(dst, window_ms, metric, key);
 }
 
 void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric) {
-  dst->clear();
-  AppendWindowKey(dst, window_ms);
-  AppendEscapedMetric(dst, metric);
+  WindowMetricKeyInto(dst, window_ms, metric, std::string_view());
 }
 
 std::string SealKey(int64_t window_ms, uint64_t version) {
@@ -145,23 +166,36 @@ Aggregate GetAggregate(Reader* r) {
 constexpr uint8_t kProducerExtSpilled = 1;
 constexpr uint8_t kProducerExtSeen = 2;
 
-std::string EncodeProducer(const ProducerState& v, const std::optional<ProducerSeen>& seen) {
-  std::string s;
-  PutU32(&s, v.epoch);
-  PutU64(&s, v.next_seq);
-  PutU32(&s, static_cast<uint32_t>(v.gaps.size()));
+void EncodeProducerInto(std::string* dst, const ProducerState& v, const std::optional<ProducerSeen>& seen) {
+  // Sized once and written in place: a commit writes one per producer that sent.
+  const size_t spilled = v.spilled != 0 ? 8 : 0;
+  dst->resize(16 + 16 * v.gaps.size() + (seen ? 1 + spilled + 16 : spilled));
+  char* out = dst->data();
+  coding::EncodeFixed32(out, v.epoch);
+  coding::EncodeFixed64(out + 4, v.next_seq);
+  coding::EncodeFixed32(out + 12, static_cast<uint32_t>(v.gaps.size()));
+  out += 16;
   for (const Gap& g : v.gaps) {
-    PutU64(&s, g.lo);
-    PutU64(&s, g.hi);
+    coding::EncodeFixed64(out, g.lo);
+    coding::EncodeFixed64(out + 8, g.hi);
+    out += 16;
   }
   if (!seen) {
-    if (v.spilled != 0) PutU64(&s, v.spilled);  // absent when 0: records as before spilling existed
-    return s;
+    if (v.spilled != 0) coding::EncodeFixed64(out, v.spilled);  // absent when 0: records as before spilling existed
+    return;
   }
-  s.push_back(static_cast<char>(kProducerExtSeen | (v.spilled != 0 ? kProducerExtSpilled : 0)));
-  if (v.spilled != 0) PutU64(&s, v.spilled);
-  PutU64(&s, static_cast<uint64_t>(seen->last_seen));
-  PutU64(&s, static_cast<uint64_t>(seen->idle_at));
+  *out++ = static_cast<char>(kProducerExtSeen | (v.spilled != 0 ? kProducerExtSpilled : 0));
+  if (v.spilled != 0) {
+    coding::EncodeFixed64(out, v.spilled);
+    out += 8;
+  }
+  coding::EncodeFixed64(out, static_cast<uint64_t>(seen->last_seen));
+  coding::EncodeFixed64(out + 8, static_cast<uint64_t>(seen->idle_at));
+}
+
+std::string EncodeProducer(const ProducerState& v, const std::optional<ProducerSeen>& seen) {
+  std::string s;
+  EncodeProducerInto(&s, v, seen);
   return s;
 }
 

@@ -204,6 +204,8 @@ Status Decode(std::string_view src, ProducerState* v);
 // as formats 3 and 4 write it). Decode reads either form; `seen` is left
 // empty for a record without one.
 std::string EncodeProducer(const ProducerState& v, const std::optional<ProducerSeen>& seen);
+// The same bytes into *dst (replacing what it held).
+void EncodeProducerInto(std::string* dst, const ProducerState& v, const std::optional<ProducerSeen>& seen);
 Status DecodeProducer(std::string_view src, ProducerState* v, std::optional<ProducerSeen>* seen);
 Status Decode(std::string_view src, SourceState* v);
 Status Decode(std::string_view src, Aggregate* v);

@@ -138,6 +138,18 @@ Status Txn::Put(Table t, std::string_view key, std::string_view value) {
   return Check(mdb_put(txn_, dbis_[static_cast<int>(t)], &k, &v, 0), "put");
 }
 
+Status Txn::PutInOrder(Table t, std::string_view key, std::string_view value) {
+  if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::IOError("lmdb put: table not created");
+  if (put_cursor_ == nullptr || put_cursor_table_ != t) {
+    if (put_cursor_ != nullptr) mdb_cursor_close(put_cursor_);
+    put_cursor_ = nullptr;
+    SNAPSINK_RETURN_IF_ERROR(Check(mdb_cursor_open(txn_, dbis_[static_cast<int>(t)], &put_cursor_), "cursor"));
+    put_cursor_table_ = t;
+  }
+  MDB_val k = Val(key), v = Val(value);
+  return Check(mdb_cursor_put(put_cursor_, &k, &v, 0), "put");
+}
+
 Status Txn::Del(Table t, std::string_view key) {
   if (dbis_[static_cast<int>(t)] == kAbsentTable) return Status::OK();
   MDB_val k = Val(key);
@@ -215,6 +227,7 @@ Status Txn::Stat(Table t, uint64_t* entries, uint64_t* bytes) {
 Status Txn::Commit() {
   int rc = mdb_txn_commit(txn_);
   txn_ = nullptr;
+  put_cursor_ = nullptr;  // closed by the commit
   held_ = {};
   return Check(rc, "commit");
 }

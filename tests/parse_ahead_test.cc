@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
@@ -241,6 +242,55 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
   }
   EXPECT_NE(outcome[0].find("\"rejected\":"), std::string::npos);
   EXPECT_EQ(outcome[1], outcome[0]);
+}
+
+// Ingest finds a producer through a small table by the id's hash (a set of
+// two slots); three producers whose hashes share their low 14 bits share a
+// set in any table of up to 16,384 slots and evict one another there. Each
+// must still be judged against its own sequence: every event applied once,
+// every redelivery a duplicate, with parse-ahead and without.
+TEST(ParseAheadTest, ProducersSharingAFrontSetKeepTheirOwnSequences) {
+  std::map<uint64_t, std::vector<std::string>> by_set;
+  std::vector<std::string> ids;
+  for (int i = 0; ids.empty(); ++i) {
+    const std::string id = "front-" + std::to_string(i);
+    std::vector<std::string>& same = by_set[ProducerHash(id) & 0x3ffe];
+    same.push_back(id);
+    if (same.size() == 3) ids = same;
+  }
+  TempDir dir;
+  std::string in;
+  constexpr uint64_t kPerProducer = 3000;
+  uint64_t redelivered = 0;
+  for (uint64_t seq = 0; seq < kPerProducer; ++seq) {
+    for (size_t p = 0; p < ids.size(); ++p) {
+      const uint64_t send = (seq + p) % 10 == 9 ? seq - 1 : seq;  // the seq before, again
+      in += EventLine().Producer(ids[p]).Seq(send).Ts(1792576800000 + static_cast<int64_t>(seq)).Metric("m").Line();
+      if (send != seq) {
+        ++redelivered;
+        in += EventLine().Producer(ids[p]).Seq(seq).Ts(1792576800000 + static_cast<int64_t>(seq)).Metric("m").Line();
+      }
+    }
+  }
+  WriteFile(dir / "in.ndjson", in);
+  for (bool ahead : {false, true}) {
+    const std::string root_path = dir / (ahead ? "ahead" : "one");
+    ASSERT_STATUS_OK(Root::Init(Env::Default(), root_path, RootConfig()));
+    std::unique_ptr<Root> root;
+    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root));
+    Ingester ingester(root->env(), root->store(), root->config());
+    IngestOptions o;
+    o.path = dir / "in.ndjson";
+    o.source = "in";
+    o.commit_every = 997;
+    o.parse_ahead = ahead;
+    o.rejects_file = filenames::RejectsFile(root_path, "in");
+    SourceState st;
+    ASSERT_STATUS_OK(ingester.Run(o, &st));
+    EXPECT_EQ(st.applied, ids.size() * kPerProducer) << (ahead ? "parse-ahead" : "one thread");
+    EXPECT_EQ(st.duplicates, redelivered) << (ahead ? "parse-ahead" : "one thread");
+    EXPECT_EQ(st.rejected, 0u);
+  }
 }
 
 }  // namespace

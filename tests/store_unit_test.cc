@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -34,6 +36,54 @@ TEST(StoreTest, PutGetDelInOneTable) {
   EXPECT_TRUE(txn->Get(Table::kMeta, "a", &v).IsNotFound());
   EXPECT_STATUS_OK(txn->Del(Table::kMeta, "absent"));
   ASSERT_STATUS_OK(txn->Commit());
+}
+
+// PutInOrder keeps one cursor per transaction: puts in key order and out
+// of it, across tables, mixed with Put and Del on the same table (which
+// move LMDB's pages under the cursor), across a commit and an abort, leave
+// exactly what Put would.
+TEST(StoreTest, PutInOrderWritesWhatPutWrites) {
+  TempDir d;
+  auto store = OpenStore(d.path());
+  ASSERT_NE(store, nullptr);
+  std::map<std::string, std::string> want;
+  for (int round = 0; round < 3; ++round) {
+    std::unique_ptr<Txn> txn;
+    ASSERT_STATUS_OK(store->BeginWrite(&txn));
+    for (int i = 0; i < 3000; ++i) {
+      const int n = round == 1 ? (i * 7919) % 3000 : i;  // round 1: out of order
+      const std::string key = "p" + std::to_string(100000 + n);
+      const std::string value(static_cast<size_t>(8 + (n + round) % 40), static_cast<char>('a' + round));
+      if (i % 5 == 0) {
+        ASSERT_STATUS_OK(txn->Put(Table::kProducers, key, value));
+      } else {
+        ASSERT_STATUS_OK(txn->PutInOrder(Table::kProducers, key, value));
+      }
+      want[key] = value;
+      if (i % 97 == 0) {
+        ASSERT_STATUS_OK(txn->PutInOrder(Table::kMeta, key, "m"));  // the cursor moves tables
+      }
+      if (i % 13 == 0) {
+        const std::string gone = "p" + std::to_string(100000 + (n * 31) % 3000);
+        ASSERT_STATUS_OK(txn->Del(Table::kProducers, gone));
+        want.erase(gone);
+      }
+    }
+    ASSERT_STATUS_OK(txn->Commit());
+  }
+  {
+    std::unique_ptr<Txn> txn;  // aborted: nothing of it stays
+    ASSERT_STATUS_OK(store->BeginWrite(&txn));
+    ASSERT_STATUS_OK(txn->PutInOrder(Table::kProducers, "p999999", "x"));
+  }
+  std::unique_ptr<Txn> txn;
+  ASSERT_STATUS_OK(store->BeginRead(&txn));
+  std::map<std::string, std::string> got;
+  ASSERT_STATUS_OK(txn->Scan(Table::kProducers, "", [&](std::string_view k, std::string_view v) {
+    got.emplace(std::string(k), std::string(v));
+    return true;
+  }));
+  EXPECT_EQ(got, want);
 }
 
 TEST(StoreTest, CommittedWritesSurviveReopenUncommittedDoNot) {
