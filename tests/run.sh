@@ -59,7 +59,7 @@ ctest_result() {
   fi
   # A test that failed once and passed when ctest ran it again is named too:
   # a flaky test is a bug to find, never a silent pass.
-  names=$(grep -E 'Test +#[0-9]+: .*\*\*\*' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*/\1/' |
+  names=$(grep -E 'Test +#[0-9]+: .*\*\*\*(Failed|Timeout|Exception)' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*/\1/' |
     sort -u | while read -r t; do
       sed -n '/The following tests FAILED:/,$p' "$log" | grep -qF " - $t " || echo "$t"
     done | paste -sd, - | sed 's/,/, /g')
