@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -45,7 +44,6 @@ constexpr size_t kCompressThreads = 2;
 // GETs in a bucket), so that it holds a frame and a piece, never the object.
 constexpr size_t kRead = size_t{1} << 20;
 constexpr size_t kHeadRead = 4096;  // a header is about 150 bytes
-constexpr size_t kTrailer = kChecksumTrailerSize;
 // A chain is at most a base and this many deltas, and its deltas' bytes at
 // most half its base's; past either the next checkpoint is a new base.
 // SNAPSINK_STATE_CHECKPOINT_DELTAS (tests) sets the count and drops the
@@ -121,9 +119,9 @@ Status DecodeHead(const std::string& path, uint64_t generation, std::string_view
   }
   l->start = end + 2;
   l->size = v.back();
-  if (l->size > bytes || bytes - l->size != l->start + kTrailer) {
+  if (l->size > bytes || bytes - l->size != l->start + kChecksumTrailerSize) {
     return Status::Corruption(path + ": " + std::to_string(bytes) + " bytes, its header says " +
-                              std::to_string(l->start + l->size + kTrailer));
+                              std::to_string(l->start + l->size + kChecksumTrailerSize));
   }
   return Status::OK();
 }
@@ -157,7 +155,7 @@ class LinkReader {
       chunk_.clear();
     }
     std::string trailer;
-    SNAPSINK_RETURN_IF_ERROR(l_.file->Read(at_, kTrailer, &trailer));
+    SNAPSINK_RETURN_IF_ERROR(l_.file->Read(at_, kChecksumTrailerSize, &trailer));
     if (trailer != ChecksumTrailer(XXH64_digest(hash_))) return Status::Corruption("checksum mismatch");
     return Status::OK();
   }
@@ -505,7 +503,7 @@ Status WriteStateCheckpoint(Env* env, const std::string& root, Store* live, uint
   size_t data_bytes = 0;
   for (const std::string& f : frames) data_bytes += f.size();
   std::string bytes = Header(l, data_bytes);
-  bytes.reserve(bytes.size() + data_bytes + kTrailer);
+  bytes.reserve(bytes.size() + data_bytes + kChecksumTrailerSize);
   for (std::string& f : frames) {
     bytes += f;
     std::string().swap(f);
