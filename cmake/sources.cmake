@@ -336,6 +336,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/format_bounds_test.cc
   tests/generation_view.cc
   tests/delivered_lines.cc
+  tests/store_records.cc
   tests/test_util.cc
   tests/timeutil_test.cc
   tests/verify_messages_test.cc

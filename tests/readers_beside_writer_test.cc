@@ -58,6 +58,13 @@ void MakeRoot(const std::string& root, const std::string& dir) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
+// MakeRoot, then a second run that publishes generation 2.
+void MakeRootOfTwoGenerations(const std::string& root, const std::string& dir) {
+  ASSERT_NO_FATAL_FAILURE(MakeRoot(root, dir));
+  WriteFile(dir + "/in2", Events(100, 10, kBaseMs + 5 * kHourMs));
+  ASSERT_EQ(Snapsink({"run", root, dir + "/in2", "--final", "--quiet"}).exit_code, 0);
+}
+
 // Broke: verify and inspect opened LMDB for writing (lock.mdb, a write
 // transaction to open the tables) and failed on a read-only file system.
 TEST(ReadOnlyRoot, VerifyInspectAndQueryWorkOnAReadOnlyFileSystem) {
@@ -196,9 +203,7 @@ class GcAfterListingEnv final : public EnvWrapper {
 TEST(ReadersBesideWriter, GenerationRemovedByGcWhileVerifyRunsIsSkippedAndSaid) {
   TempDir d;
   const std::string root = d / "r";
-  ASSERT_NO_FATAL_FAILURE(MakeRoot(root, d.path()));
-  WriteFile(d / "in2", Events(100, 10, kBaseMs + 5 * kHourMs));
-  ASSERT_EQ(Snapsink({"run", root, d / "in2", "--final", "--quiet"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(MakeRootOfTwoGenerations(root, d.path()));
   GcAfterListingEnv env(filenames::ManifestsDir(root), filenames::GenerationManifest(root, 1));
   std::unique_ptr<Root> r;
   ASSERT_STATUS_OK(Root::Open(&env, root, Root::Access::kReadOnly, &r));
@@ -247,9 +252,7 @@ class GcAfterTopReadEnv final : public EnvWrapper {
 TEST(ReadersBesideWriter, GenerationRemovedByGcBetweenItsTopAndItsPartsIsLeftOut) {
   TempDir d;
   const std::string root = d / "r";
-  ASSERT_NO_FATAL_FAILURE(MakeRoot(root, d.path()));
-  WriteFile(d / "in2", Events(100, 10, kBaseMs + 5 * kHourMs));
-  ASSERT_EQ(Snapsink({"run", root, d / "in2", "--final", "--quiet"}).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(MakeRootOfTwoGenerations(root, d.path()));
   GcAfterTopReadEnv env(root);
   std::vector<api::GenerationInfo> generations;
   std::vector<api::SnapshotInfo> snapshots;

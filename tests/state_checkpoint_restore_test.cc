@@ -20,12 +20,11 @@
 #include "engine/coding.h"
 #include "engine/filenames.h"
 #include "engine/state_records.h"
+#include "tests/store_records.h"
 #include "tests/test_util.h"
 
 namespace snapsink {
 namespace {
-
-using Records = std::map<std::pair<int, std::string>, std::string>;
 
 // Counts how the checkpoints are read: whole (ReadFileToString) or in
 // pieces (RandomAccessFile::Read), and the largest piece.
@@ -105,36 +104,26 @@ class StateCheckpointRestoreTest : public ::testing::Test {
     ASSERT_TRUE(EncodeStateBase(txn.get(), &records_).ok());
     ASSERT_GT(records_.data.size(), 3u << 20);
   }
-  static Records All(Store* store) {
-    std::unique_ptr<Txn> txn;
-    EXPECT_TRUE(store->BeginRead(&txn).ok());
-    Records out;
-    for (int t = 0; t < kNumTables; ++t) {
-      EXPECT_TRUE(txn->Scan(static_cast<Table>(t), "", [&](std::string_view k, std::string_view v) {
-                       out[{t, std::string(k)}] = std::string(v);
-                       return true;
-                     }).ok());
-    }
-    return out;
-  }
   // Puts object as root's checkpoint of generation 1, restores it, and
   // expects the restored state to hold from_'s records.
   void RestoreAndCompare(const std::string& object) {
     const std::string root = dir_.path() + "/root";
-    std::filesystem::create_directories(root + "/checkpoints");
-    {
-      std::unique_ptr<WritableFile> f;
-      ASSERT_TRUE(Env::Default()->NewWritableFile(StateCheckpointFile(root, 1), &f).ok());
-      ASSERT_TRUE(f->Append(object).ok());
-      ASSERT_TRUE(f->Close().ok());
-    }
+    PutCheckpoint(root, object);
     bool restored = false;
     Status s = RestoreStateCheckpoint(&env_, root, 1, &restored);
     ASSERT_TRUE(s.ok()) << s.ToString();
     ASSERT_TRUE(restored);
     std::unique_ptr<Store> state;
     ASSERT_TRUE(Store::Open(filenames::StateDir(root), /*create=*/false, &state).ok());
-    EXPECT_EQ(All(state.get()), All(from_.get()));
+    EXPECT_EQ(testing::AllRecords(state.get()), testing::AllRecords(from_.get()));
+  }
+  // Writes object as root's checkpoint of generation 1.
+  static void PutCheckpoint(const std::string& root, const std::string& object) {
+    std::filesystem::create_directories(root + "/checkpoints");
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(Env::Default()->NewWritableFile(StateCheckpointFile(root, 1), &f).ok());
+    ASSERT_TRUE(f->Append(object).ok());
+    ASSERT_TRUE(f->Close().ok());
   }
   testing::TempDir dir_;
   std::unique_ptr<Store> from_;
@@ -189,11 +178,7 @@ TEST_F(StateCheckpointRestoreTest, ADamagedObjectIsAChecksumMismatchAndRestoresN
   std::string object = WithTrailer(body);
   object[object.size() / 2] ^= 0x01;
   const std::string root = dir_.path() + "/root";
-  std::filesystem::create_directories(root + "/checkpoints");
-  std::unique_ptr<WritableFile> f;
-  ASSERT_TRUE(Env::Default()->NewWritableFile(StateCheckpointFile(root, 1), &f).ok());
-  ASSERT_TRUE(f->Append(object).ok());
-  ASSERT_TRUE(f->Close().ok());
+  PutCheckpoint(root, object);
   bool restored = false;
   Status s = RestoreStateCheckpoint(&env_, root, 1, &restored);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();

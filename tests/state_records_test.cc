@@ -14,12 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/store_records.h"
 #include "tests/test_util.h"
 
 namespace snapsink {
 namespace {
 
-using Records = std::map<std::pair<int, std::string>, std::string>;
+using Records = testing::StoreRecords;
 
 class StateRecordsTest : public ::testing::Test {
  protected:
@@ -39,18 +40,6 @@ class StateRecordsTest : public ::testing::Test {
     Status s = fn(txn.get());
     ASSERT_TRUE(s.ok()) << s.ToString();
     ASSERT_TRUE(txn->Commit().ok());
-  }
-  Records All(Store* store) {
-    std::unique_ptr<Txn> txn;
-    EXPECT_TRUE(store->BeginRead(&txn).ok());
-    Records out;
-    for (int t = 0; t < kNumTables; ++t) {
-      EXPECT_TRUE(txn->Scan(static_cast<Table>(t), "", [&](std::string_view k, std::string_view v) {
-                       out[{t, std::string(k)}] = std::string(v);
-                       return true;
-                     }).ok());
-    }
-    return out;
   }
   uint64_t Digest(Store* store) {
     std::unique_ptr<Txn> txn;
@@ -84,7 +73,7 @@ TEST_F(StateRecordsTest, ADeltaAppliedToTheOldStateMakesTheNewOne) {
   EXPECT_LT(delta.data.size(), 3100u);
   EXPECT_EQ(delta.digest, Digest(to.get()));
   Apply(copy.get(), [&](Txn* txn) { return ApplyStateRecords(txn, delta.data, delta.records); });
-  EXPECT_EQ(All(copy.get()), after);
+  EXPECT_EQ(testing::AllRecords(copy.get()), after);
   EXPECT_EQ(Digest(copy.get()), Digest(to.get()));
   EXPECT_NE(Digest(from.get()), Digest(to.get()));
 }
@@ -120,7 +109,7 @@ TEST_F(StateRecordsTest, ADeltaFindsEveryDeleteBesideTheCopysNote) {
   without_note.erase({0, std::string(kCheckpointCopyKey)});
   auto copy = Make("copy", without_note);
   Apply(copy.get(), [&](Txn* txn) { return ApplyStateRecords(txn, delta.data, delta.records); });
-  EXPECT_EQ(All(copy.get()), after);
+  EXPECT_EQ(testing::AllRecords(copy.get()), after);
   EXPECT_EQ(Digest(copy.get()), delta.digest);
 }
 
@@ -139,7 +128,7 @@ TEST_F(StateRecordsTest, ABaseRebuildsTheStateAndTheCopysNoteIsNoRecord) {
   EXPECT_EQ(base.digest, Digest(live.get()));
   EXPECT_EQ(Digest(copy.get()), Digest(live.get()));
   Apply(empty.get(), [&](Txn* txn) { return ApplyStateRecords(txn, base.data, base.records); });
-  EXPECT_EQ(All(empty.get()), state);
+  EXPECT_EQ(testing::AllRecords(empty.get()), state);
 }
 
 // A checkpoint's zstd frames hold whole records (StateRecordsCut): cut at
@@ -171,7 +160,7 @@ TEST_F(StateRecordsTest, RecordsCutIntoPiecesMakeTheStatePieceByPiece) {
     for (std::string_view p : pieces) SNAPSINK_RETURN_IF_ERROR(applier.Apply(p));
     return applier.Finish();
   });
-  EXPECT_EQ(All(empty.get()), state);
+  EXPECT_EQ(testing::AllRecords(empty.get()), state);
   std::unique_ptr<Txn> txn;
   ASSERT_TRUE(empty->BeginWrite(&txn).ok());
   StateRecordsApplier applier(txn.get(), base.records);
