@@ -6,13 +6,15 @@
 namespace snapsink {
 
 void ParseAhead::Stop() {
-  if (!helper_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+  if (helper_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    helper_.join();
   }
-  cv_.notify_all();
-  helper_.join();
+  for (Chunk& c : chunks_) Unpin(&c);  // the lines not handed out are dropped
 }
 
 void ParseAhead::Work() {
@@ -70,55 +72,48 @@ void ParseAhead::AwaitHead() {
 }
 
 void ParseAhead::Fill(Chunk* c) {
-  c->bytes.clear();
   c->count = 0;
-  // The lines that lie back to back in the reader's buffer are copied in one
-  // piece: [run, run + run_len) is the part not copied yet. Each line's
-  // capacity holds its offset in bytes until the copy stops moving.
-  const char* run = nullptr;
-  size_t run_len = 0;
-  auto copy_run = [&] {
-    if (run == nullptr) return;
-    c->bytes.append(run, run_len);
-    c->bytes.append(kLinePadding, '\0');
-    run = nullptr;
-    run_len = 0;
-  };
+  c->line_bytes = 0;
+  c->apart.clear();
+  // Each line stays where the reader read it: the chunk pins the blocks
+  // its lines lie in (the reader goes on in another block rather than move
+  // them) until it is handed out. Only an overlong line's head, which the
+  // reader holds apart and overwrites with the next one, is copied.
   Line line;
-  while (!reader_done_ && c->count < kChunkLines && c->bytes.size() + run_len < kChunkBytes) {
-    if (run == nullptr || !reader_->NextInBuffer(&line)) {
-      copy_run();  // before Next, which may move the reader's buffer
-      if (!reader_->Next(&line)) {
-        reader_done_ = true;
-        break;
-      }
-      run = line.data;
+  while (!reader_done_ && c->count < kChunkLines && c->line_bytes < kChunkBytes) {
+    if (!reader_->NextInBuffer(&line) && !reader_->Next(&line)) {
+      reader_done_ = true;
+      break;
+    }
+    if (line.overlong) {
+      std::string& head = c->apart.emplace_back(line.data, line.size);
+      head.append(kLinePadding, '\0');
+      line.data = head.data();
+      line.capacity = head.size();
+    } else if (c->pins.empty() || c->pins.back() != reader_->block()) {
+      LineReader::Pin(reader_->block());
+      c->pins.push_back(reader_->block());
     }
     if (c->count == c->lines.size()) c->lines.emplace_back();
-    ParsedLine& p = c->lines[c->count++];
-    p.line = line;
-    p.line.data = nullptr;
-    p.line.capacity = c->bytes.size() + static_cast<size_t>(line.data - run);
-    run_len = static_cast<size_t>(line.data - run) + line.size;
-    if (line.overlong || !line.terminated) copy_run();  // not in the reader's buffer, or its last line
+    c->lines[c->count++].line = line;
+    c->line_bytes += line.size;
   }
-  copy_run();
-  for (size_t i = 0; i < c->count; ++i) {
-    ParsedLine& p = c->lines[i];
-    p.line.data = c->bytes.data() + p.line.capacity;
-    p.line.capacity = c->bytes.size() - p.line.capacity;
-  }
+}
+
+void ParseAhead::Unpin(Chunk* c) {
+  for (LineReader::Block* b : c->pins) LineReader::Unpin(b);
+  c->pins.clear();
 }
 
 void ParseAhead::Parse(Chunk* c) {
   // The parser's views die at its next Parse: each string field of each
   // line's Event is copied into c->strings and pointed there at once.
   // c->strings is reserved up front for all of them (a field's unescaped
-  // bytes are never more than its bytes in the line, and the fields of the
-  // chunk's lines lie apart in c->bytes), so it never moves: one pass over
-  // the lines, not a second one to point the views once it stops growing.
+  // bytes are never more than its bytes in the line, and the fields of a
+  // line lie apart in it), so it never moves: one pass over the lines, not
+  // a second one to point the views once it stops growing.
   c->strings.clear();
-  c->strings.reserve(c->bytes.size());
+  c->strings.reserve(c->line_bytes);
   auto keep = [c](std::string_view* v) {
     assert(c->strings.capacity() - c->strings.size() >= v->size());
     const size_t at = c->strings.size();
@@ -167,6 +162,7 @@ const ParsedLine* ParseAhead::Next() {
     if (handing_out_) {
       if (next_ < chunks_[head_].count) return &chunks_[head_].lines[next_++];
       handing_out_ = false;  // all handed out: the slot is free again
+      Unpin(&chunks_[head_]);
       {
         std::lock_guard<std::mutex> lock(mu_);
         state_[head_] = SlotState::kFree;

@@ -23,12 +23,18 @@
 // caller, every 8192 lines). Meant for regular files: on a pipe a line would
 // be handed out only once those chunks are full or the input has ended.
 //
+// Lines are parsed where the reader read them: a chunk pins the reader's
+// blocks its lines lie in (LineReader::Block) until it is handed out, so the
+// reader goes on in another block instead of moving them; nothing is copied
+// but an overlong line's head.
+//
 // Not thread-safe itself; its helper thread touches only the reader and the
 // chunks queued to it or taken by it.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -41,7 +47,7 @@
 namespace snapsink {
 
 struct ParsedLine {
-  Line line;           // data points into the chunk's copy, padded for simdjson
+  Line line;           // data points into the reader's block (pinned), or the chunk's copy of an overlong head
   bool ok = false;     // the line parsed as an event (never for an overlong line)
   Event event;         // when ok; views into the chunk
   std::string reason;  // when !ok and !line.overlong: why it did not parse
@@ -81,9 +87,11 @@ class ParseAhead {
 
  private:
   struct Chunk {
-    // The lines as they lay in the reader's buffer: each run of lines read
-    // back to back in one piece, followed by kLinePadding bytes.
-    std::string bytes;
+    // The reader's blocks the lines lie in, pinned until the chunk is handed
+    // out (or dropped at Stop), in the order the lines reached them.
+    std::vector<LineReader::Block*> pins;
+    std::deque<std::string> apart;  // each overlong line's head, padded
+    size_t line_bytes = 0;          // the lines' bytes (Parse's bound on strings)
     std::string strings;  // producer, metric, key and id of each parsed line
     // lines[0, count) are the chunk's; those past count are kept from an
     // earlier use, so a chunk's lines are not built and destroyed each time.
@@ -97,6 +105,7 @@ class ParseAhead {
   enum class SlotState { kFree, kQueued, kFilled, kParsing, kParsed };
 
   void Fill(Chunk* c);          // up to a chunk of lines from the reader (none at its end)
+  static void Unpin(Chunk* c);  // the chunk's lines are no longer used
   static void Parse(Chunk* c);
   void Launch(size_t slot);      // queues the slot to be filled and parsed
   void Work();  // the helper thread: fills queued slots in order, parses filled ones, until stop_

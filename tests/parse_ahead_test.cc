@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/event_parser.h"
@@ -130,6 +132,43 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
   EXPECT_EQ(overlong, 1u);
   EXPECT_GT(bad, 5u);
   EXPECT_GT(events, 2 * ParseAhead::kChunkLines);
+}
+
+// Lines are parsed where the reader read them: each line handed out holds
+// the file's bytes at its offset, and so does every line of its chunk until
+// the chunk is done, though the helper has read several 4 MiB blocks ahead
+// meanwhile (the caller waits at the first line until it has).
+TEST(ParseAheadTest, LinesKeepTheirBytesWhileTheReaderReadsOn) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  std::string in;
+  for (size_t i = 0; in.size() < 5 * (size_t{4} << 20); ++i) {
+    in += EventLine().Producer("p" + std::to_string(i % 13)).Seq(i).Ts(1792576800000).Metric("m").Key(std::string(i % 251, 'k')).Line();
+  }
+  WriteFile(path, in);
+  std::unique_ptr<LineReader> reader;
+  ASSERT_STATUS_OK(LineReader::Open(path, &reader));
+  ParseAhead ahead(reader.get());
+  std::vector<const ParsedLine*> chunk;  // the lines handed out of the chunk being handed out
+  size_t n = 0;
+  for (const ParsedLine* p = ahead.Next(); p != nullptr; p = ahead.Next(), ++n) {
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the helper fills every chunk
+    ASSERT_TRUE(p->ok) << "line " << n << ": " << p->reason;
+    ASSERT_EQ(std::string_view(p->line.data, p->line.size), std::string_view(in).substr(p->line.offset, p->line.size))
+        << "line " << n;
+    chunk.push_back(p);
+    if (ahead.Ahead(1) == nullptr) {  // the chunk's last line: all of it still as read
+      for (const ParsedLine* q : chunk) {
+        ASSERT_EQ(std::string_view(q->line.data, q->line.size), std::string_view(in).substr(q->line.offset, q->line.size))
+            << "line at offset " << q->line.offset;
+        ASSERT_EQ(q->event.producer, "p" + std::to_string(q->event.seq % 13));
+      }
+      chunk.clear();
+    }
+  }
+  EXPECT_STATUS_OK(reader->status());
+  EXPECT_EQ(ahead.Next(), nullptr);
+  EXPECT_GT(reader->blocks_made(), 1u);
 }
 
 // The helper thread is stopped and joined when a ParseAhead goes away with
