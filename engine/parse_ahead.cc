@@ -1,6 +1,7 @@
 #include "engine/parse_ahead.h"
 
 #include <cassert>
+#include <cstring>
 #include <system_error>
 
 namespace snapsink {
@@ -108,17 +109,21 @@ void ParseAhead::Unpin(Chunk* c) {
 void ParseAhead::Parse(Chunk* c) {
   // The parser's views die at its next Parse: each string field of each
   // line's Event is copied into c->strings and pointed there at once.
-  // c->strings is reserved up front for all of them (a field's unescaped
-  // bytes are never more than its bytes in the line, and the fields of a
-  // line lie apart in it), so it never moves: one pass over the lines, not
-  // a second one to point the views once it stops growing.
-  c->strings.clear();
-  c->strings.reserve(c->line_bytes);
-  auto keep = [c](std::string_view* v) {
-    assert(c->strings.capacity() - c->strings.size() >= v->size());
-    const size_t at = c->strings.size();
-    c->strings.append(*v);
-    *v = std::string_view(c->strings.data() + at, v->size());
+  // c->strings holds all of them (a field's unescaped bytes are never more
+  // than its bytes in the line, and the fields of a line lie apart in it),
+  // so it never moves: one pass over the lines, not a second one to point
+  // the views once it stops growing; and it is never zeroed or grown a
+  // field at a time (a plain copy per field).
+  if (c->strings_capacity < c->line_bytes) {
+    c->strings.reset(new char[c->line_bytes]);
+    c->strings_capacity = c->line_bytes;
+  }
+  char* to = c->strings.get();
+  auto keep = [&to, c](std::string_view* v) {
+    assert(static_cast<size_t>(to - c->strings.get()) + v->size() <= c->strings_capacity);
+    if (!v->empty()) std::memcpy(to, v->data(), v->size());
+    *v = std::string_view(to, v->size());
+    to += v->size();
   };
   for (size_t i = 0; i < c->count; ++i) {
     ParsedLine& p = c->lines[i];

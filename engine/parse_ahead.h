@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -92,7 +93,9 @@ class ParseAhead {
     std::vector<LineReader::Block*> pins;
     std::deque<std::string> apart;  // each overlong line's head, padded
     size_t line_bytes = 0;          // the lines' bytes (Parse's bound on strings)
-    std::string strings;  // producer, metric, key and id of each parsed line
+    // producer, metric, key and id of each parsed line, back to back
+    std::unique_ptr<char[]> strings;
+    size_t strings_capacity = 0;
     // lines[0, count) are the chunk's; those past count are kept from an
     // earlier use, so a chunk's lines are not built and destroyed each time.
     std::vector<ParsedLine> lines;
