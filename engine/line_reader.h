@@ -75,7 +75,7 @@ class LineReader {
   // and nothing consumed, where Next would read more or take another path.
   // The line handed out is the one Next would give; while this returns
   // true the buffer does not move, so consecutive lines lie back to back
-  // (ParseAhead copies them in one piece).
+  // (a chunk of ParseAhead's takes them one after another).
   bool NextInBuffer(Line* line);
   const Status& status() const { return status_; }
   uint64_t position() const { return file_pos_ - (end_ - begin_); }

@@ -4,6 +4,9 @@
 #include <cstring>
 #include <system_error>
 
+#include "engine/state_codec.h"
+#include "engine/timeutil.h"
+
 namespace snapsink {
 
 void ParseAhead::Stop() {
@@ -106,17 +109,19 @@ void ParseAhead::Unpin(Chunk* c) {
   c->pins.clear();
 }
 
-void ParseAhead::Parse(Chunk* c) {
+void ParseAhead::Parse(Chunk* c) const {
   // The parser's views die at its next Parse: each string field of each
   // line's Event is copied into c->strings and pointed there at once.
   // c->strings holds all of them (a field's unescaped bytes are never more
   // than its bytes in the line, and the fields of a line lie apart in it),
   // so it never moves: one pass over the lines, not a second one to point
   // the views once it stops growing; and it is never zeroed or grown a
-  // field at a time (a plain copy per field).
-  if (c->strings_capacity < c->line_bytes) {
-    c->strings.reset(new char[c->line_bytes]);
-    c->strings_capacity = c->line_bytes;
+  // field at a time (a plain copy per field). An aggregate key is its
+  // metric and key with kPlainAggKeyExtra bytes more.
+  const size_t need = c->line_bytes + codec::kPlainAggKeyExtra * c->count;
+  if (c->strings_capacity < need) {
+    c->strings.reset(new char[need]);
+    c->strings_capacity = need;
   }
   char* to = c->strings.get();
   auto keep = [&to, c](std::string_view* v) {
@@ -132,9 +137,23 @@ void ParseAhead::Parse(Chunk* c) {
     if (!p.ok) continue;
     p.producer_hash = ProducerHash(p.event.producer);
     keep(&p.event.producer);
-    keep(&p.event.metric);
-    keep(&p.event.key);
     keep(&p.event.id);
+    p.agg_key = std::string_view();
+    const std::string_view metric = p.event.metric, key = p.event.key;
+    if (window_ms_ > 0 && std::memchr(metric.data(), '\0', metric.size()) == nullptr) {
+      // The key the apply thread looks the aggregate up by, in place of the
+      // metric's and key's copies (which become views into it).
+      const size_t size = codec::kPlainAggKeyExtra + metric.size() + key.size();
+      assert(static_cast<size_t>(to - c->strings.get()) + size <= c->strings_capacity);
+      codec::PlainAggKeyTo(to, WindowStart(p.event.ts_ms, window_ms_), metric, key);
+      p.event.metric = std::string_view(to + 8, metric.size());
+      p.event.key = std::string_view(to + codec::kPlainAggKeyExtra + metric.size(), key.size());
+      p.agg_key = std::string_view(to, size);
+      to += size;
+    } else {
+      keep(&p.event.metric);
+      keep(&p.event.key);
+    }
   }
 }
 

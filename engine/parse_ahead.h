@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct ParsedLine {
   Event event;         // when ok; views into the chunk
   std::string reason;  // when !ok and !line.overlong: why it did not parse
   uint64_t producer_hash = 0;  // when ok: ProducerHash(event.producer), taken off the caller's thread
+  // When ok and a window size was given: the event's aggregate key
+  // (codec::AggKeyInto's bytes for its window), event.metric and event.key
+  // views into it; empty for a metric holding a 0x00 byte (its key escapes it).
+  std::string_view agg_key;
 };
 
 class ParseAhead {
@@ -61,8 +66,10 @@ class ParseAhead {
   static constexpr size_t kChunkBytes = size_t{4} << 20;
   static constexpr size_t kDepth = 4;
 
-  // content_ids: EventParser::SetContentIds for every line.
-  explicit ParseAhead(LineReader* reader, bool content_ids = false) : reader_(reader) {
+  // content_ids: EventParser::SetContentIds for every line. window_ms > 0:
+  // each event's aggregate key built for windows of that size (agg_key).
+  explicit ParseAhead(LineReader* reader, bool content_ids = false, int64_t window_ms = 0)
+      : reader_(reader), window_ms_(window_ms) {
     for (Chunk& c : chunks_) c.parser.SetContentIds(content_ids);
   }
   ~ParseAhead() { Stop(); }
@@ -109,7 +116,7 @@ class ParseAhead {
 
   void Fill(Chunk* c);          // up to a chunk of lines from the reader (none at its end)
   static void Unpin(Chunk* c);  // the chunk's lines are no longer used
-  static void Parse(Chunk* c);
+  void Parse(Chunk* c) const;
   void Launch(size_t slot);      // queues the slot to be filled and parsed
   void Work();  // the helper thread: fills queued slots in order, parses filled ones, until stop_
   // REQUIRES: mu_ held. The filled slot not taken with the lowest (oldest)
@@ -119,6 +126,7 @@ class ParseAhead {
   void AwaitHead();
 
   LineReader* reader_;
+  const int64_t window_ms_;
   // A ring: chunks_[head_] is handed out (once its parse is done), the
   // next inflight_ - 1 are being filled or parsed.
   Chunk chunks_[kDepth];

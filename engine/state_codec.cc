@@ -66,8 +66,12 @@ void WindowMetricKeyInto(std::string* dst, int64_t window_ms, std::string_view m
     dst->append(key);
     return;
   }
-  dst->resize(8 + metric.size() + 2 + key.size());
-  char* out = dst->data();
+  dst->resize(kPlainAggKeyExtra + metric.size() + key.size());
+  PlainAggKeyTo(dst->data(), window_ms, metric, key);
+}
+}  // namespace
+
+void PlainAggKeyTo(char* out, int64_t window_ms, std::string_view metric, std::string_view key) {
   uint64_t u = static_cast<uint64_t>(window_ms) ^ (uint64_t{1} << 63);
   // Big-endian, as AppendWindowKey writes it: one store, not eight (every
   // event's aggregate key starts here).
@@ -81,7 +85,6 @@ void WindowMetricKeyInto(std::string* dst, int64_t window_ms, std::string_view m
   out += 2;
   if (!key.empty()) std::memcpy(out, key.data(), key.size());
 }
-}  // namespace
 
 void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key) {
   WindowMetricKeyInto(dst, window_ms, metric, key);

@@ -16,6 +16,8 @@
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/root.h"
+#include "engine/state_codec.h"
+#include "engine/timeutil.h"
 #include "engine/line_reader.h"
 #include "tests/test_util.h"
 
@@ -171,6 +173,53 @@ TEST(ParseAheadTest, LinesKeepTheirBytesWhileTheReaderReadsOn) {
   EXPECT_GT(reader->blocks_made(), 1u);
 }
 
+// Given a window size, each event comes with its aggregate key as the
+// apply thread would build it (codec::AggKeyInto for the event's window),
+// its metric and key unchanged; a metric with a 0x00 byte (escaped in its
+// key) gets none, and neither does any event without a window size.
+TEST(ParseAheadTest, AggregateKeyIsTheOneTheApplyThreadWouldBuild) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  std::string in = Input();
+  in.insert(0, EventLine().Producer("z").Seq(1).Ts(-3599999).Metric("nul\\u0000m").Key("k").Line() +
+                   EventLine().Producer("z").Seq(2).Ts(1).Metric("").Key("").Line());
+  WriteFile(path, in);
+  constexpr int64_t kWindow = 3600000;
+  for (const int64_t window_ms : {kWindow, int64_t{0}}) {
+    std::unique_ptr<LineReader> plain, ahead_reader;
+    ASSERT_STATUS_OK(LineReader::Open(path, &plain));
+    ASSERT_STATUS_OK(LineReader::Open(path, &ahead_reader));
+    ParseAhead ahead(ahead_reader.get(), false, window_ms);
+    EventParser parser;
+    Line line;
+    size_t keys = 0, without = 0;
+    for (size_t n = 0; plain->Next(&line); ++n) {
+      const ParsedLine* p = ahead.Next();
+      ASSERT_NE(p, nullptr);
+      Event e;
+      if (line.overlong || !parser.Parse(line.data, line.size, line.capacity, &e, nullptr)) continue;
+      ASSERT_TRUE(p->ok) << "line " << n;
+      EXPECT_EQ(p->event.metric, e.metric) << "line " << n;
+      EXPECT_EQ(p->event.key, e.key) << "line " << n;
+      if (window_ms == 0 || e.metric.find('\0') != std::string_view::npos) {
+        EXPECT_TRUE(p->agg_key.empty()) << "line " << n;
+        ++without;
+        continue;
+      }
+      std::string want;
+      codec::AggKeyInto(&want, WindowStart(e.ts_ms, window_ms), e.metric, e.key);
+      EXPECT_EQ(p->agg_key, want) << "line " << n;
+      ++keys;
+    }
+    if (window_ms > 0) {
+      EXPECT_GT(keys, 2 * ParseAhead::kChunkLines);
+      EXPECT_EQ(without, 1u);  // the metric with a 0x00 byte
+    } else {
+      EXPECT_EQ(keys, 0u);
+    }
+  }
+}
+
 // The helper thread is stopped and joined when a ParseAhead goes away with
 // chunks still queued or being parsed (an ingest that stops at a bad line).
 TEST(ParseAheadTest, DestroyedMidInputWithChunksQueued) {
@@ -250,7 +299,7 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
                               .Producer("p" + std::to_string(i % 5))
                               .Seq(seq / 5)
                               .Ts(static_cast<int64_t>(1792576800000 + 997 * i))
-                              .Metric("m" + std::to_string(i % 3))
+                              .Metric(i % 7 == 2 ? "m\\u0000" + std::to_string(i % 3) : "m" + std::to_string(i % 3))
                               .Key("k" + std::to_string(i % 101))
                               .Value(std::to_string(i) + ".25")
                               .Line();
@@ -272,6 +321,9 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
     SourceState st;
     ASSERT_STATUS_OK(ingester.Run(o, &st));
     root.reset();
+    // Sealed and published, so the query shows the aggregates too.
+    ASSERT_EQ(Snapsink({"seal", root_path, "--all"}).exit_code, 0);
+    ASSERT_EQ(Snapsink({"publish", root_path}).exit_code, 0);
     outcome[ahead] = StateDump(root_path) + ReadFile(filenames::RejectsFile(root_path, "in"));
     // Paths differ only in the root's name.
     const std::string name = ahead ? "ahead" : "one";
