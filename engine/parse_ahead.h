@@ -26,7 +26,8 @@
 // Lines are parsed where the reader read them: a chunk pins the reader's
 // blocks its lines lie in (LineReader::Block) until it is handed out, so the
 // reader goes on in another block instead of moving them; nothing is copied
-// but an overlong line's head.
+// but an overlong line's head. The reader must outlive the ParseAhead (its
+// Stop unpins them).
 //
 // Not thread-safe itself; its helper thread touches only the reader and the
 // chunks queued to it or taken by it.
