@@ -63,9 +63,13 @@ struct ParsedLine {
 
 class ParseAhead {
  public:
-  static constexpr size_t kChunkLines = 8192;
-  static constexpr size_t kChunkBytes = size_t{4} << 20;
-  static constexpr size_t kDepth = 4;
+  // A chunk's lines (about 200 bytes each as parsed) fit a core's L2 cache
+  // between Fill and Parse, and between the parse and the apply; 16 of them
+  // keep 16,384 lines in flight. (8,192-line chunks, 4 deep, ran 2-9% more
+  // CPU time for the same instructions.)
+  static constexpr size_t kChunkLines = 1024;
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  static constexpr size_t kDepth = 16;
 
   // content_ids: EventParser::SetContentIds for every line. window_ms > 0:
   // each event's aggregate key built for windows of that size (agg_key).

@@ -26,9 +26,11 @@ namespace {
 
 // Lines of every kind: events (escaped strings too), bad JSON, an overlong
 // line; more than two chunks of them, and a last line without '\n'.
+constexpr size_t kInputLines = std::max<size_t>(2 * ParseAhead::kChunkLines, 16384) + 777;  // then the last one
+
 std::string Input() {
   std::string in;
-  const size_t n = 2 * ParseAhead::kChunkLines + 777;
+  const size_t n = kInputLines;
   for (size_t i = 0; i < n; ++i) {
     if (i % 997 == 5) {
       in += "{not json\n";
@@ -130,7 +132,7 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
   }
   EXPECT_EQ(ahead.Next(), nullptr);
   EXPECT_STATUS_OK(ahead_reader->status());
-  EXPECT_EQ(n, 2 * ParseAhead::kChunkLines + 778);
+  EXPECT_EQ(n, kInputLines + 1);
   EXPECT_EQ(overlong, 1u);
   EXPECT_GT(bad, 5u);
   EXPECT_GT(events, 2 * ParseAhead::kChunkLines);
@@ -241,7 +243,10 @@ TEST(ParseAheadTest, StopHandsTheReaderBack) {
   TempDir dir;
   const std::string path = dir.path() + "/in.ndjson";
   // More than kDepth chunks, so lines are left after the ones read ahead.
-  const std::string input = Input() + "\n" + Input() + "\n" + Input();
+  std::string input = Input();
+  while (static_cast<size_t>(std::count(input.begin(), input.end(), '\n')) <= (ParseAhead::kDepth + 1) * ParseAhead::kChunkLines) {
+    input += "\n" + Input();
+  }
   ASSERT_GT(static_cast<size_t>(std::count(input.begin(), input.end(), '\n')),
             (ParseAhead::kDepth + 1) * ParseAhead::kChunkLines);
   WriteFile(path, input);
