@@ -170,11 +170,11 @@ Result<V*> Ingester::Impl::Cached(StringMap<V>* map, Table table, const std::str
 
 // The batch's entry for an aggregate key; its live value is not read here
 // (see MakeLive).
-Result<CachedAgg*> Ingester::Impl::CachedAggregate(int64_t, const std::string& key) {
+Result<CachedAgg*> Ingester::Impl::CachedAggregate(int64_t, std::string_view key) {
   return aggs.FindOrInsert(key);
 }
 
-Status Ingester::Impl::MakeLive(int64_t window, const std::string& key, CachedAgg* cached) {
+Status Ingester::Impl::MakeLive(int64_t window, std::string_view key, CachedAgg* cached) {
   if (cached->live) return Status::OK();
   auto [runs, first] = window_runs.try_emplace(window);
   if (first) SNAPSINK_RETURN_IF_ERROR(AtLine(LoadWindowRuns(txn.get(), window, &runs->second)));
@@ -369,8 +369,14 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       why = "field value: the retract of -9223372036854.775808 would overflow";
     } else if (d.outcome == SeqOutcome::kApply && in_range) {
       delta = event.retract ? -event.value_micros : event.value_micros;
-      codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
-      SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, key_scratch));
+      std::string_view agg_key;  // built by the parse thread, for the window computed here
+      if (preparsed != nullptr && !preparsed->agg_key.empty()) {
+        agg_key = preparsed->agg_key;
+      } else {
+        codec::AggKeyInto(&key_scratch, window, event.metric, event.key);
+        agg_key = key_scratch;
+      }
+      SNAPSINK_ASSIGN_OR_RETURN(CachedAgg * cached, CachedAggregate(window, agg_key));
       TakeKind(cached);
       minmax = cached->kind == static_cast<int8_t>(MetricKind::kMinMax);
       if (cached->kind == static_cast<int8_t>(MetricKind::kQuantiles)) quantiles = cached;
@@ -389,7 +395,7 @@ Status Ingester::Impl::Apply(const char* data, size_t size, size_t capacity, uin
       magnitude_added = magnitude;
       const uint64_t max = static_cast<uint64_t>(INT64_MAX);
       const bool key_checked = !bound->known || bound->bound > max || magnitude > max - bound->bound;
-      if (key_checked) SNAPSINK_RETURN_IF_ERROR(MakeLive(window, key_scratch, cached));
+      if (key_checked) SNAPSINK_RETURN_IF_ERROR(MakeLive(window, agg_key, cached));
       int64_t unused;
       if (minmax && event.retract) {
         why = kRetractMinMax;
@@ -723,7 +729,7 @@ Status Ingester::RunSource(const IngestOptions& options, SourceState* after, Sou
   m.cur->end_offset = reader->position();
   const bool can_grow = reader->positionable() && !options.input_final;
 
-  ParseAhead ahead(reader.get(), options.id_from_content);
+  ParseAhead ahead(reader.get(), options.id_from_content, m.config.window_ms);
   m.preparsed = nullptr;
   Line line;
   // Not on a pipe: reading ahead there would hold lines back until chunks fill.

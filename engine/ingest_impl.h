@@ -254,9 +254,9 @@ struct Ingester::Impl {
   }
   // The batch's entry for aggregate key `key` of window: on its first touch
   // in the batch, the live value (base record plus the window's runs).
-  Result<CachedAgg*> CachedAggregate(int64_t window, const std::string& key);
+  Result<CachedAgg*> CachedAggregate(int64_t window, std::string_view key);
   // Reads the live value of `cached` (key of window) once in the batch.
-  Status MakeLive(int64_t window, const std::string& key, CachedAgg* cached);
+  Status MakeLive(int64_t window, std::string_view key, CachedAgg* cached);
   Result<SumBound*> Bound(int64_t window);
   template <typename V>
   Result<V*> Cached(StringMap<V>* map, Table table, const std::string& key);

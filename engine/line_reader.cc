@@ -49,8 +49,8 @@ Status LineReader::Open(const std::string& path, std::unique_ptr<LineReader>* ou
     r->ino_ = static_cast<uint64_t>(st.st_ino);
   }
   r->cap_ = kBlockBytes;
-  r->buf_.reset(new char[r->cap_ + kLinePadding]);
-  std::memset(r->buf_.get() + r->cap_, 0, kLinePadding);
+  r->cur_ = r->FreeBlock();
+  r->buf_ = r->cur_->bytes.get();
   *out = std::move(r);
   return Status::OK();
 }
@@ -65,8 +65,8 @@ Status LineReader::Resume(const SourceState& pos, bool* resumed) {
   if (pos.dev != dev_ || pos.ino != ino_ || static_cast<uint64_t>(size_) < pos.offset) return Status::OK();
   const size_t k = static_cast<size_t>(std::min<uint64_t>(pos.offset, kPositionCheckBytes));
   bool complete = false;
-  SNAPSINK_RETURN_IF_ERROR(PreadFull(fd_, path_, buf_.get(), k, pos.offset - k, &complete));
-  if (!complete || XXH3_64bits(buf_.get(), k) != pos.tail_hash) return Status::OK();
+  SNAPSINK_RETURN_IF_ERROR(PreadFull(fd_, path_, buf_, k, pos.offset - k, &complete));
+  if (!complete || XXH3_64bits(buf_, k) != pos.tail_hash) return Status::OK();
   if (::lseek(fd_, static_cast<off_t>(pos.offset), SEEK_SET) < 0) {
     return Status::IOError("cannot seek in " + path_ + ": " + std::strerror(errno));
   }
@@ -80,7 +80,7 @@ Status LineReader::TailHash(uint64_t pos, uint64_t* hash) {
   const size_t k = static_cast<size_t>(std::min<uint64_t>(pos, kPositionCheckBytes));
   const uint64_t buf_start = file_pos_ - end_;
   if (pos <= file_pos_ && pos - k >= buf_start) {
-    *hash = XXH3_64bits(buf_.get() + (pos - k - buf_start), k);
+    *hash = XXH3_64bits(buf_ + (pos - k - buf_start), k);
     return Status::OK();
   }
   // Only after an overlong line: its head is no longer in the buffer.
@@ -97,9 +97,29 @@ Status LineReader::TailHashAt(uint64_t pos, uint64_t* hash) const {
   return Status::OK();
 }
 
+LineReader::Block* LineReader::FreeBlock() {
+  for (const std::unique_ptr<Block>& b : blocks_) {
+    // acquire: what an Unpin's thread read of the block is done before it is overwritten
+    if (b.get() != cur_ && b->pins.load(std::memory_order_acquire) == 0) return b.get();
+  }
+  auto b = std::make_unique<Block>();
+  b->bytes.reset(new char[cap_ + kLinePadding]);
+  std::memset(b->bytes.get() + cap_, 0, kLinePadding);
+  blocks_.push_back(std::move(b));
+  return blocks_.back().get();
+}
+
 void LineReader::KeepHistory() {
   const size_t keep = std::min<size_t>(begin_, kPositionCheckBytes);
-  std::memmove(buf_.get(), buf_.get() + begin_ - keep, end_ - begin_ + keep);
+  if (cur_->pins.load(std::memory_order_acquire) != 0) {
+    // Lines handed out from this block are still in use: go on in another.
+    Block* next = FreeBlock();
+    std::memcpy(next->bytes.get(), buf_ + begin_ - keep, end_ - begin_ + keep);
+    cur_ = next;
+    buf_ = next->bytes.get();
+  } else {
+    std::memmove(buf_, buf_ + begin_ - keep, end_ - begin_ + keep);
+  }
   end_ -= begin_ - keep;
   begin_ = keep;
 }
@@ -108,7 +128,7 @@ bool LineReader::Fill() {
   if (eof_) return false;
   if (end_ == cap_) KeepHistory();
   while (true) {
-    ssize_t n = ::read(fd_, buf_.get() + end_, cap_ - end_);
+    ssize_t n = ::read(fd_, buf_ + end_, cap_ - end_);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       status_ = Status::IOError("read " + path_ + ": " + std::strerror(errno));
@@ -145,11 +165,11 @@ bool LineReader::Next(Line* line) {
     if (position() == 0) {
       while (end_ - begin_ < 3 && Fill()) {
       }
-      if (end_ - begin_ >= 3 && std::memcmp(buf_.get() + begin_, kBom, 3) == 0) begin_ += 3;
+      if (end_ - begin_ >= 3 && std::memcmp(buf_ + begin_, kBom, 3) == 0) begin_ += 3;
     }
   }
   while (true) {
-    char* base = buf_.get();
+    char* base = buf_;
     const char* nl = static_cast<const char*>(std::memchr(base + begin_, '\n', end_ - begin_));
     size_t avail = end_ - begin_;
     // kMaxLineBytes + 1: a line of exactly 1 MiB still has its '\r' before the '\n'.
@@ -175,7 +195,7 @@ bool LineReader::Next(Line* line) {
 
 bool LineReader::NextInBuffer(Line* line) {
   if (!bom_checked_) return false;
-  char* base = buf_.get();
+  char* base = buf_;
   const char* nl = static_cast<const char*>(std::memchr(base + begin_, '\n', end_ - begin_));
   if (nl == nullptr) return false;
   const size_t len = static_cast<size_t>(nl - (base + begin_));
@@ -196,13 +216,13 @@ bool LineReader::NextInBuffer(Line* line) {
 // drop the rest up to the next '\n'.
 bool LineReader::SkipOverlong(Line* line) {
   const uint64_t start = position();
-  overlong_.assign(buf_.get() + begin_, kMaxLineBytes);
+  overlong_.assign(buf_ + begin_, kMaxLineBytes);
   overlong_.append(kLinePadding, '\0');
   bool terminated = false;
   while (true) {
-    const char* nl = static_cast<const char*>(std::memchr(buf_.get() + begin_, '\n', end_ - begin_));
+    const char* nl = static_cast<const char*>(std::memchr(buf_ + begin_, '\n', end_ - begin_));
     if (nl != nullptr) {
-      begin_ = static_cast<size_t>(nl - buf_.get()) + 1;
+      begin_ = static_cast<size_t>(nl - buf_) + 1;
       terminated = true;
       break;
     }

@@ -13,10 +13,12 @@
 // input and other pipes are always read from their start.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/state_codec.h"
 #include "engine/status.h"
@@ -73,23 +75,46 @@ class LineReader {
   // and nothing consumed, where Next would read more or take another path.
   // The line handed out is the one Next would give; while this returns
   // true the buffer does not move, so consecutive lines lie back to back
-  // (ParseAhead copies them in one piece).
+  // (a chunk of ParseAhead's takes them one after another).
   bool NextInBuffer(Line* line);
   const Status& status() const { return status_; }
   uint64_t position() const { return file_pos_ - (end_ - begin_); }
+
+  // A block: the buffer lines are handed out from. While pinned (ParseAhead
+  // pins the blocks its chunks' lines lie in, so they are parsed where they
+  // were read), the reader never moves or overwrites its bytes: when it
+  // needs room it goes on in a block nobody pins (a new one if none), the
+  // history and the unconsumed bytes copied there. Unpinned, bytes move as
+  // they always did (a line is valid until the next Next).
+  struct Block {
+    std::unique_ptr<char[]> bytes;
+    std::atomic<uint32_t> pins{0};
+  };
+  // The block the lines handed out now lie in (all but an overlong line's
+  // head, which is held apart).
+  Block* block() const { return cur_; }
+  // Pin: on the thread that reads lines. Unpin: on any thread, once done
+  // with the block's bytes.
+  static void Pin(Block* b) { b->pins.fetch_add(1, std::memory_order_relaxed); }
+  static void Unpin(Block* b) { b->pins.fetch_sub(1, std::memory_order_release); }
+  // How many blocks the reader has made (tests: a pinned block was kept).
+  size_t blocks_made() const { return blocks_.size(); }
 
  private:
   LineReader() = default;
   bool Fill();  // reads more at end_; false at EOF or error
   bool SkipOverlong(Line* line);
   void KeepHistory();  // drops consumed bytes but the last kPositionCheckBytes
+  Block* FreeBlock();  // a block nobody pins, not the current one (made if none)
 
   std::string path_;
   int fd_ = -1;
   bool own_fd_ = false;
   int64_t size_ = -1;
   uint64_t dev_ = 0, ino_ = 0;
-  std::unique_ptr<char[]> buf_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  Block* cur_ = nullptr;       // the block being read into
+  char* buf_ = nullptr;        // cur_'s bytes
   size_t cap_ = 0;             // usable bytes in buf_ (padding comes after)
   size_t begin_ = 0, end_ = 0; // unconsumed bytes [begin_, end_); before them, bytes consumed
   uint64_t file_pos_ = 0;      // input offset of buf_[end_]

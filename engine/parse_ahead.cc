@@ -1,18 +1,24 @@
 #include "engine/parse_ahead.h"
 
 #include <cassert>
+#include <cstring>
 #include <system_error>
+
+#include "engine/state_codec.h"
+#include "engine/timeutil.h"
 
 namespace snapsink {
 
 void ParseAhead::Stop() {
-  if (!helper_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+  if (helper_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    helper_.join();
   }
-  cv_.notify_all();
-  helper_.join();
+  for (Chunk& c : chunks_) Unpin(&c);  // the lines not handed out are dropped
 }
 
 void ParseAhead::Work() {
@@ -70,60 +76,59 @@ void ParseAhead::AwaitHead() {
 }
 
 void ParseAhead::Fill(Chunk* c) {
-  c->bytes.clear();
   c->count = 0;
-  // The lines that lie back to back in the reader's buffer are copied in one
-  // piece: [run, run + run_len) is the part not copied yet. Each line's
-  // capacity holds its offset in bytes until the copy stops moving.
-  const char* run = nullptr;
-  size_t run_len = 0;
-  auto copy_run = [&] {
-    if (run == nullptr) return;
-    c->bytes.append(run, run_len);
-    c->bytes.append(kLinePadding, '\0');
-    run = nullptr;
-    run_len = 0;
-  };
+  c->line_bytes = 0;
+  c->apart.clear();
+  // Each line stays where the reader read it: the chunk pins the blocks
+  // its lines lie in (the reader goes on in another block rather than move
+  // them) until it is handed out. Only an overlong line's head, which the
+  // reader holds apart and overwrites with the next one, is copied.
   Line line;
-  while (!reader_done_ && c->count < kChunkLines && c->bytes.size() + run_len < kChunkBytes) {
-    if (run == nullptr || !reader_->NextInBuffer(&line)) {
-      copy_run();  // before Next, which may move the reader's buffer
-      if (!reader_->Next(&line)) {
-        reader_done_ = true;
-        break;
-      }
-      run = line.data;
+  while (!reader_done_ && c->count < kChunkLines && c->line_bytes < kChunkBytes) {
+    if (!reader_->NextInBuffer(&line) && !reader_->Next(&line)) {
+      reader_done_ = true;
+      break;
+    }
+    if (line.overlong) {
+      std::string& head = c->apart.emplace_back(line.data, line.size);
+      head.append(kLinePadding, '\0');
+      line.data = head.data();
+      line.capacity = head.size();
+    } else if (c->pins.empty() || c->pins.back() != reader_->block()) {
+      LineReader::Pin(reader_->block());
+      c->pins.push_back(reader_->block());
     }
     if (c->count == c->lines.size()) c->lines.emplace_back();
-    ParsedLine& p = c->lines[c->count++];
-    p.line = line;
-    p.line.data = nullptr;
-    p.line.capacity = c->bytes.size() + static_cast<size_t>(line.data - run);
-    run_len = static_cast<size_t>(line.data - run) + line.size;
-    if (line.overlong || !line.terminated) copy_run();  // not in the reader's buffer, or its last line
-  }
-  copy_run();
-  for (size_t i = 0; i < c->count; ++i) {
-    ParsedLine& p = c->lines[i];
-    p.line.data = c->bytes.data() + p.line.capacity;
-    p.line.capacity = c->bytes.size() - p.line.capacity;
+    c->lines[c->count++].line = line;
+    c->line_bytes += line.size;
   }
 }
 
-void ParseAhead::Parse(Chunk* c) {
+void ParseAhead::Unpin(Chunk* c) {
+  for (LineReader::Block* b : c->pins) LineReader::Unpin(b);
+  c->pins.clear();
+}
+
+void ParseAhead::Parse(Chunk* c) const {
   // The parser's views die at its next Parse: each string field of each
   // line's Event is copied into c->strings and pointed there at once.
-  // c->strings is reserved up front for all of them (a field's unescaped
-  // bytes are never more than its bytes in the line, and the fields of the
-  // chunk's lines lie apart in c->bytes), so it never moves: one pass over
-  // the lines, not a second one to point the views once it stops growing.
-  c->strings.clear();
-  c->strings.reserve(c->bytes.size());
-  auto keep = [c](std::string_view* v) {
-    assert(c->strings.capacity() - c->strings.size() >= v->size());
-    const size_t at = c->strings.size();
-    c->strings.append(*v);
-    *v = std::string_view(c->strings.data() + at, v->size());
+  // c->strings holds all of them (a field's unescaped bytes are never more
+  // than its bytes in the line, and the fields of a line lie apart in it),
+  // so it never moves: one pass over the lines, not a second one to point
+  // the views once it stops growing; and it is never zeroed or grown a
+  // field at a time (a plain copy per field). An aggregate key is its
+  // metric and key with kPlainAggKeyExtra bytes more.
+  const size_t need = c->line_bytes + codec::kPlainAggKeyExtra * c->count;
+  if (c->strings_capacity < need) {
+    c->strings.reset(new char[need]);
+    c->strings_capacity = need;
+  }
+  char* to = c->strings.get();
+  auto keep = [&to, c](std::string_view* v) {
+    assert(static_cast<size_t>(to - c->strings.get()) + v->size() <= c->strings_capacity);
+    if (!v->empty()) std::memcpy(to, v->data(), v->size());
+    *v = std::string_view(to, v->size());
+    to += v->size();
   };
   for (size_t i = 0; i < c->count; ++i) {
     ParsedLine& p = c->lines[i];
@@ -132,9 +137,23 @@ void ParseAhead::Parse(Chunk* c) {
     if (!p.ok) continue;
     p.producer_hash = ProducerHash(p.event.producer);
     keep(&p.event.producer);
-    keep(&p.event.metric);
-    keep(&p.event.key);
     keep(&p.event.id);
+    p.agg_key = std::string_view();
+    const std::string_view metric = p.event.metric, key = p.event.key;
+    if (window_ms_ > 0 && std::memchr(metric.data(), '\0', metric.size()) == nullptr) {
+      // The key the apply thread looks the aggregate up by, in place of the
+      // metric's and key's copies (which become views into it).
+      const size_t size = codec::kPlainAggKeyExtra + metric.size() + key.size();
+      assert(static_cast<size_t>(to - c->strings.get()) + size <= c->strings_capacity);
+      codec::PlainAggKeyTo(to, WindowStart(p.event.ts_ms, window_ms_), metric, key);
+      p.event.metric = std::string_view(to + 8, metric.size());
+      p.event.key = std::string_view(to + codec::kPlainAggKeyExtra + metric.size(), key.size());
+      p.agg_key = std::string_view(to, size);
+      to += size;
+    } else {
+      keep(&p.event.metric);
+      keep(&p.event.key);
+    }
   }
 }
 
@@ -167,6 +186,7 @@ const ParsedLine* ParseAhead::Next() {
     if (handing_out_) {
       if (next_ < chunks_[head_].count) return &chunks_[head_].lines[next_++];
       handing_out_ = false;  // all handed out: the slot is free again
+      Unpin(&chunks_[head_]);
       {
         std::lock_guard<std::mutex> lock(mu_);
         state_[head_] = SlotState::kFree;

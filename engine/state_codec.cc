@@ -1,5 +1,6 @@
 #include "engine/state_codec.h"
 
+#include <bit>
 #include <cstring>
 
 #include "engine/coding.h"
@@ -65,10 +66,17 @@ void WindowMetricKeyInto(std::string* dst, int64_t window_ms, std::string_view m
     dst->append(key);
     return;
   }
-  dst->resize(8 + metric.size() + 2 + key.size());
-  char* out = dst->data();
-  const uint64_t u = static_cast<uint64_t>(window_ms) ^ (uint64_t{1} << 63);
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((u >> (56 - 8 * i)) & 0xff);
+  dst->resize(kPlainAggKeyExtra + metric.size() + key.size());
+  PlainAggKeyTo(dst->data(), window_ms, metric, key);
+}
+}  // namespace
+
+void PlainAggKeyTo(char* out, int64_t window_ms, std::string_view metric, std::string_view key) {
+  uint64_t u = static_cast<uint64_t>(window_ms) ^ (uint64_t{1} << 63);
+  // Big-endian, as AppendWindowKey writes it: one store, not eight (every
+  // event's aggregate key starts here).
+  if constexpr (std::endian::native == std::endian::little) u = __builtin_bswap64(u);
+  std::memcpy(out, &u, 8);
   out += 8;
   if (!metric.empty()) std::memcpy(out, metric.data(), metric.size());
   out += metric.size();
@@ -77,7 +85,6 @@ void WindowMetricKeyInto(std::string* dst, int64_t window_ms, std::string_view m
   out += 2;
   if (!key.empty()) std::memcpy(out, key.data(), key.size());
 }
-}  // namespace
 
 void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key) {
   WindowMetricKeyInto(dst, window_ms, metric, key);

@@ -187,6 +187,10 @@ bool SplitEscapedMetric(std::string_view src, std::string* metric, std::string_v
 
 // aggs:   window(8) | escaped metric | key
 void AggKeyInto(std::string* dst, int64_t window_ms, std::string_view metric, std::string_view key);
+// The same bytes written at out, for a metric without a 0x00 byte (nothing
+// to escape): kPlainAggKeyExtra + metric.size() + key.size() of them.
+inline constexpr size_t kPlainAggKeyExtra = 8 + 2;
+void PlainAggKeyTo(char* out, int64_t window_ms, std::string_view metric, std::string_view key);
 // ledger: window(8) | escaped metric
 void LedgerKeyInto(std::string* dst, int64_t window_ms, std::string_view metric);
 // seals:  window(8) | version (8, big-endian)

@@ -95,6 +95,40 @@ TEST(LineReaderTest, NextInBufferGivesTheLinesNextWould) {
   EXPECT_FALSE(expected.back().terminated);
 }
 
+// A pinned block keeps its bytes where they are: the reader goes on in
+// another block, the history and unconsumed bytes copied there, and reuses
+// the first one once it is unpinned. Unpinned, the reader keeps one block.
+TEST(LineReaderTest, APinnedBlockIsNeverMovedOrOverwritten) {
+  TempDir d;
+  std::string in;
+  for (int i = 0; i < 400000; ++i) in += "{\"line\":" + std::to_string(i) + ",\"pad\":\"" + std::string(i % 17, 'p') + "\"}\n";
+  ASSERT_GT(in.size(), 3 * (size_t{4} << 20));  // lines in at least four blocks
+  WriteFile(d / "in", in);
+  const std::vector<Got> expected = ReadAll(d / "in");
+  for (const bool pin : {true, false}) {
+    std::unique_ptr<LineReader> r;
+    ASSERT_STATUS_OK(LineReader::Open(d / "in", &r));
+    Line line;
+    ASSERT_TRUE(r->Next(&line));
+    LineReader::Block* first = r->block();
+    if (pin) LineReader::Pin(first);
+    const Line kept = line;  // a line of the pinned block
+    size_t n = 1;
+    while (r->Next(&line)) {
+      ASSERT_EQ(std::string(line.data, line.size), expected[n].text) << "line " << n;
+      ++n;
+      if (pin && n == expected.size() / 2) {
+        // Still the bytes read first, at the same address, half the input later.
+        EXPECT_EQ(std::string(kept.data, kept.size), expected[0].text);
+        LineReader::Unpin(first);
+      }
+    }
+    EXPECT_EQ(n, expected.size());
+    // Pinned: a second block while the first was pinned, the first reused after.
+    EXPECT_EQ(r->blocks_made(), pin ? 2u : 1u);
+  }
+}
+
 TEST(LineReaderTest, LinesAndOffsets) {
   TempDir d;
   WriteFile(d / "in", "ab\n\ncde\nlast");

@@ -5,15 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/event_parser.h"
 #include "engine/filenames.h"
 #include "engine/ingest.h"
 #include "engine/root.h"
+#include "engine/state_codec.h"
+#include "engine/timeutil.h"
 #include "engine/line_reader.h"
 #include "tests/test_util.h"
 
@@ -22,9 +26,11 @@ namespace {
 
 // Lines of every kind: events (escaped strings too), bad JSON, an overlong
 // line; more than two chunks of them, and a last line without '\n'.
+constexpr size_t kInputLines = std::max<size_t>(2 * ParseAhead::kChunkLines, 16384) + 777;  // then the last one
+
 std::string Input() {
   std::string in;
-  const size_t n = 2 * ParseAhead::kChunkLines + 777;
+  const size_t n = kInputLines;
   for (size_t i = 0; i < n; ++i) {
     if (i % 997 == 5) {
       in += "{not json\n";
@@ -126,10 +132,94 @@ TEST(ParseAheadTest, SameLinesAndEventsAsParsingInline) {
   }
   EXPECT_EQ(ahead.Next(), nullptr);
   EXPECT_STATUS_OK(ahead_reader->status());
-  EXPECT_EQ(n, 2 * ParseAhead::kChunkLines + 778);
+  EXPECT_EQ(n, kInputLines + 1);
   EXPECT_EQ(overlong, 1u);
   EXPECT_GT(bad, 5u);
   EXPECT_GT(events, 2 * ParseAhead::kChunkLines);
+}
+
+// Lines are parsed where the reader read them: each line handed out holds
+// the file's bytes at its offset, and so does every line of its chunk until
+// the chunk is done, though the helper has read several 4 MiB blocks ahead
+// meanwhile (the caller waits at the first line until it has).
+TEST(ParseAheadTest, LinesKeepTheirBytesWhileTheReaderReadsOn) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  std::string in;
+  for (size_t i = 0; in.size() < 5 * (size_t{4} << 20); ++i) {
+    in += EventLine().Producer("p" + std::to_string(i % 13)).Seq(i).Ts(1792576800000).Metric("m").Key(std::string(i % 251, 'k')).Line();
+  }
+  WriteFile(path, in);
+  std::unique_ptr<LineReader> reader;
+  ASSERT_STATUS_OK(LineReader::Open(path, &reader));
+  ParseAhead ahead(reader.get());
+  std::vector<const ParsedLine*> chunk;  // the lines handed out of the chunk being handed out
+  size_t n = 0;
+  for (const ParsedLine* p = ahead.Next(); p != nullptr; p = ahead.Next(), ++n) {
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the helper fills every chunk
+    ASSERT_TRUE(p->ok) << "line " << n << ": " << p->reason;
+    ASSERT_EQ(std::string_view(p->line.data, p->line.size), std::string_view(in).substr(p->line.offset, p->line.size))
+        << "line " << n;
+    chunk.push_back(p);
+    if (ahead.Ahead(1) == nullptr) {  // the chunk's last line: all of it still as read
+      for (const ParsedLine* q : chunk) {
+        ASSERT_EQ(std::string_view(q->line.data, q->line.size), std::string_view(in).substr(q->line.offset, q->line.size))
+            << "line at offset " << q->line.offset;
+        ASSERT_EQ(q->event.producer, "p" + std::to_string(q->event.seq % 13));
+      }
+      chunk.clear();
+    }
+  }
+  EXPECT_STATUS_OK(reader->status());
+  EXPECT_EQ(ahead.Next(), nullptr);
+  EXPECT_GT(reader->blocks_made(), 1u);
+}
+
+// Given a window size, each event comes with its aggregate key as the
+// apply thread would build it (codec::AggKeyInto for the event's window),
+// its metric and key unchanged; a metric with a 0x00 byte (escaped in its
+// key) gets none, and neither does any event without a window size.
+TEST(ParseAheadTest, AggregateKeyIsTheOneTheApplyThreadWouldBuild) {
+  TempDir dir;
+  const std::string path = dir.path() + "/in.ndjson";
+  std::string in = Input();
+  in.insert(0, EventLine().Producer("z").Seq(1).Ts(-3599999).Metric("nul\\u0000m").Key("k").Line() +
+                   EventLine().Producer("z").Seq(2).Ts(1).Metric("").Key("").Line());
+  WriteFile(path, in);
+  constexpr int64_t kWindow = 3600000;
+  for (const int64_t window_ms : {kWindow, int64_t{0}}) {
+    std::unique_ptr<LineReader> plain, ahead_reader;
+    ASSERT_STATUS_OK(LineReader::Open(path, &plain));
+    ASSERT_STATUS_OK(LineReader::Open(path, &ahead_reader));
+    ParseAhead ahead(ahead_reader.get(), false, window_ms);
+    EventParser parser;
+    Line line;
+    size_t keys = 0, without = 0;
+    for (size_t n = 0; plain->Next(&line); ++n) {
+      const ParsedLine* p = ahead.Next();
+      ASSERT_NE(p, nullptr);
+      Event e;
+      if (line.overlong || !parser.Parse(line.data, line.size, line.capacity, &e, nullptr)) continue;
+      ASSERT_TRUE(p->ok) << "line " << n;
+      EXPECT_EQ(p->event.metric, e.metric) << "line " << n;
+      EXPECT_EQ(p->event.key, e.key) << "line " << n;
+      if (window_ms == 0 || e.metric.find('\0') != std::string_view::npos) {
+        EXPECT_TRUE(p->agg_key.empty()) << "line " << n;
+        ++without;
+        continue;
+      }
+      std::string want;
+      codec::AggKeyInto(&want, WindowStart(e.ts_ms, window_ms), e.metric, e.key);
+      EXPECT_EQ(p->agg_key, want) << "line " << n;
+      ++keys;
+    }
+    if (window_ms > 0) {
+      EXPECT_GT(keys, 2 * ParseAhead::kChunkLines);
+      EXPECT_EQ(without, 1u);  // the metric with a 0x00 byte
+    } else {
+      EXPECT_EQ(keys, 0u);
+    }
+  }
 }
 
 // The helper thread is stopped and joined when a ParseAhead goes away with
@@ -153,7 +243,10 @@ TEST(ParseAheadTest, StopHandsTheReaderBack) {
   TempDir dir;
   const std::string path = dir.path() + "/in.ndjson";
   // More than kDepth chunks, so lines are left after the ones read ahead.
-  const std::string input = Input() + "\n" + Input() + "\n" + Input();
+  std::string input = Input();
+  while (static_cast<size_t>(std::count(input.begin(), input.end(), '\n')) <= (ParseAhead::kDepth + 1) * ParseAhead::kChunkLines) {
+    input += "\n" + Input();
+  }
   ASSERT_GT(static_cast<size_t>(std::count(input.begin(), input.end(), '\n')),
             (ParseAhead::kDepth + 1) * ParseAhead::kChunkLines);
   WriteFile(path, input);
@@ -211,7 +304,7 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
                               .Producer("p" + std::to_string(i % 5))
                               .Seq(seq / 5)
                               .Ts(static_cast<int64_t>(1792576800000 + 997 * i))
-                              .Metric("m" + std::to_string(i % 3))
+                              .Metric(i % 7 == 2 ? "m\\u0000" + std::to_string(i % 3) : "m" + std::to_string(i % 3))
                               .Key("k" + std::to_string(i % 101))
                               .Value(std::to_string(i) + ".25")
                               .Line();
@@ -233,6 +326,9 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
     SourceState st;
     ASSERT_STATUS_OK(ingester.Run(o, &st));
     root.reset();
+    // Sealed and published, so the query shows the aggregates too.
+    ASSERT_EQ(Snapsink({"seal", root_path, "--all"}).exit_code, 0);
+    ASSERT_EQ(Snapsink({"publish", root_path}).exit_code, 0);
     outcome[ahead] = StateDump(root_path) + ReadFile(filenames::RejectsFile(root_path, "in"));
     // Paths differ only in the root's name.
     const std::string name = ahead ? "ahead" : "one";

@@ -77,6 +77,23 @@ TEST(StateCodecTest, WindowKeysSortInTimeOrderAcrossZero) {
   EXPECT_EQ(codec::DecodeWindowKey(pos), 3600000);
 }
 
+// An aggregate key starts with its window's key as AppendWindowKey writes
+// it (the plain path and the escaped metric's path alike), the window
+// after it bytes apart from the window before it.
+TEST(StateCodecTest, AggKeyStartsWithTheWindowKey) {
+  for (const int64_t w : {INT64_MIN, int64_t{-3600000}, int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{1792576800000},
+                          int64_t{0x0102030405060708}, INT64_MAX}) {
+    std::string window, plain, escaped;
+    codec::AppendWindowKey(&window, w);
+    codec::AggKeyInto(&plain, w, "m", "k");
+    codec::AggKeyInto(&escaped, w, std::string_view("m\0", 2), "k");
+    EXPECT_EQ(plain.substr(0, 8), window) << w;
+    EXPECT_EQ(escaped.substr(0, 8), window) << w;
+    EXPECT_EQ(codec::DecodeWindowKey(plain), w);
+    EXPECT_EQ(plain.substr(8), std::string("m\0\0k", 4));
+  }
+}
+
 TEST(StateCodecTest, EscapedMetricSortsAsBytesAndSplitsBack) {
   // "a" < "a\0" < "ab" as byte strings; the keys must keep that order even
   // though the metric is followed by a key.
