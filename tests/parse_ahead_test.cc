@@ -291,6 +291,23 @@ TEST(ParseAheadTest, TailHashAtMatchesTailHash) {
   }
 }
 
+// Makes a root at root_path and ingests path into it as source "in", with
+// parse-ahead or on one thread; st gets the source's counts.
+void IngestIntoNewRoot(const std::string& root_path, const std::string& path, uint64_t commit_every, bool ahead,
+                       SourceState* st) {
+  ASSERT_STATUS_OK(Root::Init(Env::Default(), root_path, RootConfig()));
+  std::unique_ptr<Root> root;
+  ASSERT_STATUS_OK(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root));
+  Ingester ingester(root->env(), root->store(), root->config());
+  IngestOptions o;
+  o.path = path;
+  o.source = "in";
+  o.commit_every = commit_every;
+  o.parse_ahead = ahead;
+  o.rejects_file = filenames::RejectsFile(root_path, "in");
+  ASSERT_STATUS_OK(ingester.Run(o, st));
+}
+
 // Ingest with parse-ahead commits exactly what ingest on one thread does:
 // same state, same rejected lines, over several chunks with bad lines,
 // duplicates and gaps, at a commit size that does not divide a chunk.
@@ -313,19 +330,8 @@ TEST(ParseAheadTest, IngestWithParseAheadMatchesOneThread) {
   std::string outcome[2];
   for (bool ahead : {false, true}) {
     const std::string root_path = dir / (ahead ? "ahead" : "one");
-    ASSERT_STATUS_OK(Root::Init(Env::Default(), root_path, RootConfig()));
-    std::unique_ptr<Root> root;
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root));
-    Ingester ingester(root->env(), root->store(), root->config());
-    IngestOptions o;
-    o.path = dir / "in.ndjson";
-    o.source = "in";
-    o.commit_every = 1000;
-    o.parse_ahead = ahead;
-    o.rejects_file = filenames::RejectsFile(root_path, "in");
     SourceState st;
-    ASSERT_STATUS_OK(ingester.Run(o, &st));
-    root.reset();
+    ASSERT_NO_FATAL_FAILURE(IngestIntoNewRoot(root_path, dir / "in.ndjson", 1000, ahead, &st));
     // Sealed and published, so the query shows the aggregates too.
     ASSERT_EQ(Snapsink({"seal", root_path, "--all"}).exit_code, 0);
     ASSERT_EQ(Snapsink({"publish", root_path}).exit_code, 0);
@@ -370,19 +376,8 @@ TEST(ParseAheadTest, ProducersSharingAFrontSetKeepTheirOwnSequences) {
   }
   WriteFile(dir / "in.ndjson", in);
   for (bool ahead : {false, true}) {
-    const std::string root_path = dir / (ahead ? "ahead" : "one");
-    ASSERT_STATUS_OK(Root::Init(Env::Default(), root_path, RootConfig()));
-    std::unique_ptr<Root> root;
-    ASSERT_STATUS_OK(Root::Open(Env::Default(), root_path, Root::Access::kWriter, &root));
-    Ingester ingester(root->env(), root->store(), root->config());
-    IngestOptions o;
-    o.path = dir / "in.ndjson";
-    o.source = "in";
-    o.commit_every = 997;
-    o.parse_ahead = ahead;
-    o.rejects_file = filenames::RejectsFile(root_path, "in");
     SourceState st;
-    ASSERT_STATUS_OK(ingester.Run(o, &st));
+    ASSERT_NO_FATAL_FAILURE(IngestIntoNewRoot(dir / (ahead ? "ahead" : "one"), dir / "in.ndjson", 997, ahead, &st));
     EXPECT_EQ(st.applied, ids.size() * kPerProducer) << (ahead ? "parse-ahead" : "one thread");
     EXPECT_EQ(st.duplicates, redelivered) << (ahead ? "parse-ahead" : "one thread");
     EXPECT_EQ(st.rejected, 0u);
