@@ -8,17 +8,21 @@
 namespace snapsink {
 
 SnapshotCompressor::~SnapshotCompressor() {
-  if (!helper_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+  if (helper_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    queued_cv_.notify_all();
+    helper_.join();
   }
-  cv_.notify_all();
-  helper_.join();
+  ZSTD_freeCCtx(helper_cctx_);
 }
 
 bool SnapshotCompressor::Submit(std::string* block) {
   if (!helper_.joinable()) {
+    if (helper_cctx_ == nullptr) helper_cctx_ = ZSTD_createCCtx();
+    if (helper_cctx_ == nullptr) return false;
     try {
       helper_ = std::thread(&SnapshotCompressor::Work, this);
     } catch (const std::system_error&) {
@@ -27,51 +31,77 @@ bool SnapshotCompressor::Submit(std::string* block) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    input_.swap(*block);
+    Slot& s = slots_[(head_ + in_flight_) % kSlots];
+    s.input.swap(*block);
     block->clear();
-    has_input_ = true;
-    done_ = false;
+    s.state = SlotState::kQueued;
+    in_flight_++;
   }
-  pending_ = true;
-  cv_.notify_all();
+  queued_cv_.notify_one();
   return true;
 }
 
-void SnapshotCompressor::Take(std::string* compressed, uint32_t* usize, uint64_t* xxh64, std::string* error) {
+SnapshotCompressor::Slot* SnapshotCompressor::FirstQueued() {
+  for (size_t i = 0; i < in_flight_; i++) {
+    Slot& s = slots_[(head_ + i) % kSlots];
+    if (s.state == SlotState::kQueued) return &s;
+  }
+  return nullptr;
+}
+
+void SnapshotCompressor::Compress(ZSTD_CCtx_s* cctx, Slot* s) const {
+  // Only the thread that moved the slot to kBusy touches its buffers until
+  // it is kDone.
+  s->output.resize(ZSTD_compressBound(s->input.size()));
+  const size_t n = ZSTD_compressCCtx(cctx, s->output.data(), s->output.size(), s->input.data(), s->input.size(), level_);
+  s->error.clear();
+  if (ZSTD_isError(n)) {
+    s->error = ZSTD_getErrorName(n);
+    s->output.clear();
+  } else {
+    s->output.resize(n);
+  }
+  s->xxh64 = XXH64(s->output.data(), s->output.size(), 0);
+}
+
+void SnapshotCompressor::TakeOldest(ZSTD_CCtx_s* cctx, std::string* compressed, uint32_t* usize, uint64_t* xxh64,
+                                    std::string* error) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return done_; });
-  compressed->swap(output_);
-  *usize = static_cast<uint32_t>(input_.size());
-  *xxh64 = xxh64_;
-  error->swap(error_);
-  error_.clear();
-  done_ = false;
-  pending_ = false;
+  Slot& oldest = slots_[head_];
+  while (oldest.state != SlotState::kDone) {
+    Slot* s = FirstQueued();
+    if (s == nullptr) {
+      done_cv_.wait(lock);
+      continue;
+    }
+    s->state = SlotState::kBusy;
+    lock.unlock();
+    Compress(cctx, s);
+    lock.lock();
+    s->state = SlotState::kDone;
+  }
+  compressed->swap(oldest.output);
+  *usize = static_cast<uint32_t>(oldest.input.size());
+  *xxh64 = oldest.xxh64;
+  error->swap(oldest.error);
+  oldest.error.clear();
+  oldest.state = SlotState::kFree;
+  head_ = (head_ + 1) % kSlots;
+  in_flight_--;
 }
 
 void SnapshotCompressor::Work() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stop_ || has_input_; });
+    Slot* s = nullptr;
+    queued_cv_.wait(lock, [&] { return stop_ || (s = FirstQueued()) != nullptr; });
     if (stop_) return;
-    has_input_ = false;
+    s->state = SlotState::kBusy;
     lock.unlock();
-    // The writer touches neither buffer until Take, which waits for done_.
-    output_.resize(ZSTD_compressBound(input_.size()));
-    const size_t n = ZSTD_compressCCtx(cctx_, output_.data(), output_.size(), input_.data(), input_.size(), level_);
-    std::string error;
-    if (ZSTD_isError(n)) {
-      error = ZSTD_getErrorName(n);
-      output_.clear();
-    } else {
-      output_.resize(n);
-    }
-    const uint64_t h = XXH64(output_.data(), output_.size(), 0);
+    Compress(helper_cctx_, s);
     lock.lock();
-    xxh64_ = h;
-    error_ = std::move(error);
-    done_ = true;
-    cv_.notify_all();
+    s->state = SlotState::kDone;
+    done_cv_.notify_one();
   }
 }
 

@@ -135,9 +135,10 @@ struct SnapshotWriterOptions {
   // Rows may carry a distinct-count sketch (a HyperLogLog in RowView::sketch;
   // version 6): the writer of a root with a distinct metric sets it.
   bool distinct_rows = false;
-  // Blocks after the first are compressed on a second thread while the
-  // next is encoded (snapshot/snapshot_compressor.h); the file's bytes are
-  // the same either way. Off: every block inline, on the caller's thread.
+  // Blocks after the first are compressed on a second thread, and on the
+  // caller's while it would wait for them, as the next ones are encoded
+  // (snapshot/snapshot_compressor.h); the file's bytes are the same either
+  // way. Off: every block inline, on the caller's thread.
   bool compress_ahead = true;
 };
 
@@ -189,8 +190,10 @@ class SnapshotWriter {
   Status Fail(Status s);
   Status AppendToFile(std::string_view data);
   Status FlushBlock();
-  // Appends the block the compressor holds, if any, and fills its entry.
+  // Appends the oldest block the compressor holds, if any, and fills its
+  // entry; TakeAllCompressed appends every one it holds.
   Status TakeCompressed();
+  Status TakeAllCompressed();
   Status WriteTail(SnapshotFileInfo* info);
 
   const std::string path_;
@@ -215,8 +218,8 @@ class SnapshotWriter {
   std::string last_key_;
   std::vector<IndexEntry> index_;
   size_t flip_hash_index_byte_ = SIZE_MAX;
-  std::unique_ptr<SnapshotCompressor> compressor_;  // blocks after the first, on a second thread
-  size_t pending_entry_ = 0;                        // index_ entry of the block it holds
+  std::unique_ptr<SnapshotCompressor> compressor_;  // blocks after the first, on both threads
+  size_t pending_entry_ = 0;                        // index_ entry of the oldest block it holds
 };
 
 // The hash of (metric, key) that the filter and the blocks' hash indexes
@@ -341,8 +344,18 @@ class SnapshotReader {
   // error. With visit: also calls visit(row) for every row, in order, as
   // the blocks are checked, so a caller can reconcile the rows in the same
   // pass; the rows visited count only if VerifyAll then returns OK.
-  Status VerifyAll(uint64_t expected_xxh64) const { return VerifyAll(expected_xxh64, nullptr); }
-  Status VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const;
+  Status VerifyAll(uint64_t expected_xxh64) const { return VerifyParts(expected_xxh64, 1, nullptr); }
+  Status VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const {
+    return VerifyParts(expected_xxh64, 1, visit == nullptr ? nullptr : &visit);
+  }
+  // The same check with the blocks split in visits.size() runs of
+  // consecutive blocks, checked at once, the first on the caller's thread
+  // and each other on a thread of its own: visits[p] sees the rows of run
+  // p, in order, on run p's thread (a caller keeps a tally per run and adds
+  // them up). A run holds 8 blocks or more: a smaller file has fewer runs
+  // (the visitors past them see no rows). The result, and the error
+  // reported on damage, are those of VerifyAll. REQUIRES: !visits.empty().
+  Status VerifyAllInParts(uint64_t expected_xxh64, const std::vector<std::function<void(const RowView&)>>& visits) const;
 
  private:
   struct IndexEntry {
@@ -361,6 +374,16 @@ class SnapshotReader {
   Status Corrupt(uint64_t offset, std::string_view what) const;
   // Reads, checks and decompresses block i into scratch->plain.
   Status LoadBlock(size_t i, Scratch* scratch) const;
+  // VerifyAll in `parts` runs of blocks; visits (null: none) holds one
+  // visitor per run, each of which may be null.
+  Status VerifyParts(uint64_t expected_xxh64, size_t parts,
+                     const std::function<void(const RowView&)>* const* visits) const;
+  // What VerifyBlocks saw of its run of blocks.
+  struct VerifiedRun;
+  // Every check of VerifyAll on blocks [begin, end) but the order against
+  // the block before begin, visiting their rows.
+  Status VerifyBlocks(size_t begin, size_t end, Scratch* scratch, const std::function<void(const RowView&)>* visit,
+                      VerifiedRun* out) const;
   // Decodes the rows of a loaded block i, calling fn(row view) for each; fn
   // returns false to stop early. Checks order, count and first key.
   template <typename Fn>

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -531,7 +533,55 @@ Status SnapshotReader::ScanFrom(std::string_view metric, std::string_view key,
   return Status::OK();
 }
 
-Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<void(const RowView&)>* visit) const {
+struct SnapshotReader::VerifiedRun {
+  uint64_t rows = 0;
+  bool first_block_unread = false;    // the run's first block did not load or decode (its error is the run's)
+  std::string last_metric, last_key;  // of the last row of the last block checked
+};
+
+Status SnapshotReader::VerifyBlocks(size_t begin, size_t end, Scratch* scratch,
+                                    const std::function<void(const RowView&)>* visit, VerifiedRun* out) const {
+  RowHasher hasher;
+  for (size_t i = begin; i < end; i++) {
+    Status s = LoadBlock(i, scratch);
+    bool first = true, ordered = true;
+    RowView last;  // points into scratch->plain, valid until the next LoadBlock
+    scratch->hashes.clear();
+    if (s.ok()) {
+      s = DecodeBlock(i, scratch->plain, [&](const RowView& v) {
+        if (first && i > begin && CompareKeys(out->last_metric, out->last_key, v.metric, v.key) >= 0) ordered = false;
+        scratch->hashes.push_back(hasher.Hash(v.metric, v.key));
+        first = false;
+        last = v;
+        out->rows++;
+        if (visit != nullptr) (*visit)(v);
+        return true;
+      });
+    }
+    if (!s.ok()) {
+      out->first_block_unread = i == begin;
+      return s;
+    }
+    if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
+    if (!FilterMatchesAll(filter_, scratch->hashes.data(), scratch->hashes.size())) {
+      return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
+    }
+    if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch->plain, scratch->hashes, &scratch->table));
+    out->last_metric.assign(last.metric);
+    out->last_key.assign(last.key);
+  }
+  return Status::OK();
+}
+
+Status SnapshotReader::VerifyAllInParts(uint64_t expected_xxh64,
+                                        const std::vector<std::function<void(const RowView&)>>& visits) const {
+  std::vector<const std::function<void(const RowView&)>*> each;
+  for (const auto& v : visits) each.push_back(&v);
+  return VerifyParts(expected_xxh64, each.size(), each.data());
+}
+
+Status SnapshotReader::VerifyParts(uint64_t expected_xxh64, size_t parts,
+                                   const std::function<void(const RowView&)>* const* visits) const {
   // One pass in file order. Each block is read once: LoadBlock feeds its
   // bytes to the whole file's XXH64, then it is checked and decoded. Open
   // found the filter, stats, index and footer to tile the rest of the file
@@ -539,36 +589,53 @@ Status SnapshotReader::VerifyAll(uint64_t expected_xxh64, const std::function<vo
   // end of the file covers every byte once. The file's own checksums are
   // judged before a block's error is reported: a damaged file is named as
   // such, and a bad block stops the checks and the visits, not the hashing.
+  // With runs: the first run's blocks feed the XXH64 as they load, and the
+  // bytes after them (the other runs' blocks too) are read again for it;
+  // each other run is checked on a thread with its own scratch, and the
+  // first error in file order is the one reported.
   Scratch scratch;
   std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state(XXH64_createState(), XXH64_freeState);
   if (scratch.dctx == nullptr || state == nullptr) return Status::IOError(fmt::format("snapshot {}: out of memory", path_));
   XXH64_reset(state.get(), 0);
   scratch.file_hash = state.get();
+  const size_t n = index_.size();
+  // A thread pays for itself over a few blocks only: runs of 8 or more.
+  const size_t runs = std::max<size_t>(1, std::min(parts, n / 8));
+  auto visit_of = [&](size_t r) { return visits == nullptr ? nullptr : visits[r]; };
+  auto begin_of = [&](size_t r) { return r * n / runs; };
+  std::vector<VerifiedRun> seen(runs);
+  std::vector<Status> results(runs);
+  std::vector<std::thread> threads;
+  for (size_t r = 1; r < runs; r++) {
+    auto check = [this, r, &seen, &results, &begin_of, &visit_of] {
+      Scratch own;
+      results[r] = own.dctx == nullptr ? Status::IOError(fmt::format("snapshot {}: out of memory", path_))
+                                       : VerifyBlocks(begin_of(r), begin_of(r + 1), &own, visit_of(r), &seen[r]);
+    };
+    try {
+      threads.emplace_back(check);
+    } catch (const std::system_error&) {
+      threads.emplace_back();
+      check();  // no thread: checked here, before the first run
+    }
+  }
+  results[0] = VerifyBlocks(0, begin_of(1), &scratch, visit_of(0), &seen[0]);
+  for (std::thread& t : threads) {
+    if (t.joinable()) t.join();
+  }
   const Status checks = [&]() -> Status {
-    std::string last_metric, last_key;
     uint64_t rows = 0;
-    RowHasher hasher;
-    for (size_t i = 0; i < index_.size(); i++) {
-      SNAPSINK_RETURN_IF_ERROR(LoadBlock(i, &scratch));
-      bool first = true, ordered = true;
-      RowView last;  // points into scratch.plain, valid until the next LoadBlock
-      scratch.hashes.clear();
-      SNAPSINK_RETURN_IF_ERROR(DecodeBlock(i, scratch.plain, [&](const RowView& v) {
-        if (first && i > 0 && CompareKeys(last_metric, last_key, v.metric, v.key) >= 0) ordered = false;
-        scratch.hashes.push_back(hasher.Hash(v.metric, v.key));
-        first = false;
-        last = v;
-        rows++;
-        if (visit != nullptr) (*visit)(v);
-        return true;
-      }));
-      if (!ordered) return Corrupt(index_[i].offset, fmt::format("block {} overlaps the block before", i));
-      if (!FilterMatchesAll(filter_, scratch.hashes.data(), scratch.hashes.size())) {
-        return Corrupt(filter_section_.offset, fmt::format("filter misses a row of block {}", i));
+    for (size_t r = 0; r < runs; r++) {
+      // The order against the block before the run: the run's first row is
+      // its index entry's first key (DecodeBlock checks it), so it is
+      // checked here, after that block loaded and decoded.
+      const size_t b = begin_of(r);
+      if (r > 0 && !seen[r].first_block_unread &&
+          CompareKeys(seen[r - 1].last_metric, seen[r - 1].last_key, index_[b].first_metric, index_[b].first_key) >= 0) {
+        return Corrupt(index_[b].offset, fmt::format("block {} overlaps the block before", b));
       }
-      if (version_ >= 3) SNAPSINK_RETURN_IF_ERROR(CheckHashIndex(i, scratch.plain, scratch.hashes, &scratch.table));
-      last_metric.assign(last.metric);
-      last_key.assign(last.key);
+      SNAPSINK_RETURN_IF_ERROR(results[r]);
+      rows += seen[r].rows;
     }
     if (rows != rows_) return Corrupt(size_ - kFooterSize + 32, "row count differs from the blocks");
     return Status::OK();

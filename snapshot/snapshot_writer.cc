@@ -58,7 +58,7 @@ SnapshotWriter::SnapshotWriter(std::string path, std::unique_ptr<WritableFile> f
 }
 
 SnapshotWriter::~SnapshotWriter() {
-  compressor_.reset();  // its thread may be using cctx_
+  compressor_.reset();  // stops its thread
   ZSTD_freeCCtx(cctx_);
   XXH64_freeState(file_hash_);
 }
@@ -202,17 +202,18 @@ Status SnapshotWriter::FlushBlock() {
   PutFixed32(&block_, num);
   restarts_.clear();
   index_.back().rows = block_rows_;
-  // Every block after the first is compressed on a second thread while the
-  // next one is encoded; the one before it reaches the file first.
-  SNAPSINK_RETURN_IF_ERROR(TakeCompressed());
+  // Every block after the first is compressed ahead, on both threads, while
+  // the next ones are encoded; blocks reach the file in their order.
   if (index_.size() > 1 && options_.compress_ahead) {
-    if (compressor_ == nullptr) compressor_ = std::make_unique<SnapshotCompressor>(cctx_, options_.zstd_level);
+    if (compressor_ == nullptr) compressor_ = std::make_unique<SnapshotCompressor>(options_.zstd_level);
+    if (compressor_->full()) SNAPSINK_RETURN_IF_ERROR(TakeCompressed());
+    if (compressor_->empty()) pending_entry_ = index_.size() - 1;
     if (compressor_->Submit(&block_)) {
-      pending_entry_ = index_.size() - 1;
       block_rows_ = 0;
       return Status::OK();
     }
   }
+  SNAPSINK_RETURN_IF_ERROR(TakeAllCompressed());
   compressed_.resize(ZSTD_compressBound(block_.size()));
   size_t n = ZSTD_compressCCtx(cctx_, compressed_.data(), compressed_.size(), block_.data(),
                                block_.size(), options_.zstd_level);
@@ -237,18 +238,23 @@ Status SnapshotWriter::FlushBlock() {
 }
 
 Status SnapshotWriter::TakeCompressed() {
-  if (compressor_ == nullptr || !compressor_->pending()) return Status::OK();
+  if (compressor_ == nullptr || compressor_->empty()) return Status::OK();
   uint32_t usize = 0;
   uint64_t xxh64 = 0;
   std::string error;
-  compressor_->Take(&compressed_, &usize, &xxh64, &error);
+  compressor_->TakeOldest(cctx_, &compressed_, &usize, &xxh64, &error);
   if (!error.empty()) return Fail(Status::IOError(fmt::format("snapshot {}: zstd: {}", path_, error)));
-  IndexEntry& e = index_[pending_entry_];
+  IndexEntry& e = index_[pending_entry_++];
   e.offset = offset_;
   e.csize = static_cast<uint32_t>(compressed_.size());
   e.usize = usize;
   e.xxh64 = xxh64;
   return AppendToFile(compressed_);
+}
+
+Status SnapshotWriter::TakeAllCompressed() {
+  while (compressor_ != nullptr && !compressor_->empty()) SNAPSINK_RETURN_IF_ERROR(TakeCompressed());
+  return Status::OK();
 }
 
 Status SnapshotWriter::Finish(SnapshotFileInfo* info) {
@@ -272,7 +278,7 @@ Status SnapshotWriter::WriteTail(SnapshotFileInfo* info) {
   if (finished_) return Status::InvalidArgument(fmt::format("snapshot {}: Finish twice", path_));
   finished_ = true;
   SNAPSINK_RETURN_IF_ERROR(FlushBlock());
-  SNAPSINK_RETURN_IF_ERROR(TakeCompressed());
+  SNAPSINK_RETURN_IF_ERROR(TakeAllCompressed());
 
   const std::string filter = BuildFilter(key_hashes_);
   const uint64_t filter_offset = offset_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,8 @@
 #include <fmt/format.h>
 
 #include "engine/env.h"
+#include "snapshot/snapshot_compressor.h"
+#include "snapshot/snapshot_format.h"
 #include "tests/test_util.h"
 
 namespace snapsink {
@@ -824,6 +827,108 @@ TEST_F(SnapshotFileTest, CompressingAheadWritesTheBytesOfCompressingInline) {
     EXPECT_EQ(a.xxh64, b.xxh64);
     EXPECT_TRUE(ReadAll(Path("inline")) == ReadAll(Path("ahead")));
     CheckContents(Path("ahead"), rows, b);
+  }
+}
+
+// The compressor holds up to kSlots blocks and hands them back oldest
+// first, each the bytes of compressing it alone, whichever thread did it:
+// the caller of TakeOldest compresses a later block while the oldest is
+// not done, so both threads compress (the writer's two-core seal).
+TEST(SnapshotCompressorTest, HandsBlocksBackInOrderWithTheBytesOfCompressingInline) {
+  std::vector<std::string> blocks;
+  for (int b = 0; b < 40; b++) {
+    std::string block;
+    for (int i = 0; i < 4000; i++) block += fmt::format("row {} of block {}: {};", i, b, i * b % 97);
+    blocks.push_back(std::move(block));
+  }
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ASSERT_NE(cctx, nullptr);
+  auto inline_bytes = [&](const std::string& in) {
+    std::string out(ZSTD_compressBound(in.size()), '\0');
+    out.resize(ZSTD_compressCCtx(cctx, out.data(), out.size(), in.data(), in.size(), 3));
+    return out;
+  };
+  SnapshotCompressor c(3);
+  EXPECT_TRUE(c.empty());
+  size_t next_in = 0, next_out = 0;
+  auto take = [&] {
+    std::string compressed, error;
+    uint32_t usize = 0;
+    uint64_t xxh64 = 0;
+    c.TakeOldest(cctx, &compressed, &usize, &xxh64, &error);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(usize, blocks[next_out].size());
+    EXPECT_TRUE(compressed == inline_bytes(blocks[next_out])) << "block " << next_out;
+    EXPECT_EQ(xxh64, XXH64(compressed.data(), compressed.size(), 0));
+    next_out++;
+  };
+  while (next_in < blocks.size()) {
+    if (c.full()) take();
+    std::string block = blocks[next_in++];
+    ASSERT_TRUE(c.Submit(&block));
+    EXPECT_TRUE(block.empty());
+  }
+  EXPECT_TRUE(c.full());
+  while (!c.empty()) take();
+  EXPECT_EQ(next_out, blocks.size());
+  ZSTD_freeCCtx(cctx);
+}
+
+// VerifyAllInParts checks the blocks in runs on threads of their own: the
+// rows each run sees, one run after another, are the file's, and a damaged
+// file gets VerifyAll's result and error whichever run holds the damage.
+TEST_F(SnapshotFileTest, VerifyAllInPartsSeesEveryRowOnceAndReportsWhatVerifyAllReports) {
+  const std::vector<Row> rows = MakeRows(3000);
+  SnapshotWriterOptions small;
+  small.block_bytes = 2000;
+  small.block_hash_index = true;
+  SnapshotFileInfo info;
+  Write(Path("good"), rows, &info, small);
+  auto r = OpenOrDie(Path("good"));
+  ASSERT_TRUE(r);
+  ASSERT_GE(r->blocks(), 24u);
+  for (size_t parts : {size_t{1}, size_t{2}, size_t{3}, r->blocks()}) {
+    SCOPED_TRACE(parts);
+    std::vector<std::vector<Row>> seen(parts);
+    std::vector<std::function<void(const RowView&)>> visits;
+    for (size_t p = 0; p < parts; p++) {
+      visits.push_back([&seen, p](const RowView& v) {
+        Row row;
+        snapshot::ToRow(v, &row);
+        seen[p].push_back(std::move(row));
+      });
+    }
+    ASSERT_STATUS_OK(r->VerifyAllInParts(info.xxh64, visits));
+    std::vector<Row> all;
+    for (const auto& s : seen) all.insert(all.end(), s.begin(), s.end());
+    EXPECT_TRUE(all == rows);
+    if (parts == 2) {
+      EXPECT_FALSE(seen[0].empty() || seen[1].empty());
+    }
+    EXPECT_TRUE(r->VerifyAllInParts(info.xxh64 ^ 1, visits).IsCorruption());
+  }
+  // Files whose checksums hold but whose blocks from row `from` on carry a
+  // wrong hash index: the first such block is named, in the first run or a
+  // later one.
+  for (size_t from : {size_t{0}, size_t{700}, size_t{1499}, size_t{1500}, size_t{2300}, size_t{2999}}) {
+    SCOPED_TRACE(from);
+    std::unique_ptr<SnapshotWriter> w;
+    ASSERT_STATUS_OK(SnapshotWriter::Open(env_, Path("wrong"), &w, small));
+    for (size_t i = 0; i < rows.size(); i++) {
+      if (i == from) w->FlipHashIndexByteForTesting(0);
+      ASSERT_STATUS_OK(w->Add(rows[i]));
+    }
+    SnapshotFileInfo winfo;
+    ASSERT_STATUS_OK(w->Finish(&winfo));
+    auto wr = OpenOrDie(Path("wrong"));
+    ASSERT_TRUE(wr);
+    const Status one = wr->VerifyAll(winfo.xxh64);
+    ASSERT_TRUE(one.IsCorruption()) << one.ToString();
+    for (size_t parts : {size_t{2}, size_t{3}}) {
+      std::vector<std::function<void(const RowView&)>> visits(parts, [](const RowView&) {});
+      const Status split = wr->VerifyAllInParts(winfo.xxh64, visits);
+      EXPECT_EQ(split.ToString(), one.ToString()) << parts;
+    }
   }
 }
 
