@@ -28,6 +28,14 @@ namespace {
 
 class SnapshotFileTest : public ::testing::Test {
  protected:
+  // Blocks of about 2,000 bytes with the hash index: many blocks from a few
+  // thousand rows.
+  static SnapshotWriterOptions SmallBlocks() {
+    SnapshotWriterOptions o;
+    o.block_bytes = 2000;
+    o.block_hash_index = true;
+    return o;
+  }
   void SetUp() override {
     std::string tmpl = ::testing::TempDir() + "snapshot_file_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
@@ -517,9 +525,7 @@ TEST_F(SnapshotFileTest, HashIndexFingerprintCollisions) {
 // when the block is checked, by Get and by VerifyAll.
 TEST_F(SnapshotFileTest, CorruptHashIndexIsCaught) {
   std::vector<Row> rows = MakeRows(200);
-  SnapshotWriterOptions small;
-  small.block_bytes = 2000;
-  small.block_hash_index = true;
+  const SnapshotWriterOptions small = SmallBlocks();
   SnapshotFileInfo info;
   Write(Path("good"), rows, &info, small);
   const std::string good = ReadAll(Path("good"));
@@ -879,9 +885,7 @@ TEST(SnapshotCompressorTest, HandsBlocksBackInOrderWithTheBytesOfCompressingInli
 // file gets VerifyAll's result and error whichever run holds the damage.
 TEST_F(SnapshotFileTest, VerifyAllInPartsSeesEveryRowOnceAndReportsWhatVerifyAllReports) {
   const std::vector<Row> rows = MakeRows(3000);
-  SnapshotWriterOptions small;
-  small.block_bytes = 2000;
-  small.block_hash_index = true;
+  const SnapshotWriterOptions small = SmallBlocks();
   SnapshotFileInfo info;
   Write(Path("good"), rows, &info, small);
   auto r = OpenOrDie(Path("good"));
@@ -948,9 +952,7 @@ TEST_F(SnapshotFileTest, VerifyAllComparesExpectedChecksum) {
 // as the file's checksum before the block's own error.
 TEST_F(SnapshotFileTest, VerifyAllHashesEveryByteOnceAndNamesTheFileFirst) {
   const std::vector<Row> rows = MakeRows(3000);
-  SnapshotWriterOptions small;
-  small.block_bytes = 2000;
-  small.block_hash_index = true;
+  const SnapshotWriterOptions small = SmallBlocks();
   SnapshotFileInfo info;
   Write(Path("good"), rows, &info, small);
   const std::string good = ReadAll(Path("good"));
