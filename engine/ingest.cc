@@ -511,7 +511,13 @@ Status Ingester::Impl::CommitBatch() {
       if (v.sketch != nullptr) v.sketch->Encode(&run_scratch.back().second.sketch);
       if (v.items != nullptr) v.items->Encode(&run_scratch.back().second.sketch);
     }
-    SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), codec::DecodeWindowKey(window_key), run_scratch));
+    // A window whose sum bound holds had no key read this batch, and has
+    // none read until an event passes the bound: its large runs are left
+    // to the seal.
+    const int64_t w = codec::DecodeWindowKey(window_key);
+    const auto b = bounds.find(w);
+    const bool unread = b != bounds.end() && b->second.known && b->second.bound <= static_cast<uint64_t>(INT64_MAX);
+    SNAPSINK_RETURN_IF_ERROR(AppendWindowRun(txn.get(), w, run_scratch, unread ? RunMerges::kSmall : RunMerges::kAll));
   }
   window_runs.clear();  // views into runs the appends may have replaced
   for (const auto& [w, b] : bounds) {

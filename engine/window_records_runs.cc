@@ -1,5 +1,6 @@
 #include "engine/window_records_runs.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -284,8 +285,8 @@ Status GetLiveAggregate(Txn* txn, std::string_view key, const WindowRuns& runs, 
   return Status::OK();
 }
 
-Status AppendWindowRun(Txn* txn, int64_t window_ms,
-                       const std::vector<std::pair<std::string_view, Aggregate>>& deltas) {
+Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<std::string_view, Aggregate>>& deltas,
+                       RunMerges merges) {
   // The window's runs as stored, oldest first. Their framing is checked
   // (AggRun::Decode) only when one is merged: a run left as it is costs its
   // entry count, not a pass over its entries, every commit.
@@ -324,9 +325,15 @@ Status AppendWindowRun(Txn* txn, int64_t window_ms,
     }
     return AggRun::Decode(it.stored, run);
   };
+  auto byte_size = [](const Item& it) { return it.bytes != nullptr ? it.bytes->size() : it.stored.size(); };
   while (items.size() >= kMergeWidth) {
     const size_t first = items.size() - kMergeWidth;
     if (items[first].entries > 2 * items.back().entries) break;
+    if (merges == RunMerges::kSmall) {
+      size_t bytes = 0;
+      for (size_t i = first; i < items.size(); ++i) bytes += byte_size(items[i]);
+      if (bytes > kSmallMergeBytes) break;  // left to the seal
+    }
     std::vector<AggRun> group(kMergeWidth);
     for (size_t i = 0; i < kMergeWidth; ++i) SNAPSINK_RETURN_IF_ERROR(run_of(items[first + i], &group[i]));
     auto merged = std::make_unique<std::string>();
@@ -372,11 +379,25 @@ Status CopyWindowAggregates(Txn* from, Txn* to, int64_t window_ms) {
   return runs ? NoteRunsFormat(to) : Status::OK();
 }
 
-MergedRuns::MergedRuns(const WindowRuns& runs) : runs_(runs), pos_(runs.runs.size(), 0) { Next(); }
+MergedRuns::MergedRuns(const WindowRuns& runs) : runs_(runs), pos_(runs.runs.size(), 0) {
+  if (runs.runs.size() > kScanRuns) {
+    heap_.reserve(runs.runs.size());
+    for (size_t r = 0; r < runs.runs.size(); ++r) Push(r);
+  }
+  Next();
+}
+
+void MergedRuns::Next() {
+  if (runs_.runs.size() > kScanRuns) {
+    NextByHeap();
+  } else {
+    NextByScan();
+  }
+}
 
 // One pass over the runs' heads: the least key, and which runs hold it (a
 // key is in a run at most once), so each head is compared once per step.
-void MergedRuns::Next() {
+void MergedRuns::NextByScan() {
   valid_ = false;
   holders_.clear();
   for (size_t r = 0; r < pos_.size(); ++r) {
@@ -393,6 +414,60 @@ void MergedRuns::Next() {
   if (!valid_) return;
   agg_ = Aggregate();
   for (size_t r : holders_) AddWrapping(&agg_, runs_.runs[r].agg(pos_[r]++));
+}
+
+namespace {
+// std::push_heap and pop_heap keep the greatest first: this puts the least
+// (key, run) there.
+bool HeadAfter(const std::pair<std::string_view, size_t>& a, const std::pair<std::string_view, size_t>& b) {
+  const int c = a.first.compare(b.first);
+  return c != 0 ? c > 0 : a.second > b.second;
+}
+}  // namespace
+
+void MergedRuns::Push(size_t r) {
+  if (pos_[r] >= runs_.runs[r].size()) return;
+  heap_.emplace_back(runs_.runs[r].key(pos_[r]), r);
+  std::push_heap(heap_.begin(), heap_.end(), HeadAfter);
+}
+
+// Moves heap_[0] down to its place (std::pop_heap's order: no head after
+// one of its children).
+void MergedRuns::SiftDownTop() {
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  const std::pair<std::string_view, size_t> x = heap_[0];
+  size_t i = 0;
+  for (size_t c = 1; c < n; c = 2 * i + 1) {
+    if (c + 1 < n && HeadAfter(heap_[c], heap_[c + 1])) ++c;
+    if (!HeadAfter(x, heap_[c])) break;
+    heap_[i] = heap_[c];
+    i = c;
+  }
+  heap_[i] = x;
+}
+
+// The heads leave the heap least key first and, for one key, oldest run
+// first: the same entries, added in the same order, as NextByScan adds.
+// A run's next head replaces its last one at the top, one sift for a key
+// that one run holds (a key is in a run at most once, so that next head is
+// a greater key).
+void MergedRuns::NextByHeap() {
+  valid_ = !heap_.empty();
+  if (!valid_) return;
+  key_ = heap_.front().first;
+  agg_ = Aggregate();
+  while (!heap_.empty() && heap_.front().first == key_) {
+    const size_t r = heap_.front().second;
+    AddWrapping(&agg_, runs_.runs[r].agg(pos_[r]++));
+    if (pos_[r] < runs_.runs[r].size()) {
+      heap_.front() = {runs_.runs[r].key(pos_[r]), r};
+    } else {
+      heap_.front() = heap_.back();
+      heap_.pop_back();
+    }
+    SiftDownTop();
+  }
 }
 
 }  // namespace snapsink

@@ -14,7 +14,14 @@
 // transaction as the commit that appends one, size-tiered: the newest four
 // merge while the oldest of them has at most twice the entries of the
 // newest, so every delta is rewritten about log4(commits) times and a
-// window holds about three runs per factor of four in size.
+// window holds about three runs per factor of four in size. A window whose
+// sum bound holds (below) is one ingest never reads a key of: there only
+// merges of small runs are made (RunMerges::kSmall), which keep a window of
+// few keys and many commits compact; larger runs are left to the seal,
+// which reads any number of runs in one merge (MergedRuns). A merge of
+// large runs rewrites bytes that nothing reads before the seal: a window of
+// a million new keys in 10,000-line commits wrote its rows about three
+// times (bench/RESULTS.md, "Wide windows").
 //
 // Sums are commutative and are added with wrap-around (two's complement):
 // whatever the grouping, base + runs is the exact live value, which ingest
@@ -98,10 +105,22 @@ Status WriteSumBound(Txn* txn, int64_t window_ms, uint64_t bound);
 // *out zero) when neither holds it.
 Status GetLiveAggregate(Txn* txn, std::string_view key, const WindowRuns& runs, Aggregate* out, bool* found);
 
+// Which merges AppendWindowRun makes (see above).
+enum class RunMerges {
+  kAll,    // size-tiered, any size: the window's keys are read during ingest
+  kSmall,  // only of runs of at most kSmallMergeBytes together: no key of the
+           // window is read during ingest (its sum bound holds)
+};
+
+// A merge of runs of at most this many bytes together is made in a window
+// of RunMerges::kSmall: a few hundred thousand keys' entries, written again
+// in well under a millisecond.
+inline constexpr size_t kSmallMergeBytes = size_t{1} << 20;
+
 // Appends a run of deltas (sorted by key without the window prefix, unique)
 // to window_ms, then compacts the window's runs (see above).
-Status AppendWindowRun(Txn* txn, int64_t window_ms,
-                       const std::vector<std::pair<std::string_view, Aggregate>>& deltas);
+Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<std::string_view, Aggregate>>& deltas,
+                       RunMerges merges = RunMerges::kAll);
 
 // Deletes every live aggregate of window_ms: its base records and its runs.
 // The one place a window's live state is dropped (rollback, backfill).
@@ -122,9 +141,19 @@ class MergedRuns {
   void Next();
 
  private:
+  // Past kScanRuns runs the heads are kept in a min-heap on (key, run)
+  // rather than compared in one pass per key: log(runs) comparisons a key,
+  // not runs. Either way a key's entries are added oldest run first.
+  static constexpr size_t kScanRuns = 8;
+  void NextByScan();
+  void NextByHeap();
+  void Push(size_t r);
+  void SiftDownTop();
+
   const WindowRuns& runs_;
   std::vector<size_t> pos_;
-  std::vector<size_t> holders_;  // the runs whose head is key_
+  std::vector<size_t> holders_;  // the runs whose head is key_ (NextByScan)
+  std::vector<std::pair<std::string_view, size_t>> heap_;  // (head key, run); only past kScanRuns
   bool valid_ = false;
   std::string_view key_;
   Aggregate agg_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/filenames.h"
 #include "engine/long_key.h"
 #include "engine/root.h"
 #include "engine/window_records.h"
@@ -34,13 +35,21 @@ class WindowRunsTest : public ::testing::Test {
     ASSERT_STATUS_OK(store_->BeginWrite(&txn_));
   }
   // Appends one run to window w: key -> delta, keys taken as metric "m".
-  void Append(int64_t w, const std::map<std::string, Aggregate>& deltas) {
+  void Append(int64_t w, const std::map<std::string, Aggregate>& deltas, RunMerges merges = RunMerges::kAll) {
     std::vector<std::string> keys;
     for (const auto& [k, a] : deltas) keys.push_back(NaturalKey(w, "m", k).substr(8));
     std::vector<std::pair<std::string_view, Aggregate>> entries;
     size_t i = 0;
     for (const auto& [k, a] : deltas) entries.emplace_back(keys[i++], a);
-    ASSERT_STATUS_OK(AppendWindowRun(txn_.get(), w, entries));
+    ASSERT_STATUS_OK(AppendWindowRun(txn_.get(), w, entries, merges));
+  }
+  // The number of entries of each of window w's runs, oldest first.
+  std::vector<size_t> RunSizes(int64_t w) {
+    WindowRuns runs;
+    EXPECT_STATUS_OK(LoadWindowRuns(txn_.get(), w, &runs));
+    std::vector<size_t> sizes;
+    for (const AggRun& r : runs.runs) sizes.push_back(r.size());
+    return sizes;
   }
   std::map<std::string, Aggregate> Scan(int64_t w) {
     std::map<std::string, Aggregate> out;
@@ -130,6 +139,71 @@ TEST_F(WindowRunsTest, RunsOfOneTierMergeFourAtATime) {
   EXPECT_EQ(runs_after(16), (std::vector<size_t>{128}));
   EXPECT_EQ(runs_after(21), (std::vector<size_t>{128, 32, 8}));
   EXPECT_EQ(Scan(kW).size(), 21u * 8);
+}
+
+// A window that ingest reads no key of (RunMerges::kSmall): small runs
+// still merge four at a time, runs over kSmallMergeBytes together are left
+// for the seal, and the scan still sums every key across all of them.
+TEST_F(WindowRunsTest, LargeRunsOfAnUnreadWindowAreLeftForTheSeal) {
+  std::map<std::string, Aggregate> want;
+  auto commit = [&](int c, int keys, RunMerges merges) {
+    std::map<std::string, Aggregate> batch;
+    for (int k = 0; k < keys; ++k) {
+      // A key every other commit shares with the one before, so the runs overlap.
+      const std::string key = "key-" + std::to_string(c / 2) + "-" + std::to_string(k);
+      batch[key] = Aggregate{1, c + 1, 1};
+      want[key].count += 1;
+      want[key].sum_micros += c + 1;
+      want[key].events += 1;
+    }
+    Append(kW, batch, merges);
+  };
+  for (int c = 0; c < 4; ++c) commit(c, 8, RunMerges::kSmall);
+  EXPECT_EQ(RunSizes(kW), (std::vector<size_t>{16}));  // small: merged as under kAll
+  // About 40 bytes an entry: four runs of 10,000 are over 1 MiB together.
+  const int big = 10000;
+  ASSERT_GT(4 * big * 40, static_cast<int>(kSmallMergeBytes));
+  for (int c = 4; c < 10; ++c) commit(c, big, RunMerges::kSmall);
+  EXPECT_EQ(RunSizes(kW).size(), 7u);  // none of the large ones merged
+  EXPECT_EQ(Scan(kW), want);
+  // Read again (its bound gone): the same runs merge as they always did.
+  commit(10, big, RunMerges::kAll);
+  EXPECT_LT(RunSizes(kW).size(), 7u);
+  EXPECT_EQ(Scan(kW), want);
+}
+
+// More runs than one pass over their heads serves (a heap then): the same
+// keys in order, each summed once, as a few runs give.
+TEST_F(WindowRunsTest, ManyRunsMergeToEveryKeyOnceInOrder) {
+  constexpr int kRuns = 40;
+  std::map<std::string, Aggregate> want;  // by the key as runs hold it
+  std::vector<std::string> keys[kRuns], bytes(kRuns);
+  WindowRuns many;
+  for (int c = 0; c < kRuns; ++c) {
+    std::map<std::string, Aggregate> batch;  // sorted, unique: a run's entries
+    for (int k = 0; k < 50; ++k) {
+      const std::string key = NaturalKey(kW, "m", "k" + std::to_string((c * 37 + k * 11) % 400)).substr(8);
+      batch[key] = Aggregate{1, c * 1000 + k, 1};
+      want[key].count += 1;
+      want[key].sum_micros += c * 1000 + k;
+      want[key].events += 1;
+    }
+    std::vector<std::pair<std::string_view, Aggregate>> entries;
+    for (const auto& [k, a] : batch) keys[c].push_back(k);
+    size_t i = 0;
+    for (const auto& [k, a] : batch) entries.emplace_back(keys[c][i++], a);
+    EncodeAggRun(entries, &bytes[c]);
+  }
+  for (int c = 0; c < kRuns; ++c) many.runs.push_back(AggRun::Trusted(bytes[c]));
+  std::map<std::string, Aggregate> got;
+  std::string last;
+  for (MergedRuns m(many); m.Valid(); m.Next()) {
+    const std::string key(m.key());
+    EXPECT_TRUE(got.empty() || key > last) << key << " after " << last;
+    last = key;
+    got[key] = m.agg();
+  }
+  EXPECT_EQ(got, want);
 }
 
 // A stored run's framing is checked when a merge reads it, not on every
@@ -289,6 +363,51 @@ TEST_P(RunsOverflowTest, OverflowIsRejectedWhateverTheCommits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CommitEvery, RunsOverflowTest, ::testing::Values("1", "2", "1000"));
+
+// A window of new keys in large commits: while its sum bound holds, ingest
+// reads none of its keys, and its large runs are left for the seal; once
+// values pass the bound, keys are read and the runs merge as before. Either
+// way the sealed snapshot is byte for byte the one a single commit gives.
+TEST(WideWindowRunsTest, LargeRunsWaitForTheSealUnlessKeysAreRead) {
+  TempDir d;
+  const int64_t ts = Ms("2026-10-21T10:00:00Z");
+  constexpr int kCommits = 5, kKeys = 12000;  // 4 runs of 12,000 keys: over 1 MiB together
+  auto runs_and_snapshot = [&](const std::string& name, int64_t value, int commit_every, size_t* runs) {
+    const std::string root = d / name, in = d / (name + ".ndjson");
+    std::string lines;
+    for (int i = 0; i < kCommits * kKeys; ++i) {
+      // Alternating signs keep the metric's total small; large ones pass the bound.
+      lines += EventLine().Seq(i).Ts(ts).Metric("m").Key("key-" + std::to_string(i)).Value(
+          std::to_string(i % 2 == 0 ? value : -value)).Line();
+    }
+    WriteFile(in, lines);
+    EXPECT_EQ(Snapsink({"init", root}).exit_code, 0);
+    RunResult r = Snapsink({"ingest", root, in, "--commit-every", std::to_string(commit_every)});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    {
+      std::unique_ptr<Store> store;
+      EXPECT_STATUS_OK(Store::OpenReadOnly(root + "/state", &store));
+      std::unique_ptr<Txn> txn;
+      EXPECT_STATUS_OK(store->BeginRead(&txn));
+      WindowRuns w;
+      EXPECT_STATUS_OK(LoadWindowRuns(txn.get(), ts - ts % 3600000, &w));
+      *runs = w.runs.size();
+    }
+    r = Snapsink({"seal", root, "--all"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return ReadFile(filenames::Join(filenames::StagingSnapshotDir(root, ts - ts % 3600000, 1), filenames::kDataFile));
+  };
+  size_t runs = 0;
+  const std::string one = runs_and_snapshot("one", 7, kCommits * kKeys, &runs);
+  EXPECT_EQ(runs, 1u);
+  EXPECT_FALSE(one.empty());
+  EXPECT_EQ(runs_and_snapshot("bounded", 7, kKeys, &runs), one);
+  EXPECT_EQ(runs, static_cast<size_t>(kCommits));  // no merge of the large runs
+  // 9e17 micros a value: past the bound from the tenth event on.
+  const std::string big_one = runs_and_snapshot("big-one", 900000000000, kCommits * kKeys, &runs);
+  EXPECT_EQ(runs_and_snapshot("read", 900000000000, kKeys, &runs), big_one);
+  EXPECT_EQ(runs, 2u);  // the first four merged, as size-tiered runs always were
+}
 
 }  // namespace
 }  // namespace snapsink::testing
