@@ -285,6 +285,16 @@ Status GetLiveAggregate(Txn* txn, std::string_view key, const WindowRuns& runs, 
   return Status::OK();
 }
 
+// Whether a quarter or more of newer's keys (16 of them, evenly spaced)
+// are in older: runs that share keys shrink when merged.
+static bool SharesKeys(const AggRun& older, const AggRun& newer) {
+  constexpr size_t kProbes = 16;
+  const size_t probes = std::min(kProbes, newer.size());
+  size_t found = 0;
+  for (size_t i = 0; i < probes; ++i) found += older.Find(newer.key(i * newer.size() / probes)) < older.size() ? 1 : 0;
+  return probes > 0 && 4 * found >= probes;
+}
+
 Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<std::string_view, Aggregate>>& deltas,
                        RunMerges merges) {
   // The window's runs as stored, oldest first. Their framing is checked
@@ -332,7 +342,12 @@ Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<
     if (merges == RunMerges::kSmall) {
       size_t bytes = 0;
       for (size_t i = first; i < items.size(); ++i) bytes += byte_size(items[i]);
-      if (bytes > kSmallMergeBytes) break;  // left to the seal
+      if (bytes > kSmallMergeBytes) {
+        AggRun older, newer;
+        SNAPSINK_RETURN_IF_ERROR(run_of(items[items.size() - 2], &older));
+        SNAPSINK_RETURN_IF_ERROR(run_of(items.back(), &newer));
+        if (!SharesKeys(older, newer)) break;  // left to the seal
+      }
     }
     std::vector<AggRun> group(kMergeWidth);
     for (size_t i = 0; i < kMergeWidth; ++i) SNAPSINK_RETURN_IF_ERROR(run_of(items[first + i], &group[i]));

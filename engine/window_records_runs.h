@@ -15,13 +15,14 @@
 // merge while the oldest of them has at most twice the entries of the
 // newest, so every delta is rewritten about log4(commits) times and a
 // window holds about three runs per factor of four in size. A window whose
-// sum bound holds (below) is one ingest never reads a key of: there only
-// merges of small runs are made (RunMerges::kSmall), which keep a window of
-// few keys and many commits compact; larger runs are left to the seal,
-// which reads any number of runs in one merge (MergedRuns). A merge of
-// large runs rewrites bytes that nothing reads before the seal: a window of
-// a million new keys in 10,000-line commits wrote its rows about three
-// times (bench/RESULTS.md, "Wide windows").
+// sum bound holds (below) is one ingest never reads a key of: there
+// (RunMerges::kSmall) runs merge only while the merge is small or they
+// share keys, which keeps a window of few keys and many commits compact;
+// large runs of new keys are left to the seal, which reads any number of
+// runs in one merge (MergedRuns). Merging them would rewrite bytes nothing
+// reads before the seal: a window of a million new keys in 10,000-line
+// commits wrote its rows about three times (bench/RESULTS.md, "Wide
+// windows").
 //
 // Sums are commutative and are added with wrap-around (two's complement):
 // whatever the grouping, base + runs is the exact live value, which ingest
@@ -108,8 +109,9 @@ Status GetLiveAggregate(Txn* txn, std::string_view key, const WindowRuns& runs, 
 // Which merges AppendWindowRun makes (see above).
 enum class RunMerges {
   kAll,    // size-tiered, any size: the window's keys are read during ingest
-  kSmall,  // only of runs of at most kSmallMergeBytes together: no key of the
-           // window is read during ingest (its sum bound holds)
+  kSmall,  // of runs of at most kSmallMergeBytes together, or larger ones
+           // that share keys (a quarter of 16 probed): no key of the window
+           // is read during ingest (its sum bound holds)
 };
 
 // A merge of runs of at most this many bytes together is made in a window

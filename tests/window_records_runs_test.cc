@@ -142,15 +142,16 @@ TEST_F(WindowRunsTest, RunsOfOneTierMergeFourAtATime) {
 }
 
 // A window that ingest reads no key of (RunMerges::kSmall): small runs
-// still merge four at a time, runs over kSmallMergeBytes together are left
-// for the seal, and the scan still sums every key across all of them.
+// still merge four at a time, runs of new keys over kSmallMergeBytes
+// together are left for the seal, and the scan still sums every key across
+// all of them.
 TEST_F(WindowRunsTest, LargeRunsOfAnUnreadWindowAreLeftForTheSeal) {
   std::map<std::string, Aggregate> want;
   auto commit = [&](int c, int keys, RunMerges merges) {
     std::map<std::string, Aggregate> batch;
     for (int k = 0; k < keys; ++k) {
-      // A key every other commit shares with the one before, so the runs overlap.
-      const std::string key = "key-" + std::to_string(c / 2) + "-" + std::to_string(k);
+      // Small commits share keys in pairs; large ones hold new keys only.
+      const std::string key = "key-" + std::to_string(keys < 100 ? c / 2 : c) + "-" + std::to_string(k);
       batch[key] = Aggregate{1, c + 1, 1};
       want[key].count += 1;
       want[key].sum_micros += c + 1;
@@ -164,11 +165,33 @@ TEST_F(WindowRunsTest, LargeRunsOfAnUnreadWindowAreLeftForTheSeal) {
   const int big = 10000;
   ASSERT_GT(4 * big * 40, static_cast<int>(kSmallMergeBytes));
   for (int c = 4; c < 10; ++c) commit(c, big, RunMerges::kSmall);
-  EXPECT_EQ(RunSizes(kW).size(), 7u);  // none of the large ones merged
+  EXPECT_EQ(RunSizes(kW).size(), 7u);  // none of the large ones (of new keys) merged
   EXPECT_EQ(Scan(kW), want);
   // Read again (its bound gone): the same runs merge as they always did.
   commit(10, big, RunMerges::kAll);
   EXPECT_LT(RunSizes(kW).size(), 7u);
+  EXPECT_EQ(Scan(kW), want);
+}
+
+// Large runs that share keys are merged in an unread window too: a window
+// of many keys and many commits stays about the size of its keys.
+TEST_F(WindowRunsTest, LargeRunsThatShareKeysStillMerge) {
+  std::map<std::string, Aggregate> want;
+  constexpr int kKeys = 10000;  // about 400 KB a run: four are over 1 MiB
+  for (int c = 0; c < 40; ++c) {
+    std::map<std::string, Aggregate> batch;
+    for (int k = 0; k < kKeys; ++k) {
+      const std::string key = "key-" + std::to_string(k);
+      batch[key] = Aggregate{1, c, 1};
+      want[key].count += 1;
+      want[key].sum_micros += c;
+      want[key].events += 1;
+    }
+    Append(kW, batch, RunMerges::kSmall);
+  }
+  const std::vector<size_t> sizes = RunSizes(kW);
+  EXPECT_LE(sizes.size(), 6u);
+  for (size_t n : sizes) EXPECT_EQ(n, static_cast<size_t>(kKeys));
   EXPECT_EQ(Scan(kW), want);
 }
 
