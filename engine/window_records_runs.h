@@ -115,8 +115,8 @@ enum class RunMerges {
 };
 
 // A merge of runs of at most this many bytes together is made in a window
-// of RunMerges::kSmall: a few hundred thousand keys' entries, written again
-// in well under a millisecond.
+// of RunMerges::kSmall: some 25,000 entries of short keys, written again in
+// about a millisecond.
 inline constexpr size_t kSmallMergeBytes = size_t{1} << 20;
 
 // Appends a run of deltas (sorted by key without the window prefix, unique)
