@@ -336,10 +336,14 @@ Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<
     return AggRun::Decode(it.stored, run);
   };
   auto byte_size = [](const Item& it) { return it.bytes != nullptr ? it.bytes->size() : it.stored.size(); };
-  while (items.size() >= kMergeWidth) {
-    const size_t first = items.size() - kMergeWidth;
-    if (items[first].entries > 2 * items.back().entries) break;
-    if (merges == RunMerges::kSmall) {
+  // A window whose keys are read (every key in every run) after a spell
+  // of kSmall that left many runs of new keys: all of them merge once.
+  size_t width = kMergeWidth;
+  if (merges == RunMerges::kAll && items.size() > kMaxReadRuns) width = items.size();
+  while (items.size() >= width) {
+    const size_t first = items.size() - width;
+    if (width == kMergeWidth && items[first].entries > 2 * items.back().entries) break;
+    if (merges == RunMerges::kSmall && items.size() <= kMaxUnreadRuns) {
       size_t bytes = 0;
       for (size_t i = first; i < items.size(); ++i) bytes += byte_size(items[i]);
       if (bytes > kSmallMergeBytes) {
@@ -349,8 +353,8 @@ Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<
         if (!SharesKeys(older, newer)) break;  // left to the seal
       }
     }
-    std::vector<AggRun> group(kMergeWidth);
-    for (size_t i = 0; i < kMergeWidth; ++i) SNAPSINK_RETURN_IF_ERROR(run_of(items[first + i], &group[i]));
+    std::vector<AggRun> group(width);
+    for (size_t i = 0; i < width; ++i) SNAPSINK_RETURN_IF_ERROR(run_of(items[first + i], &group[i]));
     auto merged = std::make_unique<std::string>();
     MergeRuns(group, merged.get());
     items.resize(first + 1);
@@ -358,6 +362,7 @@ Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<
     into.bytes = std::move(merged);
     into.stored = std::string_view();
     into.entries = AggRun::Trusted(*into.bytes).size();
+    width = kMergeWidth;
   }
   SNAPSINK_RETURN_IF_ERROR(NoteRunsFormat(txn));
   // Old runs merged away are deleted; merged and new runs written.

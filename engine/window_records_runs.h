@@ -119,6 +119,19 @@ enum class RunMerges {
 // about a millisecond.
 inline constexpr size_t kSmallMergeBytes = size_t{1} << 20;
 
+// A window of RunMerges::kSmall past this many runs merges size-tiered as
+// kAll does, so its count grows by a tier per factor of four from there (a
+// window of a thousand runs would cost every commit a look at each). Up to
+// here its runs grow with its bytes: a quarter MiB or more each.
+inline constexpr size_t kMaxUnreadRuns = 256;
+
+// A window whose keys are read holds at most this many runs: past it (runs
+// of new keys that kSmall left, when an event then passes the bound) the
+// next append merges all of them into one, so a key is looked up in few
+// runs. Size-tiered merges keep a window of commits of one size far below
+// it (three runs a tier, a tier per factor of four in size).
+inline constexpr size_t kMaxReadRuns = 32;
+
 // Appends a run of deltas (sorted by key without the window prefix, unique)
 // to window_ms, then compacts the window's runs (see above).
 Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<std::string_view, Aggregate>>& deltas,

@@ -173,6 +173,50 @@ TEST_F(WindowRunsTest, LargeRunsOfAnUnreadWindowAreLeftForTheSeal) {
   EXPECT_EQ(Scan(kW), want);
 }
 
+// Past kMaxReadRuns runs of new keys, the first append of a window whose
+// keys are read merges all of them: a key is then looked up in one run.
+TEST_F(WindowRunsTest, ManyRunsLeftUnmergedAllMergeOnceKeysAreRead) {
+  std::map<std::string, Aggregate> want;
+  auto commit = [&](int c, int keys, RunMerges merges) {
+    std::map<std::string, Aggregate> batch;
+    for (int k = 0; k < keys; ++k) {
+      const std::string key = "key-" + std::to_string(c) + "-" + std::to_string(k);
+      batch[key] = Aggregate{1, k, 1};
+      want[key] = Aggregate{1, k, 1};
+    }
+    Append(kW, batch, merges);
+  };
+  const int n = static_cast<int>(kMaxReadRuns) + 1, big = 8000;  // four runs: over 1 MiB
+  for (int c = 0; c < n; ++c) commit(c, big, RunMerges::kSmall);
+  EXPECT_EQ(RunSizes(kW).size(), static_cast<size_t>(n));
+  commit(n, 1, RunMerges::kAll);
+  EXPECT_EQ(RunSizes(kW), (std::vector<size_t>{static_cast<size_t>(n * big + 1)}));
+  EXPECT_EQ(Scan(kW), want);
+}
+
+// An unread window's runs of new keys stop growing one a commit at
+// kMaxUnreadRuns: past it they merge size-tiered, a tier per factor of four.
+TEST_F(WindowRunsTest, RunsOfNewKeysOfAnUnreadWindowStopGrowingAtTheirBound) {
+  size_t entries = 0;
+  const int big = 7000;  // about 270 KB a run: four are over 1 MiB
+  const size_t commits = kMaxUnreadRuns + 48;
+  for (size_t c = 0; c < commits; ++c) {
+    std::map<std::string, Aggregate> batch;
+    for (int k = 0; k < big; ++k) batch["key-" + std::to_string(c) + "-" + std::to_string(k)] = Aggregate{1, 1, 1};
+    entries += batch.size();
+    Append(kW, batch, RunMerges::kSmall);
+    if (c + 1 == kMaxUnreadRuns) {
+      ASSERT_EQ(RunSizes(kW).size(), kMaxUnreadRuns);  // none merged up to here
+    }
+  }
+  const std::vector<size_t> sizes = RunSizes(kW);
+  EXPECT_GE(sizes.size(), kMaxUnreadRuns - 3);
+  EXPECT_LE(sizes.size(), kMaxUnreadRuns + 9);  // not one a commit: 48 more would be 304
+  size_t total = 0;
+  for (size_t n : sizes) total += n;
+  EXPECT_EQ(total, entries);
+}
+
 // Large runs that share keys are merged in an unread window too: a window
 // of many keys and many commits stays about the size of its keys.
 TEST_F(WindowRunsTest, LargeRunsThatShareKeysStillMerge) {
