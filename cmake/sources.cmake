@@ -33,6 +33,7 @@ set(SNAPSINK_LIB_SOURCES
   engine/producer_retention.cc
   engine/root.cc
   engine/root_bucket.cc
+  engine/s3/curl_library.cc
   engine/s3/s3_client.cc
   engine/s3/s3_config.cc
   engine/s3/s3_list.cc
@@ -304,6 +305,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/rollback_power_cut_test.cc
   tests/retention_test.cc
   tests/s3_client_test.cc
+  tests/curl_loading_test.cc
   tests/watermark_test.cc
   tests/rollback_test.cc
   tests/root_files_test.cc

@@ -4,6 +4,7 @@
 // commands (tools/command.h, one tools/cmd_<command>.cc each) into one app,
 // parses, runs the chosen one and exits by the table of tools/exit_codes.h.
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.allow_extras();
   app.set_help_all_flag("--help-all", "Help for every command");
-  app.set_version_flag("--version", VersionText(), "Print the version, build type and library versions");
+  // Built only when asked for: it loads libcurl to name its version.
+  app.set_version_flag("--version", std::function<std::string()>(VersionText),
+                       "Print the version, build type and library versions");
   app.failure_message(FailureMessage);
   app.footer(ExitStatusLine({Exit::kOk, {Exit::kFailure, "usage"}, Exit::kBadInput, Exit::kGap, Exit::kReconcile,
                              Exit::kLocked, Exit::kCorruption}) +

@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/s3/curl_library.h"
 #include "engine/s3/s3_request.h"
 #include "engine/s3/s3_uri.h"
 
@@ -25,11 +26,12 @@ std::string StripEtagQuotes(std::string_view etag) {
 
 std::string S3Client::Request::Path() const { return "s3://" + bucket + (key.empty() ? "" : "/" + key); }
 
+// Handles exist only once libcurl is loaded (Call checks it first).
 struct S3Client::Pool {
   std::mutex mu;
   std::vector<CURL*> idle;
   ~Pool() {
-    for (CURL* h : idle) curl_easy_cleanup(h);
+    for (CURL* h : idle) Curl(nullptr)->easy_cleanup(h);
   }
   CURL* Take() {
     {
@@ -37,11 +39,11 @@ struct S3Client::Pool {
       if (!idle.empty()) {
         CURL* h = idle.back();
         idle.pop_back();
-        curl_easy_reset(h);  // keeps the connection cache
+        Curl(nullptr)->easy_reset(h);  // keeps the connection cache
         return h;
       }
     }
-    return curl_easy_init();
+    return Curl(nullptr)->easy_init();
   }
   void Give(CURL* h) {
     std::lock_guard<std::mutex> lock(mu);
@@ -50,8 +52,6 @@ struct S3Client::Pool {
 };
 
 namespace {
-
-std::once_flag curl_init_once;
 
 // Bodies above this go through a larger upload buffer (libcurl allows up
 // to 2 MB).
@@ -137,9 +137,7 @@ std::string S3ErrorCode(const std::string& body) {
   return doc.child("Error").child_value("Code");
 }
 
-S3Client::S3Client(S3Config config) : config_(std::move(config)), pool_(std::make_unique<Pool>()) {
-  std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
+S3Client::S3Client(S3Config config) : config_(std::move(config)), pool_(std::make_unique<Pool>()) {}
 
 S3Client::~S3Client() = default;
 
@@ -147,6 +145,7 @@ void S3Client::Perform(const Request& req, long time_left_ms, Response* resp) {
   const int attempts = resp->attempts;
   *resp = Response();
   resp->attempts = attempts;
+  const CurlLibrary& curl = *Curl(nullptr);
   CURL* h = pool_->Take();
   std::string url = config_.endpoint + "/" + UriEncode(req.bucket, false);
   if (!req.key.empty()) url += "/" + UriEncode(req.key, true);
@@ -155,55 +154,55 @@ void S3Client::Perform(const Request& req, long time_left_ms, Response* resp) {
   curl_slist* headers = nullptr;
   const std::string payload_hash =
       "x-amz-content-sha256: " + Sha256Hex(req.method == "PUT" ? req.body : std::string_view());
-  headers = curl_slist_append(headers, payload_hash.c_str());
+  headers = curl.slist_append(headers, payload_hash.c_str());
   if (!config_.session_token.empty()) {
-    headers = curl_slist_append(headers, ("x-amz-security-token: " + config_.session_token).c_str());
+    headers = curl.slist_append(headers, ("x-amz-security-token: " + config_.session_token).c_str());
   }
   // No "Expect:" to turn 100-continue off: curl's signer would sign the
   // empty header it then does not send, and the server answers 403.
-  for (const std::string& hd : req.headers) headers = curl_slist_append(headers, hd.c_str());
+  for (const std::string& hd : req.headers) headers = curl.slist_append(headers, hd.c_str());
   char errbuf[CURL_ERROR_SIZE] = {0};
   Upload up{req.body, 0};
 
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
-  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
-  curl_easy_setopt(h, CURLOPT_USERNAME, config_.access_key_id.c_str());
-  curl_easy_setopt(h, CURLOPT_PASSWORD, config_.secret_access_key.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl.easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl.easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
+  curl.easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  curl.easy_setopt(h, CURLOPT_USERNAME, config_.access_key_id.c_str());
+  curl.easy_setopt(h, CURLOPT_PASSWORD, config_.secret_access_key.c_str());
+  curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   // A dead or black-holed endpoint ends the attempt: no connection in
   // connect_timeout_ms, or no byte moving for stall_timeout_ms (an upload
   // that moves, however slowly, is not cut), both within the time left.
   const long left = std::max<long>(time_left_ms, 1000);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::min(config_.connect_timeout_ms, left));
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max<long>(1, std::min(config_.stall_timeout_ms, left) / 1000));
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp->body);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, Header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, resp);
+  curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::min(config_.connect_timeout_ms, left));
+  curl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max<long>(1, std::min(config_.stall_timeout_ms, left) / 1000));
+  curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
+  curl.easy_setopt(h, CURLOPT_WRITEDATA, &resp->body);
+  curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, Header);
+  curl.easy_setopt(h, CURLOPT_HEADERDATA, resp);
   if (req.method == "PUT") {
-    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(h, CURLOPT_READFUNCTION, ReadBody);
-    curl_easy_setopt(h, CURLOPT_READDATA, &up);
-    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    curl.easy_setopt(h, CURLOPT_UPLOAD, 1L);
+    curl.easy_setopt(h, CURLOPT_READFUNCTION, ReadBody);
+    curl.easy_setopt(h, CURLOPT_READDATA, &up);
+    curl.easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
     // A snapshot's megabytes go out in large sends: 64 KB (curl's default)
     // costs a read callback and a send per 64 KB.
-    if (req.body.size() > kSmallBody) curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBuffer);
+    if (req.body.size() > kSmallBody) curl.easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBuffer);
   } else if (req.method == "HEAD") {
-    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    curl.easy_setopt(h, CURLOPT_NOBODY, 1L);
   } else if (req.method != "GET") {
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    curl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   }
   const auto started = std::chrono::steady_clock::now();
-  const CURLcode rc = curl_easy_perform(h);
+  const CURLcode rc = curl.easy_perform(h);
   const long ms = static_cast<long>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   ++resp->attempts;
   if (rc == CURLE_OK) {
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+    curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
     if (config_.drop_answer && config_.drop_answer(req.method, req.key)) {
       const int n = resp->attempts;
       *resp = Response();
@@ -214,20 +213,28 @@ void S3Client::Perform(const Request& req, long time_left_ms, Response* resp) {
     }
   } else {
     resp->curl_code = rc;
-    resp->curl_error = errbuf[0] != 0 ? errbuf : curl_easy_strerror(rc);
+    resp->curl_error = errbuf[0] != 0 ? errbuf : curl.easy_strerror(rc);
   }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-  curl_slist_free_all(headers);
+  curl.easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+  curl.slist_free_all(headers);
   if (!config_.request_log.empty()) LogRequest(config_, req, *resp, ms);
   if (rc == CURLE_OK) {
     pool_->Give(h);
   } else {
-    curl_easy_cleanup(h);  // its connection may be half used
+    curl.easy_cleanup(h);  // its connection may be half used
   }
 }
 
 void S3Client::Call(const Request& req, Response* resp) {
   resp->attempts = 0;
+  std::string why;
+  if (Curl(&why) == nullptr) {  // permanent: nothing to retry
+    *resp = Response();
+    resp->curl_code = CURLE_FAILED_INIT;
+    resp->curl_error = why;
+    resp->no_library = true;
+    return;
+  }
   thread_local std::mt19937 rng(std::random_device{}());
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
@@ -259,6 +266,7 @@ Status S3Client::ErrorOf(const Request& req, const Response& resp) const {
   const std::string tries = resp.attempts > 1 ? " (after " + std::to_string(resp.attempts) + " attempts in " +
                                                     std::to_string((resp.elapsed_ms + 500) / 1000) + " s)"
                                               : "";
+  if (resp.no_library) return Status::IOError(what + ": " + resp.curl_error);
   if (resp.curl_code != 0) {
     return Status::IOError(
         config_.Scrub(what + " to " + config_.endpoint + " failed: " + resp.curl_error + tries +

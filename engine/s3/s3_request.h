@@ -28,6 +28,7 @@ struct S3Client::Response {
   int curl_code = 0;   // CURLcode; 0 = an answer arrived
   std::string curl_error;
   bool dropped = false;  // the test hook discarded the answer
+  bool no_library = false;  // libcurl could not be loaded: nothing was sent
   bool unknown = false;  // a conditional PUT may have been acted on: re-read
   int attempts = 0;
   long elapsed_ms = 0;  // from the first attempt to the end of the last
