@@ -27,6 +27,20 @@ const std::map<std::string, std::string> kLoaderLog = {{"LD_DEBUG", "files"}};
 
 bool LoadedLibcurl(const RunResult& r) { return r.err.find("file=libcurl.so.4") != std::string::npos; }
 
+// What the command itself said, without the loader's lines (for a failure's message).
+std::string Said(const RunResult& r) {
+  std::string out;
+  size_t start = 0;
+  while (start < r.err.size()) {
+    size_t end = r.err.find('\n', start);
+    if (end == std::string::npos) end = r.err.size();
+    const std::string line = r.err.substr(start, end - start);
+    if (line.find(":\t") == std::string::npos) out += line + "\n";
+    start = end + 1;
+  }
+  return "exit " + std::to_string(r.exit_code) + ", stdout: " + r.out.substr(0, 500) + ", stderr: " + out;
+}
+
 // A bucket root whose endpoint refuses connections: the command gets as far
 // as its first request.
 std::map<std::string, std::string> RefusedBucketEnv() {
@@ -53,11 +67,11 @@ TEST(CurlLoading, CommandsOnALocalRootNeverLoadLibcurl) {
         std::vector<std::string>{"status", root}, std::vector<std::string>{"query", root},
         std::vector<std::string>{"verify", root}}) {
     RunResult r = Snapsink(args, kLoaderLog);
-    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << Said(r);
     // The loader's log is there (so the check below can see a load)...
-    ASSERT_NE(r.err.find("file=liblmdb.so"), std::string::npos) << args[0];
+    ASSERT_NE(r.err.find("file=liblmdb.so"), std::string::npos) << args[0] << ": " << Said(r);
     // ...and names no libcurl.
-    EXPECT_FALSE(LoadedLibcurl(r)) << args[0];
+    EXPECT_FALSE(LoadedLibcurl(r)) << args[0] << ": " << Said(r);
   }
 }
 
