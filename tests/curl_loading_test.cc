@@ -3,15 +3,13 @@
 // it or the libraries it pulls in; a command on a bucket root does; and a
 // libcurl.so.4 that is not libcurl is one line naming what to install.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
 
+#include "tests/serve_util.h"
 #include "tests/test_util.h"
 
 namespace snapsink {
@@ -41,18 +39,10 @@ std::string Said(const RunResult& r) {
   return "exit " + std::to_string(r.exit_code) + ", stdout: " + r.out.substr(0, 500) + ", stderr: " + out;
 }
 
-// A bucket root whose endpoint refuses connections: the command gets as far
-// as its first request.
+// A bucket root whose endpoint refuses connections (a port bound, then
+// closed): the command gets as far as its first request.
 std::map<std::string, std::string> RefusedBucketEnv() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  ::close(s);
-  return {{"AWS_ENDPOINT_URL", "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))},
+  return {{"AWS_ENDPOINT_URL", "http://127.0.0.1:" + std::to_string(testing::FreePort())},
           {"AWS_REGION", "us-east-1"},
           {"AWS_ACCESS_KEY_ID", "snapsink-test"},
           {"AWS_SECRET_ACCESS_KEY", "snapsink-test-secret"},
