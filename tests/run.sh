@@ -2,10 +2,8 @@
 # The whole test suite: a warnings-fatal build, the benchmark smoke test, the
 # normal ctest suite, the embedding example built against an install of the
 # library, the libFuzzer targets (clang, a bounded number of inputs each, from
-# the seed corpus in fuzz/corpus/), and, in the background from the end of
-# the normal build, a build under AddressSanitizer + UBSan and ctest again
-# with it. Every part runs even when an earlier one failed; the exit status
-# is non-zero if any did.
+# the seed corpus in fuzz/corpus/), then ctest again under AddressSanitizer + UBSan. Every part runs
+# even when an earlier one failed; the exit status is non-zero if any did.
 # ctest runs a failed test once more; the summary line names every test that
 # failed, and every test that failed once and then passed.
 # The normal build is the same `build` directory, with the same flags, as
@@ -39,12 +37,12 @@ ctest_part() {
   echo "== $name"
   (cd "$dir" && ctest -j2 --output-on-failure --no-tests=error --repeat until-pass:2 "$@") 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
-  ctest_result "$name" "$log" "$rc" "$((SECONDS - start))"
+  ctest_result "$name" "$log" "$rc" "$start"
 }
 
-# The summary line of a ctest part from its log, exit status and wall time.
+# The summary line of a ctest part from its log and exit status.
 ctest_result() {
-  local name=$1 log=$2 rc=$3 seconds=$4 skipped names note=""
+  local name=$1 log=$2 rc=$3 start=$4 skipped names note=""
   skipped=$(grep -c '(Skipped)$' "$log" || true)
   if [ "$skipped" -gt 0 ]; then
     names=$(grep '(Skipped)$' "$log" | sed -E 's/^[[:space:]]*[0-9]+ - //; s/ \(Skipped\)$//' | paste -sd, - | sed 's/,/, /g')
@@ -67,13 +65,31 @@ ctest_result() {
     done | paste -sd, - | sed 's/,/, /g')
   [ -n "$names" ] && note="$note (failed once, passed when run again: $names)"
   rm -f "$log"
-  note="$note [$seconds s]"
+  note="$note [$((SECONDS - start)) s]"
   if [ "$rc" -eq 0 ]; then
     results+=("PASS  $name$note")
   else
     results+=("FAIL  $name$note")
     failed=1
   fi
+}
+
+# A ctest part in the background (its tests mostly wait, so it overlaps
+# another part); ctest_bg_wait prints its log and adds its summary line.
+bg_name="" bg_dir="" bg_log="" bg_pid="" bg_start=0
+ctest_bg_start() {
+  bg_name=$1 bg_dir=$2 bg_start=$SECONDS
+  shift 2
+  bg_log=$(mktemp)
+  (cd "$bg_dir" && ctest -j1 --output-on-failure --no-tests=error --repeat until-pass:2 "$@") >"$bg_log" 2>&1 &
+  bg_pid=$!
+}
+ctest_bg_wait() {
+  local rc=0
+  wait "$bg_pid" || rc=$?
+  echo "== $bg_name (ran in the background)"
+  cat "$bg_log"
+  ctest_result "$bg_name" "$bg_log" "$rc" "$bg_start"
 }
 
 build_normal() {
@@ -152,88 +168,53 @@ fuzz() {
   return $rc
 }
 
-# The sanitizer build and then its tests run in the background from the end
-# of the normal build, beside the benchmark smoke tests, the normal tests, the
-# embedding example and the fuzzers: the normal tests leave a core idle for
-# much of their time (Kafka session timeouts, fsyncs, child processes that
-# wait for each other), and the instrumented tests are CPU-bound. The build's
-# output goes to build-asan/build.log, whose tail is printed if it fails; the
-# tests' logs are printed when they are waited for. The tests are meant to
-# pass with both cores busy, and this is where CI checks it.
-#   Of the Kafka tests, which mostly wait out session timeouts (the same wait
-# instrumented or not), the three that drive every Kafka code path (consume
-# and publish, crash and restart, many owners with merged publish) run under
-# the sanitizers too, beside the others.
-asan_kafka_tests='^(KafkaMock[.]RunFinalPublishesWhatAFileRunPublishes|KafkaMock[.]KilledAtIngestCrashPointsThenRestartedSameResult|KafkaStates[.]ThreeProcessesMergedPublishEqualsRunFinalFromAFile)$'
-asan_out=""
+# The sanitizer build is CPU-bound; the normal tests mostly wait (fsyncs,
+# child processes, Kafka session timeouts: about a quarter of their wall time
+# is CPU). So the sanitizer build runs in the background from the end of the
+# normal build, beside the benchmark smoke test, the normal tests, the
+# embedding example and the fuzzers; its output goes to build-asan/build.log, whose
+# tail is printed if it fails. The tests are meant to pass with both cores
+# busy, and this is where CI checks it.
+asan_log=build-asan/build.log
 asan_pid=""
 asan_start=0
-# Each step writes "RC SECONDS" to $asan_out/NAME.rc and its output to
-# $asan_out/NAME.log.
-asan_step() {
-  local name=$1 start rc=0
-  shift
-  start=$(date +%s)
-  "$@" >"$asan_out/$name.log" 2>&1 || rc=$?
-  echo "$rc $(($(date +%s) - start))" >"$asan_out/$name.rc"
-  return $rc
-}
-asan_ctest() {
-  (cd build-asan && ctest "$@" --output-on-failure --no-tests=error --repeat until-pass:2)
-}
-start_asan() {
+start_asan_build() {
   asan_start=$SECONDS
   mkdir -p build-asan
-  asan_out=$(mktemp -d)
-  (
-    asan_step build build_asan || exit 0
-    asan_step kafka asan_ctest -j1 -L kafka -R "$asan_kafka_tests" &
-    asan_step tests asan_ctest -j2 -LE kafka
-    wait
-  ) &
+  build_asan >"$asan_log" 2>&1 &
   asan_pid=$!
 }
-# Waits for the background job and adds its parts to the summary.
-wait_asan() {
-  local rc seconds
-  wait "$asan_pid"
-  echo "== build under AddressSanitizer + UBSan (ran in the background; log: build-asan/build.log)"
-  cp "$asan_out/build.log" build-asan/build.log
-  read -r rc seconds <"$asan_out/build.rc" || { rc=1 seconds=$((SECONDS - asan_start)); }
-  if [ "$rc" -eq 0 ]; then
-    results+=("PASS  build under AddressSanitizer + UBSan (in the background) [$seconds s]")
-  else
-    tail -n 60 "$asan_out/build.log"
-    results+=("FAIL  build under AddressSanitizer + UBSan (in the background) [$seconds s]")
-    failed=1
-    return
+wait_asan_build() {
+  local rc=0
+  wait "$asan_pid" || rc=$?
+  echo "build under AddressSanitizer + UBSan: $((SECONDS - asan_start)) s since it started (log: $asan_log)"
+  if [ $rc -ne 0 ]; then
+    tail -n 60 "$asan_log"
   fi
-  local name step
-  for step in tests kafka; do
-    if [ "$step" = tests ]; then
-      name="tests under AddressSanitizer + UBSan"
-    else
-      name="Kafka tests under AddressSanitizer + UBSan (three)"
-    fi
-    echo "== $name (ran in the background)"
-    cat "$asan_out/$step.log"
-    read -r rc seconds <"$asan_out/$step.rc" || { rc=1 seconds=0; }
-    ctest_result "$name" "$asan_out/$step.log" "$rc" "$seconds"
-  done
-  rm -rf "$asan_out"
+  return $rc
 }
 
 if part "build" build_normal; then
-  start_asan
+  start_asan_build
   part "benchmark smoke test (it runs; targets are informational)" ./build/snapsink_bench --quick
   part "whole-process benchmark smoke test" ./build/snapsink_bench --process --quick
   ctest_part "tests" build
   part "embedding example (install + find_package)" embed_example
 else
-  start_asan
+  start_asan_build
 fi
 part "fuzz" fuzz
-wait_asan
+if part "build under AddressSanitizer + UBSan (waited for)" wait_asan_build; then
+  # Every test but the Kafka ones, which mostly wait out session timeouts
+  # (the same wait instrumented or not): of those, the three that drive
+  # every Kafka code path (consume and publish, crash and restart, many
+  # owners with merged publish) run under the sanitizers too.
+  # The three run beside the others, in the background: they mostly wait.
+  ctest_bg_start "Kafka tests under AddressSanitizer + UBSan (three)" build-asan -L kafka \
+    -R '^(KafkaMock[.]RunFinalPublishesWhatAFileRunPublishes|KafkaMock[.]KilledAtIngestCrashPointsThenRestartedSameResult|KafkaStates[.]ThreeProcessesMergedPublishEqualsRunFinalFromAFile)$'
+  ctest_part "tests under AddressSanitizer + UBSan" build-asan -LE kafka
+  ctest_bg_wait
+fi
 
 echo "== summary ($SECONDS s in all)"
 printf '%s\n' "${results[@]}"

@@ -96,19 +96,26 @@ void ExecImage::Exec() const {
   _exit(127);
 }
 
+pid_t ExecImage::Spawn(const posix_spawn_file_actions_t* actions) const {
+  pid_t pid = -1;
+  if (::posix_spawn(&pid, argv_[0], actions, nullptr, argv_.data(), envp_.data()) != 0) return -1;
+  return pid;
+}
+
 RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
                    const std::string& stdin_data) {
   int in[2], out[2], err[2];
   if (::pipe(in) || ::pipe(out) || ::pipe(err)) throw std::runtime_error("pipe failed");
   const ExecImage image(args, env);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
-    image.Exec();
-  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) posix_spawn_file_actions_addclose(&actions, fd);
+  const pid_t pid = image.Spawn(&actions);
+  posix_spawn_file_actions_destroy(&actions);
+  if (pid < 0) throw std::runtime_error("posix_spawn of the snapsink binary failed");
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
@@ -136,17 +143,16 @@ Spawned SpawnSnapsink(const std::vector<std::string>& args, const std::map<std::
                       const std::string& out_path, const std::string& err_path) {
   Spawned s;
   const ExecImage image(args, env);
-  s.pid = ::fork();
-  if (s.pid == 0) {
-    const int null = ::open("/dev/null", O_RDWR);
-    auto to = [null](const std::string& path) {
-      return path.empty() ? null : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    };
-    ::dup2(null, 0);
-    ::dup2(to(out_path), 1);
-    ::dup2(to(err_path), 2);
-    image.Exec();
-  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.empty() ? "/dev/null" : out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.empty() ? "/dev/null" : err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  s.pid = image.Spawn(&actions);
+  posix_spawn_file_actions_destroy(&actions);
+  if (s.pid < 0) throw std::runtime_error("posix_spawn of the snapsink binary failed");
   return s;
 }
 

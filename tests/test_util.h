@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <spawn.h>
 
 #include <cstdint>
 #include <map>
@@ -134,6 +135,10 @@ class ExecImage {
   ExecImage(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
   // In the forked child: execve only, else _exit(127).
   [[noreturn]] void Exec() const;
+  // Starts the image with posix_spawn and these file actions (nullptr: none);
+  // the pid, or -1. Unlike fork, it copies none of this process's page
+  // tables, which an instrumented test process has many of.
+  pid_t Spawn(const posix_spawn_file_actions_t* actions) const;
 
  private:
   std::vector<std::string> strings_;  // not touched after the pointers are taken
