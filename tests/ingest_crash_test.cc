@@ -1,7 +1,6 @@
 // Crashes during ingest (docs/CONTRACT.md 2, 5, 8): after a crash at any point, or a
 // kill -9 at any moment, rerunning the same ingest leaves the root exactly as
 // a run without the crash would have.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -347,26 +346,6 @@ TEST(IngestCrashTest, CrashInSecondFileOfOneCommand) {
 
 // --- c. kill -9 at random moments ------------------------------------------
 
-// Runs the binary with args, stdout/stderr to /dev/null; returns its pid.
-pid_t Spawn(const std::vector<std::string>& args) {
-  std::vector<std::string> copy = args;
-  std::string bin = SNAPSINK_BINARY;
-  std::vector<char*> argv;
-  argv.push_back(bin.data());
-  for (std::string& s : copy) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_RDWR);
-    ::dup2(null, 0);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 // ~200k lines from 12 producers: redeliveries, gaps filled later, an epoch
 // bump with zombies, retractions and a bad line now and then.
 std::string BigInput() {
@@ -442,7 +421,7 @@ TEST(IngestCrashTest, KillNineLoopMatchesCleanRun) {
   int64_t last_lines = -1;
   bool finished = false;
   for (; attempts < kKillAttempts && !finished; ++attempts) {
-    const pid_t pid = Spawn({"ingest", root, in, "--commit-every", "1000", "--quiet"});
+    const pid_t pid = SpawnSnapsink({"ingest", root, in, "--commit-every", "1000", "--quiet"}).pid;
     ASSERT_GT(pid, 0);
     const int max_ms = 20 + 4 * attempts;
     std::this_thread::sleep_for(std::chrono::microseconds(500 + rng() % (max_ms * 1000)));

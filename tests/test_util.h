@@ -125,10 +125,11 @@ RunResult Snapsink(const std::vector<std::string>& args, const std::map<std::str
 // functions until it execs. Another thread may hold the allocator's lock at
 // the fork (a server test's clients allocate all the time), and a child that
 // then allocates (setenv, a string copy) waits for that lock forever: it
-// hung under ASan.
+// hung under ASan. Snapsink() and SpawnSnapsink() start it with Spawn; Exec
+// is for a child made otherwise:
 //
 //   const ExecImage image({"ingest", root, file});
-//   pid_t pid = ::fork();
+//   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
 //   if (pid == 0) image.Exec();
 class ExecImage {
  public:
