@@ -325,6 +325,7 @@ set(SNAPSINK_TEST_SOURCES
   tests/snapshot_filter_test.cc
   tests/cached_block_test.cc
   tests/source_identity_test.cc
+  tests/state_dump_test.cc
   tests/state_codec_source_test.cc
   tests/state_codec_test.cc
   tests/status_test.cc

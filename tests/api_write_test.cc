@@ -277,10 +277,13 @@ TEST_F(ApiWriteTest, BackfillDryRunWritesNothing) {
   EXPECT_EQ(i.after.count, 2);
   EXPECT_EQ(i.after.sum_micros, 3500000);
   EXPECT_EQ(TreeDiff(TreeContents(root_), before), "") << "the dry run wrote to the root";
+  ro->reset();  // StateDump opens the state itself
   EXPECT_EQ(StateDump(root_), state_before);
   EXPECT_FALSE(boost::filesystem::exists(root_ + "/state/backfill-v2")) << "the dry run made a backfill state";
 
   b.dry_run = false;
+  ro = api::Sink::OpenReadOnly(root_);
+  ASSERT_STATUS_OK(ro);
   api::BackfillResult r;
   ASSERT_STATUS_OK(api::Backfill(**ro, b, &r));
   EXPECT_EQ(r.generation, 2u);

@@ -31,11 +31,11 @@ namespace snapsink::kafkatest {
 namespace {
 
 // The local S3 server: the AWS_* variables of this process, else the env
-// file tests/rgw.sh writes beside the binary (BUILD/rgw/env, as ctest's
-// `rgw` fixture starts it). False, and why, when neither answers.
+// file tests/rgw.sh writes beside the binary (BUILD/rgw-kafka/env, as
+// ctest's `rgw_kafka` fixture starts it). False, and why, when neither answers.
 bool RgwConfig(S3Config* out, std::string* why_not) {
   if (std::getenv("AWS_ENDPOINT_URL") == nullptr) {
-    const std::string file = std::filesystem::path(g_snapsink).parent_path().string() + "/rgw/env";
+    const std::string file = std::filesystem::path(g_snapsink).parent_path().string() + "/rgw-kafka/env";
     std::ifstream in(file);
     for (std::string line; std::getline(in, line);) {
       const size_t eq = line.find('=');
@@ -44,8 +44,8 @@ bool RgwConfig(S3Config* out, std::string* why_not) {
       }
     }
     if (std::getenv("AWS_ENDPOINT_URL") == nullptr) {
-      *why_not = "no S3 server: ctest starts one (fixture rgw), or run tests/rgw.sh start " +
-                 std::filesystem::path(g_snapsink).parent_path().string() + "/rgw";
+      *why_not = "no S3 server: ctest starts one (fixture rgw_kafka), or run tests/rgw.sh start " +
+                 std::filesystem::path(g_snapsink).parent_path().string() + "/rgw-kafka";
       return false;
     }
   }

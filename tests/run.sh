@@ -74,22 +74,26 @@ ctest_result() {
   fi
 }
 
-# A ctest part in the background (its tests mostly wait, so it overlaps
-# another part); ctest_bg_wait prints its log and adds its summary line.
-bg_name="" bg_dir="" bg_log="" bg_pid="" bg_start=0
+# ctest parts in the background (their tests mostly wait, so they overlap
+# other parts): ctest_bg_start starts one; ctest_bg_wait waits for each in
+# the order they started, prints its log and adds its summary line.
+bg_names=() bg_logs=() bg_pids=() bg_starts=()
 ctest_bg_start() {
-  bg_name=$1 bg_dir=$2 bg_start=$SECONDS
-  shift 2
-  bg_log=$(mktemp)
-  (cd "$bg_dir" && ctest -j1 --output-on-failure --no-tests=error --repeat until-pass:2 "$@") >"$bg_log" 2>&1 &
-  bg_pid=$!
+  local name=$1 dir=$2 jobs=$3 log
+  shift 3
+  log=$(mktemp)
+  (cd "$dir" && ctest "-j$jobs" --output-on-failure --no-tests=error --repeat until-pass:2 "$@") >"$log" 2>&1 &
+  bg_names+=("$name") bg_logs+=("$log") bg_pids+=($!) bg_starts+=("$SECONDS")
 }
 ctest_bg_wait() {
-  local rc=0
-  wait "$bg_pid" || rc=$?
-  echo "== $bg_name (ran in the background)"
-  cat "$bg_log"
-  ctest_result "$bg_name" "$bg_log" "$rc" "$bg_start"
+  local i rc
+  for i in "${!bg_pids[@]}"; do
+    rc=0
+    wait "${bg_pids[$i]}" || rc=$?
+    echo "== ${bg_names[$i]} (ran in the background)"
+    cat "${bg_logs[$i]}"
+    ctest_result "${bg_names[$i]}" "${bg_logs[$i]}" "$rc" "${bg_starts[$i]}"
+  done
 }
 
 build_normal() {
@@ -194,11 +198,16 @@ wait_asan_build() {
   return $rc
 }
 
+# The Kafka tests (about a tenth of their wall time is CPU: they wait out
+# session timeouts and rebalances) run in a ctest of their own, one at a
+# time, from the end of the normal build to the end of the run, with a
+# local S3 server of their own (fixture rgw_kafka).
 if part "build" build_normal; then
   start_asan_build
+  ctest_bg_start "Kafka tests" build 1 -L kafka
   part "benchmark smoke test (it runs; targets are informational)" ./build/snapsink_bench --quick
   part "whole-process benchmark smoke test" ./build/snapsink_bench --process --quick
-  ctest_part "tests" build
+  ctest_part "tests" build -LE kafka
   part "embedding example (install + find_package)" embed_example
 else
   start_asan_build
@@ -210,11 +219,11 @@ if part "build under AddressSanitizer + UBSan (waited for)" wait_asan_build; the
   # every Kafka code path (consume and publish, crash and restart, many
   # owners with merged publish) run under the sanitizers too.
   # The three run beside the others, in the background: they mostly wait.
-  ctest_bg_start "Kafka tests under AddressSanitizer + UBSan (three)" build-asan -L kafka \
+  ctest_bg_start "Kafka tests under AddressSanitizer + UBSan (three)" build-asan 1 -L kafka \
     -R '^(KafkaMock[.]RunFinalPublishesWhatAFileRunPublishes|KafkaMock[.]KilledAtIngestCrashPointsThenRestartedSameResult|KafkaStates[.]ThreeProcessesMergedPublishEqualsRunFinalFromAFile)$'
   ctest_part "tests under AddressSanitizer + UBSan" build-asan -LE kafka
-  ctest_bg_wait
 fi
+ctest_bg_wait
 
 echo "== summary ($SECONDS s in all)"
 printf '%s\n' "${results[@]}"

@@ -165,10 +165,12 @@ std::map<std::string, std::string> TreeContents(const std::string& dir);
 // The paths where two TreeContents differ, one line each ("" when equal).
 std::string TreeDiff(const std::map<std::string, std::string>& got, const std::map<std::string, std::string>& want);
 
-// A comparable dump of a root's engine state: the output of
-// `inspect producers|gaps|sources|windows --json` and `query --format json`,
-// with the root's parent directory written as $DIR (so that roots in two
-// temp dirs with inputs beside them compare equal).
+// A comparable dump of a root's engine state: what
+// `inspect producers|gaps|sources|windows --json` and `query --format json`
+// print, read in this process through the public API (so no other handle on
+// root's state may be open in this process: LMDB allows one), with the
+// root's parent directory written as $DIR (so that roots in two temp dirs
+// with inputs beside them compare equal).
 std::string StateDump(const std::string& root);
 
 // `inspect producers|sources --json` output without the fields that id dedup
