@@ -24,10 +24,15 @@
 // item on every event and every 7th line delivered twice.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -110,11 +115,18 @@ struct Outcome {
   std::map<std::string, std::string> tree;
 };
 
-// Inputs and clean references, shared by every case of the process.
+// Inputs and clean references, made once and shared by every case in every
+// process: ctest starts one process a case, and building a case's clean
+// references was most of its runs of the binary. They live in one directory
+// beside the binary, named by the size and time of the snapsink binary and
+// of this test binary (a rebuild gets a new one, and the old ones go). Each
+// input is written once (linked into place, never replaced: a source's
+// identity is its file), and each reference is built under a name of its
+// own and renamed into place (the first rename wins; the others' copies go).
 class Fixture {
  public:
   static Fixture& Get() {
-    static Fixture f;  // its TempDir goes at exit
+    static Fixture f;
     return f;
   }
 
@@ -148,16 +160,37 @@ class Fixture {
     out->tree = TreeContents(root);
   }
 
-  // A root after clean rounds 1..round of mode, and what it holds.
+  // A root after clean rounds 1..round of mode, and what it holds: round
+  // r is a copy of round r-1's reference and round r run on it.
   void Reference(Kind kind, Mode mode, int round, std::string* root, const Outcome** outcome) {
     std::lock_guard<std::mutex> l(mu_);
+    ReferenceLocked(kind, mode, round, root, outcome);
+  }
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  void ReferenceLocked(Kind kind, Mode mode, int round, std::string* root, const Outcome** outcome) {
     const auto key = std::make_tuple(kind, mode, round);
     auto it = refs_.find(key);
     if (it == refs_.end()) {
-      const std::string path = dir_ / ("ref-" + std::to_string(static_cast<int>(kind)) + "-" +
-                                       std::to_string(static_cast<int>(mode)) + "-" + std::to_string(round));
-      ASSERT_EQ(Snapsink(InitArgs(kind, path)).exit_code, 0);
-      for (int r = 1; r <= round; ++r) ASSERT_NO_FATAL_FAILURE(CleanRound(mode, path, input(kind, r)));
+      const std::string path = dir_ + "/ref-" + std::to_string(static_cast<int>(kind)) + "-" +
+                               std::to_string(static_cast<int>(mode)) + "-" + std::to_string(round);
+      if (!boost::filesystem::exists(path)) {
+        const std::string building = path + ".building-" + std::to_string(::getpid());
+        boost::system::error_code ec;
+        boost::filesystem::remove_all(building, ec);
+        if (round == 1) {
+          ASSERT_EQ(Snapsink(InitArgs(kind, building)).exit_code, 0);
+        } else {
+          std::string prev;
+          const Outcome* unused = nullptr;
+          ASSERT_NO_FATAL_FAILURE(ReferenceLocked(kind, mode, round - 1, &prev, &unused));
+          ASSERT_EQ(std::system(("cp -a '" + prev + "' '" + building + "'").c_str()), 0);
+        }
+        ASSERT_NO_FATAL_FAILURE(CleanRound(mode, building, input(kind, round)));
+        if (::rename(building.c_str(), path.c_str()) != 0) boost::filesystem::remove_all(building, ec);  // another won
+      }
       Ref ref;
       ref.root = path;
       ASSERT_NO_FATAL_FAILURE(Capture(path, &ref.outcome));
@@ -167,10 +200,7 @@ class Fixture {
     *outcome = &it->second.outcome;
   }
 
-  const TempDir& dir() const { return dir_; }
-
- private:
-  Fixture() {
+  Fixture() : dir_(SharedDir()) {
     int64_t base = 0;
     ParseRfc3339Ms("2026-10-21T10:00:00Z", &base);
     uint64_t seq = 0;
@@ -178,18 +208,51 @@ class Fixture {
     for (int w = 0; w < 4; ++w) {
       for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + w * kHourMs + i, Key(i), i % 97);
     }
-    in1_ = dir_ / "in1.ndjson";
-    WriteFile(in1_, text);
+    in1_ = dir_ + "/in1.ndjson";
+    WriteOnce(in1_, text);
     text.clear();
     for (int w = 0; w < 3; ++w) text += Event(seq++, base + w * kHourMs + 7, "late", 5);  // new versions
     for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHourMs + i, Key(i), 3);
-    in2_ = dir_ / "in2.ndjson";
-    WriteFile(in2_, text);
+    in2_ = dir_ + "/in2.ndjson";
+    WriteOnce(in2_, text);
     QuantilesInputs(base);
-    d1_ = dir_ / "d1.ndjson";
-    d2_ = dir_ / "d2.ndjson";
-    WriteFile(d1_, WithItems(ReadFile(in1_)));
-    WriteFile(d2_, WithItems(ReadFile(in2_)));
+    d1_ = dir_ + "/d1.ndjson";
+    d2_ = dir_ + "/d2.ndjson";
+    WriteOnce(d1_, WithItems(ReadFile(in1_)));
+    WriteOnce(d2_, WithItems(ReadFile(in2_)));
+  }
+
+  // BUILD/test-cache/publish-crash-KEY, made if missing; the other
+  // publish-crash-* directories there are removed.
+  static std::string SharedDir() {
+    auto stamp = [](const std::string& file) {
+      struct stat st {};
+      if (::stat(file.c_str(), &st) != 0) throw std::runtime_error("cannot stat " + file);
+      return std::to_string(st.st_size) + "-" + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec);
+    };
+    const std::string binary = SnapsinkBinaryPath();
+    const std::string cache = boost::filesystem::path(binary).parent_path().string() + "/test-cache";
+    const std::string name = "publish-crash-" + stamp(binary) + "-" + stamp("/proc/self/exe");
+    boost::filesystem::create_directories(cache);
+    boost::system::error_code ec;
+    for (boost::filesystem::directory_iterator it(cache, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string other = it->path().filename().string();
+      if (other.rfind("publish-crash-", 0) == 0 && other != name) boost::filesystem::remove_all(it->path(), ec);
+    }
+    boost::filesystem::create_directories(cache + "/" + name);
+    return cache + "/" + name;
+  }
+
+  // path with text, unless another process wrote it first: the file is
+  // never replaced, as the roots' sources name it.
+  static void WriteOnce(const std::string& path, const std::string& text) {
+    const std::string mine = path + ".writing-" + std::to_string(::getpid());
+    WriteFile(mine, text);
+    if (::link(mine.c_str(), path.c_str()) != 0 && errno != EEXIST) {
+      throw std::runtime_error("cannot link " + mine + " to " + path);
+    }
+    ::unlink(mine.c_str());
   }
 
   // Each line of text with an item (one of 5, by its line number) and every
@@ -224,21 +287,21 @@ class Fixture {
         text += seq % 7 == 0 ? lines + lines : lines;
       }
     }
-    q1_ = dir_ / "q1.ndjson";
-    WriteFile(q1_, text);
+    q1_ = dir_ + "/q1.ndjson";
+    WriteOnce(q1_, text);
     text = late;
     for (int w = 0; w < 3; ++w) text += Event(seq++, base + w * kHourMs + 7, "late", -5);
     for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHourMs + i, Key(i), i % 5 - 2);
     text += late.substr(0, late.find('\n') + 1);  // a redelivery of a late one
-    q2_ = dir_ / "q2.ndjson";
-    WriteFile(q2_, text);
+    q2_ = dir_ + "/q2.ndjson";
+    WriteOnce(q2_, text);
   }
 
   struct Ref {
     std::string root;
     Outcome outcome;
   };
-  TempDir dir_;
+  std::string dir_;
   std::string in1_, in2_, q1_, q2_, d1_, d2_;
   std::mutex mu_;
   std::map<std::tuple<Kind, Mode, int>, Ref> refs_;
@@ -264,7 +327,8 @@ void CheckCase(Kind kind, const Param& param) {
   std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   for (char& c : name) c = c == '/' ? '_' : c;
   const std::string root =
-      fx.dir() / ((kind == Kind::kSum ? "case-" : kind == Kind::kQuantiles ? "qcase-" : "dcase-") + name);
+      fx.dir() + "/" + ((kind == Kind::kSum ? "case-" : kind == Kind::kQuantiles ? "qcase-" : "dcase-") + name);
+  boost::filesystem::remove_all(root);  // left by a failed attempt of this case
   struct Cleanup {
     std::string path;
     ~Cleanup() {
