@@ -37,12 +37,13 @@ TEST(StateDump, SaysWhatInspectAndQueryPrint) {
   const std::string root = dir / "root";
   ASSERT_EQ(Snapsink({"init", root, "--metric", "latency:quantiles:0.01"}).exit_code, 0);
   const std::string a = dir / "a.ndjson", b = dir / "b.ndjson";
-  WriteFile(a, EventLine().Seq(0).Ts("2026-10-21T10:00:00Z").Metric("orders").Key("eu").Value("2.5").Line() +
-                   EventLine().Seq(1).Ts("2026-10-21T10:01:00Z").Metric("latency").Value("12").Line() +
-                   EventLine().Seq(2).Ts("2026-10-21T10:02:00Z").Metric("orders").Key("eu").Value("2.5").Retract().Line() +
-                   EventLine().Seq(5).Ts("2026-10-21T10:07:00Z").Metric("orders").Key("us").Value("1").Line());
-  WriteFile(b, EventLine().Producer("q").Epoch(3).Seq(0).Ts("2026-10-21T10:03:00Z").Metric("orders").Value("7").Line() +
-                   EventLine().Producer("q").Epoch(3).Seq(1).Ts("2026-10-21T12:00:00Z").Metric("orders").Value("1").Line());
+  auto p = [](uint64_t seq, const char* ts) { return EventLine().Seq(seq).Ts(ts).Metric("orders"); };
+  auto q = [&p](uint64_t seq, const char* ts) { return p(seq, ts).Producer("q").Epoch(3); };
+  WriteFile(a, p(0, "2026-10-21T10:00:00Z").Key("eu").Value("2.5").Line() +
+                   p(1, "2026-10-21T10:01:00Z").Metric("latency").Value("12").Line() +
+                   p(2, "2026-10-21T10:02:00Z").Key("eu").Value("2.5").Retract().Line() +
+                   p(5, "2026-10-21T10:07:00Z").Key("us").Value("1").Line());
+  WriteFile(b, q(0, "2026-10-21T10:03:00Z").Value("7").Line() + q(1, "2026-10-21T12:00:00Z").Value("1").Line());
   ASSERT_EQ(Snapsink({"ingest", root, a}).exit_code, 0);
   ASSERT_EQ(Snapsink({"ingest", root, b}).exit_code, 0);
   // Nothing published yet: the query part is empty, as the command's is.

@@ -221,8 +221,9 @@ namespace {
 // empty output did when the dump ran `inspect` and `query` as processes.
 template <typename T>
 std::string Section(const char* what, const Result<T>& view, const std::string& json) {
-  if (!view.ok()) return std::string("## ") + what + " rc=" + std::to_string(static_cast<int>(view.status().code())) + "\n";
-  return std::string("## ") + what + " rc=0\n" + json;
+  const std::string head = std::string("## ") + what + " rc=";
+  if (!view.ok()) return head + std::to_string(static_cast<int>(view.status().code())) + "\n";
+  return head + "0\n" + json;
 }
 
 // What `query ROOT --format json` prints: every row of the current
