@@ -40,9 +40,10 @@ ctest_part() {
   ctest_result "$name" "$log" "$rc" "$start"
 }
 
-# The summary line of a ctest part from its log and exit status.
+# The summary line of a ctest part from its log and exit status (and the
+# time it ended, when that was before now).
 ctest_result() {
-  local name=$1 log=$2 rc=$3 start=$4 skipped names note=""
+  local name=$1 log=$2 rc=$3 start=$4 end=${5:-$SECONDS} skipped names note=""
   skipped=$(grep -c '(Skipped)$' "$log" || true)
   if [ "$skipped" -gt 0 ]; then
     names=$(grep '(Skipped)$' "$log" | sed -E 's/^[[:space:]]*[0-9]+ - //; s/ \(Skipped\)$//' | paste -sd, - | sed 's/,/, /g')
@@ -65,7 +66,7 @@ ctest_result() {
     done | paste -sd, - | sed 's/,/, /g')
   [ -n "$names" ] && note="$note (failed once, passed when run again: $names)"
   rm -f "$log"
-  note="$note [$((SECONDS - start)) s]"
+  note="$note [$((end - start)) s]"
   if [ "$rc" -eq 0 ]; then
     results+=("PASS  $name$note")
   else
@@ -82,7 +83,14 @@ ctest_bg_start() {
   local name=$1 dir=$2 jobs=$3 log
   shift 3
   log=$(mktemp)
-  (cd "$dir" && ctest "-j$jobs" --output-on-failure --no-tests=error --repeat until-pass:2 "$@") >"$log" 2>&1 &
+  # The part's wall time ends when its ctest does ($log.end), not when the
+  # run gets round to waiting for it.
+  (
+    rc=0
+    (cd "$dir" && ctest "-j$jobs" --output-on-failure --no-tests=error --repeat until-pass:2 "$@") >"$log" 2>&1 || rc=$?
+    echo "$SECONDS" >"$log.end"
+    exit $rc
+  ) &
   bg_names+=("$name") bg_logs+=("$log") bg_pids+=($!) bg_starts+=("$SECONDS")
 }
 ctest_bg_wait() {
@@ -92,7 +100,8 @@ ctest_bg_wait() {
     wait "${bg_pids[$i]}" || rc=$?
     echo "== ${bg_names[$i]} (ran in the background)"
     cat "${bg_logs[$i]}"
-    ctest_result "${bg_names[$i]}" "${bg_logs[$i]}" "$rc" "${bg_starts[$i]}"
+    ctest_result "${bg_names[$i]}" "${bg_logs[$i]}" "$rc" "${bg_starts[$i]}" "$(cat "${bg_logs[$i]}.end")"
+    rm -f "${bg_logs[$i]}.end"
   done
 }
 
