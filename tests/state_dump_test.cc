@@ -11,8 +11,6 @@
 namespace snapsink::testing {
 namespace {
 
-namespace fs = boost::filesystem;
-
 // The dump as the commands print it: `inspect producers|gaps|sources|windows
 // --json` and `query --format json`, each under "## what rc=0".
 std::string DumpByCommands(const std::string& root) {
@@ -25,9 +23,7 @@ std::string DumpByCommands(const std::string& root) {
   RunResult q = Snapsink({"query", root, "--format", "json"});
   EXPECT_EQ(q.exit_code, 0) << q.err;
   dump += "## query rc=0\n" + q.out;
-  const std::string parent = fs::path(root).parent_path().string();
-  for (size_t pos; (pos = dump.find(parent)) != std::string::npos;) dump.replace(pos, parent.size(), "$DIR");
-  return dump;
+  return WithParentAsDir(root, dump);
 }
 
 // A root with two producers, an open gap, two sources, a retraction, a

@@ -216,14 +216,17 @@ std::string TreeDiff(const std::map<std::string, std::string>& got, const std::m
 
 namespace {
 
-// One view's section: "## what rc=0" and its JSON lines, or "## what rc=E"
-// (E the Status code) when it cannot be read, as the command's exit code and
-// empty output did when the dump ran `inspect` and `query` as processes.
+// A section's first line: "## what rc=0", or "## what rc=E" (E the Status
+// code) when it cannot be read, as the command's exit code said when the
+// dump ran `inspect` and `query` as processes (with no output then).
+std::string Head(const char* what, const Status& s) {
+  return std::string("## ") + what + " rc=" + std::to_string(s.ok() ? 0 : static_cast<int>(s.code())) + "\n";
+}
+
+// One view's section: its head and, when it could be read, its JSON lines.
 template <typename T>
-std::string Section(const char* what, const Result<T>& view, const std::string& json) {
-  const std::string head = std::string("## ") + what + " rc=";
-  if (!view.ok()) return head + std::to_string(static_cast<int>(view.status().code())) + "\n";
-  return head + "0\n" + json;
+std::string Section(const char* what, const Result<T>& view) {
+  return Head(what, view.status()) + (view.ok() ? api::FormatTable(api::ToTable(*view), api::OutputFormat::kJson) : "");
 }
 
 // What `query ROOT --format json` prints: every row of the current
@@ -232,18 +235,16 @@ std::string QuerySection(const std::string& root) {
   auto reader = api::Reader::OpenTop(root);
   if (!reader.ok() && reader.status().IsNotFound()) {
     auto sink = api::Sink::OpenReadOnly(root);
-    if (!sink.ok()) return Section("query", sink, "");
-    auto status = (*sink)->GetStatus();
-    return Section("query", status, "");
+    return Head("query", sink.ok() ? (*sink)->GetStatus().status() : sink.status());
   }
-  if (!reader.ok()) return Section("query", reader, "");
+  if (!reader.ok()) return Head("query", reader.status());
   api::QuerySpec spec;
   Status s = api::ParseQuery(api::QueryText{}, 0, &spec);
   std::vector<api::QueryRow> rows;
   if (s.ok()) s = (*reader)->Query(spec, &rows);
-  if (!s.ok()) return "## query rc=" + std::to_string(static_cast<int>(s.code())) + "\n";
-  return "## query rc=0\n" +
-         api::FormatTable(api::ToTable(rows, (*reader)->generation(), spec.quantiles), api::OutputFormat::kJson);
+  if (!s.ok()) return Head("query", s);
+  return Head("query", s) + api::FormatTable(api::ToTable(rows, (*reader)->generation(), spec.quantiles),
+                                             api::OutputFormat::kJson);
 }
 
 }  // namespace
@@ -257,24 +258,22 @@ std::string StateDump(const std::string& root) {
   {
     auto sink = api::Sink::OpenReadOnly(root);  // closed before the query opens its own
     if (!sink.ok()) {
-      for (const char* what : {"producers", "gaps", "sources", "windows"}) dump += Section(what, sink, "");
+      for (const char* what : {"producers", "gaps", "sources", "windows"}) dump += Head(what, sink.status());
     } else {
       const api::ReadOnlySink& s = **sink;
-      const auto json = api::OutputFormat::kJson;
-      auto producers = s.Producers();
-      dump += Section("producers", producers, producers.ok() ? api::FormatTable(api::ToTable(*producers), json) : "");
-      auto gaps = s.Gaps();
-      dump += Section("gaps", gaps, gaps.ok() ? api::FormatTable(api::ToTable(*gaps), json) : "");
-      auto sources = s.Sources();
-      dump += Section("sources", sources, sources.ok() ? api::FormatTable(api::ToTable(*sources), json) : "");
-      auto windows = s.Windows();
-      dump += Section("windows", windows, windows.ok() ? api::FormatTable(api::ToTable(*windows), json) : "");
+      dump += Section("producers", s.Producers()) + Section("gaps", s.Gaps()) + Section("sources", s.Sources()) +
+              Section("windows", s.Windows());
     }
   }
-  dump += QuerySection(root);
+  return WithParentAsDir(root, dump + QuerySection(root));
+}
+
+std::string WithParentAsDir(const std::string& root, std::string text) {
   const std::string parent = fs::path(root).parent_path().string();
-  for (size_t pos; !parent.empty() && (pos = dump.find(parent)) != std::string::npos;) dump.replace(pos, parent.size(), "$DIR");
-  return dump;
+  for (size_t pos; !parent.empty() && (pos = text.find(parent)) != std::string::npos;) {
+    text.replace(pos, parent.size(), "$DIR");
+  }
+  return text;
 }
 
 std::string EventLine::Line() const {

@@ -173,6 +173,9 @@ std::string TreeDiff(const std::map<std::string, std::string>& got, const std::m
 // with inputs beside them compare equal).
 std::string StateDump(const std::string& root);
 
+// text with every occurrence of root's parent directory written as $DIR.
+std::string WithParentAsDir(const std::string& root, std::string text);
+
 // `inspect producers|sources --json` output without the fields that id dedup
 // and producer retention add (last_seen, retired; duplicates_id,
 // rejected_horizon, rejected_retired), for tests about other things.

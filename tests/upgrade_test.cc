@@ -50,9 +50,7 @@ std::string Records(const std::string& root) {
     RunResult r = Snapsink({"inspect", root, what, "--json"});
     dump += std::string("## ") + what + " rc=" + std::to_string(r.exit_code) + "\n" + r.out;
   }
-  const std::string parent = fs::path(root).parent_path().string();
-  for (size_t pos; (pos = dump.find(parent)) != std::string::npos;) dump.replace(pos, parent.size(), "$DIR");
-  return StateDump(root) + dump;
+  return StateDump(root) + WithParentAsDir(root, dump);
 }
 
 // The generations the old build's query printed (query-g<G>.json).
