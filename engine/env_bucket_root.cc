@@ -75,7 +75,7 @@ uint64_t GenerationOf(std::string_view current) {
 // machines (it keeps --keep-generations; README, A root in a bucket).
 class NoLock : public FileLock {};
 
-std::string Line(std::string_view current) {
+std::string QuotedLine(std::string_view current) {
   std::string s(current);
   while (!s.empty() && s.back() == '\n') s.pop_back();
   return "\"" + s + "\"";
@@ -455,9 +455,9 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
       built_on = built_on_;
     }
     if (shared && old != built_on) {
-      return Status::Locked(path + ": not replaced: it names " + (old.empty() ? std::string("nothing") : Line(old)) +
+      return Status::Locked(path + ": not replaced: it names " + (old.empty() ? std::string("nothing") : QuotedLine(old)) +
                             ", this publish was built on " +
-                            (built_on.empty() ? std::string("nothing") : Line(built_on)) +
+                            (built_on.empty() ? std::string("nothing") : QuotedLine(built_on)) +
                             "; another process published first");
     }
     const uint64_t mine = shared ? 0 : epoch();
@@ -473,7 +473,7 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
       }
     }
     if (!shared && !old.empty() && GenerationOf(old) >= ours) {
-      return Status::Locked(path + ": not replaced: it names " + Line(old) + ", this writer would name " + Line(data) +
+      return Status::Locked(path + ": not replaced: it names " + QuotedLine(old) + ", this writer would name " + QuotedLine(data) +
                             "; another writer published into this root");
     }
     std::string new_version;

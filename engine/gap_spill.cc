@@ -7,7 +7,7 @@
 namespace snapsink {
 namespace {
 
-std::string ProducerPrefix(std::string_view producer) {
+std::string SpilledProducerPrefix(std::string_view producer) {
   std::string k;
   coding::PutBigEndian(&k, producer.size(), 2);
   k.append(producer);
@@ -15,7 +15,7 @@ std::string ProducerPrefix(std::string_view producer) {
 }
 
 std::string EpochPrefix(std::string_view producer, uint32_t epoch) {
-  std::string k = ProducerPrefix(producer);
+  std::string k = SpilledProducerPrefix(producer);
   coding::PutBigEndian(&k, epoch, 4);
   return k;
 }
@@ -143,7 +143,7 @@ Status AllOpenGaps(Txn* txn, std::string_view producer, const ProducerState& p, 
 }
 
 Status DropSpilledGaps(Txn* txn, std::string_view producer) {
-  return txn->DeletePrefix(Table::kGapSpill, ProducerPrefix(producer));
+  return txn->DeletePrefix(Table::kGapSpill, SpilledProducerPrefix(producer));
 }
 
 }  // namespace snapsink

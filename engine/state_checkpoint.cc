@@ -26,9 +26,9 @@ namespace snapsink {
 
 namespace {
 
-constexpr std::string_view kMagic1 = "snapsink state checkpoint 1\n";  // LMDB's copy, read only
-constexpr std::string_view kMagic2 = "snapsink state checkpoint 2\n";  // records uncompressed, read only
-constexpr std::string_view kMagic = "snapsink state checkpoint 3\n";
+constexpr std::string_view kStateCheckpointMagic1 = "snapsink state checkpoint 1\n";  // LMDB's copy, read only
+constexpr std::string_view kStateCheckpointMagic2 = "snapsink state checkpoint 2\n";  // records uncompressed, read only
+constexpr std::string_view kStateCheckpointMagic = "snapsink state checkpoint 3\n";
 // The records go in zstd frames of whole records, each at most kFrame
 // bytes before compression (or one record longer than that), at level 1:
 // the checkpoint is PUT on the publish's path; on the 1M-row window's
@@ -84,7 +84,7 @@ struct Link {
 };
 
 std::string Header(const Link& l, size_t data_bytes) {
-  return std::string(kMagic) + "generation " + std::to_string(l.generation) + "\nbase " + std::to_string(l.base) +
+  return std::string(kStateCheckpointMagic) + "generation " + std::to_string(l.generation) + "\nbase " + std::to_string(l.base) +
          "\nparent " + std::to_string(l.parent) + "\nrecords " + std::to_string(l.records) + "\nstate " +
          Hex(l.digest) + "\nraw " + std::to_string(l.raw) + "\ndata " + std::to_string(data_bytes) + "\n\n";
 }
@@ -92,14 +92,14 @@ std::string Header(const Link& l, size_t data_bytes) {
 // Decodes l's header from head, the first bytes of its object of `bytes` bytes.
 Status DecodeHead(const std::string& path, uint64_t generation, std::string_view head, uint64_t bytes, Link* l) {
   auto bad = [&](const std::string& why) { return Status::Corruption(path + ": not a state checkpoint: " + why); };
-  l->lmdb_copy = head.substr(0, kMagic1.size()) == kMagic1;
-  l->compressed = head.substr(0, kMagic.size()) == kMagic;
-  if (!l->lmdb_copy && !l->compressed && head.substr(0, kMagic2.size()) != kMagic2) {
+  l->lmdb_copy = head.substr(0, kStateCheckpointMagic1.size()) == kStateCheckpointMagic1;
+  l->compressed = head.substr(0, kStateCheckpointMagic.size()) == kStateCheckpointMagic;
+  if (!l->lmdb_copy && !l->compressed && head.substr(0, kStateCheckpointMagic2.size()) != kStateCheckpointMagic2) {
     return bad("no 'snapsink state checkpoint 3' line");
   }
-  const size_t end = head.find("\n\n", kMagic.size() - 1);
+  const size_t end = head.find("\n\n", kStateCheckpointMagic.size() - 1);
   if (end == std::string::npos) return bad("its header does not end");
-  const std::string_view fields = head.substr(kMagic.size(), end + 1 - kMagic.size());
+  const std::string_view fields = head.substr(kStateCheckpointMagic.size(), end + 1 - kStateCheckpointMagic.size());
   std::vector<uint64_t> v;
   if (l->lmdb_copy) {
     if (!ParseFields(fields, {"generation", "data"}, &v)) return bad("its header fields are not generation, data");

@@ -15,6 +15,12 @@ void AppendWindowKey(std::string* dst, int64_t window_ms) {
   dst->append(bytes, sizeof(bytes));
 }
 
+std::string WindowKey(int64_t window_ms) {
+  std::string key;
+  AppendWindowKey(&key, window_ms);
+  return key;
+}
+
 int64_t DecodeWindowKey(std::string_view src) {
   uint64_t u = 0;
   for (int i = 0; i < 8; ++i) u = (u << 8) | static_cast<uint8_t>(src[i]);

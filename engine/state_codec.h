@@ -180,6 +180,7 @@ struct SealRecord {
 namespace codec {
 
 void AppendWindowKey(std::string* dst, int64_t window_ms);
+std::string WindowKey(int64_t window_ms);  // AppendWindowKey to an empty string
 int64_t DecodeWindowKey(std::string_view src);  // REQUIRES src.size() >= 8
 void AppendEscapedMetric(std::string* dst, std::string_view metric);
 // Splits "escaped metric + 0x00 0x00 + rest"; false if malformed.

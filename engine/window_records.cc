@@ -8,17 +8,10 @@
 #include "engine/window_records_runs.h"
 
 namespace snapsink {
-namespace {
-std::string WindowKey(int64_t window_ms) {
-  std::string key;
-  codec::AppendWindowKey(&key, window_ms);
-  return key;
-}
-}  // namespace
 
 Status ReadWindowState(Txn* txn, int64_t window_ms, WindowState* out) {
   std::string_view v;
-  Status s = txn->Get(Table::kWindows, WindowKey(window_ms), &v);
+  Status s = txn->Get(Table::kWindows, codec::WindowKey(window_ms), &v);
   if (s.IsNotFound()) {
     *out = WindowState();
     return Status::OK();
@@ -28,11 +21,11 @@ Status ReadWindowState(Txn* txn, int64_t window_ms, WindowState* out) {
 }
 
 Status WriteWindowState(Txn* txn, int64_t window_ms, const WindowState& state) {
-  return txn->Put(Table::kWindows, WindowKey(window_ms), codec::Encode(state));
+  return txn->Put(Table::kWindows, codec::WindowKey(window_ms), codec::Encode(state));
 }
 
 Status DeleteWindowState(Txn* txn, int64_t window_ms) {
-  const std::string key = WindowKey(window_ms);
+  const std::string key = codec::WindowKey(window_ms);
   SNAPSINK_RETURN_IF_ERROR(DeleteWindowAggregates(txn, window_ms));  // records, runs and bound
   SNAPSINK_RETURN_IF_ERROR(txn->DeletePrefix(Table::kLedger, key));
   SNAPSINK_RETURN_IF_ERROR(txn->DeletePrefix(Table::kSeals, key));
@@ -52,7 +45,7 @@ Status SetSealState(Txn* txn, int64_t window_ms, uint64_t version, SealState sta
 Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint64_t keep_version, std::vector<uint64_t>* superseded) {
   std::vector<uint64_t> staged;
   Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, codec::WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
     SealRecord r;
     st = codec::Decode(v, &r);
     if (!st.ok()) return false;
@@ -92,7 +85,7 @@ Status ScanBaseAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& f
   Status st;
   std::string natural;
   Entry e;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, codec::WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
     std::string_view payload, key;
     st = DecodeRecord(k, v, &natural, &payload);
     if (!st.ok()) return false;

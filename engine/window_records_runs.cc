@@ -42,14 +42,8 @@ constexpr uint32_t kKeyMask = ~(kRangeFlag | kSketchFlag);
 constexpr size_t kWindowBytes = 8;
 constexpr size_t kMergeWidth = 4;  // runs merged at once (AppendWindowRun)
 
-std::string WindowKey(int64_t window_ms) {
-  std::string key;
-  codec::AppendWindowKey(&key, window_ms);
-  return key;
-}
-
 std::string RunKey(int64_t window_ms, uint64_t number) {
-  std::string key = WindowKey(window_ms);
+  std::string key = codec::WindowKey(window_ms);
   PutBigEndian(&key, number, 8);
   return key;
 }
@@ -59,7 +53,7 @@ std::string RunKey(int64_t window_ms, uint64_t number) {
 template <typename Fn>
 Status ScanRuns(Txn* txn, int64_t window_ms, Fn&& fn) {
   Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, codec::WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
     if (k.size() != kWindowBytes + 8) {
       st = Status::Corruption("malformed aggregate run key in state");
       return false;
@@ -249,7 +243,7 @@ Status ReadSumBound(Txn* txn, int64_t window_ms, uint64_t* bound, bool* known) {
   // No bound: known (zero) only for a window with no aggregates at all.
   bool any = false;
   for (Table t : {Table::kAggs, Table::kAggRuns}) {
-    SNAPSINK_RETURN_IF_ERROR(txn->Scan(t, WindowKey(window_ms), [&](std::string_view, std::string_view) {
+    SNAPSINK_RETURN_IF_ERROR(txn->Scan(t, codec::WindowKey(window_ms), [&](std::string_view, std::string_view) {
       any = true;
       return false;
     }));
@@ -378,14 +372,14 @@ Status AppendWindowRun(Txn* txn, int64_t window_ms, const std::vector<std::pair<
 }
 
 Status DeleteWindowAggregates(Txn* txn, int64_t window_ms) {
-  const std::string prefix = WindowKey(window_ms);
+  const std::string prefix = codec::WindowKey(window_ms);
   SNAPSINK_RETURN_IF_ERROR(txn->DeletePrefix(Table::kAggs, prefix));
   return txn->DeletePrefix(Table::kAggRuns, prefix);
 }
 
 Status CopyWindowAggregates(Txn* from, Txn* to, int64_t window_ms) {
   SNAPSINK_RETURN_IF_ERROR(DeleteWindowAggregates(to, window_ms));
-  const std::string prefix = WindowKey(window_ms);
+  const std::string prefix = codec::WindowKey(window_ms);
   Status st;
   bool runs = false;
   for (Table t : {Table::kAggs, Table::kAggRuns}) {

@@ -29,7 +29,6 @@ constexpr std::string_view kSealFormat = "snapsink.partition_seal";
 constexpr std::string_view kProgressFormat = "snapsink.partition_progress";
 constexpr std::string_view kProducersFormat = "snapsink.partition_producers";
 constexpr uint64_t kRecordFormatVersion = 1;
-constexpr int kClaimLockWaitMs = 10000;
 // partitions/<source>/producers (docs/FORMAT.md section 7).
 std::string PartitionProducersFile(const std::string& root, const std::string& source) {
   return filenames::Join(filenames::PartitionDir(root, source), "producers");

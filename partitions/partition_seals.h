@@ -161,6 +161,10 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
 // seal.json last): such a record is kept while young(its directory) says so
 // (gc's --min-age; null: none is young).
 // REQUIRES: the caller holds root's LOCK (so the floor cannot move under it).
+// How long sealing or gc waits for a partition's claim lock held by another
+// process before it says so.
+inline constexpr int kClaimLockWaitMs = 10000;
+
 struct SealRecordsRemoved {
   std::vector<std::string> replaced;          // paths relative to root
   std::vector<std::string> beyond_retention;  // likewise

@@ -11,8 +11,6 @@
 namespace snapsink {
 namespace {
 
-constexpr int kClaimLockWaitMs = 10000;
-
 // One partition's replaced records and records beyond retention, under its
 // claim lock (held by the caller).
 Status RemoveDeadOf(Env* env, const std::string& root, const std::string& name,

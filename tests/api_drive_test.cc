@@ -23,8 +23,6 @@ namespace {
 
 namespace api = snapsink::api;
 
-constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z
-constexpr int64_t kMinute = 60 * 1000;
 
 // Lines in memory, one per poll (a bounded read), each committed with its
 // index as the position: a restarted source resumes from Position().
@@ -59,7 +57,7 @@ class LinesSource : public api::Source {
 };
 
 std::string Line(int seq, int minute) {
-  return EventLine().Producer("p").Seq(seq).Ts(kBaseMs + minute * kMinute + seq).Metric("m").Key("k").Value(1).Line();
+  return EventLine().Producer("p").Seq(seq).Ts(kBase + minute * kMinute + seq).Metric("m").Key("k").Value(1).Line();
 }
 
 class ApiDriveTest : public ::testing::Test {
@@ -97,7 +95,7 @@ TEST_F(ApiDriveTest, LastStepReadsTheSourceToItsEndSealsAndPublishes) {
   EXPECT_TRUE(first.last_seen());
   EXPECT_EQ(first.polls(), 3) << "polled until it had no more";
   ASSERT_EQ(sealed.size(), 1u) << "the 10:00 minute closed; 10:01 is open";
-  EXPECT_EQ(sealed[0].window_start_ms, kBaseMs);
+  EXPECT_EQ(sealed[0].window_start_ms, kBase);
   EXPECT_EQ(sealed[0].events, 2);
   ASSERT_EQ(published.size(), 1u);
   EXPECT_EQ(published[0].generation, 1u);
@@ -113,7 +111,7 @@ TEST_F(ApiDriveTest, LastStepReadsTheSourceToItsEndSealsAndPublishes) {
   }
   EXPECT_EQ(second.polls(), 1);
   ASSERT_EQ(sealed.size(), 2u);
-  EXPECT_EQ(sealed[1].window_start_ms, kBaseMs + kMinute);
+  EXPECT_EQ(sealed[1].window_start_ms, kBase + kMinute);
   ASSERT_EQ(published.size(), 2u);
   EXPECT_EQ(published[1].generation, 2u);
   auto sources = (*sink)->Sources();
@@ -122,7 +120,7 @@ TEST_F(ApiDriveTest, LastStepReadsTheSourceToItsEndSealsAndPublishes) {
   EXPECT_EQ((*sources)[0].applied, 4u) << "each line once";
   auto reader = (*sink)->NewReader();
   ASSERT_STATUS_OK(reader);
-  auto row = (*reader)->Get(kBaseMs, "m", "k");
+  auto row = (*reader)->Get(kBase, "m", "k");
   ASSERT_STATUS_OK(row);
   EXPECT_EQ(row->count, 2);
 }
@@ -236,7 +234,7 @@ TEST_F(ApiDriveTest, ASourceWithAnEndIsOneStepSealedUnderFinalAndPublished) {
   ASSERT_STATUS_OK(DriveToEnd(**sink, first, o));
   EXPECT_EQ(first.polls(), 3) << "polled until it had no more, in its one step";
   ASSERT_EQ(sealed.size(), 3u) << "final: the open 10:02 too";
-  EXPECT_EQ(sealed[2].window_start_ms, kBaseMs + 2 * kMinute);
+  EXPECT_EQ(sealed[2].window_start_ms, kBase + 2 * kMinute);
   ASSERT_EQ(published.size(), 1u);
   EXPECT_EQ(published[0].generation, 1u);
   EXPECT_TRUE(unsealed.empty());
@@ -294,7 +292,7 @@ TEST_F(ApiDriveTest, ASourceWithAnEndSealsOnlyClosedWindowsWithoutFinal) {
   EndingSource source("mem", {Line(0, 0), Line(1, 1), Line(2, 2)}, 0);
   ASSERT_STATUS_OK(DriveToEnd(**sink, source, o));
   ASSERT_EQ(sealed.size(), 2u);
-  EXPECT_EQ(sealed[1].window_start_ms, kBaseMs + kMinute);
+  EXPECT_EQ(sealed[1].window_start_ms, kBase + kMinute);
 }
 
 // An error of the source midway returns at once: the lines written before it

@@ -16,7 +16,6 @@ namespace {
 
 namespace api = snapsink::api;
 
-constexpr int64_t kHour = 3600 * 1000;
 
 std::string Json(const api::Table& t) { return api::FormatTable(t, api::OutputFormat::kJson); }
 

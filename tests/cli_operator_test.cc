@@ -24,7 +24,6 @@ namespace {
 
 namespace fs = boost::filesystem;
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
 constexpr int64_t kMin = 60 * 1000;
 
 std::string Event(const std::string& producer, uint64_t seq, int64_t ts, const std::string& key = "k",

@@ -33,7 +33,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHourMs = 3600 * 1000;
 const char kW0[] = "20261021T100000Z";
 const char kW1[] = "20261021T110000Z";
 const char kW1Iso[] = "2026-10-21T11:00:00Z";
@@ -57,13 +56,13 @@ void WriteInputs(const TempDir& d) {
   uint64_t seq = 0;
   for (int w = 0; w < 2; ++w) {
     for (int i = 0; i < 30; ++i) {
-      text += Event(seq++, base + w * kHourMs + i * 1000, i % 2 ? "orders" : "clicks", "k" + std::to_string(i % 7),
+      text += Event(seq++, base + w * kHour + i * 1000, i % 2 ? "orders" : "clicks", "k" + std::to_string(i % 7),
                     std::to_string(i) + ".5");
     }
   }
   WriteFile(d / "in1.ndjson", text);
   text.clear();
-  for (int i = 0; i < 5; ++i) text += Event(seq++, base + kHourMs + 500 + i, "orders", "new" + std::to_string(i), "2");
+  for (int i = 0; i < 5; ++i) text += Event(seq++, base + kHour + 500 + i, "orders", "new" + std::to_string(i), "2");
   WriteFile(d / "in2.ndjson", text);
 }
 

@@ -21,8 +21,6 @@ namespace {
 
 namespace fs = boost::filesystem;
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kHour = 3600 * 1000;
 
 // n events per hour for `hours` hours from kBase, producer p; value v.
 std::string Events(int hours, int per_hour, const std::string& value) {

@@ -29,13 +29,12 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z
 
 std::string Event(const std::string& producer, int seq, int minute) {
   return EventLine()
       .Producer(producer)
       .Seq(static_cast<uint64_t>(seq))
-      .Ts(kBaseMs + minute * 60000LL)
+      .Ts(kBase + minute * 60000LL)
       .Key("k" + std::to_string(seq % 3))
       .Value(std::to_string(seq % 7) + ".5")
       .Line();

@@ -13,7 +13,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
 
 std::string Ev(uint64_t seq) {
   return EventLine().Seq(seq).Ts(kBase + static_cast<int64_t>(seq)).Metric("orders").Key("k" + std::to_string(seq % 5))

@@ -25,7 +25,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHourMs = 3600 * 1000;
 
 int64_t BaseMs() {
   int64_t ms = 0;
@@ -56,10 +55,10 @@ class GcRollbackTest : public ::testing::Test {
     ASSERT_EQ(Snapsink({"init", root_}).exit_code, 0);
     const int64_t base = BaseMs();
     const std::vector<std::string> inputs = {
-        Event(0, base + 1000, "eu", "1.5") + Event(1, base + 2000, "us", "2") + Event(2, base + kHourMs, "eu", "10"),
+        Event(0, base + 1000, "eu", "1.5") + Event(1, base + 2000, "us", "2") + Event(2, base + kHour, "eu", "10"),
         Event(3, base + 3000, "eu", "0.25"),
-        Event(4, base + kHourMs + 5, "apac", "7"),
-        Event(5, base + 2 * kHourMs, "eu", "100"),
+        Event(4, base + kHour + 5, "apac", "7"),
+        Event(5, base + 2 * kHour, "eu", "100"),
     };
     for (size_t i = 0; i < inputs.size(); ++i) {
       const std::string in = dir_ / ("in" + std::to_string(i + 1) + ".ndjson");
@@ -222,7 +221,7 @@ TEST_F(GcRollbackTest, RollbackThenPublishBuildsOnTheRolledBackGeneration) {
 
   // A new window: generation 6 = generation 5 (= 2) + 13:00 v1.
   const std::string in = dir_ / "in5.ndjson";
-  WriteFile(in, Event(6, BaseMs() + 3 * kHourMs, "eu", "4.75") + Event(7, BaseMs() + 3 * kHourMs + 1, "eu", "1"));
+  WriteFile(in, Event(6, BaseMs() + 3 * kHour, "eu", "4.75") + Event(7, BaseMs() + 3 * kHour + 1, "eu", "1"));
   r = Snapsink({"run", root_, in, "--final"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("published generation 6"), std::string::npos) << r.out;
@@ -260,7 +259,7 @@ TEST_F(GcRollbackTest, RollbackToACollectedGenerationFails) {
 // published one.
 TEST_F(GcRollbackTest, RollbackToAnUnpublishedGenerationIsRefused) {
   const std::string in = dir_ / "in5.ndjson";
-  WriteFile(in, Event(6, BaseMs() + 3 * kHourMs, "eu", "1"));
+  WriteFile(in, Event(6, BaseMs() + 3 * kHour, "eu", "1"));
   RunResult r = Snapsink({"run", root_, in, "--final"}, {{"SNAPSINK_CRASH_AT", "publish.before_current"}});
   ASSERT_EQ(r.exit_code, 99) << r.err;
   ASSERT_TRUE(Exists(root_ + "/manifests/5"));
@@ -285,7 +284,7 @@ TEST_F(GcRollbackTest, RollbackToAnUnpublishedGenerationIsRefused) {
 // already left staging (no generation names them yet, a staged seal does).
 TEST_F(GcRollbackTest, GcBetweenCrashedPublishAndRerunKeepsMovedSnapshots) {
   const std::string in = dir_ / "in5.ndjson";
-  WriteFile(in, Event(6, BaseMs() + 3 * kHourMs, "eu", "1") + Event(7, BaseMs() + 5, "us", "3"));
+  WriteFile(in, Event(6, BaseMs() + 3 * kHour, "eu", "1") + Event(7, BaseMs() + 5, "us", "3"));
   RunResult r = Snapsink({"run", root_, in, "--final"}, {{"SNAPSINK_CRASH_AT", "publish.after_rename"},
                                                          {"SNAPSINK_CRASH_HIT", "2"}});
   ASSERT_EQ(r.exit_code, 99) << r.err;
@@ -315,7 +314,7 @@ namespace {
 
 TEST_F(GcRollbackTest, UnpublishedManifestOfACrashedPublishIsKeptAndNotCounted) {
   const std::string in = dir_ / "in5.ndjson";
-  WriteFile(in, Event(6, BaseMs() + 3 * kHourMs, "eu", "1"));
+  WriteFile(in, Event(6, BaseMs() + 3 * kHour, "eu", "1"));
   RunResult crashed = Snapsink({"run", root_, in, "--final"}, {{"SNAPSINK_CRASH_AT", "publish.before_current"}});
   ASSERT_EQ(crashed.exit_code, 99) << crashed.err;
   ASSERT_EQ(Manifests(root_), (std::vector<std::string>{"1", "2", "3", "4", "5"}));

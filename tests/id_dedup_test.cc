@@ -18,8 +18,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHour = 3600 * 1000;
-constexpr int64_t kT0 = 1792576800000;  // 2026-10-21T10:00:00Z
 constexpr int64_t kHorizon = 2 * kHour;  // init --id-horizon 2h; lateness: one window (1h)
 
 std::string Q(const std::string& s) { return "\"" + s + "\""; }
@@ -196,7 +194,7 @@ std::vector<Sent> Generate(uint64_t seed, size_t n, const std::vector<std::strin
   std::mt19937_64 rng(seed);
   auto R = [&](uint64_t k) { return rng() % k; };
   std::vector<Sent> out;
-  int64_t clock = kT0;
+  int64_t clock = kBase;
   uint64_t next_id = 0;
   const char* producers[] = {"", "", "p1", "p2"};
   const char* keys[] = {"eu", "us", ""};
@@ -289,11 +287,11 @@ INSTANTIATE_TEST_SUITE_P(IdDedupModel, IdDedupModelTest, ::testing::Values(1, 2,
 std::string CrashInput() {
   std::string s;
   for (int i = 0; i < 40; ++i) {
-    IdEvent e{i % 3 == 0 ? "" : "p", "id-" + std::to_string(i % 25), kT0 + int64_t{i} * 2 * 60 * 1000, "k", i};
+    IdEvent e{i % 3 == 0 ? "" : "p", "id-" + std::to_string(i % 25), kBase + int64_t{i} * 2 * 60 * 1000, "k", i};
     s += Line(e) + "\n";
-    if (i % 5 == 0) s += "{\"ts\":" + std::to_string(kT0) + ",\"metric\":\"c\",\"value\":" + std::to_string(i % 4) + "}\n";
+    if (i % 5 == 0) s += "{\"ts\":" + std::to_string(kBase) + ",\"metric\":\"c\",\"value\":" + std::to_string(i % 4) + "}\n";
   }
-  s += Line(IdEvent{"p", "late", kT0 - 3 * kHour, "k", 1}) + "\n";  // beyond the horizon
+  s += Line(IdEvent{"p", "late", kBase - 3 * kHour, "k", 1}) + "\n";  // beyond the horizon
   return s;
 }
 
@@ -336,7 +334,7 @@ TEST(IdFromContentTest, IdenticalEventsCountOnce) {
   TempDir d;
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  const std::string t = std::to_string(kT0);
+  const std::string t = std::to_string(kBase);
   WriteFile(in, "{\"ts\":" + t + ",\"metric\":\"m\",\"value\":1.5}\n"
                 "{\"value\":1.50,\"metric\":\"m\",\"ts\":\"2026-10-21T12:00:00+02:00\"}\n"   // the same: duplicate
                 "{\"ts\":" + t + ",\"metric\":\"m\",\"value\":2}\n"                                // another value
@@ -344,7 +342,7 @@ TEST(IdFromContentTest, IdenticalEventsCountOnce) {
                 "{\"producer\":\"p\",\"ts\":" + t + ",\"metric\":\"m\",\"value\":1.5,\"op\":\"add\"}\n"  // duplicate
                 "{\"ts\":" + t + ",\"metric\":\"m\",\"value\":1.5,\"op\":\"retract\"}\n"        // another op
                 "{\"ts\":" + t + ",\"metric\":\"m\",\"key\":\"k\",\"value\":1.5}\n"              // another key
-                "{\"ts\":" + std::to_string(kT0 + 1) + ",\"metric\":\"m\",\"value\":1.5}\n");     // another time
+                "{\"ts\":" + std::to_string(kBase + 1) + ",\"metric\":\"m\",\"value\":1.5}\n");     // another time
   RunResult r = Snapsink({"ingest", root, in, "--id-from-content", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string sources = Inspect(root, "sources");
@@ -365,7 +363,7 @@ TEST(IdDedupTest, SeqRulesWhenBothAndIdIsChecked) {
   TempDir d;
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  const std::string t = std::to_string(kT0);
+  const std::string t = std::to_string(kBase);
   WriteFile(in, "{\"producer\":\"p\",\"seq\":0,\"id\":\"a\",\"ts\":" + t + ",\"metric\":\"m\"}\n"
                 "{\"producer\":\"p\",\"seq\":1,\"id\":\"a\",\"ts\":" + t + ",\"metric\":\"m\"}\n"  // same id, next seq: applied
                 "{\"producer\":\"p\",\"seq\":1,\"id\":\"b\",\"ts\":" + t + ",\"metric\":\"m\"}\n"  // seq repeat: duplicate
@@ -389,10 +387,10 @@ TEST(IdDedupTest, BeyondHorizonIsRejected) {
   TempDir d;
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root, "--id-horizon", "1h", "--lateness", "0s"}).exit_code, 0);
-  WriteFile(in, Line(IdEvent{"p", "a", kT0, "", 1}) + "\n" + Line(IdEvent{"p", "z", kT0 + 3 * kHour, "", 1}) + "\n" +
-                    Line(IdEvent{"p", "a", kT0, "", 1}) + "\n" +                  // beyond: rejected
-                    Line(IdEvent{"p", "b", kT0 + 2 * kHour, "", 1}) + "\n" +      // exactly at the cutoff: applied
-                    Line(IdEvent{"p", "b", kT0 + 2 * kHour, "", 1}) + "\n");      // duplicate
+  WriteFile(in, Line(IdEvent{"p", "a", kBase, "", 1}) + "\n" + Line(IdEvent{"p", "z", kBase + 3 * kHour, "", 1}) + "\n" +
+                    Line(IdEvent{"p", "a", kBase, "", 1}) + "\n" +                  // beyond: rejected
+                    Line(IdEvent{"p", "b", kBase + 2 * kHour, "", 1}) + "\n" +      // exactly at the cutoff: applied
+                    Line(IdEvent{"p", "b", kBase + 2 * kHour, "", 1}) + "\n");      // duplicate
   ASSERT_EQ(Snapsink({"ingest", root, in, "--commit-every", "1", "--quiet"}).exit_code, 0);
   const std::string sources = Inspect(root, "sources");
   EXPECT_NE(sources.find("\"applied\":3,\"duplicates\":1,\"fenced\":0,\"rejected\":1"), std::string::npos) << sources;
@@ -405,8 +403,8 @@ TEST(IdDedupTest, BeyondHorizonIsRejected) {
   EXPECT_NE(rejects.find("\"reason\":\"beyond the dedup horizon\""), std::string::npos) << rejects;
   // "a" expired at the commit that moved the watermark: two ids held.
   EXPECT_EQ(IdsPrefix(Inspect(root, "ids")),
-            "{\"ids\":2,\"oldest\":\"" + Iso(kT0 + 2 * kHour) + "\",\"horizon\":\"1h\",\"cutoff\":\"" +
-                Iso(kT0 + 2 * kHour) + "\",\"table_bytes\":");
+            "{\"ids\":2,\"oldest\":\"" + Iso(kBase + 2 * kHour) + "\",\"horizon\":\"1h\",\"cutoff\":\"" +
+                Iso(kBase + 2 * kHour) + "\",\"table_bytes\":");
 }
 
 }  // namespace

@@ -25,8 +25,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHour = 3600 * 1000;
-constexpr int64_t kT0 = 1792576800000;  // 2026-10-21T10:00:00Z
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
@@ -271,7 +269,7 @@ class Generator {
     if (r % 40 == 0) {
       e.ts_ms = -static_cast<int64_t>(h() % (2 * kHour)) - 1;  // 1969
     } else {
-      e.ts_ms = kT0 + static_cast<int64_t>(h() % (7 * kHour));
+      e.ts_ms = kBase + static_cast<int64_t>(h() % (7 * kHour));
       if (h() % 3 != 0) e.ts_ms -= e.ts_ms % 1000;  // mostly whole seconds
     }
     static const char* metrics[] = {"orders", "clicks", "we\"ird"};

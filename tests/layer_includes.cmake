@@ -1,15 +1,16 @@
 # ctest Layers.PublicLayersCannotIncludeTheInternals (cmake -P): the include
 # path of tools/ and utilities/ does not reach engine/, snapshot/,
 # partitions/, publish/ or sink/.
-# For a file of each such target, its own compile command (from
-# compile_commands.json) compiles small probes with -fsyntax-only: one that
+# For each such target (the tool, the Kafka utility, the public utilities),
+# the compile command of one of its files or of its batches (a unity build,
+# from compile_commands.json) compiles small probes with -fsyntax-only: one that
 # includes the public API and utilities/ must compile (so that a command
 # this script garbled cannot pass for a refusal), and each internal include
 # must fail with "No such file".
 #   -DCOMPILE_COMMANDS=<build>/compile_commands.json -DPROBE_DIR=<scratch dir>
 cmake_minimum_required(VERSION 3.20)
 
-set(SOURCES tools/main.cc utilities/kafka/kafka_run.cc utilities/serve/http_server.cc)
+set(TARGETS snapsink snapsink_kafka snapsink_public_utilities)
 set(INTERNAL_HEADERS engine/root.h publish/generation_reader.h sink/sink_impl.h snapshot/snapshot_file.h partitions/partition_seals.h)
 
 file(READ "${COMPILE_COMMANDS}" json)
@@ -32,19 +33,18 @@ function(compile_probe command dir probe out_rc out_text)
 endfunction()
 
 set(failures "")
-foreach(source ${SOURCES})
+foreach(target ${TARGETS})
   set(found FALSE)
   foreach(i RANGE ${last})
-    string(JSON file GET "${json}" ${i} file)
-    if(NOT file MATCHES "/${source}$")
+    string(JSON command GET "${json}" ${i} command)
+    if(NOT command MATCHES " -o CMakeFiles/${target}[.]dir/[^ ]+ -c [^ ]+$")
       continue()
     endif()
     set(found TRUE)
-    string(JSON command GET "${json}" ${i} command)
     string(JSON dir GET "${json}" ${i} directory)
     compile_probe("${command}" "${dir}" "${PROBE_DIR}/public.cc" rc out)
     if(NOT rc EQUAL 0)
-      string(APPEND failures "${source}: the public probe did not compile:\n${out}\n")
+      string(APPEND failures "${target}: the public probe did not compile:\n${out}\n")
     endif()
     foreach(header ${INTERNAL_HEADERS})
       string(MAKE_C_IDENTIFIER "${header}" name)
@@ -53,15 +53,15 @@ foreach(source ${SOURCES})
       # Not found, as GCC says it ("engine/root.h: No such file") or Clang
       # ("'engine/root.h' file not found"): the one acceptable failure.
       if(rc EQUAL 0)
-        string(APPEND failures "${source}: its include path reaches ${header}\n")
+        string(APPEND failures "${target}: its include path reaches ${header}\n")
       elseif(NOT out MATCHES "${header}: No such file" AND NOT out MATCHES "'${header}' file not found")
-        string(APPEND failures "${source}: ${header} failed for another reason:\n${out}\n")
+        string(APPEND failures "${target}: ${header} failed for another reason:\n${out}\n")
       endif()
     endforeach()
     break()
   endforeach()
   if(NOT found)
-    string(APPEND failures "${source}: not in ${COMPILE_COMMANDS}\n")
+    string(APPEND failures "${target}: not in ${COMPILE_COMMANDS}\n")
   endif()
 endforeach()
 

@@ -32,14 +32,13 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z
 
 // One event of producer at minute (window 1m), seq as given.
 std::string Line(const std::string& producer, int seq, int minute, int value = 1) {
   return EventLine()
       .Producer(producer)
       .Seq(seq)
-      .Ts(kBaseMs + minute * 60000LL + seq % 1000)
+      .Ts(kBase + minute * 60000LL + seq % 1000)
       .Metric("m")
       .Key("k" + std::to_string(seq % 3))
       .Value(value)
@@ -334,7 +333,7 @@ TEST_F(LiveRootTest, GcWhileFollowingKeepsGenerationsAndPins) {
     return got == want;
   })) << "manifests left: " << got.size();
   std::vector<std::string> keys;
-  ASSERT_STATUS_OK((*reader)->Scan(kBaseMs, std::string("m"), [&](const api::Row& r) { keys.push_back(r.key); }));
+  ASSERT_STATUS_OK((*reader)->Scan(kBase, std::string("m"), [&](const api::Row& r) { keys.push_back(r.key); }));
   EXPECT_FALSE(keys.empty());
   EXPECT_EQ(Snapsink({"query", root_, "--generation", std::to_string(pinned_generation), "--format", "json"}).out,
             pinned_rows);

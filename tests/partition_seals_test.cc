@@ -29,7 +29,6 @@ api::SealOptions AllWindows() {
   return o;
 }
 
-constexpr int64_t kHour = 3600 * 1000;
 constexpr int64_t kT0 = 1761040800000;  // 2025-10-21T10:00:00Z
 
 // A topic whose partitions each have their own state under dir/state/<p>

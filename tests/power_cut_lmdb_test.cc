@@ -39,8 +39,6 @@ namespace {
 
 namespace fs = boost::filesystem;
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kHour = 3600 * 1000;
 
 struct Op {
   char kind = 0;

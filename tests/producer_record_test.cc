@@ -21,7 +21,6 @@ namespace {
 
 constexpr int64_t kMin = 60 * 1000;
 constexpr int64_t kHour = 60 * kMin;
-constexpr int64_t kT0 = 1792576800000;  // 2026-10-21T10:00:00Z, on an hour
 
 ProducerState SomeState(uint64_t spilled) {
   ProducerState s;
@@ -45,7 +44,7 @@ TEST(ProducerRecordCodec, BothFormsRoundTripAndOldRecordsReadAsBefore) {
     EXPECT_EQ(got, st);
     EXPECT_FALSE(seen.has_value());
     // Format 5: the same state, a flags byte, then the two times.
-    const ProducerSeen ps{kT0 + 17 * kMin, kT0};
+    const ProducerSeen ps{kBase + 17 * kMin, kBase};
     const std::string new_form = codec::EncodeProducer(st, ps);
     EXPECT_EQ(new_form.size(), old_form.size() + 1 + 16);
     ASSERT_STATUS_OK(codec::DecodeProducer(new_form, &got, &seen));
@@ -68,8 +67,8 @@ TEST(ProducerRecordCodec, BucketsAreFloorsOfTheirWidth) {
   EXPECT_EQ(IdleBucketMs(2 * kHour), 15 * kMin);
   EXPECT_EQ(IdleBucketMs(30 * 24 * kHour), kHour);
   EXPECT_EQ(IdleBucketMs(5), 1);
-  EXPECT_EQ(IdleBucket(kT0 + 59 * kMin, kHour), kT0);
-  EXPECT_EQ(IdleBucket(kT0, kHour), kT0);
+  EXPECT_EQ(IdleBucket(kBase + 59 * kMin, kHour), kBase);
+  EXPECT_EQ(IdleBucket(kBase, kHour), kBase);
   EXPECT_EQ(IdleBucket(-1, kHour), -kHour);
   EXPECT_EQ(IdleBucket(-kHour, kHour), -kHour);
 }
@@ -117,43 +116,43 @@ class ProducerRecordTest : public ::testing::Test {
 };
 
 TEST_F(ProducerRecordTest, IdleKeyMovesOnlyWhenTheLastSeenTimeLeavesItsBucket) {
-  Heard("p", kT0 + 10 * kMin);
+  Heard("p", kBase + 10 * kMin);
   using Keys = std::vector<std::pair<int64_t, std::string>>;
-  EXPECT_EQ(IdleKeys(), (Keys{{kT0, "p"}}));
-  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kT0 + 10 * kMin, kT0}));
+  EXPECT_EQ(IdleKeys(), (Keys{{kBase, "p"}}));
+  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kBase + 10 * kMin, kBase}));
   EXPECT_EQ(Format(), kProducerTimesFormat);  // an older build refuses the root now
-  Heard("p", kT0 + 59 * kMin);          // same bucket: the record changes, the key stays
-  EXPECT_EQ(IdleKeys(), (Keys{{kT0, "p"}}));
-  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kT0 + 59 * kMin, kT0}));
-  Heard("p", kT0 + 30 * kMin);  // older than the last seen: nothing moves
-  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kT0 + 59 * kMin, kT0}));
-  Heard("p", kT0 + 3 * kHour + 1);  // a later bucket: the key moves
-  EXPECT_EQ(IdleKeys(), (Keys{{kT0 + 3 * kHour, "p"}}));
-  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kT0 + 3 * kHour + 1, kT0 + 3 * kHour}));
+  Heard("p", kBase + 59 * kMin);          // same bucket: the record changes, the key stays
+  EXPECT_EQ(IdleKeys(), (Keys{{kBase, "p"}}));
+  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kBase + 59 * kMin, kBase}));
+  Heard("p", kBase + 30 * kMin);  // older than the last seen: nothing moves
+  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kBase + 59 * kMin, kBase}));
+  Heard("p", kBase + 3 * kHour + 1);  // a later bucket: the key moves
+  EXPECT_EQ(IdleKeys(), (Keys{{kBase + 3 * kHour, "p"}}));
+  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kBase + 3 * kHour + 1, kBase + 3 * kHour}));
 }
 
 TEST_F(ProducerRecordTest, RetirementIsExactWithinABucket) {
-  Heard("a", kT0 + 10 * kMin);
-  Heard("b", kT0 + 40 * kMin);
-  Heard("c", kT0 + 2 * kHour);
+  Heard("a", kBase + 10 * kMin);
+  Heard("b", kBase + 40 * kMin);
+  Heard("c", kBase + 2 * kHour);
   std::vector<std::string> retired;
   // Cutoff inside the bucket both a and b share: only a was idle before it.
-  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kT0 + 30 * kMin, &retired));
+  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kBase + 30 * kMin, &retired));
   EXPECT_EQ(retired, std::vector<std::string>{"a"});
   std::string_view v;
   ASSERT_STATUS_OK(txn_->Get(Table::kRetired, "a", &v));
   ProducerTombstone t;
   ASSERT_STATUS_OK(DecodeTombstone(v, &t));
   EXPECT_EQ(t.epoch, 3u);
-  EXPECT_EQ(t.last_seen, kT0 + 10 * kMin);  // the exact time, not the bucket's
+  EXPECT_EQ(t.last_seen, kBase + 10 * kMin);  // the exact time, not the bucket's
   EXPECT_TRUE(txn_->Get(Table::kProducers, "a", &v).IsNotFound());
   retired.clear();
-  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kT0 + 40 * kMin, &retired));  // b at the cutoff stays
+  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kBase + 40 * kMin, &retired));  // b at the cutoff stays
   EXPECT_TRUE(retired.empty());
-  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kT0 + 40 * kMin + 1, &retired));
+  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kBase + 40 * kMin + 1, &retired));
   EXPECT_EQ(retired, std::vector<std::string>{"b"});
   using Keys = std::vector<std::pair<int64_t, std::string>>;
-  EXPECT_EQ(IdleKeys(), (Keys{{kT0 + 2 * kHour, "c"}}));
+  EXPECT_EQ(IdleKeys(), (Keys{{kBase + 2 * kHour, "c"}}));
 }
 
 // A format-4 root's producer: its last-seen time in kProducerSeen and its
@@ -169,14 +168,14 @@ TEST_F(ProducerRecordTest, RecordsOfFormatFourAreReadAndMoved) {
     k += id;
     ASSERT_STATUS_OK(txn_->Put(Table::kProducerIdle, k, ""));
   };
-  legacy("old", kT0 + 10 * kMin);
-  legacy("gone", kT0 + 5 * kMin);
+  legacy("old", kBase + 10 * kMin);
+  legacy("gone", kBase + 5 * kMin);
   ProducerLife life;
   ASSERT_STATUS_OK(LoadProducerLife(txn_.get(), "old", &life));
-  EXPECT_EQ(life.last_seen, kT0 + 10 * kMin);
+  EXPECT_EQ(life.last_seen, kBase + 10 * kMin);
   EXPECT_TRUE(life.legacy_seen);
   std::vector<std::string> retired;
-  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kT0 + 6 * kMin, &retired));
+  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kBase + 6 * kMin, &retired));
   EXPECT_EQ(retired, std::vector<std::string>{"gone"});
   std::string_view v;
   EXPECT_TRUE(txn_->Get(Table::kProducerSeen, "gone", &v).IsNotFound());
@@ -185,33 +184,33 @@ TEST_F(ProducerRecordTest, RecordsOfFormatFourAreReadAndMoved) {
   // Heard again in the same hour: its exact key is still at or before the
   // last-seen time and within its bucket, so it stays; the time moves into
   // the record and kProducerSeen goes.
-  Heard("old", kT0 + 20 * kMin);
+  Heard("old", kBase + 20 * kMin);
   using Keys = std::vector<std::pair<int64_t, std::string>>;
-  EXPECT_EQ(IdleKeys(), (Keys{{kT0 + 10 * kMin, "old"}}));
-  EXPECT_EQ(RecordSeen("old"), (ProducerSeen{kT0 + 20 * kMin, kT0 + 10 * kMin}));
+  EXPECT_EQ(IdleKeys(), (Keys{{kBase + 10 * kMin, "old"}}));
+  EXPECT_EQ(RecordSeen("old"), (ProducerSeen{kBase + 20 * kMin, kBase + 10 * kMin}));
   EXPECT_TRUE(txn_->Get(Table::kProducerSeen, "old", &v).IsNotFound());
   EXPECT_EQ(Format(), kProducerTimesFormat);
-  Heard("old", kT0 + kHour);
-  EXPECT_EQ(IdleKeys(), (Keys{{kT0 + kHour, "old"}}));
+  Heard("old", kBase + kHour);
+  EXPECT_EQ(IdleKeys(), (Keys{{kBase + kHour, "old"}}));
 }
 
 // A producer retired in the batch and back at a higher epoch with an older
 // event time: its key must not stay after its new last-seen time, or a sweep
 // would never find it.
 TEST_F(ProducerRecordTest, ComebackWithAnOlderTimeMovesTheKeyBack) {
-  Heard("p", kT0 + 3 * kHour);
+  Heard("p", kBase + 3 * kHour);
   ProducerLife life;
   ASSERT_STATUS_OK(LoadProducerLife(txn_.get(), "p", &life));
-  ASSERT_TRUE(RetireIfIdle(&life, SomeState(0), kT0 + 4 * kHour));
+  ASSERT_TRUE(RetireIfIdle(&life, SomeState(0), kBase + 4 * kHour));
   life.retired.reset();  // back at a higher epoch, as ingest does
   life.tombstone_dirty = true;
-  HeardAt(&life, kT0 + 10 * kMin);
+  HeardAt(&life, kBase + 10 * kMin);
   ASSERT_STATUS_OK(CommitProducer(txn_.get(), "p", ProducerState(), true, &life, kHour));
   using Keys = std::vector<std::pair<int64_t, std::string>>;
-  EXPECT_EQ(IdleKeys(), (Keys{{kT0, "p"}}));
-  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kT0 + 10 * kMin, kT0}));
+  EXPECT_EQ(IdleKeys(), (Keys{{kBase, "p"}}));
+  EXPECT_EQ(RecordSeen("p"), (ProducerSeen{kBase + 10 * kMin, kBase}));
   std::vector<std::string> retired;
-  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kT0 + 11 * kMin, &retired));
+  ASSERT_STATUS_OK(RetireIdleProducers(txn_.get(), kBase + 11 * kMin, &retired));
   EXPECT_EQ(retired, std::vector<std::string>{"p"});
 }
 

@@ -17,8 +17,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHour = 3600 * 1000;
-constexpr int64_t kT0 = 1792576800000;  // 2026-10-21T10:00:00Z
 
 std::string Ev(const std::string& producer, uint32_t epoch, uint64_t seq, int64_t ts) {
   return EventLine().Producer(producer).Epoch(epoch).Seq(seq).Ts(ts).Line();
@@ -45,9 +43,9 @@ TEST_P(ProducerRetentionTest, ComesBackOnlyAtAHigherEpoch) {
   TempDir d;
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root, "--producer-retention", "2h"}).exit_code, 0);
-  const int64_t t5 = kT0 + 5 * kHour;
-  WriteFile(in, Ev("r", 0, 0, kT0) +  // never heard again: retired by the sweep at a commit
-                    Ev("p", 2, 0, kT0) + Ev("p", 2, 1, kT0) + Ev("p", 2, 3, kT0) +  // a gap at 2
+  const int64_t t5 = kBase + 5 * kHour;
+  WriteFile(in, Ev("r", 0, 0, kBase) +  // never heard again: retired by the sweep at a commit
+                    Ev("p", 2, 0, kBase) + Ev("p", 2, 1, kBase) + Ev("p", 2, 3, kBase) +  // a gap at 2
                     Ev("q", 0, 0, t5) +
                     Ev("q", 0, 1, t5 + kHour) +  // q's jump confirmed (engine/watermark.h: its own clock a reach on, none between)
                     Ev("p", 2, 4, t5));  // p is retired by now, in the same batch or not: rejected
@@ -94,7 +92,7 @@ std::string ManyProducersInput() {
   std::vector<uint64_t> next(kProducers, 0);
   std::vector<uint32_t> epoch(kProducers, 0);
   for (int step = 0; step < 72; ++step) {
-    const int64_t ts = kT0 + step * kStep;
+    const int64_t ts = kBase + step * kStep;
     for (int i = 0; i < kProducers; ++i) {
       const int group = i % 4;
       if (group == 0 && step >= 12) continue;               // silent for good after 2h
@@ -179,10 +177,10 @@ TEST(ProducerRetentionGcTest, GcRetiresIdleProducers) {
   TempDir d;
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  const int64_t t5 = kT0 + 5 * kHour;
+  const int64_t t5 = kBase + 5 * kHour;
   // q first: a 5-hour jump by one of two producers would wait for a
   // second producer (engine/watermark.h); the root's first event counts.
-  WriteFile(in, Ev("q", 0, 0, t5) + Ev("p", 0, 0, kT0));
+  WriteFile(in, Ev("q", 0, 0, t5) + Ev("p", 0, 0, kBase));
   ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
   EXPECT_EQ(Inspect(root, "producers"), Producer("p", 0, 1, "2026-10-21T10:00:00Z", false) +
                                             Producer("q", 0, 1, "2026-10-21T15:00:00Z", false));
@@ -227,7 +225,7 @@ TEST(OlderRootTest, MissingTablesAreCreatedByTheFirstWriter) {
   }
   EXPECT_EQ(Inspect(root, "ids"), "{\"ids\":0,\"oldest\":null,\"horizon\":\"7d\",\"cutoff\":null,\"table_bytes\":0}\n");
   EXPECT_EQ(Inspect(root, "producers"), "");
-  WriteFile(in, Ev("p", 0, 0, kT0) + "{\"id\":\"a\",\"ts\":" + std::to_string(kT0) + ",\"metric\":\"m\"}\n");
+  WriteFile(in, Ev("p", 0, 0, kBase) + "{\"id\":\"a\",\"ts\":" + std::to_string(kBase) + ",\"metric\":\"m\"}\n");
   RunResult r = Snapsink({"ingest", root, in, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(Inspect(root, "ids").find("{\"ids\":1,"), std::string::npos);
@@ -242,8 +240,8 @@ TEST(OlderRootTest, FormatFourProducerRecordsKeepWorking) {
   TempDir d;
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  const int64_t t5 = kT0 + 5 * kHour;
-  WriteFile(in, Ev("q", 0, 0, t5) + Ev("p", 0, 0, kT0 + 1234));
+  const int64_t t5 = kBase + 5 * kHour;
+  WriteFile(in, Ev("q", 0, 0, t5) + Ev("p", 0, 0, kBase + 1234));
   ASSERT_EQ(Snapsink({"ingest", root, in, "--quiet"}).exit_code, 0);
   const std::string before = Inspect(root, "producers");
   auto rewrite = [&](bool to_format4) {

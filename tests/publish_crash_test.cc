@@ -44,7 +44,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHourMs = 3600 * 1000;
 constexpr int kKeysPerWindow = 1200;  // with ~70-byte rows: two blocks of ~64 KiB per data file
 
 enum class Mode { kRun, kSealPublish };
@@ -206,13 +205,13 @@ class Fixture {
     uint64_t seq = 0;
     std::string text;
     for (int w = 0; w < 4; ++w) {
-      for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + w * kHourMs + i, Key(i), i % 97);
+      for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + w * kHour + i, Key(i), i % 97);
     }
     in1_ = dir_ + "/in1.ndjson";
     WriteOnce(in1_, text);
     text.clear();
-    for (int w = 0; w < 3; ++w) text += Event(seq++, base + w * kHourMs + 7, "late", 5);  // new versions
-    for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHourMs + i, Key(i), 3);
+    for (int w = 0; w < 3; ++w) text += Event(seq++, base + w * kHour + 7, "late", 5);  // new versions
+    for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHour + i, Key(i), 3);
     in2_ = dir_ + "/in2.ndjson";
     WriteOnce(in2_, text);
     QuantilesInputs(base);
@@ -277,7 +276,7 @@ class Fixture {
     std::string text, late;
     for (int w = 0; w < 4; ++w) {
       for (int i = 0; i < kKeysPerWindow; ++i) {
-        const int64_t ts = base + w * kHourMs + i;
+        const int64_t ts = base + w * kHour + i;
         std::string lines = Event(seq++, ts, Key(i), i % 97 - 20);
         if (i % 23 == 0) lines += Event(seq++, ts, Key(i), (i + w) % 11, /*retract=*/true);
         if (seq % 29 == 0) {
@@ -290,8 +289,8 @@ class Fixture {
     q1_ = dir_ + "/q1.ndjson";
     WriteOnce(q1_, text);
     text = late;
-    for (int w = 0; w < 3; ++w) text += Event(seq++, base + w * kHourMs + 7, "late", -5);
-    for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHourMs + i, Key(i), i % 5 - 2);
+    for (int w = 0; w < 3; ++w) text += Event(seq++, base + w * kHour + 7, "late", -5);
+    for (int i = 0; i < kKeysPerWindow; ++i) text += Event(seq++, base + 4 * kHour + i, Key(i), i % 5 - 2);
     text += late.substr(0, late.find('\n') + 1);  // a redelivery of a late one
     q2_ = dir_ + "/q2.ndjson";
     WriteOnce(q2_, text);

@@ -40,7 +40,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHourMs = 3600 * 1000;
 
 int64_t BaseMs() {
   int64_t ms = 0;
@@ -137,16 +136,16 @@ class PowerCutTest : public ::testing::Test {
     uint64_t seq = 0;
     for (int w = 0; w < 3; ++w) {
       for (int i = 0; i < 12; ++i) {
-        text += Event("p", seq++, base + w * kHourMs + i * 60000, i % 2 ? "orders" : "clicks",
+        text += Event("p", seq++, base + w * kHour + i * 60000, i % 2 ? "orders" : "clicks",
                       "k" + std::to_string(i % 5), std::to_string(i) + ".25");
       }
     }
     WriteFile(in1, text);
     text.clear();
-    text += Event("p", seq++, base + kHourMs + 5, "orders", "late", "7.5");
+    text += Event("p", seq++, base + kHour + 5, "orders", "late", "7.5");
     for (int w = 3; w < 5; ++w) {
       for (int i = 0; i < 6; ++i) {
-        text += Event("p", seq++, base + w * kHourMs + i * 1000, "orders", "k" + std::to_string(i % 3), "1");
+        text += Event("p", seq++, base + w * kHour + i * 1000, "orders", "k" + std::to_string(i % 3), "1");
       }
     }
     WriteFile(in2, text);

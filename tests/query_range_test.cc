@@ -30,8 +30,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kMinute = 60000;
 
 // Keys sorted apart by the prefixes below; two hold bytes above 0x7F.
 const std::vector<std::string> kKeys = {"k/eu", "k/us", "k/store-9/a", "k/store-9/b", "k/store-90",

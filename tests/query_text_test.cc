@@ -10,7 +10,6 @@ namespace {
 
 namespace api = snapsink::api;
 
-constexpr int64_t kHour = 3600000;
 constexpr int64_t k10h = 1792576800000LL;  // 2026-10-21T10:00:00Z
 
 // Each form of a window names the window holding it.

@@ -33,7 +33,6 @@ namespace {
 
 constexpr int kIterations = 40;
 constexpr int kWindows = 4;
-constexpr int64_t kHourMs = 3600 * 1000;
 
 int64_t BaseMs() {
   int64_t ms = 0;
@@ -48,7 +47,7 @@ std::string IterationEvents(int i) {
   std::string s;
   s += EventLine()
            .Seq(static_cast<uint64_t>(2 * i))
-           .Ts(base + (i % kWindows) * kHourMs + i * 1000)
+           .Ts(base + (i % kWindows) * kHour + i * 1000)
            .Metric("orders")
            .Key("k" + std::to_string(i % 3))
            .Value(std::to_string(i) + ".25")
@@ -86,7 +85,7 @@ std::string Expected(uint64_t g) {
   }
   std::string out;
   for (const auto& [w, by_key] : rows) {
-    for (const auto& [mk, a] : by_key) out += Line(base + w * kHourMs, mk.first, mk.second, a, versions[w], g);
+    for (const auto& [mk, a] : by_key) out += Line(base + w * kHour, mk.first, mk.second, a, versions[w], g);
   }
   return out;
 }

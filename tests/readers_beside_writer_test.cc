@@ -38,8 +38,6 @@ std::string Events(uint64_t first, uint64_t n, int64_t base_ms) {
   return text;
 }
 
-constexpr int64_t kBaseMs = 1792576800000LL;  // 2026-10-21T10:00:00Z (an hour start)
-constexpr int64_t kHourMs = 3600000;
 
 // The commands a reader runs, each of which must work read-only. Broke
 // (status, metrics): they opened LMDB for writing and failed with
@@ -53,7 +51,7 @@ const std::vector<std::vector<std::string>> kReads = {
 
 void MakeRoot(const std::string& root, const std::string& dir) {
   ASSERT_EQ(Snapsink({"init", root}).exit_code, 0);
-  WriteFile(dir + "/in", Events(0, 40, kBaseMs) + Events(40, 40, kBaseMs + kHourMs));
+  WriteFile(dir + "/in", Events(0, 40, kBase) + Events(40, 40, kBase + kHour));
   RunResult r = Snapsink({"run", root, dir + "/in", "--final", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
@@ -61,7 +59,7 @@ void MakeRoot(const std::string& root, const std::string& dir) {
 // MakeRoot, then a second run that publishes generation 2.
 void MakeRootOfTwoGenerations(const std::string& root, const std::string& dir) {
   ASSERT_NO_FATAL_FAILURE(MakeRoot(root, dir));
-  WriteFile(dir + "/in2", Events(100, 10, kBaseMs + 5 * kHourMs));
+  WriteFile(dir + "/in2", Events(100, 10, kBase + 5 * kHour));
   ASSERT_EQ(Snapsink({"run", root, dir + "/in2", "--final", "--quiet"}).exit_code, 0);
 }
 
@@ -137,7 +135,7 @@ TEST(ReadersBesideWriter, VerifyAndInspectDuring50PublishesAndGcNeverFail) {
   ASSERT_EQ(Snapsink({"init", root, "--lateness", "0s"}).exit_code, 0);
   constexpr int kPublishes = 50;
   for (int i = 0; i < kPublishes; ++i) {
-    WriteFile(d / ("in" + std::to_string(i)), Events(static_cast<uint64_t>(i) * 4, 4, kBaseMs + i * kHourMs));
+    WriteFile(d / ("in" + std::to_string(i)), Events(static_cast<uint64_t>(i) * 4, 4, kBase + i * kHour));
   }
   WriteFile(d / "writer.log", "");
   const pid_t writer = ::fork();
@@ -299,7 +297,7 @@ TEST(VerifyReport, UnfinishedBackfillPublishIsANoteNotCorruption) {
   TempDir d;
   const std::string root = d / "r";
   ASSERT_NO_FATAL_FAILURE(MakeRoot(root, d.path()));
-  WriteFile(d / "archive", Events(0, 40, kBaseMs));
+  WriteFile(d / "archive", Events(0, 40, kBase));
   RunResult crash = Snapsink({"backfill", root, "--version", "4", d / "archive", "--quiet"},
                              {{"SNAPSINK_CRASH_AT", "publish.before_current"}});
   ASSERT_EQ(crash.exit_code, 99) << crash.err;

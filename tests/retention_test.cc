@@ -29,9 +29,6 @@ namespace {
 
 namespace fs = boost::filesystem;
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kMinute = 60 * 1000;
-constexpr int64_t kHour = 60 * kMinute;
 
 // Two events a minute (at :00 and :30) from `from` for `minutes` minutes,
 // producer p with seq going on from *seq.

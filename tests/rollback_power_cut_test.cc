@@ -32,7 +32,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kHourMs = 3600 * 1000;
 
 void CopyTree(const std::string& from, const std::string& to) {
   const std::string cmd = "cp -a '" + from + "' '" + to + "'";
@@ -69,11 +68,11 @@ class RollbackPowerCutTest : public ::testing::Test {
     };
     const std::vector<std::string> inputs = {
         // 1: 10:00, 11:00
-        ev(0, base + 1000, "eu", "1.5") + ev(1, base + 2000, "us", "2") + ev(2, base + kHourMs, "eu", "10"),
+        ev(0, base + 1000, "eu", "1.5") + ev(1, base + 2000, "us", "2") + ev(2, base + kHour, "eu", "10"),
         // 2: 10:00 v2 (late), 12:00
-        ev(3, base + 3000, "eu", "0.25") + ev(4, base + 2 * kHourMs, "apac", "7"),
+        ev(3, base + 3000, "eu", "0.25") + ev(4, base + 2 * kHour, "apac", "7"),
         // 3: 11:00 v2 (late), 13:00
-        ev(5, base + kHourMs + 5, "us", "3") + ev(6, base + 3 * kHourMs, "eu", "100"),
+        ev(5, base + kHour + 5, "us", "3") + ev(6, base + 3 * kHour, "eu", "100"),
     };
     for (size_t i = 0; i < inputs.size(); ++i) {
       const std::string in = dir_ / ("in" + std::to_string(i + 1) + ".ndjson");

@@ -14,8 +14,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kHour = 3600 * 1000;
 
 std::string Event(const std::string& producer, uint64_t seq, int64_t ts, const std::string& value,
                   const std::string& key = "eu") {

@@ -23,8 +23,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kHour = 3600 * 1000;
 constexpr int kWindows = 12;
 
 // 12 one-hour windows; in each, metrics of the three kinds over keys drawn

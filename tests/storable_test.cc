@@ -29,8 +29,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kHour = 3600 * 1000;
 
 // JSON string text whose unescaped bytes are `n` copies of what `unit` escapes.
 std::string Rep(const std::string& unit, int n) {

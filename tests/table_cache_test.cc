@@ -45,7 +45,6 @@ int OpenFds() {
 }
 
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
 
 // A root with `windows` one-minute windows, one row (m, k) each with value
 // i + 1 in window i, published in one generation by one `run --final`.

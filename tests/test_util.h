@@ -17,6 +17,11 @@
 
 namespace snapsink::testing {
 
+// Event times the tests use, in milliseconds since the epoch.
+inline constexpr int64_t kMinute = 60 * 1000;
+inline constexpr int64_t kHour = 60 * kMinute;
+inline constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z, an hour start
+
 // The snapsink binary under test and the source tree. Only tests/test_util.cc
 // is compiled with their absolute paths (as -D flags), so every other test
 // object is the same in any checkout and a compiler cache can share it.

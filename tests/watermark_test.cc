@@ -29,9 +29,6 @@
 namespace snapsink::testing {
 namespace {
 
-constexpr int64_t kBase = 1792576800000;  // 2026-10-21T10:00:00Z
-constexpr int64_t kMinute = 60 * 1000;
-constexpr int64_t kHour = 60 * kMinute;
 constexpr int64_t kDay = 24 * kHour;
 constexpr char k2099[] = "2099-01-01T00:00:00Z";
 
