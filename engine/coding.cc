@@ -75,4 +75,11 @@ bool GetVarint64(const char** p, const char* end, uint64_t* v) {
   return false;
 }
 
+bool GetShortestVarint64(const char** p, const char* end, uint64_t* v) {
+  const char* start = *p;
+  if (!GetVarint64(p, end, v)) return false;
+  char buf[kMaxVarint64Bytes];
+  return EncodeVarint64(buf, *v) - buf == *p - start;
+}
+
 }  // namespace snapsink::coding

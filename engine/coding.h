@@ -37,6 +37,9 @@ void PutVarint64(std::string* dst, uint64_t v);
 // Parses a varint at *p (< end) and advances *p; false on truncation or
 // more than 64 bits.
 bool GetVarint64(const char** p, const char* end, uint64_t* v);
+// GetVarint64, and false unless the varint is in its shortest form (for a
+// format with one encoding of each value, as the sketches' are).
+bool GetShortestVarint64(const char** p, const char* end, uint64_t* v);
 
 inline uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 inline int64_t UnZigZag(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1)); }

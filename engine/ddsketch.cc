@@ -76,14 +76,6 @@ void MergeInto(DDSketch::Buckets* to, const DDSketch::Buckets& from) {
   *to = std::move(out);
 }
 
-// A varint in its shortest form only (one encoding per sketch).
-bool GetVarint(const char** p, const char* end, uint64_t* v) {
-  const char* start = *p;
-  if (!coding::GetVarint64(p, end, v)) return false;
-  char buf[coding::kMaxVarint64Bytes];
-  return coding::EncodeVarint64(buf, *v) - buf == *p - start;
-}
-
 Status Bad(const std::string& what) { return Status::Corruption("quantile sketch: " + what); }
 
 }  // namespace
@@ -238,13 +230,19 @@ Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
   }
   ++p;
   uint64_t ppm = 0, max_buckets = 0, count = 0, sum = 0, min = 0, max = 0, zeros = 0;
-  if (!GetVarint(&p, end, &ppm) || !GetVarint(&p, end, &max_buckets)) return Bad("truncated header");
+  if (!coding::GetShortestVarint64(&p, end, &ppm) ||
+      !coding::GetShortestVarint64(&p, end, &max_buckets)) {
+    return Bad("truncated header");
+  }
   if (ppm > kMaxAccuracyPpm || max_buckets > kMaxMaxBuckets ||
       !ValidParameters(static_cast<uint32_t>(ppm), static_cast<uint32_t>(max_buckets))) {
     return Bad("accuracy or bucket bound out of range");
   }
   *out = DDSketch(static_cast<uint32_t>(ppm), static_cast<uint32_t>(max_buckets));
-  if (!GetVarint(&p, end, &count) || !GetVarint(&p, end, &sum)) return Bad("truncated count");
+  if (!coding::GetShortestVarint64(&p, end, &count) ||
+      !coding::GetShortestVarint64(&p, end, &sum)) {
+    return Bad("truncated count");
+  }
   out->count_ = coding::UnZigZag(count);
   out->sum_ = coding::UnZigZag(sum);
   if (p == end) return Bad("truncated range mark");
@@ -255,11 +253,14 @@ Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
     if (p != end) return Bad("bytes after the sketch");
     return Status::OK();
   }
-  if (!GetVarint(&p, end, &min) || !GetVarint(&p, end, &max)) return Bad("truncated min/max");
+  if (!coding::GetShortestVarint64(&p, end, &min) ||
+      !coding::GetShortestVarint64(&p, end, &max)) {
+    return Bad("truncated min/max");
+  }
   out->min_ = coding::UnZigZag(min);
   out->max_ = coding::UnZigZag(max);
   if (out->min_ > out->max_) return Bad("min above max");
-  if (!GetVarint(&p, end, &zeros)) return Bad("truncated zero count");
+  if (!coding::GetShortestVarint64(&p, end, &zeros)) return Bad("truncated zero count");
   out->zero_count_ = coding::UnZigZag(zeros);
   if (out->zero_count_ != 0 && (out->min_ > 0 || out->max_ < 0)) return Bad("zero count outside min..max");
   uint64_t total = static_cast<uint64_t>(out->zero_count_);  // wrapping, as count does
@@ -270,12 +271,15 @@ Status DDSketch::Decode(std::string_view bytes, DDSketch* out) {
                             ? -1
                             : out->IndexOf(Magnitude(positive ? out->max_ : out->min_));
     uint64_t n = 0;
-    if (!GetVarint(&p, end, &n)) return Bad("truncated bucket count");
+    if (!coding::GetShortestVarint64(&p, end, &n)) return Bad("truncated bucket count");
     if (n > max_buckets) return Bad("more buckets than the bound");
     uint64_t index = 0;
     for (uint64_t b = 0; b < n; ++b) {
       uint64_t delta = 0, c = 0;
-      if (!GetVarint(&p, end, &delta) || !GetVarint(&p, end, &c)) return Bad("truncated bucket");
+      if (!coding::GetShortestVarint64(&p, end, &delta) ||
+          !coding::GetShortestVarint64(&p, end, &c)) {
+        return Bad("truncated bucket");
+      }
       if (b > 0 && delta == 0) return Bad("bucket indexes not increasing");
       if (delta > static_cast<uint64_t>(std::max(top, 0)) || index + delta > static_cast<uint64_t>(std::max(top, 0))) {
         return Bad("bucket index above the one of the greatest magnitude");

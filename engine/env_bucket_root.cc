@@ -455,8 +455,8 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
       built_on = built_on_;
     }
     if (shared && old != built_on) {
-      return Status::Locked(path + ": not replaced: it names " + (old.empty() ? std::string("nothing") : QuotedLine(old)) +
-                            ", this publish was built on " +
+      return Status::Locked(path + ": not replaced: it names " +
+                            (old.empty() ? std::string("nothing") : QuotedLine(old)) + ", this publish was built on " +
                             (built_on.empty() ? std::string("nothing") : QuotedLine(built_on)) +
                             "; another process published first");
     }
@@ -473,8 +473,8 @@ Status BucketRootEnv::SwapCurrent(std::string_view data) {
       }
     }
     if (!shared && !old.empty() && GenerationOf(old) >= ours) {
-      return Status::Locked(path + ": not replaced: it names " + QuotedLine(old) + ", this writer would name " + QuotedLine(data) +
-                            "; another writer published into this root");
+      return Status::Locked(path + ": not replaced: it names " + QuotedLine(old) + ", this writer would name " +
+                            QuotedLine(data) + "; another writer published into this root");
     }
     std::string new_version;
     s = bucket_.ReplaceFileIfVersion(path, data, version, &new_version);

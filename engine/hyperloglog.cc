@@ -20,15 +20,7 @@ size_t VarintLength(uint64_t v) {
   return n;
 }
 
-// A varint in its shortest form only (one encoding per sketch).
-bool GetVarint(const char** p, const char* end, uint64_t* v) {
-  const char* start = *p;
-  if (!coding::GetVarint64(p, end, v)) return false;
-  char buf[coding::kMaxVarint64Bytes];
-  return coding::EncodeVarint64(buf, *v) - buf == *p - start;
-}
-
-Status Bad(const std::string& what) { return Status::Corruption("distinct sketch: " + what); }
+Status BadDistinct(const std::string& what) { return Status::Corruption("distinct sketch: " + what); }
 
 constexpr size_t kHeaderBytes = 3;  // version, precision, form
 
@@ -212,50 +204,50 @@ void HyperLogLog::Encode(std::string* dst) const {
 Status HyperLogLog::Decode(std::string_view bytes, HyperLogLog* out) {
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
-  if (end - p < static_cast<ptrdiff_t>(kHeaderBytes)) return Bad("truncated header");
+  if (end - p < static_cast<ptrdiff_t>(kHeaderBytes)) return BadDistinct("truncated header");
   if (static_cast<uint8_t>(p[0]) != kEncodingVersion) {
-    return Bad("unknown encoding version " + std::to_string(static_cast<uint8_t>(p[0])));
+    return BadDistinct("unknown encoding version " + std::to_string(static_cast<uint8_t>(p[0])));
   }
   const int precision = static_cast<uint8_t>(p[1]);
-  if (!ValidPrecision(precision)) return Bad("precision " + std::to_string(precision) + " out of range");
+  if (!ValidPrecision(precision)) return BadDistinct("precision " + std::to_string(precision) + " out of range");
   const uint8_t form = static_cast<uint8_t>(p[2]);
-  if (form > 1) return Bad("form neither 0 (sparse) nor 1 (dense)");
+  if (form > 1) return BadDistinct("form neither 0 (sparse) nor 1 (dense)");
   p += kHeaderBytes;
   *out = HyperLogLog(precision);
   const uint32_t m = out->register_count();
   const uint8_t max_rank = static_cast<uint8_t>(65 - precision);
   if (form == 0) {
     uint64_t n = 0;
-    if (!GetVarint(&p, end, &n)) return Bad("truncated register count");
-    if (n > m) return Bad("more registers than the precision has");
+    if (!coding::GetShortestVarint64(&p, end, &n)) return BadDistinct("truncated register count");
+    if (n > m) return BadDistinct("more registers than the precision has");
     uint64_t index = 0;
     for (uint64_t i = 0; i < n; ++i) {
       uint64_t delta = 0;
-      if (!GetVarint(&p, end, &delta) || p == end) return Bad("truncated register");
-      if (i > 0 && delta == 0) return Bad("register indexes not increasing");
-      if (delta >= m || index + delta >= m) return Bad("register index out of range");
+      if (!coding::GetShortestVarint64(&p, end, &delta) || p == end) return BadDistinct("truncated register");
+      if (i > 0 && delta == 0) return BadDistinct("register indexes not increasing");
+      if (delta >= m || index + delta >= m) return BadDistinct("register index out of range");
       index += delta;
       const uint8_t rank = static_cast<uint8_t>(*p++);
-      if (rank == 0 || rank > max_rank) return Bad("register rank out of range");
+      if (rank == 0 || rank > max_rank) return BadDistinct("register rank out of range");
       out->sparse_.push_back(Entry(static_cast<uint32_t>(index), rank));
       out->sparse_bytes_ += VarintLength(delta) + 1;
     }
-    if (out->SparseEncodedSize() > out->DenseEncodedSize()) return Bad("sparse form past the dense threshold");
+    if (out->SparseEncodedSize() > out->DenseEncodedSize()) return BadDistinct("sparse form past the dense threshold");
   } else {
-    if (static_cast<size_t>(end - p) < m / 4 * 3) return Bad("truncated registers");
+    if (static_cast<size_t>(end - p) < m / 4 * 3) return BadDistinct("truncated registers");
     out->dense_.resize(m);
     for (uint32_t i = 0; i < m; i += 4, p += 3) {
       const uint32_t v =
           static_cast<uint8_t>(p[0]) | static_cast<uint8_t>(p[1]) << 8 | static_cast<uint8_t>(p[2]) << 16;
       for (uint32_t j = 0; j < 4; ++j) {
         const uint8_t r = static_cast<uint8_t>((v >> (6 * j)) & 63);
-        if (r > max_rank) return Bad("register rank out of range");
+        if (r > max_rank) return BadDistinct("register rank out of range");
         out->dense_[i + j] = r;
       }
     }
-    if (out->SparseEncodedSize() <= out->DenseEncodedSize()) return Bad("dense form below the dense threshold");
+    if (out->SparseEncodedSize() <= out->DenseEncodedSize()) return BadDistinct("dense form below the dense threshold");
   }
-  if (p != end) return Bad("bytes after the sketch");
+  if (p != end) return BadDistinct("bytes after the sketch");
   return Status::OK();
 }
 

@@ -51,14 +51,14 @@ unsigned DaysInMonth(int64_t y, unsigned m) {
   return (m == 2 && IsLeap(y)) ? 29 : kDays[m - 1];
 }
 
-inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Reads n digits at s[pos..pos+n) into *v.
 bool Digits(std::string_view s, size_t pos, size_t n, unsigned* v) {
   if (pos + n > s.size()) return false;
   unsigned r = 0;
   for (size_t i = pos; i < pos + n; ++i) {
-    if (!IsDigit(s[i])) return false;
+    if (!IsAsciiDigit(s[i])) return false;
     r = r * 10 + static_cast<unsigned>(s[i] - '0');
   }
   *v = r;
@@ -103,7 +103,7 @@ bool ParseRfc3339Ms(std::string_view s, int64_t* ms) {
   if (s[pos] == '.') {
     ++pos;
     const size_t start = pos;
-    while (pos < s.size() && IsDigit(s[pos])) {
+    while (pos < s.size() && IsAsciiDigit(s[pos])) {
       if (pos - start < 3) frac_ms = frac_ms * 10 + (s[pos] - '0');
       ++pos;
     }
@@ -200,7 +200,7 @@ bool ParseWindowName(std::string_view s, int64_t* ms) {
 bool ParseDuration(std::string_view s, int64_t* ms) {
   size_t pos = 0;
   int64_t n = 0;
-  while (pos < s.size() && IsDigit(s[pos])) {
+  while (pos < s.size() && IsAsciiDigit(s[pos])) {
     if (__builtin_mul_overflow(n, 10, &n) || __builtin_add_overflow(n, s[pos] - '0', &n)) {
       return false;
     }
