@@ -84,9 +84,10 @@ struct Link {
 };
 
 std::string Header(const Link& l, size_t data_bytes) {
-  return std::string(kStateCheckpointMagic) + "generation " + std::to_string(l.generation) + "\nbase " + std::to_string(l.base) +
-         "\nparent " + std::to_string(l.parent) + "\nrecords " + std::to_string(l.records) + "\nstate " +
-         Hex(l.digest) + "\nraw " + std::to_string(l.raw) + "\ndata " + std::to_string(data_bytes) + "\n\n";
+  return std::string(kStateCheckpointMagic) + "generation " + std::to_string(l.generation) + "\nbase " +
+         std::to_string(l.base) + "\nparent " + std::to_string(l.parent) + "\nrecords " + std::to_string(l.records) +
+         "\nstate " + Hex(l.digest) + "\nraw " + std::to_string(l.raw) + "\ndata " + std::to_string(data_bytes) +
+         "\n\n";
 }
 
 // Decodes l's header from head, the first bytes of its object of `bytes` bytes.

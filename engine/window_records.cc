@@ -45,7 +45,8 @@ Status SetSealState(Txn* txn, int64_t window_ms, uint64_t version, SealState sta
 Status SupersedeStagedSeals(Txn* txn, int64_t window_ms, uint64_t keep_version, std::vector<uint64_t>* superseded) {
   std::vector<uint64_t> staged;
   Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, codec::WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+  const std::string prefix = codec::WindowKey(window_ms);
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kSeals, prefix, [&](std::string_view k, std::string_view v) {
     SealRecord r;
     st = codec::Decode(v, &r);
     if (!st.ok()) return false;
@@ -85,7 +86,8 @@ Status ScanBaseAggregates(Txn* txn, int64_t window_ms, const AggregateVisitor& f
   Status st;
   std::string natural;
   Entry e;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, codec::WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+  const std::string prefix = codec::WindowKey(window_ms);
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggs, prefix, [&](std::string_view k, std::string_view v) {
     std::string_view payload, key;
     st = DecodeRecord(k, v, &natural, &payload);
     if (!st.ok()) return false;

@@ -53,7 +53,8 @@ std::string RunKey(int64_t window_ms, uint64_t number) {
 template <typename Fn>
 Status ScanRuns(Txn* txn, int64_t window_ms, Fn&& fn) {
   Status st;
-  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, codec::WindowKey(window_ms), [&](std::string_view k, std::string_view v) {
+  const std::string prefix = codec::WindowKey(window_ms);
+  SNAPSINK_RETURN_IF_ERROR(txn->Scan(Table::kAggRuns, prefix, [&](std::string_view k, std::string_view v) {
     if (k.size() != kWindowBytes + 8) {
       st = Status::Corruption("malformed aggregate run key in state");
       return false;

@@ -139,6 +139,10 @@ using api::PartitionRound;
 Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, const PartitionRound& round,
                             std::vector<std::pair<int64_t, uint64_t>>* recorded = nullptr);
 
+// How long sealing and gc wait for a partition's claim lock held by another
+// process: sealing then says so; gc leaves the partition for the next gc.
+inline constexpr int kClaimLockWaitMs = 10000;
+
 // gc (partitions/partition_seals_gc.cc): removes, for each partition in
 // root/partitions/ that has progress, the seal records no merge can read
 // again:
@@ -161,10 +165,6 @@ Status RecordPartitionSeals(Env* env, const std::string& root, Root* state, cons
 // seal.json last): such a record is kept while young(its directory) says so
 // (gc's --min-age; null: none is young).
 // REQUIRES: the caller holds root's LOCK (so the floor cannot move under it).
-// How long sealing or gc waits for a partition's claim lock held by another
-// process before it says so.
-inline constexpr int kClaimLockWaitMs = 10000;
-
 struct SealRecordsRemoved {
   std::vector<std::string> replaced;          // paths relative to root
   std::vector<std::string> beyond_retention;  // likewise

@@ -24,8 +24,6 @@ namespace {
 
 namespace fs = boost::filesystem;
 
-constexpr int64_t kMin = 60 * 1000;
-
 std::string Event(const std::string& producer, uint64_t seq, int64_t ts, const std::string& key = "k",
                   const std::string& value = "1", uint32_t epoch = 0) {
   return EventLine().Producer(producer).Epoch(epoch).Seq(seq).Ts(ts).Key(key).Value(value).Line();
@@ -34,7 +32,7 @@ std::string Event(const std::string& producer, uint64_t seq, int64_t ts, const s
 // n events of producer p from seq 0, one every 10 minutes from kBase.
 std::string Events(const std::string& p, int n, const std::string& value = "1") {
   std::string out;
-  for (int i = 0; i < n; ++i) out += Event(p, i, kBase + i * 10 * kMin, i % 2 ? "a" : "b", value);
+  for (int i = 0; i < n; ++i) out += Event(p, i, kBase + i * 10 * kMinute, i % 2 ? "a" : "b", value);
   return out;
 }
 
@@ -258,7 +256,7 @@ TEST(WindowSyntax, EveryFormNamesTheWindowHoldingItAcrossCommands) {
   ASSERT_EQ(Snapsink({"ingest", r, in}).exit_code, 0);
   // Every way to name the 10:00 window.
   const std::vector<std::string> names = {"2026-10-21T10:00:00Z", "20261021T100000Z", "2026-10-21T10:30:00Z",
-                                          "2026-10-21T12:59:59.999+02:00", std::to_string(kBase + 45 * kMin),
+                                          "2026-10-21T12:59:59.999+02:00", std::to_string(kBase + 45 * kMinute),
                                           "2026-10-21 10:00:00z"};
   for (const std::string& n : names) {
     // query: the window's rows.
@@ -464,8 +462,8 @@ TEST(BackfillDryRun, PrintsCurrentAndNewPerWindowAndLeavesTheRootByteIdentical) 
   ASSERT_EQ(Snapsink({"run", r, live, "--final"}).exit_code, 0);
   // The archive: 4 events in 10:00 (one a retraction), value 5.
   std::string a;
-  for (int i = 0; i < 4; ++i) a += Event("arch", i, kBase + i * kMin, "k", "5");
-  a += EventLine().Producer("arch").Seq(4).Ts(kBase + 5 * kMin).Metric("m").Key("k").Value(5).Retract().Line();
+  for (int i = 0; i < 4; ++i) a += Event("arch", i, kBase + i * kMinute, "k", "5");
+  a += EventLine().Producer("arch").Seq(4).Ts(kBase + 5 * kMinute).Metric("m").Key("k").Value(5).Retract().Line();
   a += Event("arch", 2, kBase, "k", "5");  // a repeat: dropped
   WriteFile(archive, a);
 
@@ -603,7 +601,7 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   const std::string other = d / "other.ndjson";
   ASSERT_EQ(Snapsink({"init", r, "--lateness", "0s"}).exit_code, 0);
   WriteFile(in, Events("p", 9) + "bad line\n" + Event("p", 3, kBase) + Event("z", 0, kBase, "k", "1", 2));
-  WriteFile(other, Event("z", 0, kBase, "k", "1", 1) + Event("q", 0, kBase) + Event("q", 3, kBase + 61 * kMin));
+  WriteFile(other, Event("z", 0, kBase, "k", "1", 1) + Event("q", 0, kBase) + Event("q", 3, kBase + 61 * kMinute));
   ASSERT_EQ(Snapsink({"run", r, in}).exit_code, 0);
   ASSERT_EQ(Snapsink({"ingest", r, other}).exit_code, 0);
   // Id dedup and retention: z (last seen 10:00) is retired, its next event at
@@ -613,8 +611,8 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   const auto id_event = [](const std::string& id, int64_t ts) {
     return "{\"id\":\"" + id + "\",\"ts\":" + std::to_string(ts) + ",\"metric\":\"m\",\"key\":\"k\",\"value\":1}\n";
   };
-  WriteFile(ids, id_event("x", kBase + 70 * kMin) + id_event("x", kBase + 70 * kMin) +
-                     id_event("old", kBase - 8 * 24 * 60 * kMin) + Event("z", 1, kBase + 70 * kMin, "k", "1", 2));
+  WriteFile(ids, id_event("x", kBase + 70 * kMinute) + id_event("x", kBase + 70 * kMinute) +
+                     id_event("old", kBase - 8 * 24 * 60 * kMinute) + Event("z", 1, kBase + 70 * kMinute, "k", "1", 2));
   ASSERT_EQ(Snapsink({"ingest", r, ids}).exit_code, 0);
   ASSERT_EQ(Snapsink({"seal", r, "--all"}).exit_code, 0);
 
@@ -699,7 +697,7 @@ TEST(Metrics, ParsedByAPrometheusParserAndEqualToInspect) {
   EXPECT_EQ(st["window_states"]["staged"].get_uint64().value(), st["staged_windows"].get_array().size());
   want.push_back("gauge snapsink_state_bytes{} " + std::to_string(st["disk"]["state"].get_uint64().value()));
   want.push_back("gauge snapsink_split_producers{} " + std::to_string(st["split_producers"].get_array().size()));
-  want.push_back("gauge snapsink_watermark_seconds{} " + std::to_string((kBase + 80 * kMin) / 1000));  // lateness 0
+  want.push_back("gauge snapsink_watermark_seconds{} " + std::to_string((kBase + 80 * kMinute) / 1000));  // lateness 0
   // Retention and max-ahead (SPEC 13): this root keeps every window, no max-ahead limit.
   EXPECT_TRUE(st["retain"].is_null());
   EXPECT_TRUE(st["oldest_kept_window"].is_null());

@@ -289,7 +289,9 @@ std::string CrashInput() {
   for (int i = 0; i < 40; ++i) {
     IdEvent e{i % 3 == 0 ? "" : "p", "id-" + std::to_string(i % 25), kBase + int64_t{i} * 2 * 60 * 1000, "k", i};
     s += Line(e) + "\n";
-    if (i % 5 == 0) s += "{\"ts\":" + std::to_string(kBase) + ",\"metric\":\"c\",\"value\":" + std::to_string(i % 4) + "}\n";
+    if (i % 5 == 0) {
+      s += "{\"ts\":" + std::to_string(kBase) + ",\"metric\":\"c\",\"value\":" + std::to_string(i % 4) + "}\n";
+    }
   }
   s += Line(IdEvent{"p", "late", kBase - 3 * kHour, "k", 1}) + "\n";  // beyond the horizon
   return s;
@@ -387,7 +389,8 @@ TEST(IdDedupTest, BeyondHorizonIsRejected) {
   TempDir d;
   const std::string root = d / "root", in = d / "in.ndjson";
   ASSERT_EQ(Snapsink({"init", root, "--id-horizon", "1h", "--lateness", "0s"}).exit_code, 0);
-  WriteFile(in, Line(IdEvent{"p", "a", kBase, "", 1}) + "\n" + Line(IdEvent{"p", "z", kBase + 3 * kHour, "", 1}) + "\n" +
+  WriteFile(in, Line(IdEvent{"p", "a", kBase, "", 1}) + "\n" +
+                    Line(IdEvent{"p", "z", kBase + 3 * kHour, "", 1}) + "\n" +
                     Line(IdEvent{"p", "a", kBase, "", 1}) + "\n" +                  // beyond: rejected
                     Line(IdEvent{"p", "b", kBase + 2 * kHour, "", 1}) + "\n" +      // exactly at the cutoff: applied
                     Line(IdEvent{"p", "b", kBase + 2 * kHour, "", 1}) + "\n");      // duplicate
